@@ -1,0 +1,55 @@
+/**
+ * Output and exit-code conventions of the `hermes-plugin-kit` CLI.
+ *
+ * Exit codes: 0 success, 1 the operation failed (contract, verification,
+ * registry, git or privacy failure; one line `hermes-plugin-kit: <message>`),
+ * 2 usage error (bad or missing flags). With `--json` a failure prints
+ * `{"ok":false,"code":"<CODE>","message":"..."}` on stdout instead.
+ */
+import { HermesPluginKitError } from "../contract/errors.js";
+
+/** Exit code of a successful command. */
+export const EXIT_OK = 0;
+/** Exit code of a failed operation. */
+export const EXIT_FAILURE = 1;
+/** Exit code of a usage error. */
+export const EXIT_USAGE = 2;
+
+/** A usage error raised by a command action (exit 2). */
+export class UsageError extends HermesPluginKitError {
+  constructor(message: string) {
+    super("USAGE", message);
+  }
+}
+
+/** Write one line to stdout. */
+export function printLine(line: string): void {
+  process.stdout.write(line + "\n");
+}
+
+/** Write a JSON value on one line to stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + "\n");
+}
+
+/**
+ * Run a command action: on success return its exit code (default 0); on
+ * failure print the message (or a JSON error object when `json` is set) and
+ * return 1 (2 for {@link UsageError}).
+ */
+export async function runAction(json: boolean, action: () => Promise<number | void>): Promise<number> {
+  try {
+    const code = await action();
+    return code ?? EXIT_OK;
+  } catch (error) {
+    const usage = error instanceof UsageError;
+    const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";
+    const message = error instanceof Error ? error.message : String(error);
+    if (json) printJson({ ok: false, code, message });
+    else process.stderr.write(`hermes-plugin-kit: ${message}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
+    if (!(error instanceof HermesPluginKitError) && process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" && error instanceof Error) {
+      process.stderr.write(`${error.stack ?? ""}\n`);
+    }
+    return usage ? EXIT_USAGE : EXIT_FAILURE;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The `hermes-plugin-kit` commander program. Wiring only: every command's
+ * logic lives in `src/fetch`, `src/kit`, `src/contract`, `src/oci` or `release/`.
+ *
+ * Actions set `process.exitCode` through {@link runAction}; see `output.ts`
+ * for the exit-code table.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { registerContractCommands } from "./commands/contract.js";
+import { EXIT_USAGE } from "./output.js";
+
+/** Build the program with every subcommand registered. */
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name("hermes-plugin-kit")
+    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.")
+    .version(packageVersion(), "-V, --version")
+    .showHelpAfterError()
+    .exitOverride();
+  registerContractCommands(program);
+  return program;
+}
+
+function packageVersion(): string {
+  const text = readFileSync(new URL("../../../package.json", import.meta.url), "utf8");
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+/** Run the CLI with `argv` (without node and script); resolves to the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  process.exitCode = 0;
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(error.code)) return 0;
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  return typeof process.exitCode === "number" ? process.exitCode : 0;
+}

@@ -1,0 +1,361 @@
+/**
+ * Canonical JSON: the one serialiser and the one strict parser used for every
+ * document whose bytes are hashed (tested manifest, receipt, OCI manifests,
+ * index.json, stage/references output).
+ *
+ * Serialisation matches Python's `json.dumps(sort_keys=True, ensure_ascii=True)`
+ * byte for byte (reference `original-release-contract.md` sections 2.3, 2.6, 4
+ * and porting hazard 9.1): keys sorted recursively by Unicode code point,
+ * every character outside printable ASCII (U+0020..U+007E) escaped as a
+ * lowercase `\uXXXX` (astral characters as surrogate pairs), compact separators
+ * `,` `:` or 2-space indentation with `": "`, and exactly one trailing `\n`.
+ */
+import { ReleaseContractError } from "./errors.js";
+
+/** A JSON value as produced by {@link parseStrictJson}. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** A JSON object (the only top-level value release documents may have). */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** Compare two strings by Unicode code point (Python's `sorted` order). */
+export function compareCodePoints(a: string, b: string): number {
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const ca = ia.next();
+    const cb = ib.next();
+    if (ca.done === true) return cb.done === true ? 0 : -1;
+    if (cb.done === true) return 1;
+    const da = ca.value.codePointAt(0) ?? 0;
+    const db = cb.value.codePointAt(0) ?? 0;
+    if (da !== db) return da < db ? -1 : 1;
+  }
+}
+
+function escapeString(value: string): string {
+  let out = '"';
+  for (let i = 0; i < value.length; i += 1) {
+    const unit = value.charCodeAt(i);
+    if (unit === 0x22) out += '\\"';
+    else if (unit === 0x5c) out += "\\\\";
+    else if (unit === 0x0a) out += "\\n";
+    else if (unit === 0x0d) out += "\\r";
+    else if (unit === 0x09) out += "\\t";
+    else if (unit === 0x08) out += "\\b";
+    else if (unit === 0x0c) out += "\\f";
+    else if (unit < 0x20 || unit > 0x7e) out += "\\u" + unit.toString(16).padStart(4, "0");
+    else out += value[i];
+  }
+  return out + '"';
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) {
+    throw new ReleaseContractError("JSON_NON_FINITE", `canonical JSON cannot encode ${String(value)}`);
+  }
+  if (Object.is(value, -0)) return "0";
+  return JSON.stringify(value);
+}
+
+function serialise(value: unknown, indent: number | null, depth: number, seen: Set<object>): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
+      return formatNumber(value);
+    case "string":
+      return escapeString(value);
+    case "object":
+      break;
+    default:
+      throw new ReleaseContractError("JSON_UNSUPPORTED_VALUE", `canonical JSON cannot encode a ${typeof value}`);
+  }
+  const obj = value as object;
+  if (seen.has(obj)) throw new ReleaseContractError("JSON_UNSUPPORTED_VALUE", "canonical JSON cannot encode a cycle");
+  seen.add(obj);
+  const pad = indent === null ? "" : "\n" + " ".repeat(indent * (depth + 1));
+  const close = indent === null ? "" : "\n" + " ".repeat(indent * depth);
+  const sep = indent === null ? ":" : ": ";
+  let out: string;
+  if (Array.isArray(obj)) {
+    if (obj.length === 0) out = "[]";
+    else out = "[" + obj.map((item) => pad + serialise(item, indent, depth + 1, seen)).join(",") + close + "]";
+  } else {
+    const keys = Object.keys(obj).filter((k) => (obj as Record<string, unknown>)[k] !== undefined);
+    keys.sort(compareCodePoints);
+    if (keys.length === 0) out = "{}";
+    else
+      out =
+        "{" +
+        keys
+          .map((k) => pad + escapeString(k) + sep + serialise((obj as Record<string, unknown>)[k], indent, depth + 1, seen))
+          .join(",") +
+        close +
+        "}";
+  }
+  seen.delete(obj);
+  return out;
+}
+
+/**
+ * Serialise `value` compactly (`,` and `:` separators) with keys sorted
+ * recursively and non-ASCII escaped, followed by one `\n`.
+ * Registry-bound bytes (OCI manifests, receipts, stage/references output) use this.
+ *
+ * Properties whose value is `undefined` are omitted.
+ * @throws ReleaseContractError `JSON_NON_FINITE` for NaN/Infinity,
+ *   `JSON_UNSUPPORTED_VALUE` for functions, bigint, symbols or cycles.
+ */
+export function canonicalJson(value: unknown): string {
+  return serialise(value, null, 0, new Set()) + "\n";
+}
+
+/**
+ * Same as {@link canonicalJson} but indented by 2 spaces with `": "` after keys
+ * (the tested `release-manifest.json` form, reference section 2.3).
+ */
+export function canonicalJsonPretty(value: unknown): string {
+  return serialise(value, 2, 0, new Set()) + "\n";
+}
+
+/** UTF-8 bytes of {@link canonicalJson}. */
+export function canonicalJsonBytes(value: unknown): Buffer {
+  return Buffer.from(canonicalJson(value), "utf8");
+}
+
+/** Options of {@link parseStrictJson}. */
+export interface StrictJsonOptions {
+  /**
+   * When true (the default), a number written with a fraction or exponent
+   * (`1.0`, `1e0`) whose value is an integer is refused with
+   * `JSON_AMBIGUOUS_NUMBER`, so integer fields cannot be smuggled as floats
+   * (porting hazard 9.2). Set false for foreign documents (GitHub API bodies).
+   */
+  rejectIntegralFloats?: boolean;
+  /** When true (the default) the top-level value must be an object. */
+  requireObject?: boolean;
+  /** Maximum nesting depth (default 64): deeper input fails with `JSON_TOO_DEEP`. */
+  maxDepth?: number;
+}
+
+class Parser {
+  private pos = 0;
+  constructor(
+    private readonly text: string,
+    private readonly opts: Required<StrictJsonOptions>,
+  ) {}
+
+  fail(code: string, what: string): never {
+    throw new ReleaseContractError(code, `${what} at offset ${this.pos}`);
+  }
+
+  skipWs(): void {
+    for (;;) {
+      const c = this.text.charCodeAt(this.pos);
+      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos += 1;
+      else return;
+    }
+  }
+
+  parseDocument(): JsonValue {
+    this.skipWs();
+    const value = this.parseValue(0);
+    this.skipWs();
+    if (this.pos !== this.text.length) this.fail("JSON_SYNTAX", "invalid JSON: unexpected trailing data");
+    return value;
+  }
+
+  parseValue(depth: number): JsonValue {
+    if (depth > this.opts.maxDepth) this.fail("JSON_TOO_DEEP", `invalid JSON: nesting deeper than ${this.opts.maxDepth}`);
+    const c = this.text[this.pos];
+    switch (c) {
+      case "{":
+        return this.parseObject(depth);
+      case "[":
+        return this.parseArray(depth);
+      case '"':
+        return this.parseString();
+      case "t":
+        return this.literal("true", true);
+      case "f":
+        return this.literal("false", false);
+      case "n":
+        return this.literal("null", null);
+      case "N":
+        if (this.text.startsWith("NaN", this.pos)) this.fail("JSON_NON_FINITE", "invalid JSON: NaN is not JSON");
+        break;
+      case "I":
+        if (this.text.startsWith("Infinity", this.pos)) this.fail("JSON_NON_FINITE", "invalid JSON: Infinity is not JSON");
+        break;
+      case "-":
+        if (this.text.startsWith("-Infinity", this.pos)) this.fail("JSON_NON_FINITE", "invalid JSON: -Infinity is not JSON");
+        return this.parseNumber();
+      default:
+        if (c !== undefined && c >= "0" && c <= "9") return this.parseNumber();
+    }
+    if (c === undefined) this.fail("JSON_SYNTAX", "invalid JSON: unexpected end of input");
+    this.fail("JSON_SYNTAX", `invalid JSON: unexpected character ${JSON.stringify(c)}`);
+  }
+
+  literal<T extends JsonValue>(word: string, value: T): T {
+    if (!this.text.startsWith(word, this.pos)) this.fail("JSON_SYNTAX", "invalid JSON: bad literal");
+    this.pos += word.length;
+    return value;
+  }
+
+  parseNumber(): number {
+    const re = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+    re.lastIndex = this.pos;
+    const m = re.exec(this.text);
+    if (m === null) this.fail("JSON_SYNTAX", "invalid JSON: bad number");
+    const value = Number(m[0]);
+    if (!Number.isFinite(value)) this.fail("JSON_NON_FINITE", "invalid JSON: number out of range");
+    if (this.opts.rejectIntegralFloats && (m[1] !== undefined || m[2] !== undefined) && Number.isInteger(value)) {
+      this.fail("JSON_AMBIGUOUS_NUMBER", `invalid JSON: integer written as ${m[0]}`);
+    }
+    this.pos += m[0].length;
+    return value;
+  }
+
+  parseString(): string {
+    this.pos += 1;
+    let out = "";
+    let start = this.pos;
+    for (;;) {
+      const c = this.text.charCodeAt(this.pos);
+      if (Number.isNaN(c)) this.fail("JSON_SYNTAX", "invalid JSON: unterminated string");
+      if (c === 0x22) {
+        out += this.text.slice(start, this.pos);
+        this.pos += 1;
+        return out;
+      }
+      if (c < 0x20) this.fail("JSON_SYNTAX", "invalid JSON: control character in string");
+      if (c === 0x5c) {
+        out += this.text.slice(start, this.pos);
+        const e = this.text[this.pos + 1];
+        const simple: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+        if (e !== undefined && simple[e] !== undefined) {
+          out += simple[e];
+          this.pos += 2;
+        } else if (e === "u") {
+          const hex = this.text.slice(this.pos + 2, this.pos + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail("JSON_SYNTAX", "invalid JSON: bad \\u escape");
+          out += String.fromCharCode(parseInt(hex, 16));
+          this.pos += 6;
+        } else {
+          this.fail("JSON_SYNTAX", "invalid JSON: bad escape");
+        }
+        start = this.pos;
+        continue;
+      }
+      this.pos += 1;
+    }
+  }
+
+  parseArray(depth: number): JsonValue[] {
+    this.pos += 1;
+    const out: JsonValue[] = [];
+    this.skipWs();
+    if (this.text[this.pos] === "]") {
+      this.pos += 1;
+      return out;
+    }
+    for (;;) {
+      this.skipWs();
+      out.push(this.parseValue(depth + 1));
+      this.skipWs();
+      const c = this.text[this.pos];
+      if (c === ",") this.pos += 1;
+      else if (c === "]") {
+        this.pos += 1;
+        return out;
+      } else this.fail("JSON_SYNTAX", "invalid JSON: expected ',' or ']'");
+    }
+  }
+
+  parseObject(depth: number): JsonObject {
+    this.pos += 1;
+    const out: JsonObject = {};
+    const keys = new Set<string>();
+    this.skipWs();
+    if (this.text[this.pos] === "}") {
+      this.pos += 1;
+      return out;
+    }
+    for (;;) {
+      this.skipWs();
+      if (this.text[this.pos] !== '"') this.fail("JSON_SYNTAX", "invalid JSON: expected a string key");
+      const keyPos = this.pos;
+      const key = this.parseString();
+      if (keys.has(key)) {
+        this.pos = keyPos;
+        this.fail("JSON_DUPLICATE_KEY", `duplicate JSON key: ${JSON.stringify(key)}`);
+      }
+      keys.add(key);
+      this.skipWs();
+      if (this.text[this.pos] !== ":") this.fail("JSON_SYNTAX", "invalid JSON: expected ':'");
+      this.pos += 1;
+      this.skipWs();
+      const value = this.parseValue(depth + 1);
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      this.skipWs();
+      const c = this.text[this.pos];
+      if (c === ",") this.pos += 1;
+      else if (c === "}") {
+        this.pos += 1;
+        return out;
+      } else this.fail("JSON_SYNTAX", "invalid JSON: expected ',' or '}'");
+    }
+  }
+}
+
+/**
+ * Strictly parse JSON bytes or text.
+ *
+ * Stricter than `JSON.parse`: refuses duplicate keys at any depth
+ * (`JSON_DUPLICATE_KEY`, reference J2), `NaN`/`Infinity` (`JSON_NON_FINITE`),
+ * a byte-order mark (`JSON_BOM`), bytes that are not UTF-8
+ * (`JSON_INVALID_UTF8`), a non-object top level (`JSON_NOT_OBJECT`, J3, unless
+ * `requireObject: false`), integral floats such as `1.0` (`JSON_AMBIGUOUS_NUMBER`,
+ * unless disabled), nesting beyond `maxDepth` (`JSON_TOO_DEEP`) and any other
+ * syntax error (`JSON_SYNTAX`). A key `__proto__` is stored as an own property.
+ *
+ * @param input UTF-8 bytes or an already decoded string.
+ * @throws ReleaseContractError with one of the codes above.
+ */
+export function parseStrictJson(input: Uint8Array | string, options: StrictJsonOptions & { requireObject: false }): JsonValue;
+export function parseStrictJson(input: Uint8Array | string, options?: StrictJsonOptions): JsonObject;
+export function parseStrictJson(input: Uint8Array | string, options: StrictJsonOptions = {}): JsonValue {
+  const opts: Required<StrictJsonOptions> = {
+    rejectIntegralFloats: options.rejectIntegralFloats ?? true,
+    requireObject: options.requireObject ?? true,
+    maxDepth: options.maxDepth ?? 64,
+  };
+  let text: string;
+  if (typeof input === "string") {
+    text = input;
+  } else {
+    if (input.length >= 3 && input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf) {
+      throw new ReleaseContractError("JSON_BOM", "invalid JSON: a byte-order mark is not allowed");
+    }
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(input);
+    } catch {
+      throw new ReleaseContractError("JSON_INVALID_UTF8", "invalid JSON: bytes are not valid UTF-8");
+    }
+  }
+  if (text.charCodeAt(0) === 0xfeff) throw new ReleaseContractError("JSON_BOM", "invalid JSON: a byte-order mark is not allowed");
+  const value = new Parser(text, opts).parseDocument();
+  if (opts.requireObject && (value === null || typeof value !== "object" || Array.isArray(value))) {
+    throw new ReleaseContractError("JSON_NOT_OBJECT", `JSON document must be an object, found ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+  }
+  return value;
+}

@@ -1,0 +1,148 @@
+/**
+ * Scalar grammars of the release contract (reference section 1 and 3.2):
+ * stable SemVer, release class, Git SHA, OCI digest, discovery tag, tarball
+ * name, and digest-pinned references.
+ */
+import { ReleaseContractError } from "./errors.js";
+
+/** The three release classes. */
+export type ReleaseClass = "major" | "minor" | "patch";
+
+const SEMVER_RE = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
+const GIT_SHA_RE = /^[0-9a-f]{40}$/;
+const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
+const HEX64_RE = /^[0-9a-f]{64}$/;
+const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/** A parsed stable SemVer. */
+export interface SemVer {
+  major: number;
+  minor: number;
+  patch: number;
+}
+
+/** True for `MAJOR.MINOR.PATCH` with no leading zeros, no pre-release, no build metadata. */
+export function isStableSemver(value: unknown): value is string {
+  return typeof value === "string" && SEMVER_RE.test(value);
+}
+
+/**
+ * Parse a stable SemVer (reference S1).
+ * @throws ReleaseContractError `SEMVER_INVALID`.
+ */
+export function parseStableSemver(value: unknown): SemVer {
+  if (!isStableSemver(value)) {
+    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describe(value)}`);
+  }
+  const [major, minor, patch] = value.split(".").map((p) => Number(p)) as [number, number, number];
+  if (![major, minor, patch].every(Number.isSafeInteger)) {
+    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describe(value)} (component too large)`);
+  }
+  return { major, minor, patch };
+}
+
+/**
+ * Release class of `previous -> next` when it is exactly one SemVer bump
+ * (reference S2): major `X+1.0.0`, minor `X.Y+1.0`, patch `X.Y.Z+1`.
+ * @throws ReleaseContractError `SEMVER_INVALID` for a bad version,
+ *   `RELEASE_NOT_ONE_BUMP` for equal, skipped, downgraded or two-level changes.
+ */
+export function releaseClassOf(previous: string, next: string): ReleaseClass {
+  const p = parseStableSemver(previous);
+  const n = parseStableSemver(next);
+  if (n.major === p.major + 1 && n.minor === 0 && n.patch === 0) return "major";
+  if (n.major === p.major && n.minor === p.minor + 1 && n.patch === 0) return "minor";
+  if (n.major === p.major && n.minor === p.minor && n.patch === p.patch + 1) return "patch";
+  throw new ReleaseContractError("RELEASE_NOT_ONE_BUMP", `release ${previous} -> ${next} is not one SemVer bump`);
+}
+
+/** Apply one bump of `cls` to `version`. */
+export function bumpVersion(version: string, cls: ReleaseClass): string {
+  const v = parseStableSemver(version);
+  if (cls === "major") return `${v.major + 1}.0.0`;
+  if (cls === "minor") return `${v.major}.${v.minor + 1}.0`;
+  return `${v.major}.${v.minor}.${v.patch + 1}`;
+}
+
+/** True for 40 lowercase hex characters. */
+export function isGitSha(value: unknown): value is string {
+  return typeof value === "string" && GIT_SHA_RE.test(value);
+}
+
+/**
+ * Require a lowercase 40-character Git SHA (reference S3).
+ * @throws ReleaseContractError `GIT_SHA_INVALID` naming `label`.
+ */
+export function requireGitSha(value: unknown, label: string): string {
+  if (!isGitSha(value)) {
+    throw new ReleaseContractError("GIT_SHA_INVALID", `${label} must be a lowercase 40-character Git SHA, found ${describe(value)}`);
+  }
+  return value;
+}
+
+/** True for `sha256:` followed by 64 lowercase hex. */
+export function isDigest(value: unknown): value is string {
+  return typeof value === "string" && DIGEST_RE.test(value);
+}
+
+/** True for 64 lowercase hex. */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === "string" && HEX64_RE.test(value);
+}
+
+/**
+ * Require an OCI digest `sha256:<64 lowercase hex>` (OCI image-spec `descriptor.md#digests`, restricted to sha256).
+ * @throws ReleaseContractError `DIGEST_INVALID`.
+ */
+export function requireDigest(value: unknown, label = "digest"): string {
+  if (!isDigest(value)) {
+    throw new ReleaseContractError("DIGEST_INVALID", `${label} must be sha256:<64 lowercase hex>, found ${describe(value)}`);
+  }
+  return value;
+}
+
+/** True for an OCI discovery tag: 1-128 chars, first `[A-Za-z0-9_]`, rest `[A-Za-z0-9_.-]`. */
+export function isDiscoveryTag(value: unknown): value is string {
+  return typeof value === "string" && TAG_RE.test(value);
+}
+
+/**
+ * Require an OCI discovery tag (reference S5, OCI distribution-spec tag grammar).
+ * @throws ReleaseContractError `TAG_INVALID`.
+ */
+export function requireDiscoveryTag(value: unknown): string {
+  if (!isDiscoveryTag(value)) throw new ReleaseContractError("TAG_INVALID", `invalid OCI discovery tag: ${describe(value)}`);
+  return value;
+}
+
+/**
+ * File name of the npm tarball for `name@version`, as `npm pack` writes it:
+ * a scoped name `@scope/pkg` becomes `scope-pkg-<version>.tgz`.
+ * @throws ReleaseContractError `SEMVER_INVALID`, `PACKAGE_NAME_INVALID`.
+ */
+export function tarballFileName(name: string, version: string): string {
+  parseStableSemver(version);
+  if (!isNpmPackageName(name)) throw new ReleaseContractError("PACKAGE_NAME_INVALID", `invalid npm package name: ${describe(name)}`);
+  const stem = name.startsWith("@") ? name.slice(1).replace("/", "-") : name;
+  return `${stem}-${version}.tgz`;
+}
+
+const NPM_NAME_RE = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
+
+/** True for a lowercase npm package name (optionally scoped), at most 214 characters. */
+export function isNpmPackageName(value: unknown): value is string {
+  return typeof value === "string" && value.length <= 214 && NPM_NAME_RE.test(value);
+}
+
+/** Short, safe rendering of an unexpected value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === "string") {
+    const shown = value.length > 80 ? value.slice(0, 77) + "..." : value;
+    return JSON.stringify(shown);
+  }
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,140 @@
+/**
+ * Repository strings and digest-pinned references (DESIGN.md section 3):
+ *
+ * - registry repository `host[:port]/path` (OCI distribution-spec name grammar
+ *   for `path`), reference `host[:port]/path@sha256:<64 hex>`;
+ * - local OCI image layout store `oci-layout:<dir>`, reference
+ *   `oci-layout:<dir>@sha256:<64 hex>`.
+ *
+ * Tags are discovery aids only: a `repo:tag` or `repo:tag@digest` reference is
+ * refused, and so is a reference naming any repository but the pinned one.
+ */
+import { ReleaseContractError } from "./errors.js";
+import { describe, isDigest } from "./grammar.js";
+
+/** A parsed repository string. */
+export type Repository =
+  | {
+      kind: "registry";
+      /** The repository string as given, e.g. `ghcr.io/owner/name`. */
+      repository: string;
+      /** `host[:port]`, e.g. `127.0.0.1:5000`. */
+      registry: string;
+      /** Host without port. */
+      host: string;
+      /** Port, if given. */
+      port?: number;
+      /** Repository path inside the registry, e.g. `owner/name`. */
+      path: string;
+    }
+  | {
+      kind: "layout";
+      /** The repository string as given, e.g. `oci-layout:/srv/store`. */
+      repository: string;
+      /** The layout directory (absolute or relative, as given). */
+      dir: string;
+    };
+
+/** A parsed digest-pinned reference. */
+export interface PinnedReference {
+  repository: Repository;
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  /** The reference string, `<repository>@<digest>`. */
+  reference: string;
+}
+
+export const LAYOUT_PREFIX = "oci-layout:";
+const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const PATH_RE = new RegExp(`^${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
+const HOST_LABEL = "(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])";
+const HOST_RE = new RegExp(`^(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::([0-9]{1,5}))?$`);
+
+/**
+ * Parse a repository string (`host[:port]/path` or `oci-layout:<dir>`).
+ * The host part must look like a host (contain a `.` or `:` or be `localhost`),
+ * as in the OCI distribution reference grammar, so `owner/name` alone is refused.
+ * @throws ReleaseContractError `REPOSITORY_INVALID`.
+ */
+export function parseRepository(value: unknown): Repository {
+  if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)}`);
+  }
+  if (value.startsWith(LAYOUT_PREFIX)) {
+    const dir = value.slice(LAYOUT_PREFIX.length);
+    if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {
+      throw new ReleaseContractError("REPOSITORY_INVALID", `invalid oci-layout repository: ${describe(value)} (expected oci-layout:<dir>)`);
+    }
+    return { kind: "layout", repository: value, dir };
+  }
+  const slash = value.indexOf("/");
+  if (slash <= 0) {
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)} (expected host[:port]/path)`);
+  }
+  const registry = value.slice(0, slash);
+  const path = value.slice(slash + 1);
+  const hostMatch = HOST_RE.exec(registry);
+  const looksLikeHost = registry.includes(".") || registry.includes(":") || registry === "localhost";
+  if (hostMatch === null || !looksLikeHost || !PATH_RE.test(path) || path.length > 255) {
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)} (expected host[:port]/path with a lowercase path)`);
+  }
+  const portText = hostMatch[1];
+  const host = portText === undefined ? registry : registry.slice(0, registry.length - portText.length - 1);
+  const result: Repository = { kind: "registry", repository: value, registry, host, path };
+  if (portText !== undefined) {
+    const port = Number(portText);
+    if (port < 1 || port > 65535) throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository port in ${describe(value)}`);
+    result.port = port;
+  }
+  return result;
+}
+
+/**
+ * Parse a digest-pinned reference and require it to name `pinnedRepository`
+ * (when given). Reference S4, adapted to any pinned repository.
+ *
+ * @returns the repository, digest and canonical reference string.
+ * @throws ReleaseContractError `REFERENCE_NOT_PINNED` (no `@sha256:<64 hex>`,
+ *   or a tag in the reference), `REFERENCE_REPOSITORY_MISMATCH` (another
+ *   repository than the pinned one), `REPOSITORY_INVALID`.
+ */
+export function parseReference(value: unknown, pinnedRepository?: string): PinnedReference {
+  if (typeof value !== "string") {
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(value)}`);
+  }
+  const at = value.lastIndexOf("@");
+  if (at < 0) {
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describe(value)}`);
+  }
+  const repoPart = value.slice(0, at);
+  const digest = value.slice(at + 1);
+  if (!isDigest(digest)) {
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(digest)} after '@'`);
+  }
+  if (!repoPart.startsWith(LAYOUT_PREFIX)) {
+    const lastSlash = repoPart.lastIndexOf("/");
+    if (repoPart.slice(lastSlash + 1).includes(":")) {
+      throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describe(value)}`);
+    }
+  }
+  if (pinnedRepository !== undefined && repoPart !== pinnedRepository) {
+    throw new ReleaseContractError(
+      "REFERENCE_REPOSITORY_MISMATCH",
+      `registry reference must name the pinned repository ${JSON.stringify(pinnedRepository)}, found ${describe(repoPart)}`,
+    );
+  }
+  const repository = parseRepository(repoPart);
+  return { repository, digest, reference: `${repoPart}@${digest}` };
+}
+
+/** `<repository>@<digest>` after validating both parts. */
+export function formatReference(repository: string, digest: string): string {
+  return parseReference(`${repository}@${digest}`, repository).reference;
+}
+
+/** True when `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (h === "localhost" || h === "::1") return true;
+  return /^127\.(?:[0-9]{1,3})\.(?:[0-9]{1,3})\.(?:[0-9]{1,3})$/.test(h);
+}

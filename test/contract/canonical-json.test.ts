@@ -1,0 +1,150 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { createHash } from "node:crypto";
+import { canonicalJson, canonicalJsonPretty, parseStrictJson, compareCodePoints } from "../../src/contract/canonical-json.js";
+import { hasCode } from "../../src/contract/errors.js";
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return (error as { code?: string }).code;
+  }
+  return undefined;
+}
+
+describe("canonicalJson", () => {
+  it("sorts keys recursively, compact, one trailing newline", () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}\n');
+  });
+  it("escapes non-ASCII and DEL as lowercase \\u escapes like Python ensure_ascii", () => {
+    expect(canonicalJson({ k: "é\u007f😀\u0001\n" })).toBe('{"k":"\\u00e9\\u007f\\ud83d\\ude00\\u0001\\n"}\n');
+  });
+  it("pretty form uses 2-space indent and ': '", () => {
+    expect(canonicalJsonPretty({ b: [], a: { x: [1] }, c: {} })).toBe('{\n  "a": {\n    "x": [\n      1\n    ]\n  },\n  "b": [],\n  "c": {}\n}\n');
+  });
+  it("sorts keys by code point, not UTF-16 unit", () => {
+    const keys = ["\uffff", "\u{10000}"];
+    expect(Object.keys(parseStrictJson(canonicalJson({ [keys[0]!]: 1, [keys[1]!]: 2 })))).toEqual(keys);
+    expect(compareCodePoints("\uffff", "\u{10000}")).toBe(-1);
+  });
+  it("hashes the bootstrap manifest to the reference digest", () => {
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      artifactType: "application/vnd.hermes-plugin-kit.private-bootstrap.v1",
+      config: {
+        mediaType: "application/vnd.oci.empty.v1+json",
+        digest: "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+        size: 2,
+      },
+      layers: [],
+    };
+    const bytes = Buffer.from(canonicalJson(manifest));
+    expect(bytes.length).toBe(312);
+    expect("sha256:" + createHash("sha256").update(bytes).digest("hex")).toBe(
+      "sha256:2c83e94c3884c6aea03e57999e7833e8444d8ea6860a5df81a8af216e9ec884e",
+    );
+  });
+  it("refuses NaN and Infinity", () => {
+    expect(codeOf(() => canonicalJson({ a: NaN }))).toBe("JSON_NON_FINITE");
+    expect(codeOf(() => canonicalJson({ a: Infinity }))).toBe("JSON_NON_FINITE");
+  });
+});
+
+describe("parseStrictJson", () => {
+  it("parses a valid object", () => {
+    expect(parseStrictJson(Buffer.from('{"a":[1,"x",true,null],"b":{"c":-2.5}}'))).toEqual({ a: [1, "x", true, null], b: { c: -2.5 } });
+  });
+  it.each([
+    ['{"a":1,"a":2}', "JSON_DUPLICATE_KEY"],
+    ['{"a":{"b":1,"c":{"d":1,"d":1}}}', "JSON_DUPLICATE_KEY"],
+    ['{"a":[{"x":1,"x":1}]}', "JSON_DUPLICATE_KEY"],
+    ['{"a":NaN}', "JSON_NON_FINITE"],
+    ['{"a":Infinity}', "JSON_NON_FINITE"],
+    ['{"a":-Infinity}', "JSON_NON_FINITE"],
+    ["[1,2]", "JSON_NOT_OBJECT"],
+    ['"x"', "JSON_NOT_OBJECT"],
+    ["null", "JSON_NOT_OBJECT"],
+    ['{"a":1.0}', "JSON_AMBIGUOUS_NUMBER"],
+    ['{"a":1e2}', "JSON_AMBIGUOUS_NUMBER"],
+    ['{"a":1,}', "JSON_SYNTAX"],
+    ['{"a":01}', "JSON_SYNTAX"],
+    ["{'a':1}", "JSON_SYNTAX"],
+    ['{"a":1} x', "JSON_SYNTAX"],
+    ["", "JSON_SYNTAX"],
+  ])("refuses %s with %s", (text, code) => {
+    expect(codeOf(() => parseStrictJson(Buffer.from(text)))).toBe(code);
+  });
+  it("refuses a UTF-8 BOM", () => {
+    expect(codeOf(() => parseStrictJson(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d])))).toBe("JSON_BOM");
+    expect(codeOf(() => parseStrictJson("\ufeff{}"))).toBe("JSON_BOM");
+  });
+  it("refuses invalid UTF-8", () => {
+    expect(codeOf(() => parseStrictJson(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])))).toBe("JSON_INVALID_UTF8");
+  });
+  it("refuses nesting beyond the depth limit", () => {
+    expect(codeOf(() => parseStrictJson('{"a":' + "[".repeat(100) + "]".repeat(100) + "}"))).toBe("JSON_TOO_DEEP");
+  });
+  it("stores __proto__ as an own key without touching the prototype", () => {
+    const value = parseStrictJson('{"__proto__":{"polluted":true}}');
+    expect(Object.keys(value)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+  it("accepts integral floats when asked (foreign documents)", () => {
+    expect(parseStrictJson('{"a":1.0}', { rejectIntegralFloats: false })).toEqual({ a: 1 });
+  });
+  it("reports codes through hasCode", () => {
+    try {
+      parseStrictJson('{"a":1,"a":1}');
+    } catch (error) {
+      expect(hasCode(error, "JSON_DUPLICATE_KEY")).toBe(true);
+    }
+  });
+});
+
+const jsonValue = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+    fc.string({ unit: "binary" }),
+    fc.array(tie("value"), { maxLength: 5 }),
+    fc.dictionary(fc.string({ unit: "binary" }), tie("value"), { maxKeys: 5 }),
+  ),
+})).value;
+
+describe("canonical JSON properties", () => {
+  it("round-trips: parse(canonical(x)) deep-equals x and re-serialises to the same bytes", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: "binary" }), jsonValue, { maxKeys: 6 }), (doc) => {
+        const text = canonicalJson(doc);
+        const back = parseStrictJson(text);
+        expect(back).toEqual(JSON.parse(JSON.stringify(doc)));
+        expect(canonicalJson(back)).toBe(text);
+        expect(canonicalJsonPretty(back)).toBe(canonicalJsonPretty(doc));
+        expect(/^[\x20-\x7e\n]*$/.test(text)).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+  it("is independent of key insertion order", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), jsonValue, { maxKeys: 8 }), (doc) => {
+        const reversed = Object.fromEntries(Object.entries(doc).reverse());
+        expect(canonicalJson(reversed)).toBe(canonicalJson(doc));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+  it("agrees with JSON.parse on every canonical output", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), jsonValue, { maxKeys: 6 }), (doc) => {
+        expect(parseStrictJson(canonicalJson(doc))).toEqual(JSON.parse(canonicalJson(doc)));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
