@@ -2,12 +2,15 @@
  * The `hermes-plugin-kit` commander program. Wiring only: every command's
  * logic lives in `src/fetch`, `src/kit`, `src/contract`, `src/oci` or `release/`.
  *
- * Actions set `process.exitCode` through {@link runAction}; see `output.ts`
- * for the exit-code table.
+ * Actions set `process.exitCode` through `runAction` (see `output.ts` for the
+ * exit-code table).
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerContractCommands } from "./commands/contract.js";
+import { registerFetchCommands } from "./commands/fetch.js";
+import { registerKitCommands } from "./commands/kit.js";
+import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_USAGE } from "./output.js";
 
 /** Build the program with every subcommand registered. */
@@ -20,6 +23,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerContractCommands(program);
+  registerFetchCommands(program);
+  registerReleaseCommands(program);
+  registerKitCommands(program);
   return program;
 }
 

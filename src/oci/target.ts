@@ -1,0 +1,54 @@
+/**
+ * The transport abstraction every release and fetch goes through (DESIGN.md
+ * section 3, modelled on oras-go's `content.Storage` + `oras.Target`).
+ *
+ * Implementations: `RegistryTarget` (OCI Distribution Spec v1.1 over HTTP),
+ * `LayoutTarget` (a local OCI image layout used as a store), `OrasTarget`
+ * (an installed `oras` CLI). `copy(src, dst, reference)` moves a verified graph
+ * between any two of them.
+ */
+import type { Readable } from "node:stream";
+
+/**
+ * An OCI content descriptor (OCI image-spec `descriptor.md`).
+ * `size` is in bytes; `digest` is `sha256:<64 lowercase hex>`.
+ */
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  annotations?: Record<string, string>;
+  artifactType?: string;
+}
+
+/** Read side of a target. */
+export interface ReadOnlyTarget {
+  /**
+   * Resolve a tag or a `sha256:` digest to the manifest's descriptor
+   * `{mediaType, digest, size}` (digest computed from the manifest bytes).
+   * @throws OciError `OCI_NOT_FOUND` when absent.
+   */
+  resolve(tagOrDigest: string): Promise<Descriptor>;
+  /**
+   * Open the content of `desc` (manifest or blob) as a stream that verifies
+   * size and digest while the bytes pass: it errors with `OCI_SIZE_MISMATCH`
+   * or `OCI_DIGEST_MISMATCH` at the end (or as soon as more than `size` bytes
+   * arrive). Callers must not trust the bytes before the stream ended cleanly.
+   */
+  fetch(desc: Descriptor): Promise<Readable>;
+  /** Whether content with this descriptor's digest exists. */
+  exists(desc: Descriptor): Promise<boolean>;
+  /** Every tag of the repository (all pages). */
+  tags(): Promise<string[]>;
+}
+
+/** A target that can also be written. */
+export interface Target extends ReadOnlyTarget {
+  /**
+   * Store content for `desc`; the bytes are verified against `desc` before
+   * they become visible. Manifests are pushed by digest (use {@link tag} to name them).
+   */
+  push(desc: Descriptor, content: Readable): Promise<void>;
+  /** Point `tag` at the manifest `desc` (which must already exist). Overwrites. */
+  tag(desc: Descriptor, tag: string): Promise<void>;
+}
