@@ -1,7 +1,15 @@
-/** CLI wiring of the release commands (logic lives outside src/cli). */
+/**
+ * CLI wiring of `hermes-plugin-kit release <step>`. Steps up to the tested
+ * bytes are registered by `release-build.ts`; privacy, stage, promote,
+ * publish and GitHub Release steps by `release-publish.ts`.
+ */
 import type { Command } from "commander";
+import { registerReleaseBuildSteps } from "./release-build.js";
+import { registerReleasePublishSteps } from "./release-publish.js";
 
-/** Register the release subcommands on `program`. */
+/** Register `release` and its steps on `program`. */
 export function registerReleaseCommands(program: Command): void {
-  void program;
+  const release = program.command("release").description("Maintainer release pipeline steps (each prints JSON and can be rerun).");
+  registerReleaseBuildSteps(release);
+  registerReleasePublishSteps(release);
 }
