@@ -1,0 +1,274 @@
+/**
+ * The tested manifest (`release-manifest.json`) and the distribution
+ * directory it describes: inspection of `dist/` recomputed from bytes
+ * (reference 3.5, adapted to one npm tarball), `createTestedManifest` (3.6),
+ * `verifyManifest` (3.7) and the published receipt builder (2.6).
+ *
+ * Functions whose name ends in `File`/`Dir` or that take a directory read files;
+ * everything else is pure.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat, readdir, readFile, writeFile, mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import { extract } from "tar-stream";
+import { ReleaseContractError } from "./errors.js";
+import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
+import type { JsonObject } from "./canonical-json.js";
+import { WORKFLOW_NAME } from "./constants.js";
+import { describe, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
+import type { ReleasePolicy, TestGate } from "./policy.js";
+import { TEST_GATES } from "./policy.js";
+import { parseReference } from "./reference.js";
+import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
+import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
+
+const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
+
+function fail(code: string, message: string): never {
+  throw new ReleaseContractError(code, message);
+}
+
+/** SHA-256 (hex) and size in bytes of a file, streamed. */
+export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
+  const hash = createHash("sha256");
+  let size = 0;
+  await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      hash.update(chunk);
+      size += chunk.length;
+    }
+  });
+  return { sha256: hash.digest("hex"), size };
+}
+
+/**
+ * Read `package/package.json` out of an npm tarball (gzip tar), streaming.
+ * Exactly one regular-file member with that path must exist.
+ * @throws ReleaseContractError `TARBALL_UNREADABLE`, `TARBALL_METADATA_MISSING`.
+ */
+export async function readTarballPackageJsonFile(path: string): Promise<JsonObject> {
+  const found: Buffer[] = [];
+  let count = 0;
+  const ex = extract();
+  ex.on("entry", (header, stream, next) => {
+    const name = header.name.replace(/^\.\//, "");
+    if (name === "package/package.json") {
+      count += 1;
+      if (header.type !== "file") {
+        stream.resume();
+        stream.on("end", next);
+        count += 100;
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on("data", (data: unknown) => {
+        const c = data as Buffer;
+        size += c.length;
+        if (size <= MAX_PACKAGE_JSON_BYTES) chunks.push(c);
+      });
+      stream.on("end", () => {
+        if (size > MAX_PACKAGE_JSON_BYTES) count += 100;
+        found.push(Buffer.concat(chunks));
+        next();
+      });
+      return;
+    }
+    stream.on("end", next);
+    stream.resume();
+  });
+  try {
+    await pipeline(createReadStream(path), createGunzip(), ex);
+  } catch (error) {
+    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: ${(error as Error).message}`);
+  }
+  if (count !== 1 || found.length !== 1) {
+    fail("TARBALL_METADATA_MISSING", `${path} must contain exactly one regular package/package.json`);
+  }
+  try {
+    return parseStrictJson(found[0] as Buffer, { rejectIntegralFloats: false });
+  } catch (error) {
+    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Inspect a distribution directory for `policy.package@version` (reference
+ * 3.5 D1-D9, adapted): the directory is not a symlink (`DIST_SYMLINK`); it
+ * holds exactly one entry (`DIST_INVENTORY`), named `<name>-<version>.tgz`
+ * (`DIST_FILENAME_MISMATCH`), a regular non-symlink file
+ * (`ARTIFACT_NOT_REGULAR`), whose `package/package.json` has the policy's
+ * name (`TARBALL_NAME_MISMATCH`) and `version` (`TARBALL_VERSION_MISMATCH`).
+ * @returns the one artifact record `{filename, sha256, size}` recomputed from bytes.
+ */
+export async function inspectDistDir(distDir: string, policy: ReleasePolicy, version: string): Promise<TestedArtifact[]> {
+  const expected = tarballFileName(policy.package, version);
+  let dirStat;
+  try {
+    dirStat = await lstat(distDir);
+  } catch {
+    fail("DIST_INVENTORY", `artifact directory ${distDir} does not exist`);
+  }
+  if (dirStat.isSymbolicLink()) fail("DIST_SYMLINK", `artifact directory must not be a symlink: ${distDir}`);
+  if (!dirStat.isDirectory()) fail("DIST_INVENTORY", `artifact directory ${distDir} is not a directory`);
+  const entries = (await readdir(distDir)).sort();
+  const tarballs = entries.filter((e) => e.endsWith(".tgz"));
+  if (tarballs.length !== 1) {
+    fail("DIST_INVENTORY", `dist must contain exactly one npm tarball, found ${tarballs.length} (${entries.join(", ") || "empty"})`);
+  }
+  if (entries.length !== 1) {
+    fail("DIST_UNEXPECTED_FILE", `dist contains unexpected files: ${entries.filter((e) => e !== tarballs[0]).join(", ")}`);
+  }
+  const filename = tarballs[0] as string;
+  if (filename !== expected) {
+    fail("DIST_FILENAME_MISMATCH", `dist filenames do not match the release version: expected ${expected}, found ${filename}`);
+  }
+  const path = join(distDir, filename);
+  const st = await lstat(path);
+  if (!st.isFile()) fail("ARTIFACT_NOT_REGULAR", `release artifact must be a regular file: ${filename}`);
+  const pkg = await readTarballPackageJsonFile(path);
+  if (pkg["name"] !== policy.package) {
+    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${JSON.stringify(policy.package)}, found ${describe(pkg["name"])}`);
+  }
+  if (pkg["version"] !== version) {
+    fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describe(pkg["version"])}; expected version ${version}`);
+  }
+  const { sha256, size } = await hashFile(path);
+  if (size < 1) fail("FILE_RECORD_INVALID", `release artifact ${filename} is empty`);
+  return [{ filename, sha256, size }];
+}
+
+/** A test gate's evidence as recorded by `release gate`. */
+export interface GateResult {
+  status: string;
+  result: string;
+  source_sha: string;
+  command: string;
+  mcp_sdk_version?: string;
+}
+
+/** Input of {@link createTestedManifest}. */
+export interface TestedManifestInput {
+  policy: ReleasePolicy;
+  previousVersion: string;
+  version: string;
+  tag: string;
+  sourceSha: string;
+  runId: string;
+  runAttempt: number;
+  /** The four test gates' evidence. */
+  gates: Record<TestGate, GateResult>;
+  /** The artifact records from {@link inspectDistDir}. */
+  artifacts: TestedArtifact[];
+}
+
+/**
+ * Assemble and validate a tested manifest (reference 3.6 C1-C6): release class
+ * from the versions (`RELEASE_NOT_ONE_BUMP`), tag `v<version>`
+ * (`TAG_VERSION_MISMATCH`), SHAs (`GIT_SHA_INVALID`), workflow run id/attempt
+ * (`WORKFLOW_EVIDENCE_INVALID`), then every check of `verifyTestedManifest`.
+ */
+export function createTestedManifest(input: TestedManifestInput): TestedManifest {
+  const cls = releaseClassOf(input.previousVersion, input.version);
+  if (input.tag !== `v${input.version}`) fail("TAG_VERSION_MISMATCH", `tag ${input.tag} does not match version ${input.version}`);
+  requireGitSha(input.sourceSha, "source_sha");
+  if (!/^[1-9][0-9]*$/.test(input.runId) || !Number.isSafeInteger(input.runAttempt) || input.runAttempt < 1) {
+    fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence is incomplete: run id ${describe(input.runId)}, attempt ${describe(input.runAttempt)}`);
+  }
+  const evidence: Record<string, unknown> = {};
+  for (const gate of TEST_GATES) evidence[gate] = { ...input.gates[gate] };
+  evidence["workflow"] = { name: WORKFLOW_NAME, run_id: input.runId, run_attempt: input.runAttempt, source_sha: input.sourceSha };
+  const doc = {
+    schema_version: 2,
+    receipt_state: "tested",
+    package: input.policy.package,
+    previous_version: input.previousVersion,
+    version: input.version,
+    tag: input.tag,
+    source_sha: input.sourceSha,
+    release_class: cls,
+    promotion: promotionFor(cls),
+    registry_repository: input.policy.registryRepository,
+    artifacts: [...input.artifacts].sort((a, b) => (a.filename < b.filename ? -1 : 1)),
+    evidence: evidence as Evidence,
+  };
+  return verifyTestedManifest(JSON.parse(canonicalJson(doc)) as JsonObject, input.policy);
+}
+
+/** The exact bytes of `release-manifest.json`: canonical, 2-space indented, trailing newline. */
+export function testedManifestBytes(manifest: TestedManifest): Buffer {
+  return Buffer.from(canonicalJsonPretty(manifest), "utf8");
+}
+
+/** Write a tested manifest's canonical bytes to `path` (parents created, file overwritten). */
+export async function writeTestedManifestFile(path: string, manifest: TestedManifest): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, testedManifestBytes(manifest));
+}
+
+/**
+ * Read a release JSON file (reference J1): unreadable -> `RELEASE_JSON_UNREADABLE`;
+ * then strict parsing codes (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
+ */
+export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  return parseReleaseJson(bytes);
+}
+
+/**
+ * Verify a tested manifest against a distribution directory (reference 3.7):
+ * validate the manifest, recompute the dist records and compare sha256
+ * (`ARTIFACT_SHA256_MISMATCH`) and size (`ARTIFACT_SIZE_MISMATCH`).
+ */
+export async function verifyManifest(doc: JsonObject, distDir: string, policy: ReleasePolicy): Promise<TestedManifest> {
+  const manifest = verifyTestedManifest(doc, policy);
+  const records = await inspectDistDir(distDir, policy, manifest.version);
+  for (const expected of manifest.artifacts) {
+    const actual = records.find((r) => r.filename === expected.filename);
+    if (actual === undefined) fail("DIST_FILENAME_MISMATCH", `dist is missing ${expected.filename}`);
+    if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: manifest says ${expected.sha256}, bytes hash to ${actual.sha256}`);
+    if (actual.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${expected.filename}: manifest says ${expected.size} bytes, file has ${actual.size}`);
+  }
+  return manifest;
+}
+
+/** A bundle layer as published: its payload path and the layer's digest and size. */
+export interface BundleLayer {
+  path: string;
+  digest: string;
+  size: number;
+}
+
+/**
+ * Build the published receipt from the tested manifest, the bundle reference
+ * and the bundle's layers (reference 2.6): `receipt_state` published,
+ * `registry_reference`, `blob_digest` per artifact, `payload` sorted by path;
+ * then verify it with `verifyFinalReceipt` before returning (SP4).
+ */
+export function buildPublishedReceipt(manifest: TestedManifest, bundleReference: string, layers: BundleLayer[], policy: ReleasePolicy): PublishedReceipt {
+  parseReference(bundleReference, policy.registryRepository);
+  const payload: PayloadRecord[] = layers
+    .map((l) => ({ path: l.path, sha256: l.digest.slice("sha256:".length), size: l.size, blob_digest: l.digest }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const doc = {
+    ...manifest,
+    receipt_state: "published",
+    artifacts: manifest.artifacts.map((a) => ({ ...a, blob_digest: `sha256:${a.sha256}` })),
+    registry_reference: bundleReference,
+    payload,
+  };
+  return verifyFinalReceipt(JSON.parse(canonicalJson(doc)) as JsonObject, policy, { bundleReference });
+}
+
+/** The exact bytes of `release-receipt.json`: canonical compact JSON plus newline. */
+export function receiptBytes(receipt: PublishedReceipt): Buffer {
+  return Buffer.from(canonicalJson(receipt), "utf8");
+}

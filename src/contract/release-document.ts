@@ -1,0 +1,261 @@
+/**
+ * Verification of release documents: the tested manifest (schema 2,
+ * `receipt_state: "tested"`) and the published receipt (`"published"`).
+ *
+ * Checks run in the order of `original-release-contract.md` section 3.3
+ * (I1-I16), 3.4 (F1-F2) and 3.8 (R1-R6), adapted to one npm tarball, each
+ * failing with its own {@link ReleaseContractError} code. A final parse with
+ * the zod schema (exact key sets) guards the returned type.
+ */
+import { ReleaseContractError } from "./errors.js";
+import type { JsonObject } from "./canonical-json.js";
+import { parseStrictJson } from "./canonical-json.js";
+import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
+import { describe, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
+import type { ReleaseClass } from "./grammar.js";
+import { parseReference } from "./reference.js";
+import { EVIDENCE_KEYS, TEST_GATES } from "./policy.js";
+import type { ReleasePolicy } from "./policy.js";
+import { PublishedReceiptSchema, TestedManifestSchema } from "./schemas.js";
+import type { Promotion, PublishedReceipt, TestedManifest } from "./schemas.js";
+
+/** The 12 top-level keys of a tested manifest. */
+export const TESTED_MANIFEST_KEYS = Object.freeze([
+  "artifacts",
+  "evidence",
+  "package",
+  "previous_version",
+  "promotion",
+  "receipt_state",
+  "registry_repository",
+  "release_class",
+  "schema_version",
+  "source_sha",
+  "tag",
+  "version",
+]);
+/** The 14 top-level keys of a published receipt. */
+export const PUBLISHED_RECEIPT_KEYS = Object.freeze([...TESTED_MANIFEST_KEYS, "payload", "registry_reference"].sort());
+
+/** The promotion object a release class requires (reference section 2.3). */
+export function promotionFor(cls: ReleaseClass): Promotion {
+  return cls === "major"
+    ? { automatic_candidate: false, state: "manual_migration_required" }
+    : { automatic_candidate: true, state: "automatic_candidate" };
+}
+
+/** The four payload paths of a release bundle for `package@version`, sorted by code point. */
+export function bundlePayloadPaths(packageName: string, version: string): string[] {
+  return [`dist/${tarballFileName(packageName, version)}`, RELEASE_MANIFEST_FILE, PAYLOAD_CHECKSUMS_FILE, SOURCE_BUNDLE_FILE].sort();
+}
+
+function fail(code: string, message: string): never {
+  throw new ReleaseContractError(code, message);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function sameKeys(value: Record<string, unknown>, expected: readonly string[]): boolean {
+  const keys = Object.keys(value).sort();
+  return keys.length === expected.length && keys.every((k, i) => k === [...expected].sort()[i]);
+}
+
+function isTrueInteger(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value);
+}
+
+/**
+ * Check a file record (reference F1-F2): exact keys `{<nameKey>, sha256, size}`
+ * plus `blob_digest` when published; name a non-empty string; sha256 64
+ * lowercase hex; size a true integer >= 1; `blob_digest` = `sha256:` + sha256.
+ * @throws ReleaseContractError `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`.
+ */
+export function checkFileRecord(record: unknown, nameKey: "filename" | "path", published: boolean, label: string): void {
+  const expected = published ? [nameKey, "sha256", "size", "blob_digest"] : [nameKey, "sha256", "size"];
+  if (!isObject(record) || !sameKeys(record, expected)) {
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label} must have exactly the keys ${expected.join(", ")}`);
+  }
+  if (typeof record[nameKey] !== "string" || (record[nameKey] as string).length === 0) {
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.${nameKey} must be a non-empty string, found ${describe(record[nameKey])}`);
+  }
+  if (!isSha256Hex(record["sha256"])) {
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.sha256 must be 64 lowercase hex, found ${describe(record["sha256"])}`);
+  }
+  if (!isTrueInteger(record["size"]) || record["size"] < 1) {
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.size must be an integer >= 1, found ${describe(record["size"])}`);
+  }
+  if (published && record["blob_digest"] !== `sha256:${record["sha256"] as string}`) {
+    fail("BLOB_DIGEST_MISMATCH", `release file blob digest mismatch: ${label}.blob_digest must be "sha256:${record["sha256"] as string}", found ${describe(record["blob_digest"])}`);
+  }
+}
+
+/**
+ * Verify the identity part shared by tested manifests and published receipts
+ * (reference I1-I16) for `expectedState`.
+ *
+ * Codes: `RECEIPT_SCHEMA_UNSUPPORTED` (I1), `RECEIPT_STATE_MISMATCH` (I2),
+ * `RECEIPT_PACKAGE_MISMATCH` (I3), `RECEIPT_REGISTRY_MISMATCH` (I4),
+ * `RECEIPT_FIELDS_MISMATCH` (I5), `RECEIPT_IDENTITY_INCOMPLETE` (I6),
+ * `GIT_SHA_INVALID`, `SEMVER_INVALID`, `RELEASE_NOT_ONE_BUMP` (I7),
+ * `RECEIPT_TAG_MISMATCH` (I8), `RECEIPT_CLASS_MISMATCH` (I9),
+ * `RECEIPT_PROMOTION_MISMATCH` (I10), `EVIDENCE_INCOMPLETE` (I11),
+ * `GATE_NOT_PASSED`, `GATE_COMMAND_MISMATCH`, `GATE_OTHER_SOURCE` (I12),
+ * `GATE_HOST_CONTRACT_INVALID` (I13), `WORKFLOW_EVIDENCE_INVALID` (I14),
+ * `ARTIFACTS_INVENTORY` (I15), `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`,
+ * `ARTIFACT_FILENAME_MISMATCH` (I16).
+ */
+export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
+  if (doc["schema_version"] !== 2) {
+    fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describe(doc["schema_version"])}`);
+  }
+  if (doc["receipt_state"] !== expectedState) {
+    fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describe(doc["receipt_state"])}`);
+  }
+  if (doc["package"] !== policy.package) {
+    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}, found ${describe(doc["package"])}`);
+  }
+  if (doc["registry_repository"] !== policy.registryRepository) {
+    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}, found ${describe(doc["registry_repository"])}`);
+  }
+  const expectedKeys = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
+  const keys = Object.keys(doc);
+  const extra = keys.filter((k) => !expectedKeys.includes(k));
+  const missing = expectedKeys.filter((k) => !keys.includes(k));
+  if (extra.length > 0 || missing.length > 0) {
+    const parts = [extra.length > 0 ? `unexpected ${extra.map((k) => JSON.stringify(k)).join(", ")}` : "", missing.length > 0 ? `missing ${missing.map((k) => JSON.stringify(k)).join(", ")}` : ""].filter(Boolean);
+    fail("RECEIPT_FIELDS_MISMATCH", `release receipt contains unexpected or missing fields: ${parts.join("; ")}`);
+  }
+  const { version, previous_version: previous, source_sha: sourceSha } = doc;
+  if (typeof version !== "string" || typeof previous !== "string" || typeof sourceSha !== "string") {
+    fail("RECEIPT_IDENTITY_INCOMPLETE", "release receipt identity is incomplete: version, previous_version and source_sha must be strings");
+  }
+  requireGitSha(sourceSha, "source_sha");
+  const cls = releaseClassOf(previous, version);
+  if (doc["tag"] !== `v${version}`) {
+    fail("RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v${version}", found ${describe(doc["tag"])}`);
+  }
+  if (doc["release_class"] !== cls) {
+    fail("RECEIPT_CLASS_MISMATCH", `release receipt class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describe(doc["release_class"])}`);
+  }
+  const promotion = doc["promotion"];
+  const expectedPromotion = promotionFor(cls);
+  if (!isObject(promotion) || !sameKeys(promotion, ["automatic_candidate", "state"]) || promotion["automatic_candidate"] !== expectedPromotion.automatic_candidate || promotion["state"] !== expectedPromotion.state) {
+    fail("RECEIPT_PROMOTION_MISMATCH", `release receipt promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}`);
+  }
+  const evidence = doc["evidence"];
+  if (!isObject(evidence) || !sameKeys(evidence, EVIDENCE_KEYS)) {
+    fail("EVIDENCE_INCOMPLETE", `release receipt evidence is incomplete: evidence must have exactly the keys ${EVIDENCE_KEYS.join(", ")}`);
+  }
+  for (const gate of TEST_GATES) {
+    const entry = evidence[gate];
+    const keys = gate === "host_contract" ? ["command", "mcp_sdk_version", "result", "source_sha", "status"] : ["command", "result", "source_sha", "status"];
+    if (!isObject(entry) || !sameKeys(entry, keys) || entry["status"] !== "passed" || entry["result"] !== "passed") {
+      fail("GATE_NOT_PASSED", `release receipt gate ${gate} did not pass: evidence.${gate} must be exactly {${keys.join(", ")}} with status and result "passed"`);
+    }
+    if (entry["command"] !== policy.gates[gate]) {
+      fail("GATE_COMMAND_MISMATCH", `release receipt gate ${gate} did not pass: evidence.${gate}.command must be ${JSON.stringify(policy.gates[gate])}, found ${describe(entry["command"])}`);
+    }
+    if (entry["source_sha"] !== sourceSha) {
+      fail("GATE_OTHER_SOURCE", `release receipt gate ${gate} used another source: evidence.${gate}.source_sha is ${describe(entry["source_sha"])}, expected ${sourceSha}`);
+    }
+  }
+  const host = evidence["host_contract"] as Record<string, unknown>;
+  if (!isStableSemver(host["mcp_sdk_version"])) {
+    fail("GATE_HOST_CONTRACT_INVALID", `evidence.host_contract.mcp_sdk_version must be a stable SemVer, found ${describe(host["mcp_sdk_version"])}`);
+  }
+  const workflow = evidence["workflow"];
+  if (
+    !isObject(workflow) ||
+    !sameKeys(workflow, ["name", "run_attempt", "run_id", "source_sha"]) ||
+    workflow["name"] !== WORKFLOW_NAME ||
+    typeof workflow["run_id"] !== "string" ||
+    !/^[1-9][0-9]*$/.test(workflow["run_id"]) ||
+    !isTrueInteger(workflow["run_attempt"]) ||
+    workflow["run_attempt"] < 1 ||
+    !isGitSha(workflow["source_sha"]) ||
+    workflow["source_sha"] !== sourceSha
+  ) {
+    fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence is incomplete or used another source: evidence.workflow must be {name: "${WORKFLOW_NAME}", run_id: digits, run_attempt: integer >= 1, source_sha: "${sourceSha}"}`);
+  }
+  const artifacts = doc["artifacts"];
+  if (!Array.isArray(artifacts) || artifacts.length !== 1) {
+    fail("ARTIFACTS_INVENTORY", `release receipt must name exactly one npm tarball: artifacts has ${Array.isArray(artifacts) ? artifacts.length : "no"} entries`);
+  }
+  const published = expectedState === "published";
+  checkFileRecord(artifacts[0], "filename", published, "artifacts[0]");
+  const expectedName = tarballFileName(policy.package, version);
+  if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
+    fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describe((artifacts[0] as Record<string, unknown>)["filename"])}`);
+  }
+}
+
+/**
+ * Verify a tested manifest (reference 3.3 with state `tested`).
+ * @returns the typed manifest.
+ * @throws ReleaseContractError with the codes of {@link verifyReleaseIdentity}, or `SCHEMA_INVALID`.
+ */
+export function verifyTestedManifest(doc: JsonObject, policy: ReleasePolicy): TestedManifest {
+  verifyReleaseIdentity(doc, "tested", policy);
+  return schemaParse(TestedManifestSchema, doc, "tested manifest");
+}
+
+/** Options of {@link verifyFinalReceipt}. */
+export interface FinalReceiptExpectations {
+  /** When set, `registry_reference` must equal it exactly (the bundle reference the consumer pinned). */
+  bundleReference?: string;
+}
+
+/**
+ * Verify a published receipt offline (reference 3.8 R1-R6, adapted): identity
+ * (3.3, state `published`), `registry_reference` digest-pinned in the policy's
+ * repository, exactly 4 payload records sorted by path with the bundle paths,
+ * and the artifact agreeing with its payload record.
+ *
+ * Codes: those of {@link verifyReleaseIdentity}, plus `REFERENCE_NOT_PINNED`,
+ * `REFERENCE_REPOSITORY_MISMATCH` (R2), `PAYLOAD_INVENTORY` (R3),
+ * `FILE_RECORD_INVALID` (R4), `PAYLOAD_PATHS_MISMATCH` (R5),
+ * `ARTIFACT_PAYLOAD_DISAGREE` (R6), `BUNDLE_REFERENCE_MISMATCH`.
+ */
+export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
+  verifyReleaseIdentity(doc, "published", policy);
+  const ref = parseReference(doc["registry_reference"], policy.registryRepository);
+  const payload = doc["payload"];
+  if (!Array.isArray(payload) || payload.length !== 4) {
+    fail("PAYLOAD_INVENTORY", `final release payload inventory is incomplete: payload must have 4 records, found ${Array.isArray(payload) ? payload.length : describe(payload)}`);
+  }
+  payload.forEach((record, i) => checkFileRecord(record, "path", true, `payload[${i}]`));
+  const version = doc["version"] as string;
+  const expectedPaths = bundlePayloadPaths(policy.package, version);
+  const paths = payload.map((r) => (r as Record<string, unknown>)["path"] as string);
+  if (paths.some((p, i) => p !== expectedPaths[i])) {
+    fail("PAYLOAD_PATHS_MISMATCH", `final release payload paths mismatch: expected ${expectedPaths.map((p) => JSON.stringify(p)).join(", ")} in this order, found ${paths.map((p) => describe(p)).join(", ")}`);
+  }
+  const artifact = (doc["artifacts"] as Record<string, unknown>[])[0] as Record<string, unknown>;
+  const record = payload.find((r) => (r as Record<string, unknown>)["path"] === `dist/${artifact["filename"] as string}`) as Record<string, unknown>;
+  if (record["sha256"] !== artifact["sha256"] || record["size"] !== artifact["size"] || record["blob_digest"] !== artifact["blob_digest"]) {
+    fail("ARTIFACT_PAYLOAD_DISAGREE", `final release artifact and payload disagree for dist/${artifact["filename"] as string}`);
+  }
+  if (expect.bundleReference !== undefined && ref.reference !== expect.bundleReference) {
+    fail("BUNDLE_REFERENCE_MISMATCH", `receipt registry_reference ${ref.reference} is not the pinned bundle reference ${expect.bundleReference}`);
+  }
+  return schemaParse(PublishedReceiptSchema, doc, "published receipt");
+}
+
+function schemaParse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, doc: unknown, label: string): T {
+  const result = schema.safeParse(doc);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    fail("SCHEMA_INVALID", `${label} does not match its schema at ${issue ? issue.path.map(String).join(".") || "<root>" : "<root>"}: ${issue?.message ?? "invalid"}`);
+  }
+  return result.data;
+}
+
+/**
+ * Parse release JSON bytes (reference J1-J3): strict JSON, object top level,
+ * no duplicate keys. Codes of `parseStrictJson` (`JSON_DUPLICATE_KEY`, ...).
+ */
+export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
+  return parseStrictJson(bytes);
+}
