@@ -1,0 +1,269 @@
+/**
+ * Pure checks of a downloaded OCI release manifest before any blob is
+ * fetched: bytes vs. the pinned digest, exact key sets, media types,
+ * artifactType, the empty config, each layer descriptor, the title
+ * allow-list and the layer inventory.
+ *
+ * Follows `original-release-contract.md` section 3.12 G3-G8 and 3.11 O1-O2,
+ * adapted to one npm tarball: a release bundle has exactly 4 layers
+ * (`release-manifest.json`, `release-source.bundle`, `release-payload.sha256`,
+ * `dist/<name>-<version>.tgz`), a receipt artifact exactly 1
+ * (`release-receipt.json`). The bootstrap artifact is never accepted.
+ */
+import { createHash } from "node:crypto";
+import { parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
+import {
+  BOOTSTRAP_ARTIFACT_TYPE,
+  EMPTY_CONFIG_DESCRIPTOR,
+  MAX_MANIFEST_BYTES,
+  OCI_EMPTY_MEDIA_TYPE,
+  OCI_MANIFEST_MEDIA_TYPE,
+  OCTET_STREAM_MEDIA_TYPE,
+  RECEIPT_ARTIFACT_TYPE,
+  RECEIPT_FILE,
+  RELEASE_ARTIFACT_TYPE,
+  STATIC_BUNDLE_PATHS,
+  TITLE_ANNOTATION,
+} from "../contract/constants.js";
+import { describe, isDigest } from "../contract/grammar.js";
+import { isAllowedPayloadTitle } from "../contract/payload.js";
+import type { Descriptor } from "../oci/target.js";
+import { FetchError } from "./errors.js";
+
+/** Which artifact a manifest is: a release bundle or a receipt. */
+export type ArtifactKind = "bundle" | "receipt";
+
+/** Number of layers of each artifact kind (reference G6, adapted: one tarball). */
+export const LAYER_COUNT: Readonly<Record<ArtifactKind, number>> = Object.freeze({ bundle: 4, receipt: 1 });
+
+/** artifactType of each artifact kind. */
+export const ARTIFACT_TYPE_OF: Readonly<Record<ArtifactKind, string>> = Object.freeze({
+  bundle: RELEASE_ARTIFACT_TYPE,
+  receipt: RECEIPT_ARTIFACT_TYPE,
+});
+
+/** A layer that passed the checks: its payload path (title) and its exact descriptor. */
+export interface CheckedLayer {
+  /** Payload path from `org.opencontainers.image.title`, on the allow-list. */
+  title: string;
+  /** `{mediaType: application/octet-stream, digest, size (bytes, >= 1), annotations: {title}}`. */
+  descriptor: Descriptor;
+}
+
+/** A release manifest that passed {@link checkReleaseManifest}. */
+export interface CheckedReleaseManifest {
+  /** The manifest digest (`sha256:<64 hex>`), equal to the pinned reference's. */
+  digest: string;
+  /** Manifest size in bytes. */
+  size: number;
+  artifactType: string;
+  kind: ArtifactKind;
+  /** Always exactly the empty-config descriptor. */
+  config: Descriptor;
+  /** Layers in manifest order. */
+  layers: CheckedLayer[];
+}
+
+/** Options of {@link checkReleaseManifest}. */
+export interface ReleaseManifestCheckOptions {
+  /** The digest of the pinned reference (`sha256:<64 hex>`). */
+  expectedDigest: string;
+  /** Refuse the other artifact kind (`FETCH_ARTIFACT_TYPE_MISMATCH`); default: accept either. */
+  expectedKind?: ArtifactKind;
+  /** When set, the tarball title must be this package's (`dist/<stem>-<semver>.tgz`). */
+  packageName?: string;
+}
+
+const MANIFEST_KEYS = ["artifactType", "config", "layers", "mediaType", "schemaVersion"];
+const DESCRIPTOR_KEYS = ["digest", "mediaType", "size"];
+const LAYER_KEYS = ["annotations", "digest", "mediaType", "size"];
+
+function isObject(value: JsonValue | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function hasExactKeys(value: JsonObject, keys: readonly string[]): boolean {
+  const own = Object.keys(value).sort();
+  return own.length === keys.length && own.every((k, i) => k === keys[i]);
+}
+
+function isSize(value: JsonValue | undefined): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
+}
+
+/**
+ * Check raw manifest bytes against the pinned digest (reference G3): at
+ * most {@link MAX_MANIFEST_BYTES} (1 MiB) and SHA-256 equal to `expectedDigest`.
+ * @throws FetchError `FETCH_MANIFEST_TOO_LARGE`, `FETCH_MANIFEST_DIGEST_MISMATCH`.
+ */
+export function checkManifestBytes(bytes: Uint8Array, expectedDigest: string): void {
+  if (bytes.length > MAX_MANIFEST_BYTES) {
+    throw new FetchError("FETCH_MANIFEST_TOO_LARGE", `OCI manifest is ${bytes.length} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
+  }
+  const digest = "sha256:" + createHash("sha256").update(bytes).digest("hex");
+  if (digest !== expectedDigest) {
+    throw new FetchError("FETCH_MANIFEST_DIGEST_MISMATCH", `OCI manifest digest or size mismatch: expected ${expectedDigest}, found ${digest} (${bytes.length} bytes)`);
+  }
+}
+
+/**
+ * Check a manifest descriptor reported by a target (reference G3, O1): exactly
+ * `{mediaType: OCI manifest type, digest: expectedDigest, size: expectedSize}`
+ * (an `artifactType` key, which some registries echo, is tolerated only when
+ * it is a bundle or receipt type; the manifest body is checked anyway).
+ * @throws FetchError `FETCH_MANIFEST_DIGEST_MISMATCH`.
+ */
+export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string, expectedSize?: number): void {
+  const ok =
+    desc.mediaType === OCI_MANIFEST_MEDIA_TYPE &&
+    desc.digest === expectedDigest &&
+    isSize(desc.size) &&
+    (expectedSize === undefined || desc.size === expectedSize) &&
+    desc.size <= MAX_MANIFEST_BYTES;
+  if (!ok) {
+    throw new FetchError(
+      "FETCH_MANIFEST_DIGEST_MISMATCH",
+      `OCI manifest digest or size mismatch: expected an ${OCI_MANIFEST_MEDIA_TYPE} descriptor of ${expectedDigest}${expectedSize === undefined ? "" : ` (${expectedSize} bytes)`}, found ${describe(desc.mediaType)} ${describe(desc.digest)} (${String(desc.size)} bytes)`,
+    );
+  }
+}
+
+/**
+ * Check a release manifest's bytes and structure (reference G3-G8).
+ *
+ * @param bytes the raw manifest bytes as downloaded.
+ * @returns the artifact kind, config and the layers with their titles.
+ * @throws FetchError
+ *   `FETCH_MANIFEST_TOO_LARGE`, `FETCH_MANIFEST_DIGEST_MISMATCH` (G3);
+ *   `FETCH_MANIFEST_INVALID_JSON` (J4: bad JSON, duplicate key, non-object);
+ *   `FETCH_MANIFEST_UNSUPPORTED` (key set not exactly schemaVersion, mediaType,
+ *   artifactType, config, layers; schemaVersion not 2; another media type, G4);
+ *   `FETCH_ARTIFACT_TYPE_UNSUPPORTED` (bootstrap or any other artifactType);
+ *   `FETCH_ARTIFACT_TYPE_MISMATCH` (a receipt where a bundle is expected, or the other way round);
+ *   `FETCH_CONFIG_UNEXPECTED` (config not exactly the empty-config descriptor, G5);
+ *   `FETCH_LAYER_INVENTORY` (not exactly 4 layers for a bundle or 1 for a receipt, G6);
+ *   `FETCH_LAYER_DESCRIPTOR_INVALID` (layer keys, media type, digest or size, O1);
+ *   `FETCH_LAYER_ANNOTATION_INVALID` (annotations not exactly one string title, O2);
+ *   `FETCH_LAYER_PATH_UNSAFE` (title not on the allow-list, G7, section 3.13);
+ *   `FETCH_LAYER_PATH_DUPLICATE` (a title repeated, G7);
+ *   `FETCH_LAYER_PATHS_UNEXPECTED` (title set not the kind's set, G8).
+ */
+export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifestCheckOptions): CheckedReleaseManifest {
+  checkManifestBytes(bytes, options.expectedDigest);
+  let manifest: JsonObject;
+  try {
+    manifest = parseStrictJson(bytes, { rejectIntegralFloats: true });
+  } catch (error) {
+    throw new FetchError("FETCH_MANIFEST_INVALID_JSON", `invalid registry JSON in the OCI manifest: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  if (!hasExactKeys(manifest, MANIFEST_KEYS)) {
+    throw new FetchError(
+      "FETCH_MANIFEST_UNSUPPORTED",
+      `unsupported OCI release manifest: expected exactly the keys ${MANIFEST_KEYS.join(", ")}, found ${Object.keys(manifest).sort().join(", ")}`,
+    );
+  }
+  if (manifest["schemaVersion"] !== 2 || manifest["mediaType"] !== OCI_MANIFEST_MEDIA_TYPE) {
+    throw new FetchError(
+      "FETCH_MANIFEST_UNSUPPORTED",
+      `unsupported OCI release manifest: expected schemaVersion 2 and mediaType ${OCI_MANIFEST_MEDIA_TYPE}, found ${describe(manifest["schemaVersion"])} and ${describe(manifest["mediaType"])}`,
+    );
+  }
+  const artifactType = manifest["artifactType"];
+  let kind: ArtifactKind;
+  if (artifactType === RELEASE_ARTIFACT_TYPE) kind = "bundle";
+  else if (artifactType === RECEIPT_ARTIFACT_TYPE) kind = "receipt";
+  else {
+    throw new FetchError(
+      "FETCH_ARTIFACT_TYPE_UNSUPPORTED",
+      `unsupported OCI release manifest: artifactType must be ${RELEASE_ARTIFACT_TYPE} or ${RECEIPT_ARTIFACT_TYPE}, found ${describe(artifactType)}${artifactType === BOOTSTRAP_ARTIFACT_TYPE ? " (the private bootstrap artifact is never fetched)" : ""}`,
+    );
+  }
+  if (options.expectedKind !== undefined && options.expectedKind !== kind) {
+    throw new FetchError(
+      "FETCH_ARTIFACT_TYPE_MISMATCH",
+      `expected a release ${options.expectedKind} (${ARTIFACT_TYPE_OF[options.expectedKind]}), found a release ${kind} (${artifactType})`,
+    );
+  }
+  const config = manifest["config"];
+  if (
+    !isObject(config) ||
+    !hasExactKeys(config, DESCRIPTOR_KEYS) ||
+    config["mediaType"] !== OCI_EMPTY_MEDIA_TYPE ||
+    config["digest"] !== EMPTY_CONFIG_DESCRIPTOR.digest ||
+    config["size"] !== EMPTY_CONFIG_DESCRIPTOR.size
+  ) {
+    throw new FetchError(
+      "FETCH_CONFIG_UNEXPECTED",
+      `unexpected OCI release config: expected exactly ${JSON.stringify(EMPTY_CONFIG_DESCRIPTOR)}, found ${isObject(config) ? JSON.stringify(config).slice(0, 200) : describe(config)}`,
+    );
+  }
+  const layers = manifest["layers"];
+  const expectedCount = LAYER_COUNT[kind];
+  if (!Array.isArray(layers) || layers.length !== expectedCount) {
+    throw new FetchError(
+      "FETCH_LAYER_INVENTORY",
+      `OCI layer inventory is incomplete or contains extra files: a release ${kind} has exactly ${expectedCount} layer(s), found ${Array.isArray(layers) ? layers.length : describe(layers)}`,
+    );
+  }
+  const checked: CheckedLayer[] = [];
+  const titles = new Set<string>();
+  for (const [index, layer] of layers.entries()) {
+    if (
+      !isObject(layer) ||
+      !hasExactKeys(layer, LAYER_KEYS) ||
+      layer["mediaType"] !== OCTET_STREAM_MEDIA_TYPE ||
+      !isDigest(layer["digest"]) ||
+      !isSize(layer["size"])
+    ) {
+      throw new FetchError(
+        "FETCH_LAYER_DESCRIPTOR_INVALID",
+        `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describe(layer)}`,
+      );
+    }
+    const annotations = layer["annotations"];
+    if (!isObject(annotations) || !hasExactKeys(annotations, [TITLE_ANNOTATION]) || typeof annotations[TITLE_ANNOTATION] !== "string") {
+      throw new FetchError(
+        "FETCH_LAYER_ANNOTATION_INVALID",
+        `invalid OCI path annotation on layer ${index}: expected exactly one string ${TITLE_ANNOTATION}`,
+      );
+    }
+    const title = annotations[TITLE_ANNOTATION] as string;
+    if (!isAllowedPayloadTitle(title, options.packageName)) {
+      throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describe(title)} is not on the payload allow-list`);
+    }
+    if (titles.has(title)) {
+      throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describe(title)}`);
+    }
+    titles.add(title);
+    checked.push({
+      title,
+      descriptor: {
+        mediaType: OCTET_STREAM_MEDIA_TYPE,
+        digest: layer["digest"] as string,
+        size: layer["size"] as number,
+        annotations: { [TITLE_ANNOTATION]: title },
+      },
+    });
+  }
+  if (kind === "receipt") {
+    if (!titles.has(RECEIPT_FILE)) {
+      throw new FetchError("FETCH_LAYER_PATHS_UNEXPECTED", `receipt OCI artifact has unexpected paths: expected exactly ${RECEIPT_FILE}, found ${[...titles].join(", ")}`);
+    }
+  } else {
+    const tarballs = [...titles].filter((t) => t.startsWith("dist/"));
+    if (!STATIC_BUNDLE_PATHS.every((p) => titles.has(p)) || titles.has(RECEIPT_FILE) || tarballs.length !== 1) {
+      throw new FetchError(
+        "FETCH_LAYER_PATHS_UNEXPECTED",
+        `bundle OCI artifact has unexpected paths: expected ${STATIC_BUNDLE_PATHS.join(", ")} and one dist/<name>-<version>.tgz, found ${[...titles].sort().join(", ")}`,
+      );
+    }
+  }
+  return {
+    digest: options.expectedDigest,
+    size: bytes.length,
+    artifactType: artifactType as string,
+    kind,
+    config: { ...EMPTY_CONFIG_DESCRIPTOR },
+    layers: checked,
+  };
+}
