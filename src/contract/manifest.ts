@@ -35,12 +35,10 @@ function fail(code: string, message: string): never {
 export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   let size = 0;
-  await pipeline(createReadStream(path, { highWaterMark: 1024 * 1024 }), async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      hash.update(chunk);
-      size += chunk.length;
-    }
-  });
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
   return { sha256: hash.digest("hex"), size };
 }
 

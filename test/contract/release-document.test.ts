@@ -1,0 +1,249 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { symlink, writeFile, appendFile, rename, rm, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  createTestedManifest,
+  inspectDistDir,
+  verifyFinalReceipt,
+  verifyManifest,
+  verifyTestedManifest,
+  type JsonObject,
+  type PublishedReceipt,
+  type TestedManifest,
+} from "../../src/contract/index.js";
+import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, codeOf, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+
+let root: string;
+let dist: string;
+let manifest: TestedManifest;
+let receipt: PublishedReceipt;
+
+beforeAll(async () => {
+  root = await tempDir();
+  dist = await packTinyPackage(root, "demo-plugin", "0.8.0");
+  manifest = await testedManifestFor(dist);
+  receipt = receiptFor(manifest);
+});
+
+type Doc = Record<string, any>;
+const tested = () => clone(manifest) as unknown as Doc;
+const published = () => clone(receipt) as unknown as Doc;
+
+describe("tested manifest identity (reference 3.3, state tested)", () => {
+  it("accepts the manifest createTestedManifest wrote and returns it unchanged", () => {
+    expect(verifyTestedManifest(tested() as JsonObject, POLICY)).toEqual(manifest);
+    expect(manifest.release_class).toBe("minor");
+    expect(manifest.promotion).toEqual({ automatic_candidate: true, state: "automatic_candidate" });
+    expect(manifest.artifacts[0]!.filename).toBe("demo-plugin-0.8.0.tgz");
+  });
+
+  const cases: [string, (d: Doc) => void, string][] = [
+    ["I1 schema_version 3", (d) => (d.schema_version = 3), "RECEIPT_SCHEMA_UNSUPPORTED"],
+    ["I1 schema_version \"2\"", (d) => (d.schema_version = "2"), "RECEIPT_SCHEMA_UNSUPPORTED"],
+    ["I2 receipt_state published", (d) => (d.receipt_state = "published"), "RECEIPT_STATE_MISMATCH"],
+    ["I3 other package", (d) => (d.package = "other"), "RECEIPT_PACKAGE_MISMATCH"],
+    ["I4 other registry", (d) => (d.registry_repository = "ghcr.io/acme/other"), "RECEIPT_REGISTRY_MISMATCH"],
+    ["I5 extra field", (d) => (d.extra = 1), "RECEIPT_FIELDS_MISMATCH"],
+    ["I5 missing field", (d) => delete d.promotion, "RECEIPT_FIELDS_MISMATCH"],
+    ["I6 version not a string", (d) => (d.version = 8), "RECEIPT_IDENTITY_INCOMPLETE"],
+    ["I7 uppercase source_sha", (d) => (d.source_sha = "A".repeat(40)), "GIT_SHA_INVALID"],
+    ["I7 leading-zero version", (d) => (d.version = "0.08.0"), "SEMVER_INVALID"],
+    ["I7 version skip", (d) => (d.version = "0.9.0"), "RELEASE_NOT_ONE_BUMP"],
+    ["I7 downgrade", (d) => (d.previous_version = "0.9.0"), "RELEASE_NOT_ONE_BUMP"],
+    ["I8 tag", (d) => (d.tag = "v0.8.1"), "RECEIPT_TAG_MISMATCH"],
+    ["I9 class", (d) => (d.release_class = "patch"), "RECEIPT_CLASS_MISMATCH"],
+    ["I10 promotion", (d) => (d.promotion = { automatic_candidate: 1, state: "automatic_candidate" }), "RECEIPT_PROMOTION_MISMATCH"],
+    ["I10 promotion extra key", (d) => (d.promotion.note = "x"), "RECEIPT_PROMOTION_MISMATCH"],
+    ["I11 evidence key missing", (d) => delete d.evidence.host_contract, "EVIDENCE_INCOMPLETE"],
+    ["I11 evidence extra key", (d) => (d.evidence.hermes_contract = {}), "EVIDENCE_INCOMPLETE"],
+    ["I12 gate failed", (d) => (d.evidence.host_contract.result = "failed"), "GATE_NOT_PASSED"],
+    ["I12 gate status skipped", (d) => (d.evidence.unit.status = "skipped"), "GATE_NOT_PASSED"],
+    ["I12 gate extra key", (d) => (d.evidence.unit.note = "x"), "GATE_NOT_PASSED"],
+    ["I12 gate command", (d) => (d.evidence.build_metadata.command = "just build"), "GATE_COMMAND_MISMATCH"],
+    ["I12 gate other source", (d) => (d.evidence.public_contract.source_sha = "c".repeat(40)), "GATE_OTHER_SOURCE"],
+    ["I13 mcp sdk version", (d) => (d.evidence.host_contract.mcp_sdk_version = "1.32"), "GATE_HOST_CONTRACT_INVALID"],
+    ["I14 workflow name", (d) => (d.evidence.workflow.name = "ci.yml"), "WORKFLOW_EVIDENCE_INVALID"],
+    ["I14 run id leading zero", (d) => (d.evidence.workflow.run_id = "0123"), "WORKFLOW_EVIDENCE_INVALID"],
+    ["I14 run attempt boolean", (d) => (d.evidence.workflow.run_attempt = true), "WORKFLOW_EVIDENCE_INVALID"],
+    ["I14 run attempt 0", (d) => (d.evidence.workflow.run_attempt = 0), "WORKFLOW_EVIDENCE_INVALID"],
+    ["I14 workflow other source", (d) => (d.evidence.workflow.source_sha = "c".repeat(40)), "WORKFLOW_EVIDENCE_INVALID"],
+    ["I15 two artifacts", (d) => d.artifacts.push(d.artifacts[0]), "ARTIFACTS_INVENTORY"],
+    ["I15 no artifacts", (d) => (d.artifacts = []), "ARTIFACTS_INVENTORY"],
+    ["F1 size 1.5", (d) => (d.artifacts[0].size = 1.5), "FILE_RECORD_INVALID"],
+    ["F1 size true", (d) => (d.artifacts[0].size = true), "FILE_RECORD_INVALID"],
+    ["F1 size 0", (d) => (d.artifacts[0].size = 0), "FILE_RECORD_INVALID"],
+    ["F1 sha256 uppercase", (d) => (d.artifacts[0].sha256 = d.artifacts[0].sha256.toUpperCase()), "FILE_RECORD_INVALID"],
+    ["F1 blob_digest on a tested record", (d) => (d.artifacts[0].blob_digest = `sha256:${d.artifacts[0].sha256}`), "FILE_RECORD_INVALID"],
+    ["I16 filename", (d) => (d.artifacts[0].filename = "demo-plugin-0.8.1.tgz"), "ARTIFACT_FILENAME_MISMATCH"],
+  ];
+  it.each(cases)("%s fails with %s", async (_name, mutate, code) => {
+    const doc = tested();
+    mutate(doc);
+    expect(await codeOf(() => verifyTestedManifest(doc as JsonObject, POLICY))).toBe(code);
+  });
+
+  it("a major release requires manual migration (0.7.0 -> 1.0.0)", async () => {
+    const d = await tempDir();
+    const majorDist = await packTinyPackage(d, "demo-plugin", "1.0.0");
+    const m = await testedManifestFor(majorDist, "1.0.0", "0.7.0");
+    expect(m.release_class).toBe("major");
+    expect(m.promotion).toEqual({ automatic_candidate: false, state: "manual_migration_required" });
+    await rm(d, { recursive: true, force: true });
+  });
+});
+
+describe("createTestedManifest (reference 3.6)", () => {
+  const input = async () => ({
+    policy: POLICY,
+    previousVersion: "0.7.0",
+    version: "0.8.0",
+    tag: "v0.8.0",
+    sourceSha: SOURCE_SHA,
+    runId: "12345",
+    runAttempt: 1,
+    gates: passedGates(),
+    artifacts: await inspectDistDir(dist, POLICY, "0.8.0"),
+  });
+  it("C1 refuses a version skip 0.7.0 -> 0.9.0", async () => {
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), previousVersion: "0.7.0", version: "0.9.0", tag: "v0.9.0" }))).toBe("RELEASE_NOT_ONE_BUMP");
+  });
+  it("C1 refuses a downgrade", async () => {
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), previousVersion: "0.8.1" }))).toBe("RELEASE_NOT_ONE_BUMP");
+  });
+  it("C2 refuses a tag that does not match the version", async () => {
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), tag: "v0.8.1" }))).toBe("TAG_VERSION_MISMATCH");
+  });
+  it("C3 refuses a short source SHA", async () => {
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), sourceSha: "abc" }))).toBe("GIT_SHA_INVALID");
+  });
+  it("C4 refuses a non-numeric run id and attempt 0", async () => {
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), runId: "abc" }))).toBe("WORKFLOW_EVIDENCE_INVALID");
+    expect(await codeOf(async () => createTestedManifest({ ...(await input()), runAttempt: 0 }))).toBe("WORKFLOW_EVIDENCE_INVALID");
+  });
+  it("C6 refuses a failed gate and a gate with another source before writing", async () => {
+    const failed = await input();
+    failed.gates.host_contract.result = "failed";
+    expect(await codeOf(() => createTestedManifest(failed))).toBe("GATE_NOT_PASSED");
+    const other = await input();
+    other.gates.unit.source_sha = "c".repeat(40);
+    expect(await codeOf(() => createTestedManifest(other))).toBe("GATE_OTHER_SOURCE");
+  });
+});
+
+describe("distribution directory (reference 3.5, 3.7)", () => {
+  async function freshDist(): Promise<{ dir: string; dist: string }> {
+    const dir = await tempDir();
+    return { dir, dist: await packTinyPackage(dir, "demo-plugin", "0.8.0") };
+  }
+  it("verifyManifest accepts the untouched dist", async () => {
+    expect(await verifyManifest(tested() as JsonObject, dist, POLICY)).toEqual(manifest);
+  });
+  it("V2 bytes appended after create-manifest -> ARTIFACT_SHA256_MISMATCH or size", async () => {
+    const { dir, dist: d } = await freshDist();
+    const m = await testedManifestFor(d);
+    await appendFile(join(d, "demo-plugin-0.8.0.tgz"), "x");
+    const code = await codeOf(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY));
+    expect(["ARTIFACT_SHA256_MISMATCH", "TARBALL_UNREADABLE"]).toContain(code);
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("V2 a different tarball of the same name -> ARTIFACT_SHA256_MISMATCH", async () => {
+    const { dir, dist: d } = await freshDist();
+    const m = clone(await testedManifestFor(d));
+    m.artifacts[0]!.sha256 = "0".repeat(64);
+    expect(await codeOf(() => verifyManifest(m as unknown as JsonObject, d, POLICY))).toBe("ARTIFACT_SHA256_MISMATCH");
+    const m2 = clone(await testedManifestFor(d));
+    m2.artifacts[0]!.size += 1;
+    expect(await codeOf(() => verifyManifest(m2 as unknown as JsonObject, d, POLICY))).toBe("ARTIFACT_SIZE_MISMATCH");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D3 an extra file in dist -> DIST_UNEXPECTED_FILE", async () => {
+    const { dir, dist: d } = await freshDist();
+    await writeFile(join(d, ".private-notes.txt"), "x");
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_UNEXPECTED_FILE");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D2 an empty dist or two tarballs -> DIST_INVENTORY", async () => {
+    const { dir, dist: d } = await freshDist();
+    await writeFile(join(d, "demo-plugin-0.8.1.tgz"), "x");
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_INVENTORY");
+    await rm(join(d, "demo-plugin-0.8.1.tgz"));
+    await rm(join(d, "demo-plugin-0.8.0.tgz"));
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_INVENTORY");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D1 a symlinked dist directory -> DIST_SYMLINK", async () => {
+    const { dir, dist: d } = await freshDist();
+    await symlink(d, join(dir, "link"));
+    expect(await codeOf(() => inspectDistDir(join(dir, "link"), POLICY, "0.8.0"))).toBe("DIST_SYMLINK");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D5 a symlinked tarball -> ARTIFACT_NOT_REGULAR", async () => {
+    const { dir, dist: d } = await freshDist();
+    await rename(join(d, "demo-plugin-0.8.0.tgz"), join(dir, "real.tgz"));
+    await symlink(join(dir, "real.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("ARTIFACT_NOT_REGULAR");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D4 a tarball named for another version -> DIST_FILENAME_MISMATCH", async () => {
+    expect(await codeOf(() => inspectDistDir(dist, POLICY, "0.8.1"))).toBe("DIST_FILENAME_MISMATCH");
+  });
+  it("D8 metadata 0.7.1 renamed to the 0.8.0 name -> TARBALL_VERSION_MISMATCH", async () => {
+    const dir = await tempDir();
+    const d = await packTinyPackage(dir, "demo-plugin", "0.7.1");
+    await rename(join(d, "demo-plugin-0.7.1.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("TARBALL_VERSION_MISMATCH");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D7 another package name -> TARBALL_NAME_MISMATCH", async () => {
+    const dir = await tempDir();
+    const d = await packTinyPackage(dir, "other-plugin", "0.8.0");
+    await rename(join(d, "other-plugin-0.8.0.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
+    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("TARBALL_NAME_MISMATCH");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("D6 bytes that are not a gzip tar -> TARBALL_UNREADABLE", async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, "dist"));
+    await writeFile(join(dir, "dist", "demo-plugin-0.8.0.tgz"), "not a tarball");
+    expect(await codeOf(() => inspectDistDir(join(dir, "dist"), POLICY, "0.8.0"))).toBe("TARBALL_UNREADABLE");
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("verifyFinalReceipt (reference 3.8)", () => {
+  it("accepts the receipt buildPublishedReceipt made, with and without the pinned bundle reference", () => {
+    expect(verifyFinalReceipt(published() as JsonObject, POLICY)).toEqual(receipt);
+    expect(verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: BUNDLE_REFERENCE })).toEqual(receipt);
+    expect(receipt.payload.map((p) => p.path)).toEqual(["dist/demo-plugin-0.8.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+  const cases: [string, (d: Doc) => void, string][] = [
+    ["scenario 38: registry_reference by tag", (d) => (d.registry_reference = "ghcr.io/acme/demo-plugin:v0.8.0"), "REFERENCE_NOT_PINNED"],
+    ["scenario 38: blob_digest zeros", (d) => (d.artifacts[0].blob_digest = "sha256:" + "0".repeat(64)), "BLOB_DIGEST_MISMATCH"],
+    ["scenario 38: workflow source", (d) => (d.evidence.workflow.source_sha = "c".repeat(40)), "WORKFLOW_EVIDENCE_INVALID"],
+    ["scenario 38: payload ../escape", (d) => (d.payload[0].path = "../escape"), "PAYLOAD_PATHS_MISMATCH"],
+    ["payload ../x", (d) => (d.payload[1].path = "../x"), "PAYLOAD_PATHS_MISMATCH"],
+    ["schema_version 3", (d) => (d.schema_version = 3), "RECEIPT_SCHEMA_UNSUPPORTED"],
+    ["receipt_state tested", (d) => (d.receipt_state = "tested"), "RECEIPT_STATE_MISMATCH"],
+    ["payload size 1.5", (d) => (d.payload[2].size = 1.5), "FILE_RECORD_INVALID"],
+    ["payload size true", (d) => (d.payload[2].size = true), "FILE_RECORD_INVALID"],
+    ["artifact size true", (d) => (d.artifacts[0].size = true), "FILE_RECORD_INVALID"],
+    ["extra top-level field", (d) => (d.signature = "x"), "RECEIPT_FIELDS_MISMATCH"],
+    ["reference to another repository", (d) => (d.registry_reference = "ghcr.io/evil/demo-plugin@" + "sha256:" + "b".repeat(64)), "REFERENCE_REPOSITORY_MISMATCH"],
+    ["R3 five payload records", (d) => d.payload.push(clone(d.payload[0])), "PAYLOAD_INVENTORY"],
+    ["R3 three payload records", (d) => d.payload.pop(), "PAYLOAD_INVENTORY"],
+    ["R4 payload record missing blob_digest", (d) => delete d.payload[1].blob_digest, "FILE_RECORD_INVALID"],
+    ["R5 payload out of order", (d) => d.payload.reverse(), "PAYLOAD_PATHS_MISMATCH"],
+    ["R6 artifact and payload disagree", (d) => {
+      d.payload[0].sha256 = "9".repeat(64);
+      d.payload[0].blob_digest = "sha256:" + "9".repeat(64);
+    }, "ARTIFACT_PAYLOAD_DISAGREE"],
+  ];
+  it.each(cases)("%s fails with %s", async (_name, mutate, code) => {
+    const doc = published();
+    mutate(doc);
+    expect(await codeOf(() => verifyFinalReceipt(doc as JsonObject, POLICY))).toBe(code);
+  });
+  it("refuses a receipt whose registry_reference is not the pinned bundle reference", async () => {
+    expect(await codeOf(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` }))).toBe("BUNDLE_REFERENCE_MISMATCH");
+  });
+});
