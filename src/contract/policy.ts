@@ -9,6 +9,7 @@
 import { ReleaseContractError } from "./errors.js";
 import { describe, isNpmPackageName } from "./grammar.js";
 import { parseRepository } from "./reference.js";
+import { parseStrictJson } from "./canonical-json.js";
 
 /** The four test gates whose command is recorded in evidence. */
 export const TEST_GATES = ["unit", "public_contract", "host_contract", "build_metadata"] as const;
@@ -75,4 +76,59 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string)
     }
   }
   return { package: name, registryRepository: repository, gates };
+}
+
+/**
+ * Read `<dir>/package.json` (strict JSON). Returns `undefined` when the file
+ * does not exist.
+ * @throws ReleaseContractError `POLICY_INVALID` when it exists but is not valid JSON.
+ */
+export async function readPackageJsonFile(dir: string): Promise<Record<string, unknown> | undefined> {
+  const { readFile } = await import("node:fs/promises");
+  const { join } = await import("node:path");
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(join(dir, "package.json"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new ReleaseContractError("POLICY_INVALID", `cannot read ${join(dir, "package.json")}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  try {
+    return parseStrictJson(bytes, { rejectIntegralFloats: false });
+  } catch (error) {
+    throw new ReleaseContractError("POLICY_INVALID", `${join(dir, "package.json")} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Inputs of {@link resolveVerificationPolicy}. */
+export interface PolicyOverrides {
+  /** Expected package name; default: the package.json `name` when it declares `hermesPluginKit`, else `fallbackPackage`. */
+  package?: string;
+  /** Expected repository; default: package.json `hermesPluginKit.repository`, else `fallbackRepository`. */
+  repository?: string;
+  /** Used when neither the flag nor package.json gives a package. */
+  fallbackPackage?: string;
+  /** Used when neither the flag nor package.json gives a repository. */
+  fallbackRepository?: string;
+}
+
+/**
+ * Resolve the policy a consumer command verifies against: explicit overrides
+ * first, then the `hermesPluginKit` section of the package.json in `dir`,
+ * then the fallbacks. Gate commands come from that package.json's
+ * `hermesPluginKit.gates` when it is the releasing package, else the defaults.
+ * @throws ReleaseContractError `POLICY_INVALID` when no repository can be determined.
+ */
+export async function resolveVerificationPolicy(dir: string, overrides: PolicyOverrides): Promise<ReleasePolicy> {
+  const pkg = await readPackageJsonFile(dir);
+  const kit = pkg?.["hermesPluginKit"];
+  const declared = kit !== null && typeof kit === "object" && !Array.isArray(kit) ? (kit as Record<string, unknown>) : undefined;
+  const repository = overrides.repository ?? (typeof declared?.["repository"] === "string" ? (declared["repository"] as string) : undefined) ?? overrides.fallbackRepository;
+  if (repository === undefined) {
+    throw new ReleaseContractError("POLICY_INVALID", "no registry repository to verify against: pass --repository or set hermesPluginKit.repository in package.json");
+  }
+  const pkgName = overrides.package ?? (declared !== undefined && typeof pkg?.["name"] === "string" ? (pkg["name"] as string) : undefined) ?? overrides.fallbackPackage;
+  const sameReleasingPackage = declared !== undefined && pkg?.["name"] === pkgName;
+  const base = sameReleasingPackage ? policyFromPackageJson(pkg, repository) : policyFromPackageJson({ name: pkgName, hermesPluginKit: { repository } });
+  return base;
 }

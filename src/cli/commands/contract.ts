@@ -1,7 +1,80 @@
 /** CLI wiring of the offline contract checks: `verify-manifest`, `verify-final-receipt`. */
 import type { Command } from "commander";
+import {
+  readReleaseJsonFile,
+  resolveVerificationPolicy,
+  verifyFinalReceipt,
+  verifyManifest,
+} from "../../contract/index.js";
+import { printJson, printLine, runAction } from "../output.js";
+
+interface VerifyManifestOptions {
+  manifest: string;
+  artifactDir: string;
+  package?: string;
+  repository?: string;
+  json?: boolean;
+}
+
+interface VerifyReceiptOptions {
+  receipt: string;
+  package?: string;
+  repository?: string;
+  expectBundleReference?: string;
+  json?: boolean;
+}
 
 /** Register `verify-manifest` and `verify-final-receipt`. */
 export function registerContractCommands(program: Command): void {
-  void program;
+  program
+    .command("verify-manifest")
+    .description("Verify a tested release-manifest.json against the npm tarball in an artifact directory (offline).")
+    .requiredOption("--manifest <file>", "release-manifest.json to verify")
+    .requiredOption("--artifact-dir <dir>", "directory holding exactly the one npm tarball")
+    .option("--package <name>", "expected package name (default: package.json name in the current directory)")
+    .option("--repository <repo>", "expected registry repository (default: package.json hermesPluginKit.repository)")
+    .option("--json", "print a JSON result instead of text")
+    .action(async (opts: VerifyManifestOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const doc = await readReleaseJsonFile(opts.manifest);
+        const policy = await resolveVerificationPolicy(process.cwd(), {
+          package: opts.package,
+          repository: opts.repository,
+          fallbackPackage: typeof doc["package"] === "string" ? doc["package"] : undefined,
+          fallbackRepository: typeof doc["registry_repository"] === "string" ? doc["registry_repository"] : undefined,
+        });
+        const manifest = await verifyManifest(doc, opts.artifactDir, policy);
+        const artifact = manifest.artifacts[0];
+        if (opts.json === true) printJson({ ok: true, package: manifest.package, version: manifest.version, source_sha: manifest.source_sha, artifacts: manifest.artifacts });
+        else printLine(`verified ${manifest.package} ${manifest.version} (${manifest.release_class}) ${artifact?.filename} sha256:${artifact?.sha256}`);
+      });
+    });
+
+  program
+    .command("verify-final-receipt")
+    .description("Verify a published release-receipt.json offline; compare its registry_reference with the bundle reference you pinned.")
+    .requiredOption("--receipt <file>", "release-receipt.json to verify")
+    .option("--repository <repo>", "the only registry repository allowed (default: package.json hermesPluginKit.repository, else the repository of --expect-bundle-reference)")
+    .option("--package <name>", "expected package name (default: package.json name when it declares hermesPluginKit, else the receipt's package)")
+    .option("--expect-bundle-reference <ref>", "require registry_reference to equal this digest-pinned bundle reference")
+    .option("--json", "print a JSON result instead of text")
+    .action(async (opts: VerifyReceiptOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const doc = await readReleaseJsonFile(opts.receipt);
+        const pinnedRepo = opts.expectBundleReference?.slice(0, Math.max(0, opts.expectBundleReference.lastIndexOf("@")));
+        const policy = await resolveVerificationPolicy(process.cwd(), {
+          package: opts.package,
+          repository: opts.repository,
+          fallbackPackage: typeof doc["package"] === "string" ? doc["package"] : undefined,
+          fallbackRepository: pinnedRepo !== undefined && pinnedRepo.length > 0 ? pinnedRepo : undefined,
+        });
+        const receipt = verifyFinalReceipt(doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
+        const artifact = receipt.artifacts[0];
+        if (opts.json === true) {
+          printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 } });
+        } else {
+          printLine(`verified ${receipt.package} ${receipt.version} receipt; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
+        }
+      });
+    });
 }

@@ -1,0 +1,112 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { writeFile, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { canonicalJson, testedManifestBytes, type PublishedReceipt, type TestedManifest } from "../../src/contract/index.js";
+import { BUNDLE_REFERENCE, POLICY, clone, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+import { runCli } from "../support/cli.js";
+
+let dir: string;
+let dist: string;
+let manifest: TestedManifest;
+let receipt: PublishedReceipt;
+const repoFlags = ["--repository", POLICY.registryRepository, "--package", POLICY.package];
+
+beforeAll(async () => {
+  dir = await tempDir();
+  dist = await packTinyPackage(dir, "demo-plugin", "0.8.0");
+  manifest = await testedManifestFor(dist);
+  receipt = receiptFor(manifest);
+});
+
+async function writeDoc(name: string, text: string): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+}
+
+describe("hermes-plugin-kit verify-final-receipt", () => {
+  it("accepts a valid receipt (exit 0) and prints the pinned reference", async () => {
+    const file = await writeDoc("ok.json", canonicalJson(receipt));
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-bundle-reference", BUNDLE_REFERENCE], { cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(BUNDLE_REFERENCE);
+  });
+  it("--json prints a machine-readable result", async () => {
+    const file = await writeDoc("ok2.json", canonicalJson(receipt));
+    const r = await runCli(["verify-final-receipt", "--receipt", file, "--expect-bundle-reference", BUNDLE_REFERENCE, "--json"], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, registry_reference: BUNDLE_REFERENCE, tarball: { filename: "demo-plugin-0.8.0.tgz" } });
+  });
+
+  type Doc = Record<string, any>;
+  const mutations: [string, (d: Doc) => void, string, string][] = [
+    ["registry_reference as a tag", (d) => (d.registry_reference = `${POLICY.registryRepository}:v0.8.0`), "REFERENCE_NOT_PINNED", "digest"],
+    ["blob_digest all zeros", (d) => (d.artifacts[0].blob_digest = "sha256:" + "0".repeat(64)), "BLOB_DIGEST_MISMATCH", "artifacts[0].blob_digest"],
+    ["workflow source c...c", (d) => (d.evidence.workflow.source_sha = "c".repeat(40)), "WORKFLOW_EVIDENCE_INVALID", "evidence.workflow"],
+    ["payload[0].path ../escape", (d) => (d.payload[0].path = "../escape"), "PAYLOAD_PATHS_MISMATCH", "../escape"],
+    ["schema_version 3", (d) => (d.schema_version = 3), "RECEIPT_SCHEMA_UNSUPPORTED", "schema_version"],
+    ["receipt_state tested", (d) => (d.receipt_state = "tested"), "RECEIPT_STATE_MISMATCH", "receipt_state"],
+    ["payload path ../x", (d) => (d.payload[3].path = "../x"), "PAYLOAD_PATHS_MISMATCH", "../x"],
+    ["size 1.5", (d) => (d.payload[1].size = 1.5), "FILE_RECORD_INVALID", "payload[1].size"],
+    ["size true", (d) => (d.artifacts[0].size = true), "FILE_RECORD_INVALID", "artifacts[0].size"],
+    ["extra top-level field", (d) => (d.extra = "x"), "RECEIPT_FIELDS_MISMATCH", '"extra"'],
+  ];
+  it.each(mutations)("rejects %s with exit 1, %s, naming the field", async (name, mutate, code, field) => {
+    const doc = clone(receipt) as unknown as Doc;
+    mutate(doc);
+    const file = await writeDoc(`bad-${name.replace(/\W+/g, "-")}.json`, JSON.stringify(doc));
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(`[${code}]`);
+    expect(r.stderr).toContain(field);
+  });
+  it("rejects a duplicated key with exit 1 and JSON_DUPLICATE_KEY naming the key", async () => {
+    const text = canonicalJson(receipt).replace('"package":', '"version":"9.9.9","package":');
+    const file = await writeDoc("dup.json", text);
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("JSON_DUPLICATE_KEY");
+    expect(r.stderr).toContain('"version"');
+  });
+  it("rejects a tested manifest where a receipt is expected", async () => {
+    const file = await writeDoc("tested.json", testedManifestBytes(manifest).toString());
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("RECEIPT_STATE_MISMATCH");
+  });
+  it("rejects a receipt for another bundle than the pinned one", async () => {
+    const file = await writeDoc("ok3.json", canonicalJson(receipt));
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-bundle-reference", `${POLICY.registryRepository}@sha256:${"e".repeat(64)}`], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("BUNDLE_REFERENCE_MISMATCH");
+  });
+  it("usage errors exit 2", async () => {
+    const r = await runCli(["verify-final-receipt"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--receipt");
+  });
+  it("an unreadable file exits 1 with RELEASE_JSON_UNREADABLE", async () => {
+    const r = await runCli(["verify-final-receipt", "--receipt", join(dir, "missing.json"), ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("RELEASE_JSON_UNREADABLE");
+  });
+});
+
+describe("hermes-plugin-kit verify-manifest", () => {
+  it("accepts the manifest for its dist and rejects tampered bytes", async () => {
+    const file = await writeDoc("release-manifest.json", testedManifestBytes(manifest).toString());
+    const ok = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, ...repoFlags], { cwd: dir });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("demo-plugin 0.8.0");
+    const bad = clone(manifest);
+    bad.artifacts[0]!.sha256 = "f".repeat(64);
+    const badFile = await writeDoc("bad-manifest.json", testedManifestBytes(bad).toString());
+    const r = await runCli(["verify-manifest", "--manifest", badFile, "--artifact-dir", dist, ...repoFlags, "--json"], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "ARTIFACT_SHA256_MISMATCH" });
+    expect(await readFile(file, "utf8")).toBe(testedManifestBytes(manifest).toString());
+  });
+});

@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  bumpVersion,
+  isDiscoveryTag,
+  isLoopbackHost,
+  parseReference,
+  parseRepository,
+  parseStableSemver,
+  policyFromPackageJson,
+  releaseClassOf,
+  requireDigest,
+  requireDiscoveryTag,
+  requireGitSha,
+  tarballFileName,
+} from "../../src/contract/index.js";
+import { codeOf } from "../support/contract-fixture.js";
+
+const HEX = "0123456789abcdef";
+const digestArb = fc.string({ unit: fc.constantFrom(...HEX), minLength: 64, maxLength: 64 }).map((h) => `sha256:${h}`);
+const component = fc.stringMatching(/^[a-z0-9]+(?:[._-][a-z0-9]+)*$/).filter((s) => s.length > 0 && s.length < 30);
+const repoArb = fc
+  .tuple(fc.constantFrom("ghcr.io", "127.0.0.1:5000", "registry.example:443", "localhost"), fc.array(component, { minLength: 1, maxLength: 3 }))
+  .map(([host, parts]) => `${host}/${parts.join("/")}`);
+
+describe("stable SemVer (S1)", () => {
+  it.each(["0.0.0", "1.2.3", "10.20.30"])("accepts %s", (v) => {
+    expect(parseStableSemver(v)).toBeTruthy();
+  });
+  it.each(["01.2.3", "1.02.3", "1.2.03", "1.2.3-rc.1", "1.2.3+b", "v1.2.3", "1.2", "1.2.3.4", "", " 1.2.3", "１.2.3", "1.2.3\n"])("refuses %j with SEMVER_INVALID", async (v) => {
+    expect(await codeOf(() => parseStableSemver(v))).toBe("SEMVER_INVALID");
+  });
+});
+
+describe("release class (S2)", () => {
+  it.each([
+    ["0.7.0", "1.0.0", "major"],
+    ["0.7.0", "0.8.0", "minor"],
+    ["0.7.0", "0.7.1", "patch"],
+    ["1.9.9", "2.0.0", "major"],
+  ])("%s -> %s is %s", (a, b, cls) => {
+    expect(releaseClassOf(a, b)).toBe(cls);
+  });
+  it.each([
+    ["0.7.0", "0.7.0"],
+    ["0.7.0", "0.9.0"],
+    ["0.7.0", "0.6.0"],
+    ["0.7.0", "1.1.0"],
+    ["0.7.0", "0.8.1"],
+    ["0.7.3", "1.0.1"],
+  ])("%s -> %s is not one bump", async (a, b) => {
+    expect(await codeOf(() => releaseClassOf(a, b))).toBe("RELEASE_NOT_ONE_BUMP");
+  });
+  it("bumpVersion and releaseClassOf agree for every class", () => {
+    fc.assert(
+      fc.property(fc.nat(1000), fc.nat(1000), fc.nat(1000), fc.constantFrom("major", "minor", "patch") as fc.Arbitrary<"major" | "minor" | "patch">, (a, b, c, cls) => {
+        const v = `${a}.${b}.${c}`;
+        expect(releaseClassOf(v, bumpVersion(v, cls))).toBe(cls);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("scalar grammars (S3, S5, digest)", () => {
+  it("Git SHA: 40 lowercase hex only", async () => {
+    expect(requireGitSha("a".repeat(40), "source_sha")).toBe("a".repeat(40));
+    expect(await codeOf(() => requireGitSha("A".repeat(40), "source_sha"))).toBe("GIT_SHA_INVALID");
+    expect(await codeOf(() => requireGitSha("a".repeat(39), "source_sha"))).toBe("GIT_SHA_INVALID");
+  });
+  it("digest: sha256 with 64 lowercase hex", async () => {
+    expect(requireDigest("sha256:" + "f".repeat(64))).toMatch(/^sha256:/);
+    expect(await codeOf(() => requireDigest("sha512:" + "f".repeat(128)))).toBe("DIGEST_INVALID");
+    expect(await codeOf(() => requireDigest("sha256:" + "F".repeat(64)))).toBe("DIGEST_INVALID");
+  });
+  it("discovery tag grammar", async () => {
+    expect(isDiscoveryTag("v1.2.3-receipt")).toBe(true);
+    expect(isDiscoveryTag("candidate-1-" + "a".repeat(40))).toBe(true);
+    expect(isDiscoveryTag("_x")).toBe(true);
+    expect(isDiscoveryTag("a".repeat(128))).toBe(true);
+    for (const bad of ["", "-x", ".x", "a".repeat(129), "a/b", "a:b", "a b"]) {
+      expect(await codeOf(() => requireDiscoveryTag(bad))).toBe("TAG_INVALID");
+    }
+  });
+  it("tarball names follow npm pack", async () => {
+    expect(tarballFileName("demo-plugin", "1.0.0")).toBe("demo-plugin-1.0.0.tgz");
+    expect(tarballFileName("@acme/demo", "1.0.0")).toBe("acme-demo-1.0.0.tgz");
+    expect(await codeOf(() => tarballFileName("Bad Name", "1.0.0"))).toBe("PACKAGE_NAME_INVALID");
+    expect(await codeOf(() => tarballFileName("demo", "1.0"))).toBe("SEMVER_INVALID");
+  });
+  it("loopback hosts", () => {
+    expect(["localhost", "127.0.0.1", "127.1.2.3", "[::1]", "::1"].every(isLoopbackHost)).toBe(true);
+    expect(["10.0.0.1", "ghcr.io", "127.0.0.1.example", "localhost.evil"].some(isLoopbackHost)).toBe(false);
+  });
+});
+
+describe("repositories and references (S4)", () => {
+  const pinned = "ghcr.io/acme/demo-plugin";
+  const digest = "sha256:" + "a".repeat(64);
+  it("parses registry and layout repositories", () => {
+    expect(parseRepository("127.0.0.1:5000/ns/name")).toMatchObject({ kind: "registry", host: "127.0.0.1", port: 5000, path: "ns/name" });
+    expect(parseRepository("oci-layout:/srv/store")).toMatchObject({ kind: "layout", dir: "/srv/store" });
+  });
+  it.each(["acme/demo", "ghcr.io/", "ghcr.io/Acme/demo", "ghcr.io/acme//demo", "oci-layout:", "", "ghcr.io/acme/demo:tag"])("refuses repository %j", async (r) => {
+    expect(await codeOf(() => parseRepository(r))).toBe("REPOSITORY_INVALID");
+  });
+  it("accepts a digest reference in the pinned repository", () => {
+    expect(parseReference(`${pinned}@${digest}`, pinned)).toMatchObject({ digest, reference: `${pinned}@${digest}` });
+    expect(parseReference(`oci-layout:/srv/s@${digest}`, "oci-layout:/srv/s").repository.kind).toBe("layout");
+  });
+  it.each([
+    [`${pinned}:v1.0.0`, "REFERENCE_NOT_PINNED"],
+    [`${pinned}:v1.0.0@${digest}`, "REFERENCE_NOT_PINNED"],
+    [`${pinned}@sha256:${"A".repeat(64)}`, "REFERENCE_NOT_PINNED"],
+    [`${pinned}@sha256:${"a".repeat(63)}`, "REFERENCE_NOT_PINNED"],
+    [`${pinned}`, "REFERENCE_NOT_PINNED"],
+    [`ghcr.io/acme/other@${digest}`, "REFERENCE_REPOSITORY_MISMATCH"],
+    [`ghcr.io/acme/demo-plugin/sub@${digest}`, "REFERENCE_REPOSITORY_MISMATCH"],
+  ])("refuses %s with %s", async (ref, code) => {
+    expect(await codeOf(() => parseReference(ref, pinned))).toBe(code);
+  });
+  it("property: never accepts a tag reference, whatever the repository and tag", () => {
+    fc.assert(
+      fc.property(repoArb, fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), fc.boolean(), digestArb, (repo, tag, withDigest, d) => {
+        const ref = withDigest ? `${repo}:${tag}@${d}` : `${repo}:${tag}`;
+        let accepted = true;
+        try {
+          parseReference(ref, repo);
+        } catch {
+          accepted = false;
+        }
+        expect(accepted).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+  it("property: never accepts a repository other than the pinned one", () => {
+    fc.assert(
+      fc.property(repoArb, repoArb, digestArb, (pinnedRepo, other, d) => {
+        fc.pre(pinnedRepo !== other);
+        let accepted = true;
+        try {
+          parseReference(`${other}@${d}`, pinnedRepo);
+        } catch (error) {
+          expect((error as { code: string }).code).toBe("REFERENCE_REPOSITORY_MISMATCH");
+          accepted = false;
+        }
+        expect(accepted).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+  it("property: accepts every digest reference in the pinned repository", () => {
+    fc.assert(
+      fc.property(repoArb, digestArb, (repo, d) => {
+        expect(parseReference(`${repo}@${d}`, repo).digest).toBe(d);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("policy from package.json", () => {
+  it("uses defaults and overrides", () => {
+    const p = policyFromPackageJson({ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { unit: "npm test" } } });
+    expect(p).toEqual({ package: "demo", registryRepository: "ghcr.io/a/demo", gates: { unit: "npm test", public_contract: "just test-release", host_contract: "just test-contract", build_metadata: "just build && just check-dist" } });
+  });
+  it.each([
+    [{ name: "demo" }],
+    [{ name: "Demo", hermesPluginKit: { repository: "ghcr.io/a/demo" } }],
+    [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { lint: "x" } } }],
+    [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { unit: "" } } }],
+  ])("refuses %j with POLICY_INVALID", async (pkg) => {
+    expect(await codeOf(() => policyFromPackageJson(pkg))).toBe("POLICY_INVALID");
+  });
+});
