@@ -1,0 +1,187 @@
+/**
+ * The source bundle check: `release-source.bundle` is unbundled for real into
+ * a fresh scratch bare repository by an isolated git (no system or global
+ * config, hooks disabled, no inherited `GIT_*` environment), and must hold
+ * exactly the release refs at the release commit whose `package.json` names
+ * the release.
+ *
+ * Follows `original-release-contract.md` section 3.10 (B1-B4), adapted:
+ * `package.json` replaces `pyproject.toml`, and the refs are fetched with
+ * object checking (`git bundle verify` alone does not read the pack data, so
+ * a truncated or corrupted pack is only caught by the real fetch).
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseStrictJson } from "../contract/canonical-json.js";
+import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
+import { describe, isGitSha } from "../contract/grammar.js";
+import { FetchError } from "./errors.js";
+
+/** What the bundle must prove (taken from the verified tested manifest). */
+export interface SourceBundleExpectation {
+  /** The release commit, 40 lowercase hex. */
+  sourceSha: string;
+  /** The release tag, `v<version>`. */
+  tag: string;
+  /** npm package name `package.json` must have at `sourceSha`. */
+  packageName: string;
+  /** Version `package.json` must have at `sourceSha`. */
+  version: string;
+}
+
+/** Options of {@link verifySourceBundleFile}. */
+export interface SourceBundleOptions {
+  /** Parent directory of the scratch repository (default: the OS temp directory). */
+  tmpDir?: string;
+  /** Time limit per git invocation in ms (default 60 000). */
+  timeoutMs?: number;
+  /** The git executable (default `git` on PATH). */
+  git?: string;
+}
+
+const MAX_GIT_OUTPUT = 4 * 1024 * 1024;
+const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
+
+/** The environment of every isolated git run: nothing inherited but PATH. */
+function isolatedEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+    HOME: home,
+    LC_ALL: "C",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ALLOW_PROTOCOL: "file",
+  };
+}
+
+interface GitResult {
+  code: number | null;
+  stdout: Buffer;
+}
+
+function runGit(git: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<GitResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(git, ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "protocol.file.allow=always", ...args], {
+      env,
+      stdio: ["ignore", "pipe", "ignore"],
+      timeout: timeoutMs,
+      killSignal: "SIGKILL",
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let overflow = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_GIT_OUTPUT) {
+        overflow = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      chunks.push(chunk);
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolvePromise({ code: overflow ? null : code, stdout: Buffer.concat(chunks) }));
+  });
+}
+
+/**
+ * Verify a release source bundle (reference B1-B4) in a fresh scratch bare
+ * repository that is always removed afterwards.
+ *
+ * @param bundlePath the `release-source.bundle` file.
+ * @throws FetchError
+ *   `SOURCE_BUNDLE_GIT_FAILED` (any git step failed: not a bundle, a bundle
+ *   with prerequisites, a truncated or corrupt pack; the message names the
+ *   git subcommand, never its output);
+ *   `SOURCE_BUNDLE_REFS_MISMATCH` (the bundle's refs are not exactly
+ *   `refs/heads/release-candidate` and `refs/tags/<tag>`);
+ *   `SOURCE_BUNDLE_SHA_MISMATCH` (a ref does not peel to `sourceSha`);
+ *   `SOURCE_BUNDLE_PACKAGE_MISMATCH` (`package.json` at `sourceSha` is
+ *   missing, unreadable, or has another name or version).
+ */
+export async function verifySourceBundleFile(bundlePath: string, expect: SourceBundleExpectation, options: SourceBundleOptions = {}): Promise<void> {
+  if (!isGitSha(expect.sourceSha)) {
+    throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source_sha must be a lowercase 40-character Git SHA, found ${describe(expect.sourceSha)}`);
+  }
+  const git = options.git ?? "git";
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const bundle = resolve(bundlePath);
+  const tagRef = `refs/tags/${expect.tag}`;
+  const scratch = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-source-"));
+  try {
+    const repo = join(scratch, "repo.git");
+    const env = isolatedEnv(scratch);
+    const step = async (name: string, args: string[]): Promise<Buffer> => {
+      const result = await runGit(git, args, env, timeoutMs);
+      if (result.code !== 0) {
+        throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle git ${name} verification failed (exit ${result.code === null ? "killed" : result.code})`);
+      }
+      return result.stdout;
+    };
+    await step("init", ["init", "--quiet", "--bare", repo]);
+    const gitDir = `--git-dir=${repo}`;
+    await step("bundle verify", [gitDir, "bundle", "verify", "--quiet", bundle]);
+    const heads = (await step("bundle list-heads", [gitDir, "bundle", "list-heads", bundle])).toString("utf8");
+    const refs = new Map<string, string>();
+    const lines = heads.split("\n").filter((l) => l.length > 0);
+    for (const line of lines) {
+      const match = /^([0-9a-f]{40}) (\S+)$/.exec(line);
+      if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describe(line)}`);
+      refs.set(match[2] as string, match[1] as string);
+    }
+    const expectedRefs = [RELEASE_CANDIDATE_REF, tagRef];
+    if (lines.length !== 2 || refs.size !== 2 || !expectedRefs.every((r) => refs.has(r))) {
+      throw new FetchError(
+        "SOURCE_BUNDLE_REFS_MISMATCH",
+        `source bundle refs do not match the release identity: expected exactly ${expectedRefs.join(" and ")}, found ${[...refs.keys()].join(", ") || "none"}`,
+      );
+    }
+    await step("fetch", [
+      gitDir,
+      "-c",
+      "transfer.fsckObjects=true",
+      "-c",
+      "fetch.fsckObjects=true",
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--end-of-options",
+      bundle,
+      `${RELEASE_CANDIDATE_REF}:${RELEASE_CANDIDATE_REF}`,
+      `${tagRef}:${tagRef}`,
+    ]);
+    for (const ref of expectedRefs) {
+      const peeled = (await step("rev-parse", [gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])).toString("utf8").trim();
+      if (peeled !== expect.sourceSha) {
+        throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describe(peeled)}, expected ${expect.sourceSha}`);
+      }
+    }
+    const object = `${expect.sourceSha}:package.json`;
+    const typeResult = await runGit(git, [gitDir, "cat-file", "-t", "--end-of-options", object], env, timeoutMs);
+    const sizeResult = await runGit(git, [gitDir, "cat-file", "-s", "--end-of-options", object], env, timeoutMs);
+    const size = Number(sizeResult.stdout.toString("utf8").trim());
+    if (typeResult.code !== 0 || typeResult.stdout.toString("utf8").trim() !== "blob" || sizeResult.code !== 0 || !Number.isSafeInteger(size) || size > MAX_PACKAGE_JSON_BYTES) {
+      throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle has no readable package.json (at most ${MAX_PACKAGE_JSON_BYTES} bytes) at ${expect.sourceSha}`);
+    }
+    const text = await step("cat-file", [gitDir, "cat-file", "blob", "--end-of-options", object]);
+    let pkg;
+    try {
+      pkg = parseStrictJson(text, { rejectIntegralFloats: false });
+    } catch (error) {
+      throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle package.json at ${expect.sourceSha} is not valid JSON: ${(error as Error).message}`);
+    }
+    if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
+      throw new FetchError(
+        "SOURCE_BUNDLE_PACKAGE_MISMATCH",
+        `source bundle package.json at ${expect.sourceSha} names ${describe(pkg["name"])}@${describe(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
+      );
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
