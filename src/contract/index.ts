@@ -11,3 +11,4 @@ export * from "./policy.js";
 export * from "./schemas.js";
 export * from "./release-document.js";
 export * from "./manifest.js";
+export * from "./json-schema.js";
