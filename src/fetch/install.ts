@@ -1,0 +1,180 @@
+/**
+ * Safe installation of verified payload files into the output directory `D`.
+ *
+ * Follows `original-release-contract.md` section 3.15 (X1-X3), strengthened:
+ * `D` and every directory between `D` and a file must be real directories
+ * (never symlinks), an existing file with other bytes is never overwritten,
+ * identical files are left untouched (a repeated fetch is a no-op), and on
+ * any failure everything this call created is removed again, so `D` is
+ * either not created or left exactly as it was.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, constants as fsConstants } from "node:fs";
+import { chmod, copyFile, link, lstat, mkdir, rmdir, unlink } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { isAllowedPayloadTitle } from "../contract/payload.js";
+import { describe } from "../contract/grammar.js";
+import { FetchError } from "./errors.js";
+
+/** One verified file to install. */
+export interface InstallFile {
+  /** Payload path relative to `D` (an allow-listed title such as `dist/<name>-<version>.tgz`). */
+  path: string;
+  /** The verified local copy (in the private temp directory). */
+  source: string;
+  /** SHA-256 of the verified bytes, 64 lowercase hex. */
+  sha256: string;
+}
+
+/** What {@link installPayload} did. */
+export interface InstallResult {
+  /** Payload paths written by this call. */
+  written: string[];
+  /** Payload paths that already held identical bytes and were left untouched. */
+  unchanged: string[];
+}
+
+async function lstatOrNull(path: string) {
+  try {
+    return await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw new FetchError("INSTALL_FAILED", `cannot inspect ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const stream = createReadStream(path, { flags: fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW, highWaterMark: 1024 * 1024 });
+  for await (const chunk of stream) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** Directories between `root` and `file` (exclusive of both), outermost first. */
+function intermediateDirs(root: string, relative: string): string[] {
+  const parts = relative.split("/");
+  const dirs: string[] = [];
+  for (let i = 1; i < parts.length; i += 1) dirs.push(join(root, ...parts.slice(0, i)));
+  return dirs;
+}
+
+/**
+ * Check every target first (no writes), then write the missing files.
+ *
+ * First pass: `D` must not be a symlink (`INSTALL_OUTPUT_SYMLINK`) and must be
+ * a directory if it exists; every directory inside `D` on the way to a file
+ * must be absent or a real directory (`INSTALL_UNSAFE_PATH`); an existing
+ * target must be a regular file (`INSTALL_UNSAFE_PATH` for a symlink or
+ * anything else) with the same SHA-256 (`INSTALL_OVERWRITE_REFUSED`).
+ * Second pass: create `D` and parents (mode 0755 before umask), copy each
+ * missing file to a temporary name in its directory and hard-link it into
+ * place (never replacing what appeared meanwhile), then re-check its bytes.
+ *
+ * @param outputDir `D`; created if absent (with missing parents).
+ * @throws FetchError `INSTALL_PATH_INVALID` (a path not on the payload
+ *   allow-list), `INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`,
+ *   `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED` (I/O). On any throw the
+ *   files and directories this call created are removed.
+ */
+export async function installPayload(outputDir: string, files: readonly InstallFile[]): Promise<InstallResult> {
+  const root = resolve(outputDir);
+  for (const file of files) {
+    if (!isAllowedPayloadTitle(file.path) || isAbsolute(file.path) || file.path.includes("\\")) {
+      throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describe(file.path)} is not a payload path`);
+    }
+  }
+  // First pass: no writes.
+  const rootStat = await lstatOrNull(root);
+  if (rootStat !== null && rootStat.isSymbolicLink()) {
+    throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
+  }
+  if (rootStat !== null && !rootStat.isDirectory()) {
+    throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  }
+  const toWrite: InstallFile[] = [];
+  const unchanged: string[] = [];
+  for (const file of files) {
+    if (rootStat !== null) {
+      for (const dir of intermediateDirs(root, file.path)) {
+        const st = await lstatOrNull(dir);
+        if (st === null) break;
+        if (st.isSymbolicLink() || !st.isDirectory()) {
+          throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
+        }
+      }
+    }
+    const target = join(root, file.path);
+    const st = rootStat === null ? null : await lstatOrNull(target);
+    if (st === null) {
+      toWrite.push(file);
+      continue;
+    }
+    if (st.isSymbolicLink()) throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${target} is a symlink`);
+    if (!st.isFile()) throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} exists and is not a regular file`);
+    const existing = await sha256OfFile(target);
+    if (existing !== file.sha256) {
+      throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} holds sha256 ${existing}, the verified payload is ${file.sha256}`);
+    }
+    unchanged.push(file.path);
+  }
+  // Second pass: writes, undone on failure.
+  const createdDirs: string[] = [];
+  const createdFiles: string[] = [];
+  const written: string[] = [];
+  try {
+    if (rootStat === null) {
+      const first = await mkdir(root, { recursive: true, mode: 0o755 });
+      if (first !== undefined) {
+        // Record every directory mkdir created, outermost first.
+        let dir = root;
+        const chain: string[] = [];
+        while (dir.length >= first.length) {
+          chain.unshift(dir);
+          if (dir === first) break;
+          dir = dirname(dir);
+        }
+        createdDirs.push(...chain);
+      }
+    }
+    for (const file of toWrite) {
+      for (const dir of intermediateDirs(root, file.path)) {
+        const st = await lstatOrNull(dir);
+        if (st === null) {
+          await mkdir(dir, { mode: 0o755 });
+          createdDirs.push(dir);
+        } else if (st.isSymbolicLink() || !st.isDirectory()) {
+          throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
+        }
+      }
+      const target = join(root, file.path);
+      const temp = join(dirname(target), `.${file.path.split("/").pop() as string}.hpk-${randomBytes(6).toString("hex")}.tmp`);
+      await copyFile(file.source, temp, fsConstants.COPYFILE_EXCL);
+      try {
+        await chmod(temp, 0o644);
+        const copied = await sha256OfFile(temp);
+        if (copied !== file.sha256) {
+          throw new FetchError("INSTALL_FAILED", `copy of ${file.path} does not match the verified bytes (sha256 ${copied}, expected ${file.sha256})`);
+        }
+        try {
+          await link(temp, target);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+            throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} appeared while installing`);
+          }
+          throw error;
+        }
+        createdFiles.push(target);
+        written.push(file.path);
+      } finally {
+        await unlink(temp).catch(() => undefined);
+      }
+    }
+  } catch (error) {
+    for (const file of createdFiles.reverse()) await unlink(file).catch(() => undefined);
+    for (const dir of createdDirs.reverse()) await rmdir(dir).catch(() => undefined);
+    if (error instanceof FetchError) throw error;
+    throw new FetchError("INSTALL_FAILED", `cannot install into ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+  return { written, unchanged };
+}
+

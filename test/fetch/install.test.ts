@@ -1,0 +1,147 @@
+import { createHash } from "node:crypto";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { installPayload, type InstallFile } from "../../src/fetch/install.js";
+import { codeOf } from "../support/contract-fixture.js";
+
+let root: string;
+let files: InstallFile[];
+
+async function source(name: string, content: string): Promise<InstallFile> {
+  const path = join(root, "verified", name.replaceAll("/", "_"));
+  await writeFile(path, content);
+  return { path: name, source: path, sha256: createHash("sha256").update(content).digest("hex") };
+}
+
+async function tree(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    out.push(join(entry.parentPath, entry.name).slice(dir.length + 1) + (entry.isSymbolicLink() ? "@" : entry.isDirectory() ? "/" : ""));
+  }
+  return out.sort();
+}
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-install-"));
+  await mkdir(join(root, "verified"));
+  files = [
+    await source("release-manifest.json", "{}\n"),
+    await source("release-source.bundle", "bundle"),
+    await source("release-payload.sha256", "sums"),
+    await source("dist/demo-1.0.0.tgz", "tarball"),
+  ];
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("installPayload", () => {
+  it("creates D (and missing parents) and writes every file, mode 0644", async () => {
+    const out = join(root, "a", "b", "D");
+    const result = await installPayload(out, files);
+    expect(result.written.sort()).toEqual(files.map((f) => f.path).sort());
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+    expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe("tarball");
+    expect((await stat(join(out, "release-manifest.json"))).mode & 0o7777).toBe(0o644 & ~process.umask());
+  });
+
+  it("a second install is a no-op that leaves identical files untouched", async () => {
+    const out = join(root, "D");
+    await installPayload(out, files);
+    const before = await lstat(join(out, "dist/demo-1.0.0.tgz"));
+    const result = await installPayload(out, files);
+    expect(result.written).toEqual([]);
+    expect(result.unchanged.sort()).toEqual(files.map((f) => f.path).sort());
+    const after = await lstat(join(out, "dist/demo-1.0.0.tgz"));
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+  });
+
+  it("keeps unrelated files in an existing D", async () => {
+    const out = join(root, "D");
+    await mkdir(out);
+    await writeFile(join(out, "mine.txt"), "keep");
+    await installPayload(out, files);
+    expect(await readFile(join(out, "mine.txt"), "utf8")).toBe("keep");
+  });
+
+  it("refuses D as a symlink", async () => {
+    const real = join(root, "real");
+    await mkdir(real);
+    await symlink(real, join(root, "D"));
+    expect(await codeOf(() => installPayload(join(root, "D"), files))).toBe("INSTALL_OUTPUT_SYMLINK");
+    expect(await readdir(real)).toEqual([]);
+  });
+
+  it("refuses D/dist as a symlink to an outside directory, which stays empty; D unchanged", async () => {
+    const out = join(root, "D");
+    const outside = join(root, "outside");
+    await mkdir(out);
+    await mkdir(outside);
+    await symlink(outside, join(out, "dist"));
+    const before = await tree(out);
+    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+    expect(await readdir(outside)).toEqual([]);
+    expect(await tree(out)).toEqual(before);
+  });
+
+  it("refuses a target that is a symlink, even to identical bytes", async () => {
+    const out = join(root, "D");
+    await mkdir(out);
+    await symlink(files[0]!.source, join(out, "release-manifest.json"));
+    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+    expect(await tree(out)).toEqual(["release-manifest.json@"]);
+  });
+
+  it("refuses to overwrite D/dist/<file> holding other bytes; D unchanged", async () => {
+    const out = join(root, "D");
+    await mkdir(join(out, "dist"), { recursive: true });
+    await writeFile(join(out, "dist/demo-1.0.0.tgz"), "other bytes");
+    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_OVERWRITE_REFUSED");
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz"]);
+    expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe("other bytes");
+  });
+
+  it("refuses a directory where a file goes, and a file where a directory goes", async () => {
+    const out = join(root, "D");
+    await mkdir(join(out, "release-manifest.json"), { recursive: true });
+    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_OVERWRITE_REFUSED");
+    await rm(out, { recursive: true });
+    await mkdir(out);
+    await writeFile(join(out, "dist"), "x");
+    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+  });
+
+  it("refuses D that is a regular file", async () => {
+    await writeFile(join(root, "D"), "x");
+    expect(await codeOf(() => installPayload(join(root, "D"), files))).toBe("INSTALL_UNSAFE_PATH");
+  });
+
+  it("refuses paths off the payload allow-list before touching anything", async () => {
+    for (const path of ["../escape", "/absolute", "dist/../../x", "dist/sub/x-1.0.0.tgz"]) {
+      const bad = { ...files[0]!, path };
+      expect(await codeOf(() => installPayload(join(root, "D"), [...files, bad]))).toBe("INSTALL_PATH_INVALID");
+    }
+    expect(await readdir(root)).toEqual(["verified"]);
+  });
+
+  it("rolls back what it created when a write fails: D not created", async () => {
+    const bad = { ...files[3]!, sha256: "0".repeat(64) };
+    const out = join(root, "new", "D");
+    expect(await codeOf(() => installPayload(out, [files[0]!, files[1]!, bad]))).toBe("INSTALL_FAILED");
+    expect(await readdir(root)).toEqual(["verified"]);
+  });
+
+  it("rolls back in an existing D: only what it created is removed", async () => {
+    const out = join(root, "D");
+    await mkdir(out);
+    await writeFile(join(out, "mine.txt"), "keep");
+    const unreadable = { ...files[3]!, source: join(root, "verified", "missing") };
+    expect(await codeOf(() => installPayload(out, [files[0]!, unreadable]))).toBe("INSTALL_FAILED");
+    expect(await tree(out)).toEqual(["mine.txt"]);
+  });
+
+});
