@@ -9,8 +9,8 @@
  * either not created or left exactly as it was.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, constants as fsConstants } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, rmdir, unlink } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { chmod, copyFile, link, lstat, mkdir, open, rmdir, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describe } from "../contract/grammar.js";
@@ -45,8 +45,12 @@ async function lstatOrNull(path: string) {
 
 async function sha256OfFile(path: string): Promise<string> {
   const hash = createHash("sha256");
-  const stream = createReadStream(path, { flags: fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW, highWaterMark: 1024 * 1024 });
-  for await (const chunk of stream) hash.update(chunk as Buffer);
+  const handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false })) hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
   return hash.digest("hex");
 }
 
