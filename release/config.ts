@@ -1,0 +1,112 @@
+/**
+ * Release configuration of the package being released, read from its
+ * `package.json`: `name`, `version`, `files`, `hermesPluginKit.repository`
+ * and `hermesPluginKit.gates` (the declared command of each test gate).
+ *
+ * Adapts reference `original-release-contract.md` sections 2.3 (gate
+ * commands) and 3.19 H1 (project name and version) from `pyproject.toml` to
+ * `package.json` (DESIGN.md section 3).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { isNpmPackageName, isStableSemver } from "../src/contract/grammar.js";
+import { ReleaseStepError } from "./errors.js";
+
+/** The four test gates whose command a package declares. */
+export const TEST_GATES = ["unit", "public_contract", "host_contract", "build_metadata"] as const;
+/** One of {@link TEST_GATES}. */
+export type TestGateName = (typeof TEST_GATES)[number];
+
+/** Declared command string of each test gate. */
+export type GateCommandSet = Record<TestGateName, string>;
+
+/** Gate commands used when `hermesPluginKit.gates` leaves one out (DESIGN.md section 3, justfile). */
+export const DEFAULT_GATE_COMMANDS: Readonly<GateCommandSet> = Object.freeze({
+  unit: "just test",
+  public_contract: "just test-release",
+  host_contract: "just test-contract",
+  build_metadata: "just build && just check-dist",
+});
+
+/** The release-relevant view of a package's package.json. */
+export interface ReleaseConfig {
+  /** Absolute path of the package directory. */
+  dir: string;
+  /** package.json `name` (a valid npm name). */
+  name: string;
+  /** package.json `version` (stable SemVer). */
+  version: string;
+  /** package.json `files` (undefined when absent). */
+  files: string[] | undefined;
+  /** `hermesPluginKit.repository`: the private OCI repository (`host[:port]/path` or `oci-layout:<dir>`). */
+  registryRepository: string;
+  /** Declared gate commands (defaults filled in). */
+  gates: GateCommandSet;
+}
+
+const gateCommand = z.string().min(1).max(1000).refine((s) => !/[\0\r\n]/.test(s), "a gate command is one line");
+
+const PackageJsonSchema = z.object({
+  name: z.string().refine(isNpmPackageName, "not a valid npm package name"),
+  version: z.string().refine(isStableSemver, "not a stable SemVer"),
+  files: z.array(z.string().min(1)).optional(),
+  hermesPluginKit: z.object({
+    repository: z.string().min(1).max(512),
+    gates: z
+      .object({
+        unit: gateCommand.optional(),
+        public_contract: gateCommand.optional(),
+        host_contract: gateCommand.optional(),
+        build_metadata: gateCommand.optional(),
+      })
+      .strict()
+      .optional(),
+  }),
+});
+
+/**
+ * Read `<dir>/package.json` (strict JSON: duplicate keys and a BOM refused)
+ * and return its release configuration.
+ *
+ * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` when the file is missing,
+ *   not strict JSON, or `name`/`version`/`hermesPluginKit.repository`/`gates`
+ *   are missing or malformed (the message names the field).
+ */
+export async function readReleaseConfig(dir: string): Promise<ReleaseConfig> {
+  const path = join(dir, "package.json");
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseStrictJson(bytes, { rejectIntegralFloats: false });
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path} is not strict JSON: ${(error as Error).message}`);
+  }
+  const parsed = PackageJsonSchema.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined ? "" : issue.path.join(".");
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: field ${where || "(root)"} ${issue?.message ?? "is invalid"}`);
+  }
+  const data = parsed.data;
+  const declared = data.hermesPluginKit.gates ?? {};
+  return {
+    dir,
+    name: data.name,
+    version: data.version,
+    files: data.files,
+    registryRepository: data.hermesPluginKit.repository,
+    gates: {
+      unit: declared.unit ?? DEFAULT_GATE_COMMANDS.unit,
+      public_contract: declared.public_contract ?? DEFAULT_GATE_COMMANDS.public_contract,
+      host_contract: declared.host_contract ?? DEFAULT_GATE_COMMANDS.host_contract,
+      build_metadata: declared.build_metadata ?? DEFAULT_GATE_COMMANDS.build_metadata,
+    },
+  };
+}

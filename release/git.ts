@@ -1,0 +1,283 @@
+/**
+ * The git adapter of the release pipeline, and the one bounded subprocess
+ * runner the release steps use (git, npm, and declared gate commands).
+ *
+ * Every git invocation runs isolated from the machine's configuration
+ * (reference `original-release-contract.md` section 3.10, DESIGN.md section 7):
+ * `GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=/dev/null`, `-c core.hooksPath=/dev/null`,
+ * no terminal prompts, `LC_ALL=C`, and without inherited `GIT_DIR`-style
+ * variables. Processes are spawned with argument arrays (never a shell
+ * string), with a timeout and an output ceiling. Failures raise
+ * `ReleaseStepError` whose message names the command and exit status but
+ * never echoes the tool's output verbatim (it may carry credentials); a short,
+ * URL-credential-redacted excerpt of stderr is kept for diagnosis.
+ */
+import { spawn } from "node:child_process";
+import { ReleaseStepError } from "./errors.js";
+
+/** Default timeout of one git invocation, in milliseconds. */
+export const GIT_TIMEOUT_MS = 120_000;
+/** Ceiling of captured stdout/stderr per subprocess, in bytes. */
+export const MAX_CAPTURE_BYTES = 64 * 1024 * 1024;
+
+/** Options of {@link runProcess}. */
+export interface RunProcessOptions {
+  /** Working directory. */
+  cwd: string;
+  /** Full environment of the child (not merged with `process.env`). */
+  env: NodeJS.ProcessEnv;
+  /** Kill the process (SIGKILL) after this many milliseconds. */
+  timeoutMs: number;
+  /** Bytes written to stdin, then stdin is closed; stdin is empty when absent. */
+  input?: string | Uint8Array;
+  /** When true, a non-zero exit is returned instead of thrown. */
+  allowFailure?: boolean;
+  /**
+   * Where the child's stdout and stderr go. `"capture"` (default) collects both
+   * (bounded by {@link MAX_CAPTURE_BYTES}); `"stderr"` forwards both to this
+   * process's stderr (gate commands, so our stdout stays one JSON object).
+   */
+  output?: "capture" | "stderr";
+  /** Label used in error messages instead of the program name (e.g. `git fetch`). */
+  label?: string;
+}
+
+/** Result of {@link runProcess}: exit status and captured output (UTF-8). */
+export interface ProcessResult {
+  /** Exit code; `null` only when killed by a signal. */
+  code: number | null;
+  /** Captured stdout (empty with `output: "stderr"`). */
+  stdout: string;
+  /** Captured stderr (empty with `output: "stderr"`). */
+  stderr: string;
+  /** Captured stdout as bytes. */
+  stdoutBytes: Buffer;
+}
+
+/** Replace `scheme://user:secret@` credentials in text with `scheme://***@`. */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1***@");
+}
+
+function excerpt(stderr: string): string {
+  const lines = redactUrlCredentials(stderr)
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  const last = lines[lines.length - 1];
+  if (last === undefined) return "";
+  return `: ${last.length > 200 ? last.slice(0, 197) + "..." : last}`;
+}
+
+/**
+ * Run `program args...` without a shell.
+ *
+ * @returns exit status and output; a non-zero exit is returned only with `allowFailure`.
+ * @throws ReleaseStepError `SUBPROCESS_FAILED` (or `GIT_FAILED` when `program` is git)
+ *   when the program cannot start, times out, exceeds {@link MAX_CAPTURE_BYTES}
+ *   of output, or exits non-zero without `allowFailure`.
+ */
+export function runProcess(program: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
+  const code = program === "git" ? "GIT_FAILED" : "SUBPROCESS_FAILED";
+  const label = options.label ?? program;
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const forward = options.output === "stderr";
+    const child = spawn(program, [...args], {
+      cwd: options.cwd,
+      env: options.env,
+      // Forwarded output goes to our fd 2 (both streams): our stdout carries one JSON object.
+      stdio: forward ? ["pipe", 2, 2] : ["pipe", "pipe", "pipe"],
+      shell: false,
+      windowsHide: true,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let captured = 0;
+    let failed: ReleaseStepError | undefined;
+    const timer = setTimeout(() => {
+      failed = new ReleaseStepError(code, `${label} timed out after ${options.timeoutMs} ms`);
+      child.kill("SIGKILL");
+    }, options.timeoutMs);
+    const collect = (sink: Buffer[]) => (chunk: Buffer) => {
+      captured += chunk.length;
+      if (captured > MAX_CAPTURE_BYTES) {
+        if (failed === undefined) failed = new ReleaseStepError(code, `${label} produced more than ${MAX_CAPTURE_BYTES} bytes of output`);
+        child.kill("SIGKILL");
+        return;
+      }
+      sink.push(chunk);
+    };
+    child.stdout?.on("data", collect(out));
+    child.stderr?.on("data", collect(err));
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(new ReleaseStepError(code, `${label} could not start: ${(error as NodeJS.ErrnoException).code ?? "error"}`));
+    });
+    child.on("close", (exit, signal) => {
+      clearTimeout(timer);
+      if (failed !== undefined) {
+        reject(failed);
+        return;
+      }
+      const stdoutBytes = Buffer.concat(out);
+      const result: ProcessResult = {
+        code: exit,
+        stdout: stdoutBytes.toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        stdoutBytes,
+      };
+      if (exit !== 0 && options.allowFailure !== true) {
+        const status = exit === null ? `signal ${signal ?? "unknown"}` : `exit ${exit}`;
+        reject(new ReleaseStepError(code, `${label} failed (${status})${excerpt(result.stderr)}`));
+        return;
+      }
+      resolve(result);
+    });
+    child.stdin?.on("error", () => undefined);
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    else child.stdin?.end();
+  });
+}
+
+const INHERITED_GIT_VARIABLES = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_NAMESPACE",
+  "GIT_COMMON_DIR",
+  "GIT_CONFIG",
+  "GIT_CONFIG_PARAMETERS",
+  "GIT_CONFIG_COUNT",
+  "GIT_EXEC_PATH",
+  "GIT_TRACE",
+  "GIT_SSH_COMMAND",
+  "GIT_ASKPASS",
+  "SSH_ASKPASS",
+  "GIT_EDITOR",
+];
+
+/**
+ * The environment every git child gets: `process.env` minus inherited
+ * repository-redirecting variables, plus `GIT_CONFIG_NOSYSTEM=1`,
+ * `GIT_CONFIG_GLOBAL=/dev/null`, `GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`, and
+ * `core.hooksPath=/dev/null` through `GIT_CONFIG_COUNT` (so git processes
+ * started by other tools, such as semantic-release, are isolated too).
+ * `extra` is applied last (e.g. `GIT_AUTHOR_NAME`).
+ */
+export function gitEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of INHERITED_GIT_VARIABLES) delete env[name];
+  for (const name of Object.keys(env)) if (name.startsWith("GIT_CONFIG_KEY_") || name.startsWith("GIT_CONFIG_VALUE_")) delete env[name];
+  env["GIT_CONFIG_NOSYSTEM"] = "1";
+  env["GIT_CONFIG_GLOBAL"] = "/dev/null";
+  env["GIT_CONFIG_COUNT"] = "1";
+  env["GIT_CONFIG_KEY_0"] = "core.hooksPath";
+  env["GIT_CONFIG_VALUE_0"] = "/dev/null";
+  env["GIT_TERMINAL_PROMPT"] = "0";
+  env["LC_ALL"] = "C";
+  return { ...env, ...extra };
+}
+
+/** Options of {@link git}. */
+export interface GitOptions {
+  /** Repository working directory (or any directory for `init`). */
+  cwd: string;
+  /** Timeout in milliseconds (default {@link GIT_TIMEOUT_MS}). */
+  timeoutMs?: number;
+  /** Extra environment variables (author identity, dates). */
+  env?: Record<string, string>;
+  /** Bytes for stdin. */
+  input?: string | Uint8Array;
+  /** Return a non-zero exit instead of throwing. */
+  allowFailure?: boolean;
+}
+
+/**
+ * Run `git -c core.hooksPath=/dev/null <args>` in `cwd` with the isolated
+ * {@link gitEnvironment}.
+ *
+ * @throws ReleaseStepError `GIT_FAILED` (`git <subcommand> failed (exit N)`).
+ */
+export function git(args: readonly string[], options: GitOptions): Promise<ProcessResult> {
+  const sub = args.find((a) => !a.startsWith("-")) ?? "";
+  return runProcess("git", ["-c", "core.hooksPath=/dev/null", ...args], {
+    cwd: options.cwd,
+    env: gitEnvironment(options.env),
+    timeoutMs: options.timeoutMs ?? GIT_TIMEOUT_MS,
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    allowFailure: options.allowFailure ?? false,
+    label: `git ${sub}`,
+  });
+}
+
+/** Run git and return stdout without the trailing newline. @throws ReleaseStepError `GIT_FAILED`. */
+export async function gitText(args: readonly string[], options: GitOptions): Promise<string> {
+  return (await git(args, options)).stdout.replace(/\n$/, "");
+}
+
+/** Full SHA of `rev` peeled to a commit, or `undefined` when it does not resolve. */
+export async function resolveCommit(cwd: string, rev: string): Promise<string | undefined> {
+  const r = await git(["rev-parse", "--verify", "--quiet", `${rev}^{commit}`], { cwd, allowFailure: true });
+  if (r.code !== 0) return undefined;
+  const sha = r.stdout.trim();
+  return /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
+}
+
+/** SHA of HEAD. @throws ReleaseStepError `GIT_FAILED` when HEAD does not resolve. */
+export async function headCommit(cwd: string): Promise<string> {
+  const sha = await resolveCommit(cwd, "HEAD");
+  if (sha === undefined) throw new ReleaseStepError("GIT_FAILED", `HEAD of ${cwd} does not resolve to a commit`);
+  return sha;
+}
+
+/** True when `ancestor` is an ancestor of (or equal to) `descendant`. */
+export async function isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean> {
+  const r = await git(["merge-base", "--is-ancestor", ancestor, descendant], { cwd, allowFailure: true });
+  if (r.code === 0) return true;
+  if (r.code === 1) return false;
+  throw new ReleaseStepError("GIT_FAILED", `git merge-base failed (exit ${r.code ?? "signal"})`);
+}
+
+/** Name of the checked-out branch, or `undefined` for a detached HEAD. */
+export async function currentBranch(cwd: string): Promise<string | undefined> {
+  const r = await git(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd, allowFailure: true });
+  return r.code === 0 ? r.stdout.trim() : undefined;
+}
+
+/** `git status --porcelain` lines; `untracked: false` adds `--untracked-files=no`. */
+export async function statusPorcelain(cwd: string, untracked: boolean): Promise<string[]> {
+  const args = ["status", "--porcelain"];
+  args.push(untracked ? "--untracked-files=all" : "--untracked-files=no");
+  const out = await gitText(args, { cwd });
+  return out.split("\n").filter((l) => l.length > 0);
+}
+
+/**
+ * Commit a remote tag points at, from `git ls-remote --tags <remote> refs/tags/<tag>`
+ * (the peeled `^{}` line wins for annotated tags), or `undefined` when absent.
+ */
+export async function remoteTagCommit(cwd: string, remote: string, tag: string, timeoutMs = GIT_TIMEOUT_MS): Promise<string | undefined> {
+  const out = await gitText(["ls-remote", "--tags", remote, `refs/tags/${tag}`, `refs/tags/${tag}^{}`], { cwd, timeoutMs });
+  let direct: string | undefined;
+  let peeled: string | undefined;
+  for (const line of out.split("\n")) {
+    const [sha, ref] = line.split("\t");
+    if (sha === undefined || ref === undefined) continue;
+    if (ref === `refs/tags/${tag}^{}`) peeled = sha;
+    else if (ref === `refs/tags/${tag}`) direct = sha;
+  }
+  return peeled ?? direct;
+}
+
+/** Names of the files changed between two commits (`git diff --name-only -z`). */
+export async function changedFiles(cwd: string, from: string, to: string): Promise<string[]> {
+  const out = (await git(["diff", "--name-only", "-z", "--no-renames", from, to], { cwd })).stdout;
+  return out.split("\0").filter((p) => p.length > 0);
+}
+
+/** Names of the configured remotes. */
+export async function remotes(cwd: string): Promise<string[]> {
+  return (await gitText(["remote"], { cwd })).split("\n").filter((r) => r.length > 0);
+}
