@@ -12,23 +12,11 @@ import { join } from "node:path";
 import { z } from "zod";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isNpmPackageName, isStableSemver } from "../src/contract/grammar.js";
+import { policyFromPackageJson, type ReleasePolicy } from "../src/contract/policy.js";
 import { ReleaseStepError } from "./errors.js";
 
-/** The four test gates whose command a package declares. */
-export const TEST_GATES = ["unit", "public_contract", "host_contract", "build_metadata"] as const;
-/** One of {@link TEST_GATES}. */
-export type TestGateName = (typeof TEST_GATES)[number];
-
-/** Declared command string of each test gate. */
-export type GateCommandSet = Record<TestGateName, string>;
-
-/** Gate commands used when `hermesPluginKit.gates` leaves one out (DESIGN.md section 3, justfile). */
-export const DEFAULT_GATE_COMMANDS: Readonly<GateCommandSet> = Object.freeze({
-  unit: "just test",
-  public_contract: "just test-release",
-  host_contract: "just test-contract",
-  build_metadata: "just build && just check-dist",
-});
+export { TEST_GATES, DEFAULT_GATE_COMMANDS } from "../src/contract/policy.js";
+export type { TestGate, GateCommands, ReleasePolicy } from "../src/contract/policy.js";
 
 /** The release-relevant view of a package's package.json. */
 export interface ReleaseConfig {
@@ -40,10 +28,12 @@ export interface ReleaseConfig {
   version: string;
   /** package.json `files` (undefined when absent). */
   files: string[] | undefined;
-  /** `hermesPluginKit.repository`: the private OCI repository (`host[:port]/path` or `oci-layout:<dir>`). */
-  registryRepository: string;
-  /** Declared gate commands (defaults filled in). */
-  gates: GateCommandSet;
+  /**
+   * The release policy: `package` (= `name`), `registryRepository`
+   * (`hermesPluginKit.repository`) and the declared gate commands
+   * (`hermesPluginKit.gates` over the defaults).
+   */
+  policy: ReleasePolicy;
 }
 
 const gateCommand = z.string().min(1).max(1000).refine((s) => !/[\0\r\n]/.test(s), "a gate command is one line");
@@ -95,18 +85,11 @@ export async function readReleaseConfig(dir: string): Promise<ReleaseConfig> {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: field ${where || "(root)"} ${issue?.message ?? "is invalid"}`);
   }
   const data = parsed.data;
-  const declared = data.hermesPluginKit.gates ?? {};
-  return {
-    dir,
-    name: data.name,
-    version: data.version,
-    files: data.files,
-    registryRepository: data.hermesPluginKit.repository,
-    gates: {
-      unit: declared.unit ?? DEFAULT_GATE_COMMANDS.unit,
-      public_contract: declared.public_contract ?? DEFAULT_GATE_COMMANDS.public_contract,
-      host_contract: declared.host_contract ?? DEFAULT_GATE_COMMANDS.host_contract,
-      build_metadata: declared.build_metadata ?? DEFAULT_GATE_COMMANDS.build_metadata,
-    },
-  };
+  let policy: ReleasePolicy;
+  try {
+    policy = policyFromPackageJson(doc);
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: ${(error as Error).message}`);
+  }
+  return { dir, name: data.name, version: data.version, files: data.files, policy };
 }

@@ -1,0 +1,342 @@
+/**
+ * `release materialize`: turn a release intent into a local release commit,
+ * a tag and a git bundle of exactly that source — nothing is pushed.
+ *
+ * Follows reference `original-release-contract.md` sections 2.2, 2.11 and
+ * 6.1 job 2 (adapted: `pyproject.toml`/`uv.lock` -> `package.json`/
+ * `package-lock.json`) and DESIGN.md section 4:
+ * HEAD must be the trigger commit; the version is written into package.json
+ * and package-lock.json (top-level `version` and `packages[""].version`), the
+ * notes are prepended to CHANGELOG.md, the three files are committed as
+ * `chore(release): v<version>` by a fixed bot identity and tagged
+ * `v<version>`; then the identity facts are proved ({@link proveReleaseIdentity})
+ * and `release-source.bundle` (refs `refs/heads/release-candidate` and
+ * `refs/tags/v<version>` only) plus `release-source.sha256` are written.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join, resolve as resolvePath } from "node:path";
+import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { isStableSemver } from "../src/contract/grammar.js";
+import { ReleaseStepError } from "./errors.js";
+import { changedFiles, git, gitText, headCommit, resolveCommit, statusPorcelain } from "./git.js";
+import { releaseIntent, type IntentOptions } from "./intent.js";
+import { readReleaseConfig } from "./config.js";
+
+/** The only files a release commit may touch. */
+export const RELEASE_COMMIT_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);
+/** Name of the checksum file written next to the bundle. */
+export const SOURCE_BUNDLE_CHECKSUM_FILE = "release-source.sha256";
+/** The fixed identity of release commits (GitHub Actions' bot account). */
+export const RELEASE_BOT_IDENTITY = Object.freeze({ name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" });
+/** Temporary branch name that carries the release commit into the bundle. */
+export const RELEASE_CANDIDATE_BRANCH = "release-candidate";
+
+/** Commit message of the release commit for `version`. */
+export function releaseCommitMessage(version: string): string {
+  return `chore(release): v${version}`;
+}
+
+/** The facts that bind a release commit to its trigger. */
+export interface ReleaseIdentity {
+  /** The release commit (HEAD). */
+  source_sha: string;
+  /** Its parent, the trigger commit. */
+  trigger_sha: string;
+  /** `v<version>`. */
+  tag: string;
+  /** The released version. */
+  version: string;
+}
+
+/**
+ * Prove the identity facts of a release checkout (reference section 6.1 jobs
+ * 2 and 4): HEAD equals `releaseSha` (when given); HEAD^ equals `triggerSha`
+ * and HEAD has exactly one parent; the tag `v<version>` (peeled) points at
+ * HEAD; the tracked tree is clean (`--untracked-files=no`); the diff
+ * `trigger..HEAD` touches only {@link RELEASE_COMMIT_FILES}; package.json at
+ * HEAD has `version`; the commit message is `chore(release): v<version>`.
+ *
+ * @throws ReleaseStepError `RELEASE_IDENTITY_MISMATCH` naming the first fact
+ *   that does not hold, `GIT_FAILED`.
+ */
+export async function proveReleaseIdentity(dir: string, expected: { triggerSha: string; version: string; releaseSha?: string }): Promise<ReleaseIdentity> {
+  const fail = (fact: string): never => {
+    throw new ReleaseStepError("RELEASE_IDENTITY_MISMATCH", `release identity: ${fact}`);
+  };
+  const head = await headCommit(dir);
+  if (expected.releaseSha !== undefined && head !== expected.releaseSha) fail(`HEAD is ${head}, expected the release commit ${expected.releaseSha}`);
+  const parents = (await gitText(["rev-list", "--parents", "-n", "1", head], { cwd: dir })).split(" ").slice(1);
+  if (parents.length !== 1 || parents[0] !== expected.triggerSha) {
+    fail(`HEAD^ is ${parents.join(",") || "none"}, expected exactly the trigger ${expected.triggerSha}`);
+  }
+  const tag = `v${expected.version}`;
+  const tagged = await resolveCommit(dir, `refs/tags/${tag}`);
+  if (tagged !== head) fail(`tag ${tag} points at ${tagged ?? "nothing"}, expected HEAD ${head}`);
+  const dirty = await statusPorcelain(dir, false);
+  if (dirty.length > 0) fail(`tracked tree is not clean (${dirty[0]})`);
+  const touched = await changedFiles(dir, expected.triggerSha, head);
+  const extra = touched.filter((p) => !RELEASE_COMMIT_FILES.includes(p));
+  if (extra.length > 0) fail(`the release commit touches ${extra.join(", ")}; only ${RELEASE_COMMIT_FILES.join(", ")} are allowed`);
+  const pkgText = await gitText(["show", `${head}:package.json`], { cwd: dir });
+  let pkgVersion: unknown;
+  try {
+    pkgVersion = parseStrictJson(pkgText, { rejectIntegralFloats: false })["version"];
+  } catch {
+    fail("package.json at HEAD is not strict JSON");
+  }
+  if (pkgVersion !== expected.version) fail(`package.json at HEAD has version ${JSON.stringify(pkgVersion)}, expected ${expected.version}`);
+  const subject = await gitText(["log", "-1", "--format=%s", head], { cwd: dir });
+  if (subject !== releaseCommitMessage(expected.version)) fail(`release commit message is ${JSON.stringify(subject)}, expected ${JSON.stringify(releaseCommitMessage(expected.version))}`);
+  return { source_sha: head, trigger_sha: expected.triggerSha, tag, version: expected.version };
+}
+
+/** SHA-256 (hex) of a file, streamed. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * Refs listed in a bundle (`git bundle list-heads`), as `ref -> sha`.
+ * @throws ReleaseStepError `GIT_FAILED`, `RELEASE_BUNDLE_REFS` for a duplicated ref.
+ */
+export async function bundleHeads(cwd: string, bundle: string): Promise<Map<string, string>> {
+  const out = await gitText(["bundle", "list-heads", bundle], { cwd });
+  const heads = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    if (line.length === 0) continue;
+    const [sha, ref] = line.split(" ");
+    if (sha === undefined || ref === undefined) continue;
+    if (heads.has(ref)) throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle lists ${ref} twice`);
+    heads.set(ref, sha);
+  }
+  return heads;
+}
+
+/**
+ * Require a bundle to hold exactly `refs/heads/release-candidate` and
+ * `refs/tags/v<version>` (reference section 2.2, B2); returns the version.
+ * @throws ReleaseStepError `RELEASE_BUNDLE_REFS`.
+ */
+export function requireReleaseBundleRefs(heads: Map<string, string>, version?: string): { version: string; candidateSha: string; tagSha: string } {
+  const refs = [...heads.keys()].sort();
+  const tags = refs.filter((r) => r.startsWith("refs/tags/v") && isStableSemver(r.slice("refs/tags/v".length)));
+  const found = refs.join(", ") || "none";
+  if (refs.length !== 2 || !heads.has(RELEASE_CANDIDATE_REF) || tags.length !== 1) {
+    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs must be exactly ${RELEASE_CANDIDATE_REF} and refs/tags/v<version>, found ${found}`);
+  }
+  const tagRef = tags[0] as string;
+  const bundleVersion = tagRef.slice("refs/tags/v".length);
+  if (version !== undefined && bundleVersion !== version) {
+    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle tag ${tagRef} does not match the release version ${version}`);
+  }
+  return { version: bundleVersion, candidateSha: heads.get(RELEASE_CANDIDATE_REF) as string, tagSha: heads.get(tagRef) as string };
+}
+
+function detectIndent(text: string): string | number {
+  const m = /^\{\r?\n([ \t]+)"/.exec(text);
+  return m?.[1] ?? 2;
+}
+
+async function rewriteJson(path: string, mutate: (doc: Record<string, unknown>) => void, code: "RELEASE_CONFIG_INVALID" | "RELEASE_LOCKFILE_INVALID"): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new ReleaseStepError(code, `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  try {
+    parseStrictJson(text, { rejectIntegralFloats: false });
+  } catch (error) {
+    throw new ReleaseStepError(code, `${path} is not strict JSON: ${(error as Error).message}`);
+  }
+  // The strict parse refused duplicates, a BOM and NaN; JSON.parse keeps the key order for rewriting.
+  const ordered = JSON.parse(text) as Record<string, unknown>;
+  mutate(ordered);
+  const newline = text.includes("\r\n") ? "\r\n" : "\n";
+  let out = JSON.stringify(ordered, null, detectIndent(text));
+  if (newline === "\r\n") out = out.replace(/\n/g, "\r\n");
+  return out + (text.endsWith("\n") ? newline : "");
+}
+
+/**
+ * The new package.json and package-lock.json texts with `version` set
+ * (lockfile: top-level `version` and `packages[""].version`, which must
+ * both be `previous` before), key order and indentation kept.
+ * @throws ReleaseStepError `RELEASE_CONFIG_INVALID`, `RELEASE_LOCKFILE_INVALID`.
+ */
+export async function versionedManifests(dir: string, previous: string, version: string): Promise<{ packageJson: string; lockfile: string }> {
+  const packageJson = await rewriteJson(join(dir, "package.json"), (doc) => {
+    if (doc["version"] !== previous) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `package.json version is ${JSON.stringify(doc["version"])}, expected ${previous}`);
+    doc["version"] = version;
+  }, "RELEASE_CONFIG_INVALID");
+  const lockfile = await rewriteJson(join(dir, "package-lock.json"), (doc) => {
+    if (doc["version"] !== previous) throw new ReleaseStepError("RELEASE_LOCKFILE_INVALID", `package-lock.json version is ${JSON.stringify(doc["version"])}, expected ${previous}`);
+    doc["version"] = version;
+    const packages = doc["packages"];
+    if (packages !== undefined) {
+      const root = (packages as Record<string, unknown>)[""] as Record<string, unknown> | undefined;
+      if (root === undefined || typeof root !== "object" || root["version"] !== previous) {
+        throw new ReleaseStepError("RELEASE_LOCKFILE_INVALID", `package-lock.json packages[""].version is ${JSON.stringify(root?.["version"])}, expected ${previous}`);
+      }
+      root["version"] = version;
+    }
+  }, "RELEASE_LOCKFILE_INVALID");
+  return { packageJson, lockfile };
+}
+
+/**
+ * CHANGELOG.md with `notes` prepended: after a leading `# ` title line when
+ * there is one, else at the top. An absent file becomes `# Changelog` + notes.
+ */
+export function prependChangelog(existing: string | undefined, notes: string): string {
+  const body = notes.trim() + "\n";
+  if (existing === undefined || existing.trim().length === 0) return `# Changelog\n\n${body}`;
+  const m = /^# [^\n]*\n/.exec(existing);
+  if (m === null) return `${body}\n${existing}`;
+  const rest = existing.slice(m[0].length).replace(/^\n+/, "");
+  return `${m[0]}\n${body}${rest.length > 0 ? `\n${rest}` : ""}`;
+}
+
+/** Options of {@link materializeRelease}. */
+export interface MaterializeOptions extends IntentOptions {
+  /** The trigger commit HEAD must equal (40 lowercase hex). */
+  expectedSha: string;
+  /** Directory receiving `release-source.bundle` and `release-source.sha256` (default `process.cwd()`). */
+  outputDir?: string;
+  /** Commit/tag date of the release commit, seconds since the epoch (default: now). */
+  dateSeconds?: number;
+}
+
+/** Output of `release materialize`. */
+export type MaterializeResult =
+  | { released: false; disarmed: true }
+  | { released: false; previous_version: string; trigger_sha: string }
+  | {
+      released: true;
+      previous_version: string;
+      version: string;
+      tag: string;
+      release_class: string;
+      source_sha: string;
+      trigger_sha: string;
+      bundle: string;
+      bundle_sha256: string;
+      checksum_file: string;
+    };
+
+async function absent(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return false;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
+    throw error;
+  }
+}
+
+/**
+ * `release materialize --expected-sha S` (reference sections 2.2, 6.1 job 2).
+ *
+ * Order: HEAD check, intent (baseline, history, next tag absent locally and
+ * on the remote), output files absent, then the writes (package.json,
+ * package-lock.json, CHANGELOG.md, commit, tag), identity proof, bundle.
+ * A second run after success refuses with `RELEASE_TAG_EXISTS` and changes nothing.
+ *
+ * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH`, `RELEASE_TAG_EXISTS`,
+ *   `RELEASE_OUTPUT_NOT_EMPTY`, every code of `releaseIntent`,
+ *   `RELEASE_LOCKFILE_INVALID`, `RELEASE_IDENTITY_MISMATCH`,
+ *   `RELEASE_BUNDLE_REFS`, `GIT_FAILED`.
+ */
+export async function materializeRelease(options: MaterializeOptions): Promise<MaterializeResult> {
+  const environment = options.environment ?? process.env;
+  if (environment["SEMANTIC_RELEASE_ENABLED"] !== "true") return { released: false, disarmed: true };
+  const dir = resolvePath(options.dir ?? process.cwd());
+  const outputDir = resolvePath(options.outputDir ?? process.cwd());
+  const trigger = options.expectedSha;
+  if (!/^[0-9a-f]{40}$/.test(trigger)) throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `--expected-sha must be a lowercase 40-character Git SHA, found ${JSON.stringify(trigger)}`);
+  const head = await headCommit(dir);
+  if (head !== trigger) {
+    const config = await readReleaseConfig(dir);
+    const tag = `v${config.version}`;
+    const tagged = await resolveCommit(dir, `refs/tags/${tag}`);
+    const parent = await resolveCommit(dir, "HEAD^");
+    if (tagged === head && parent === trigger) {
+      throw new ReleaseStepError("RELEASE_TAG_EXISTS", `already materialized: tag ${tag} exists on HEAD ${head}, whose parent is the trigger ${trigger}; refusing to release again`);
+    }
+    throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `HEAD is ${head}, expected the trigger commit ${trigger}`);
+  }
+  const intent = await releaseIntent({ ...options, dir, environment });
+  if (!("previous_version" in intent)) return { released: false, disarmed: true };
+  if (!intent.released || intent.version === null || intent.tag === null || intent.release_class === null) {
+    return { released: false, previous_version: intent.previous_version, trigger_sha: trigger };
+  }
+  const { version, tag } = intent;
+  const bundlePath = join(outputDir, SOURCE_BUNDLE_FILE);
+  const checksumPath = join(outputDir, SOURCE_BUNDLE_CHECKSUM_FILE);
+  for (const path of [bundlePath, checksumPath]) {
+    if (!(await absent(path))) throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `${path} already exists; refusing to overwrite a source bundle`);
+  }
+  if ((await resolveCommit(dir, `refs/heads/${RELEASE_CANDIDATE_BRANCH}`)) !== undefined) {
+    throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `branch ${RELEASE_CANDIDATE_BRANCH} already exists in ${dir}`);
+  }
+  const { packageJson, lockfile } = await versionedManifests(dir, intent.previous_version, version);
+  let changelog: string | undefined;
+  try {
+    changelog = await readFile(join(dir, "CHANGELOG.md"), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+
+  // Writes start here.
+  await writeFile(join(dir, "package.json"), packageJson);
+  await writeFile(join(dir, "package-lock.json"), lockfile);
+  await writeFile(join(dir, "CHANGELOG.md"), prependChangelog(changelog, intent.notes));
+  const date = `${options.dateSeconds ?? Math.floor(Date.now() / 1000)} +0000`;
+  const identity = {
+    GIT_AUTHOR_NAME: RELEASE_BOT_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: RELEASE_BOT_IDENTITY.email,
+    GIT_COMMITTER_NAME: RELEASE_BOT_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: RELEASE_BOT_IDENTITY.email,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_DATE: date,
+  };
+  await git(["add", "--", ...RELEASE_COMMIT_FILES], { cwd: dir });
+  await git(["-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-m", releaseCommitMessage(version), "--", ...RELEASE_COMMIT_FILES], { cwd: dir, env: identity });
+  await git(["-c", "tag.gpgsign=false", "tag", tag, "HEAD"], { cwd: dir, env: identity });
+  const proved = await proveReleaseIdentity(dir, { triggerSha: trigger, version });
+
+  await mkdir(outputDir, { recursive: true });
+  const partial = `${bundlePath}.partial`;
+  await rm(partial, { force: true });
+  await git(["branch", RELEASE_CANDIDATE_BRANCH, proved.source_sha], { cwd: dir });
+  try {
+    await git(["bundle", "create", "--quiet", partial, RELEASE_CANDIDATE_REF, `refs/tags/${tag}`], { cwd: dir, timeoutMs: 600_000 });
+  } finally {
+    await git(["branch", "-D", RELEASE_CANDIDATE_BRANCH], { cwd: dir });
+  }
+  const heads = await bundleHeads(dir, partial);
+  const refs = requireReleaseBundleRefs(heads, version);
+  if (refs.candidateSha !== proved.source_sha || refs.tagSha !== proved.source_sha) {
+    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha}/${refs.tagSha}, expected ${proved.source_sha}`);
+  }
+  const digest = await sha256File(partial);
+  await rename(partial, bundlePath);
+  await writeFile(checksumPath, `${digest}  ${SOURCE_BUNDLE_FILE}\n`);
+  return {
+    released: true,
+    previous_version: intent.previous_version,
+    version,
+    tag,
+    release_class: intent.release_class,
+    source_sha: proved.source_sha,
+    trigger_sha: trigger,
+    bundle: bundlePath,
+    bundle_sha256: digest,
+    checksum_file: checksumPath,
+  };
+}
