@@ -20,8 +20,9 @@
  *   `GET /repos/{o}/{r}/git/tags/{sha}` (annotated tags peel through a tag object).
  *
  * Failure modes are injected per path pattern: an HTTP status with GitHub's
- * error body (401/403/404/429/500/...), a connection dropped before any status
- * line, or a dropped connection after the effect happened (`drop-after`).
+ * error body (401/403/404/429/500/...), a raw answer, a connection dropped
+ * before any status line, or a dropped connection after the effect happened
+ * (`drop-after`).
  * Every request is logged (method, path, query, whether the expected token was
  * presented, parsed body); the token itself is never recorded.
  */
@@ -52,7 +53,20 @@ export type PackageState =
   | { status: number; body: string; contentType?: string };
 
 /** A failure mode for matching requests. */
-export type FailureMode = 401 | 403 | 404 | 409 | 422 | 429 | 500 | 502 | 503 | "drop" | "drop-after";
+export type FailureMode =
+  | 401
+  | 403
+  | 404
+  | 409
+  | 422
+  | 429
+  | 500
+  | 502
+  | 503
+  | "drop"
+  | "drop-after"
+  /** A raw answer instead of the emulated one. */
+  | { status: number; body: string; contentType?: string };
 
 /** One logged request. */
 export interface LoggedRequest {
@@ -494,6 +508,10 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
       }
       if (failure !== undefined && typeof failure.mode === "number") {
         send(res, entry, failure.mode, errorBody(failure.mode));
+        return;
+      }
+      if (failure !== undefined && typeof failure.mode === "object") {
+        send(res, entry, failure.mode.status, failure.mode.body, failure.mode.contentType ?? JSON_TYPE);
         return;
       }
       if (!entry.authorized) {

@@ -1,0 +1,207 @@
+/**
+ * release/github-release.ts against the GitHub API emulator through the real
+ * @octokit/rest client: draft -> verify -> publish -> verify immutable, zero
+ * assets, exact references; resume only verifies; 422 is terminal.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  GitHubReleaseError,
+  createGitHubRelease,
+  readReleaseReferences,
+  releaseBody,
+  type GitHubReleaseInput,
+} from "../../release/github-release.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
+
+const SHA = "1".repeat(40);
+const OTHER_SHA = "2".repeat(40);
+const BUNDLE = `127.0.0.1:5000/acme/widget@sha256:${"a".repeat(64)}`;
+const RECEIPT = `127.0.0.1:5000/acme/widget@sha256:${"b".repeat(64)}`;
+const INPUT: GitHubReleaseInput = { version: "1.2.3", releaseSha: SHA, bundleReference: BUNDLE, receiptReference: RECEIPT, packageName: "widget" };
+
+let api: GitHubEmulator;
+let env: Record<string, string>;
+const errorTexts: string[] = [];
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof GitHubReleaseError) {
+      errorTexts.push(error.message);
+      return error.code;
+    }
+    throw error;
+  }
+  throw new Error("expected a GitHubReleaseError, the call succeeded");
+}
+
+const writes = () => api.requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path.replace(/\/\d+$/, "/{id}")}`);
+
+beforeAll(async () => {
+  api = await startGitHubEmulator();
+});
+afterAll(async () => {
+  await api.close();
+  expect(errorTexts.join("\n")).not.toContain(api.token);
+});
+
+let repoCounter = 0;
+let repo: string;
+beforeEach(() => {
+  repoCounter += 1;
+  repo = `site${repoCounter}`;
+  api.requests.length = 0;
+  api.clearFailures();
+  api.setImmutableReleases("acme", repo, true);
+  api.setRef("acme", repo, "tags/v1.2.3", SHA);
+  env = api.env({ GITHUB_REPOSITORY: `acme/${repo}` });
+});
+
+describe("release body", () => {
+  it("round-trips exactly the two references and refuses any extra digest", () => {
+    const body = releaseBody("widget 1.2.3", { bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    expect(readReleaseReferences(body)).toEqual({ bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    expect(readReleaseReferences(body.replace(/\n/g, "\r\n"))).toEqual({ bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    expect(readReleaseReferences(`${body}\nalso sha256:${"c".repeat(64)}\n`)).toBeUndefined();
+    expect(readReleaseReferences(body.replace("- receipt_reference", "- receipt"))).toBeUndefined();
+    expect(readReleaseReferences(`${body}- bundle_reference: \`${BUNDLE}\`\n`)).toBeUndefined();
+    expect(readReleaseReferences(null)).toBeUndefined();
+  });
+});
+
+describe("createGitHubRelease", () => {
+  it("creates a draft without assets, verifies it, publishes, and verifies immutable + zero assets + exact references", async () => {
+    const result = await createGitHubRelease(INPUT, { env });
+    expect(result).toMatchObject({ repository: `acme/${repo}`, tag: "v1.2.3", immutable: true, assets: 0, bundle_reference: BUNDLE, receipt_reference: RECEIPT, outcome: "created" });
+    const [release] = api.releases("acme", repo);
+    expect(release).toMatchObject({ tag_name: "v1.2.3", name: "widget 1.2.3", draft: false, immutable: true, assets: [] });
+    expect(readReleaseReferences(release!.body)).toEqual({ bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    expect(writes()).toEqual(["POST /repos/acme/" + repo + "/releases", "PATCH /repos/acme/" + repo + "/releases/{id}"]);
+    const post = api.requests.find((r) => r.method === "POST")!;
+    expect(post.body).toMatchObject({ tag_name: "v1.2.3", draft: true });
+    expect(post.body).not.toHaveProperty("target_commitish");
+    expect(api.requests.find((r) => r.method === "PATCH")!.body).toEqual({ draft: false });
+    expect(api.requests.every((r) => r.authorized)).toBe(true);
+  });
+
+  it("a rerun only verifies: no POST, no PATCH, no DELETE", async () => {
+    await createGitHubRelease(INPUT, { env });
+    api.requests.length = 0;
+    const again = await createGitHubRelease(INPUT, { env });
+    expect(again.outcome).toBe("verified");
+    expect(writes()).toEqual([]);
+    expect(api.releases("acme", repo)).toHaveLength(1);
+  });
+
+  it("an annotated remote tag is peeled to the commit", async () => {
+    api.setRef("acme", repo, "tags/v1.2.3", SHA, { annotated: true });
+    expect((await createGitHubRelease(INPUT, { env })).outcome).toBe("created");
+    expect(api.count("GET", /\/git\/tags\//)).toBe(1);
+  });
+
+  it("the remote tag missing or at another commit fails closed before any release call", async () => {
+    api.setRef("acme", repo, "tags/v1.2.3", OTHER_SHA);
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_TAG_MISMATCH");
+    api.deleteRef("acme", repo, "tags/v1.2.3");
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_TAG_MISMATCH");
+    expect(api.count("GET", /releases/)).toBe(0);
+    expect(writes()).toEqual([]);
+  });
+
+  it("a caller-supplied remote tag reader (git ls-remote) replaces the API lookup", async () => {
+    api.deleteRef("acme", repo, "tags/v1.2.3");
+    expect((await createGitHubRelease({ ...INPUT, remoteTagCommit: async () => SHA }, { env })).outcome).toBe("created");
+    expect(api.count("GET", /\/git\//)).toBe(0);
+    expect(await codeOf(createGitHubRelease({ ...INPUT, remoteTagCommit: async () => OTHER_SHA }, { env }))).toBe("GITHUB_TAG_MISMATCH");
+  });
+
+  it("a published release with other references is never edited (GITHUB_RELEASE_MISMATCH)", async () => {
+    await createGitHubRelease({ ...INPUT, receiptReference: `127.0.0.1:5000/acme/widget@sha256:${"c".repeat(64)}` }, { env });
+    api.requests.length = 0;
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_MISMATCH");
+    expect(writes()).toEqual([]);
+  });
+
+  it("a published release with an asset fails closed (GITHUB_RELEASE_HAS_ASSETS), nothing deleted", async () => {
+    const first = await createGitHubRelease(INPUT, { env });
+    api.addAsset("acme", repo, first.release_id, "widget-1.2.3.tgz");
+    api.requests.length = 0;
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_HAS_ASSETS");
+    expect(writes()).toEqual([]);
+  });
+
+  it("a repository without immutable releases: the published release is not immutable and the step fails", async () => {
+    api.setImmutableReleases("acme", repo, false);
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_NOT_IMMUTABLE");
+    // A rerun still fails, and never edits.
+    api.requests.length = 0;
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_NOT_IMMUTABLE");
+    expect(writes()).toEqual([]);
+  });
+
+  it("a 422 when publishing is terminal: no retry, no delete, no recreate", async () => {
+    api.fail(/\/releases\/\d+$/, 422, { method: "PATCH" });
+    const code = await codeOf(createGitHubRelease(INPUT, { env }));
+    expect(code).toBe("GITHUB_RELEASE_IMMUTABLE_REJECTED");
+    expect(writes()).toEqual([`POST /repos/acme/${repo}/releases`, `PATCH /repos/acme/${repo}/releases/{id}`]);
+  });
+
+  it("a draft left by a crashed run (POST answered without a status) is found, verified and published once", async () => {
+    api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    expect(api.releases("acme", repo)).toHaveLength(1);
+    expect(api.releases("acme", repo)[0]!.draft).toBe(true);
+    const resumed = await createGitHubRelease(INPUT, { env });
+    expect(resumed.outcome).toBe("published-draft");
+    expect(api.count("POST", `/repos/acme/${repo}/releases`)).toBe(1);
+    expect(api.releases("acme", repo)).toHaveLength(1);
+  });
+
+  it("a publish answered without a status converges on rerun by verification", async () => {
+    api.fail(/\/releases\/\d+$/, "drop-after", { method: "PATCH", times: 1 });
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    expect((await createGitHubRelease(INPUT, { env })).outcome).toBe("verified");
+    expect(api.count("POST", `/repos/acme/${repo}/releases`)).toBe(1);
+    expect(api.count("PATCH", /\/releases\/\d+$/)).toBe(1);
+  });
+
+  it("a draft with other references or an asset is refused, never edited or deleted", async () => {
+    api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
+    await codeOf(createGitHubRelease({ ...INPUT, bundleReference: `127.0.0.1:5000/acme/widget@sha256:${"d".repeat(64)}` }, { env }));
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_MISMATCH");
+    const draft = api.releases("acme", repo)[0]!;
+    draft.body = releaseBody("widget 1.2.3", { bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    api.addAsset("acme", repo, draft.id, "release-receipt.json");
+    api.requests.length = 0;
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_HAS_ASSETS");
+    expect(writes()).toEqual([]);
+  });
+
+  it("two releases for the tag are ambiguous and fail closed", async () => {
+    // Two racing creators each left a draft.
+    const seed = { tag_name: "v1.2.3", target_commitish: "main", name: "x", body: "", draft: true, prerelease: false, immutable: false, created_at: "", published_at: null, assets: [] };
+    api.releases("acme", repo).push({ ...seed, id: 1 }, { ...seed, id: 2 });
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_AMBIGUOUS");
+    expect(writes()).toEqual([]);
+  });
+
+  it.each([401, 403, 429, 500] as const)("HTTP %i from the API fails closed without a write", async (status) => {
+    api.fail(`/repos/acme/${repo}/releases/tags/v1.2.3`, status);
+    const error = await createGitHubRelease(INPUT, { env }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GitHubReleaseError);
+    expect((error as GitHubReleaseError).code).toBe("GITHUB_API_FAILED");
+    expect((error as GitHubReleaseError).httpStatus).toBe(status);
+    expect(writes()).toEqual([]);
+  });
+
+  it("missing token, repository or malformed inputs abort before any call", async () => {
+    expect(await codeOf(createGitHubRelease(INPUT, { env: { ...env, GH_TOKEN: "" } }))).toBe("GITHUB_TOKEN_MISSING");
+    expect(await codeOf(createGitHubRelease(INPUT, { env: { ...env, GITHUB_REPOSITORY: "acme" } }))).toBe("GITHUB_REPOSITORY_INVALID");
+    expect(await codeOf(createGitHubRelease({ ...INPUT, version: "1.2" }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    expect(await codeOf(createGitHubRelease({ ...INPUT, releaseSha: "ABC" }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    expect(await codeOf(createGitHubRelease({ ...INPUT, bundleReference: "127.0.0.1:5000/acme/widget:v1.2.3" }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    expect(await codeOf(createGitHubRelease({ ...INPUT, receiptReference: BUNDLE }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    expect(api.requests).toHaveLength(0);
+  });
+});
