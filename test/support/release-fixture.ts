@@ -210,3 +210,55 @@ export async function copyFixture(fixture: ReleaseFixture): Promise<ReleaseFixtu
   }
   return { ...fixture, root, files, cleanup: () => rm(root, { recursive: true, force: true }) };
 }
+
+/** What {@link stageFixture} pushed. */
+export interface StagedRelease {
+  /** Bundle manifest descriptor. */
+  bundle: { mediaType: string; digest: string; size: number };
+  /** The canonical bundle manifest bytes. */
+  bundleManifestBytes: Buffer;
+  /** Receipt manifest descriptor. */
+  receipt: { mediaType: string; digest: string; size: number };
+  /** The receipt file bytes. */
+  receiptBytes: Buffer;
+}
+
+/**
+ * Stage the fixture into `dst` the way the pipeline does: a deterministic
+ * layout (`writeLayout`) copied to `dst` with tag `v<version>`, then a
+ * published receipt for that bundle reference, copied with tag `v<version>-receipt`.
+ * @param repository the repository string references name (`host:port/path` or `oci-layout:<dir>`).
+ */
+export async function stageFixture(fixture: ReleaseFixture, dst: import("../../src/oci/target.js").Target, repository: string): Promise<StagedRelease> {
+  const { writeLayout } = await import("../../src/oci/layout.js");
+  const { LayoutTarget } = await import("../../src/oci/layout-target.js");
+  const { copy } = await import("../../src/oci/transfer.js");
+  const { RELEASE_ARTIFACT_TYPE, RECEIPT_ARTIFACT_TYPE } = await import("../../src/contract/constants.js");
+  const { buildPublishedReceipt, receiptBytes } = await import("../../src/contract/manifest.js");
+  const work = await mkdtemp(join(tmpdir(), "hpk-stage-"));
+  try {
+    const bundleLayout = join(work, "bundle");
+    const written = await writeLayout(bundleLayout, RELEASE_ARTIFACT_TYPE, fixture.files);
+    const bundle = await copy(await LayoutTarget.open(bundleLayout), dst, "payload", { tag: `v${fixture.version}` });
+    const layers = [];
+    for (const [path, local] of fixture.files) {
+      const bytes = await readFile(local);
+      layers.push({ path, digest: "sha256:" + createHash("sha256").update(bytes).digest("hex"), size: bytes.length });
+    }
+    const receipt = buildPublishedReceipt(fixture.manifest, `${repository}@${bundle.digest}`, layers, { ...fixture.policy, registryRepository: repository });
+    const receiptFile = join(work, "release-receipt.json");
+    const rBytes = receiptBytes(receipt);
+    await writeFile(receiptFile, rBytes);
+    const receiptLayout = join(work, "receipt");
+    await writeLayout(receiptLayout, RECEIPT_ARTIFACT_TYPE, new Map([["release-receipt.json", receiptFile]]));
+    const receiptDesc = await copy(await LayoutTarget.open(receiptLayout), dst, "payload", { tag: `v${fixture.version}-receipt` });
+    return {
+      bundle: { mediaType: bundle.mediaType, digest: bundle.digest, size: bundle.size },
+      bundleManifestBytes: written.manifestBytes,
+      receipt: { mediaType: receiptDesc.mediaType, digest: receiptDesc.digest, size: receiptDesc.size },
+      receiptBytes: rBytes,
+    };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,7 +1,155 @@
-/** CLI wiring of the fetch commands (logic lives outside src/cli). */
+/**
+ * CLI wiring of the consumer commands: `fetch`, `fleet add`, `fleet verify`
+ * (logic in `src/fetch`). Credentials come from the environment only
+ * (`REGISTRY_USERNAME` + `REGISTRY_PASSWORD`, or `GH_TOKEN` for ghcr.io).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { Command } from "commander";
+import { parseStrictJson } from "../../contract/canonical-json.js";
+import { policyFromPackageJson, type GateCommands } from "../../contract/policy.js";
+import { parseReference, parseRepository } from "../../contract/reference.js";
+import { credentialsFromEnv, fetchRelease } from "../../fetch/fetch.js";
+import { addPluginToLock, verifyFleetLock } from "../../fetch/fleet.js";
+import { printJson, printLine, runAction, UsageError } from "../output.js";
 
-/** Register the fetch subcommands on `program`. */
+interface FetchOptions {
+  reference: string;
+  outputDir: string;
+  repository?: string;
+  package?: string;
+  expect?: string;
+  plainHttp?: boolean;
+  json?: boolean;
+}
+
+interface FleetAddOptions {
+  lock: string;
+  receipt: string;
+  json?: boolean;
+}
+
+interface FleetVerifyOptions {
+  lock: string;
+  installed?: string;
+  plainHttp?: boolean;
+  json?: boolean;
+}
+
+/** The checkout's package.json (or undefined when absent or unreadable as JSON). */
+async function checkoutPackageJson(dir: string): Promise<Record<string, unknown> | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(join(dir, "package.json"));
+  } catch {
+    return undefined;
+  }
+  return parseStrictJson(bytes, { rejectIntegralFloats: false });
+}
+
+/** `hermesPluginKit.repository` of the checkout's package.json, if any. */
+function declaredRepository(pkg: Record<string, unknown> | undefined): string | undefined {
+  const kit = pkg?.["hermesPluginKit"];
+  if (kit === null || typeof kit !== "object" || Array.isArray(kit)) return undefined;
+  const repo = (kit as Record<string, unknown>)["repository"];
+  return typeof repo === "string" ? repo : undefined;
+}
+
+/** Gate commands the checkout declares for itself, used when the fetched package is the checkout's own. */
+function gatesFromCheckout(pkg: Record<string, unknown> | undefined): (name: string) => GateCommands | undefined {
+  return (name) => {
+    if (pkg === undefined || pkg["name"] !== name || declaredRepository(pkg) === undefined) return undefined;
+    try {
+      return policyFromPackageJson(pkg).gates;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/** Register `fetch` and `fleet add|verify` on `program`. */
 export function registerFetchCommands(program: Command): void {
-  void program;
+  program
+    .command("fetch")
+    .description("Download a digest-pinned release bundle or receipt, verify every byte, then install it into the output directory.")
+    .requiredOption("--reference <ref>", "digest-pinned reference <repository>@sha256:<64 hex> (tags are refused)")
+    .requiredOption("--output-dir <dir>", "output directory (created; never written through a symlink; different existing bytes are never overwritten)")
+    .option("--repository <repo>", "the pinned repository the reference must name (default: package.json hermesPluginKit.repository)")
+    .option("--package <name>", "expected npm package name (default: the one the release names)")
+    .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print {reference, artifactType, version, files} as JSON")
+    .action(async (opts: FetchOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
+          throw new UsageError(`--expect must be bundle or receipt, not ${JSON.stringify(opts.expect)}`);
+        }
+        const pkg = await checkoutPackageJson(process.cwd());
+        const repository = opts.repository ?? declaredRepository(pkg);
+        if (repository === undefined) {
+          throw new UsageError("no pinned repository: pass --repository or set hermesPluginKit.repository in package.json");
+        }
+        const parsedRepo = parseRepository(repository);
+        parseReference(opts.reference, repository);
+        const credentials = credentialsFromEnv(parsedRepo);
+        const result = await fetchRelease({
+          reference: opts.reference,
+          outputDir: opts.outputDir,
+          repository,
+          plainHttp: opts.plainHttp === true,
+          ...(credentials === undefined ? {} : { credentials }),
+          ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
+          policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: gatesFromCheckout(pkg) },
+        });
+        if (opts.json === true) printJson(result);
+        else {
+          printLine(`verified and installed ${result.artifactType} ${result.version} from ${result.reference} into ${opts.outputDir}`);
+          for (const file of result.files) printLine(`  ${file.path}  sha256:${file.sha256}  ${file.size} bytes`);
+        }
+      });
+    });
+
+  const fleet = program.command("fleet").description("Pin co-loaded plugins by digest in a fleet lock and verify the pins.");
+  fleet
+    .command("add")
+    .description("Append a plugin to the fleet lock from a verified published receipt (release-receipt.json).")
+    .requiredOption("--lock <file>", "fleet lock file (created when absent)")
+    .requiredOption("--receipt <file>", "the plugin's published release-receipt.json")
+    .option("--json", "print the pinned entry as JSON")
+    .action(async (opts: FleetAddOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const pkg = await checkoutPackageJson(process.cwd());
+        const receiptDoc = parseStrictJson(await readFile(opts.receipt).catch(() => Buffer.from("null")), { requireObject: false });
+        const name = receiptDoc !== null && typeof receiptDoc === "object" && !Array.isArray(receiptDoc) ? receiptDoc["package"] : undefined;
+        const gates = typeof name === "string" ? gatesFromCheckout(pkg)(name) : undefined;
+        const { plugin, changed } = await addPluginToLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
+        if (opts.json === true) printJson({ ok: true, changed, plugin });
+        else printLine(`${changed ? "pinned" : "already pinned"} ${plugin.name} ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference}, ${plugin.tarball.filename} sha256:${plugin.tarball.sha256}`);
+      });
+    });
+
+  fleet
+    .command("verify")
+    .description("Fetch and verify each pinned receipt by digest and check it against the pinned bundle reference and tarball (and the installed file).")
+    .requiredOption("--lock <file>", "fleet lock file")
+    .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print the verified plugins as JSON")
+    .action(async (opts: FleetVerifyOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const pkg = await checkoutPackageJson(process.cwd());
+        const results = await verifyFleetLock({
+          lockPath: opts.lock,
+          plainHttp: opts.plainHttp === true,
+          ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
+          policy: { gatesFor: gatesFromCheckout(pkg) },
+          credentialsFor: (repository) => credentialsFromEnv(repository),
+        });
+        if (opts.json === true) printJson({ ok: true, plugins: results });
+        else {
+          for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}`);
+          printLine(`fleet lock ${opts.lock}: ${results.length} plugin(s) verified`);
+        }
+      });
+    });
 }

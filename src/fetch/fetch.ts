@@ -1,0 +1,332 @@
+/**
+ * `fetch`: download a digest-pinned release bundle or receipt, verify every
+ * byte, and only then install it (DESIGN.md section 5; issue 4 items 1-6).
+ *
+ * Order (reference `original-release-contract.md` 3.12 G1-G11):
+ * reference pinned to the repository -> privacy on read (no bootstrap, no
+ * write) -> manifest descriptor and bytes (<= 1 MiB, digest of the reference)
+ * -> manifest structure (exact keys, artifactType, empty config, layer
+ * descriptors, title allow-list, inventory) -> config blob and each layer
+ * streamed through SHA-256 into a fresh private temp directory (mode 0700)
+ * -> payload checks (checksum file, tested manifest vs. tarball, source
+ * bundle in an isolated git; or `verifyFinalReceipt` for a receipt) ->
+ * safe install into the output directory. The temp directory is always
+ * removed; on any failure the output directory is not created or unchanged.
+ */
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { JsonObject } from "../contract/canonical-json.js";
+import { MAX_MANIFEST_BYTES, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
+import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { hashFile, readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
+import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
+import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
+import { isLoopbackHost, parseReference, type Repository } from "../contract/reference.js";
+import { verifyFinalReceipt } from "../contract/release-document.js";
+import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
+import { openTarget } from "../oci/open.js";
+import type { RegistryCredentials } from "../oci/registry-auth.js";
+import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
+import type { ReadOnlyTarget } from "../oci/target.js";
+import { FetchError } from "./errors.js";
+import { installPayload } from "./install.js";
+import { requirePrivateForRead } from "./privacy.js";
+import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
+import { verifySourceBundleFile } from "./source-bundle.js";
+
+/** Registry credentials (from the environment only, never argv); the OCI layer's type. */
+export type { RegistryCredentials };
+
+/** Opens a read target for a repository (the OCI layer's `openTarget`). */
+export type OpenReadTarget = (repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }) => Promise<ReadOnlyTarget>;
+/** The privacy gate on read (`requirePrivateForRead` of `privacy.ts`). */
+export type RequirePrivateForRead = (repository: Repository, options: { plainHttp: boolean; env: Readonly<Record<string, string | undefined>> }) => Promise<unknown>;
+
+/** Options of {@link downloadRelease} and {@link fetchRelease}. */
+export interface DownloadOptions {
+  /** `R`: `<repository>@sha256:<64 hex>`. */
+  reference: string;
+  /** `P`: the pinned repository `R` must name. */
+  repository: string;
+  /** Plain HTTP (loopback registries only). */
+  plainHttp?: boolean;
+  /** Registry credentials (see {@link credentialsFromEnv}). */
+  credentials?: RegistryCredentials;
+  /** Refuse the other artifact kind (`FETCH_ARTIFACT_TYPE_MISMATCH`). */
+  expect?: ArtifactKind;
+  /**
+   * What the release documents must match besides the repository (which is
+   * always `repository`): `package` (default: the package the tested manifest
+   * or receipt names, which must be an npm package name) and the gate
+   * commands: `gates`, else `gatesFor(package)`, else
+   * `DEFAULT_GATE_COMMANDS` (as `verify-final-receipt` does).
+   */
+  policy?: { package?: string; gates?: GateCommands; gatesFor?: (packageName: string) => GateCommands | undefined };
+  /** Progress lines for blob downloads (default: stderr when it is a TTY, else none). `null` silences. */
+  progress?: NodeJS.WritableStream | null;
+  /** Parent of the private temp directory (default the OS temp directory). */
+  tmpDir?: string;
+  /** Environment for the privacy gate (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Injected dependencies (tests; defaults are the real OCI layer and privacy gate). */
+  openTarget?: OpenReadTarget;
+  requirePrivate?: RequirePrivateForRead;
+}
+
+/** One installed (or verified) payload file. */
+export interface FetchedFile {
+  /** Payload path, e.g. `dist/demo-plugin-1.0.0.tgz`. */
+  path: string;
+  /** SHA-256, 64 lowercase hex. */
+  sha256: string;
+  /** Size in bytes. */
+  size: number;
+}
+
+/** The `--json` result of `fetch`: `{reference, artifactType, version, files}`. */
+export interface FetchResult {
+  reference: string;
+  artifactType: string;
+  version: string;
+  files: FetchedFile[];
+}
+
+/** A verified download still in its private temp directory. */
+export interface VerifiedDownload extends FetchResult {
+  kind: ArtifactKind;
+  /** The private temp directory holding the payload (mode 0700). */
+  dir: string;
+  /** Payload path -> local file inside {@link dir}. */
+  localFiles: Map<string, string>;
+  /** The verified tested manifest (bundle) or published receipt (receipt). */
+  document: TestedManifest | PublishedReceipt;
+  /** The policy the document was verified against. */
+  policy: ReleasePolicy;
+  /** Remove the temp directory. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Registry credentials from the environment: `REGISTRY_USERNAME` +
+ * `REGISTRY_PASSWORD`, else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
+ * GHCR accepts any user name with a token). Returns undefined when none apply.
+ * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set.
+ */
+export function credentialsFromEnv(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): RegistryCredentials | undefined {
+  if (repository.kind !== "registry") return undefined;
+  const username = env["REGISTRY_USERNAME"];
+  const password = env["REGISTRY_PASSWORD"];
+  const hasUser = username !== undefined && username !== "";
+  const hasPassword = password !== undefined && password !== "";
+  if (hasUser !== hasPassword) {
+    throw new FetchError("FETCH_CREDENTIALS_INCOMPLETE", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
+  }
+  if (hasUser && hasPassword) return { username: username as string, password: password as string };
+  const token = env["GH_TOKEN"];
+  if (repository.registry.toLowerCase() === "ghcr.io" && token !== undefined && token !== "") return { username: "oauth2", password: token };
+  return undefined;
+}
+
+async function defaultOpenTarget(repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }): Promise<ReadOnlyTarget> {
+  return openTarget(repository.repository, options);
+}
+
+async function defaultRequirePrivate(repository: Repository, options: { plainHttp: boolean; env: Readonly<Record<string, string | undefined>> }): Promise<unknown> {
+  return requirePrivateForRead(repository, { plainHttp: options.plainHttp, env: options.env });
+}
+
+function progressStream(option: NodeJS.WritableStream | null | undefined): NodeJS.WritableStream | null {
+  if (option !== undefined) return option;
+  return process.stderr.isTTY === true ? process.stderr : null;
+}
+
+function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptions["policy"]): ReleasePolicy {
+  const pkg = overrides?.package ?? doc["package"];
+  if (!isNpmPackageName(pkg)) {
+    throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(doc["package"])}, which is not an npm package name`);
+  }
+  const gates = overrides?.gates ?? overrides?.gatesFor?.(pkg) ?? { ...DEFAULT_GATE_COMMANDS };
+  return { package: pkg, registryRepository: repository, gates };
+}
+
+async function requireRegularFile(path: string, label: string): Promise<void> {
+  const st = await lstat(path).catch(() => null);
+  if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label}`);
+}
+
+/**
+ * Download and verify a release bundle or receipt into a fresh private temp
+ * directory; nothing is installed. The caller must call `cleanup()` (the
+ * directory is removed here on any failure).
+ *
+ * @throws
+ *   ReleaseContractError `REFERENCE_NOT_PINNED` (a tag, no digest),
+ *   `REFERENCE_REPOSITORY_MISMATCH` (another repository), `REPOSITORY_INVALID` (G1);
+ *   PrivacyError `PRIVACY_*` (G2, before any download);
+ *   FetchError `FETCH_PLAIN_HTTP_REFUSED`, and the codes of `checkReleaseManifest`
+ *   (`FETCH_MANIFEST_*`, `FETCH_ARTIFACT_TYPE_*`, `FETCH_CONFIG_UNEXPECTED`,
+ *   `FETCH_LAYER_*`) (G3-G8);
+ *   OciError `OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`, `OCI_SIZE_MISMATCH`,
+ *   `OCI_MANIFEST_TOO_LARGE`, ... from the transfer (G9, 3.14);
+ *   ReleaseContractError codes of `verifyManifest` and `parsePayloadChecksums`,
+ *   FetchError `PAYLOAD_SHA256_MISMATCH`, `SOURCE_BUNDLE_*`,
+ *   `FETCH_PATHS_MANIFEST_MISMATCH` (G10, 3.9); codes of `verifyFinalReceipt` for a receipt.
+ */
+export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
+  const pinned = parseReference(options.reference, options.repository);
+  const repository = pinned.repository;
+  const plainHttp = options.plainHttp === true;
+  if (plainHttp && repository.kind === "registry") {
+    if (!isLoopbackHost(repository.host)) {
+      throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
+    }
+  }
+  const env = options.env ?? process.env;
+  await (options.requirePrivate ?? defaultRequirePrivate)(repository, { plainHttp, env });
+  const target = await (options.openTarget ?? defaultOpenTarget)(repository, {
+    plainHttp,
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+  });
+  const progress = progressStream(options.progress);
+
+  // G3: descriptor, then bytes.
+  const resolved = await target.resolve(pinned.digest);
+  if (typeof resolved.size === "number" && resolved.size > MAX_MANIFEST_BYTES) {
+    throw new FetchError("FETCH_MANIFEST_TOO_LARGE", `OCI manifest ${pinned.digest} is ${resolved.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
+  }
+  checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
+  const manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
+  // G4-G8.
+  const checked = checkReleaseManifest(manifestBytes, {
+    expectedDigest: pinned.digest,
+    ...(options.expect === undefined ? {} : { expectedKind: options.expect }),
+    ...(options.policy?.package === undefined ? {} : { packageName: options.policy.package }),
+  });
+
+  // G9: a fresh private temp directory.
+  const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-fetch-"));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    await chmod(dir, 0o700);
+    const st = await stat(dir);
+    if ((st.mode & 0o077) !== 0 || (typeof process.getuid === "function" && st.uid !== process.getuid())) {
+      throw new FetchError("FETCH_TEMP_UNSAFE", `temp directory ${dir} is not private to the current user`);
+    }
+    const configPath = join(dir, ".config.blob");
+    await fetchBlobToFile(target, checked.config, configPath);
+    await requireRegularFile(configPath, "config");
+    await rm(configPath);
+    const localFiles = new Map<string, string>();
+    const payloadDir = join(dir, "payload");
+    await mkdir(payloadDir, { mode: 0o700 });
+    for (const layer of checked.layers) {
+      const local = join(payloadDir, layer.title);
+      await mkdir(dirname(local), { recursive: true, mode: 0o700 });
+      const started = Date.now();
+      progress?.write(`fetching ${layer.title} (${layer.descriptor.size} bytes)...`);
+      try {
+        await fetchBlobToFile(target, layer.descriptor, local);
+      } catch (error) {
+        progress?.write(" failed\n");
+        throw error;
+      }
+      progress?.write(` done in ${Date.now() - started} ms\n`);
+      await requireRegularFile(local, layer.title);
+      localFiles.set(layer.title, local);
+    }
+    const verified = checked.kind === "bundle" ? await verifyBundlePayload(payloadDir, localFiles, checked, options) : await verifyReceiptPayload(localFiles, options);
+    const files: FetchedFile[] = [];
+    for (const layer of [...checked.layers].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))) {
+      files.push({ path: layer.title, sha256: layer.descriptor.digest.slice("sha256:".length), size: layer.descriptor.size });
+    }
+    return {
+      reference: pinned.reference,
+      artifactType: checked.artifactType,
+      version: verified.document.version,
+      files,
+      kind: checked.kind,
+      dir: payloadDir,
+      localFiles,
+      document: verified.document,
+      policy: verified.policy,
+      cleanup,
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+async function verifyBundlePayload(
+  payloadDir: string,
+  localFiles: Map<string, string>,
+  checked: CheckedReleaseManifest,
+  options: DownloadOptions,
+): Promise<{ document: TestedManifest; policy: ReleasePolicy }> {
+  // P1: the tested manifest against dist/.
+  const doc = await readReleaseJsonFile(localFiles.get(RELEASE_MANIFEST_FILE) as string);
+  const policy = policyFor(doc, options.repository, options.policy);
+  const manifest = await verifyManifest(doc, join(payloadDir, "dist"), policy);
+  // G10: the layer titles are exactly this release's.
+  const expectedTitles = bundleLayerTitles(policy.package, manifest.version);
+  const titles = [...localFiles.keys()].sort();
+  if (titles.length !== expectedTitles.length || titles.some((t, i) => t !== expectedTitles[i])) {
+    throw new FetchError(
+      "FETCH_PATHS_MANIFEST_MISMATCH",
+      `OCI paths do not match the tested manifest: expected ${expectedTitles.join(", ")}, found ${titles.join(", ")} (manifest layer digest ${checked.digest})`,
+    );
+  }
+  // P2-P4: the checksum file.
+  const checksums = parsePayloadChecksums(await readFile(localFiles.get(PAYLOAD_CHECKSUMS_FILE) as string), bundleChecksumPaths(policy.package, manifest.version));
+  // P5: each listed file.
+  for (const [path, sha256] of checksums) {
+    const local = localFiles.get(path) as string;
+    await requireRegularFile(local, path);
+    const actual = await hashFile(local);
+    if (actual.sha256 !== sha256) {
+      throw new FetchError("PAYLOAD_SHA256_MISMATCH", `payload SHA-256 mismatch: ${path} hashes to ${actual.sha256}, the checksum file says ${sha256}`);
+    }
+  }
+  // P6: the source bundle.
+  await verifySourceBundleFile(localFiles.get(SOURCE_BUNDLE_FILE) as string, {
+    sourceSha: manifest.source_sha,
+    tag: manifest.tag,
+    packageName: policy.package,
+    version: manifest.version,
+  }, options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir });
+  return { document: manifest, policy };
+}
+
+async function verifyReceiptPayload(localFiles: Map<string, string>, options: DownloadOptions): Promise<{ document: PublishedReceipt; policy: ReleasePolicy }> {
+  const doc = await readReleaseJsonFile(localFiles.get(RECEIPT_FILE) as string);
+  const policy = policyFor(doc, options.repository, options.policy);
+  return { document: verifyFinalReceipt(doc, policy), policy };
+}
+
+/** Options of {@link fetchRelease}: {@link DownloadOptions} plus the output directory `D`. */
+export interface FetchReleaseOptions extends DownloadOptions {
+  outputDir: string;
+}
+
+/**
+ * `hermes-plugin-kit fetch`: {@link downloadRelease}, then install into
+ * `outputDir` with `installPayload` (no symlinks, no overwrite of different
+ * bytes, identical files untouched). The temp directory is always removed.
+ * @returns `{reference, artifactType, version, files: [{path, sha256, size}]}` (files sorted by path).
+ * @throws the codes of {@link downloadRelease} and of `installPayload`
+ *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`).
+ */
+export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult> {
+  const download = await downloadRelease(options);
+  try {
+    await installPayload(
+      options.outputDir,
+      download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
+    );
+    return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files };
+  } finally {
+    await download.cleanup();
+  }
+}
+

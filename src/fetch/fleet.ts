@@ -1,0 +1,298 @@
+/**
+ * Fleet pins: `fleet.lock.json` records, for every co-loaded plugin, the
+ * digest-pinned bundle and receipt references and the one npm tarball's
+ * filename and SHA-256 (DESIGN.md section 5; issue 4 item 7).
+ *
+ * - {@link addPluginToLock} (`fleet add`): append a plugin from a verified
+ *   local receipt. The receipt reference is the digest of the receipt
+ *   artifact's manifest, which is a pure function of the receipt bytes
+ *   (deterministic layout, reference section 4), so it is computed, and
+ *   `fleet verify` later proves it by fetching it.
+ * - {@link verifyFleetLock} (`fleet verify`): for each plugin, fetch the
+ *   receipt by digest through the verifying download path, and check that
+ *   its `registry_reference` is the pinned bundle reference and that the
+ *   tarball filename and SHA-256 agree between lock, receipt and (with
+ *   `installedDir`) the installed file.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { constants as fsConstants } from "node:fs";
+import { lstat, open, readFile, rename, rm } from "node:fs/promises";
+import { dirname, join, basename } from "node:path";
+import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
+import { RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE } from "../contract/constants.js";
+import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../contract/policy.js";
+import { parseReference, type Repository } from "../contract/reference.js";
+import { verifyFinalReceipt } from "../contract/release-document.js";
+import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
+import { artifactManifest } from "../oci/manifest.js";
+import { FetchError } from "./errors.js";
+import { downloadRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
+
+/** Largest lock file read, in bytes. */
+const MAX_LOCK_BYTES = 4 * 1024 * 1024;
+/** Largest receipt file read, in bytes. */
+const MAX_RECEIPT_BYTES = 1024 * 1024;
+
+/** An empty lock. */
+export function emptyFleetLock(): FleetLock {
+  return { schema_version: 1, plugins: [] };
+}
+
+/** The exact bytes of a lock file: canonical JSON, 2-space indent, plugins sorted by name, trailing newline. */
+export function fleetLockBytes(lock: FleetLock): Buffer {
+  const sorted = { ...lock, plugins: [...lock.plugins].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
+  return Buffer.from(canonicalJsonPretty(sorted), "utf8");
+}
+
+/**
+ * Check a parsed lock: the zod schema (exact keys), digest-pinned references,
+ * no plugin name or tarball filename twice, bundle and receipt references of
+ * one plugin in the same repository and different from each other.
+ * @throws FetchError `FLEET_LOCK_INVALID`.
+ */
+export function checkFleetLock(value: unknown): FleetLock {
+  const result = FleetLockSchema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new FetchError("FLEET_LOCK_INVALID", `fleet lock does not match its schema at ${issue ? issue.path.map(String).join(".") || "<root>" : "<root>"}: ${issue?.message ?? "invalid"}`);
+  }
+  const lock = result.data;
+  const names = new Set<string>();
+  const files = new Set<string>();
+  for (const plugin of lock.plugins) {
+    if (!isNpmPackageName(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin name ${describe(plugin.name)} is not an npm package name`);
+    if (names.has(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins ${plugin.name} twice`);
+    if (files.has(plugin.tarball.filename)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins tarball ${plugin.tarball.filename} twice`);
+    names.add(plugin.name);
+    files.add(plugin.tarball.filename);
+    let bundleRepo: string;
+    let receiptRepo: string;
+    try {
+      bundleRepo = parseReference(plugin.bundle_reference).repository.repository;
+      receiptRepo = parseReference(plugin.receipt_reference).repository.repository;
+    } catch (error) {
+      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: ${(error as Error).message}`, { cause: error });
+    }
+    if (bundleRepo !== receiptRepo) {
+      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: bundle and receipt references name different repositories (${bundleRepo}, ${receiptRepo})`);
+    }
+    if (plugin.bundle_reference === plugin.receipt_reference) {
+      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: the bundle and receipt references must differ`);
+    }
+  }
+  return lock;
+}
+
+/**
+ * Read and check a lock file (strict JSON: duplicate keys refused).
+ * @param allowMissing return an empty lock when the file does not exist.
+ * @throws FetchError `FLEET_LOCK_UNREADABLE` (unreadable, a symlink, not a
+ *   regular file, larger than 4 MiB), `FLEET_LOCK_INVALID`.
+ */
+export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
+  const st = await lstat(path).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? null : Promise.reject(error)));
+  if (st === null) {
+    if (allowMissing) return emptyFleetLock();
+    throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);
+  }
+  if (!st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  if (st.size > MAX_LOCK_BYTES) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} is larger than ${MAX_LOCK_BYTES} bytes`);
+  let doc: JsonObject;
+  try {
+    doc = parseStrictJson(await readFile(path));
+  } catch (error) {
+    throw new FetchError("FLEET_LOCK_INVALID", `fleet lock ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  return checkFleetLock(doc);
+}
+
+/** Write the lock atomically (temp file in the same directory, then rename); a symlinked lock path is refused. */
+export async function writeFleetLockFile(path: string, lock: FleetLock): Promise<void> {
+  const st = await lstat(path).catch(() => null);
+  if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+  try {
+    await handle.writeFile(fleetLockBytes(checkFleetLock(lock)));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * The digest reference of the receipt artifact holding `receiptBytes` in
+ * `repository`: the manifest `writeLayout` makes for it (artifactType
+ * receipt, one layer `release-receipt.json`) is deterministic.
+ */
+export function receiptReferenceFor(repository: string, receiptBytes: Uint8Array): string {
+  const digest = "sha256:" + createHash("sha256").update(receiptBytes).digest("hex");
+  const { descriptor } = artifactManifest(RECEIPT_ARTIFACT_TYPE, [
+    { path: RECEIPT_FILE, descriptor: { mediaType: "application/octet-stream", digest, size: receiptBytes.length } },
+  ]);
+  return `${repository}@${descriptor.digest}`;
+}
+
+/** Options of {@link addPluginToLock}. */
+export interface FleetAddOptions {
+  /** The lock file (created when absent). */
+  lockPath: string;
+  /** A local `release-receipt.json` (its exact published bytes). */
+  receiptPath: string;
+  /** Expected package (default: the receipt's). */
+  package?: string;
+  /** Expected gate commands (default `DEFAULT_GATE_COMMANDS`). */
+  gates?: GateCommands;
+}
+
+/**
+ * `fleet add`: verify the receipt offline (`verifyFinalReceipt` against its own
+ * `registry_repository`), require its bytes to be the canonical receipt bytes,
+ * and append `{name, version, bundle_reference, receipt_reference, tarball}`.
+ * An identical entry already present is success with no write.
+ * @returns the plugin entry and whether the lock changed.
+ * @throws FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`,
+ *   `FLEET_PLUGIN_CONFLICT` (the plugin or its tarball is already pinned differently),
+ *   `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
+ */
+export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
+  const st = await lstat(options.receiptPath).catch(() => null);
+  if (st === null || !st.isFile() || st.size > MAX_RECEIPT_BYTES) {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${options.receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
+  }
+  const bytes = await readFile(options.receiptPath);
+  const doc = parseStrictJson(bytes);
+  const repository = doc["registry_repository"];
+  const pkg = options.package ?? doc["package"];
+  if (typeof repository !== "string" || !isNpmPackageName(pkg)) {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${options.receiptPath} does not name a registry repository and an npm package`);
+  }
+  const receipt: PublishedReceipt = verifyFinalReceipt(doc, { package: pkg, registryRepository: repository, gates: options.gates ?? { ...DEFAULT_GATE_COMMANDS } });
+  if (!Buffer.from(canonicalJson(receipt), "utf8").equals(bytes)) {
+    throw new FetchError("FLEET_RECEIPT_NOT_CANONICAL", `receipt ${options.receiptPath} is not in its published canonical form (compact, sorted keys, one trailing newline), so its receipt reference cannot be derived`);
+  }
+  const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
+  const plugin: FleetPlugin = {
+    name: receipt.package,
+    version: receipt.version,
+    bundle_reference: receipt.registry_reference,
+    receipt_reference: receiptReferenceFor(repository, bytes),
+    tarball: { filename: artifact.filename, sha256: artifact.sha256 },
+  };
+  const lock = await readFleetLockFile(options.lockPath, true);
+  const same = lock.plugins.find((p) => p.name === plugin.name);
+  if (same !== undefined) {
+    if (canonicalJson(same) === canonicalJson(plugin)) return { plugin, changed: false };
+    throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins ${plugin.name} ${same.version} (${same.bundle_reference}); remove it before pinning ${plugin.version}`);
+  }
+  const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);
+  if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${plugin.tarball.filename} for ${clash.name}`);
+  await writeFleetLockFile(options.lockPath, { schema_version: 1, plugins: [...lock.plugins, plugin] });
+  return { plugin, changed: true };
+}
+
+/** Options of {@link verifyFleetLock}. */
+export interface FleetVerifyOptions extends Omit<DownloadOptions, "reference" | "repository" | "expect"> {
+  lockPath: string;
+  /** Directory holding the installed tarballs (`<dir>/<file>` or `<dir>/dist/<file>`). */
+  installedDir?: string;
+  /** Credentials per plugin repository (default: `credentials`, for every repository). */
+  credentialsFor?: (repository: Repository) => RegistryCredentials | undefined;
+}
+
+/** One verified plugin. */
+export interface FleetPluginResult {
+  name: string;
+  version: string;
+  bundle_reference: string;
+  receipt_reference: string;
+  tarball: { filename: string; sha256: string };
+  /** Installed files checked (absolute paths), when `installedDir` was given. */
+  installed: string[];
+}
+
+async function hashRegularFile(path: string): Promise<string> {
+  const handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    const hash = createHash("sha256");
+    for await (const chunk of handle.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+    return hash.digest("hex");
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `fleet verify`: check every pinned plugin (see the module comment).
+ * @returns one result per plugin, in lock order.
+ * @throws FetchError `FLEET_LOCK_*`, `FLEET_BUNDLE_REFERENCE_MISMATCH`,
+ *   `FLEET_VERSION_MISMATCH`, `FLEET_TARBALL_MISMATCH` (lock vs. receipt),
+ *   `FLEET_INSTALLED_MISSING`, `FLEET_INSTALLED_UNSAFE`, `FLEET_INSTALLED_MISMATCH`;
+ *   every code of the verifying download of the receipt (privacy, OCI, contract).
+ *   Messages name the plugin.
+ */
+export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
+  const lock = await readFleetLockFile(options.lockPath);
+  const results: FleetPluginResult[] = [];
+  for (const plugin of lock.plugins) {
+    const parsed = parseReference(plugin.receipt_reference).repository;
+    const credentials = options.credentialsFor !== undefined ? options.credentialsFor(parsed) : options.credentials;
+    const { credentials: _ignored, ...rest } = options;
+    void _ignored;
+    const download = await downloadRelease({
+      ...rest,
+      ...(credentials === undefined ? {} : { credentials }),
+      reference: plugin.receipt_reference,
+      repository: parsed.repository,
+      expect: "receipt",
+      policy: { ...options.policy, package: plugin.name },
+    });
+    let receipt: PublishedReceipt;
+    try {
+      receipt = download.document as PublishedReceipt;
+    } finally {
+      await download.cleanup();
+    }
+    if (receipt.registry_reference !== plugin.bundle_reference) {
+      throw new FetchError(
+        "FLEET_BUNDLE_REFERENCE_MISMATCH",
+        `plugin ${plugin.name}: the receipt's registry_reference ${receipt.registry_reference} is not the pinned bundle reference ${plugin.bundle_reference}`,
+      );
+    }
+    if (receipt.version !== plugin.version) {
+      throw new FetchError("FLEET_VERSION_MISMATCH", `plugin ${plugin.name}: the lock pins version ${plugin.version}, the receipt says ${receipt.version}`);
+    }
+    const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
+    if (artifact.filename !== plugin.tarball.filename || artifact.sha256 !== plugin.tarball.sha256) {
+      throw new FetchError(
+        "FLEET_TARBALL_MISMATCH",
+        `plugin ${plugin.name}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt says ${artifact.filename} sha256 ${artifact.sha256}`,
+      );
+    }
+    const installed: string[] = [];
+    if (options.installedDir !== undefined) {
+      for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
+        const st = await lstat(candidate).catch(() => null);
+        if (st === null) continue;
+        if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused)`);
+        const sha256 = await hashRegularFile(candidate);
+        if (sha256 !== plugin.tarball.sha256) {
+          throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}`);
+        }
+        installed.push(candidate);
+      }
+      if (installed.length === 0) {
+        throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/)`);
+      }
+    }
+    results.push({ ...plugin, installed });
+  }
+  return results;
+}
