@@ -1,0 +1,272 @@
+/**
+ * `release build` and `release check-dist`: pack the releasing package
+ * exactly once and check the one tarball that will be tested, staged and
+ * published (reference `original-release-contract.md` sections 2.1 and 3.5,
+ * adapted to one npm tarball; DESIGN.md section 4).
+ *
+ * `release build` runs `npm pack --pack-destination <artifact dir> --json`
+ * once, into an artifact directory that must be empty (or absent) before,
+ * then runs `check-dist`. `check-dist` requires exactly one regular file
+ * `<name>-<version>.tgz` in the artifact directory (no symlinks, nothing
+ * else; `inspectDistDir` of `src/contract/manifest.ts`), whose
+ * `package/package.json` has the release name and version, whose members are
+ * all regular files under `package/` allowed by package.json `files` (plus
+ * what npm always packs), and which publint (strict) accepts.
+ *
+ * npm writes tarballs reproducibly (fixed mtimes, normalised modes, sorted
+ * entries), so the same commit packs to the same bytes; the tests check it.
+ */
+import { lstat, mkdir, readdir } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { join, resolve as resolvePath } from "node:path";
+import { pipeline } from "node:stream/promises";
+import { createGunzip } from "node:zlib";
+import { extract } from "tar-stream";
+import { publint, type Message } from "publint";
+import { formatMessage } from "publint/utils";
+import { inspectDistDir } from "../src/contract/manifest.js";
+import { tarballFileName } from "../src/contract/grammar.js";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import type { TestedArtifact } from "../src/contract/schemas.js";
+import { readReleaseConfig, type ReleaseConfig } from "./config.js";
+import { ReleaseStepError } from "./errors.js";
+import { runProcess } from "./git.js";
+
+/** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
+export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
+/** Ceiling of the unpacked tarball content held for publint, in bytes. */
+export const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
+/** Ceiling of the number of members in a tarball. */
+export const MAX_TARBALL_MEMBERS = 100_000;
+
+/** Result of {@link checkDist}. */
+export interface CheckDistResult {
+  /** The one artifact record `{filename, sha256, size}` (size in bytes). */
+  artifact: TestedArtifact;
+  /** Number of files in the tarball. */
+  files: number;
+  /** publint messages below the failing level (suggestions), formatted. */
+  suggestions: string[];
+}
+
+/** Result of {@link buildRelease}. */
+export interface BuildResult extends CheckDistResult {
+  /** Absolute artifact directory. */
+  artifact_dir: string;
+  /** Package name and version packed. */
+  package: string;
+  version: string;
+}
+
+/** Options of {@link buildRelease} and {@link checkDist}. */
+export interface BuildOptions {
+  /** Package checkout (default `process.cwd()`). */
+  dir?: string;
+  /** Artifact directory receiving the tarball (default `<cwd>/dist`). */
+  artifactDir?: string;
+  /** Version expected in the tarball (default: package.json `version` of `dir`). */
+  version?: string;
+}
+
+function globToRegExp(glob: string): string {
+  let re = "";
+  for (let i = 0; i < glob.length; i += 1) {
+    const c = glob[i] as string;
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        re += ".*";
+        i += 1;
+        if (glob[i + 1] === "/") i += 1;
+      } else re += "[^/]*";
+    } else if (c === "?") re += "[^/]";
+    else if (c === "{") {
+      const end = glob.indexOf("}", i);
+      if (end < 0) re += "\\{";
+      else {
+        re += "(?:" + glob.slice(i + 1, end).split(",").map((p) => p.replace(/[.+^$()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*")).join("|") + ")";
+        i = end;
+      }
+    } else re += c.replace(/[.+^$()|[\]\\]/g, "\\$&");
+  }
+  return re;
+}
+
+/**
+ * A predicate telling whether a packed path (relative to `package/`) is
+ * allowed by package.json: `files` entries (a file, a directory and
+ * everything below it, or a glob with `*`, `**`, `?`, `{a,b}`; a pattern
+ * without `/` matches at any depth, as in npm-packlist), plus what npm always
+ * packs: `package.json`, `README*`, `LICENSE*`/`LICENCE*`, `COPYING*`, and the
+ * `main`, `browser` and `bin` files. Negated entries only remove files, so
+ * they are ignored here.
+ */
+export function filesAllowList(pkg: Record<string, unknown>): (path: string) => boolean {
+  const strip = (p: string) => p.replace(/^\.\//, "").replace(/^\/+/, "").replace(/\/+$/, "");
+  const exact = new Set<string>(["package.json"]);
+  for (const key of ["main", "browser"]) if (typeof pkg[key] === "string") exact.add(strip(pkg[key] as string));
+  const bin = pkg["bin"];
+  if (typeof bin === "string") exact.add(strip(bin));
+  else if (bin !== null && typeof bin === "object") for (const v of Object.values(bin)) if (typeof v === "string") exact.add(strip(v));
+  const patterns: RegExp[] = [];
+  const files = Array.isArray(pkg["files"]) ? (pkg["files"] as unknown[]) : [];
+  for (const entry of files) {
+    if (typeof entry !== "string" || entry.startsWith("!")) continue;
+    const e = strip(entry);
+    if (e.length === 0) continue;
+    const body = globToRegExp(e);
+    const anchored = e.includes("/") ? `^${body}` : `^(?:.*/)?${body}`;
+    patterns.push(new RegExp(`${anchored}(?:/.*)?$`));
+  }
+  const always = /^(?:readme|license|licence|copying)(?:\.[^/]*)?$/i;
+  return (path) => exact.has(path) || always.test(path) || patterns.some((p) => p.test(path));
+}
+
+interface TarballContents {
+  files: { name: string; data: Uint8Array }[];
+  packageJson: Record<string, unknown>;
+}
+
+/**
+ * Read every member of an npm tarball: each must be a regular file named
+ * `package/<relative path>` without `.`/`..` segments, backslashes or NUL.
+ * @throws ReleaseStepError `RELEASE_DIST_CONTENTS`.
+ */
+async function readTarball(path: string, filename: string): Promise<TarballContents> {
+  const files: { name: string; data: Uint8Array }[] = [];
+  const problems: string[] = [];
+  let total = 0;
+  const ex = extract();
+  ex.on("entry", (header, stream, next) => {
+    const name = header.name;
+    const rel = name.startsWith("package/") ? name.slice("package/".length) : undefined;
+    const segments = rel?.split("/") ?? [];
+    if (rel === undefined || rel.length === 0 || /[\\\0]/.test(rel) || segments.some((s) => s === "" || s === "." || s === "..")) {
+      problems.push(`unsafe member path ${JSON.stringify(name)}`);
+    } else if (header.type !== "file") {
+      problems.push(`member ${JSON.stringify(name)} is a ${header.type ?? "non-file"}, not a regular file`);
+    }
+    if (files.length + problems.length > MAX_TARBALL_MEMBERS) problems.push(`more than ${MAX_TARBALL_MEMBERS} members`);
+    const chunks: Buffer[] = [];
+    stream.on("data", (data: unknown) => {
+      const chunk = data as Buffer;
+      total += chunk.length;
+      if (total <= MAX_UNPACKED_BYTES) chunks.push(chunk);
+    });
+    stream.on("end", () => {
+      if (rel !== undefined && header.type === "file") files.push({ name, data: new Uint8Array(Buffer.concat(chunks)) });
+      next();
+    });
+  });
+  try {
+    await pipeline(createReadStream(path), createGunzip(), ex);
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `cannot read ${filename}: ${(error as Error).message}`);
+  }
+  if (total > MAX_UNPACKED_BYTES) problems.push(`unpacked content exceeds ${MAX_UNPACKED_BYTES} bytes`);
+  if (problems.length > 0) throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename}: ${problems.slice(0, 5).join("; ")}`);
+  const pj = files.filter((f) => f.name === "package/package.json");
+  if (pj.length !== 1) throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename} must contain exactly one package/package.json, found ${pj.length}`);
+  let packageJson: Record<string, unknown>;
+  try {
+    packageJson = parseStrictJson(pj[0]!.data, { rejectIntegralFloats: false });
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename}: package/package.json is not strict JSON: ${(error as Error).message}`);
+  }
+  return { files, packageJson };
+}
+
+/**
+ * `release check-dist`: check the artifact directory of `name@version`.
+ *
+ * @throws ReleaseContractError from `inspectDistDir` (`DIST_SYMLINK`,
+ *   `DIST_INVENTORY`, `DIST_UNEXPECTED_FILE`, `DIST_FILENAME_MISMATCH`,
+ *   `ARTIFACT_NOT_REGULAR`, `TARBALL_NAME_MISMATCH`, `TARBALL_VERSION_MISMATCH`, ...);
+ *   ReleaseStepError `RELEASE_DIST_INVALID` (an entry that is a symlink),
+ *   `RELEASE_DIST_CONTENTS` (a member that is not a regular file under
+ *   `package/`, or not allowed by `files`), `RELEASE_DIST_LINT` (publint
+ *   error or warning, strict).
+ */
+export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactDir: string, version: string): Promise<CheckDistResult> {
+  const dir = resolvePath(artifactDir);
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    if ((await lstat(join(dir, entry))).isSymbolicLink()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} contains a symlink: ${entry}`);
+  }
+  const [artifact] = await inspectDistDir(dir, config.policy, version);
+  if (artifact === undefined) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} holds no tarball`);
+  const contents = await readTarball(join(dir, artifact.filename), artifact.filename);
+  const allowed = filesAllowList(contents.packageJson);
+  if (!Array.isArray(contents.packageJson["files"])) {
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename}: package.json must declare "files" so the published file set is explicit`);
+  }
+  const outside = contents.files.map((f) => f.name.slice("package/".length)).filter((p) => !allowed(p));
+  if (outside.length > 0) {
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename} holds files not allowed by "files": ${outside.slice(0, 10).join(", ")}`);
+  }
+  const lint = await publint({ pkgDir: "package", pack: { files: contents.files }, strict: true, level: "suggestion" });
+  const format = (m: Message) => `${m.code}: ${formatMessage(m, lint.pkg, { color: false }) ?? m.path.join(".")}`;
+  const failing = lint.messages.filter((m) => m.type !== "suggestion");
+  if (failing.length > 0) {
+    throw new ReleaseStepError("RELEASE_DIST_LINT", `publint rejected ${artifact.filename}: ${failing.map(format).join("; ")}`);
+  }
+  return { artifact, files: contents.files.length, suggestions: lint.messages.map(format) };
+}
+
+async function requireEmptyArtifactDir(dir: string): Promise<void> {
+  let st;
+  try {
+    st = await lstat(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+      await mkdir(dir, { recursive: true });
+      return;
+    }
+    throw error;
+  }
+  if (st.isSymbolicLink() || !st.isDirectory()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be a directory, not a symlink or file`);
+  const entries = await readdir(dir);
+  if (entries.length > 0) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be empty before packing, found ${entries.slice(0, 5).join(", ")}`);
+}
+
+/** Environment of `npm pack`: no update notifier, fund or audit chatter. */
+function npmEnvironment(): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    npm_config_update_notifier: "false",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+    npm_config_progress: "false",
+  };
+}
+
+/**
+ * `release build`: `npm pack --pack-destination <artifact dir> --json`
+ * exactly once in `dir`, then {@link checkDist}.
+ *
+ * @throws ReleaseStepError `RELEASE_CONFIG_INVALID`, `RELEASE_DIST_INVALID`
+ *   (artifact directory not empty before packing, or npm reported a
+ *   different file name), `SUBPROCESS_FAILED` (npm), and every code of
+ *   {@link checkDist}.
+ */
+export async function buildRelease(options: BuildOptions = {}): Promise<BuildResult> {
+  const dir = resolvePath(options.dir ?? process.cwd());
+  const artifactDir = resolvePath(options.artifactDir ?? "dist");
+  const config = await readReleaseConfig(dir);
+  const version = options.version ?? config.version;
+  if (version !== config.version) {
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `package.json version is ${config.version}, expected ${version}`);
+  }
+  await requireEmptyArtifactDir(artifactDir);
+  const expected = tarballFileName(config.name, version);
+  const packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
+    cwd: dir,
+    env: npmEnvironment(),
+    timeoutMs: NPM_PACK_TIMEOUT_MS,
+    label: "npm pack",
+  });
+  const reported = /"filename"\s*:\s*"([^"]+)"/.exec(packed.stdout)?.[1];
+  if (reported !== undefined && reported !== expected) {
+    throw new ReleaseStepError("RELEASE_DIST_INVALID", `npm pack reported ${reported}, expected ${expected}`);
+  }
+  const checked = await checkDist(config, artifactDir, version);
+  return { artifact_dir: artifactDir, package: config.name, version, ...checked };
+}
