@@ -51,4 +51,11 @@ export interface Target extends ReadOnlyTarget {
   push(desc: Descriptor, content: Readable): Promise<void>;
   /** Point `tag` at the manifest `desc` (which must already exist). Overwrites. */
   tag(desc: Descriptor, tag: string): Promise<void>;
+  /**
+   * Optional atomic form of `tagIfAbsent` (see `src/oci/transfer.ts`) for
+   * targets that can check and write under one lock (the OCI layout store).
+   * Same digest already tagged resolves `"already-tagged"` without a write;
+   * another digest throws `OCI_TAG_CONFLICT` and writes nothing.
+   */
+  tagIfAbsent?(desc: Descriptor, tag: string): Promise<"tagged" | "already-tagged">;
 }

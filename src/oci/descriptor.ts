@@ -1,0 +1,232 @@
+/**
+ * Descriptors and content verification: the descriptor grammar check, the
+ * verifying stream made from a descriptor (oras-go's `content.VerifyReader`
+ * shape), and streaming SHA-256 of files.
+ *
+ * A {@link DescriptorVerifier} counts and hashes the bytes passing through it:
+ * it fails with `OCI_SIZE_MISMATCH` as soon as byte `size + 1` arrives (reading
+ * stops there), and at end of stream unless exactly `size` bytes hashing to
+ * `digest` went through. Consumers must not trust the bytes before the stream
+ * finished cleanly. Reference `original-release-contract.md` 3.11 and 3.14.
+ */
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat } from "node:fs/promises";
+import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
+import { isDigest, describe } from "../contract/grammar.js";
+import {
+  OCI_INDEX_MEDIA_TYPE,
+  OCI_MANIFEST_MEDIA_TYPE,
+} from "../contract/constants.js";
+import { OciError } from "./errors.js";
+import type { Descriptor } from "./target.js";
+
+/** Docker schema 2 manifest and manifest list media types (accepted when reading foreign registries). */
+export const DOCKER_MANIFEST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.v2+json";
+export const DOCKER_MANIFEST_LIST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.list.v2+json";
+
+/** Media types that live at a registry's `/manifests/` endpoint. */
+export const MANIFEST_MEDIA_TYPES: readonly string[] = Object.freeze([
+  OCI_MANIFEST_MEDIA_TYPE,
+  OCI_INDEX_MEDIA_TYPE,
+  DOCKER_MANIFEST_MEDIA_TYPE,
+  DOCKER_MANIFEST_LIST_MEDIA_TYPE,
+]);
+
+/** True when `mediaType` is a manifest (or index) media type. */
+export function isManifestMediaType(mediaType: string): boolean {
+  return MANIFEST_MEDIA_TYPES.includes(mediaType);
+}
+
+/** Read/write buffer size used for blob files and sockets (bytes). */
+export const STREAM_HIGH_WATER_MARK = 1024 * 1024;
+
+/**
+ * Check the shape of a descriptor handed to the transport: `digest` is
+ * `sha256:<64 hex>`, `size` a non-negative safe integer (bytes), `mediaType` a
+ * non-empty string.
+ * @throws OciError `OCI_DESCRIPTOR_INVALID`.
+ */
+export function checkDescriptor(desc: Descriptor): Descriptor {
+  if (desc === null || typeof desc !== "object") {
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: expected an object, found ${describe(desc)}`);
+  }
+  if (!isDigest(desc.digest)) {
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: digest must be sha256:<64 lowercase hex>, found ${describe(desc.digest)}`);
+  }
+  if (typeof desc.size !== "number" || !Number.isSafeInteger(desc.size) || desc.size < 0) {
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: size must be a non-negative integer, found ${describe(desc.size)}`);
+  }
+  if (typeof desc.mediaType !== "string" || desc.mediaType.length === 0 || desc.mediaType.length > 255) {
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: mediaType must be a non-empty string, found ${describe(desc.mediaType)}`);
+  }
+  return desc;
+}
+
+/** `sha256:<hex>` of a buffer. */
+export function digestOf(bytes: Uint8Array): string {
+  return "sha256:" + createHash("sha256").update(bytes).digest("hex");
+}
+
+/** The `{mediaType, digest, size}` descriptor of `bytes`. */
+export function descriptorOf(mediaType: string, bytes: Uint8Array): Descriptor {
+  return { mediaType, digest: digestOf(bytes), size: bytes.length };
+}
+
+/** The 64-hex part of a `sha256:` digest. */
+export function digestHex(digest: string): string {
+  if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256:<64 lowercase hex>, found ${describe(digest)}`);
+  return digest.slice("sha256:".length);
+}
+
+/**
+ * A pass-through stream that verifies the bytes of one descriptor.
+ * Errors (as a stream error): `OCI_SIZE_MISMATCH` when more than `size` bytes
+ * arrive (immediately, so the producer stops at `size + 1`) or fewer arrive
+ * before the end; `OCI_DIGEST_MISMATCH` when the SHA-256 differs.
+ * `verified` becomes true only after a clean end.
+ */
+export class DescriptorVerifier extends Transform {
+  readonly descriptor: Descriptor;
+  private readonly hash: Hash = createHash("sha256");
+  private count = 0;
+  private readonly label: string;
+  /** True once the whole content arrived and matched. */
+  verified = false;
+
+  /** @param label what the bytes are, for messages (e.g. `blob sha256:...`). */
+  constructor(desc: Descriptor, label?: string) {
+    super({ readableHighWaterMark: STREAM_HIGH_WATER_MARK, writableHighWaterMark: STREAM_HIGH_WATER_MARK });
+    this.descriptor = checkDescriptor(desc);
+    this.label = label ?? `content ${desc.digest}`;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.count += chunk.length;
+    if (this.count > this.descriptor.size) {
+      callback(
+        new OciError("OCI_SIZE_MISMATCH", `${this.label}: expected ${this.descriptor.size} bytes, received more (stopped at ${this.count})`),
+      );
+      return;
+    }
+    this.hash.update(chunk);
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.count !== this.descriptor.size) {
+      callback(new OciError("OCI_SIZE_MISMATCH", `${this.label}: expected ${this.descriptor.size} bytes, received ${this.count} (truncated)`));
+      return;
+    }
+    const found = "sha256:" + this.hash.digest("hex");
+    if (found !== this.descriptor.digest) {
+      callback(new OciError("OCI_DIGEST_MISMATCH", `${this.label}: expected digest ${this.descriptor.digest}, computed ${found}`));
+      return;
+    }
+    this.verified = true;
+    callback();
+  }
+}
+
+/**
+ * `source` piped through a {@link DescriptorVerifier} for `desc`; an error of
+ * either side destroys both (so a socket stops being read).
+ */
+export function verifyingStream(source: Readable, desc: Descriptor, label?: string): DescriptorVerifier {
+  const verifier = new DescriptorVerifier(desc, label);
+  pipeline(source, verifier, () => {
+    /* errors surface on `verifier` */
+  });
+  return verifier;
+}
+
+/** True when `stream` already verifies exactly `desc` (so it need not be hashed twice). */
+export function verifiesDescriptor(stream: Readable, desc: Descriptor): boolean {
+  return (
+    stream instanceof DescriptorVerifier &&
+    stream.descriptor.digest === desc.digest &&
+    stream.descriptor.size === desc.size
+  );
+}
+
+/**
+ * Read a verifying stream whole into memory, refusing more than `maxBytes`
+ * (for manifests and small JSON only; blobs are streamed to files).
+ * @throws OciError `overflowCode` (default `OCI_SIZE_MISMATCH`) above `maxBytes`,
+ *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, or the stream's error.
+ */
+export async function readAllBounded(
+  stream: Readable,
+  maxBytes: number,
+  label: string,
+  overflowCode: "OCI_SIZE_MISMATCH" | "OCI_MANIFEST_TOO_LARGE" | "OCI_BODY_TOO_LARGE" = "OCI_SIZE_MISMATCH",
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    total += buf.length;
+    if (total > maxBytes) {
+      stream.destroy();
+      throw new OciError(overflowCode, `${label}: more than ${maxBytes} bytes`);
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * SHA-256 and size of a regular file, streamed (never read whole).
+ * @returns `{digest: "sha256:<hex>", size}` (bytes).
+ */
+export async function hashFile(filePath: string): Promise<{ digest: string; size: number }> {
+  const hash = createHash("sha256");
+  let size = 0;
+  for await (const chunk of createReadStream(filePath, { highWaterMark: STREAM_HIGH_WATER_MARK })) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    hash.update(buf);
+  }
+  return { digest: "sha256:" + hash.digest("hex"), size };
+}
+
+/**
+ * Blob file check (reference 3.14): `filePath` is a regular file, not a
+ * symlink (B-1), of `desc.size` bytes (B-2) hashing to `desc.digest` (B-3).
+ * @throws OciError `OCI_LAYOUT_INVALID` (missing or unsafe), `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`.
+ */
+export async function verifyBlobFile(filePath: string, desc: Descriptor): Promise<void> {
+  checkDescriptor(desc);
+  let st;
+  try {
+    st = await lstat(filePath);
+  } catch {
+    throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${desc.digest}: not found`);
+  }
+  if (!st.isFile() || st.isSymbolicLink()) {
+    throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${desc.digest}: not a regular file`);
+  }
+  if (st.size !== desc.size) {
+    throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
+  }
+  const found = await hashFile(filePath);
+  if (found.size !== desc.size) {
+    throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, read ${found.size}`);
+  }
+  if (found.digest !== desc.digest) {
+    throw new OciError("OCI_DIGEST_MISMATCH", `OCI blob SHA-256 mismatch: expected ${desc.digest}, computed ${found.digest}`);
+  }
+}
+
+/**
+ * Numeric `open(2)` flags for `fs.createReadStream`/`createWriteStream` (Node
+ * accepts numbers there; its typings only list strings). Used for `O_NOFOLLOW`.
+ */
+export function numericFlags(flags: number): string {
+  return flags as unknown as string;
+}
+
+/** A readable stream over a buffer (one chunk). */
+export function bufferStream(bytes: Uint8Array): Readable {
+  return Readable.from([Buffer.from(bytes)], { objectMode: false });
+}

@@ -1,0 +1,93 @@
+/**
+ * The one error class of the OCI transport (`src/oci`), with its stable codes.
+ *
+ * Every failure of a layout, registry, copy or tool call is an {@link OciError}
+ * whose `code` callers and tests branch on; the message says what was expected
+ * and what was found, and never contains credentials, tokens or tool output.
+ * DESIGN.md section 7; reference `original-release-contract.md` sections 3.11, 3.14, 3.17.
+ */
+import { HermesPluginKitError } from "../contract/errors.js";
+
+/**
+ * Codes of {@link OciError}:
+ *
+ * - `OCI_NOT_FOUND`: a manifest, blob or tag does not exist (registry 404, missing index entry or blob file).
+ * - `OCI_DIGEST_MISMATCH`: bytes do not hash to the expected digest, or a registry's `Docker-Content-Digest`
+ *   disagrees with the digest computed from the bytes (reference B-3).
+ * - `OCI_SIZE_MISMATCH`: content is shorter or longer than the descriptor's `size` (truncated body, early close,
+ *   extra bytes; reading stops at `size + 1`) (reference B-2).
+ * - `OCI_MANIFEST_TOO_LARGE`: a manifest larger than 1 MiB (`MAX_MANIFEST_BYTES`), refused before it is read whole.
+ * - `OCI_MANIFEST_INVALID`: manifest bytes are not a valid OCI image manifest or index (HTML, empty, wrong media
+ *   type, bad descriptors: reference O1/O2).
+ * - `OCI_DESCRIPTOR_INVALID`: a descriptor handed to the transport is malformed (digest grammar, size not a
+ *   non-negative safe integer, empty media type).
+ * - `OCI_TAG_INVALID`: a tag does not match the discovery tag grammar.
+ * - `OCI_TAG_CONFLICT`: the tag already names another digest; nothing was written (reference W1/W2).
+ * - `OCI_TAG_MISMATCH`: after tagging, the tag does not resolve to the expected digest (reference W1/W2).
+ * - `OCI_AUTH_FAILED`: the registry refused the credentials (401/403, also after a fresh token), the token
+ *   endpoint refused them, or credentials are required but none were given.
+ * - `OCI_HTTP_ERROR`: an unexpected HTTP status or a transport error that is not retried.
+ * - `OCI_RETRY_EXHAUSTED`: 429/5xx/connection resets went on past the retry budget, or a `Retry-After` asked
+ *   for more than the budget allows.
+ * - `OCI_TIMEOUT`: a request (headers or body) exceeded its timeout.
+ * - `OCI_PLAIN_HTTP_REFUSED`: plain HTTP requested for a non-loopback host, or without `plainHttp: true`
+ *   (registry, token realm, redirect or pagination link).
+ * - `OCI_REDIRECT_REFUSED`: a redirect to a refused location (plain HTTP off loopback, HTTPS downgrade, too many hops).
+ * - `OCI_BODY_TOO_LARGE`: an error body, token response, tag list or tool output over its ceiling (64 KiB for
+ *   error bodies and token responses).
+ * - `OCI_RESPONSE_INVALID`: a registry or token response that is not what the protocol says (not JSON, wrong
+ *   shape, missing `Location`, HTML where JSON belongs).
+ * - `OCI_PAGINATION_LOOP`: tag-list pagination revisits a page or exceeds the page budget.
+ * - `OCI_LINK_INVALID`: a tag-list `Link` header that is malformed (no angle brackets) or leaves the registry's origin.
+ * - `OCI_LAYOUT_INVALID`: an OCI image layout is malformed (bad `oci-layout`/`index.json`, symlinked or missing
+ *   blob, unexpected manifest shape) (reference B-1, section 4).
+ * - `OCI_LAYOUT_EXISTS`: `writeLayout` was given a directory that already exists.
+ * - `OCI_PATH_INVALID`: a payload path or local input file is unsafe (absolute, `..`, empty, not a regular file).
+ * - `OCI_LOCKED`: the layout's `index.json` lock could not be taken within its timeout.
+ * - `OCI_REPOSITORY_INVALID`: a repository string that is neither `host[:port]/path` nor `oci-layout:<dir>`.
+ * - `OCI_TOOL_MISSING`: the `oras` executable could not be run.
+ * - `OCI_TOOL_VERSION`: the `oras` version is older than 1.3 or unreadable.
+ * - `OCI_TOOL_FAILED`: an `oras` subcommand exited non-zero (message: `oras <subcommand> failed (exit N)`, never its output).
+ */
+export type OciErrorCode =
+  | "OCI_NOT_FOUND"
+  | "OCI_DIGEST_MISMATCH"
+  | "OCI_SIZE_MISMATCH"
+  | "OCI_MANIFEST_TOO_LARGE"
+  | "OCI_MANIFEST_INVALID"
+  | "OCI_DESCRIPTOR_INVALID"
+  | "OCI_TAG_INVALID"
+  | "OCI_TAG_CONFLICT"
+  | "OCI_TAG_MISMATCH"
+  | "OCI_AUTH_FAILED"
+  | "OCI_HTTP_ERROR"
+  | "OCI_RETRY_EXHAUSTED"
+  | "OCI_TIMEOUT"
+  | "OCI_PLAIN_HTTP_REFUSED"
+  | "OCI_REDIRECT_REFUSED"
+  | "OCI_BODY_TOO_LARGE"
+  | "OCI_RESPONSE_INVALID"
+  | "OCI_PAGINATION_LOOP"
+  | "OCI_LINK_INVALID"
+  | "OCI_LAYOUT_INVALID"
+  | "OCI_LAYOUT_EXISTS"
+  | "OCI_PATH_INVALID"
+  | "OCI_LOCKED"
+  | "OCI_REPOSITORY_INVALID"
+  | "OCI_TOOL_MISSING"
+  | "OCI_TOOL_VERSION"
+  | "OCI_TOOL_FAILED";
+
+/** A coded failure of the OCI transport. `code` is one of {@link OciErrorCode}. */
+export class OciError extends HermesPluginKitError {
+  declare readonly code: OciErrorCode;
+
+  constructor(code: OciErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+/** True when `error` is an {@link OciError} (optionally with the given code). */
+export function isOciError(error: unknown, code?: OciErrorCode): error is OciError {
+  return error instanceof OciError && (code === undefined || error.code === code);
+}

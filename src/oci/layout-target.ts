@@ -1,0 +1,301 @@
+/**
+ * `LayoutTarget`: the {@link Target} interface over a local OCI image layout
+ * directory (OCI image-spec `image-layout.md`), the embedded default store
+ * (`oci-layout:<dir>` repositories).
+ *
+ * Tags are the `org.opencontainers.image.ref.name` annotations of the
+ * `index.json` entries. Blobs are written to `ingest/` through the verifier
+ * and renamed into `blobs/sha256/<hex>` only after they verified; `index.json`
+ * is replaced atomically (temp file + rename) while holding the lock file
+ * `index.json.lock` (created with O_EXCL; a lock left by a dead process is
+ * broken), so two writers cannot lose each other's tags.
+ */
+import { randomBytes } from "node:crypto";
+import { constants as fsConstants, createWriteStream } from "node:fs";
+import { lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.js";
+import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
+import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
+import { OciError } from "./errors.js";
+import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
+import { parseManifest } from "./manifest.js";
+import type { Descriptor, Target } from "./target.js";
+
+/** Options of {@link LayoutTarget.open}. */
+export interface LayoutTargetOptions {
+  /** Create the directory (mode 0700, parents too) and an empty layout when absent. Default false. */
+  create?: boolean;
+  /** How long to wait for the `index.json` lock (ms). Default 10 000. */
+  lockTimeoutMs?: number;
+}
+
+/** Outcome of {@link LayoutTarget.tagIfAbsent}. */
+export type TagOutcome = "tagged" | "already-tagged";
+
+const EMPTY_INDEX = { schemaVersion: 2, manifests: [] as Descriptor[] };
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A {@link Target} over an OCI image layout directory. */
+export class LayoutTarget implements Target {
+  /** Absolute layout directory. */
+  readonly dir: string;
+  private readonly lockTimeoutMs: number;
+
+  private constructor(dir: string, lockTimeoutMs: number) {
+    this.dir = dir;
+    this.lockTimeoutMs = lockTimeoutMs;
+  }
+
+  /**
+   * Open (or with `create`, initialise) the layout at `dir`.
+   * @throws OciError `OCI_NOT_FOUND` (absent and not `create`), `OCI_LAYOUT_INVALID`.
+   */
+  static async open(dir: string, options: LayoutTargetOptions = {}): Promise<LayoutTarget> {
+    const abs = path.resolve(dir);
+    const target = new LayoutTarget(abs, options.lockTimeoutMs ?? 10_000);
+    const st = await lstat(abs).catch(() => null);
+    if (st === null) {
+      if (options.create !== true) throw new OciError("OCI_NOT_FOUND", `no OCI layout at ${abs}`);
+      await mkdir(abs, { recursive: true, mode: 0o700 });
+    }
+    const marker = await lstat(path.join(abs, "oci-layout")).catch(() => null);
+    if (marker === null && options.create === true) {
+      await target.initialise();
+    }
+    await checkLayoutRoot(abs);
+    await target.readIndex();
+    return target;
+  }
+
+  private async initialise(): Promise<void> {
+    await mkdir(path.join(this.dir, "blobs", "sha256"), { recursive: true, mode: 0o700 });
+    await this.withLock(async () => {
+      if ((await lstat(path.join(this.dir, "index.json")).catch(() => null)) === null) {
+        await this.writeAtomic("index.json", canonicalJsonBytes(EMPTY_INDEX));
+      }
+      if ((await lstat(path.join(this.dir, "oci-layout")).catch(() => null)) === null) {
+        await this.writeAtomic("oci-layout", Buffer.from(OCI_LAYOUT_FILE));
+      }
+    });
+  }
+
+  private async writeAtomic(name: string, bytes: Uint8Array): Promise<void> {
+    const temp = path.join(this.dir, `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      await writeFile(temp, bytes, { mode: 0o600, flag: "wx" });
+      await rename(temp, path.join(this.dir, name));
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  /** Run `fn` holding `index.json.lock`. @throws OciError `OCI_LOCKED` after the lock timeout. */
+  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const lockPath = path.join(this.dir, "index.json.lock");
+    const deadline = Date.now() + this.lockTimeoutMs;
+    let delay = 5;
+    for (;;) {
+      try {
+        const handle = await open(lockPath, "wx", 0o600);
+        await handle.writeFile(String(process.pid));
+        await handle.close();
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        const owner = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
+        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && !isAlive(owner)) {
+          await unlink(lockPath).catch(() => undefined);
+          continue;
+        }
+        if (Date.now() >= deadline) {
+          throw new OciError("OCI_LOCKED", `OCI layout ${this.dir}: index.json.lock still held after ${this.lockTimeoutMs} ms`);
+        }
+        await sleep(delay);
+        delay = Math.min(delay * 2, 25);
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      await unlink(lockPath).catch(() => undefined);
+    }
+  }
+
+  private async readIndex(): Promise<{ json: Record<string, unknown>; manifests: Descriptor[] }> {
+    const indexPath = path.join(this.dir, "index.json");
+    const st = await lstat(indexPath).catch(() => null);
+    if (st === null || !st.isFile()) throw new OciError("OCI_LAYOUT_INVALID", `OCI layout ${this.dir}: index.json is missing or not a regular file`);
+    if (st.size > MAX_MANIFEST_BYTES * 16) throw new OciError("OCI_LAYOUT_INVALID", `OCI layout ${this.dir}: index.json is too large`);
+    const bytes = await readFile(indexPath);
+    const manifests = parseIndexManifests(bytes);
+    return { json: parseStrictJson(bytes, { rejectIntegralFloats: false }) as Record<string, unknown>, manifests };
+  }
+
+  private async updateIndex(change: (manifests: Descriptor[]) => Descriptor[] | null): Promise<void> {
+    await this.withLock(async () => {
+      const { json, manifests } = await this.readIndex();
+      const next = change(manifests);
+      if (next === null) return;
+      await this.writeAtomic("index.json", canonicalJsonBytes({ ...json, manifests: next }));
+    });
+  }
+
+  /** Path of a blob in this layout. */
+  blobPath(digest: string): string {
+    return layoutBlobPath(this.dir, digest);
+  }
+
+  private async blobStat(digest: string): Promise<{ size: number } | null> {
+    const st = await lstat(this.blobPath(digest)).catch(() => null);
+    if (st === null) return null;
+    if (!st.isFile()) throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${digest}: not a regular file`);
+    return { size: st.size };
+  }
+
+  /**
+   * Resolve a tag (ref name in `index.json`) or a `sha256:` digest to the
+   * manifest descriptor `{mediaType, digest, size}`.
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_TAG_INVALID`, `OCI_LAYOUT_INVALID`, `OCI_MANIFEST_INVALID`.
+   */
+  async resolve(tagOrDigest: string): Promise<Descriptor> {
+    if (isDigest(tagOrDigest)) {
+      const { manifests } = await this.readIndex();
+      const known = manifests.find((m) => m.digest === tagOrDigest);
+      const st = await this.blobStat(tagOrDigest);
+      if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI manifest ${tagOrDigest} not found in ${this.dir}`);
+      if (known !== undefined) return { mediaType: known.mediaType, digest: known.digest, size: known.size };
+      if (st.size > MAX_MANIFEST_BYTES) {
+        throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${tagOrDigest} is ${st.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+      }
+      const probe: Descriptor = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: tagOrDigest, size: st.size };
+      const chunks: Buffer[] = [];
+      for await (const chunk of openBlobStream(this.blobPath(tagOrDigest), probe)) chunks.push(chunk as Buffer);
+      const parsed = parseManifest(Buffer.concat(chunks));
+      return { mediaType: parsed.mediaType, digest: tagOrDigest, size: st.size };
+    }
+    if (!isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describe(tagOrDigest)}`);
+    const { manifests } = await this.readIndex();
+    const matches = manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] === tagOrDigest);
+    const found = matches[matches.length - 1];
+    if (found === undefined) throw new OciError("OCI_NOT_FOUND", `OCI tag ${tagOrDigest} not found in ${this.dir}`);
+    return { mediaType: found.mediaType, digest: found.digest, size: found.size };
+  }
+
+  /**
+   * A verifying stream of the blob or manifest `desc` (size and digest are
+   * checked as the bytes pass; symlinked blob files are refused).
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID`, `OCI_SIZE_MISMATCH` (file size differs).
+   */
+  async fetch(desc: Descriptor): Promise<Readable> {
+    checkDescriptor(desc);
+    const st = await this.blobStat(desc.digest);
+    if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI blob ${desc.digest} not found in ${this.dir}`);
+    if (st.size !== desc.size) {
+      throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
+    }
+    return openBlobStream(this.blobPath(desc.digest), desc);
+  }
+
+  /** Whether a regular blob file of `desc.digest` with `desc.size` bytes exists. */
+  async exists(desc: Descriptor): Promise<boolean> {
+    checkDescriptor(desc);
+    const st = await this.blobStat(desc.digest).catch(() => null);
+    return st !== null && st.size === desc.size;
+  }
+
+  /**
+   * Store `content` as the blob `desc`: streamed through the verifier into
+   * `ingest/`, renamed into `blobs/sha256/` only when size and digest match.
+   * Content already present is not rewritten (the stream is discarded).
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH` (nothing stored).
+   */
+  async push(desc: Descriptor, content: Readable): Promise<void> {
+    checkDescriptor(desc);
+    if (await this.exists(desc)) {
+      content.destroy();
+      return;
+    }
+    const ingest = path.join(this.dir, "ingest");
+    await mkdir(ingest, { recursive: true, mode: 0o700 });
+    const temp = path.join(ingest, `${desc.digest.slice(7, 23)}-${randomBytes(6).toString("hex")}`);
+    const verified = verifiesDescriptor(content, desc) ? null : new DescriptorVerifier(desc, `OCI blob ${desc.digest}`);
+    try {
+      const out = createWriteStream(temp, { flags: numericFlags(fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL), mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK });
+      if (verified === null) await pipeline(content, out);
+      else await pipeline(content, verified, out);
+      await mkdir(path.join(this.dir, "blobs", "sha256"), { recursive: true, mode: 0o700 });
+      await rename(temp, this.blobPath(desc.digest));
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Point `tag` at the manifest `desc` (replacing the tag's previous entry).
+   * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND` (manifest blob absent), `OCI_LOCKED`.
+   */
+  async tag(desc: Descriptor, tag: string): Promise<void> {
+    await this.tagWith(desc, tag, false);
+  }
+
+  /**
+   * Atomically (under the index lock) tag `desc` as `tag` unless the tag
+   * exists: same digest -> `"already-tagged"` with no write; another digest
+   * -> `OCI_TAG_CONFLICT` and nothing written (reference W1-W3).
+   * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_NOT_FOUND`, `OCI_LOCKED`.
+   */
+  async tagIfAbsent(desc: Descriptor, tag: string): Promise<TagOutcome> {
+    return this.tagWith(desc, tag, true);
+  }
+
+  private async tagWith(desc: Descriptor, tag: string, ifAbsent: boolean): Promise<TagOutcome> {
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    checkDescriptor(desc);
+    if (!(await this.exists(desc))) throw new OciError("OCI_NOT_FOUND", `cannot tag ${desc.digest}: manifest not found in ${this.dir}`);
+    let outcome: TagOutcome = "tagged";
+    await this.updateIndex((manifests) => {
+      const existing = manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] === tag);
+      if (ifAbsent && existing.length > 0) {
+        const other = existing.find((m) => m.digest !== desc.digest);
+        if (other !== undefined) {
+          throw new OciError("OCI_TAG_CONFLICT", `refusing to replace a different OCI digest at ${tag}: tag has ${other.digest}, wanted ${desc.digest}`);
+        }
+        outcome = "already-tagged";
+        return null;
+      }
+      const rest = manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] !== tag);
+      rest.push({ mediaType: desc.mediaType, digest: desc.digest, size: desc.size, annotations: { [REF_NAME_ANNOTATION]: tag } });
+      return rest;
+    });
+    return outcome;
+  }
+
+  /** Every ref name in `index.json`, sorted, without duplicates. */
+  async tags(): Promise<string[]> {
+    const { manifests } = await this.readIndex();
+    const names = new Set<string>();
+    for (const m of manifests) {
+      const name = m.annotations?.[REF_NAME_ANNOTATION];
+      if (typeof name === "string") names.add(name);
+    }
+    return [...names].sort();
+  }
+}

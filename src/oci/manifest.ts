@@ -1,0 +1,203 @@
+/**
+ * OCI manifests: building the deterministic artifact manifest (reference
+ * section 4), parsing any image manifest or index into the descriptors it
+ * references (for `copy`), and the strict artifact-manifest check
+ * (reference 3.11, O1/O2) used by the layout reader.
+ */
+import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
+import {
+  EMPTY_CONFIG_DESCRIPTOR,
+  OCI_EMPTY_MEDIA_TYPE,
+  OCI_INDEX_MEDIA_TYPE,
+  OCI_MANIFEST_MEDIA_TYPE,
+  OCTET_STREAM_MEDIA_TYPE,
+  TITLE_ANNOTATION,
+  EMPTY_CONFIG_DIGEST,
+} from "../contract/constants.js";
+import { HermesPluginKitError } from "../contract/errors.js";
+import { describe, isDigest } from "../contract/grammar.js";
+import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./descriptor.js";
+import { OciError } from "./errors.js";
+import type { Descriptor } from "./target.js";
+
+/** A manifest or index reduced to what a graph copy needs. */
+export interface ParsedManifest {
+  /** `mediaType` of the document (from its `mediaType` field, or the descriptor's). */
+  mediaType: string;
+  artifactType?: string;
+  /** Config descriptor of an image manifest. */
+  config?: Descriptor;
+  /** Layer descriptors of an image manifest, in order. */
+  layers: Descriptor[];
+  /** Child manifests of an index. */
+  manifests: Descriptor[];
+  /** The parsed JSON object. */
+  json: JsonObject;
+}
+
+/** A titled layer: a payload path and its descriptor. */
+export interface TitledLayer {
+  path: string;
+  descriptor: Descriptor;
+}
+
+/**
+ * The artifact manifest object of reference section 4: schemaVersion 2, OCI
+ * manifest media type, `artifactType`, the empty config, and `layers` as given
+ * (the caller sorts them).
+ */
+export function artifactManifestObject(artifactType: string, layers: readonly TitledLayer[]): JsonObject {
+  return {
+    schemaVersion: 2,
+    mediaType: OCI_MANIFEST_MEDIA_TYPE,
+    artifactType,
+    config: { ...EMPTY_CONFIG_DESCRIPTOR },
+    layers: layers.map((l) => ({
+      mediaType: OCTET_STREAM_MEDIA_TYPE,
+      digest: l.descriptor.digest,
+      size: l.descriptor.size,
+      annotations: { [TITLE_ANNOTATION]: l.path },
+    })),
+  };
+}
+
+/** Canonical bytes and descriptor of {@link artifactManifestObject}. */
+export function artifactManifest(artifactType: string, layers: readonly TitledLayer[]): { bytes: Buffer; descriptor: Descriptor } {
+  const bytes = canonicalJsonBytes(artifactManifestObject(artifactType, layers));
+  return { bytes, descriptor: descriptorOf(OCI_MANIFEST_MEDIA_TYPE, bytes) };
+}
+
+function parseJsonObject(bytes: Uint8Array, label: string): JsonObject {
+  if (bytes.length === 0) throw new OciError("OCI_MANIFEST_INVALID", `${label}: empty body where a JSON manifest was expected`);
+  try {
+    return parseStrictJson(bytes, { rejectIntegralFloats: false });
+  } catch (error) {
+    const why = error instanceof HermesPluginKitError ? error.message : "not JSON";
+    throw new OciError("OCI_MANIFEST_INVALID", `${label}: not a JSON object (${why})`);
+  }
+}
+
+function asDescriptor(value: JsonValue | undefined, where: string): Descriptor {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: expected an object, found ${describe(value)}`);
+  }
+  const { mediaType, digest, size, annotations, artifactType } = value;
+  if (typeof mediaType !== "string" || mediaType.length === 0) {
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: mediaType ${describe(mediaType)}`);
+  }
+  if (!isDigest(digest)) throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: digest ${describe(digest)}`);
+  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: size ${describe(size)}`);
+  }
+  const desc: Descriptor = { mediaType, digest, size };
+  if (annotations !== undefined) {
+    if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations)) {
+      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: annotations must be an object`);
+    }
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(annotations)) {
+      if (typeof v !== "string") throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: annotation ${JSON.stringify(k)} is not a string`);
+      out[k] = v;
+    }
+    desc.annotations = out;
+  }
+  if (typeof artifactType === "string") desc.artifactType = artifactType;
+  return desc;
+}
+
+/**
+ * Parse manifest bytes (OCI image manifest or index, Docker schema 2 manifest
+ * or list) into the descriptors they reference. Duplicate keys, HTML and empty
+ * bodies are refused.
+ * @param expectedMediaType the descriptor's media type, when known; must agree with the document's `mediaType` field.
+ * @throws OciError `OCI_MANIFEST_INVALID`.
+ */
+export function parseManifest(bytes: Uint8Array, expectedMediaType?: string): ParsedManifest {
+  const json = parseJsonObject(bytes, "OCI manifest");
+  if (json["schemaVersion"] !== 2) {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected schemaVersion 2, found ${describe(json["schemaVersion"])}`);
+  }
+  const declared = json["mediaType"];
+  if (declared !== undefined && typeof declared !== "string") {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: mediaType must be a string`);
+  }
+  const mediaType = declared ?? expectedMediaType ?? (Array.isArray(json["manifests"]) ? OCI_INDEX_MEDIA_TYPE : OCI_MANIFEST_MEDIA_TYPE);
+  if (expectedMediaType !== undefined && declared !== undefined && declared !== expectedMediaType) {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: descriptor says ${expectedMediaType}, document says ${declared}`);
+  }
+  const parsed: ParsedManifest = { mediaType, layers: [], manifests: [], json };
+  if (typeof json["artifactType"] === "string") parsed.artifactType = json["artifactType"];
+  if (mediaType === OCI_MANIFEST_MEDIA_TYPE || mediaType === DOCKER_MANIFEST_MEDIA_TYPE) {
+    parsed.config = asDescriptor(json["config"], "config");
+    const layers = json["layers"];
+    if (!Array.isArray(layers)) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: layers must be an array`);
+    parsed.layers = layers.map((l, i) => asDescriptor(l, `layers[${i}]`));
+    const subject = json["subject"];
+    if (subject !== undefined) asDescriptor(subject, "subject");
+  } else if (mediaType === OCI_INDEX_MEDIA_TYPE || mediaType === DOCKER_MANIFEST_LIST_MEDIA_TYPE) {
+    const manifests = json["manifests"];
+    if (!Array.isArray(manifests)) throw new OciError("OCI_MANIFEST_INVALID", `OCI index: manifests must be an array`);
+    parsed.manifests = manifests.map((m, i) => asDescriptor(m, `manifests[${i}]`));
+  } else {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: unsupported media type ${describe(mediaType)}`);
+  }
+  return parsed;
+}
+
+function exactKeys(obj: { [key: string]: JsonValue }, keys: readonly string[]): boolean {
+  const found = Object.keys(obj).sort();
+  const want = [...keys].sort();
+  return found.length === want.length && found.every((k, i) => k === want[i]);
+}
+
+/**
+ * Strict check of an artifact manifest as this kit writes it (reference
+ * section 4, descriptor checks O1/O2): exact top-level keys, OCI media type,
+ * string `artifactType`, the empty config exactly, every layer exactly
+ * `{mediaType: application/octet-stream, digest, size >= 1, annotations: {title}}`.
+ * @returns `artifactType`, the config descriptor and the titled layers in order.
+ * @throws OciError `OCI_MANIFEST_INVALID`.
+ */
+export function checkArtifactManifest(bytes: Uint8Array): { artifactType: string; config: Descriptor; layers: TitledLayer[] } {
+  const json = parseJsonObject(bytes, "OCI manifest");
+  if (!exactKeys(json, ["schemaVersion", "mediaType", "artifactType", "config", "layers"])) {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected keys artifactType, config, layers, mediaType, schemaVersion; found ${Object.keys(json).sort().join(", ")}`);
+  }
+  if (json["schemaVersion"] !== 2 || json["mediaType"] !== OCI_MANIFEST_MEDIA_TYPE) {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected schemaVersion 2 and mediaType ${OCI_MANIFEST_MEDIA_TYPE}`);
+  }
+  const artifactType = json["artifactType"];
+  if (typeof artifactType !== "string" || artifactType.length === 0) {
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: artifactType must be a non-empty string`);
+  }
+  const config = json["config"];
+  if (
+    config === null ||
+    typeof config !== "object" ||
+    Array.isArray(config) ||
+    !exactKeys(config, ["mediaType", "digest", "size"]) ||
+    config["mediaType"] !== OCI_EMPTY_MEDIA_TYPE ||
+    config["digest"] !== EMPTY_CONFIG_DIGEST ||
+    config["size"] !== 2
+  ) {
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor: config must be the empty config ${EMPTY_CONFIG_DIGEST}`);
+  }
+  const layersJson = json["layers"];
+  if (!Array.isArray(layersJson)) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: layers must be an array`);
+  const layers = layersJson.map((l, i): TitledLayer => {
+    if (l === null || typeof l !== "object" || Array.isArray(l) || !exactKeys(l, ["mediaType", "digest", "size", "annotations"])) {
+      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at layers[${i}]: expected keys annotations, digest, mediaType, size`);
+    }
+    const { mediaType, digest, size, annotations } = l;
+    if (mediaType !== OCTET_STREAM_MEDIA_TYPE || !isDigest(digest) || typeof size !== "number" || !Number.isSafeInteger(size) || size < 1) {
+      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at layers[${i}]`);
+    }
+    if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations) || !exactKeys(annotations, [TITLE_ANNOTATION])) {
+      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI path annotation at layers[${i}]`);
+    }
+    const title = annotations[TITLE_ANNOTATION];
+    if (typeof title !== "string") throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI path annotation at layers[${i}]`);
+    return { path: title, descriptor: { mediaType, digest, size, annotations: { [TITLE_ANNOTATION]: title } } };
+  });
+  return { artifactType, config: { ...EMPTY_CONFIG_DESCRIPTOR }, layers };
+}

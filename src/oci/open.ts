@@ -1,0 +1,51 @@
+/**
+ * `openTarget`: a {@link Target} from a repository string (DESIGN.md section 3):
+ * `host[:port]/path` -> {@link RegistryTarget}, `oci-layout:<dir>` -> {@link LayoutTarget}.
+ * Plain HTTP only for loopback hosts and only with `plainHttp: true`.
+ */
+import { HermesPluginKitError } from "../contract/errors.js";
+import { isLoopbackHost, parseRepository } from "../contract/reference.js";
+import { OciError } from "./errors.js";
+import { LayoutTarget } from "./layout-target.js";
+import { RegistryTarget, type RegistryCredentials, type RegistryTargetOptions } from "./registry-target.js";
+import type { Target } from "./target.js";
+
+/** Options of {@link openTarget}. */
+export interface OpenTargetOptions {
+  /** Use `http://` instead of `https://` (loopback hosts only). Default false. */
+  plainHttp?: boolean;
+  /** Registry credentials (from the environment or stdin, never argv). */
+  credentials?: RegistryCredentials;
+  /** Layout stores only: create the layout when absent. */
+  create?: boolean;
+  /** Registry tuning (timeouts in ms, retry budget). */
+  registry?: Omit<RegistryTargetOptions, "registry" | "repository" | "plainHttp" | "credentials">;
+}
+
+/**
+ * Open the target named by `repository` (`host[:port]/path` or `oci-layout:<dir>`).
+ * @throws OciError `OCI_REPOSITORY_INVALID`, `OCI_PLAIN_HTTP_REFUSED` (plain HTTP to a
+ *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores).
+ */
+export async function openTarget(repository: string, options: OpenTargetOptions = {}): Promise<Target> {
+  let parsed;
+  try {
+    parsed = parseRepository(repository);
+  } catch (error) {
+    throw new OciError("OCI_REPOSITORY_INVALID", error instanceof HermesPluginKitError ? error.message : `invalid repository`);
+  }
+  if (parsed.kind === "layout") {
+    return LayoutTarget.open(parsed.dir, { create: options.create === true });
+  }
+  if (options.plainHttp === true && !isLoopbackHost(parsed.host)) {
+    throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${parsed.host}`);
+  }
+  const registryOptions: RegistryTargetOptions = {
+    ...(options.registry ?? {}),
+    registry: parsed.registry,
+    repository: parsed.path,
+    plainHttp: options.plainHttp === true,
+  };
+  if (options.credentials !== undefined) registryOptions.credentials = options.credentials;
+  return new RegistryTarget(registryOptions);
+}

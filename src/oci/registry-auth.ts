@@ -1,0 +1,87 @@
+/**
+ * Registry authentication pieces (OCI distribution-spec + the Docker token
+ * flow GHCR uses): `WWW-Authenticate` challenge parsing, credential shapes,
+ * and reading credentials from the environment or stdin (never argv).
+ */
+import { OciError } from "./errors.js";
+
+/**
+ * Registry credentials: a username and password (GHCR: login + token), sent as
+ * Basic to the registry or to the Bearer token endpoint; or a ready registry
+ * bearer `token`, sent as `Authorization: Bearer` on every request.
+ */
+export type RegistryCredentials = { username: string; password: string } | { token: string };
+
+/** A parsed authentication challenge. */
+export interface AuthChallenge {
+  /** Lowercased scheme, e.g. `bearer` or `basic`. */
+  scheme: string;
+  /** Parameters with lowercased names (`realm`, `service`, `scope`, ...). */
+  params: Record<string, string>;
+}
+
+/**
+ * Parse a `WWW-Authenticate` header value (RFC 7235 challenges; several may
+ * be comma-separated; parameter values quoted or tokens).
+ * @returns the challenges in order (empty for an unparsable header).
+ */
+export function parseChallenges(header: string | undefined): AuthChallenge[] {
+  if (header === undefined) return [];
+  const out: AuthChallenge[] = [];
+  const re = /[\s,]*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s]*)|(?=[\s,]|$))/y;
+  let current: AuthChallenge | undefined;
+  for (let guard = 0; guard < 256; guard += 1) {
+    if (re.lastIndex >= header.length) break;
+    const m = re.exec(header);
+    if (m === null) break;
+    const name = m[1] as string;
+    const raw = m[2];
+    if (raw === undefined) {
+      current = { scheme: name.toLowerCase(), params: {} };
+      out.push(current);
+    } else if (current !== undefined) {
+      const value = raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, "$1") : raw;
+      current.params[name.toLowerCase()] = value;
+    }
+  }
+  return out;
+}
+
+/**
+ * Credentials from environment variables: `REGISTRY_USERNAME` +
+ * `REGISTRY_PASSWORD`, else `REGISTRY_TOKEN`; `undefined` when none is set.
+ * (GitHub Actions: `REGISTRY_USERNAME=${{ github.actor }}`, `REGISTRY_PASSWORD=${{ secrets.GITHUB_TOKEN }}`.)
+ * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set.
+ */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryCredentials | undefined {
+  const username = env["REGISTRY_USERNAME"];
+  const password = env["REGISTRY_PASSWORD"];
+  const token = env["REGISTRY_TOKEN"];
+  if ((username ?? "") !== "" || (password ?? "") !== "") {
+    if ((username ?? "") === "" || (password ?? "") === "") {
+      throw new OciError("OCI_AUTH_FAILED", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
+    }
+    return { username: username as string, password: password as string };
+  }
+  if ((token ?? "") !== "") return { token: token as string };
+  return undefined;
+}
+
+/**
+ * Read a secret from a stream (stdin by default): everything up to EOF, at
+ * most 64 KiB, with one trailing newline (`\n` or `\r\n`) removed.
+ * @throws OciError `OCI_AUTH_FAILED` when empty, `OCI_BODY_TOO_LARGE` when longer than 64 KiB.
+ */
+export async function readSecretFromStream(stream: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    total += buf.length;
+    if (total > 64 * 1024) throw new OciError("OCI_BODY_TOO_LARGE", "secret on stdin is longer than 64 KiB");
+    chunks.push(buf);
+  }
+  const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  if (text.length === 0) throw new OciError("OCI_AUTH_FAILED", "no secret on stdin");
+  return text;
+}

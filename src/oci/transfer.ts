@@ -1,0 +1,190 @@
+/**
+ * Verified reads and graph moves over any {@link Target} (oras-go's
+ * `oras.Copy` / `content.FetchAll` shapes):
+ *
+ * - `fetchManifest`: a manifest's bytes, refused above 1 MiB before reading,
+ *   size and digest verified.
+ * - `fetchBlobToFile`: a blob streamed through SHA-256 into `<file>.partial`,
+ *   renamed into place only after it verified; never buffered whole.
+ * - `copy`: manifest + config + layers from one target to another, skipping
+ *   blobs the destination has, verifying each blob on the way.
+ * - `tagIfAbsent`: the registry overwrite rules of reference 3.17 (W1-W3).
+ */
+import { constants as fsConstants, createWriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
+import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import {
+  DescriptorVerifier,
+  STREAM_HIGH_WATER_MARK,
+  numericFlags,
+  bufferStream,
+  checkDescriptor,
+  readAllBounded,
+  verifiesDescriptor,
+} from "./descriptor.js";
+import { OciError, isOciError } from "./errors.js";
+import { parseManifest } from "./manifest.js";
+import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
+
+function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Readable {
+  if (verifiesDescriptor(stream, desc)) return stream;
+  const verifier = new DescriptorVerifier(desc, label);
+  stream.on("error", (error) => verifier.destroy(error));
+  verifier.on("error", () => stream.destroy());
+  stream.pipe(verifier);
+  return verifier;
+}
+
+/**
+ * Fetch a manifest's bytes from `target`, verified against `desc`.
+ * `desc.size` above {@link MAX_MANIFEST_BYTES} (1 MiB) is refused before any read.
+ * @returns the exact manifest bytes.
+ * @throws OciError `OCI_MANIFEST_TOO_LARGE`, `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`,
+ *   `OCI_DESCRIPTOR_INVALID`, and the target's errors (`OCI_NOT_FOUND`, ...).
+ */
+export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): Promise<Buffer> {
+  checkDescriptor(desc);
+  if (desc.size > MAX_MANIFEST_BYTES) {
+    throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+  }
+  const stream = ensureVerifying(await target.fetch(desc), desc, `OCI manifest ${desc.digest}`);
+  return readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);
+}
+
+/**
+ * Stream the blob `desc` from `target` through SHA-256 into
+ * `<filePath>.partial` (mode 0600, created without following symlinks), and
+ * rename it to `filePath` only when size and digest match. On any failure the
+ * partial file is removed and `filePath` is untouched. Memory use does not
+ * grow with the blob size.
+ * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_DESCRIPTOR_INVALID`,
+ *   and the target's errors (`OCI_NOT_FOUND`, `OCI_HTTP_ERROR`, `OCI_TIMEOUT`, ...).
+ */
+export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string): Promise<void> {
+  checkDescriptor(desc);
+  const partial = `${filePath}.partial`;
+  try {
+    const source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
+    const out = createWriteStream(partial, {
+      flags: numericFlags(fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW),
+      mode: 0o600,
+      highWaterMark: STREAM_HIGH_WATER_MARK,
+    });
+    await pipeline(source, out);
+    await rename(partial, filePath);
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
+}
+
+/** Options of {@link copy}. */
+export interface CopyOptions {
+  /**
+   * Tag to set on the destination. Default: `reference` when it is a tag,
+   * none when it is a digest. `null` sets no tag.
+   */
+  tag?: string | null;
+  /** Blobs transferred at once (default 3, at most 8). */
+  concurrency?: number;
+}
+
+const MAX_GRAPH_DEPTH = 4;
+
+async function mapBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}
+
+async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, concurrency: number): Promise<void> {
+  if (depth > MAX_GRAPH_DEPTH) throw new OciError("OCI_MANIFEST_INVALID", `OCI index nesting deeper than ${MAX_GRAPH_DEPTH}`);
+  const manifestBytes = await fetchManifest(src, desc);
+  const parsed = parseManifest(manifestBytes, desc.mediaType);
+  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, concurrency);
+  const blobs: Descriptor[] = [];
+  const seen = new Set<string>();
+  for (const blob of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers]) {
+    if (seen.has(blob.digest)) continue;
+    seen.add(blob.digest);
+    blobs.push({ mediaType: blob.mediaType, digest: blob.digest, size: blob.size });
+  }
+  await mapBounded(blobs, concurrency, async (blob) => {
+    if (await dst.exists(blob)) return;
+    const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
+    await dst.push(blob, stream);
+  });
+  const manifestDesc: Descriptor = { mediaType: desc.mediaType, digest: desc.digest, size: desc.size };
+  if (!(await dst.exists(manifestDesc))) {
+    await dst.push(manifestDesc, ensureVerifying(bufferStream(manifestBytes), manifestDesc, `OCI manifest ${desc.digest}`));
+  }
+}
+
+/**
+ * Copy the manifest named by `reference` (a tag or `sha256:` digest) and every
+ * blob it references (config, layers; child manifests of an index) from `src`
+ * to `dst`. Blobs `dst` already has are skipped; every transferred byte is
+ * verified against its descriptor (source side while streaming, destination
+ * side by its own push check). Then tags `dst` (see {@link CopyOptions.tag}).
+ * @returns the manifest descriptor `{mediaType, digest, size}`.
+ * @throws OciError from either target (`OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`,
+ *   `OCI_SIZE_MISMATCH`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`, `OCI_TAG_INVALID`, ...).
+ */
+export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, options: CopyOptions = {}): Promise<Descriptor> {
+  if (!isDigest(reference) && !isDiscoveryTag(reference)) {
+    throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describe(reference)}`);
+  }
+  const resolved = await src.resolve(reference);
+  if (isDigest(reference) && resolved.digest !== reference) {
+    throw new OciError("OCI_DIGEST_MISMATCH", `resolving ${reference} returned ${resolved.digest}`);
+  }
+  const desc: Descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 3, 8));
+  await copyGraph(src, dst, desc, 0, concurrency);
+  const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
+  if (tag !== null) {
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    await dst.tag(desc, tag);
+  }
+  return desc;
+}
+
+/**
+ * Tag `desc` as `tag` on `target` only if the tag is absent (reference 3.17):
+ * the tag grammar is checked first; the same digest already there is success
+ * with no write (W3); another digest fails with `OCI_TAG_CONFLICT` and writes
+ * nothing (W1/W2); after a write the tag must resolve to `desc.digest`.
+ * Uses the target's own atomic `tagIfAbsent` when it has one (layout store).
+ * @returns `"tagged"` (written) or `"already-tagged"` (no write).
+ * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_TAG_MISMATCH`, and the target's errors.
+ */
+export async function tagIfAbsent(target: Target, desc: Descriptor, tag: string): Promise<"tagged" | "already-tagged"> {
+  if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+  checkDescriptor(desc);
+  if (typeof target.tagIfAbsent === "function") return target.tagIfAbsent(desc, tag);
+  let existing: Descriptor | null = null;
+  try {
+    existing = await target.resolve(tag);
+  } catch (error) {
+    if (!isOciError(error, "OCI_NOT_FOUND")) throw error;
+  }
+  if (existing !== null) {
+    if (existing.digest === desc.digest) return "already-tagged";
+    throw new OciError("OCI_TAG_CONFLICT", `refusing to replace a different OCI digest at ${tag}: tag has ${existing.digest}, wanted ${desc.digest}`);
+  }
+  await target.tag(desc, tag);
+  const after = await target.resolve(tag);
+  if (after.digest !== desc.digest) {
+    throw new OciError("OCI_TAG_MISMATCH", `OCI tag ${tag} does not match the expected digest: expected ${desc.digest}, found ${after.digest}`);
+  }
+  return "tagged";
+}

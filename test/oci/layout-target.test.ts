@@ -1,0 +1,258 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RELEASE_ARTIFACT_TYPE } from "../../src/contract/constants.js";
+import {
+  LayoutTarget,
+  copy,
+  descriptorOf,
+  fetchBlobToFile,
+  fetchManifest,
+  openTarget,
+  tagIfAbsent,
+  writeLayout,
+  type Descriptor,
+  type Target,
+} from "../../src/oci/index.js";
+
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), "hpk-store-"));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (error) {
+    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
+  }
+  return "NO_ERROR";
+}
+
+const blob = (text: string): { desc: Descriptor; bytes: Buffer } => {
+  const bytes = Buffer.from(text);
+  return { desc: descriptorOf("application/octet-stream", bytes), bytes };
+};
+
+async function staged(name: string, contents: Record<string, string>): Promise<{ dir: string; manifest: Descriptor }> {
+  const inDir = await mkdtemp(path.join(work, "in-"));
+  const files = new Map<string, string>();
+  for (const [p, c] of Object.entries(contents)) {
+    const f = path.join(inDir, p.replace(/\//g, "_"));
+    await writeFile(f, c);
+    files.set(p, f);
+  }
+  const dir = path.join(work, name);
+  const { manifest } = await writeLayout(dir, RELEASE_ARTIFACT_TYPE, files);
+  return { dir, manifest };
+}
+
+describe("LayoutTarget", () => {
+  it("opens only existing layouts unless create, creating mode 0700 dirs", async () => {
+    const dir = path.join(work, "store-a", "nested");
+    expect(await codeOf(LayoutTarget.open(dir))).toBe("OCI_NOT_FOUND");
+    const store = await LayoutTarget.open(dir, { create: true });
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect(await readFile(path.join(dir, "oci-layout"), "utf8")).toBe('{"imageLayoutVersion":"1.0.0"}\n');
+    expect(await store.tags()).toEqual([]);
+    const again = await openTarget(`oci-layout:${dir}`);
+    expect(again).toBeInstanceOf(LayoutTarget);
+    const notLayout = path.join(work, "plain-dir");
+    await writeFile(path.join(work, "plain-file"), "x");
+    expect(await codeOf(LayoutTarget.open(path.join(work, "plain-file")))).toBe("OCI_LAYOUT_INVALID");
+    expect(await codeOf(LayoutTarget.open(notLayout))).toBe("OCI_NOT_FOUND");
+  });
+
+  it("pushes verified blobs and refuses bad bytes without leaving files", async () => {
+    const store = await LayoutTarget.open(path.join(work, "store-push"), { create: true });
+    const good = blob("hello blob");
+    await store.push(good.desc, Readable.from([good.bytes]));
+    expect(await store.exists(good.desc)).toBe(true);
+    const chunks: Buffer[] = [];
+    for await (const c of await store.fetch(good.desc)) chunks.push(c as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe("hello blob");
+
+    const wrong = blob("expected content");
+    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("other content!!!")])))).toBe("OCI_DIGEST_MISMATCH");
+    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("expected content plus")])))).toBe("OCI_SIZE_MISMATCH");
+    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("expected")])))).toBe("OCI_SIZE_MISMATCH");
+    expect(await store.exists(wrong.desc)).toBe(false);
+    expect(await readdir(path.join(store.dir, "ingest"))).toEqual([]);
+    expect(await codeOf(store.fetch(wrong.desc))).toBe("OCI_NOT_FOUND");
+  });
+
+  it("tags, resolves, lists tags and checks tag grammar", async () => {
+    const { dir, manifest } = await staged("store-tags", { "a.txt": "A" });
+    const store = await LayoutTarget.open(dir);
+    expect(await store.resolve("payload")).toEqual(manifest);
+    expect(await store.resolve(manifest.digest)).toEqual(manifest);
+    await store.tag(manifest, "v1.0.0");
+    expect(await store.tags()).toEqual(["payload", "v1.0.0"]);
+    expect(await codeOf(store.tag(manifest, "-bad"))).toBe("OCI_TAG_INVALID");
+    expect(await codeOf(store.resolve("nope"))).toBe("OCI_NOT_FOUND");
+    expect(await codeOf(store.resolve("bad tag"))).toBe("OCI_TAG_INVALID");
+    const missing = blob("not stored");
+    expect(await codeOf(store.tag({ ...missing.desc, mediaType: manifest.mediaType }, "x"))).toBe("OCI_NOT_FOUND");
+  });
+
+  it("refuses a symlinked blob on fetch", async () => {
+    const { dir, manifest } = await staged("store-symlink", { "a.txt": "AAAA" });
+    const store = await LayoutTarget.open(dir);
+    const bytes = await fetchManifest(store, manifest);
+    const layer = JSON.parse(bytes.toString()).layers[0] as Descriptor;
+    const file = store.blobPath(layer.digest);
+    await writeFile(path.join(work, "elsewhere"), "AAAA");
+    await unlink(file);
+    await symlink(path.join(work, "elsewhere"), file);
+    expect(await codeOf(store.fetch(layer))).toBe("OCI_LAYOUT_INVALID");
+  });
+
+  it("keeps every tag when two writers tag concurrently (index.json lock)", async () => {
+    const { dir, manifest } = await staged("store-lock", { "a.txt": "lock" });
+    const one = await LayoutTarget.open(dir);
+    const two = await LayoutTarget.open(dir);
+    const jobs: Promise<void>[] = [];
+    for (let i = 0; i < 20; i += 1) jobs.push((i % 2 === 0 ? one : two).tag(manifest, `t${i}`));
+    await Promise.all(jobs);
+    expect((await one.tags()).length).toBe(21);
+    const json = JSON.parse(await readFile(path.join(dir, "index.json"), "utf8"));
+    expect(json.manifests.length).toBe(21);
+  });
+
+  it("breaks a lock left by a dead process and times out on a live one", async () => {
+    const { dir, manifest } = await staged("store-stale", { "a.txt": "stale" });
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout.toString();
+    await writeFile(path.join(dir, "index.json.lock"), dead);
+    const store = await LayoutTarget.open(dir, { lockTimeoutMs: 200 });
+    await store.tag(manifest, "after-stale");
+    expect(await store.tags()).toContain("after-stale");
+    await writeFile(path.join(dir, "index.json.lock"), String(process.ppid));
+    expect(await codeOf(store.tag(manifest, "blocked"))).toBe("OCI_LOCKED");
+    await unlink(path.join(dir, "index.json.lock"));
+    expect(await store.tags()).not.toContain("blocked");
+  });
+});
+
+describe("tagIfAbsent", () => {
+  it("same digest is success without a write; another digest is OCI_TAG_CONFLICT writing nothing", async () => {
+    const { dir, manifest } = await staged("tia", { "a.txt": "one" });
+    const other = await staged("tia-other", { "a.txt": "two" });
+    const store = await LayoutTarget.open(dir);
+    await copy(await LayoutTarget.open(other.dir), store, other.manifest.digest, { tag: null });
+    expect(await tagIfAbsent(store, manifest, "v1")).toBe("tagged");
+    const before = await readFile(path.join(dir, "index.json"));
+    const mtime = (await stat(path.join(dir, "index.json"))).mtimeMs;
+    expect(await tagIfAbsent(store, manifest, "v1")).toBe("already-tagged");
+    expect(await codeOf(tagIfAbsent(store, other.manifest, "v1"))).toBe("OCI_TAG_CONFLICT");
+    expect(await codeOf(tagIfAbsent(store, manifest, "bad tag"))).toBe("OCI_TAG_INVALID");
+    expect((await readFile(path.join(dir, "index.json"))).equals(before)).toBe(true);
+    expect((await stat(path.join(dir, "index.json"))).mtimeMs).toBe(mtime);
+    expect((await store.resolve("v1")).digest).toBe(manifest.digest);
+  });
+
+  it("works through resolve + tag on a target without its own tagIfAbsent", async () => {
+    const { dir, manifest } = await staged("tia-generic", { "a.txt": "gen" });
+    const other = await staged("tia-generic-other", { "a.txt": "gen2" });
+    const store = await LayoutTarget.open(dir);
+    await copy(await LayoutTarget.open(other.dir), store, other.manifest.digest, { tag: null });
+    let tagWrites = 0;
+    const plain: Target = {
+      resolve: (r) => store.resolve(r),
+      fetch: (d) => store.fetch(d),
+      exists: (d) => store.exists(d),
+      push: (d, c) => store.push(d, c),
+      tags: () => store.tags(),
+      tag: async (d, t) => {
+        tagWrites += 1;
+        await store.tag(d, t);
+      },
+    };
+    expect(await tagIfAbsent(plain, manifest, "g1")).toBe("tagged");
+    expect(await tagIfAbsent(plain, manifest, "g1")).toBe("already-tagged");
+    expect(await codeOf(tagIfAbsent(plain, other.manifest, "g1"))).toBe("OCI_TAG_CONFLICT");
+    expect(tagWrites).toBe(1);
+  });
+});
+
+describe("verified reads and copy", () => {
+  it("fetchManifest refuses an oversized descriptor before reading", async () => {
+    let fetched = 0;
+    const target = {
+      resolve: async () => ({ mediaType: "x", digest: "sha256:" + "0".repeat(64), size: 1 }),
+      fetch: async () => {
+        fetched += 1;
+        return Readable.from([]);
+      },
+      exists: async () => false,
+      tags: async () => [],
+    };
+    const desc = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: "sha256:" + "a".repeat(64), size: 1024 * 1024 + 1 };
+    expect(await codeOf(fetchManifest(target, desc))).toBe("OCI_MANIFEST_TOO_LARGE");
+    expect(fetched).toBe(0);
+    expect(await codeOf(fetchManifest(target, { ...desc, size: 1024 * 1024 }))).toBe("OCI_SIZE_MISMATCH");
+    expect(fetched).toBe(1);
+  });
+
+  it("fetchBlobToFile verifies, renames into place, and leaves nothing on failure", async () => {
+    const { dir, manifest } = await staged("fetch-file", { "a.txt": "payload bytes" });
+    const store = await LayoutTarget.open(dir);
+    const layer = JSON.parse((await fetchManifest(store, manifest)).toString()).layers[0] as Descriptor;
+    const outDir = await mkdtemp(path.join(work, "out-"));
+    await fetchBlobToFile(store, layer, path.join(outDir, "a.txt"));
+    expect(await readFile(path.join(outDir, "a.txt"), "utf8")).toBe("payload bytes");
+    expect((await stat(path.join(outDir, "a.txt"))).mode & 0o777).toBe(0o600);
+
+    // A target that serves other bytes of the right size, unverified.
+    const liar = { ...store, fetch: async () => Readable.from([Buffer.from("PAYLOAD BYTES")]), resolve: store.resolve.bind(store), exists: store.exists.bind(store), tags: store.tags.bind(store) };
+    expect(await codeOf(fetchBlobToFile(liar, layer, path.join(outDir, "b.txt")))).toBe("OCI_DIGEST_MISMATCH");
+    const short = { ...liar, fetch: async () => Readable.from([Buffer.from("payload")]) };
+    expect(await codeOf(fetchBlobToFile(short, layer, path.join(outDir, "c.txt")))).toBe("OCI_SIZE_MISMATCH");
+    const long = { ...liar, fetch: async () => Readable.from([Buffer.from("payload bytes"), Buffer.from("!")]) };
+    expect(await codeOf(fetchBlobToFile(long, layer, path.join(outDir, "d.txt")))).toBe("OCI_SIZE_MISMATCH");
+    expect((await readdir(outDir)).sort()).toEqual(["a.txt"]);
+  });
+
+  it("copy moves a manifest and its blobs, skipping blobs the destination has", async () => {
+    const { dir, manifest } = await staged("copy-src", { "a.txt": "alpha", "b.txt": "beta" });
+    const src = await LayoutTarget.open(dir);
+    const dst = await LayoutTarget.open(path.join(work, "copy-dst"), { create: true });
+    const pushed: string[] = [];
+    const counting: Target = {
+      resolve: (r) => dst.resolve(r),
+      fetch: (d) => dst.fetch(d),
+      exists: (d) => dst.exists(d),
+      tags: () => dst.tags(),
+      tag: (d, t) => dst.tag(d, t),
+      push: async (d, c) => {
+        pushed.push(d.digest);
+        await dst.push(d, c);
+      },
+    };
+    const desc = await copy(src, counting, "payload", { tag: "v1" });
+    expect(desc).toEqual(manifest);
+    expect(pushed.length).toBe(4);
+    expect((await dst.resolve("v1")).digest).toBe(manifest.digest);
+    pushed.length = 0;
+    await copy(src, counting, manifest.digest);
+    expect(pushed).toEqual([]);
+    expect(await codeOf(copy(src, counting, "missing-tag"))).toBe("OCI_NOT_FOUND");
+  });
+
+  it("copy refuses a corrupted source blob and leaves the destination without it", async () => {
+    const { dir, manifest } = await staged("copy-bad", { "a.txt": "gamma" });
+    const src = await LayoutTarget.open(dir);
+    const layer = JSON.parse((await fetchManifest(src, manifest)).toString()).layers[0] as Descriptor;
+    await writeFile(src.blobPath(layer.digest), "GAMMA");
+    const dst = await LayoutTarget.open(path.join(work, "copy-bad-dst"), { create: true });
+    expect(await codeOf(copy(src, dst, "payload"))).toBe("OCI_DIGEST_MISMATCH");
+    expect(await dst.exists(layer)).toBe(false);
+    expect(await dst.exists(manifest)).toBe(false);
+    expect(await dst.tags()).toEqual([]);
+  });
+});
