@@ -1,0 +1,90 @@
+/**
+ * Fixtures for the stage / promote / publish tests: a real release payload
+ * (real git bundle, real `npm pack` tarball, tested manifest) built by
+ * `release-fixture.ts`, an `oci-layout:` store in a private temp directory,
+ * and helpers to inspect or tamper with that store through the real OCI layer.
+ */
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BOOTSTRAP_ARTIFACT_TYPE } from "../../src/contract/constants.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { writeLayout } from "../../src/oci/layout.js";
+import { copy } from "../../src/oci/transfer.js";
+import type { StageOptions } from "../../release/stage.js";
+import { createReleaseFixture, type ReleaseFixture } from "./release-fixture.js";
+
+/** A payload plus a layout store named by the payload's manifest. */
+export interface PipelineFixture {
+  fixture: ReleaseFixture;
+  /** Private temp root (0700) holding `store/` and outputs. */
+  root: string;
+  /** The store directory (not created yet: stage's privacy bootstrap creates it 0700). */
+  storeDir: string;
+  /** `oci-layout:<storeDir>`. */
+  repository: string;
+  /** The candidate tag of the fixture manifest. */
+  candidateTag: string;
+  cleanup(): Promise<void>;
+}
+
+/** Build a payload whose manifest names `oci-layout:<root>/store`. */
+export async function createPipelineFixture(options: { version?: string; packageName?: string } = {}): Promise<PipelineFixture> {
+  const root = await mkdtemp(join(tmpdir(), "hpk-pipeline-"));
+  const storeDir = join(root, "store");
+  const repository = `oci-layout:${storeDir}`;
+  const fixture = await createReleaseFixture({ registryRepository: repository, ...options });
+  return {
+    fixture,
+    root,
+    storeDir,
+    repository,
+    candidateTag: `candidate-12345-${fixture.sourceSha}`,
+    cleanup: async () => {
+      await fixture.cleanup();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The `stageRelease` inputs of a (possibly copied) fixture payload. */
+export function stageInputs(f: ReleaseFixture): Pick<StageOptions, "manifest" | "artifactDir" | "sourceBundle" | "payloadChecksums" | "policy"> {
+  const payload = join(f.files.get("release-manifest.json")!, "..");
+  return {
+    policy: f.policy,
+    manifest: f.files.get("release-manifest.json")!,
+    artifactDir: join(payload, "dist"),
+    sourceBundle: f.files.get("release-source.bundle")!,
+    payloadChecksums: f.files.get("release-payload.sha256")!,
+  };
+}
+
+/** Every file name under `<store>/blobs/sha256` (empty when the store does not exist). */
+export async function storeBlobs(storeDir: string): Promise<string[]> {
+  return (await readdir(join(storeDir, "blobs", "sha256")).catch(() => [] as string[])).sort();
+}
+
+/** `index.json` bytes of the store (empty string when absent). */
+export async function storeIndex(storeDir: string): Promise<string> {
+  return readFile(join(storeDir, "index.json"), "utf8").catch(() => "");
+}
+
+/** tag -> digest of every tag in the store. */
+export async function storeTags(storeDir: string): Promise<Record<string, string>> {
+  const target = await LayoutTarget.open(storeDir);
+  const out: Record<string, string> = {};
+  for (const tag of await target.tags()) out[tag] = (await target.resolve(tag)).digest;
+  return out;
+}
+
+/**
+ * Bind `tag` in the store to an unrelated artifact (the bootstrap artifact),
+ * creating the store 0700 when needed; returns that artifact's digest.
+ */
+export async function preBindTag(storeDir: string, tag: string, scratch: string): Promise<string> {
+  const dir = join(scratch, `other-${tag}`);
+  const layout = await writeLayout(dir, BOOTSTRAP_ARTIFACT_TYPE, new Map());
+  const store = await LayoutTarget.open(storeDir, { create: true });
+  await copy(await LayoutTarget.open(dir), store, layout.manifest.digest, { tag });
+  return layout.manifest.digest;
+}
