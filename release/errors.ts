@@ -58,6 +58,8 @@ export const RELEASE_STEP_CODES = [
   "RELEASE_DIST_LINT",
   /** The tarball holds a file not allowed by `files`, a link, or a bad path. */
   "RELEASE_DIST_CONTENTS",
+  /** The gate name is not one of the four test gates. */
+  "RELEASE_GATE_UNKNOWN",
   /** A test gate command exited non-zero. */
   "RELEASE_GATE_FAILED",
   /** A gate changed HEAD or tracked files while it ran. */

@@ -27,8 +27,10 @@ const sha256 = async (path: string) => createHash("sha256").update(await readFil
 async function craftTarball(path: string, members: Record<string, string | { symlink: string }>): Promise<void> {
   const p = pack();
   const chunks: Buffer[] = [];
-  p.on("data", (c: Buffer) => chunks.push(c));
-  const done = new Promise((resolve) => p.on("end", resolve));
+  p.on("data", (c: unknown) => {
+    chunks.push(c as Buffer);
+  });
+  const done = new Promise<void>((resolve) => p.on("end", () => resolve()));
   for (const [name, content] of Object.entries(members)) {
     if (typeof content === "string") p.entry({ name, mtime: new Date(0), mode: 0o644 }, content);
     else p.entry({ name, type: "symlink", linkname: content.symlink, mtime: new Date(0) });

@@ -1,0 +1,164 @@
+/**
+ * `release gate <name>`: run one test gate's declared command on the
+ * restored release source and record its evidence file, which
+ * `release create-manifest` reads (reference `original-release-contract.md`
+ * sections 2.3 evidence, 6.1 jobs 4-6, 8; DESIGN.md section 3 "Evidence gates").
+ *
+ * The command is the exact string the releasing package declares in
+ * package.json `hermesPluginKit.gates.<name>` (defaults: `just test`,
+ * `just test-release`, `just test-contract`, `just build && just check-dist`).
+ * It is run as `bash -c <declared command>` in the checkout: this is the only
+ * place the release steps use a shell, and only for that declared string,
+ * because gate commands are shell command lines (`a && b`). Its stdout and
+ * stderr go to our stderr. Known credential variables are removed from its
+ * environment. The checkout must be clean before, and HEAD and the tracked
+ * tree must be unchanged after; the evidence records HEAD as `source_sha`.
+ */
+import { lstat, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join, resolve as resolvePath } from "node:path";
+import { canonicalJsonPretty, parseStrictJson } from "../src/contract/canonical-json.js";
+import { isStableSemver } from "../src/contract/grammar.js";
+import { TEST_GATES, type TestGate } from "../src/contract/policy.js";
+import { readReleaseConfig } from "./config.js";
+import { ReleaseStepError } from "./errors.js";
+import { headCommit, runProcess, statusPorcelain } from "./git.js";
+
+/** Default timeout of one gate command, in milliseconds (60 minutes). */
+export const GATE_TIMEOUT_MS = 60 * 60_000;
+/** Environment variables never passed to a gate command. */
+export const GATE_SECRET_VARIABLES = Object.freeze([
+  "GH_TOKEN",
+  "GITHUB_TOKEN",
+  "SOURCE_PROMOTION_TOKEN",
+  "PRIVATE_ARTIFACTS_TOKEN",
+  "REGISTRY_USERNAME",
+  "REGISTRY_PASSWORD",
+  "NPM_TOKEN",
+  "NODE_AUTH_TOKEN",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+]);
+
+/** Evidence of one test gate as written by `release gate`. */
+export interface GateEvidence {
+  /** `passed` or `failed`. */
+  status: "passed" | "failed";
+  /** Same as `status` (the contract carries both). */
+  result: "passed" | "failed";
+  /** HEAD of the checkout the command ran on. */
+  source_sha: string;
+  /** The declared command, exactly. */
+  command: string;
+  /** `host_contract` only: stable SemVer of `@modelcontextprotocol/sdk` installed in the checkout. */
+  mcp_sdk_version?: string;
+}
+
+/** Options of {@link runGate}. */
+export interface GateOptions {
+  /** Gate name: one of `unit`, `public_contract`, `host_contract`, `build_metadata`. */
+  gate: string;
+  /** The checkout (default `process.cwd()`). */
+  dir?: string;
+  /** Directory of evidence files (default `./evidence`); the file is `<gate>.json`. */
+  evidenceDir?: string;
+  /** Timeout in milliseconds (default {@link GATE_TIMEOUT_MS}). */
+  timeoutMs?: number;
+}
+
+/** Result of {@link runGate}. */
+export interface GateRunResult {
+  gate: TestGate;
+  passed: boolean;
+  exit_code: number | null;
+  /** Wall time of the command, in milliseconds. */
+  duration_ms: number;
+  evidence_file: string;
+  evidence: GateEvidence;
+}
+
+/** Path of the evidence file of `gate` in `evidenceDir`. */
+export function evidenceFile(evidenceDir: string, gate: TestGate): string {
+  return join(evidenceDir, `${gate}.json`);
+}
+
+/** Require `name` to be a test gate. @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`. */
+export function requireTestGate(name: string): TestGate {
+  if (!(TEST_GATES as readonly string[]).includes(name)) {
+    throw new ReleaseStepError("RELEASE_GATE_UNKNOWN", `unknown gate ${JSON.stringify(name)}; expected one of ${TEST_GATES.join(", ")}`);
+  }
+  return name as TestGate;
+}
+
+/**
+ * Version of `@modelcontextprotocol/sdk` installed in `dir`
+ * (`node_modules/@modelcontextprotocol/sdk/package.json`).
+ * @throws ReleaseStepError `RELEASE_MCP_SDK_VERSION` when absent or not stable SemVer.
+ */
+export async function installedMcpSdkVersion(dir: string): Promise<string> {
+  const path = join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json");
+  let version: unknown;
+  try {
+    version = parseStrictJson(await readFile(path), { rejectIntegralFloats: false })["version"];
+  } catch {
+    throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", `cannot read the installed MCP SDK version from ${path}; install dependencies first (npm ci)`);
+  }
+  if (!isStableSemver(version)) throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", `installed MCP SDK version must be stable SemVer, found ${JSON.stringify(version)}`);
+  return version;
+}
+
+function gateEnvironment(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of GATE_SECRET_VARIABLES) delete env[name];
+  return env;
+}
+
+/**
+ * Run one gate and write its evidence (canonical pretty JSON) to
+ * `<evidenceDir>/<gate>.json`, atomically (temp file + rename). A failing
+ * command still writes evidence with `status`/`result` `failed`, then throws.
+ *
+ * @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`, `RELEASE_CONFIG_INVALID`,
+ *   `RELEASE_TREE_DIRTY` (tracked changes before the run),
+ *   `RELEASE_MCP_SDK_VERSION` (host_contract), `SUBPROCESS_FAILED` (bash
+ *   missing or timeout), `RELEASE_GATE_TREE_CHANGED` (HEAD or tracked files
+ *   changed; no evidence written), `RELEASE_GATE_FAILED` (non-zero exit).
+ */
+export async function runGate(options: GateOptions): Promise<GateRunResult> {
+  const gate = requireTestGate(options.gate);
+  const dir = resolvePath(options.dir ?? process.cwd());
+  const evidenceDir = resolvePath(options.evidenceDir ?? "evidence");
+  const config = await readReleaseConfig(dir);
+  const command = config.policy.gates[gate];
+  const sourceSha = await headCommit(dir);
+  const before = await statusPorcelain(dir, false);
+  if (before.length > 0) throw new ReleaseStepError("RELEASE_TREE_DIRTY", `checkout ${dir} has tracked changes before gate ${gate}: ${before[0]}`);
+  const mcpSdkVersion = gate === "host_contract" ? await installedMcpSdkVersion(dir) : undefined;
+  const started = performance.now();
+  const run = await runProcess("bash", ["-c", command], {
+    cwd: dir,
+    env: gateEnvironment(),
+    timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
+    allowFailure: true,
+    output: "stderr",
+    label: `gate ${gate}`,
+  });
+  const duration = Math.round(performance.now() - started);
+  const after = await headCommit(dir);
+  const changed = await statusPorcelain(dir, false);
+  if (after !== sourceSha || changed.length > 0) {
+    throw new ReleaseStepError("RELEASE_GATE_TREE_CHANGED", `gate ${gate} changed the checkout (HEAD ${sourceSha} -> ${after}${changed.length > 0 ? `, ${changed[0]}` : ""}); no evidence written`);
+  }
+  const passed = run.code === 0;
+  const state = passed ? "passed" : "failed";
+  const evidence: GateEvidence = { status: state, result: state, source_sha: sourceSha, command, ...(mcpSdkVersion !== undefined ? { mcp_sdk_version: mcpSdkVersion } : {}) };
+  const file = evidenceFile(evidenceDir, gate);
+  await mkdir(dirname(file), { recursive: true });
+  const st = await lstat(file).catch(() => undefined);
+  if (st?.isSymbolicLink() === true) throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `evidence file ${file} is a symlink`);
+  await writeFile(`${file}.partial`, canonicalJsonPretty(evidence));
+  await rename(`${file}.partial`, file);
+  if (!passed) {
+    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}; evidence recorded as failed in ${file}`);
+  }
+  return { gate, passed, exit_code: run.code, duration_ms: duration, evidence_file: file, evidence };
+}
