@@ -12,7 +12,7 @@ import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { writeLayout } from "../../src/oci/layout.js";
 import { copy } from "../../src/oci/transfer.js";
 import type { StageOptions } from "../../release/stage.js";
-import { createReleaseFixture, type ReleaseFixture } from "./release-fixture.js";
+import { createReleaseFixture, fixtureGit, type ReleaseFixture } from "./release-fixture.js";
 
 /** A payload plus a layout store named by the payload's manifest. */
 export interface PipelineFixture {
@@ -87,4 +87,29 @@ export async function preBindTag(storeDir: string, tag: string, scratch: string)
   const store = await LayoutTarget.open(storeDir, { create: true });
   await copy(await LayoutTarget.open(dir), store, layout.manifest.digest, { tag });
   return layout.manifest.digest;
+}
+
+/** A bare origin whose `main` is the trigger commit (the release commit's parent), and a clone of it. */
+export interface PromotionRemote {
+  /** The bare repository. */
+  origin: string;
+  /** A checkout whose `origin` remote is {@link origin}. */
+  checkout: string;
+  triggerSha: string;
+}
+
+/** Create `<root>/<name>.git` with `main` at the fixture's trigger commit, plus a clone. */
+export async function createPromotionRemote(pf: PipelineFixture, name = "origin"): Promise<PromotionRemote> {
+  const origin = join(pf.root, `${name}.git`);
+  const checkout = join(pf.root, `${name}-checkout`);
+  const triggerSha = await fixtureGit(pf.fixture.repoDir, ["rev-parse", `${pf.fixture.sourceSha}^`]);
+  await fixtureGit(pf.root, ["init", "--quiet", "--bare", "--initial-branch=main", origin]);
+  await fixtureGit(pf.fixture.repoDir, ["push", "--quiet", origin, `${triggerSha}:refs/heads/main`]);
+  await fixtureGit(pf.root, ["clone", "--quiet", origin, checkout]);
+  return { origin, checkout, triggerSha };
+}
+
+/** `git rev-parse` in a (bare) repository; undefined when the rev does not resolve. */
+export async function revParse(repo: string, rev: string): Promise<string | undefined> {
+  return fixtureGit(repo, ["rev-parse", "--verify", "--quiet", rev]).catch(() => undefined);
 }

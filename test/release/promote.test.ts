@@ -1,0 +1,90 @@
+/**
+ * `release promote` with real git (reference 6.1 job 7, 6.3; scenario 25;
+ * issue 6 item 3): atomic push of main + tag from the staged bundle,
+ * resume, remote moved by someone else, tag elsewhere, missing token for a
+ * network remote (before any work), credentials in the remote URL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasCode } from "../../src/contract/errors.js";
+import { promoteRelease, isLocalRemote } from "../../release/promote.js";
+import { stageRelease } from "../../release/stage.js";
+import { fixtureGit } from "../support/release-fixture.js";
+import { createPipelineFixture, createPromotionRemote, revParse, stageInputs, type PipelineFixture } from "../support/release-pipeline-fixture.js";
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, `expected a failure with ${code}`).toBeDefined();
+  if (!hasCode(error, code)) throw error;
+}
+
+let pf: PipelineFixture;
+let reference: string;
+
+beforeAll(async () => {
+  pf = await createPipelineFixture();
+  reference = (await stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag })).bundle_reference;
+});
+
+afterAll(async () => {
+  await pf.cleanup();
+});
+
+const base = () => ({ policy: pf.fixture.policy, repository: pf.repository, reference });
+
+describe("release promote", () => {
+  it("classifies remotes: paths and file:// are local, URLs and scp forms are not", () => {
+    expect(isLocalRemote("/srv/git/origin.git")).toBe(true);
+    expect(isLocalRemote("../origin.git")).toBe(true);
+    expect(isLocalRemote("file:///srv/origin.git")).toBe(true);
+    expect(isLocalRemote("https://github.com/acme/x.git")).toBe(false);
+    expect(isLocalRemote("git@github.com:acme/x.git")).toBe(false);
+    expect(isLocalRemote("ssh://git@host/x.git")).toBe(false);
+  });
+
+  it("pushes main and the tag atomically, then resumes as already promoted", async () => {
+    const remote = await createPromotionRemote(pf, "fresh");
+    const result = await promoteRelease({ ...base(), repoDir: remote.checkout, env: {} });
+    expect(result).toMatchObject({ outcome: "pushed", release_sha: pf.fixture.sourceSha, trigger_sha: remote.triggerSha, tag: "v0.8.0" });
+    expect(await revParse(remote.origin, "refs/heads/main")).toBe(pf.fixture.sourceSha);
+    expect(await revParse(remote.origin, "refs/tags/v0.8.0^{commit}")).toBe(pf.fixture.sourceSha);
+    const again = await promoteRelease({ ...base(), repoDir: remote.checkout, env: {} });
+    expect(again.outcome).toBe("already-promoted");
+    expect(again.remote).toEqual({ branch: "main", main: pf.fixture.sourceSha, tag: pf.fixture.sourceSha });
+  });
+
+  it("fails closed with nothing changed when someone else moved main", async () => {
+    const remote = await createPromotionRemote(pf, "moved");
+    await fixtureGit(pf.fixture.repoDir, ["push", "--quiet", remote.origin, `${pf.fixture.otherSha}:refs/heads/main`, "--force"]);
+    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+    expect(await revParse(remote.origin, "refs/heads/main")).toBe(pf.fixture.otherSha);
+    expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBeUndefined();
+  });
+
+  it("fails closed when the tag already exists on the remote at another commit", async () => {
+    const remote = await createPromotionRemote(pf, "tagged");
+    await fixtureGit(pf.fixture.repoDir, ["push", "--quiet", remote.origin, `${remote.triggerSha}:refs/tags/v0.8.0`]);
+    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+    expect(await revParse(remote.origin, "refs/heads/main")).toBe(remote.triggerSha);
+  });
+
+  it("aborts before any work when SOURCE_PROMOTION_TOKEN is missing for a network remote (scenario 25)", async () => {
+    const remote = await createPromotionRemote(pf, "network");
+    await fixtureGit(remote.checkout, ["remote", "set-url", "origin", "https://git.example.invalid/acme/x.git"]);
+    // A reference into a store that does not exist: any download attempt would fail with another code.
+    const unreachable = { ...base(), repository: `oci-layout:${pf.root}/missing`, policy: { ...pf.fixture.policy, registryRepository: `oci-layout:${pf.root}/missing` }, reference: `oci-layout:${pf.root}/missing@${reference.split("@")[1]}` };
+    await expectCode(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: {} }), "PROMOTE_TOKEN_MISSING");
+    await expectCode(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "" } }), "PROMOTE_TOKEN_MISSING");
+  });
+
+  it("refuses a remote URL that carries credentials, and a missing remote", async () => {
+    const remote = await createPromotionRemote(pf, "creds");
+    await fixtureGit(remote.checkout, ["remote", "set-url", "origin", "https://user:s3cret@git.example.invalid/x.git"]);
+    const error = await promoteRelease({ ...base(), repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "t" } }).catch((e: unknown) => e);
+    expect(hasCode(error, "PROMOTE_REMOTE_INVALID")).toBe(true);
+    expect((error as Error).message).not.toContain("s3cret");
+    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, remote: "upstream", env: {} }), "PROMOTE_REMOTE_INVALID");
+  });
+});
