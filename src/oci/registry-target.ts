@@ -70,6 +70,8 @@ export interface RegistryTargetOptions {
   chunkSize?: number;
   /** Most tag-list pages followed. Default 1000. */
   maxTagPages?: number;
+  /** Tags asked for per tag-list page (`?n=`). Default 1000. */
+  tagPageSize?: number;
 }
 
 /** Ceiling of error bodies and token responses (bytes). */
@@ -98,6 +100,12 @@ interface SendOptions {
 function header(res: Dispatcher.ResponseData, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** Drop a response body without reading it (errors of the aborted body are ignored). */
+function discard(res: Dispatcher.ResponseData): void {
+  res.body.on("error", () => undefined);
+  res.body.destroy();
 }
 
 function sleep(ms: number): Promise<void> {
@@ -169,11 +177,13 @@ export class RegistryTarget implements Target {
   private readonly bodyTimeoutMs: number;
   private readonly chunkSize: number;
   private readonly maxTagPages: number;
+  private readonly tagPageSize: number;
   private readonly dispatcher: Agent;
   private scheme: "unknown" | "anonymous" | "basic" | "bearer" = "unknown";
   private bearer: { realm: string; service: string | undefined } | undefined;
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
   private readonly manifestCache = new Map<string, Buffer>();
+  private readonly tokenRequests = new Map<string, Promise<void>>();
 
   /**
    * @throws OciError `OCI_PLAIN_HTTP_REFUSED` for `plainHttp` with a non-loopback host,
@@ -196,6 +206,7 @@ export class RegistryTarget implements Target {
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 60_000;
     this.chunkSize = options.chunkSize ?? 64 * 1024 * 1024;
     this.maxTagPages = options.maxTagPages ?? 1000;
+    this.tagPageSize = options.tagPageSize ?? 1000;
     this.dispatcher = new Agent({ connections: 16, keepAliveTimeout: 4_000, headersTimeout: this.timeoutMs, bodyTimeout: this.bodyTimeoutMs });
   }
 
@@ -232,15 +243,30 @@ export class RegistryTarget implements Target {
     return undefined;
   }
 
-  private authorization(scope: Scope): string | undefined {
+  private async authorization(scope: Scope): Promise<string | undefined> {
     const creds = this.credentials;
     if (creds !== undefined && "token" in creds) return `Bearer ${creds.token}`;
     if (this.scheme === "basic" && creds !== undefined) return "Basic " + Buffer.from(`${creds.username}:${creds.password}`).toString("base64");
     if (this.scheme === "bearer") {
-      const token = this.cachedToken(scope);
+      let token = this.cachedToken(scope);
+      if (token === undefined && scope !== "none") {
+        // The realm is known: ask for this scope's token up front instead of provoking another 401.
+        await this.fetchTokenOnce(scope);
+        token = this.cachedToken(scope);
+      }
       if (token !== undefined) return `Bearer ${token}`;
     }
     return undefined;
+  }
+
+  /** One token request per scope at a time; concurrent callers share it. */
+  private fetchTokenOnce(scope: Scope): Promise<void> {
+    const key = this.scopeString(scope) ?? "";
+    const running = this.tokenRequests.get(key);
+    if (running !== undefined) return running;
+    const started = this.fetchToken(scope).finally(() => this.tokenRequests.delete(key));
+    this.tokenRequests.set(key, started);
+    return started;
   }
 
   /** Answer a 401 challenge; afterwards {@link authorization} yields a header. */
@@ -257,7 +283,7 @@ export class RegistryTarget implements Target {
       if (realm === undefined) throw new OciError("OCI_RESPONSE_INVALID", `registry ${this.registry}: Bearer challenge without realm`);
       this.bearer = { realm, service: bearer.params["service"] };
       this.scheme = "bearer";
-      await this.fetchToken(scope);
+      await this.fetchTokenOnce(scope);
       return;
     }
     if (basic !== undefined) {
@@ -290,7 +316,7 @@ export class RegistryTarget implements Target {
     }
     const res = await this.exchange({ method: "GET", url: realm, scope: "none", headers }, false);
     if (res.statusCode === 401 || res.statusCode === 403) {
-      res.body.destroy();
+      discard(res);
       throw new OciError("OCI_AUTH_FAILED", `token endpoint ${realm.origin} refused the credentials (HTTP ${res.statusCode})`);
     }
     if (res.statusCode !== 200) {
@@ -327,7 +353,7 @@ export class RegistryTarget implements Target {
       attempt += 1;
       const headers: Record<string, string> = { "user-agent": "hermes-plugin-kit", ...(opts.headers ?? {}) };
       if (withAuth && !crossOrigin) {
-        const auth = this.authorization(opts.scope);
+        const auth = await this.authorization(opts.scope);
         if (auth !== undefined) headers["authorization"] = auth;
       }
       let res: Dispatcher.ResponseData;
@@ -358,7 +384,7 @@ export class RegistryTarget implements Target {
       }
       const status = res.statusCode;
       if (status === 401 && withAuth && !crossOrigin) {
-        res.body.destroy();
+        discard(res);
         if (authTried) {
           throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} refused the credentials for ${opts.scope} on ${this.repository} (HTTP 401 after authenticating)`);
         }
@@ -372,7 +398,7 @@ export class RegistryTarget implements Target {
       }
       if (RETRYABLE_STATUS.has(status)) {
         const retryAfter = parseRetryAfter(header(res, "retry-after"));
-        res.body.destroy();
+        discard(res);
         if (!replayable || attempt >= this.retry.maxAttempts) {
           throw new OciError("OCI_RETRY_EXHAUSTED", `${opts.method} ${url.origin}${url.pathname} answered HTTP ${status} ${attempt} time(s); retry budget exhausted`);
         }
@@ -384,7 +410,7 @@ export class RegistryTarget implements Target {
       }
       if (opts.followRedirects === true && [301, 302, 303, 307, 308].includes(status)) {
         const location = header(res, "location");
-        res.body.destroy();
+        discard(res);
         redirects += 1;
         if (location === undefined) throw new OciError("OCI_RESPONSE_INVALID", `redirect without Location from ${url.origin}`);
         if (redirects > MAX_REDIRECTS) throw new OciError("OCI_REDIRECT_REFUSED", `more than ${MAX_REDIRECTS} redirects`);
@@ -415,7 +441,7 @@ export class RegistryTarget implements Target {
   private async readSmallBody(res: Dispatcher.ResponseData, max: number, label: string): Promise<Buffer> {
     const declared = Number(header(res, "content-length"));
     if (Number.isFinite(declared) && declared > max) {
-      res.body.destroy();
+      discard(res);
       throw new OciError("OCI_BODY_TOO_LARGE", `${label} is ${declared} bytes, more than ${max}`);
     }
     const chunks: Buffer[] = [];
@@ -425,7 +451,7 @@ export class RegistryTarget implements Target {
         const buf = chunk as Buffer;
         total += buf.length;
         if (total > max) {
-          res.body.destroy();
+          discard(res);
           throw new OciError("OCI_BODY_TOO_LARGE", `${label} is more than ${max} bytes`);
         }
         chunks.push(buf);
@@ -450,7 +476,7 @@ export class RegistryTarget implements Target {
         /* not JSON: nothing to report */
       }
     } else {
-      res.body.destroy();
+      discard(res);
     }
     let code: OciErrorCode = "OCI_HTTP_ERROR";
     if (status === 404) code = "OCI_NOT_FOUND";
@@ -470,7 +496,7 @@ export class RegistryTarget implements Target {
    */
   async ping(): Promise<void> {
     const res = await this.send({ method: "GET", url: new URL("/v2/", this.base), scope: "none" }, [200], "registry ping");
-    res.body.destroy();
+    discard(res);
   }
 
   /**
@@ -483,7 +509,7 @@ export class RegistryTarget implements Target {
     const res = await this.send({ method: "GET", url, scope: "pull", headers: { accept: MANIFEST_ACCEPT } }, [200], `manifest ${reference}`);
     const declared = Number(header(res, "content-length"));
     if (Number.isFinite(declared) && declared > MAX_MANIFEST_BYTES) {
-      res.body.destroy();
+      discard(res);
       throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${reference} is ${declared} bytes, more than ${MAX_MANIFEST_BYTES}`);
     }
     let bytes: Buffer;
@@ -560,12 +586,12 @@ export class RegistryTarget implements Target {
     const res = await this.send({ method: "GET", url, scope: "pull", followRedirects: true }, [200], label);
     const declared = header(res, "content-length");
     if (declared !== undefined && Number(declared) !== desc.size) {
-      res.body.destroy();
+      discard(res);
       throw new OciError("OCI_SIZE_MISMATCH", `${label}: expected ${desc.size} bytes, registry announced ${describe(declared)}`);
     }
     const claimed = header(res, "docker-content-digest");
     if (claimed !== undefined && claimed !== desc.digest) {
-      res.body.destroy();
+      discard(res);
       throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describe(claimed)} disagrees with the expected digest`);
     }
     const verifier = new DescriptorVerifier(desc, label);
@@ -590,7 +616,7 @@ export class RegistryTarget implements Target {
     const url = this.url(`${manifest ? "manifests" : "blobs"}/${desc.digest}`);
     const headers: Record<string, string> = manifest ? { accept: MANIFEST_ACCEPT } : {};
     const res = await this.exchange({ method: "HEAD", url, scope: "pull", headers, followRedirects: true }, true);
-    res.body.destroy();
+    discard(res);
     if (res.statusCode === 404) return false;
     if (res.statusCode !== 200) throw await this.statusError(res, "HEAD", url, `existence of ${desc.digest}`);
     const declared = header(res, "content-length");
@@ -613,12 +639,19 @@ export class RegistryTarget implements Target {
     checkDescriptor(desc);
     const verified: Readable = verifiesDescriptor(content, desc) ? content : content.pipe(new DescriptorVerifier(desc, `OCI content ${desc.digest}`));
     if (verified !== content) content.on("error", (error) => verified.destroy(error));
+    // The verifier's verdict wins over the registry's reaction to bad bytes.
+    let streamError: unknown;
+    verified.on("error", (error) => {
+      streamError ??= error;
+    });
     if (isManifestMediaType(desc.mediaType)) {
       if (desc.size > MAX_MANIFEST_BYTES) {
         content.destroy();
         throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
       }
-      const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`);
+      const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`).catch((error: unknown) => {
+        throw streamError ?? error;
+      });
       await this.putManifest(desc, bytes, desc.digest);
       return;
     }
@@ -628,15 +661,19 @@ export class RegistryTarget implements Target {
     }
     try {
       await this.pushBlob(desc, verified);
+    } catch (error) {
+      await new Promise((resolve) => setImmediate(resolve));
+      throw streamError ?? error;
     } finally {
       if (!verified.destroyed && !verified.readableEnded) verified.destroy();
     }
+    if (streamError !== undefined) throw streamError;
   }
 
   private async startUpload(desc: Descriptor): Promise<URL> {
     const url = this.url("blobs/uploads/");
     const res = await this.send({ method: "POST", url, scope: "push", headers: { "content-length": "0" } }, [202], `upload of ${desc.digest}`);
-    res.body.destroy();
+    discard(res);
     return this.uploadLocation(res, url);
   }
 
@@ -673,7 +710,7 @@ export class RegistryTarget implements Target {
         [201],
         `upload of ${desc.digest}`,
       );
-      res.body.destroy();
+      discard(res);
       this.checkPushedDigest(res, desc);
       return;
     }
@@ -717,7 +754,7 @@ export class RegistryTarget implements Target {
         [202],
         `chunk upload of ${desc.digest}`,
       );
-      res.body.destroy();
+      discard(res);
       location = this.uploadLocation(res, location);
       offset += length;
     }
@@ -728,7 +765,7 @@ export class RegistryTarget implements Target {
     const put = new URL(location);
     put.searchParams.append("digest", desc.digest);
     const res = await this.send({ method: "PUT", url: put, scope: "push", headers: { "content-length": "0" } }, [201], `upload of ${desc.digest}`);
-    res.body.destroy();
+    discard(res);
     this.checkPushedDigest(res, desc);
   }
 
@@ -739,7 +776,7 @@ export class RegistryTarget implements Target {
       [201],
       `manifest push ${reference}`,
     );
-    res.body.destroy();
+    discard(res);
     this.checkPushedDigest(res, desc);
     this.remember(desc.digest, bytes);
   }
@@ -771,7 +808,7 @@ export class RegistryTarget implements Target {
     const out: string[] = [];
     const visited = new Set<string>();
     let url: URL | undefined = this.url("tags/list");
-    url.searchParams.set("n", "1000");
+    url.searchParams.set("n", String(this.tagPageSize));
     for (let page = 0; url !== undefined; page += 1) {
       if (page >= this.maxTagPages) throw new OciError("OCI_PAGINATION_LOOP", `tag list has more than ${this.maxTagPages} pages`);
       const key = url.href;
