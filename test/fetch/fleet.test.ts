@@ -1,0 +1,171 @@
+/**
+ * Fleet pins against an `oci-layout:` store with real staged artifacts:
+ * `fleet add` from a published receipt, `fleet verify` fetching each receipt
+ * by digest, and every mismatch between lock, receipt and installed file.
+ */
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canonicalJsonPretty } from "../../src/contract/canonical-json.js";
+import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { addPluginToLock, fleetLockBytes, readFleetLockFile, receiptReferenceFor, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+
+let root: string;
+let storeDir: string;
+let repository: string;
+let fixture: ReleaseFixture;
+let staged: StagedRelease;
+let receiptFile: string;
+let installed: string;
+const openLayout: OpenReadTarget = async (repo) => {
+  if (repo.kind !== "layout") throw new Error("layout only");
+  return LayoutTarget.open(repo.dir);
+};
+let counter = 0;
+
+async function lockWith(edit?: (plugin: Record<string, unknown>) => void): Promise<string> {
+  counter += 1;
+  const lockPath = join(root, `lock-${counter}.json`);
+  await addPluginToLock({ lockPath, receiptPath: receiptFile });
+  if (edit !== undefined) {
+    const lock = JSON.parse(await readFile(lockPath, "utf8")) as { plugins: Record<string, unknown>[] };
+    edit(lock.plugins[0]!);
+    await writeFile(lockPath, JSON.stringify(lock));
+  }
+  return lockPath;
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-fleet-"));
+  storeDir = join(root, "store");
+  repository = `oci-layout:${storeDir}`;
+  fixture = await createReleaseFixture({ registryRepository: repository, packageName: "@acme/demo" });
+  staged = await stageFixture(fixture, await LayoutTarget.open(storeDir, { create: true }), repository);
+  await chmod(storeDir, 0o700);
+  receiptFile = join(root, "release-receipt.json");
+  await writeFile(receiptFile, staged.receiptBytes);
+  installed = join(root, "installed");
+  await fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: installed, openTarget: openLayout, progress: null });
+});
+
+afterAll(async () => {
+  await fixture.cleanup();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("fleet add", () => {
+  it("pins name, version, bundle and receipt references and the tarball; the receipt reference is the staged one", async () => {
+    const lockPath = join(root, "fleet.lock.json");
+    const { plugin, changed } = await addPluginToLock({ lockPath, receiptPath: receiptFile });
+    expect(changed).toBe(true);
+    expect(plugin).toEqual({
+      name: "@acme/demo",
+      version: fixture.version,
+      bundle_reference: `${repository}@${staged.bundle.digest}`,
+      receipt_reference: `${repository}@${staged.receipt.digest}`,
+      tarball: { filename: "acme-demo-0.8.0.tgz", sha256: fixture.manifest.artifacts[0]!.sha256 },
+    });
+    expect(receiptReferenceFor(repository, staged.receiptBytes)).toBe(plugin.receipt_reference);
+    const lock = await readFleetLockFile(lockPath);
+    expect((await readFile(lockPath)).equals(fleetLockBytes(lock))).toBe(true);
+    const again = await addPluginToLock({ lockPath, receiptPath: receiptFile });
+    expect(again.changed).toBe(false);
+    expect((await readFleetLockFile(lockPath)).plugins).toHaveLength(1);
+  });
+
+  it("refuses a tested manifest where a receipt is expected", async () => {
+    const manifestFile = fixture.files.get("release-manifest.json")!;
+    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "x.lock.json"), receiptPath: manifestFile }))).toBe("RECEIPT_STATE_MISMATCH");
+  });
+
+  it("refuses a receipt that is not in its canonical published bytes", async () => {
+    const pretty = join(root, "pretty-receipt.json");
+    await writeFile(pretty, canonicalJsonPretty(JSON.parse(staged.receiptBytes.toString("utf8"))));
+    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty }))).toBe("FLEET_RECEIPT_NOT_CANONICAL");
+  });
+
+  it("refuses to re-pin a plugin differently", async () => {
+    const lockPath = await lockWith((p) => {
+      p["version"] = "0.7.0";
+    });
+    expect(await codeOf(() => addPluginToLock({ lockPath, receiptPath: receiptFile }))).toBe("FLEET_PLUGIN_CONFLICT");
+  });
+
+  it("refuses a lock with a duplicate JSON key, a tag reference, or a plugin twice", async () => {
+    const lockPath = await lockWith();
+    const text = await readFile(lockPath, "utf8");
+    await writeFile(lockPath, text.replace('"schema_version": 1', '"schema_version": 1, "schema_version": 1'));
+    expect(await codeOf(() => readFleetLockFile(lockPath))).toBe("FLEET_LOCK_INVALID");
+    const tagLock = await lockWith((p) => {
+      p["bundle_reference"] = `${repository}:v0.8.0`;
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath: tagLock, openTarget: openLayout, progress: null }))).toBe("FLEET_LOCK_INVALID");
+    const twice = await lockWith();
+    const lock = JSON.parse(await readFile(twice, "utf8")) as { plugins: unknown[] };
+    lock.plugins.push(lock.plugins[0]);
+    await writeFile(twice, JSON.stringify(lock));
+    expect(await codeOf(() => readFleetLockFile(twice))).toBe("FLEET_LOCK_INVALID");
+  });
+});
+
+describe("fleet verify", () => {
+  it("fetches each receipt by digest and checks it against the pins and the installed file", async () => {
+    const lockPath = await lockWith();
+    const results = await verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: installed });
+    expect(results).toHaveLength(1);
+    expect(results[0]!.installed).toEqual([join(installed, "dist", "acme-demo-0.8.0.tgz")]);
+    expect(results[0]!.receipt_reference).toBe(`${repository}@${staged.receipt.digest}`);
+  });
+
+  it("a pinned bundle reference other than the receipt's -> FLEET_BUNDLE_REFERENCE_MISMATCH", async () => {
+    const lockPath = await lockWith((p) => {
+      p["bundle_reference"] = `${repository}@sha256:${"e".repeat(64)}`;
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_BUNDLE_REFERENCE_MISMATCH");
+  });
+
+  it("a pinned tarball SHA-256 other than the receipt's -> FLEET_TARBALL_MISMATCH", async () => {
+    const lockPath = await lockWith((p) => {
+      p["tarball"] = { filename: "acme-demo-0.8.0.tgz", sha256: "0".repeat(64) };
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_TARBALL_MISMATCH");
+  });
+
+  it("a pinned version other than the receipt's -> FLEET_VERSION_MISMATCH", async () => {
+    const lockPath = await lockWith((p) => {
+      p["version"] = "0.8.1";
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_VERSION_MISMATCH");
+  });
+
+  it("a receipt reference to nothing -> OCI_NOT_FOUND; to the bundle -> FETCH_ARTIFACT_TYPE_MISMATCH", async () => {
+    const lockPath = await lockWith((p) => {
+      p["receipt_reference"] = `${repository}@${"sha256:" + "f".repeat(64)}`;
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("OCI_NOT_FOUND");
+    const swapped = await lockWith((p) => {
+      p["receipt_reference"] = `${repository}@${staged.bundle.digest}`;
+      p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;
+    });
+    expect(await codeOf(() => verifyFleetLock({ lockPath: swapped, openTarget: openLayout, progress: null }))).toBe("FETCH_ARTIFACT_TYPE_MISMATCH");
+  });
+
+  it("installed tarball with other bytes, missing, or a symlink -> FLEET_INSTALLED_*", async () => {
+    const lockPath = await lockWith();
+    const other = join(root, "installed-other");
+    await mkdir(join(other, "dist"), { recursive: true });
+    await writeFile(join(other, "dist", "acme-demo-0.8.0.tgz"), "other");
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: other }))).toBe("FLEET_INSTALLED_MISMATCH");
+    const empty = join(root, "installed-empty");
+    await mkdir(empty);
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: empty }))).toBe("FLEET_INSTALLED_MISSING");
+    const linked = join(root, "installed-link");
+    await mkdir(linked);
+    await symlink(join(installed, "dist", "acme-demo-0.8.0.tgz"), join(linked, "acme-demo-0.8.0.tgz"));
+    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked }))).toBe("FLEET_INSTALLED_UNSAFE");
+  });
+});
