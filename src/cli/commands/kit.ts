@@ -1,7 +1,67 @@
-/** CLI wiring of the kit commands (logic lives outside src/cli). */
+/** CLI wiring of the kit commands `plugin build` and `plugin doctor` (logic lives in src/kit). */
 import type { Command } from "commander";
+import { buildPluginPackage } from "../../kit/build.js";
+import { doctorPluginPackage, formatDoctorReport } from "../../kit/doctor.js";
+import { printJson, printLine, runAction, UsageError } from "../output.js";
+
+function collectAlias(value: string, previous: Record<string, string>): Record<string, string> {
+  const at = value.indexOf("=");
+  if (at <= 0 || at === value.length - 1) throw new UsageError(`--alias must be <specifier>=<path>, got ${value}`);
+  return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
+}
 
 /** Register the kit subcommands on `program`. */
 export function registerKitCommands(program: Command): void {
-  void program;
+  const plugin = program.command("plugin").description("Build and check Hermes plugins written with the kit (Agent Plugins v1 packages over MCP).");
+
+  plugin
+    .command("build")
+    .description("Bundle <entry> (default export: definePlugin(...)) into a portable package: plugin.json, mcp.json, dist/server.js, skills/.")
+    .argument("<entry>", "entry module (.ts or .js)")
+    .requiredOption("--out <dir>", "output package directory (may be the source package root)")
+    .option("--root <dir>", "source package root (default: nearest package.json above the entry)")
+    .option("--alias <specifier=path>", "extra esbuild alias (repeatable)", collectAlias, {})
+    .option("--no-kit-alias", "resolve hermes-plugin-kit from the entry's own dependencies instead of this kit")
+    .option("--minify", "minify the bundle")
+    .option("--json", "print the result as JSON")
+    .action(async (entry: string, options: { out: string; root?: string; alias: Record<string, string>; kitAlias: boolean; minify?: boolean; json?: boolean }) => {
+      process.exitCode = await runAction(options.json === true, async () => {
+        const result = await buildPluginPackage({
+          entry,
+          outDir: options.out,
+          ...(options.root !== undefined ? { root: options.root } : {}),
+          alias: options.alias,
+          kitAlias: options.kitAlias,
+          minify: options.minify === true,
+        });
+        if (options.json) {
+          printJson({ ok: true, ...result });
+          return 0;
+        }
+        printLine(`built ${result.plugin.name} ${result.plugin.version} into ${result.outDir}`);
+        printLine(`  server ${result.plugin.server}: dist/server.js (${result.bundleBytes} bytes)`);
+        for (const name of result.plugin.tools) printLine(`  tool ${name} -> ${result.plugin.hermesNames[name]}`);
+        for (const name of result.plugin.skills) printLine(`  skill ${name}`);
+        for (const finding of result.findings) printLine(`  ${finding.severity.toUpperCase()} [${finding.rule}] ${finding.message}`);
+        return 0;
+      });
+    });
+
+  plugin
+    .command("doctor")
+    .description("Check a built package with Hermes' portable rules, start its MCP server in Hermes' filtered environment and call its tools.")
+    .argument("<dir>", "package directory")
+    .option("--json", "print the report as JSON")
+    .option("--timeout <ms>", "per-step timeout in milliseconds", "15000")
+    .option("--no-call", "list tools but do not call them")
+    .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean }) => {
+      const timeoutMs = Number(options.timeout);
+      process.exitCode = await runAction(options.json === true, async () => {
+        if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
+        const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call });
+        if (options.json) printJson(report);
+        else for (const line of formatDoctorReport(report)) printLine(line);
+        return report.ok ? 0 : 1;
+      });
+    });
 }

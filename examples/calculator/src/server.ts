@@ -1,0 +1,102 @@
+/**
+ * hermes-calculator: the `calculate` and `unit_convert` tools of the Hermes
+ * plugin guide, written with hermes-plugin-kit. Expressions are evaluated by
+ * mathjs' parser (never `eval`) with the functions that could reach outside
+ * the expression (import, createUnit, evaluate, parse, ...) disabled.
+ *
+ * Build: `hermes-plugin-kit plugin build src/server.ts --out .`
+ */
+import { all, create, type MathJsInstance } from "mathjs";
+import { definePlugin, numberArg, pluginSkill, strArg, tool } from "hermes-plugin-kit";
+
+let instance: { math: MathJsInstance; evaluate: MathJsInstance["evaluate"] } | undefined;
+
+/**
+ * The mathjs instance, created on first use (creating all of mathjs' typed
+ * functions takes a few hundred ms, so the server answers `tools/list`
+ * before paying for it). Functions that could reach outside the expression
+ * are disabled.
+ */
+function mathjs(): { math: MathJsInstance; evaluate: MathJsInstance["evaluate"] } {
+  if (instance) return instance;
+  const math = create(all as NonNullable<typeof all>, { number: "number", precision: 64 });
+  const evaluate = math.evaluate.bind(math);
+  const disabled = (name: string) => () => {
+    throw new Error(`function ${name} is disabled`);
+  };
+  math.import(
+    Object.fromEntries(["import", "createUnit", "reviver", "evaluate", "parse", "simplify", "derivative", "resolve", "compile"].map((name) => [name, disabled(name)])),
+    { override: true },
+  );
+  instance = { math, evaluate };
+  return instance;
+}
+
+/** Largest accepted expression, in characters. */
+const MAX_EXPRESSION = 500;
+
+function toJsonValue(value: unknown): number | string | boolean {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (typeof value === "boolean") return value;
+  if (value === undefined || typeof value === "function") throw new Error("expression did not produce a value");
+  return mathjs().math.format(value as never, { precision: 14 });
+}
+
+export const calculate = tool({
+  name: "calculate",
+  description: "Evaluate a math expression (arithmetic, powers with ** or ^, functions like sqrt, sin, log).",
+  params: {
+    expression: strArg("The expression to evaluate, e.g. '2**10' or 'sqrt(16) + 3'.", { required: true, example: "2**10", maxLength: MAX_EXPRESSION }),
+  },
+  readOnly: true,
+  handler: ({ expression }) => {
+    const text = String(expression);
+    const result = mathjs().evaluate(text.replaceAll("**", "^"));
+    return { expression: text, result: toJsonValue(result) };
+  },
+});
+
+/** Short unit names people type, mapped to mathjs units. */
+const UNIT_ALIASES: Record<string, string> = {
+  f: "degF", fahrenheit: "degF", c: "degC", celsius: "degC", k: "K", kelvin: "K",
+  meters: "m", meter: "m", feet: "ft", foot: "ft", inches: "inch", in: "inch", miles: "mi", mile: "mi",
+  kilometers: "km", kilometer: "km", pounds: "lb", pound: "lb", lbs: "lb", kilograms: "kg", kilogram: "kg",
+  grams: "g", gram: "g", ounces: "oz", ounce: "oz", liters: "l", liter: "l", gallons: "gal", gallon: "gal",
+};
+
+function unitName(raw: string): string {
+  const trimmed = raw.trim();
+  const alias = UNIT_ALIASES[trimmed.toLowerCase()];
+  if (alias) return alias;
+  if (!mathjs().math.Unit.isValuelessUnit(trimmed)) throw new Error(`unknown unit '${trimmed}'`);
+  return trimmed;
+}
+
+export const unitConvert = tool({
+  name: "unit_convert",
+  description: "Convert a value between units of length, mass, volume, temperature and more (F, C, K, m, ft, mi, kg, lb, l, gal, ...).",
+  params: {
+    value: numberArg("The value to convert.", { required: true, example: 100 }),
+    from_unit: strArg("Unit of the value, e.g. 'F', 'km', 'lb'.", { required: true, example: "F" }),
+    to_unit: strArg("Unit to convert to, e.g. 'C', 'mi', 'kg'.", { required: true, example: "C" }),
+  },
+  readOnly: true,
+  handler: ({ value, from_unit, to_unit }) => {
+    const from = unitName(String(from_unit));
+    const to = unitName(String(to_unit));
+    const converted = mathjs().math.unit(Number(value), from).toNumber(to);
+    return { value, from_unit, to_unit, result: Math.round(converted * 10_000) / 10_000 };
+  },
+});
+
+export default definePlugin({
+  name: "hermes-calculator",
+  version: "0.1.0",
+  description: "A calculator and unit converter for Hermes, served over MCP.",
+  server: "calculator",
+  tools: [calculate, unitConvert],
+  skills: [pluginSkill("skills/calculator")],
+  logging: { envVar: "CALCULATOR_LOG_LEVEL", default: "info" },
+  license: "MIT",
+  keywords: ["calculator", "units"],
+});

@@ -1,0 +1,273 @@
+/**
+ * `plugin build`: turn a plugin entry module into an Agent Plugins v1
+ * package (reference C.1): `plugin.json`, `mcp.json`, one self-contained
+ * esbuild bundle `dist/server.js` (platform node, ESM, target node20) and
+ * the validated skills under `skills/<name>/`.
+ *
+ * The entry declares everything: its default export is a `definePlugin(...)`
+ * result. The builder bundles the entry once to a private temp file, imports
+ * it with `PLUGIN_ROOT` set to the source package root (so relative
+ * `pluginSkill("skills/x")` paths resolve), reads the plugin's metadata, then
+ * bundles the server (a generated main that serves the entry's default
+ * export). By default `hermes-plugin-kit` resolves to the kit running the
+ * build, so the bundled kit is the one that checked the plugin.
+ */
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
+import { isPluginDefinition, type PluginDefinition } from "./plugin.js";
+import { checkMcpConfig, checkPluginManifest, scanText, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
+import { pluginSkill } from "./skills.js";
+
+/** Options of {@link buildPluginPackage}. */
+export interface BuildOptions {
+  /** The entry module (TypeScript or JavaScript) whose default export is `definePlugin(...)`. */
+  entry: string;
+  /** Output package directory (created when missing; may be the source root for an in-place build). */
+  outDir: string;
+  /** Source package root (default: nearest directory above the entry holding package.json). */
+  root?: string;
+  /** Extra esbuild aliases, specifier -> path. */
+  alias?: Record<string, string>;
+  /** Resolve `hermes-plugin-kit` to the kit running the build (default true). */
+  kitAlias?: boolean;
+  /** Minify the bundle (default false: readable bundles are easier to review and to scan). */
+  minify?: boolean;
+}
+
+/** What {@link buildPluginPackage} wrote. */
+export interface BuildResult {
+  outDir: string;
+  /** Package-relative paths written, sorted. */
+  files: string[];
+  plugin: { name: string; version: string; server: string; tools: string[]; hermesNames: Record<string, string>; skills: string[] };
+  /** Size of dist/server.js in bytes. */
+  bundleBytes: number;
+  /** Install-scan findings on the written package (never errors: those fail the build). */
+  findings: PackageFinding[];
+}
+
+/**
+ * Absolute path of the kit's index (`src/kit/index`), the module
+ * `hermes-plugin-kit` resolves to by default when bundling: the kit API
+ * without the release contract, so bundles stay small.
+ */
+export function kitIndexPath(): string {
+  const self = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(self), `index${path.extname(self)}`);
+}
+
+function kitNodePaths(): string[] {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 6; depth += 1) {
+    if (existsSync(path.join(dir, "package.json"))) {
+      const paths = [path.join(dir, "node_modules")];
+      if (path.basename(path.dirname(dir)) === "node_modules") paths.push(path.dirname(dir));
+      return paths.filter((p) => existsSync(p));
+    }
+    dir = path.dirname(dir);
+  }
+  return [];
+}
+
+/** Virtual module of the bundle that reports a failing entry as a refusal line (installed before the entry evaluates). */
+const GUARD_MODULE = "hermes-plugin-kit-guard";
+
+function findRoot(entry: string): string {
+  let dir = path.dirname(entry);
+  for (let depth = 0; depth < 32; depth += 1) {
+    if (existsSync(path.join(dir, "package.json"))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return path.dirname(entry);
+}
+
+function recode(error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (!(error instanceof PluginKitError) && typeof code === "string" && (PLUGIN_KIT_ERROR_CODES as readonly string[]).includes(code)) {
+    return new PluginKitError(code as PluginKitErrorCode, (error as Error).message, { cause: error });
+  }
+  return error;
+}
+
+function writeAtomic(file: string, data: string | Buffer): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.tmp-${process.pid}`;
+  writeFileSync(temp, data);
+  renameSync(temp, file);
+}
+
+function copyTree(source: string, target: string, written: string[], outDir: string, depth = 0): void {
+  if (depth > 16) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill tree ${source} is nested deeper than 16 levels`);
+  mkdirSync(target, { recursive: true });
+  for (const entry of readdirSync(source, { withFileTypes: true })) {
+    const from = path.join(source, entry.name);
+    const to = path.join(target, entry.name);
+    if (entry.isSymbolicLink()) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill file ${from} is a symlink; portable packages ship regular files only`);
+    if (entry.isDirectory()) copyTree(from, to, written, outDir, depth + 1);
+    else if (entry.isFile()) {
+      copyFileSync(from, to);
+      written.push(path.relative(outDir, to).split(path.sep).join("/"));
+    }
+  }
+}
+
+/**
+ * Build the package. Writes only inside `outDir`.
+ *
+ * @throws PluginKitError `BUILD_ENTRY_INVALID` (entry missing or its default
+ *   export is not a plugin), `BUILD_BUNDLE_FAILED` (esbuild errors),
+ *   `BUILD_OUTPUT_INVALID` (a skill outside `skills/<name>`, symlinks, or the
+ *   written plugin.json/mcp.json failing the portable checks), and any
+ *   definition error the entry raises (its own code, e.g.
+ *   `SCHEMA_TOP_LEVEL_PROPERTIES`).
+ */
+export async function buildPluginPackage(options: BuildOptions): Promise<BuildResult> {
+  const entry = path.resolve(options.entry);
+  if (!existsSync(entry) || !statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file`);
+  const root = path.resolve(options.root ?? findRoot(entry));
+  const outDir = path.resolve(options.outDir);
+  const alias: Record<string, string> = { ...(options.kitAlias === false ? {} : { "hermes-plugin-kit": kitIndexPath() }), ...(options.alias ?? {}) };
+  const esbuild = await import("esbuild");
+  const common = {
+    bundle: true,
+    platform: "node" as const,
+    format: "esm" as const,
+    target: "node20",
+    alias,
+    nodePaths: kitNodePaths(),
+    absWorkingDir: root,
+    logLevel: "silent" as const,
+    minify: options.minify === true,
+    external: ["esbuild"],
+    banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
+  };
+  const bundle = async (extra: Record<string, unknown>) => {
+    try {
+      await esbuild.build({ ...common, ...extra });
+    } catch (error) {
+      const messages = (error as { errors?: Array<{ text: string; location?: { file: string; line: number } | null }> }).errors ?? [];
+      const detail = messages.map((m) => (m.location ? `${m.location.file}:${m.location.line}: ${m.text}` : m.text)).join("; ") || String(error);
+      throw new PluginKitError("BUILD_BUNDLE_FAILED", `esbuild could not bundle ${path.relative(root, entry) || entry}: ${detail}`, { cause: error });
+    }
+  };
+
+  // 1. Import the entry to read the plugin definition.
+  const temp = mkdtempSync(path.join(os.tmpdir(), "hpk-build-"));
+  let plugin: PluginDefinition;
+  try {
+    const probe = path.join(temp, "entry.mjs");
+    await bundle({ entryPoints: [entry], outfile: probe });
+    const previousRoot = process.env.PLUGIN_ROOT;
+    process.env.PLUGIN_ROOT = root;
+    let loaded: { default?: unknown };
+    try {
+      loaded = (await import(pathToFileURL(probe).href)) as { default?: unknown };
+    } catch (error) {
+      throw recode(error);
+    } finally {
+      if (previousRoot === undefined) delete process.env.PLUGIN_ROOT;
+      else process.env.PLUGIN_ROOT = previousRoot;
+    }
+    if (!isPluginDefinition(loaded.default)) throw new PluginKitError("BUILD_ENTRY_INVALID", `the default export of ${path.relative(root, entry)} must be a definePlugin(...) result`);
+    plugin = loaded.default;
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+  for (const skill of plugin.skills) {
+    if (path.resolve(skill.dir) !== path.join(root, "skills", skill.name)) {
+      throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill '${skill.name}' must live at skills/${skill.name} of the package root (found ${skill.relativeDir})`);
+    }
+  }
+
+  // 2. Bundle the server.
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  const serverFile = path.join(outDir, SERVER_SCRIPT);
+  const staged = `${serverFile}.tmp-${process.pid}`;
+  mkdirSync(path.dirname(serverFile), { recursive: true });
+  const main = [
+    `import { refuseToServe } from "${GUARD_MODULE}";`,
+    `import plugin from ${JSON.stringify(entry)};`,
+    `import { servePluginModule } from "hermes-plugin-kit";`,
+    `process.off("uncaughtException", refuseToServe);`,
+    `servePluginModule(async () => ({ default: plugin }));`,
+    "",
+  ].join("\n");
+  const guard = [
+    `import { refusalLine } from "hermes-plugin-kit";`,
+    `export function refuseToServe(error) {`,
+    `  process.stderr.write(refusalLine(error));`,
+    `  process.exit(1);`,
+    `}`,
+    `process.on("uncaughtException", refuseToServe);`,
+    "",
+  ].join("\n");
+  const guardPlugin = {
+    name: "hermes-plugin-kit-guard",
+    setup(build: { onResolve: Function; onLoad: Function }) {
+      build.onResolve({ filter: new RegExp(`^${GUARD_MODULE}$`) }, () => ({ path: GUARD_MODULE, namespace: "hermes-plugin-kit" }));
+      build.onLoad({ filter: /.*/, namespace: "hermes-plugin-kit" }, () => ({ contents: guard, loader: "js", resolveDir: path.dirname(entry) }));
+    },
+  };
+  try {
+    await bundle({
+      stdin: { contents: main, resolveDir: path.dirname(entry), sourcefile: "hermes-plugin-kit-main.js", loader: "js" },
+      outfile: staged,
+      plugins: [guardPlugin],
+    });
+    renameSync(staged, serverFile);
+  } finally {
+    rmSync(staged, { force: true });
+  }
+  written.push(SERVER_SCRIPT);
+
+  // 3. Skills.
+  for (const skill of plugin.skills) {
+    const target = path.join(outDir, "skills", skill.name);
+    const same = existsSync(target) && realpathSync(target) === realpathSync(skill.dir);
+    if (!same) {
+      rmSync(target, { recursive: true, force: true });
+      copyTree(skill.dir, target, written, outDir);
+    } else {
+      written.push(`skills/${skill.name}/SKILL.md`);
+    }
+    try {
+      pluginSkill(`skills/${skill.name}`, { root: outDir });
+    } catch (error) {
+      throw recode(error);
+    }
+  }
+
+  // 4. Manifests.
+  const manifest = plugin.manifest();
+  const mcp = plugin.mcpConfig();
+  const findings = [...checkPluginManifest(manifest), ...checkMcpConfig(mcp, outDir).findings].filter((f) => f.severity === "error");
+  if (findings.length > 0) throw new PluginKitError("BUILD_OUTPUT_INVALID", `generated manifests fail the portable checks: ${findings.map((f) => `${f.rule}: ${f.message}`).join("; ")}`);
+  writeAtomic(path.join(outDir, "plugin.json"), JSON.stringify(manifest, null, 2) + "\n");
+  writeAtomic(path.join(outDir, "mcp.json"), JSON.stringify(mcp, null, 2) + "\n");
+  written.push("plugin.json", "mcp.json");
+
+  const bundleText = readFileSync(serverFile, "utf8");
+  const scan = scanText(SERVER_SCRIPT, bundleText);
+  const blocking = scan.filter((f) => f.severity === "error");
+  if (blocking.length > 0) throw new PluginKitError("BUILD_OUTPUT_INVALID", `the bundle trips Hermes' install scanner: ${blocking.map((f) => f.message).join("; ")}`);
+  return {
+    outDir,
+    files: [...new Set(written)].sort(),
+    plugin: {
+      name: plugin.name,
+      version: plugin.version,
+      server: plugin.server,
+      tools: plugin.tools.map((t) => t.name),
+      hermesNames: { ...plugin.hermesNames },
+      skills: plugin.skills.map((s) => s.name),
+    },
+    bundleBytes: lstatSync(serverFile).size,
+    findings: scan,
+  };
+}

@@ -1,0 +1,387 @@
+/**
+ * `plugin doctor`: check a built Agent Plugins v1 package the way Hermes
+ * would load it (reference B.6-B.9) and exercise its MCP servers through the
+ * official SDK `Client` over stdio.
+ *
+ * Steps: plugin.json, skills/ and mcp.json against the portable rules; each
+ * stdio server started with the filtered environment Hermes gives it (only
+ * PATH, HOME, USER, LANG, LC_ALL, TERM, SHELL, TMPDIR, XDG_*, the entry's
+ * env, PLUGIN_ROOT, PLUGIN_DATA); `tools/list` checked (name rules, Hermes
+ * names, schemas); read-only tools called without arguments and with their
+ * examples, each result rendered as the model would see it; every package
+ * text file scanned for install-scanner patterns. Findings are named by rule
+ * code; any `error` finding fails the report.
+ */
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseStrictJson } from "../contract/canonical-json.js";
+import { PluginKitError } from "./errors.js";
+import { checkHermesToolNames, clampedHermesToolName, validateToolName } from "./naming.js";
+import { redactText } from "./observability.js";
+import { EXAMPLES_META_KEY } from "./plugin.js";
+import {
+  BINARY_EXTENSIONS,
+  checkMcpConfig,
+  checkPluginManifest,
+  expandPlaceholders,
+  SCAN_LARGE_FILE_BYTES,
+  SCANNED_EXTENSIONS,
+  scanText,
+  type PackageFinding,
+  type StdioServerEntry,
+} from "./portable.js";
+import { renderForModel, type ReceivedToolResult } from "./render.js";
+import { checkSkillFrontmatter, parseSkillDocument, qualifiedSkillName, SKILL_FILE_MAX_BYTES } from "./skills.js";
+
+/** Environment variables Hermes passes through to a stdio MCP server (besides `XDG_*`). */
+export const FILTERED_ENV_NAMES: readonly string[] = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR"];
+
+/** One tool call the doctor made. */
+export interface DoctorCall {
+  arguments: Record<string, unknown>;
+  isError: boolean;
+  /** The JSON string Hermes would hand the model. */
+  modelSees: string;
+}
+
+/** One listed tool. */
+export interface DoctorTool {
+  name: string;
+  /** The name Hermes registers (`mcp__<server>__<tool>`, clamped as new hosts do). */
+  hermesName: string;
+  description: string;
+  readOnly: boolean;
+  inputSchema: unknown;
+  calls: DoctorCall[];
+}
+
+/** One started server. */
+export interface DoctorServer {
+  name: string;
+  started: boolean;
+  /** Start to first `tools/list` answer, in ms. */
+  startMs?: number;
+  tools: DoctorTool[];
+}
+
+/** One skill found under skills/. */
+export interface DoctorSkill {
+  name: string;
+  qualifiedName: string;
+  ok: boolean;
+}
+
+/** The doctor's report (also the `--json` output). */
+export interface DoctorReport {
+  ok: boolean;
+  root: string;
+  plugin: { name?: string; version?: string };
+  findings: PackageFinding[];
+  skills: DoctorSkill[];
+  servers: DoctorServer[];
+}
+
+/** Options of {@link doctorPluginPackage}. */
+export interface DoctorOptions {
+  /** Timeout of each server step (start, list, call), in ms. Default 15000. */
+  timeoutMs?: number;
+  /** Call read-only tools (default true). */
+  callTools?: boolean;
+  /** PLUGIN_DATA given to servers (default: a fresh temp directory, removed afterwards). */
+  dataDir?: string;
+  /** Environment the filtered server environment is taken from (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
+function regularFileInside(root: string, relative: string): "missing" | "not-regular" | "ok" {
+  let stat;
+  try {
+    stat = lstatSync(path.join(root, relative));
+  } catch {
+    return "missing";
+  }
+  return stat.isFile() ? "ok" : "not-regular";
+}
+
+function readJsonFile(root: string, relative: string, findings: PackageFinding[], rulePrefix: "PLUGIN_JSON" | "MCP_JSON"): unknown {
+  try {
+    const bytes = readFileSync(path.join(root, relative));
+    const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
+    return parseStrictJson(text);
+  } catch (error) {
+    findings.push({ rule: `${rulePrefix}_INVALID`, severity: "error", message: `${relative} is not a valid JSON object: ${error instanceof Error ? error.message : String(error)}`, file: relative });
+    return undefined;
+  }
+}
+
+function checkSkills(root: string, pluginName: string | undefined, findings: PackageFinding[]): DoctorSkill[] {
+  const skills: DoctorSkill[] = [];
+  let entries;
+  try {
+    if (!lstatSync(path.join(root, "skills")).isDirectory()) return skills;
+    entries = readdirSync(path.join(root, "skills"), { withFileTypes: true });
+  } catch {
+    return skills;
+  }
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!entry.isDirectory()) continue;
+    const relative = `skills/${entry.name}/SKILL.md`;
+    const state = regularFileInside(root, relative);
+    if (state === "missing") continue;
+    const before = findings.length;
+    const add = (rule: string, message: string) => findings.push({ rule, severity: "error", message: `${relative}: ${message}`, file: relative });
+    if (state === "not-regular") add("SKILL_NOT_FOUND", "must be a regular file inside the package (Hermes skips it)");
+    else if (lstatSync(path.join(root, relative)).size > SKILL_FILE_MAX_BYTES) add("SKILL_NOT_FOUND", `larger than ${SKILL_FILE_MAX_BYTES} bytes`);
+    else {
+      try {
+        const document = parseSkillDocument(readFileSync(path.join(root, relative), "utf8"), relative);
+        for (const problem of checkSkillFrontmatter(document.frontmatter, entry.name)) add(problem.code, problem.message);
+      } catch (error) {
+        if (error instanceof PluginKitError) findings.push({ rule: error.code, severity: "error", message: error.message, file: relative });
+        else throw error;
+      }
+    }
+    skills.push({ name: entry.name, qualifiedName: qualifiedSkillName(pluginName ?? "plugin", entry.name), ok: findings.length === before });
+  }
+  return skills;
+}
+
+function scanPackage(root: string, findings: PackageFinding[]): void {
+  const files: string[] = [];
+  const walk = (dir: string, prefix: string, depth: number) => {
+    if (depth > 16 || files.length > 5000) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name === "node_modules" || entry.name === ".git") continue;
+        walk(path.join(dir, entry.name), relative, depth + 1);
+      } else if (entry.isSymbolicLink()) {
+        findings.push({ rule: "PACKAGE_SYMLINK", severity: "warning", message: `${relative} is a symlink; Hermes only loads regular in-package files`, file: relative });
+      } else if (entry.isFile()) files.push(relative);
+    }
+  };
+  walk(root, "", 0);
+  if (files.length > 50) findings.push({ rule: "SCAN_MANY_FILES", severity: "info", message: `${files.length} files (the install scanner notes packages over 50 files)` });
+  for (const relative of files.sort()) {
+    const lower = relative.toLowerCase();
+    const ext = path.extname(lower);
+    const size = lstatSync(path.join(root, relative)).size;
+    if (BINARY_EXTENSIONS.includes(ext)) {
+      findings.push({ rule: "SCAN_BINARY", severity: "error", message: `${relative} is a binary (the install scanner blocks it)`, file: relative });
+      continue;
+    }
+    if (size > SCAN_LARGE_FILE_BYTES) findings.push({ rule: "SCAN_LARGE_FILE", severity: "info", message: `${relative} is ${size} bytes (the install scanner notes files over 256 KiB)`, file: relative });
+    if ((SCANNED_EXTENSIONS.includes(ext) || path.basename(relative) === "SKILL.md") && size <= 32 * 1024 * 1024) {
+      findings.push(...scanText(relative, readFileSync(path.join(root, relative), "utf8")));
+    }
+  }
+}
+
+/** The environment Hermes gives a stdio server (reference B.8), plus the entry env and PLUGIN_ROOT/PLUGIN_DATA. */
+export function filteredServerEnvironment(source: NodeJS.ProcessEnv, entry: StdioServerEntry, root: string, data: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (value !== undefined && (FILTERED_ENV_NAMES.includes(key) || key.startsWith("XDG_"))) env[key] = value;
+  }
+  for (const [key, value] of Object.entries(entry.env)) env[key] = expandPlaceholders(value, root, data);
+  env["PLUGIN_ROOT"] = root;
+  env["PLUGIN_DATA"] = data;
+  return env;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const STDERR_LIMIT = 256 * 1024;
+
+async function exerciseServer(
+  root: string,
+  data: string,
+  entry: StdioServerEntry,
+  options: Required<Pick<DoctorOptions, "timeoutMs" | "callTools">> & { environment: NodeJS.ProcessEnv },
+  findings: PackageFinding[],
+): Promise<DoctorServer> {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const report: DoctorServer = { name: entry.name, started: false, tools: [] };
+  const error = (rule: string, message: string) => findings.push({ rule, severity: "error", message: `server '${entry.name}': ${message}` });
+  const command = entry.command.startsWith("./") ? path.resolve(root, entry.command) : entry.command;
+  const cwd = entry.cwd ? path.resolve(root, expandPlaceholders(entry.cwd, root, data)) : root;
+  const transport = new StdioClientTransport({
+    command,
+    args: entry.args.map((a) => expandPlaceholders(a, root, data)),
+    env: filteredServerEnvironment(options.environment, entry, root, data),
+    cwd,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    if (stderr.length < STDERR_LIMIT) stderr += chunk.toString("utf8");
+  });
+  const protocolErrors: string[] = [];
+  const client = new Client({ name: "hermes-plugin-kit-doctor", version: "1.0.0" });
+  client.onerror = (problem) => {
+    if (protocolErrors.length < 5) protocolErrors.push(problem instanceof Error ? problem.message : String(problem));
+  };
+  const started = performance.now();
+  const stderrTail = () => redactText(stderr.trim().split("\n").slice(-5).join("\n")).slice(-1000);
+  try {
+    await withTimeout(client.connect(transport), options.timeoutMs, "initialize");
+    const listed = await withTimeout(client.listTools(), options.timeoutMs, "tools/list");
+    report.startMs = Math.round(performance.now() - started);
+    report.started = true;
+    const names = listed.tools.map((t) => t.name);
+    for (const listedTool of listed.tools) {
+      try {
+        validateToolName(listedTool.name);
+      } catch (problem) {
+        if (problem instanceof PluginKitError) error(problem.code, problem.message);
+      }
+      const schema = listedTool.inputSchema as Record<string, unknown>;
+      if (schema["type"] !== "object") error("SCHEMA_INVALID", `tool '${listedTool.name}' inputSchema.type must be "object"`);
+      if ("parameters" in schema || ("name" in schema && "description" in schema)) {
+        error("SCHEMA_TOP_LEVEL_PROPERTIES", `tool '${listedTool.name}' inputSchema is a whole function schema; list only the parameters object (the model would see no arguments)`);
+      }
+      const properties = isObject(schema["properties"]) ? schema["properties"] : {};
+      const required = Array.isArray(schema["required"]) ? schema["required"] : [];
+      const unknown = required.filter((name) => typeof name !== "string" || !(name in properties));
+      if (unknown.length > 0) error("SCHEMA_REQUIRED_UNKNOWN", `tool '${listedTool.name}' requires unknown properties: ${unknown.join(", ")}`);
+      if (schema["additionalProperties"] !== false) {
+        findings.push({ rule: "SCHEMA_OPEN", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' inputSchema lacks additionalProperties: false` });
+      }
+      if (!listedTool.description || listedTool.description.trim() === "") {
+        findings.push({ rule: "TOOL_DESCRIPTION_REQUIRED", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' has no description (Hermes shows a generic one)` });
+      }
+      const tool: DoctorTool = {
+        name: listedTool.name,
+        hermesName: clampedHermesToolName(entry.name, listedTool.name),
+        description: listedTool.description ?? "",
+        readOnly: listedTool.annotations?.readOnlyHint === true,
+        inputSchema: listedTool.inputSchema,
+        calls: [],
+      };
+      report.tools.push(tool);
+      if (!options.callTools || !tool.readOnly) continue;
+      const examples = isObject(listedTool._meta?.[EXAMPLES_META_KEY]) ? (listedTool._meta?.[EXAMPLES_META_KEY] as Record<string, unknown>) : {};
+      const attempts: Array<Record<string, unknown>> = [];
+      if (required.length > 0) attempts.push({});
+      if (required.every((key) => typeof key === "string" && key in examples)) attempts.push(examples);
+      for (const args of attempts) {
+        try {
+          const result = (await withTimeout(client.callTool({ name: listedTool.name, arguments: args }), options.timeoutMs, `tools/call ${listedTool.name}`)) as ReceivedToolResult;
+          tool.calls.push({ arguments: args, isError: result.isError === true, modelSees: renderForModel(result) });
+          if (Object.keys(args).length === 0 && required.length > 0 && result.isError !== true) {
+            findings.push({ rule: "TOOL_VALIDATION_MISSING", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' accepted a call without its required arguments` });
+          }
+        } catch (problem) {
+          error("TOOL_CALL_PROTOCOL_ERROR", `tools/call ${listedTool.name} answered a JSON-RPC error instead of an isError result (Hermes shows a generic failure and counts a breaker strike): ${redactText(problem instanceof Error ? problem.message : String(problem))}`);
+        }
+      }
+    }
+    for (const problem of checkHermesToolNames(entry.name, names)) error(problem.code, problem.message);
+  } catch (problem) {
+    const refused = /hermes_plugin_kit: refused to serve; code=([A-Z_]+); message=(.*)/.exec(stderr);
+    if (refused) error(refused[1] as string, `the server refused to start: ${refused[2]}`);
+    error("SERVER_START_FAILED", `${redactText(problem instanceof Error ? problem.message : String(problem))}${stderr.trim() ? `; stderr: ${stderrTail()}` : ""}`);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+  for (const message of protocolErrors) error("STDOUT_NOT_PROTOCOL", `wrote something other than JSON-RPC to stdout: ${redactText(message).slice(0, 200)}`);
+  return report;
+}
+
+/**
+ * Check the package at `dir` (see the module comment). Never throws for a
+ * package problem: every problem is a finding; `ok` is false when any
+ * finding is an error.
+ *
+ * @throws PluginKitError `BUILD_OUTPUT_INVALID` when `dir` is not a directory.
+ */
+export async function doctorPluginPackage(dir: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  let root: string;
+  try {
+    root = realpathSync(path.resolve(dir));
+    if (!lstatSync(root).isDirectory()) throw new Error("not a directory");
+  } catch {
+    throw new PluginKitError("BUILD_OUTPUT_INVALID", `package directory ${dir} does not exist or is not a directory`);
+  }
+  const findings: PackageFinding[] = [];
+  const report: DoctorReport = { ok: false, root, plugin: {}, findings, skills: [], servers: [] };
+  const manifestState = regularFileInside(root, "plugin.json");
+  if (manifestState !== "ok") {
+    findings.push({ rule: "PLUGIN_JSON_MISSING", severity: "error", message: "plugin.json must be a regular file at the package root", file: "plugin.json" });
+  } else {
+    const manifest = readJsonFile(root, "plugin.json", findings, "PLUGIN_JSON");
+    if (manifest !== undefined) {
+      findings.push(...checkPluginManifest(manifest));
+      if (isObject(manifest)) {
+        if (typeof manifest["name"] === "string") report.plugin.name = manifest["name"];
+        if (typeof manifest["version"] === "string") report.plugin.version = manifest["version"];
+      }
+    }
+  }
+  for (const native of ["plugin.yaml", "plugin.yml"]) {
+    if (regularFileInside(root, native) !== "missing") {
+      findings.push({ rule: "PLUGIN_YAML_PRESENT", severity: "error", message: `${native} makes Hermes load a native plugin and ignore mcp.json`, file: native });
+    }
+  }
+  report.skills = checkSkills(root, report.plugin.name, findings);
+  let servers: StdioServerEntry[] = [];
+  const mcpState = regularFileInside(root, "mcp.json");
+  if (mcpState === "missing") findings.push({ rule: "MCP_JSON_MISSING", severity: "warning", message: "no mcp.json: the package ships no tools", file: "mcp.json" });
+  else if (mcpState === "not-regular") findings.push({ rule: "MCP_JSON_INVALID", severity: "error", message: "mcp.json must be a regular file", file: "mcp.json" });
+  else {
+    const mcp = readJsonFile(root, "mcp.json", findings, "MCP_JSON");
+    if (mcp !== undefined) {
+      const checked = checkMcpConfig(mcp, root);
+      findings.push(...checked.findings);
+      servers = checked.servers;
+    }
+  }
+  scanPackage(root, findings);
+  if (servers.length > 0) {
+    const data = options.dataDir ? path.resolve(options.dataDir) : mkdtempSync(path.join(os.tmpdir(), "hpk-doctor-data-"));
+    try {
+      for (const entry of servers) {
+        report.servers.push(
+          await exerciseServer(root, data, entry, { timeoutMs: options.timeoutMs ?? 15_000, callTools: options.callTools ?? true, environment: options.environment ?? process.env }, findings),
+        );
+      }
+    } finally {
+      if (!options.dataDir) rmSync(data, { recursive: true, force: true });
+    }
+  }
+  report.ok = !findings.some((f) => f.severity === "error");
+  return report;
+}
+
+/** Human-readable lines of a report (the CLI's text output). */
+export function formatDoctorReport(report: DoctorReport): string[] {
+  const lines = [`plugin doctor: ${report.root}${report.plugin.name ? ` (${report.plugin.name} ${report.plugin.version ?? ""})`.replace(/ \)$/, ")") : ""}`];
+  for (const skill of report.skills) lines.push(`${skill.ok ? "OK" : "ERROR"}: skill ${skill.name} -> ${skill.qualifiedName}`);
+  for (const server of report.servers) {
+    lines.push(server.started ? `OK: server ${server.name} started, tools/list answered in ${server.startMs} ms (${server.tools.length} tools)` : `ERROR: server ${server.name} did not start`);
+    for (const tool of server.tools) {
+      lines.push(`  tool ${tool.name} -> ${tool.hermesName}${tool.readOnly ? " (read-only)" : ""}`);
+      lines.push(`    description: ${tool.description}`);
+      for (const call of tool.calls) lines.push(`    call ${JSON.stringify(call.arguments)} -> model sees ${call.modelSees}`);
+      if (tool.calls.length === 0 && !tool.readOnly) lines.push("    not called (write-capable)");
+    }
+  }
+  const order = { error: 0, warning: 1, info: 2 } as const;
+  for (const finding of [...report.findings].sort((a, b) => order[a.severity] - order[b.severity])) {
+    lines.push(`${finding.severity === "error" ? "ERROR" : finding.severity === "warning" ? "WARN" : "INFO"} [${finding.rule}] ${finding.message}`);
+  }
+  const errors = report.findings.filter((f) => f.severity === "error").length;
+  const warnings = report.findings.filter((f) => f.severity === "warning").length;
+  lines.push(`doctor: ${report.ok ? "ok" : "failed"} (${errors} error${errors === 1 ? "" : "s"}, ${warnings} warning${warnings === 1 ? "" : "s"})`);
+  return lines;
+}

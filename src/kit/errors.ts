@@ -1,0 +1,85 @@
+/**
+ * The kit's coded error: every rule the plugin authoring kit enforces fails
+ * with a {@link PluginKitError} whose `code` names the rule (tests and the
+ * doctor branch on it). Messages say what was expected and what was found and
+ * never carry argument values or secrets.
+ */
+import { HermesPluginKitError } from "../contract/errors.js";
+
+/**
+ * Stable codes of {@link PluginKitError}. Grouped by the rule family they
+ * belong to; the doctor reports findings under the same codes.
+ */
+export const PLUGIN_KIT_ERROR_CODES = [
+  // tool names (reference A.2, B.8)
+  "TOOL_NAME_REQUIRED",
+  "TOOL_NAME_INVALID",
+  "TOOL_NAME_RESERVED",
+  "TOOL_NAME_RESERVED_PREFIX",
+  "TOOL_NAME_NAMESPACE",
+  "TOOL_NAME_MCP_UTILITY",
+  "TOOL_NAME_DUPLICATE",
+  "TOOL_NAME_COLLISION",
+  "HERMES_NAME_TOO_LONG",
+  "SERVER_NAME_INVALID",
+  "SERVER_NAME_SHADOWS_TOOLSET",
+  // tool definitions and schemas (A.3-A.5)
+  "TOOL_OPTION_INVALID",
+  "TOOL_DESCRIPTION_REQUIRED",
+  "TOOL_SCHEMA_SOURCE",
+  "ARG_INVALID",
+  "SCHEMA_TOP_LEVEL_PROPERTIES",
+  "SCHEMA_INVALID",
+  "SCHEMA_REQUIRED_UNKNOWN",
+  "SCHEMA_NAME_MISMATCH",
+  // plugin definition (A.12)
+  "PLUGIN_NAME_INVALID",
+  "PLUGIN_DEFINITION_INVALID",
+  // skills (A.8, B.7)
+  "SKILL_NOT_FOUND",
+  "SKILL_FRONTMATTER_MISSING",
+  "SKILL_FRONTMATTER_UNTERMINATED",
+  "SKILL_FRONTMATTER_INVALID_YAML",
+  "SKILL_FRONTMATTER_NOT_MAPPING",
+  "SKILL_NAME_INVALID",
+  "SKILL_NAME_MISMATCH",
+  "SKILL_DESCRIPTION_INVALID",
+  "SKILL_METADATA_NOT_FLAT",
+  "SKILL_FIELD_INVALID",
+  "SKILL_DUPLICATE",
+  "SKILL_REFERENCES_INVALID",
+  // reference tool (A.9)
+  "REFERENCE_PATH_INVALID",
+  "REFERENCE_PATH_ESCAPE",
+  "REFERENCE_NOT_FOUND",
+  // capabilities (A.10)
+  "CAPABILITY_INVALID",
+  "CAPABILITY_UNKNOWN",
+  "CAPABILITY_NAME_UNKNOWN",
+  "CAPABILITY_CONFLICT",
+  // observability + config (A.11, A.16)
+  "OBSERVABILITY_INVALID",
+  "CREDENTIAL_INVALID",
+  "CONFIG_INVALID",
+  "LOGGING_INVALID",
+  // build (plugin build)
+  "BUILD_ENTRY_INVALID",
+  "BUILD_BUNDLE_FAILED",
+  "BUILD_OUTPUT_INVALID",
+] as const;
+
+/** One of {@link PLUGIN_KIT_ERROR_CODES}. */
+export type PluginKitErrorCode = (typeof PLUGIN_KIT_ERROR_CODES)[number];
+
+/**
+ * A plugin definition, tool, skill, schema, capability selection or package
+ * violates a rule of the kit (DESIGN.md section 6; reference sections A and
+ * B.7-B.9). `code` is one of {@link PLUGIN_KIT_ERROR_CODES}.
+ */
+export class PluginKitError extends HermesPluginKitError {
+  declare readonly code: PluginKitErrorCode;
+
+  constructor(code: PluginKitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * stderr logging of a kit plugin (reference A.7, A.11). stdout of an MCP
+ * stdio server is the JSON-RPC channel, so every line goes to stderr (Hermes
+ * appends it to `logs/mcp-stderr.log`). Arguments are logged only redacted
+ * (secret-looking keys at any depth replaced by `***`) and truncated to 200
+ * characters; handler results are never logged.
+ */
+import { PluginKitError } from "./errors.js";
+import { redactText } from "./observability.js";
+
+/** Log levels, lowest first. */
+export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Substrings that mark a key as secret (matched on the lowercased key, reference A.7). */
+export const REDACTED_KEY_PARTS: readonly string[] = ["token", "secret", "password", "passwd", "api_key", "apikey", "auth"];
+
+/** Maximum characters of a logged argument summary before `…` is appended. */
+export const LOG_ARGUMENT_LIMIT = 200;
+
+/**
+ * Deep copy of `value` with the value of every object key whose lowercased
+ * name contains one of {@link REDACTED_KEY_PARTS} replaced by `"***"`, at any
+ * depth (objects and arrays). String values are not scanned.
+ */
+export function redactArguments(value: unknown, depth = 0): unknown {
+  if (depth > 32) return "<max-depth>";
+  if (Array.isArray(value)) return value.map((item) => redactArguments(item, depth + 1));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      const lowered = key.toLowerCase();
+      out[key] = REDACTED_KEY_PARTS.some((part) => lowered.includes(part)) ? "***" : redactArguments(item, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** {@link redactArguments}, then JSON, truncated to {@link LOG_ARGUMENT_LIMIT} characters plus `…`. */
+export function safeArguments(value: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(redactArguments(value ?? {}), (_key, v: unknown) => (typeof v === "bigint" ? String(v) : v)) ?? "null";
+  } catch {
+    json = '"<unserializable>"';
+  }
+  const chars = Array.from(json);
+  return chars.length > LOG_ARGUMENT_LIMIT ? chars.slice(0, LOG_ARGUMENT_LIMIT).join("") + "…" : json;
+}
+
+/** Where log lines go; default: `process.stderr`. */
+export type LogSink = (line: string) => void;
+
+const state: { level: LogLevel; sink: LogSink } = {
+  level: "WARNING",
+  sink: (line) => {
+    process.stderr.write(line);
+  },
+};
+
+/** The current stderr log level (default WARNING). */
+export function stderrLogLevel(): LogLevel {
+  return state.level;
+}
+
+/** Set the stderr log level of every {@link KitLogger}. */
+export function setStderrLogLevel(level: LogLevel): void {
+  if (!LOG_LEVELS.includes(level)) throw new PluginKitError("LOGGING_INVALID", `log level must be one of ${LOG_LEVELS.join(", ")}, got ${String(level)}`);
+  state.level = level;
+}
+
+/** Replace the line sink (tests); returns the previous one. */
+export function setLogSink(sink: LogSink): LogSink {
+  const previous = state.sink;
+  state.sink = sink;
+  return previous;
+}
+
+/**
+ * A named logger writing `<ISO time> <LEVEL> <name> <message>` lines to stderr
+ * when the level is enabled (shared level, see {@link configureStderrLogging}).
+ */
+export class KitLogger {
+  constructor(readonly name: string) {}
+
+  /** True when lines at `level` are written. */
+  isEnabled(level: LogLevel): boolean {
+    return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(state.level);
+  }
+
+  /** Write `message` at `level` (no-op below the current level). */
+  log(level: LogLevel, message: string): void {
+    if (!this.isEnabled(level)) return;
+    this.write(level, message);
+  }
+
+  /** Write `message` regardless of the level (the registration receipt). */
+  write(level: LogLevel, message: string): void {
+    state.sink(`${new Date().toISOString()} ${level} ${this.name} ${message}\n`);
+  }
+
+  debug(message: string): void {
+    this.log("DEBUG", message);
+  }
+  info(message: string): void {
+    this.log("INFO", message);
+  }
+  warning(message: string): void {
+    this.log("WARNING", message);
+  }
+  /** ERROR line; with `error`, its stack (redacted, control characters escaped) follows on the same line. */
+  error(message: string, error?: unknown): void {
+    if (!this.isEnabled("ERROR")) return;
+    const stack = error instanceof Error && error.stack ? `; stack=${redactText(error.stack)}` : "";
+    this.write("ERROR", message + stack);
+  }
+}
+
+const LEVEL_WORDS: Record<string, LogLevel> = {
+  debug: "DEBUG",
+  "1": "INFO", true: "INFO", yes: "INFO", on: "INFO", info: "INFO",
+  warning: "WARNING", warn: "WARNING", "0": "WARNING", false: "WARNING", no: "WARNING", off: "WARNING",
+  error: "ERROR",
+};
+
+/** Read one environment variable by name. */
+export function readEnvironment(name: string): string | undefined {
+  const environment: NodeJS.ProcessEnv = process.env;
+  return environment[name];
+}
+
+/**
+ * Set the stderr log level from the operator flag `envVar` (declare it in
+ * mcp.json `env`: Hermes gives the server a filtered environment).
+ * Values (trimmed, case-insensitive): `debug` -> DEBUG; `1`, `true`, `yes`,
+ * `on`, `info` -> INFO; `warning`, `warn`, `0`, `false`, `no`, `off` ->
+ * WARNING; `error` -> ERROR. Unset or empty -> `default` (WARNING); an
+ * unknown value -> `default`, with one WARNING line naming the variable.
+ *
+ * @returns the level now in effect.
+ * @throws PluginKitError `LOGGING_INVALID` for an empty `envVar` or unknown default.
+ */
+export function configureStderrLogging(options: { envVar: string; default?: LogLevel | "debug" | "info" | "warning" | "error" }): LogLevel {
+  if (typeof options?.envVar !== "string" || options.envVar.trim() === "") throw new PluginKitError("LOGGING_INVALID", "envVar must be a non-empty string");
+  const fallbackWord = (options.default ?? "WARNING").toLowerCase();
+  const fallback = LEVEL_WORDS[fallbackWord];
+  if (!fallback) throw new PluginKitError("LOGGING_INVALID", `default log level must be debug, info, warning or error, got ${String(options.default)}`);
+  const raw = readEnvironment(options.envVar)?.trim().toLowerCase() ?? "";
+  const level = raw === "" ? fallback : LEVEL_WORDS[raw];
+  setStderrLogLevel(level ?? fallback);
+  if (level === undefined) new KitLogger("hermes_plugin_kit").warning(`unknown log level in ${options.envVar}; using ${fallback}`);
+  return stderrLogLevel();
+}
