@@ -1,7 +1,283 @@
-/** CLI wiring of release steps (logic lives in release/). */
+/**
+ * CLI wiring of the publishing half of `hermes-plugin-kit release <step>`
+ * (logic lives in `release/`): `check-private [--bootstrap]`,
+ * `check-immutable`, `github-release`. Every step prints one JSON object on
+ * stdout and can be rerun; failures exit 1 with a coded message on stderr
+ * (`--json`: a JSON error object on stdout), exit 2 for usage errors. Tokens come from the environment only (`GH_TOKEN`,
+ * `REGISTRY_USERNAME`/`REGISTRY_PASSWORD`), never from flags.
+ *
+ * One `register*` function per step; `registerReleasePublishSteps` lists them
+ * in pipeline order.
+ */
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { parseStrictJson } from "../../contract/canonical-json.js";
+import { DEFAULT_PACKAGE } from "../../contract/constants.js";
+import { policyFromPackageJson, type ReleasePolicy } from "../../contract/policy.js";
+import { checkImmutableReleases } from "../../../release/check-immutable.js";
+import { checkPrivate } from "../../../release/check-private.js";
+import { remoteTagCommit } from "../../../release/git.js";
+import { createGitHubRelease } from "../../../release/github-release.js";
+import { promoteRelease } from "../../../release/promote.js";
+import { publishRelease } from "../../../release/publish.js";
+import { stageRelease } from "../../../release/stage.js";
+import { printJson, runAction, UsageError } from "../output.js";
 
-/** Register steps on the `release` command. */
+/** The package.json of the current directory, or undefined when absent or unreadable. */
+async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
+  try {
+    return parseStrictJson(await readFile("package.json"), { rejectIntegralFloats: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The release policy for a publishing step: the checkout's package.json
+ * (`hermesPluginKit.repository`), with `--repository` naming the repository
+ * when given (a checkout without package.json then gets a minimal policy).
+ */
+async function publishPolicy(repositoryFlag: string | undefined): Promise<ReleasePolicy> {
+  const pkg = await cwdPackageJson();
+  if (pkg !== undefined) {
+    return policyFromPackageJson(pkg, repositoryFlag);
+  }
+  if (repositoryFlag === undefined) throw new UsageError("--repository is required outside a checkout whose package.json declares hermesPluginKit.repository");
+  return policyFromPackageJson({ name: DEFAULT_PACKAGE, hermesPluginKit: { repository: repositoryFlag } });
+}
+
+interface CheckPrivateFlags {
+  json?: boolean;
+  repository?: string;
+  bootstrap?: boolean;
+  plainHttp?: boolean;
+}
+
+/** `release check-private [--repository R] [--bootstrap] [--plain-http]` (reference 5.1). */
+function registerCheckPrivate(release: Command): void {
+  release
+    .command("check-private")
+    .description("Require positive evidence that the private repository is private (GitHub Packages API + refused anonymous read; layout: 0700, own uid).")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--bootstrap", "when the package is absent, push the zero-layer bootstrap artifact to private-bootstrap (layout: create 0700), then re-check")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: CheckPrivateFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const policy = await publishPolicy(flags.repository);
+        const evidence = await checkPrivate({
+          repository: policy.registryRepository,
+          policy,
+          bootstrap: flags.bootstrap === true,
+          plainHttp: flags.plainHttp === true,
+        });
+        printJson(evidence);
+      });
+    });
+}
+
+/** `release check-immutable` (reference 6.1 job 3). */
+function registerCheckImmutable(release: Command): void {
+  release
+    .command("check-immutable")
+    .description("Require immutable releases enabled for GITHUB_REPOSITORY (GH_TOKEN with Administration read; fails closed).")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: { json?: boolean }) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        printJson(await checkImmutableReleases());
+      });
+    });
+}
+
+interface GitHubReleaseFlags {
+  json?: boolean;
+  version: string;
+  releaseSha: string;
+  bundleReference?: string;
+  receiptReference?: string;
+  references?: string;
+  packageName?: string;
+  gitRemote?: string;
+}
+
+async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle: string; receipt: string }> {
+  if (flags.references !== undefined) {
+    if (flags.bundleReference !== undefined || flags.receiptReference !== undefined) {
+      throw new UsageError("give either --references or --bundle-reference with --receipt-reference, not both");
+    }
+    const document = parseStrictJson(await readFile(flags.references));
+    const bundle = document["bundle_reference"];
+    const receipt = document["receipt_reference"];
+    if (typeof bundle !== "string" || typeof receipt !== "string" || Object.keys(document).length !== 2) {
+      throw new UsageError(`${flags.references} must hold exactly {"bundle_reference", "receipt_reference"}`);
+    }
+    return { bundle, receipt };
+  }
+  if (flags.bundleReference === undefined || flags.receiptReference === undefined) {
+    throw new UsageError("--bundle-reference and --receipt-reference (or --references) are required");
+  }
+  return { bundle: flags.bundleReference, receipt: flags.receiptReference };
+}
+
+/** `release github-release --version V --release-sha S (--references F | --bundle-reference R --receipt-reference R)` (reference 5.3). */
+function registerGitHubRelease(release: Command): void {
+  release
+    .command("github-release")
+    .description("Create (or on resume only verify) the immutable, metadata-only GitHub Release for tag v<V> at the release SHA.")
+    .requiredOption("--version <version>", "the released version V (tag v<V>)")
+    .requiredOption("--release-sha <sha>", "the release commit the remote tag must point at")
+    .option("--bundle-reference <reference>", "digest-pinned bundle reference")
+    .option("--receipt-reference <reference>", "digest-pinned receipt reference")
+    .option("--references <file>", "the references JSON written by `release publish`")
+    .option("--package-name <name>", "package name in the release title (default: ./package.json name, else hermes-plugin-kit)")
+    .option("--git-remote <remote>", "read the remote tag with `git ls-remote <remote>` instead of the GitHub API")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: GitHubReleaseFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const { bundle, receipt } = await referencesFromFlags(flags);
+        const pkgName = (await cwdPackageJson())?.["name"];
+        const packageName = flags.packageName ?? (typeof pkgName === "string" ? pkgName : DEFAULT_PACKAGE);
+        const remote = flags.gitRemote;
+        const result = await createGitHubRelease({
+          version: flags.version,
+          releaseSha: flags.releaseSha,
+          bundleReference: bundle,
+          receiptReference: receipt,
+          packageName,
+          ...(remote === undefined ? {} : { remoteTagCommit: () => remoteTagCommit(process.cwd(), remote, `v${flags.version}`) }),
+        });
+        printJson(result);
+      });
+    });
+}
+
+interface StageFlags {
+  json?: boolean;
+  repository?: string;
+  tag: string;
+  manifest: string;
+  artifactDir: string;
+  sourceBundle: string;
+  payloadChecksums: string;
+  output?: string;
+  plainHttp?: boolean;
+}
+
+/** `release stage --tag candidate-<run_id>-<sha> --manifest M --artifact-dir D --source-bundle B --payload-checksums C [--output F]` (reference 3.16-3.18). */
+function registerStage(release: Command): void {
+  release
+    .command("stage")
+    .description("Stage the tested bytes at the candidate tag: verify inputs, deterministic layout, privacy gate with bootstrap, upload, re-download by digest, byte compare.")
+    .requiredOption("--tag <tag>", "candidate-<run_id>-<source_sha> of the tested manifest")
+    .requiredOption("--manifest <file>", "release-manifest.json")
+    .requiredOption("--artifact-dir <dir>", "the dist directory (every entry is staged as dist/<entry>)")
+    .requiredOption("--source-bundle <file>", "release-source.bundle")
+    .requiredOption("--payload-checksums <file>", "release-payload.sha256")
+    .option("--output <file>", 'write {"bundle_reference": ...} here, last')
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: StageFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const policy = await publishPolicy(flags.repository);
+        printJson(
+          await stageRelease({
+            policy,
+            repository: policy.registryRepository,
+            tag: flags.tag,
+            manifest: flags.manifest,
+            artifactDir: flags.artifactDir,
+            sourceBundle: flags.sourceBundle,
+            payloadChecksums: flags.payloadChecksums,
+            plainHttp: flags.plainHttp === true,
+            ...(flags.output === undefined ? {} : { output: flags.output }),
+          }),
+        );
+      });
+    });
+}
+
+interface PromoteFlags {
+  json?: boolean;
+  reference: string;
+  repository?: string;
+  remote?: string;
+  branch?: string;
+  plainHttp?: boolean;
+}
+
+/** `release promote --reference R [--remote origin] [--branch main]` (reference 6.1 job 7; token from SOURCE_PROMOTION_TOKEN). */
+function registerPromote(release: Command): void {
+  release
+    .command("promote")
+    .description("Fetch the staged bundle by digest, verify it, and push main + v<V> atomically to the remote (resumable; SOURCE_PROMOTION_TOKEN via a credential helper).")
+    .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
+    .option("--remote <name>", "remote of the current checkout to promote", "origin")
+    .option("--branch <name>", "branch to promote", "main")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: PromoteFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const policy = await publishPolicy(flags.repository);
+        printJson(
+          await promoteRelease({
+            policy,
+            repository: policy.registryRepository,
+            reference: flags.reference,
+            repoDir: process.cwd(),
+            remote: flags.remote ?? "origin",
+            branch: flags.branch ?? "main",
+            plainHttp: flags.plainHttp === true,
+          }),
+        );
+      });
+    });
+}
+
+interface PublishFlags {
+  json?: boolean;
+  reference: string;
+  repository?: string;
+  output?: string;
+  references?: string;
+  plainHttp?: boolean;
+}
+
+/** `release publish --reference R [--output receipt.json] [--references publication.json]` (reference 3.17, 3.18). */
+function registerPublish(release: Command): void {
+  release
+    .command("publish")
+    .description("Bind v<V> to the staged digest, write and push the published receipt at v<V>-receipt, re-download and byte compare; references last.")
+    .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
+    .option("--output <file>", "write the receipt bytes here")
+    .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: PublishFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const policy = await publishPolicy(flags.repository);
+        printJson(
+          await publishRelease({
+            policy,
+            repository: policy.registryRepository,
+            reference: flags.reference,
+            plainHttp: flags.plainHttp === true,
+            ...(flags.output === undefined ? {} : { output: flags.output }),
+            ...(flags.references === undefined ? {} : { references: flags.references }),
+          }),
+        );
+      });
+    });
+}
+
+/** Register the publishing steps on the `release` command, in pipeline order. */
 export function registerReleasePublishSteps(release: Command): void {
-  void release;
+  registerCheckPrivate(release);
+  registerCheckImmutable(release);
+  registerStage(release);
+  registerPromote(release);
+  registerPublish(release);
+  registerGitHubRelease(release);
 }

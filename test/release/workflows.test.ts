@@ -1,0 +1,414 @@
+/**
+ * .github/workflows/{test,release}.yml: parsed with the `yaml` package and
+ * checked for the invariants of reference section 6 and the "removed from
+ * newest" regression ideas of section 7; then selected steps are run for real
+ * under bash exactly as Actions runs them (`bash --noprofile --norc -eo
+ * pipefail`), with `npx` resolving to the built CLI and the GitHub API
+ * emulator behind it (scenarios 9, 22-25).
+ */
+import { spawn } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { CLI } from "../support/cli.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+type Step = { id?: string; name?: string; uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, unknown>; if?: string; shell?: string };
+type Job = {
+  needs?: string | string[];
+  if?: string;
+  environment?: string | { name: string };
+  permissions?: Record<string, string> | string;
+  env?: Record<string, string>;
+  steps: Step[];
+  outputs?: Record<string, string>;
+};
+type Workflow = { name: string; on: Record<string, unknown>; permissions: unknown; jobs: Record<string, Job>; env?: Record<string, string>; concurrency?: unknown; defaults?: unknown };
+
+async function load(name: string): Promise<{ text: string; doc: Workflow }> {
+  const text = await readFile(join(ROOT, ".github/workflows", name), "utf8");
+  // uniqueKeys (default true) refuses duplicate keys.
+  const doc = YAML.parse(text, { uniqueKeys: true, strict: true }) as Workflow;
+  return { text, doc };
+}
+
+const needsOf = (job: Job): string[] => (job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs]);
+
+function ancestors(jobs: Record<string, Job>, name: string, seen = new Set<string>()): Set<string> {
+  for (const parent of needsOf(jobs[name]!)) {
+    if (!seen.has(parent)) {
+      seen.add(parent);
+      ancestors(jobs, parent, seen);
+    }
+  }
+  return seen;
+}
+
+let release: { text: string; doc: Workflow };
+let test: { text: string; doc: Workflow };
+
+beforeAll(async () => {
+  release = await load("release.yml");
+  test = await load("test.yml");
+});
+
+describe("both workflows", () => {
+  it.each(["release.yml", "test.yml"])("%s: read-only top-level permissions, no pull_request_target, pinned actions, no credential persistence", async (name) => {
+    const { text, doc } = name === "release.yml" ? release : test;
+    expect(doc.permissions).toEqual({ contents: "read" });
+    expect(Object.keys(doc.on)).not.toContain("pull_request_target");
+    expect(text).not.toContain("pull_request_target");
+    // Every uses: line is pinned to a 40-hex commit with a version comment.
+    const usesLines = text.split("\n").filter((line) => /^\s*(-\s+)?uses:/.test(line));
+    expect(usesLines.length).toBeGreaterThan(0);
+    for (const line of usesLines) {
+      expect(line).toMatch(/uses:\s+[A-Za-z0-9_.-]+\/[A-Za-z0-9_./-]+@[0-9a-f]{40}\s+#\s+v\d+(\.\d+)*\s*$/);
+    }
+    // Same action, same pin everywhere.
+    const pins = new Map<string, Set<string>>();
+    for (const line of usesLines) {
+      const [, action, sha] = /uses:\s+([^@\s]+)@([0-9a-f]{40})/.exec(line)!;
+      (pins.get(action!) ?? pins.set(action!, new Set()).get(action!)!).add(sha!);
+    }
+    for (const shas of pins.values()) expect(shas.size).toBe(1);
+    // Every checkout step sets persist-credentials: false (counts agree in the text too).
+    const steps = Object.values(doc.jobs).flatMap((job) => job.steps);
+    const checkouts = steps.filter((step) => step.uses?.startsWith("actions/checkout@"));
+    expect(checkouts.length).toBeGreaterThan(0);
+    for (const step of checkouts) expect(step.with?.["persist-credentials"]).toBe(false);
+    expect((text.match(/persist-credentials: false/g) ?? []).length).toBe((text.match(/uses: actions\/checkout@/g) ?? []).length);
+    // Run scripts never interpolate expressions (script injection): values go through env.
+    for (const step of steps) if (step.run !== undefined) expect(step.run).not.toContain("${{");
+    // No Makefile-era commands, no secrets at workflow or job level.
+    expect(text).not.toMatch(/\bmake\s/);
+    expect(JSON.stringify(doc.env ?? {})).not.toContain("secrets.");
+    for (const job of Object.values(doc.jobs)) expect(JSON.stringify(job.env ?? {})).not.toContain("secrets.");
+    for (const step of steps) expect(JSON.stringify(step.with ?? {})).not.toContain("secrets.");
+  });
+});
+
+describe("test.yml", () => {
+  it("runs the .ci/run lanes read-only on push and pull_request", () => {
+    const { doc } = test;
+    expect(Object.keys(doc.on).sort()).toEqual(["pull_request", "push", "workflow_dispatch"]);
+    expect(test.text).not.toContain("secrets.");
+    for (const job of Object.values(doc.jobs)) {
+      expect(job.permissions === undefined || JSON.stringify(job.permissions) === JSON.stringify({ contents: "read" })).toBe(true);
+      expect(job.environment).toBeUndefined();
+    }
+    const runs = Object.values(doc.jobs).flatMap((job) => job.steps.map((step) => step.run ?? ""));
+    for (const recipe of ["npx just test", "npx just test-release", "npx just test-contract", "npx just build", "npx just check-dist"]) {
+      expect(runs.some((run) => run.split("\n").some((line) => line.trim() === recipe))).toBe(true);
+    }
+    const registryLanes = Object.values(doc.jobs).filter((job) => job.steps.some((step) => step.run === "npx just test" || step.run === "npx just test-release"));
+    for (const job of registryLanes) expect(job.steps.some((step) => step.env?.["REQUIRE_REGISTRY"] === "1")).toBe(true);
+  });
+});
+
+describe("release.yml structure", () => {
+  const ORDER = ["activation", "materialize", "immutable-release-control", "unit-tests", "contract-tests", "build-stage", "promote", "publish", "github-release"];
+
+  it("has exactly the pipeline jobs, triggers and a non-cancelling concurrency group", () => {
+    const { doc } = release;
+    expect(Object.keys(doc.jobs)).toEqual(ORDER);
+    expect(Object.keys(doc.on).sort()).toEqual(["push", "workflow_dispatch"]);
+    expect(doc.on["push"]).toEqual({ branches: ["main"] });
+    expect(doc.concurrency).toEqual({ group: "semantic-release-main", "cancel-in-progress": false });
+  });
+
+  it("orders the jobs by the needs graph: tests before the single build, build before promote, github-release last", () => {
+    const { jobs } = release.doc;
+    expect(needsOf(jobs["activation"]!)).toEqual([]);
+    expect(needsOf(jobs["materialize"]!)).toEqual(["activation"]);
+    for (const name of ["immutable-release-control", "unit-tests", "contract-tests"]) expect(needsOf(jobs[name]!)).toEqual(["materialize"]);
+    expect(new Set(needsOf(jobs["build-stage"]!))).toEqual(new Set(["materialize", "unit-tests", "contract-tests"]));
+    expect(new Set(needsOf(jobs["promote"]!))).toEqual(new Set(["materialize", "build-stage", "immutable-release-control"]));
+    expect(ancestors(jobs, "publish").has("promote")).toBe(true);
+    expect(ancestors(jobs, "github-release")).toEqual(new Set(ORDER.slice(0, -1)));
+    // github-release is the only sink; every job depends (transitively) on activation.
+    const needed = new Set(Object.values(jobs).flatMap(needsOf));
+    expect(ORDER.filter((name) => !needed.has(name))).toEqual(["github-release"]);
+    for (const name of ORDER.slice(1)) expect(ancestors(jobs, name).has("activation")).toBe(true);
+    // The declared order is a topological order.
+    ORDER.forEach((name, index) => {
+      for (const parent of needsOf(jobs[name]!)) expect(ORDER.indexOf(parent)).toBeLessThan(index);
+    });
+  });
+
+  it("gates every job on the switch; nothing protected runs without release intent", () => {
+    const { jobs } = release.doc;
+    expect(jobs["materialize"]!.if).toBe("needs.activation.outputs.enabled == 'true'");
+    for (const name of ORDER.slice(2)) {
+      expect(jobs[name]!.if).toContain("needs.materialize.outputs.released == 'true'");
+      expect(jobs[name]!.if).not.toMatch(/always\(\)|failure\(\)|cancelled\(\)/);
+    }
+    const protectedJobs = Object.entries(jobs).filter(([, job]) => job.environment !== undefined);
+    expect(Object.fromEntries(protectedJobs.map(([name, job]) => [name, job.environment]))).toEqual({
+      "immutable-release-control": "source-promotion",
+      "build-stage": "private-artifacts",
+      promote: "source-promotion",
+      publish: "private-artifacts",
+    });
+    for (const [name] of protectedJobs) expect(ancestors(jobs, name).has("materialize")).toBe(true);
+    expect(jobs["promote"]!.if).toContain("needs.immutable-release-control.outputs.enabled == 'true'");
+  });
+
+  it("activation needs no permissions and no secrets and reads vars.SEMANTIC_RELEASE_ENABLED", () => {
+    const activation = release.doc.jobs["activation"]!;
+    expect(activation.permissions).toEqual({});
+    expect(JSON.stringify(activation)).not.toContain("secrets.");
+    expect(activation.steps).toHaveLength(1);
+    expect(activation.steps[0]!.env).toEqual({ SEMANTIC_RELEASE_ENABLED: "${{ vars.SEMANTIC_RELEASE_ENABLED }}" });
+  });
+
+  it("permissions: read everywhere, contents: write only for github-release", () => {
+    const { jobs } = release.doc;
+    for (const [name, job] of Object.entries(jobs)) {
+      if (name === "activation") continue;
+      expect(job.permissions).toEqual({ contents: name === "github-release" ? "write" : "read" });
+    }
+  });
+
+  it("maps each secret only on the steps that need it", () => {
+    const { jobs } = release.doc;
+    const uses: Record<string, string[]> = {};
+    for (const [jobName, job] of Object.entries(jobs)) {
+      job.steps.forEach((step, index) => {
+        for (const [key, value] of Object.entries(step.env ?? {})) {
+          const match = /\$\{\{\s*(secrets\.[A-Z_]+|github\.token)\s*\}\}/.exec(value);
+          if (match !== null) (uses[match[1]!] ??= []).push(`${jobName}#${step.id ?? index}:${key}`);
+        }
+      });
+    }
+    expect(uses).toEqual({
+      "secrets.SOURCE_PROMOTION_TOKEN": ["immutable-release-control#verify:GH_TOKEN", expect.stringMatching(/^promote#\d+:SOURCE_PROMOTION_TOKEN$/)],
+      "secrets.PRIVATE_ARTIFACTS_TOKEN": ["build-stage#stage:GH_TOKEN", expect.stringMatching(/^promote#\d+:GH_TOKEN$/), "publish#publish:GH_TOKEN"],
+      "github.token": [expect.stringMatching(/^github-release#\d+:GH_TOKEN$/)],
+    });
+    // No secret anywhere else in the text (e.g. in with: or run:).
+    expect((release.text.match(/secrets\./g) ?? []).length).toBe(5);
+    expect(release.text).not.toContain("GITHUB_TOKEN }}");
+  });
+
+  it("build runs exactly once, in build-stage, after both test jobs; only source and test evidence travel as Actions artifacts", () => {
+    const runs = Object.entries(release.doc.jobs).flatMap(([name, job]) => job.steps.map((step) => ({ job: name, run: step.run ?? "" })));
+    const buildLines = runs.flatMap(({ job, run }) => run.split("\n").filter((line) => line.trim() === "npx just build").map(() => job));
+    expect(buildLines).toEqual(["build-stage"]);
+    const checkDist = runs.flatMap(({ job, run }) => run.split("\n").filter((line) => line.trim() === "npx just check-dist").map(() => job));
+    expect(checkDist).toEqual(["build-stage"]);
+    const uploads = Object.values(release.doc.jobs).flatMap((job) => job.steps.filter((step) => step.uses?.startsWith("actions/upload-artifact@")));
+    const names = uploads.map((step) => String(step.with?.["name"]));
+    expect(names).toEqual([
+      "${{ steps.materialize.outputs.source_artifact_name }}",
+      "release-evidence-unit-${{ needs.materialize.outputs.release_sha }}",
+      "release-evidence-contract-${{ needs.materialize.outputs.release_sha }}",
+    ]);
+    for (const step of uploads) expect(String(step.with?.["path"])).not.toMatch(/dist|receipt|release-manifest|payload/);
+    const source = uploads[0]!.with!;
+    expect(source).toMatchObject({ "compression-level": 0, "retention-days": 90, "if-no-files-found": "error" });
+  });
+
+  it("steps call the CLI: each pipeline step exactly where it belongs", () => {
+    const where = (command: string) =>
+      Object.entries(release.doc.jobs)
+        .filter(([, job]) => job.steps.some((step) => (step.run ?? "").split("\n").some((line) => line.trim().startsWith(`npx hermes-plugin-kit release ${command} `) || line.trim() === `npx hermes-plugin-kit release ${command}`)))
+        .map(([name]) => name);
+    expect(where("materialize")).toEqual(["materialize"]);
+    expect(where("check-immutable")).toEqual(["immutable-release-control"]);
+    expect(where("restore")).toEqual(["unit-tests", "contract-tests", "build-stage"]);
+    expect(where("create-manifest")).toEqual(["build-stage"]);
+    expect(where("check-private")).toEqual(["build-stage"]);
+    expect(where("stage")).toEqual(["build-stage"]);
+    expect(where("promote")).toEqual(["promote"]);
+    expect(where("publish")).toEqual(["publish"]);
+    expect(where("github-release")).toEqual(["github-release"]);
+    const stage = release.doc.jobs["build-stage"]!.steps.find((step) => step.id === "stage")!;
+    expect(stage.run).toContain("release check-private --repository \"$PRIVATE_REPOSITORY\" --bootstrap");
+    expect(stage.run).toContain('--tag "candidate-$GITHUB_RUN_ID-$RELEASE_SHA"');
+  });
+
+  it("each token-using step aborts on an empty token as its first statement", () => {
+    const { jobs } = release.doc;
+    const tokenSteps = Object.values(jobs).flatMap((job) => job.steps.filter((step) => Object.values(step.env ?? {}).some((value) => value.includes("secrets."))));
+    expect(tokenSteps).toHaveLength(4);
+    for (const step of tokenSteps) expect(step.run!.split("\n")[0]).toMatch(/^if \[ -z "\$\{[A-Z_]+-\}" \]; then .*exit 1; fi$/);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Running steps for real
+
+interface StepRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  output: string;
+  npxCalls: string[];
+}
+
+let work: string;
+let api: GitHubEmulator;
+
+function step(job: string, id: string | number): Step {
+  const steps = release.doc.jobs[job]!.steps;
+  const found = typeof id === "number" ? steps[id] : steps.find((candidate) => candidate.id === id);
+  if (found === undefined) throw new Error(`no step ${job}#${id}`);
+  return found;
+}
+
+/** Resolve `${{ expr }}` env values from `context` (unknown expressions fail the test). */
+function resolveEnv(env: Record<string, string> | undefined, context: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env ?? {})) {
+    const match = /^\$\{\{\s*(.+?)\s*\}\}$/.exec(value);
+    if (match === null) {
+      out[key] = value;
+      continue;
+    }
+    if (!(match[1]! in context)) throw new Error(`no context value for ${match[1]}`);
+    const resolved = context[match[1]!];
+    out[key] = resolved ?? "";
+  }
+  return out;
+}
+
+async function runStep(target: Step, context: Record<string, string | undefined>, extraEnv: Record<string, string> = {}): Promise<StepRun> {
+  const dir = await mkdtemp(join(work, "step-"));
+  const script = join(dir, "step.sh");
+  const output = join(dir, "github-output");
+  const npxLog = join(dir, "npx.log");
+  await writeFile(script, target.run!);
+  await writeFile(output, "");
+  await writeFile(npxLog, "");
+  const env: Record<string, string> = {
+    PATH: `${join(work, "bin")}:${process.env["PATH"] ?? "/usr/bin:/bin"}`,
+    HOME: dir,
+    GITHUB_OUTPUT: output,
+    RUNNER_TEMP: dir,
+    NPX_LOG: npxLog,
+    HPK_CLI: CLI,
+    ...extraEnv,
+    ...resolveEnv(target.env, context),
+  };
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", script], { env, cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    child.on("error", reject);
+    child.on("close", async (code) => {
+      clearTimeout(timer);
+      const calls = (await readFile(npxLog, "utf8")).split("\n").filter((line) => line.length > 0);
+      resolve({ code: code ?? -1, stdout, stderr, output: await readFile(output, "utf8"), npxCalls: calls });
+    });
+  });
+}
+
+describe("release.yml steps run under bash", () => {
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), "hpk-workflow-"));
+    const bin = join(work, "bin");
+    await (await import("node:fs/promises")).mkdir(bin);
+    // `npx hermes-plugin-kit ...` runs the built CLI; anything else is refused.
+    await writeFile(
+      join(bin, "npx"),
+      '#!/usr/bin/env bash\nprintf "%s\\n" "$*" >> "$NPX_LOG"\nif [ "$1" = "hermes-plugin-kit" ]; then shift; exec node "$HPK_CLI" "$@"; fi\necho "unexpected npx $*" >&2\nexit 97\n',
+    );
+    await chmod(join(bin, "npx"), 0o755);
+    api = await startGitHubEmulator();
+  });
+  afterAll(async () => {
+    await api.close();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it.each([
+    ["true", "enabled=true\n"],
+    ["false", "enabled=false\n"],
+    ["", "enabled=false\n"],
+    ["TRUE", "enabled=false\n"],
+    [" true", "enabled=false\n"],
+    ["true ", "enabled=false\n"],
+    ["1", "enabled=false\n"],
+    [undefined, "enabled=false\n"],
+  ])("activation with SEMANTIC_RELEASE_ENABLED=%j succeeds and writes %j", async (value, expected) => {
+    const result = await runStep(step("activation", "switch"), { "vars.SEMANTIC_RELEASE_ENABLED": value });
+    expect(result.code).toBe(0);
+    expect(result.output).toBe(expected);
+    if (expected === "enabled=false\n") expect(result.stdout).toContain("disarmed");
+  });
+
+  const verifyContext = () => ({ "secrets.SOURCE_PROMOTION_TOKEN": api.token });
+  const verifyEnv = () => ({ GITHUB_API_URL: api.url, GITHUB_REPOSITORY: "acme/widget" });
+
+  it("immutable-release-control/verify: token present and enabled -> exit 0, output exactly enabled=true", async () => {
+    api.requests.length = 0;
+    api.clearFailures();
+    api.setImmutableReleases("acme", "widget", true);
+    const result = await runStep(step("immutable-release-control", "verify"), verifyContext(), verifyEnv());
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.output).toBe("enabled=true\n");
+    expect(JSON.parse(result.stdout)).toEqual({ repository: "acme/widget", enabled: true, enforced_by_owner: false });
+    expect(api.requests.map((r) => `${r.path} ${r.authorized}`)).toEqual(["/repos/acme/widget/immutable-releases true"]);
+    expect(result.stdout + result.stderr).not.toContain(api.token);
+  });
+
+  it("immutable-release-control/verify: empty token -> fails, the CLI and the API are never called, no output", async () => {
+    api.requests.length = 0;
+    const result = await runStep(step("immutable-release-control", "verify"), { "secrets.SOURCE_PROMOTION_TOKEN": "" }, verifyEnv());
+    expect(result.code).not.toBe(0);
+    expect(result.npxCalls).toEqual([]);
+    expect(api.requests).toHaveLength(0);
+    expect(result.output).toBe("");
+  });
+
+  it("immutable-release-control/verify: disabled -> fails, no output", async () => {
+    api.clearFailures();
+    api.setImmutableReleases("acme", "widget", false);
+    const result = await runStep(step("immutable-release-control", "verify"), verifyContext(), verifyEnv());
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("IMMUTABLE_RELEASES_DISABLED");
+    expect(result.output).toBe("");
+  });
+
+  it("immutable-release-control/verify: API failure -> fails, no output", async () => {
+    api.setImmutableReleases("acme", "widget", true);
+    api.fail("/repos/acme/widget/immutable-releases", 500);
+    const result = await runStep(step("immutable-release-control", "verify"), verifyContext(), verifyEnv());
+    api.clearFailures();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("GITHUB_API_FAILED");
+    expect(result.stderr).not.toContain(api.token);
+    expect(result.output).toBe("");
+  });
+
+  it("promote: an empty SOURCE_PROMOTION_TOKEN exits non-zero before anything is invoked", async () => {
+    const promote = release.doc.jobs["promote"]!.steps.find((candidate) => candidate.run?.includes("release promote"))!;
+    const result = await runStep(promote, {
+      "secrets.SOURCE_PROMOTION_TOKEN": "",
+      "secrets.PRIVATE_ARTIFACTS_TOKEN": "read-token",
+      "needs.build-stage.outputs.bundle_reference": `ghcr.io/offendingcommit/hermes-plugin-kit@sha256:${"a".repeat(64)}`,
+      "github.sha": "1".repeat(40),
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.npxCalls).toEqual([]);
+    expect(result.stdout).toContain("SOURCE_PROMOTION_TOKEN is empty");
+  });
+
+  it("build-stage/stage and publish: an empty PRIVATE_ARTIFACTS_TOKEN exits non-zero before anything is invoked", async () => {
+    const stageResult = await runStep(step("build-stage", "stage"), { "secrets.PRIVATE_ARTIFACTS_TOKEN": "", "needs.materialize.outputs.release_sha": "1".repeat(40) });
+    expect(stageResult.code).not.toBe(0);
+    expect(stageResult.npxCalls).toEqual([]);
+    expect(stageResult.output).toBe("");
+    const publishResult = await runStep(step("publish", "publish"), { "secrets.PRIVATE_ARTIFACTS_TOKEN": "", "needs.build-stage.outputs.bundle_reference": "x" });
+    expect(publishResult.code).not.toBe(0);
+    expect(publishResult.npxCalls).toEqual([]);
+  });
+});
