@@ -1,7 +1,212 @@
-/** CLI wiring of release steps (logic lives in release/). */
+/**
+ * CLI wiring of the release steps up to the tested bytes (logic lives in
+ * `release/`): `intent`, `materialize`, `restore`, `build`, `check-dist`,
+ * `gate`, `create-manifest`, `verify-manifest`, `checksums`.
+ *
+ * Each step prints exactly one JSON object on stdout: its result on success
+ * (exit 0), or `{"ok":false,"code":"<CODE>","message":"..."}` on failure
+ * (exit 1; usage errors exit 2). Gate command output and semantic-release
+ * logs (`--verbose`) go to stderr.
+ */
 import type { Command } from "commander";
+import { buildRelease, checkDist } from "../../../release/build.js";
+import { readReleaseConfig } from "../../../release/config.js";
+import { runGate } from "../../../release/gate.js";
+import { releaseIntent } from "../../../release/intent.js";
+import { materializeRelease } from "../../../release/materialize.js";
+import { checksumsStep, createManifestStep, verifyManifestStep } from "../../../release/manifest-steps.js";
+import { restoreSource } from "../../../release/restore.js";
+import { printJson, runAction, UsageError } from "../output.js";
 
-/** Register steps on the `release` command. */
+interface IntentFlags {
+  dir?: string;
+  package?: string;
+  remote: string;
+  remoteCheck: boolean;
+  verbose?: boolean;
+}
+
+function remoteOf(flags: { remote: string; remoteCheck: boolean }): string | false {
+  return flags.remoteCheck ? flags.remote : false;
+}
+
+function positiveSeconds(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,6}$/.test(value)) throw new UsageError(`--timeout-seconds must be a positive integer, found ${JSON.stringify(value)}`);
+  return Number(value) * 1000;
+}
+
+function step(action: () => Promise<unknown>): () => Promise<void> {
+  return async () => {
+    process.exitCode = await runAction(true, async () => {
+      printJson(await action());
+    });
+  };
+}
+
+/** Register the build-half steps on the `release` command. */
 export function registerReleaseBuildSteps(release: Command): void {
-  void release;
+  const withIntentFlags = (cmd: Command): Command =>
+    cmd
+      .option("--dir <dir>", "the release checkout (default: current directory)")
+      .option("--package <name>", "configured package name package.json must carry")
+      .option("--remote <name>", "remote checked for an existing v<next> tag", "origin")
+      .option("--no-remote-check", "skip the remote tag check (local tags are still checked)")
+      .option("--verbose", "copy semantic-release's log to stderr");
+
+  withIntentFlags(release.command("intent"))
+    .description("Decide the next version: baseline, strict conventional history, semantic-release dry-run. Disarmed unless SEMANTIC_RELEASE_ENABLED=true.")
+    .action((flags: IntentFlags) =>
+      step(() =>
+        releaseIntent({
+          ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
+          ...(flags.package !== undefined ? { expectedPackage: flags.package } : {}),
+          remote: remoteOf(flags),
+          ...(flags.verbose === true ? { log: process.stderr } : {}),
+        }),
+      )(),
+    );
+
+  withIntentFlags(release.command("materialize"))
+    .description("Commit chore(release): v<version> locally, tag it, write release-source.bundle and release-source.sha256. Nothing is pushed.")
+    .requiredOption("--expected-sha <sha>", "the trigger commit HEAD must equal")
+    .option("--output-dir <dir>", "directory for release-source.bundle and release-source.sha256 (default: current directory)")
+    .action((flags: IntentFlags & { expectedSha: string; outputDir?: string }) =>
+      step(() =>
+        materializeRelease({
+          expectedSha: flags.expectedSha,
+          ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
+          ...(flags.outputDir !== undefined ? { outputDir: flags.outputDir } : {}),
+          ...(flags.package !== undefined ? { expectedPackage: flags.package } : {}),
+          remote: remoteOf(flags),
+          ...(flags.verbose === true ? { log: process.stderr } : {}),
+        }),
+      )(),
+    );
+
+  release
+    .command("restore")
+    .description("Check release-source.sha256, unbundle the release source into a fresh checkout and re-prove its identity.")
+    .requiredOption("--bundle <file>", "release-source.bundle")
+    .requiredOption("--expected-sha <sha>", "the trigger commit (parent of the release commit)")
+    .option("--checksum-file <file>", "checksum file (default: release-source.sha256 next to the bundle)")
+    .option("--dir <dir>", "checkout to create, absent or empty", "release-source")
+    .action((flags: { bundle: string; expectedSha: string; checksumFile?: string; dir: string }) =>
+      step(() => restoreSource({ bundle: flags.bundle, expectedSha: flags.expectedSha, dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
+    );
+
+  release
+    .command("build")
+    .description("npm pack exactly once into an empty artifact directory, then check-dist.")
+    .option("--dir <dir>", "the package checkout (default: current directory)")
+    .option("--artifact-dir <dir>", "empty or absent directory receiving the tarball", "dist")
+    .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
+    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string }) =>
+      step(() =>
+        buildRelease({ artifactDir: flags.artifactDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}), ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}) }),
+      )(),
+    );
+
+  release
+    .command("check-dist")
+    .description("Check the artifact directory: exactly <name>-<version>.tgz, regular, allowed files only, publint clean.")
+    .option("--dir <dir>", "the package checkout whose package.json names the package (default: current directory)")
+    .option("--artifact-dir <dir>", "artifact directory", "dist")
+    .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
+    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string }) =>
+      step(async () => {
+        const config = await readReleaseConfig(flags.dir ?? process.cwd());
+        return checkDist(config, flags.artifactDir, flags.releaseVersion ?? config.version);
+      })(),
+    );
+
+  release
+    .command("gate")
+    .description("Run a test gate's declared command (bash -c <package.json hermesPluginKit.gates.<gate>>) and write <evidence-dir>/<gate>.json.")
+    .argument("<gate>", "unit | public_contract | host_contract | build_metadata")
+    .option("--dir <dir>", "the release checkout (default: current directory)")
+    .option("--evidence-dir <dir>", "directory of evidence files", "evidence")
+    .option("--timeout-seconds <n>", "kill the command after this many seconds (default 3600)")
+    .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string }) =>
+      step(async () => {
+        const timeoutMs = positiveSeconds(flags.timeoutSeconds);
+        return runGate({ gate, evidenceDir: flags.evidenceDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+      })(),
+    );
+
+  release
+    .command("create-manifest")
+    .description("Assemble release-manifest.json from the gate evidence and the tarball; validated before it is written.")
+    .requiredOption("--previous-version <version>", "last released version")
+    .option("--version <version>", "version being released (needs program.enablePositionalOptions(); else use --release-version)")
+    .option("--release-version <version>", "version being released (same as --version)")
+    .requiredOption("--tag <tag>", "v<version>")
+    .requiredOption("--source-sha <sha>", "the release commit")
+    .requiredOption("--run-id <id>", "workflow run id")
+    .requiredOption("--run-attempt <n>", "workflow run attempt (>= 1)")
+    .option("--artifact-dir <dir>", "directory holding exactly the tarball", "dist")
+    .option("--evidence-dir <dir>", "directory of gate evidence files", "evidence")
+    .option("--mcp-sdk-version <version>", "MCP SDK version exercised by host_contract (must agree with its evidence)")
+    .option("--dir <dir>", "the release checkout (package.json gives the policy; default: current directory)")
+    .option("--output <file>", "manifest path", "release-manifest.json")
+    .action(
+      (flags: {
+        previousVersion: string;
+        version?: string;
+        releaseVersion?: string;
+        tag: string;
+        sourceSha: string;
+        runId: string;
+        runAttempt: string;
+        artifactDir: string;
+        evidenceDir: string;
+        mcpSdkVersion?: string;
+        dir?: string;
+        output: string;
+      }) =>
+        step(() => {
+          const version = flags.version ?? flags.releaseVersion;
+          if (version === undefined) throw new UsageError("create-manifest needs --version <version> (or --release-version)");
+          if (flags.version !== undefined && flags.releaseVersion !== undefined && flags.version !== flags.releaseVersion) {
+            throw new UsageError("--version and --release-version disagree");
+          }
+          return createManifestStep({
+            previousVersion: flags.previousVersion,
+            version,
+            tag: flags.tag,
+            sourceSha: flags.sourceSha,
+            runId: flags.runId,
+            runAttempt: /^[0-9]{1,15}$/.test(flags.runAttempt) ? Number(flags.runAttempt) : Number.NaN,
+            artifactDir: flags.artifactDir,
+            evidenceDir: flags.evidenceDir,
+            output: flags.output,
+            ...(flags.mcpSdkVersion !== undefined ? { mcpSdkVersion: flags.mcpSdkVersion } : {}),
+            ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
+          });
+        })(),
+    );
+
+  release
+    .command("verify-manifest")
+    .description("Re-read release-manifest.json strictly and check it against the tarball bytes.")
+    .option("--manifest <file>", "manifest path", "release-manifest.json")
+    .option("--artifact-dir <dir>", "artifact directory", "dist")
+    .option("--dir <dir>", "the release checkout (package.json gives the policy; default: current directory)")
+    .action((flags: { manifest: string; artifactDir: string; dir?: string }) =>
+      step(() => verifyManifestStep({ manifest: flags.manifest, artifactDir: flags.artifactDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
+    );
+
+  release
+    .command("checksums")
+    .description("Verify the manifest against the tarball, then write release-payload.sha256 over bundle, manifest and tarball.")
+    .option("--bundle <file>", "source bundle", "release-source.bundle")
+    .option("--manifest <file>", "manifest path", "release-manifest.json")
+    .option("--artifact-dir <dir>", "artifact directory", "dist")
+    .option("--output <file>", "checksum file", "release-payload.sha256")
+    .option("--dir <dir>", "the release checkout (package.json gives the policy; default: current directory)")
+    .action((flags: { bundle: string; manifest: string; artifactDir: string; output: string; dir?: string }) =>
+      step(() =>
+        checksumsStep({ bundle: flags.bundle, manifest: flags.manifest, artifactDir: flags.artifactDir, output: flags.output, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }),
+      )(),
+    );
 }

@@ -1,0 +1,19 @@
+/**
+ * `release/`: the maintainer release pipeline (DESIGN.md section 4). Each step
+ * is a function `(options) -> Promise<result>` that the CLI
+ * (`hermes-plugin-kit release <step>`) wires and prints as JSON.
+ *
+ * Build half (this barrel): intent, materialize, restore, build, check-dist,
+ * gate, create-manifest, verify-manifest, checksums, plus the git adapter and
+ * the release configuration reader. The publish half (check-private, stage,
+ * promote, publish, github-release) lives in its own modules.
+ */
+export * from "./errors.js";
+export * from "./git.js";
+export * from "./config.js";
+export * from "./intent.js";
+export * from "./materialize.js";
+export * from "./restore.js";
+export * from "./build.js";
+export * from "./gate.js";
+export * from "./manifest-steps.js";
