@@ -6,7 +6,7 @@
  * privacy gate stopping the fetch before any blob is downloaded.
  */
 import { createHash } from "node:crypto";
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -357,7 +357,6 @@ describeRegistry("fetch from a real registry", () => {
     cleanups.push(() => rm(parent, { recursive: true, force: true }));
     const download = await downloadRelease(options(bundleRef(), { tmpDir: parent }));
     const [entry] = await readdir(parent);
-    const { stat } = await import("node:fs/promises");
     expect((await stat(join(parent, entry!))).mode & 0o777).toBe(0o700);
     await download.cleanup();
     expect(await readdir(parent)).toEqual([]);

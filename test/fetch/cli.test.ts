@@ -1,0 +1,109 @@
+/**
+ * The built CLI as a real subprocess against a real registry: `fetch`
+ * (default repository from package.json, --json shape, exit codes 0/1/2,
+ * secrets only from the environment and never echoed), `fleet add` and
+ * `fleet verify`. Needs `npx tsc -p tsconfig.build.json` first.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { openTarget } from "../../src/oci/open.js";
+import { runCli } from "../support/cli.js";
+import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+
+let registry: RunningRegistry;
+let repository: string;
+let fixture: ReleaseFixture;
+let staged: StagedRelease;
+let work: string;
+let checkout: string;
+
+function env(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return { REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password, GH_TOKEN: undefined, ...extra };
+}
+
+beforeAll(async () => {
+  registry = await startRegistry({ auth: "bearer" });
+  repository = `${registry.host}/acme/demo-plugin`;
+  fixture = await createReleaseFixture({ registryRepository: repository });
+  staged = await stageFixture(fixture, await openTarget(repository, { plainHttp: true, credentials: { username: registry.username!, password: registry.password! } }), repository);
+  work = await mkdtemp(join(tmpdir(), "hpk-fetch-cli-"));
+  checkout = join(work, "checkout");
+  await mkdir(checkout);
+  await writeFile(join(checkout, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", hermesPluginKit: { repository } }));
+}, 120_000);
+
+afterAll(async () => {
+  await fixture?.cleanup();
+  await registry?.stop();
+  if (work !== undefined) await rm(work, { recursive: true, force: true });
+});
+
+describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
+  it("fetch --json with the repository from package.json: exit 0, exact shape, quiet stderr when not a TTY; rerun is a no-op", async () => {
+    const out = join(work, "D1");
+    const args = ["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", out, "--plain-http", "--json"];
+    const first = await runCli(args, { cwd: checkout, env: env() });
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    const result = JSON.parse(first.stdout) as { reference: string; artifactType: string; version: string; files: { path: string }[] };
+    expect(Object.keys(result).sort()).toEqual(["artifactType", "files", "reference", "version"]);
+    expect(result.files.map((f) => f.path)).toEqual(["dist/demo-plugin-0.8.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+    expect((await readFile(join(out, "dist/demo-plugin-0.8.0.tgz"))).equals(await readFile(fixture.files.get("dist/demo-plugin-0.8.0.tgz")!))).toBe(true);
+    const second = await runCli(args, { cwd: checkout, env: env() });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+  });
+
+  it("a tag reference fails with exit 1 and its code; --json prints {ok:false, code}", async () => {
+    const out = join(work, "D2");
+    const text = await runCli(["fetch", "--reference", `${repository}:v0.8.0`, "--output-dir", out, "--plain-http"], { cwd: checkout, env: env() });
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(/^hermes-plugin-kit: .*\[REFERENCE_NOT_PINNED\]\n$/);
+    const json = await runCli(["fetch", "--reference", `${repository}:v0.8.0`, "--output-dir", out, "--plain-http", "--json"], { cwd: checkout, env: env() });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "REFERENCE_NOT_PINNED" });
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it("usage errors exit 2: a missing flag, no repository anywhere, a bad --expect", async () => {
+    expect((await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`], { cwd: checkout, env: env() })).code).toBe(2);
+    const bare = join(work, "bare");
+    await mkdir(bare, { recursive: true });
+    const noRepo = await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", join(work, "D3")], { cwd: bare, env: env() });
+    expect(noRepo.code).toBe(2);
+    expect(noRepo.stderr).toMatch(/--repository/);
+    expect((await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", join(work, "D3"), "--expect", "wheel"], { cwd: checkout, env: env() })).code).toBe(2);
+  });
+
+  it("wrong registry credentials fail closed without echoing the secret", async () => {
+    const secret = "wrong-password-0f9e8d7c";
+    const out = join(work, "D4");
+    const res = await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", out, "--plain-http"], { cwd: checkout, env: env({ REGISTRY_PASSWORD: secret }) });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/\[OCI_AUTH_FAILED\]/);
+    expect(res.stdout + res.stderr).not.toContain(secret);
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it("fleet add then fleet verify --installed", async () => {
+    const receipt = join(work, "release-receipt.json");
+    await writeFile(receipt, staged.receiptBytes);
+    const lock = join(work, "fleet.lock.json");
+    const add = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--json"], { cwd: checkout, env: env() });
+    expect(add.code).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, changed: true, plugin: { name: "demo-plugin", receipt_reference: `${repository}@${staged.receipt.digest}` } });
+    const verify = await runCli(["fleet", "verify", "--lock", lock, "--installed", join(work, "D1"), "--plain-http", "--json"], { cwd: checkout, env: env() });
+    expect(verify.stderr).toBe("");
+    expect(verify.code).toBe(0);
+    const body = JSON.parse(verify.stdout) as { ok: boolean; plugins: { installed: string[] }[] };
+    expect(body.ok).toBe(true);
+    expect(body.plugins[0]!.installed).toEqual([join(work, "D1", "dist", "demo-plugin-0.8.0.tgz")]);
+    await writeFile(join(work, "D1", "dist", "demo-plugin-0.8.0.tgz"), "tampered");
+    const bad = await runCli(["fleet", "verify", "--lock", lock, "--installed", join(work, "D1"), "--plain-http"], { cwd: checkout, env: env() });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/\[FLEET_INSTALLED_MISMATCH\]/);
+  });
+});
