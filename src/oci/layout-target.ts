@@ -11,15 +11,15 @@
  * broken), so two writers cannot lose each other's tags.
  */
 import { randomBytes } from "node:crypto";
-import { constants as fsConstants, createWriteStream } from "node:fs";
+import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
-import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
+import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
@@ -237,9 +237,15 @@ export class LayoutTarget implements Target {
     const temp = path.join(ingest, `${desc.digest.slice(7, 23)}-${randomBytes(6).toString("hex")}`);
     const verified = verifiesDescriptor(content, desc) ? null : new DescriptorVerifier(desc, `OCI blob ${desc.digest}`);
     try {
-      const out = createWriteStream(temp, { flags: numericFlags(fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL), mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK });
-      if (verified === null) await pipeline(content, out);
-      else await pipeline(content, verified, out);
+      const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+      const out = handle.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
+      try {
+        if (verified === null) await pipeline(content, out);
+        else await pipeline(content, verified, out);
+      } catch (error) {
+        await finished(out).catch(() => undefined);
+        throw error;
+      }
       await mkdir(path.join(this.dir, "blobs", "sha256"), { recursive: true, mode: 0o700 });
       await rename(temp, this.blobPath(desc.digest));
     } catch (error) {

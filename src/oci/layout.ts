@@ -15,11 +15,11 @@
  * (regular, not a symlink, size and SHA-256: reference 3.14).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { constants as fsConstants, createReadStream, createWriteStream } from "node:fs";
+import { constants as fsConstants, createReadStream } from "node:fs";
 import { lstat, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Transform, type TransformCallback } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, compareCodePoints, parseStrictJson } from "../contract/canonical-json.js";
 import {
   EMPTY_CONFIG_BYTES,
@@ -98,11 +98,14 @@ async function copyIntoBlobs(blobsDir: string, source: string, payloadPath: stri
     if (!st.isFile()) throw new OciError("OCI_PATH_INVALID", `input file for ${describe(payloadPath)} is not a regular file`);
     if (st.size === 0) throw new OciError("OCI_PATH_INVALID", `input file for ${describe(payloadPath)} is empty (layers must be at least 1 byte)`);
     const hasher = new HashingCounter();
-    await pipeline(
-      input.createReadStream({ highWaterMark: STREAM_HIGH_WATER_MARK, autoClose: false }),
-      hasher,
-      createWriteStream(temp, { flags: "wx", mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK }),
-    );
+    const output = await open(temp, "wx", 0o600);
+    const out = output.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
+    try {
+      await pipeline(input.createReadStream({ highWaterMark: STREAM_HIGH_WATER_MARK, autoClose: false }), hasher, out);
+    } catch (error) {
+      await finished(out).catch(() => undefined);
+      throw error;
+    }
     desc = { mediaType: OCTET_STREAM_MEDIA_TYPE, digest: hasher.digest(), size: hasher.size };
   } catch (error) {
     await rm(temp, { force: true });

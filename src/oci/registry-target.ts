@@ -270,7 +270,7 @@ export class RegistryTarget implements Target {
   }
 
   /** Answer a 401 challenge; afterwards {@link authorization} yields a header. */
-  private async authenticate(challengeHeader: string | undefined, scope: Scope): Promise<void> {
+  private async authenticate(challengeHeader: string | undefined, scope: Scope, sentAuthorization: boolean): Promise<void> {
     const challenges = parseChallenges(challengeHeader);
     const bearer = challenges.find((c) => c.scheme === "bearer");
     const basic = challenges.find((c) => c.scheme === "basic");
@@ -283,6 +283,8 @@ export class RegistryTarget implements Target {
       if (realm === undefined) throw new OciError("OCI_RESPONSE_INVALID", `registry ${this.registry}: Bearer challenge without realm`);
       this.bearer = { realm, service: bearer.params["service"] };
       this.scheme = "bearer";
+      // A concurrent request may have fetched this scope's token since ours left without one.
+      if (!sentAuthorization && this.cachedToken(scope) !== undefined) return;
       await this.fetchTokenOnce(scope);
       return;
     }
@@ -393,7 +395,7 @@ export class RegistryTarget implements Target {
         }
         authTried = true;
         attempt -= 1;
-        await this.authenticate(header(res, "www-authenticate"), opts.scope);
+        await this.authenticate(header(res, "www-authenticate"), opts.scope, headers["authorization"] !== undefined);
         continue;
       }
       if (RETRYABLE_STATUS.has(status)) {

@@ -10,16 +10,15 @@
  *   blobs the destination has, verifying each blob on the way.
  * - `tagIfAbsent`: the registry overwrite rules of reference 3.17 (W1-W3).
  */
-import { constants as fsConstants, createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { finished, pipeline } from "node:stream/promises";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import {
   DescriptorVerifier,
   STREAM_HIGH_WATER_MARK,
-  numericFlags,
   bufferStream,
   checkDescriptor,
   readAllBounded,
@@ -66,16 +65,21 @@ export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): P
 export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string): Promise<void> {
   checkDescriptor(desc);
   const partial = `${filePath}.partial`;
+  let source: Readable | undefined;
   try {
-    const source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
-    const out = createWriteStream(partial, {
-      flags: numericFlags(fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW),
-      mode: 0o600,
-      highWaterMark: STREAM_HIGH_WATER_MARK,
-    });
-    await pipeline(source, out);
+    source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
+    // Open before streaming, so a failure can always remove the file it created.
+    const handle = await open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o600);
+    const out = handle.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
+    try {
+      await pipeline(source, out);
+    } catch (error) {
+      await finished(out).catch(() => undefined);
+      throw error;
+    }
     await rename(partial, filePath);
   } catch (error) {
+    source?.destroy();
     await rm(partial, { force: true });
     throw error;
   }

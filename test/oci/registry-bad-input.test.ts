@@ -1,0 +1,458 @@
+/**
+ * RegistryTarget against misbehaving registries (loopback servers written
+ * here): every case fails closed with its own code and leaves no partial file.
+ */
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import type http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RegistryTarget, fetchBlobToFile, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
+import { startFakeRegistry, writeMany, type FakeRegistry } from "../support/registry-fake.js";
+
+const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
+const MANIFEST = Buffer.from(
+  '{"artifactType":"application/vnd.hermes-plugin-kit.private-bootstrap.v1","config":{"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","mediaType":"application/vnd.oci.empty.v1+json","size":2},"layers":[],"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2}\n',
+);
+const MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json";
+const BLOB = Buffer.from("0123456789abcdef".repeat(4096));
+const BLOB_DESC: Descriptor = { mediaType: "application/octet-stream", digest: sha(BLOB), size: BLOB.length };
+
+let work: string;
+let servers: FakeRegistry[] = [];
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), "hpk-bad-"));
+});
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+async function fake(handler: Parameters<typeof startFakeRegistry>[0]): Promise<FakeRegistry> {
+  const s = await startFakeRegistry(handler);
+  servers.push(s);
+  return s;
+}
+
+function client(server: FakeRegistry, extra: Partial<RegistryTargetOptions> = {}): RegistryTarget {
+  return new RegistryTarget({
+    registry: server.host,
+    repository: "owner/kit",
+    plainHttp: true,
+    retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 3000 },
+    timeoutMs: 2000,
+    bodyTimeoutMs: 2000,
+    ...extra,
+  });
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (error) {
+    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
+  }
+  return "NO_ERROR";
+}
+
+async function emptyDir(): Promise<string> {
+  return mkdtemp(path.join(work, "out-"));
+}
+
+function manifestResponse(res: http.ServerResponse, body: Buffer, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { "content-type": MANIFEST_TYPE, "content-length": String(body.length), "docker-content-digest": sha(body), ...headers });
+  res.end(body);
+}
+
+describe("manifests", () => {
+  it("accepts a well-behaved manifest (control case)", async () => {
+    const s = await fake((_req, res) => manifestResponse(res, MANIFEST));
+    const t = client(s);
+    expect(await t.resolve("v1")).toEqual({ mediaType: MANIFEST_TYPE, digest: sha(MANIFEST), size: MANIFEST.length });
+    expect(s.requests[0]?.headers.accept).toContain(MANIFEST_TYPE);
+    expect(s.requests[0]?.headers.accept).toContain("application/vnd.oci.image.index.v1+json");
+  });
+
+  it("refuses a manifest over 1 MiB announced by Content-Length, and one streamed without it", async () => {
+    const big = 2 * 1024 * 1024;
+    const s1 = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": MANIFEST_TYPE, "content-length": String(big) });
+      void writeMany(res, big);
+    });
+    expect(await codeOf(client(s1).resolve("v1"))).toBe("OCI_MANIFEST_TOO_LARGE");
+    let written = 0;
+    const s2 = await fake(async (_req, res) => {
+      res.writeHead(200, { "content-type": MANIFEST_TYPE });
+      written = await writeMany(res, 64 * 1024 * 1024);
+    });
+    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_MANIFEST_TOO_LARGE");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(written).toBeLessThan(32 * 1024 * 1024);
+  });
+
+  it("refuses a manifest descriptor over 1 MiB before any request", async () => {
+    const s = await fake((_req, res) => manifestResponse(res, MANIFEST));
+    const desc = { mediaType: MANIFEST_TYPE, digest: sha("x"), size: 1024 * 1024 + 1 };
+    expect(await codeOf(client(s).fetch(desc))).toBe("OCI_MANIFEST_TOO_LARGE");
+    expect(s.requests.length).toBe(0);
+  });
+
+  it("refuses a Docker-Content-Digest that disagrees with the bytes", async () => {
+    const s = await fake((_req, res) => manifestResponse(res, MANIFEST, { "docker-content-digest": sha("other") }));
+    expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_DIGEST_MISMATCH");
+  });
+
+  it("refuses bytes that do not hash to the requested digest", async () => {
+    const s = await fake((_req, res) => manifestResponse(res, MANIFEST, {}));
+    expect(await codeOf(client(s).resolve(sha("something else")))).toBe("OCI_DIGEST_MISMATCH");
+  });
+
+  it("refuses HTML and empty 200 bodies", async () => {
+    const html = Buffer.from("<html><body>Sign in</body></html>");
+    const s1 = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html", "content-length": String(html.length) });
+      res.end(html);
+    });
+    expect(await codeOf(client(s1).resolve("v1"))).toBe("OCI_MANIFEST_INVALID");
+    const s2 = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": MANIFEST_TYPE, "content-length": "0" });
+      res.end();
+    });
+    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_MANIFEST_INVALID");
+  });
+});
+
+describe("blobs", () => {
+  async function fetchInto(t: RegistryTarget, desc: Descriptor = BLOB_DESC): Promise<{ code: string; files: string[] }> {
+    const dir = await emptyDir();
+    const code = await codeOf(fetchBlobToFile(t, desc, path.join(dir, "blob")));
+    return { code, files: await readdir(dir) };
+  }
+
+  it("streams a blob without Content-Length (control case)", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200);
+      res.end(BLOB);
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "NO_ERROR", files: ["blob"] });
+  });
+
+  it("refuses blob bytes that do not hash to the digest", async () => {
+    const wrong = Buffer.from(BLOB).fill(0x7a, 0, 1);
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(wrong.length) });
+      res.end(wrong);
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "OCI_DIGEST_MISMATCH", files: [] });
+  });
+
+  it("refuses a Content-Length other than the descriptor size", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(BLOB.length + 5) });
+      res.end(Buffer.concat([BLOB, Buffer.from("extra")]));
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+  });
+
+  it("refuses a truncated blob (connection closed early, with and without Content-Length)", async () => {
+    const s1 = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(BLOB.length) });
+      res.write(BLOB.subarray(0, 1000), () => setTimeout(() => res.socket?.destroy(), 20));
+    });
+    expect(await fetchInto(client(s1))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    const s2 = await fake((_req, res) => {
+      res.writeHead(200, { connection: "close" });
+      res.write(BLOB.subarray(0, 1000), () => setTimeout(() => res.socket?.destroy(), 20));
+    });
+    expect(await fetchInto(client(s2))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+  });
+
+  it("stops reading at size + 1 when the registry sends more bytes without Content-Length", async () => {
+    let written = 0;
+    const s = await fake(async (_req, res) => {
+      res.writeHead(200);
+      res.write(BLOB);
+      written = BLOB.length + (await writeMany(res, 256 * 1024 * 1024));
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it("refuses an HTML 200 body for a blob", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html>login</html>");
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+  });
+
+  it("refuses a blob Docker-Content-Digest that disagrees", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(BLOB.length), "docker-content-digest": sha("other") });
+      res.end(BLOB);
+    });
+    expect(await fetchInto(client(s))).toEqual({ code: "OCI_DIGEST_MISMATCH", files: [] });
+  });
+});
+
+describe("redirects", () => {
+  it("refuses a redirect to a non-loopback plain-HTTP host", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(307, { location: "http://registry.example.com/blob" });
+      res.end();
+    });
+    expect(await codeOf(client(s).fetch(BLOB_DESC))).toBe("OCI_REDIRECT_REFUSED");
+    expect(s.requests.length).toBe(1);
+  });
+
+  it("follows a cross-origin loopback redirect without the Authorization header", async () => {
+    const storage = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(BLOB.length) });
+      res.end(BLOB);
+    });
+    const s = await fake((_req, res) => {
+      res.writeHead(307, { location: `${storage.url}/blob?sig=1` });
+      res.end();
+    });
+    const dir = await emptyDir();
+    await fetchBlobToFile(client(s, { credentials: { token: "registry-token-xyz" } }), BLOB_DESC, path.join(dir, "b"));
+    expect(s.requests[0]?.headers.authorization).toBe("Bearer registry-token-xyz");
+    expect(storage.requests[0]?.headers.authorization).toBeUndefined();
+    expect(storage.requests[0]?.url).toBe("/blob?sig=1");
+  });
+
+  it("refuses endless redirects", async () => {
+    const s = await fake((req, res) => {
+      res.writeHead(302, { location: `${req.url ?? "/"}x` });
+      res.end();
+    });
+    expect(await codeOf(client(s).fetch(BLOB_DESC))).toBe("OCI_REDIRECT_REFUSED");
+  });
+});
+
+describe("auth", () => {
+  function bearerServer(opts: { tokenBody?: (res: http.ServerResponse) => void; realm?: string }): Promise<FakeRegistry> {
+    let self: FakeRegistry | undefined;
+    const promise = fake((req, res) => {
+      if ((req.url ?? "").startsWith("/token")) {
+        if (opts.tokenBody) opts.tokenBody(res);
+        else {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(JSON.stringify({ token: "tok-1", expires_in: 300 }));
+        }
+        return;
+      }
+      const realm = opts.realm ?? `${self?.url ?? ""}/token`;
+      res.writeHead(401, { "www-authenticate": `Bearer realm="${realm}",service="fake",scope="repository:owner/kit:pull"`, "content-type": "application/json" });
+      res.end('{"errors":[{"code":"UNAUTHORIZED","message":"no"}]}');
+    });
+    return promise.then((s) => {
+      self = s;
+      return s;
+    });
+  }
+
+  it("fails with OCI_AUTH_FAILED on a 401 after a fresh token, sending Basic only to the token endpoint", async () => {
+    const s = await bearerServer({});
+    expect(await codeOf(client(s, { credentials: { username: "u", password: "secret-pw" } }).tags())).toBe("OCI_AUTH_FAILED");
+    const tokenRequests = s.requests.filter((r) => r.url.startsWith("/token"));
+    expect(tokenRequests.length).toBe(1);
+    expect(tokenRequests[0]?.url).toContain("scope=repository%3Aowner%2Fkit%3Apull");
+    expect(tokenRequests[0]?.headers.authorization).toBe("Basic " + Buffer.from("u:secret-pw").toString("base64"));
+    const registryRequests = s.requests.filter((r) => !r.url.startsWith("/token"));
+    expect(registryRequests.length).toBe(2);
+    expect(registryRequests[1]?.headers.authorization).toBe("Bearer tok-1");
+  });
+
+  it("refuses a token response over 64 KiB", async () => {
+    const s = await bearerServer({
+      tokenBody: (res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        void writeMany(res, 100 * 1024);
+      },
+    });
+    expect(await codeOf(client(s).tags())).toBe("OCI_BODY_TOO_LARGE");
+  });
+
+  it("refuses a token endpoint that answers without a token, and a plain-HTTP non-loopback realm", async () => {
+    const s1 = await bearerServer({
+      tokenBody: (res) => {
+        res.writeHead(200, { "content-type": "text/html" });
+        res.end("<html></html>");
+      },
+    });
+    expect(await codeOf(client(s1).tags())).toBe("OCI_RESPONSE_INVALID");
+    const s2 = await bearerServer({ realm: "http://auth.example.com/token" });
+    expect(await codeOf(client(s2).tags())).toBe("OCI_PLAIN_HTTP_REFUSED");
+  });
+
+  it("maps a refused token request to OCI_AUTH_FAILED without echoing credentials", async () => {
+    const s = await bearerServer({
+      tokenBody: (res) => {
+        res.writeHead(401);
+        res.end("denied");
+      },
+    });
+    let message = "";
+    try {
+      await client(s, { credentials: { username: "alice", password: "hunter2-secret" } }).tags();
+    } catch (error) {
+      message = `${(error as Error).message} ${JSON.stringify(error)}`;
+      expect((error as { code: string }).code).toBe("OCI_AUTH_FAILED");
+    }
+    expect(message).not.toBe("");
+    expect(message).not.toContain("hunter2-secret");
+    expect(message).not.toContain(Buffer.from("alice:hunter2-secret").toString("base64"));
+  });
+});
+
+describe("errors, retries and timeouts", () => {
+  it("refuses an error body over 64 KiB", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(404, { "content-type": "text/html" });
+      void writeMany(res, 100 * 1024);
+    });
+    expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_BODY_TOO_LARGE");
+  });
+
+  it("reports a 404 as OCI_NOT_FOUND with the registry's error code only", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end('{"errors":[{"code":"MANIFEST_UNKNOWN","message":"<script>x</script>"}]}');
+    });
+    try {
+      await client(s).resolve("v1");
+      expect.unreachable();
+    } catch (error) {
+      expect((error as { code: string }).code).toBe("OCI_NOT_FOUND");
+      expect((error as Error).message).toContain("MANIFEST_UNKNOWN");
+      expect((error as Error).message).not.toContain("script");
+    }
+  });
+
+  it("gives up on 500 and 429 storms after exactly the retry budget", async () => {
+    for (const status of [500, 503, 429]) {
+      const s = await fake((_req, res) => {
+        res.writeHead(status, { "content-type": "text/plain" });
+        res.end("busy");
+      });
+      expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+      expect(s.requests.length).toBe(3);
+    }
+  });
+
+  it("honours a plain-text 429 Retry-After within the budget, and refuses one beyond it", async () => {
+    let calls = 0;
+    const s = await fake((_req, res) => {
+      calls += 1;
+      if (calls === 1) {
+        res.writeHead(429, { "content-type": "text/plain", "retry-after": "1" });
+        res.end("slow down");
+        return;
+      }
+      manifestResponse(res, MANIFEST);
+    });
+    const started = Date.now();
+    expect((await client(s).resolve("v1")).digest).toBe(sha(MANIFEST));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(calls).toBe(2);
+
+    const s2 = await fake((_req, res) => {
+      res.writeHead(429, { "content-type": "text/plain", "retry-after": "3600" });
+      res.end("come back tomorrow");
+    });
+    const t0 = Date.now();
+    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(s2.requests.length).toBe(1);
+  });
+
+  it("retries connection resets, then gives up", async () => {
+    let calls = 0;
+    const s = await fake((_req, res) => {
+      calls += 1;
+      if (calls < 3) {
+        res.socket?.destroy();
+        return;
+      }
+      manifestResponse(res, MANIFEST);
+    });
+    expect((await client(s).resolve("v1")).digest).toBe(sha(MANIFEST));
+    const s2 = await fake((_req, res) => {
+      res.socket?.destroy();
+    });
+    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+    expect(s2.requests.length).toBe(3);
+  });
+
+  it("times out a registry that never answers", async () => {
+    const s = await fake(() => undefined);
+    expect(await codeOf(client(s, { timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 5 } }).resolve("v1"))).toBe("OCI_TIMEOUT");
+    expect(s.requests.length).toBe(2);
+  });
+
+  it("times out a blob body that stalls, leaving no partial file", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(BLOB.length) });
+      res.write(BLOB.subarray(0, 100));
+    });
+    const dir = await emptyDir();
+    expect(await codeOf(fetchBlobToFile(client(s, { bodyTimeoutMs: 150 }), BLOB_DESC, path.join(dir, "b")))).toBe("OCI_TIMEOUT");
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe("tag-list pagination", () => {
+  function pages(routes: Record<string, { tags: string[]; link?: string }>): Promise<FakeRegistry> {
+    return fake((req, res) => {
+      const page = routes[req.url ?? ""];
+      if (page === undefined) {
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end('{"errors":[{"code":"NAME_UNKNOWN"}]}');
+        return;
+      }
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (page.link !== undefined) headers["link"] = page.link;
+      res.writeHead(200, headers);
+      res.end(JSON.stringify({ name: "owner/kit", tags: page.tags }));
+    });
+  }
+
+  it("follows a relative, opaque Link as given and finds a tag only on page 2", async () => {
+    const s = await pages({
+      "/v2/owner/kit/tags/list?n=1000": { tags: ["a", "b"], link: '<../../opaque/cursor?token=Zz%2F9&x=1>; rel="next"' },
+      "/v2/owner/opaque/cursor?token=Zz%2F9&x=1": { tags: ["only-on-page-2"] },
+    });
+    expect(await client(s).tags()).toEqual(["a", "b", "only-on-page-2"]);
+  });
+
+  it("detects a Link that loops back to page 1", async () => {
+    const s = await pages({
+      "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '</v2/owner/kit/tags/list?last=a>; rel="next"' },
+      "/v2/owner/kit/tags/list?last=a": { tags: ["b"], link: '</v2/owner/kit/tags/list?n=1000>; rel="next"' },
+    });
+    expect(await codeOf(client(s).tags())).toBe("OCI_PAGINATION_LOOP");
+    expect(s.requests.length).toBe(2);
+  });
+
+  it("refuses a Link without angle brackets, and one leaving the origin", async () => {
+    const s = await pages({ "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '/v2/owner/kit/tags/list?last=a; rel="next"' } });
+    expect(await codeOf(client(s).tags())).toBe("OCI_LINK_INVALID");
+    const s2 = await pages({ "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '<http://other.example.com/v2/x>; rel="next"' } });
+    expect(await codeOf(client(s2).tags())).toBe("OCI_LINK_INVALID");
+    expect(s2.requests.length).toBe(1);
+  });
+
+  it("refuses an HTML tag list", async () => {
+    const s = await fake((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html></html>");
+    });
+    expect(await codeOf(client(s).tags())).toBe("OCI_RESPONSE_INVALID");
+  });
+});
