@@ -58,7 +58,7 @@ function escapeControl(text: string): string {
 export function redactText(text: string): string {
   return escapeControl(text)
     .replace(/\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 ***")
-    .replace(/\b(api[_-]?key|authorization|password|passwd|secret|token)\s*[:=]\s*(?!\*\*\*)[^\s,;&"']+/gi, "$1=***")
+    .replace(/\b(api[_-]?key|authorization|password|passwd|secret|token)\s*[:=]\s*(?!\*\*\*|bearer\b)[^\s,;&"']+/gi, "$1=***")
     .replace(/AIza[0-9A-Za-z_-]{20,}/g, "***")
     .replace(/sk-[0-9A-Za-z_-]{16,}/g, "***");
 }
