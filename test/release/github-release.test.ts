@@ -3,7 +3,11 @@
  * @octokit/rest client: draft -> verify -> publish -> verify immutable, zero
  * assets, exact references; resume only verifies; 422 is terminal.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { git } from "../../release/git.js";
 import {
   GitHubReleaseError,
   createGitHubRelease,
@@ -11,6 +15,7 @@ import {
   releaseBody,
   type GitHubReleaseInput,
 } from "../../release/github-release.js";
+import { runCli } from "../support/cli.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
 
 const SHA = "1".repeat(40);
@@ -202,6 +207,65 @@ describe("createGitHubRelease", () => {
     expect(await codeOf(createGitHubRelease({ ...INPUT, releaseSha: "ABC" }, { env }))).toBe("GITHUB_INPUT_INVALID");
     expect(await codeOf(createGitHubRelease({ ...INPUT, bundleReference: "127.0.0.1:5000/acme/widget:v1.2.3" }, { env }))).toBe("GITHUB_INPUT_INVALID");
     expect(await codeOf(createGitHubRelease({ ...INPUT, receiptReference: BUNDLE }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    expect(api.requests).toHaveLength(0);
+  });
+});
+
+describe("hermes-plugin-kit release github-release (built CLI, real git remote)", () => {
+  const IDENTITY = { GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.invalid", GIT_AUTHOR_DATE: "@1767225600 +0000", GIT_COMMITTER_DATE: "@1767225600 +0000" };
+  let dir: string;
+  let remote: string;
+  let commit: string;
+  let references: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "hpk-ghrel-"));
+    remote = join(dir, "remote.git");
+    const work = join(dir, "work");
+    await git(["init", "--quiet", "--bare", remote], { cwd: dir });
+    await git(["init", "--quiet", "-b", "main", work], { cwd: dir });
+    await writeFile(join(work, "package.json"), JSON.stringify({ name: "widget", version: "1.2.3" }));
+    await git(["add", "package.json"], { cwd: work });
+    await git(["commit", "--quiet", "-m", "chore(release): v1.2.3"], { cwd: work, env: IDENTITY });
+    await git(["tag", "-a", "-m", "v1.2.3", "v1.2.3"], { cwd: work, env: IDENTITY });
+    await git(["push", "--quiet", remote, "main", "refs/tags/v1.2.3:refs/tags/v1.2.3"], { cwd: work });
+    commit = (await git(["rev-parse", "HEAD"], { cwd: work })).stdout.trim();
+    references = join(dir, "publication.json");
+    await writeFile(references, JSON.stringify({ bundle_reference: BUNDLE, receipt_reference: RECEIPT }));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("creates then, on rerun, only verifies; the remote tag is read with git ls-remote (peeled)", async () => {
+    api.deleteRef("acme", repo, "tags/v1.2.3");
+    const args = ["release", "github-release", "--release-version", "1.2.3", "--release-sha", commit, "--references", references, "--git-remote", remote, "--package-name", "widget"];
+    const first = await runCli(args, { cwd: dir, env });
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ tag: "v1.2.3", immutable: true, assets: 0, outcome: "created", bundle_reference: BUNDLE, receipt_reference: RECEIPT });
+    const second = await runCli(args, { cwd: dir, env });
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ outcome: "verified" });
+    expect(api.count("POST", `/repos/acme/${repo}/releases`)).toBe(1);
+    expect(api.count("GET", /\/git\//)).toBe(0);
+    expect(first.stdout + first.stderr + second.stdout + second.stderr).not.toContain(api.token);
+  });
+
+  it("a remote tag at another commit fails with GITHUB_TAG_MISMATCH (exit 1) and creates nothing", async () => {
+    const result = await runCli(["release", "github-release", "--release-version", "1.2.3", "--release-sha", OTHER_SHA, "--references", references, "--git-remote", remote], { cwd: dir, env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("GITHUB_TAG_MISMATCH");
+    expect(api.releases("acme", repo)).toHaveLength(0);
+  });
+
+  it("usage errors exit 2: missing references, both forms at once, a references file with extra keys", async () => {
+    const base = ["release", "github-release", "--release-version", "1.2.3", "--release-sha", commit];
+    expect((await runCli(base, { cwd: dir, env })).code).toBe(2);
+    expect((await runCli([...base, "--references", references, "--bundle-reference", BUNDLE], { cwd: dir, env })).code).toBe(2);
+    const extra = join(dir, "extra.json");
+    await writeFile(extra, JSON.stringify({ bundle_reference: BUNDLE, receipt_reference: RECEIPT, note: "x" }));
+    expect((await runCli([...base, "--references", extra], { cwd: dir, env })).code).toBe(2);
     expect(api.requests).toHaveLength(0);
   });
 });

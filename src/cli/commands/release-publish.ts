@@ -91,7 +91,7 @@ function registerCheckImmutable(release: Command): void {
 
 interface GitHubReleaseFlags {
   json?: boolean;
-  version: string;
+  releaseVersion: string;
   releaseSha: string;
   bundleReference?: string;
   receiptReference?: string;
@@ -119,12 +119,12 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
   return { bundle: flags.bundleReference, receipt: flags.receiptReference };
 }
 
-/** `release github-release --version V --release-sha S (--references F | --bundle-reference R --receipt-reference R)` (reference 5.3). */
+/** `release github-release --release-version V --release-sha S (--references F | --bundle-reference R --receipt-reference R)` (reference 5.3). */
 function registerGitHubRelease(release: Command): void {
   release
     .command("github-release")
     .description("Create (or on resume only verify) the immutable, metadata-only GitHub Release for tag v<V> at the release SHA.")
-    .requiredOption("--version <version>", "the released version V (tag v<V>)")
+    .requiredOption("--release-version <version>", "the released version V (tag v<V>; not --version, which the program owns)")
     .requiredOption("--release-sha <sha>", "the release commit the remote tag must point at")
     .option("--bundle-reference <reference>", "digest-pinned bundle reference")
     .option("--receipt-reference <reference>", "digest-pinned receipt reference")
@@ -139,12 +139,12 @@ function registerGitHubRelease(release: Command): void {
         const packageName = flags.packageName ?? (typeof pkgName === "string" ? pkgName : DEFAULT_PACKAGE);
         const remote = flags.gitRemote;
         const result = await createGitHubRelease({
-          version: flags.version,
+          version: flags.releaseVersion,
           releaseSha: flags.releaseSha,
           bundleReference: bundle,
           receiptReference: receipt,
           packageName,
-          ...(remote === undefined ? {} : { remoteTagCommit: () => remoteTagCommit(process.cwd(), remote, `v${flags.version}`) }),
+          ...(remote === undefined ? {} : { remoteTagCommit: () => remoteTagCommit(process.cwd(), remote, `v${flags.releaseVersion}`) }),
         });
         printJson(result);
       });
