@@ -40,8 +40,6 @@ export const RELEASE_STEP_CODES = [
   "RELEASE_TAG_EXISTS",
   /** HEAD is not the expected trigger commit. */
   "RELEASE_HEAD_MISMATCH",
-  /** Nothing to release (only non-releasing commits since the baseline). */
-  "RELEASE_NOTHING_TO_RELEASE",
   /** A release identity fact (parent, tag, clean tree, touched files, version) does not hold. */
   "RELEASE_IDENTITY_MISMATCH",
   /** The lockfile needed for materialize is missing or malformed. */
