@@ -195,11 +195,16 @@ describe("release.yml structure", () => {
   });
 
   it("build runs exactly once, in build-stage, after both test jobs; only source and test evidence travel as Actions artifacts", () => {
-    const runs = Object.entries(release.doc.jobs).flatMap(([name, job]) => job.steps.map((step) => ({ job: name, run: step.run ?? "" })));
-    const buildLines = runs.flatMap(({ job, run }) => run.split("\n").filter((line) => line.trim() === "npx just build").map(() => job));
-    expect(buildLines).toEqual(["build-stage"]);
-    const checkDist = runs.flatMap(({ job, run }) => run.split("\n").filter((line) => line.trim() === "npx just check-dist").map(() => job));
-    expect(checkDist).toEqual(["build-stage"]);
+    const lines = Object.entries(release.doc.jobs).flatMap(([name, job]) => job.steps.flatMap((step) => (step.run ?? "").split("\n").map((line) => ({ job: name, line: line.trim() }))));
+    const jobsRunning = (prefix: string) => lines.filter(({ line }) => line.startsWith(prefix)).map(({ job }) => job);
+    expect(jobsRunning("npx hermes-plugin-kit release build ")).toEqual(["build-stage"]);
+    expect(jobsRunning("npx hermes-plugin-kit release gate build_metadata ")).toEqual(["build-stage"]);
+    expect(jobsRunning("npx hermes-plugin-kit release gate unit ")).toEqual(["unit-tests"]);
+    expect(jobsRunning("npx hermes-plugin-kit release gate public_contract ")).toEqual(["unit-tests"]);
+    expect(jobsRunning("npx hermes-plugin-kit release gate host_contract ")).toEqual(["contract-tests"]);
+    expect(jobsRunning("npm pack")).toEqual([]);
+    // The build job needs exactly materialize and both test jobs (tests before the one build).
+    expect(new Set(needsOf(release.doc.jobs["build-stage"]!))).toEqual(new Set(["materialize", "unit-tests", "contract-tests"]));
     const uploads = Object.values(release.doc.jobs).flatMap((job) => job.steps.filter((step) => step.uses?.startsWith("actions/upload-artifact@")));
     const names = uploads.map((step) => String(step.with?.["name"]));
     expect(names).toEqual([
@@ -221,6 +226,8 @@ describe("release.yml structure", () => {
     expect(where("check-immutable")).toEqual(["immutable-release-control"]);
     expect(where("restore")).toEqual(["unit-tests", "contract-tests", "build-stage"]);
     expect(where("create-manifest")).toEqual(["build-stage"]);
+    expect(where("verify-manifest")).toEqual(["build-stage"]);
+    expect(where("checksums")).toEqual(["build-stage"]);
     expect(where("check-private")).toEqual(["build-stage"]);
     expect(where("stage")).toEqual(["build-stage"]);
     expect(where("promote")).toEqual(["promote"]);
