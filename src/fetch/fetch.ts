@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
-import { hashFile, readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
+import { readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { isLoopbackHost, parseReference, type Repository } from "../contract/reference.js";
@@ -279,13 +279,14 @@ async function verifyBundlePayload(
   }
   // P2-P4: the checksum file.
   const checksums = parsePayloadChecksums(await readFile(localFiles.get(PAYLOAD_CHECKSUMS_FILE) as string), bundleChecksumPaths(policy.package, manifest.version));
-  // P5: each listed file.
+  // P5: each listed file. Its SHA-256 was computed while it streamed in (the
+  // layer digest, verified by fetchBlobToFile), so it is compared, not re-read.
+  const layerSha = new Map(checked.layers.map((l) => [l.title, l.descriptor.digest.slice("sha256:".length)]));
   for (const [path, sha256] of checksums) {
-    const local = localFiles.get(path) as string;
-    await requireRegularFile(local, path);
-    const actual = await hashFile(local);
-    if (actual.sha256 !== sha256) {
-      throw new FetchError("PAYLOAD_SHA256_MISMATCH", `payload SHA-256 mismatch: ${path} hashes to ${actual.sha256}, the checksum file says ${sha256}`);
+    await requireRegularFile(localFiles.get(path) as string, path);
+    const actual = layerSha.get(path);
+    if (actual !== sha256) {
+      throw new FetchError("PAYLOAD_SHA256_MISMATCH", `payload SHA-256 mismatch: ${path} hashes to ${actual ?? "nothing"}, the checksum file says ${sha256}`);
     }
   }
   // P6: the source bundle.
