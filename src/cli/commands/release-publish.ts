@@ -20,6 +20,7 @@ import { remoteTagCommit } from "../../../release/git.js";
 import { createGitHubRelease } from "../../../release/github-release.js";
 import { promoteRelease } from "../../../release/promote.js";
 import { publishRelease } from "../../../release/publish.js";
+import { runRelease } from "../../../release/run.js";
 import { stageRelease } from "../../../release/stage.js";
 import { printJson, runAction, UsageError } from "../output.js";
 
@@ -272,6 +273,51 @@ function registerPublish(release: Command): void {
     });
 }
 
+interface RunFlags {
+  json?: boolean;
+  source?: string;
+  workspace: string;
+  runId?: string;
+  runAttempt?: string;
+  plainHttp?: boolean;
+  installCommand?: string;
+  mcpSdkVersion?: string;
+  githubRelease?: boolean;
+}
+
+/** `release run --workspace W [--source DIR]`: every step in order, resumable from W (release/run.ts). */
+function registerRun(release: Command): void {
+  release
+    .command("run")
+    .description("Run every release step in order (intent .. publish, github-release with --github-release) over a workspace; rerun with the same --workspace to resume.")
+    .requiredOption("--workspace <dir>", "workspace directory (created; reruns resume from it)")
+    .option("--source <dir>", "the package checkout: HEAD is the trigger, origin the remote to promote (default: current directory)")
+    .option("--run-id <id>", "run id recorded in evidence and the candidate tag (default: chosen once per workspace)")
+    .option("--run-attempt <n>", "run attempt (default 1)")
+    .option("--install-command <command>", "bash command run in the restored checkout before the gates (e.g. 'npm ci')")
+    .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
+    .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--json", "print failures as a JSON object on stdout")
+    .action(async (flags: RunFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);
+        printJson(
+          await runRelease({
+            source: flags.source ?? process.cwd(),
+            workspace: flags.workspace,
+            plainHttp: flags.plainHttp === true,
+            githubRelease: flags.githubRelease === true,
+            ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+            ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
+            ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
+            ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
+          }),
+        );
+      });
+    });
+}
+
 /** Register the publishing steps on the `release` command, in pipeline order. */
 export function registerReleasePublishSteps(release: Command): void {
   registerCheckPrivate(release);
@@ -280,4 +326,5 @@ export function registerReleasePublishSteps(release: Command): void {
   registerPromote(release);
   registerPublish(release);
   registerGitHubRelease(release);
+  registerRun(release);
 }

@@ -1,0 +1,580 @@
+/**
+ * `release run`: every release step, part 1 and part 2, in order, over one
+ * workspace directory, resumable after a crash at any point (local and demo
+ * use; CI runs the steps as separate jobs). DESIGN.md section 4; issue 6
+ * item 6; reference `original-release-contract.md` 6.1 and 6.3.
+ *
+ * Steps: `intent` -> `materialize` -> `restore` -> `gates` (unit,
+ * public_contract, host_contract) -> `build` (npm pack once, check-dist,
+ * build_metadata gate) -> `manifest` (create-manifest, verify-manifest,
+ * checksums) -> `check-private` (with bootstrap) -> `stage` -> `promote` ->
+ * `publish` -> `github-release` (only with `githubRelease`; else skipped with a reason).
+ *
+ * Resumability: after each step its result is recorded in
+ * `<workspace>/run-state.json` (written atomically). A rerun skips a recorded
+ * step only after re-verifying its outputs (bundle checksum and identity
+ * proofs, evidence files, tarball and manifest hashes, the staged tag and a
+ * verified download, the remote refs, the receipt bytes and both tags); an
+ * unrecorded step is redone from a clean directory. Part-1 steps are made
+ * deterministic for the same trigger (the release commit takes the trigger
+ * commit's date), and part-2 steps are idempotent, so any interrupted run
+ * converges to the same digests and receipt bytes and never moves a tag.
+ *
+ * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
+ * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
+ */
+import { createHash } from "node:crypto";
+import { lstat, mkdir, readFile, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
+import { describe, isGitSha } from "../src/contract/grammar.js";
+import { hashFile } from "../src/contract/manifest.js";
+import type { ReleasePolicy } from "../src/contract/policy.js";
+import { parseRepository } from "../src/contract/reference.js";
+import { credentialsFromEnv, type RegistryCredentials } from "../src/fetch/fetch.js";
+import { buildRelease, checkDist } from "./build.js";
+import { checkPrivate } from "./check-private.js";
+import { readReleaseConfig } from "./config.js";
+import { evidenceFile, runGate } from "./gate.js";
+import { createGitHubRelease } from "./github-release.js";
+import { git, gitText, headCommit, remoteTagCommit, runProcess } from "./git.js";
+import { releaseIntent } from "./intent.js";
+import { checksumsStep, createManifestStep, readGateEvidence, verifyManifestStep } from "./manifest-steps.js";
+import { materializeRelease, proveReleaseIdentity, SOURCE_BUNDLE_CHECKSUM_FILE } from "./materialize.js";
+import { promoteRelease } from "./promote.js";
+import { publishRelease } from "./publish.js";
+import { checkBundleChecksum, restoreSource } from "./restore.js";
+import { PipelineError, outputJsonBytes, resolveAccess, resolveTag, openWriteTarget, stageRelease, verifiedDownload, writeOutputFile, type PipelineHooks } from "./stage.js";
+
+/** Environment variable naming the crash point (test hook). */
+export const CRASH_AT_ENV = "HERMES_PLUGIN_KIT_CRASH_AT";
+
+/** The steps of `release run`, in order. */
+export const RUN_STEPS = Object.freeze([
+  "intent",
+  "materialize",
+  "restore",
+  "gates",
+  "build",
+  "manifest",
+  "check-private",
+  "stage",
+  "promote",
+  "publish",
+  "github-release",
+] as const);
+
+/** One of {@link RUN_STEPS}. */
+export type RunStep = (typeof RUN_STEPS)[number];
+
+/**
+ * Named crash points: `<step>:done` (the step finished, its result is not
+ * recorded yet) and `<step>:recorded` for every step, plus the points inside
+ * the registry and git writes: `stage:verified`, `stage:private`,
+ * `stage:upload:pushed:<n>` (after the n-th blob/manifest of the bundle
+ * upload), `stage:upload:before-tag`, `stage:uploaded`, `stage:before-output`,
+ * `promote:before-push`, `promote:pushed`, `publish:before-bind`,
+ * `publish:bound`, `publish:receipt-upload:pushed:<n>`,
+ * `publish:receipt-upload:before-tag`, `publish:receipt-uploaded`,
+ * `publish:before-output`, `publish:before-references`.
+ */
+export const CRASH_POINTS = Object.freeze([
+  ...RUN_STEPS.flatMap((s) => [`${s}:done`, `${s}:recorded`]),
+  "stage:verified",
+  "stage:private",
+  "stage:upload:pushed:1",
+  "stage:upload:pushed:2",
+  "stage:upload:pushed:3",
+  "stage:upload:before-tag",
+  "stage:uploaded",
+  "stage:before-output",
+  "promote:before-push",
+  "promote:pushed",
+  "publish:before-bind",
+  "publish:bound",
+  "publish:receipt-upload:pushed:1",
+  "publish:receipt-upload:before-tag",
+  "publish:receipt-uploaded",
+  "publish:before-output",
+  "publish:before-references",
+]);
+
+/** Inputs of {@link runRelease} (the `release run` flags). */
+export interface RunOptions {
+  /** The package's git checkout: HEAD is the trigger commit, `origin` the remote to promote. */
+  source: string;
+  /** The workspace directory (created; reused by reruns). */
+  workspace: string;
+  /** Workflow run id recorded in evidence (`[1-9][0-9]*`; default: chosen once and kept in the workspace). */
+  runId?: string;
+  /** Workflow run attempt (default 1). */
+  runAttempt?: number;
+  /** Plain HTTP to a loopback registry. */
+  plainHttp?: boolean;
+  /** Registry credentials (default from the environment). */
+  credentials?: RegistryCredentials;
+  /** A bash command run in the restored checkout before the gates (e.g. `npm ci`). */
+  installCommand?: string;
+  /** MCP SDK version for the manifest when host_contract evidence does not record one. */
+  mcpSdkVersion?: string;
+  /** Create the GitHub Release at the end (needs `GH_TOKEN`, `GITHUB_API_URL`, `GITHUB_REPOSITORY`). */
+  githubRelease?: boolean;
+  /** Environment (default `process.env`): `SEMANTIC_RELEASE_ENABLED`, tokens, `HERMES_PLUGIN_KIT_CRASH_AT`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Progress lines (default stderr). `null` silences. */
+  progress?: NodeJS.WritableStream | null;
+  /** Test hooks (in addition to the crash point from the environment). */
+  hooks?: PipelineHooks;
+}
+
+/** One step as reported by {@link runRelease}. */
+export interface RunStepReport {
+  step: RunStep;
+  /** `ran` (executed now), `verified` (recorded earlier, outputs re-verified, skipped), `skipped` (not applicable). */
+  status: "ran" | "verified" | "skipped";
+  /** Wall time in ms. */
+  ms: number;
+  /** Why a step was skipped. */
+  reason?: string;
+}
+
+/** What {@link runRelease} returns (and `release run` prints). */
+export type RunResult =
+  | { released: false; reason: string; workspace: string; steps: RunStepReport[] }
+  | {
+      released: true;
+      workspace: string;
+      version: string;
+      tag: string;
+      release_sha: string;
+      trigger_sha: string;
+      bundle_reference: string;
+      receipt_reference: string;
+      /** The npm tarball: file name, SHA-256 (hex), size in bytes. */
+      tarball: { filename: string; sha256: string; size: number };
+      /** `<workspace>/release-receipt.json`. */
+      receipt_file: string;
+      receipt_sha256: string;
+      github_release: string;
+      steps: RunStepReport[];
+    };
+
+/** `<workspace>/run-state.json`. */
+interface RunState {
+  schema: 1;
+  source: string;
+  trigger_sha: string;
+  /** Commit date of the trigger (seconds), used as the release commit date. */
+  trigger_date: number;
+  run_id: string;
+  run_attempt: number;
+  steps: Partial<Record<RunStep, Record<string, unknown>>>;
+}
+
+/** Fixed paths inside the workspace. */
+function layout(ws: string) {
+  return {
+    state: join(ws, "run-state.json"),
+    source: join(ws, "source"),
+    bundleDir: join(ws, "source-bundle"),
+    bundle: join(ws, "source-bundle", SOURCE_BUNDLE_FILE),
+    bundleChecksum: join(ws, "source-bundle", SOURCE_BUNDLE_CHECKSUM_FILE),
+    restore: join(ws, "restore"),
+    evidence: join(ws, "evidence"),
+    dist: join(ws, "dist"),
+    payload: join(ws, "payload"),
+    manifest: join(ws, "payload", RELEASE_MANIFEST_FILE),
+    checksums: join(ws, "payload", PAYLOAD_CHECKSUMS_FILE),
+    staged: join(ws, "staged-release.json"),
+    receipt: join(ws, "release-receipt.json"),
+    references: join(ws, "publication.json"),
+    githubRelease: join(ws, "github-release.json"),
+  };
+}
+
+async function readState(path: string): Promise<RunState | undefined> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new PipelineError("RUN_STATE_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseStrictJson(bytes);
+  } catch (error) {
+    throw new PipelineError("RUN_STATE_INVALID", `${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const steps = doc["steps"];
+  if (
+    doc["schema"] !== 1 ||
+    typeof doc["source"] !== "string" ||
+    !isGitSha(doc["trigger_sha"]) ||
+    typeof doc["trigger_date"] !== "number" ||
+    typeof doc["run_id"] !== "string" ||
+    typeof doc["run_attempt"] !== "number" ||
+    steps === null ||
+    typeof steps !== "object" ||
+    Array.isArray(steps)
+  ) {
+    throw new PipelineError("RUN_STATE_INVALID", `${path} is not a release run state (schema 1)`);
+  }
+  return doc as unknown as RunState;
+}
+
+function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function diverged(step: RunStep, what: string): never {
+  throw new PipelineError("RUN_STEP_DIVERGED", `recorded step ${step} no longer verifies: ${what}; remove the workspace to start over`);
+}
+
+function str(record: Record<string, unknown> | undefined, key: string): string {
+  const value = record?.[key];
+  if (typeof value !== "string") throw new PipelineError("RUN_STATE_INVALID", `run state lacks ${key}`);
+  return value;
+}
+
+/**
+ * `release run`: see the module comment.
+ * @returns the references, version, tarball and per-step report; `released: false` when there is nothing to release.
+ * @throws every code of the steps it composes (ReleaseStepError, ReleaseContractError, FetchError,
+ *   PrivacyError, OciError, PipelineError, GitHubReleaseError), and PipelineError
+ *   `RUN_WORKSPACE_INVALID` (the workspace belongs to another source), `RUN_STATE_INVALID`,
+ *   `RUN_STEP_DIVERGED` (a recorded step's outputs no longer verify).
+ */
+export async function runRelease(options: RunOptions): Promise<RunResult> {
+  const env = options.env ?? process.env;
+  const ws = resolve(options.workspace);
+  const paths = layout(ws);
+  const source = resolve(options.source);
+  const progress = options.progress === undefined ? process.stderr : options.progress;
+  const crashAt = env[CRASH_AT_ENV];
+  const hooks: PipelineHooks = {
+    checkpoint: async (point) => {
+      await options.hooks?.checkpoint?.(point);
+      if (crashAt !== undefined && crashAt !== "" && point === crashAt) process.kill(process.pid, "SIGKILL");
+    },
+  };
+  const mark = (point: string) => hooks.checkpoint!(point);
+
+  await mkdir(ws, { recursive: true, mode: 0o700 });
+  let state = await readState(paths.state);
+  if (state === undefined) {
+    const trigger = await headCommit(source);
+    const date = Number(await gitText(["show", "-s", "--format=%ct", trigger], { cwd: source }));
+    const runId = options.runId ?? String(Math.floor(Date.now() / 1000));
+    if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describe(runId)}`);
+    state = { schema: 1, source, trigger_sha: trigger, trigger_date: date, run_id: runId, run_attempt: options.runAttempt ?? 1, steps: {} };
+    await writeOutputFile(paths.state, outputJsonBytes(state));
+  } else if (state.source !== source) {
+    throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} belongs to a run of ${state.source}, not ${source}`);
+  } else if (options.runId !== undefined && options.runId !== state.run_id) {
+    throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} was started with run id ${state.run_id}, not ${options.runId}`);
+  }
+  const current: RunState = state;
+  const reports: RunStepReport[] = [];
+  const record = async (step: RunStep, result: Record<string, unknown>): Promise<void> => {
+    await mark(`${step}:done`);
+    current.steps[step] = result;
+    await writeOutputFile(paths.state, outputJsonBytes(current));
+    await mark(`${step}:recorded`);
+  };
+
+  /** Run or verify one step and report it. */
+  const step = async (name: RunStep, run: () => Promise<Record<string, unknown>>, verify: (recorded: Record<string, unknown>) => Promise<void>): Promise<void> => {
+    const started = performance.now();
+    const recorded = current.steps[name];
+    let status: RunStepReport["status"];
+    if (recorded !== undefined) {
+      await verify(recorded);
+      status = "verified";
+    } else {
+      await record(name, await run());
+      status = "ran";
+    }
+    const ms = Math.round(performance.now() - started);
+    reports.push({ step: name, status, ms });
+    progress?.write(`${status === "ran" ? "✓" : "↺"} ${name} (${status}, ${ms} ms)\n`);
+  };
+
+  const intentEnv = { ...process.env, ...env } as NodeJS.ProcessEnv;
+
+  // 1. intent (in a fresh clone at the trigger).
+  await step(
+    "intent",
+    async () => {
+      await cloneAtTrigger(source, paths.source, current.trigger_sha);
+      const intent = await releaseIntent({ dir: paths.source, environment: intentEnv, remote: "origin" });
+      if (!("previous_version" in intent)) return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true" };
+      if (!intent.released || intent.version === null || intent.tag === null) return { released: false, reason: `nothing to release since v${intent.previous_version}` };
+      return { released: true, version: intent.version, previous_version: intent.previous_version, tag: intent.tag, release_class: intent.release_class };
+    },
+    async () => undefined,
+  );
+  const intent = current.steps.intent as Record<string, unknown>;
+  if (intent["released"] !== true) {
+    return { released: false, reason: String(intent["reason"]), workspace: ws, steps: reports };
+  }
+  const version = str(intent, "version");
+  const previousVersion = str(intent, "previous_version");
+  const tag = str(intent, "tag");
+
+  // 2. materialize (fresh clone; the release commit takes the trigger's date, so a redo gives the same SHA).
+  await step(
+    "materialize",
+    async () => {
+      await cloneAtTrigger(source, paths.source, current.trigger_sha);
+      await rm(paths.bundleDir, { recursive: true, force: true });
+      await mkdir(paths.bundleDir, { recursive: true, mode: 0o700 });
+      const m = await materializeRelease({ dir: paths.source, outputDir: paths.bundleDir, expectedSha: current.trigger_sha, environment: intentEnv, remote: "origin", dateSeconds: current.trigger_date });
+      if (!m.released) throw new PipelineError("RUN_STEP_DIVERGED", "materialize found nothing to release although intent did");
+      if (m.version !== version) diverged("intent", `materialize computed v${m.version}, intent v${version}`);
+      return { source_sha: m.source_sha, bundle_sha256: m.bundle_sha256 };
+    },
+    async (rec) => {
+      const sha = await checkBundleChecksum(paths.bundle, paths.bundleChecksum);
+      if (sha !== rec["bundle_sha256"]) diverged("materialize", `source bundle SHA-256 ${sha}, recorded ${String(rec["bundle_sha256"])}`);
+      await proveReleaseIdentity(paths.source, { triggerSha: current.trigger_sha, version, releaseSha: str(rec, "source_sha") });
+    },
+  );
+  const releaseSha = str(current.steps.materialize, "source_sha");
+
+  // 3. restore.
+  await step(
+    "restore",
+    async () => {
+      await rm(paths.restore, { recursive: true, force: true });
+      const r = await restoreSource({ bundle: paths.bundle, checksumFile: paths.bundleChecksum, expectedSha: current.trigger_sha, dir: paths.restore });
+      if (r.source_sha !== releaseSha) diverged("materialize", `restored ${r.source_sha}, materialized ${releaseSha}`);
+      return { source_sha: r.source_sha };
+    },
+    async () => {
+      await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });
+    },
+  );
+
+  // 4. gates on the restored source.
+  await step(
+    "gates",
+    async () => {
+      await rm(paths.evidence, { recursive: true, force: true });
+      if (options.installCommand !== undefined) {
+        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: { ...process.env }, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
+      }
+      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence });
+      await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });
+      return { gates: ["unit", "public_contract", "host_contract"] };
+    },
+    async () => {
+      for (const gate of ["unit", "public_contract", "host_contract"] as const) {
+        const evidence = await readGateEvidence(evidenceFile(paths.evidence, gate), gate);
+        if (evidence.source_sha !== releaseSha) diverged("gates", `evidence of ${gate} names ${evidence.source_sha}`);
+      }
+    },
+  );
+
+  // 5. build once, check-dist, build_metadata gate.
+  await step(
+    "build",
+    async () => {
+      await rm(paths.dist, { recursive: true, force: true });
+      const built = await buildRelease({ dir: paths.restore, artifactDir: paths.dist, version });
+      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence });
+      return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
+    },
+    async (rec) => {
+      const config = await readReleaseConfig(paths.restore);
+      const checked = await checkDist(config, paths.dist, version);
+      if (checked.artifact.sha256 !== rec["sha256"]) diverged("build", `tarball SHA-256 ${checked.artifact.sha256}, recorded ${String(rec["sha256"])}`);
+      await readGateEvidence(evidenceFile(paths.evidence, "build_metadata"), "build_metadata");
+    },
+  );
+  const tarball = current.steps.build as { filename: string; sha256: string; size: number };
+
+  // 6. tested manifest and payload checksums.
+  await step(
+    "manifest",
+    async () => {
+      await rm(paths.payload, { recursive: true, force: true });
+      await mkdir(paths.payload, { recursive: true, mode: 0o700 });
+      await createManifestStep({
+        dir: paths.restore,
+        previousVersion,
+        version,
+        tag,
+        sourceSha: releaseSha,
+        runId: current.run_id,
+        runAttempt: current.run_attempt,
+        artifactDir: paths.dist,
+        evidenceDir: paths.evidence,
+        output: paths.manifest,
+        ...(options.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: options.mcpSdkVersion }),
+      });
+      await verifyManifestStep({ dir: paths.restore, manifest: paths.manifest, artifactDir: paths.dist });
+      await checksumsStep({ dir: paths.restore, bundle: paths.bundle, manifest: paths.manifest, artifactDir: paths.dist, output: paths.checksums });
+      return { manifest_sha256: (await hashFile(paths.manifest)).sha256, checksums_sha256: (await hashFile(paths.checksums)).sha256 };
+    },
+    async (rec) => {
+      await verifyManifestStep({ dir: paths.restore, manifest: paths.manifest, artifactDir: paths.dist });
+      if ((await hashFile(paths.manifest)).sha256 !== rec["manifest_sha256"]) diverged("manifest", "release-manifest.json changed");
+      if ((await hashFile(paths.checksums)).sha256 !== rec["checksums_sha256"]) diverged("manifest", "release-payload.sha256 changed");
+    },
+  );
+
+  const config = await readReleaseConfig(paths.restore);
+  const policy: ReleasePolicy = config.policy;
+  const credentials = options.credentials ?? credentialsFromEnv(parseRepository(policy.registryRepository), env);
+  const accessOptions = {
+    repository: policy.registryRepository,
+    plainHttp: options.plainHttp === true,
+    ...(credentials === undefined ? {} : { credentials }),
+    env,
+    hooks,
+  };
+  const access = resolveAccess(accessOptions, policy);
+
+  // 7. privacy gate with bootstrap (proved again on every run: privacy is a fact of now).
+  await step(
+    "check-private",
+    async () => {
+      const evidence = await checkPrivate({ ...accessOptions, policy, bootstrap: true });
+      return { kind: evidence.kind, bootstrapped: evidence.bootstrapped };
+    },
+    async () => {
+      await checkPrivate({ ...accessOptions, policy, bootstrap: false });
+    },
+  );
+
+  // 8. stage.
+  const candidate = `candidate-${current.run_id}-${releaseSha}`;
+  await step(
+    "stage",
+    async () => {
+      const staged = await stageRelease({
+        ...accessOptions,
+        policy,
+        tag: candidate,
+        manifest: paths.manifest,
+        artifactDir: paths.dist,
+        sourceBundle: paths.bundle,
+        payloadChecksums: paths.checksums,
+        output: paths.staged,
+      });
+      return { bundle_reference: staged.bundle_reference };
+    },
+    async (rec) => {
+      const reference = str(rec, "bundle_reference");
+      const staged = parseStrictJson(await readFile(paths.staged));
+      if (staged["bundle_reference"] !== reference) diverged("stage", `${paths.staged} names ${describe(staged["bundle_reference"])}`);
+      const target = await openWriteTarget(access);
+      if ((await resolveTag(target, candidate)) !== reference.split("@")[1]) diverged("stage", `tag ${candidate} does not name ${reference}`);
+      const download = await verifiedDownload(access, reference, policy, { expect: "bundle" });
+      await download.cleanup();
+    },
+  );
+  const bundleReference = str(current.steps.stage, "bundle_reference");
+
+  // 9. promote (verification = the resumable promotion itself, which only reads when already promoted).
+  await step(
+    "promote",
+    async () => {
+      const promoted = await promoteRelease({ ...accessOptions, policy, reference: bundleReference, repoDir: paths.source });
+      return { outcome: promoted.outcome, release_sha: promoted.release_sha };
+    },
+    async () => {
+      const again = await promoteRelease({ ...accessOptions, policy, reference: bundleReference, repoDir: paths.source });
+      if (again.outcome !== "already-promoted") diverged("promote", "the remote was not promoted any more");
+    },
+  );
+
+  // 10. publish.
+  await step(
+    "publish",
+    async () => {
+      const published = await publishRelease({ ...accessOptions, policy, reference: bundleReference, output: paths.receipt, references: paths.references });
+      return { receipt_reference: published.receipt_reference, receipt_sha256: published.receipt_sha256 };
+    },
+    async (rec) => {
+      const receiptReference = str(rec, "receipt_reference");
+      const bytes = await readFile(paths.receipt);
+      if (sha256Hex(bytes) !== rec["receipt_sha256"]) diverged("publish", "release-receipt.json changed");
+      const refs = await readFile(paths.references);
+      if (!refs.equals(outputJsonBytes({ bundle_reference: bundleReference, receipt_reference: receiptReference }))) diverged("publish", "publication.json changed");
+      const target = await openWriteTarget(access);
+      if ((await resolveTag(target, tag)) !== bundleReference.split("@")[1]) diverged("publish", `tag ${tag} does not name the bundle`);
+      if ((await resolveTag(target, `${tag}-receipt`)) !== receiptReference.split("@")[1]) diverged("publish", `tag ${tag}-receipt does not name the receipt`);
+      const download = await verifiedDownload(access, receiptReference, policy, { expect: "receipt" });
+      try {
+        const echoed = await readFile(download.localFiles.get("release-receipt.json") as string);
+        if (!echoed.equals(bytes)) diverged("publish", "the registry's receipt differs from release-receipt.json");
+      } finally {
+        await download.cleanup();
+      }
+    },
+  );
+  const receiptReference = str(current.steps.publish, "receipt_reference");
+  const receiptSha = str(current.steps.publish, "receipt_sha256");
+
+  // 11. GitHub Release (optional; resumable by verification inside createGitHubRelease).
+  let githubRelease = "skipped: no GitHub repository configured (pass --github-release with GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)";
+  if (options.githubRelease === true) {
+    await step(
+      "github-release",
+      async () => {
+        const result = await createGitHubRelease(
+          { version, releaseSha, bundleReference, receiptReference, packageName: policy.package, remoteTagCommit: () => remoteTagCommit(paths.source, "origin", tag) },
+          { env },
+        );
+        return { release_id: result.release_id, outcome: result.outcome };
+      },
+      async () => {
+        const result = await createGitHubRelease(
+          { version, releaseSha, bundleReference, receiptReference, packageName: policy.package, remoteTagCommit: () => remoteTagCommit(paths.source, "origin", tag) },
+          { env },
+        );
+        if (result.outcome !== "verified") diverged("github-release", `the release was ${result.outcome} instead of verified`);
+      },
+    );
+    githubRelease = `release ${String(current.steps["github-release"]?.["release_id"])}`;
+  } else {
+    reports.push({ step: "github-release", status: "skipped", ms: 0, reason: githubRelease });
+    progress?.write(`- github-release (${githubRelease})\n`);
+  }
+
+  return {
+    released: true,
+    workspace: ws,
+    version,
+    tag,
+    release_sha: releaseSha,
+    trigger_sha: current.trigger_sha,
+    bundle_reference: bundleReference,
+    receipt_reference: receiptReference,
+    tarball: { filename: tarball.filename, sha256: tarball.sha256, size: tarball.size },
+    receipt_file: paths.receipt,
+    receipt_sha256: receiptSha,
+    github_release: githubRelease,
+    steps: reports,
+  };
+}
+
+/**
+ * Replace `dir` with a fresh clone of `source` checked out on branch `main`
+ * at `trigger`, whose `origin` is the source checkout's `origin` (resolved
+ * to an absolute path when local).
+ * @throws PipelineError `RUN_WORKSPACE_INVALID` when the source has no origin.
+ */
+async function cloneAtTrigger(source: string, dir: string, trigger: string): Promise<void> {
+  const originUrl = (await git(["config", "--get", "remote.origin.url"], { cwd: source, allowFailure: true })).stdout.trim();
+  if (originUrl.length === 0) throw new PipelineError("RUN_WORKSPACE_INVALID", `the source checkout ${source} has no origin remote to promote to`);
+  const isPath = !/^[a-z][a-z0-9+.-]*:\/\//i.test(originUrl) && !/^[^/]+:/.test(originUrl);
+  const absoluteOrigin = isPath ? resolve(source, originUrl) : originUrl;
+  if ((await lstat(dir).catch(() => null)) !== null) await rm(dir, { recursive: true, force: true });
+  await git(["clone", "--quiet", "--no-checkout", source, dir], { cwd: resolve(dir, ".."), timeoutMs: 600_000 });
+  await git(["checkout", "--quiet", "-B", "main", trigger], { cwd: dir });
+  await git(["remote", "set-url", "origin", absoluteOrigin], { cwd: dir });
+}

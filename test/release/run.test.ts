@@ -1,0 +1,93 @@
+/**
+ * `release run` end to end over a workspace (issue 6 item 6): real git
+ * (fixture package, bare origin), real semantic-release dry run, real npm
+ * pack, real gates, an `oci-layout:` store. A rerun re-verifies every
+ * recorded step and converges to the same references and receipt bytes;
+ * a tampered output is detected instead of skipped.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseStrictJson } from "../../src/contract/canonical-json.js";
+import { hasCode } from "../../src/contract/errors.js";
+import { verifyFinalReceipt } from "../../src/contract/release-document.js";
+import { runRelease, type RunResult } from "../../release/run.js";
+import { gitText } from "../../release/git.js";
+import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
+import { storeTags } from "../support/release-pipeline-fixture.js";
+
+let rf: RunFixture;
+let first: Extract<RunResult, { released: true }>;
+const env = { ...process.env, SEMANTIC_RELEASE_ENABLED: "true" };
+
+beforeAll(async () => {
+  rf = await createRunFixture();
+});
+
+afterAll(async () => {
+  await rf.cleanup();
+});
+
+describe("release run", () => {
+  it("does nothing but report when disarmed", async () => {
+    const result = await runRelease({ source: rf.repo.dir, workspace: join(rf.workspace, "..", "disarmed"), env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "false" }, progress: null, runId: "7" });
+    expect(result).toMatchObject({ released: false });
+    expect((result as { reason: string }).reason).toMatch(/disarmed/);
+  });
+
+  it("runs every step: promoted source, bound tags, a verifying receipt", async () => {
+    const result = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null, runId: "4242", installCommand: rf.installCommand });
+    expect(result.released).toBe(true);
+    first = result as Extract<RunResult, { released: true }>;
+    expect(first.version).toBe("0.8.0");
+    expect(first.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      "intent:ran",
+      "materialize:ran",
+      "restore:ran",
+      "gates:ran",
+      "build:ran",
+      "manifest:ran",
+      "check-private:ran",
+      "stage:ran",
+      "promote:ran",
+      "publish:ran",
+      "github-release:skipped",
+    ]);
+    expect(first.trigger_sha).toBe(rf.triggerSha);
+    const origin = rf.repo.origin!;
+    expect(await gitText(["rev-parse", "refs/heads/main"], { cwd: origin })).toBe(first.release_sha);
+    expect(await gitText(["rev-parse", "refs/tags/v0.8.0^{commit}"], { cwd: origin })).toBe(first.release_sha);
+    expect(await gitText(["rev-parse", `${first.release_sha}^`], { cwd: origin })).toBe(rf.triggerSha);
+    const tags = await storeTags(rf.storeDir);
+    expect(tags).toEqual({
+      [`candidate-4242-${first.release_sha}`]: first.bundle_reference.split("@")[1],
+      "v0.8.0": first.bundle_reference.split("@")[1],
+      "v0.8.0-receipt": first.receipt_reference.split("@")[1],
+    });
+    const receipt = verifyFinalReceipt(parseStrictJson(await readFile(first.receipt_file)), { package: "fixture-plugin", registryRepository: rf.repository, gates: { unit: "test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" } });
+    expect(receipt.registry_reference).toBe(first.bundle_reference);
+    expect(receipt.artifacts[0]?.sha256).toBe(first.tarball.sha256);
+  });
+
+  it("a rerun re-verifies every recorded step and converges", async () => {
+    const before = await readFile(first.receipt_file);
+    const again = (await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null })) as Extract<RunResult, { released: true }>;
+    expect(again.steps.filter((s) => s.step !== "github-release").every((s) => s.status === "verified")).toBe(true);
+    expect({ ...again, steps: [] }).toEqual({ ...first, steps: [] });
+    expect((await readFile(first.receipt_file)).equals(before)).toBe(true);
+  });
+
+  it("detects a tampered recorded output instead of skipping it", async () => {
+    const path = join(rf.workspace, "publication.json");
+    const original = await readFile(path);
+    await writeFile(path, original.toString("utf8").replace("sha256:", "sha256:0"));
+    const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+    expect(hasCode(error, "RUN_STEP_DIVERGED"), String(error)).toBe(true);
+    await writeFile(path, original);
+  });
+
+  it("refuses a workspace of another source", async () => {
+    const error = await runRelease({ source: rf.repo.root, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+    expect(hasCode(error, "RUN_WORKSPACE_INVALID"), String(error)).toBe(true);
+  });
+});
