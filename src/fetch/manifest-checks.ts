@@ -107,23 +107,24 @@ export function checkManifestBytes(bytes: Uint8Array, expectedDigest: string): v
 }
 
 /**
- * Check a manifest descriptor reported by a target (reference G3, O1): exactly
+ * Check a manifest descriptor reported by a target (reference G3, O1):
  * `{mediaType: OCI manifest type, digest: expectedDigest, size: expectedSize}`
- * (an `artifactType` key, which some registries echo, is tolerated only when
- * it is a bundle or receipt type; the manifest body is checked anyway).
- * @throws FetchError `FETCH_MANIFEST_DIGEST_MISMATCH`.
+ * with a size of at most 1 MiB (the manifest body is checked separately).
+ * @throws FetchError `FETCH_MANIFEST_UNSUPPORTED` (another media type, e.g. an
+ *   image index), `FETCH_MANIFEST_DIGEST_MISMATCH` (digest or size).
  */
 export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string, expectedSize?: number): void {
-  const ok =
-    desc.mediaType === OCI_MANIFEST_MEDIA_TYPE &&
-    desc.digest === expectedDigest &&
-    isSize(desc.size) &&
-    (expectedSize === undefined || desc.size === expectedSize) &&
-    desc.size <= MAX_MANIFEST_BYTES;
+  if (desc.mediaType !== OCI_MANIFEST_MEDIA_TYPE) {
+    throw new FetchError(
+      "FETCH_MANIFEST_UNSUPPORTED",
+      `unsupported OCI release manifest: ${expectedDigest} is served as ${describe(desc.mediaType)}, expected ${OCI_MANIFEST_MEDIA_TYPE}`,
+    );
+  }
+  const ok = desc.digest === expectedDigest && isSize(desc.size) && (expectedSize === undefined || desc.size === expectedSize) && desc.size <= MAX_MANIFEST_BYTES;
   if (!ok) {
     throw new FetchError(
       "FETCH_MANIFEST_DIGEST_MISMATCH",
-      `OCI manifest digest or size mismatch: expected an ${OCI_MANIFEST_MEDIA_TYPE} descriptor of ${expectedDigest}${expectedSize === undefined ? "" : ` (${expectedSize} bytes)`}, found ${describe(desc.mediaType)} ${describe(desc.digest)} (${String(desc.size)} bytes)`,
+      `OCI manifest digest or size mismatch: expected ${expectedDigest}${expectedSize === undefined ? "" : ` (${expectedSize} bytes)`}, found ${describe(desc.digest)} (${String(desc.size)} bytes)`,
     );
   }
 }

@@ -374,8 +374,11 @@ describeRegistry("fetch from a real registry", () => {
       api.setOwner("acme", "Organization");
       api.setPackage("acme", "demo-plugin", state);
       blobFetches = 0;
+      const tagsBefore = await target.tags();
       await expectFetchFails(bundleRef(), code, { env: api.env({ [GHCR_REGISTRY_OVERRIDE_ENV]: registry.host }) });
       expect(blobFetches).toBe(0);
+      // A read never bootstraps or writes anything (scenario 31).
+      expect(await target.tags()).toEqual(tagsBefore);
     });
   }
 

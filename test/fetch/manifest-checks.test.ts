@@ -175,7 +175,8 @@ describe("checkManifestDescriptor", () => {
   it("refuses another digest, size or media type", () => {
     expect(codeOf(() => checkManifestDescriptor({ mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: "sha256:" + "b".repeat(64), size: 100 }, digest))).toBe("FETCH_MANIFEST_DIGEST_MISMATCH");
     expect(codeOf(() => checkManifestDescriptor({ mediaType: OCI_MANIFEST_MEDIA_TYPE, digest, size: 101 }, digest, 100))).toBe("FETCH_MANIFEST_DIGEST_MISMATCH");
-    expect(codeOf(() => checkManifestDescriptor({ mediaType: "application/vnd.docker.distribution.manifest.v2+json", digest, size: 100 }, digest))).toBe("FETCH_MANIFEST_DIGEST_MISMATCH");
+    expect(codeOf(() => checkManifestDescriptor({ mediaType: "application/vnd.docker.distribution.manifest.v2+json", digest, size: 100 }, digest))).toBe("FETCH_MANIFEST_UNSUPPORTED");
+    expect(codeOf(() => checkManifestDescriptor({ mediaType: "application/vnd.oci.image.index.v1+json", digest, size: 100 }, digest))).toBe("FETCH_MANIFEST_UNSUPPORTED");
     expect(codeOf(() => checkManifestDescriptor({ mediaType: OCI_MANIFEST_MEDIA_TYPE, digest, size: 1024 * 1024 + 1 }, digest))).toBe("FETCH_MANIFEST_DIGEST_MISMATCH");
   });
 });
