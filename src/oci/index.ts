@@ -12,3 +12,4 @@ export * from "./layout-target.js";
 export * from "./transfer.js";
 export * from "./registry-target.js";
 export * from "./open.js";
+export * from "./oras-target.js";
