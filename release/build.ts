@@ -30,7 +30,8 @@ import { parseStrictJson } from "../src/contract/canonical-json.js";
 import type { TestedArtifact } from "../src/contract/schemas.js";
 import { readReleaseConfig, type ReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
-import { runProcess } from "./git.js";
+import { resolveCommit, runProcess, statusPorcelain } from "./git.js";
+import { proveReleaseIdentity } from "./materialize.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
 export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
@@ -66,6 +67,8 @@ export interface BuildOptions {
   artifactDir?: string;
   /** Version expected in the tarball (default: package.json `version` of `dir`). */
   version?: string;
+  /** The trigger commit: when given, the release identity facts are proved before and after packing. */
+  expectedSha?: string;
 }
 
 function globToRegExp(glob: string): string {
@@ -242,10 +245,15 @@ function npmEnvironment(): NodeJS.ProcessEnv {
  * `release build`: `npm pack --pack-destination <artifact dir> --json`
  * exactly once in `dir`, then {@link checkDist}.
  *
+ * When `dir` is a git checkout, its HEAD and tracked files must be the same
+ * before and after packing (a `prepare` script must not rewrite the committed
+ * source); with `expectedSha` the release identity facts are proved too.
+ *
  * @throws ReleaseStepError `RELEASE_CONFIG_INVALID`, `RELEASE_DIST_INVALID`
  *   (artifact directory not empty before packing, or npm reported a
- *   different file name), `SUBPROCESS_FAILED` (npm), and every code of
- *   {@link checkDist}.
+ *   different file name), `RELEASE_BUILD_TREE_CHANGED`,
+ *   `RELEASE_IDENTITY_MISMATCH`, `SUBPROCESS_FAILED` (npm), and every code
+ *   of {@link checkDist}.
  */
 export async function buildRelease(options: BuildOptions = {}): Promise<BuildResult> {
   const dir = resolvePath(options.dir ?? process.cwd());
@@ -255,6 +263,18 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   if (version !== config.version) {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `package.json version is ${config.version}, expected ${version}`);
   }
+  const head = await resolveCommit(dir, "HEAD");
+  const prove = async () => {
+    if (options.expectedSha !== undefined) await proveReleaseIdentity(dir, { triggerSha: options.expectedSha, version, ...(head !== undefined ? { releaseSha: head } : {}) });
+    if (head !== undefined) {
+      const changed = await statusPorcelain(dir, false);
+      const now = await resolveCommit(dir, "HEAD");
+      if (changed.length > 0 || now !== head) {
+        throw new ReleaseStepError("RELEASE_BUILD_TREE_CHANGED", `checkout ${dir} is not the committed source (HEAD ${head} -> ${now ?? "none"}${changed.length > 0 ? `, ${changed[0]}` : ""})`);
+      }
+    }
+  };
+  await prove();
   await requireEmptyArtifactDir(artifactDir);
   const expected = tarballFileName(config.name, version);
   const packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
@@ -267,6 +287,7 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   if (reported !== undefined && reported !== expected) {
     throw new ReleaseStepError("RELEASE_DIST_INVALID", `npm pack reported ${reported}, expected ${expected}`);
   }
+  await prove();
   const checked = await checkDist(config, artifactDir, version);
   return { artifact_dir: artifactDir, package: config.name, version, ...checked };
 }

@@ -52,6 +52,8 @@ export const RELEASE_STEP_CODES = [
   "RELEASE_OUTPUT_NOT_EMPTY",
   /** The artifact (dist) directory breaks a rule: not empty before pack, extra files, symlinks. */
   "RELEASE_DIST_INVALID",
+  /** The checkout's HEAD or tracked files changed while packing (or were dirty before). */
+  "RELEASE_BUILD_TREE_CHANGED",
   /** publint reported an error (or a warning, strict) for the packed tarball. */
   "RELEASE_DIST_LINT",
   /** The tarball holds a file not allowed by `files`, a link, or a bad path. */

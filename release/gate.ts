@@ -22,6 +22,7 @@ import { TEST_GATES, type TestGate } from "../src/contract/policy.js";
 import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { headCommit, runProcess, statusPorcelain } from "./git.js";
+import { proveReleaseIdentity } from "./materialize.js";
 
 /** Default timeout of one gate command, in milliseconds (60 minutes). */
 export const GATE_TIMEOUT_MS = 60 * 60_000;
@@ -63,6 +64,12 @@ export interface GateOptions {
   evidenceDir?: string;
   /** Timeout in milliseconds (default {@link GATE_TIMEOUT_MS}). */
   timeoutMs?: number;
+  /**
+   * The trigger commit: when given, the release identity facts
+   * (`proveReleaseIdentity`) are proved before and after the command, as the
+   * workflow's test jobs do (reference section 6.1 job 4).
+   */
+  expectedSha?: string;
 }
 
 /** Result of {@link runGate}. */
@@ -119,6 +126,7 @@ function gateEnvironment(): NodeJS.ProcessEnv {
  *
  * @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`, `RELEASE_CONFIG_INVALID`,
  *   `RELEASE_TREE_DIRTY` (tracked changes before the run),
+ *   `RELEASE_IDENTITY_MISMATCH` (with `expectedSha`),
  *   `RELEASE_MCP_SDK_VERSION` (host_contract), `SUBPROCESS_FAILED` (bash
  *   missing or timeout), `RELEASE_GATE_TREE_CHANGED` (HEAD or tracked files
  *   changed; no evidence written), `RELEASE_GATE_FAILED` (non-zero exit).
@@ -132,6 +140,10 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const sourceSha = await headCommit(dir);
   const before = await statusPorcelain(dir, false);
   if (before.length > 0) throw new ReleaseStepError("RELEASE_TREE_DIRTY", `checkout ${dir} has tracked changes before gate ${gate}: ${before[0]}`);
+  const prove = async () => {
+    if (options.expectedSha !== undefined) await proveReleaseIdentity(dir, { triggerSha: options.expectedSha, version: config.version, releaseSha: sourceSha });
+  };
+  await prove();
   const mcpSdkVersion = gate === "host_contract" ? await installedMcpSdkVersion(dir) : undefined;
   const started = performance.now();
   const run = await runProcess("bash", ["-c", command], {
@@ -148,6 +160,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   if (after !== sourceSha || changed.length > 0) {
     throw new ReleaseStepError("RELEASE_GATE_TREE_CHANGED", `gate ${gate} changed the checkout (HEAD ${sourceSha} -> ${after}${changed.length > 0 ? `, ${changed[0]}` : ""}); no evidence written`);
   }
+  await prove();
   const passed = run.code === 0;
   const state = passed ? "passed" : "failed";
   const evidence: GateEvidence = { status: state, result: state, source_sha: sourceSha, command, ...(mcpSdkVersion !== undefined ? { mcp_sdk_version: mcpSdkVersion } : {}) };

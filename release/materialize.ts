@@ -227,6 +227,8 @@ export type MaterializeResult =
       bundle: string;
       bundle_sha256: string;
       checksum_file: string;
+      /** The release notes prepended to CHANGELOG.md (Markdown). */
+      notes: string;
     };
 
 async function absent(path: string): Promise<boolean> {
@@ -338,5 +340,6 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
     bundle: bundlePath,
     bundle_sha256: digest,
     checksum_file: checksumPath,
+    notes: intent.notes,
   };
 }

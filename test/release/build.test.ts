@@ -129,6 +129,11 @@ describe("release build / check-dist", () => {
     await expect(checkDist(config, good, "0.7.0")).resolves.toMatchObject({ files: 3 });
   });
 
+  it("refuses a prepare script that rewrites the committed source", async () => {
+    const repo = await fixture({ packageJson: { scripts: { prepare: "echo rewritten >> README.md" } } });
+    await expect(buildRelease({ dir: repo.dir, artifactDir: join(repo.root, "dist") })).rejects.toMatchObject({ code: "RELEASE_BUILD_TREE_CHANGED" });
+  });
+
   it("refuses a tarball publint rejects (entry point missing)", async () => {
     const repo = await fixture({ packageJson: { main: "./missing.js", exports: { ".": "./missing.js" } } });
     await expect(buildRelease({ dir: repo.dir, artifactDir: join(repo.root, "dist") })).rejects.toMatchObject({ code: "RELEASE_DIST_LINT", message: expect.stringContaining("FILE_DOES_NOT_EXIST") });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { classifyCommitMessage, releaseIntent, type IntentResult } from "../../release/intent.js";
+import { checkBaseline, classifyCommitMessage, releaseIntent, type IntentResult } from "../../release/intent.js";
 import { hasCode } from "../../src/contract/errors.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
@@ -130,6 +130,13 @@ describe("release intent", () => {
     await fixtureGit(repo.dir, ["checkout", "--quiet", "main"]);
     await fixtureGit(repo.dir, ["merge", "--quiet", "--no-ff", "-m", "Merge branch 'topic'", "topic"]);
     expect(await intentOf(repo)).toMatchObject({ release_class: "minor" });
+  });
+
+  it("baseline: a tagged repo plus a feat commit reports version, tag and the 40-character HEAD", async () => {
+    const repo = await repoWith(["feat: more"]);
+    const tagged = await fixtureGit(repo.dir, ["rev-parse", "v0.7.0^{commit}"]);
+    expect(await checkBaseline(repo.dir, "fixture-plugin")).toEqual({ package: "fixture-plugin", version: "0.7.0", tag: "v0.7.0", tag_sha: tagged, source_sha: await repo.head() });
+    expect(await repo.head()).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it("baseline: missing tag, non-ancestor tag, untracked file, package mismatch", async () => {

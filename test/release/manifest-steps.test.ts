@@ -37,8 +37,8 @@ beforeAll(async () => {
   await restoreSource({ bundle: join(work, "release-source.bundle"), expectedSha: trigger, dir: checkout });
   // The real MCP SDK of this repository, seen by the checkout's host_contract gate (node_modules is ignored by git).
   await symlink(resolve("node_modules"), join(checkout, "node_modules"));
-  for (const gate of Object.keys(GATES)) await runGate({ gate, dir: checkout, evidenceDir: join(work, "evidence") });
-  await buildRelease({ dir: checkout, artifactDir: join(work, "dist") });
+  for (const gate of Object.keys(GATES)) await runGate({ gate, dir: checkout, evidenceDir: join(work, "evidence"), expectedSha: trigger });
+  await buildRelease({ dir: checkout, artifactDir: join(work, "dist"), expectedSha: trigger });
 });
 afterAll(async () => {
   await repo.cleanup();
@@ -93,6 +93,12 @@ describe("release gate", () => {
     } finally {
       await r.cleanup();
     }
+  });
+
+  it("with --expected-sha, a checkout whose identity does not hold gets no evidence", async () => {
+    const ev = join(work, "ev-identity");
+    await expect(runGate({ gate: "unit", dir: checkout, evidenceDir: ev, expectedSha: "d".repeat(40) })).rejects.toMatchObject({ code: "RELEASE_IDENTITY_MISMATCH" });
+    expect(await gone(join(ev, "unit.json"))).toBe(true);
   });
 
   it("host_contract without an installed MCP SDK fails closed", async () => {
@@ -201,5 +207,39 @@ describe("release create-manifest / verify-manifest / checksums", () => {
     await symlink(join(work, "dist", "fixture-plugin-0.8.0.tgz"), join(linked, "fixture-plugin-0.8.0.tgz"));
     await expect(createManifestStep(base({ artifactDir: linked, output: join(work, "m-linked.json") }))).rejects.toMatchObject({ code: "ARTIFACT_NOT_REGULAR" });
     await rm(linked, { recursive: true });
+  });
+});
+
+describe("a major release end to end", () => {
+  it("feat! from 0.7.0 gives 1.0.0, class major, promotion manual_migration_required", async () => {
+    const r = await createFixtureRepo({ gates: GATES });
+    try {
+      const t = await r.commit("feat!: replace the greeting api", { "lib/greet.js": "export const greet = () => 'hi';\n" });
+      const ws = join(r.root, "ws");
+      await mkdir(ws);
+      const m = await materializeRelease({ dir: r.dir, expectedSha: t, outputDir: ws, environment: { SEMANTIC_RELEASE_ENABLED: "true" }, dateSeconds: 1_767_312_000 });
+      if (!m.released) throw new Error("not released");
+      expect(m).toMatchObject({ version: "1.0.0", release_class: "major" });
+      const co = join(ws, "source");
+      await restoreSource({ bundle: join(ws, "release-source.bundle"), expectedSha: t, dir: co });
+      await symlink(resolve("node_modules"), join(co, "node_modules"));
+      for (const gate of Object.keys(GATES)) await runGate({ gate, dir: co, evidenceDir: join(ws, "evidence"), expectedSha: t });
+      await buildRelease({ dir: co, artifactDir: join(ws, "dist"), expectedSha: t });
+      const created = await createManifestStep({
+        dir: co,
+        previousVersion: "0.7.0",
+        version: "1.0.0",
+        tag: "v1.0.0",
+        sourceSha: m.source_sha,
+        runId: "777",
+        runAttempt: 2,
+        artifactDir: join(ws, "dist"),
+        evidenceDir: join(ws, "evidence"),
+        output: join(ws, "release-manifest.json"),
+      });
+      expect(created).toMatchObject({ release_class: "major", promotion: { automatic_candidate: false, state: "manual_migration_required" }, artifacts: [{ filename: "fixture-plugin-1.0.0.tgz" }] });
+    } finally {
+      await r.cleanup();
+    }
   });
 });

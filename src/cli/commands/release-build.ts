@@ -101,9 +101,15 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--dir <dir>", "the package checkout (default: current directory)")
     .option("--artifact-dir <dir>", "empty or absent directory receiving the tarball", "dist")
     .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
-    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string }) =>
+    .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after packing")
+    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string; expectedSha?: string }) =>
       step(() =>
-        buildRelease({ artifactDir: flags.artifactDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}), ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}) }),
+        buildRelease({
+          artifactDir: flags.artifactDir,
+          ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
+          ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}),
+          ...(flags.expectedSha !== undefined ? { expectedSha: flags.expectedSha } : {}),
+        }),
       )(),
     );
 
@@ -127,10 +133,17 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--dir <dir>", "the release checkout (default: current directory)")
     .option("--evidence-dir <dir>", "directory of evidence files", "evidence")
     .option("--timeout-seconds <n>", "kill the command after this many seconds (default 3600)")
-    .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string }) =>
+    .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after the command")
+    .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string; expectedSha?: string }) =>
       step(async () => {
         const timeoutMs = positiveSeconds(flags.timeoutSeconds);
-        return runGate({ gate, evidenceDir: flags.evidenceDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+        return runGate({
+          gate,
+          evidenceDir: flags.evidenceDir,
+          ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+          ...(flags.expectedSha !== undefined ? { expectedSha: flags.expectedSha } : {}),
+        });
       })(),
     );
 
