@@ -238,6 +238,24 @@ describe("release.yml structure", () => {
     expect(stage.run).toContain('--tag "candidate-$GITHUB_RUN_ID-$RELEASE_SHA"');
   });
 
+  it("every job installs the locked dependencies (just comes from rust-just) before running just or the CLI", () => {
+    for (const [name, job] of Object.entries({ ...release.doc.jobs, ...test.doc.jobs })) {
+      let installed = false;
+      for (const candidate of job.steps) {
+        const run = candidate.run ?? "";
+        if (/(^|\n)\s*npx (just|hermes-plugin-kit)\b/.test(run) && !installed) throw new Error(`${name}: just/CLI before npm ci`);
+        if (/(^|\n)\s*npm ci --engine-strict\b/.test(run)) installed = true;
+      }
+    }
+    // The restored source gets its own locked install before its gates run.
+    for (const name of ["unit-tests", "contract-tests", "build-stage"]) {
+      const gates = release.doc.jobs[name]!.steps.find((candidate) => (candidate.run ?? "").includes("release gate "))!;
+      const lines = gates.run!.split("\n").map((line) => line.trim());
+      expect(lines.indexOf('cd "$RUNNER_TEMP/release"')).toBe(0);
+      expect(lines.indexOf("npm ci --engine-strict --no-audit --no-fund")).toBe(1);
+    }
+  });
+
   it("each token-using step aborts on an empty token as its first statement", () => {
     const { jobs } = release.doc;
     const tokenSteps = Object.values(jobs).flatMap((job) => job.steps.filter((step) => Object.values(step.env ?? {}).some((value) => value.includes("secrets."))));
