@@ -250,6 +250,15 @@ function semanticReleaseEnvironment(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * semantic-release merges the repository's own config (`.releaserc`,
+ * `release.config.*`, package.json `release`) under the API options; these
+ * keys, set to `undefined`, drop its `extends` and per-step plugin overrides.
+ */
+const OVERRIDDEN_CONFIG_KEYS = Object.freeze(
+  Object.fromEntries(["extends", "verifyConditions", "analyzeCommits", "verifyRelease", "generateNotes", "prepare", "publish", "addChannel", "success", "fail"].map((k) => [k, undefined])),
+);
+
 const PLUGIN_ANALYZER = "@semantic-release/commit-analyzer";
 const PLUGIN_NOTES = "@semantic-release/release-notes-generator";
 
@@ -279,6 +288,8 @@ async function semanticReleaseDryRun(dir: string, branch: string, log: Writable)
         branches: [branch],
         repositoryUrl: pathToFileURL(dir).href,
         tagFormat: "v${version}",
+        // Neutralise a repository config's shareable configs and step overrides: only our two plugins run.
+        ...OVERRIDDEN_CONFIG_KEYS,
         plugins: [
           [PLUGIN_ANALYZER, plugins.analyzer],
           [PLUGIN_NOTES, plugins.notes],

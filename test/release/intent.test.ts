@@ -118,6 +118,14 @@ describe("release intent", () => {
     expect(prose.analysis).toEqual({ semantic_release: "patch", strict: "patch", chosen: "patch" });
   });
 
+  it("ignores a repository release config that would change the analysis", async () => {
+    const repo = await repoWith([], {
+      packageJson: { release: { analyzeCommits: [{ path: "@semantic-release/commit-analyzer", releaseRules: [{ type: "docs", release: "major" }] }], branches: ["other"] } },
+    });
+    await repo.commit("docs: words", { "lib/d.js": "export {};\n" });
+    expect(await intentOf(repo)).toMatchObject({ released: false, analysis: { semantic_release: null, strict: null } });
+  });
+
   it("fails closed on an invalid message in history, naming its first line", async () => {
     const repo = await repoWith(["feat: fine", "updated stuff\n\nmore words\n", "fix: fine"]);
     await expect(releaseIntent({ dir: repo.dir, environment: ARMED })).rejects.toMatchObject({ code: "RELEASE_HISTORY_INVALID", message: expect.stringContaining("updated stuff") });
