@@ -101,6 +101,15 @@ function writeAtomic(file: string, data: string | Buffer): void {
   renameSync(temp, file);
 }
 
+function checkSkillTree(dir: string, depth = 0): void {
+  if (depth > 16) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill tree ${dir} is nested deeper than 16 levels`);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) checkSkillTree(full, depth + 1);
+    else if (!entry.isFile()) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill file ${full} is a symlink or special file; portable packages ship regular files only`);
+  }
+}
+
 function copyTree(source: string, target: string, written: string[], outDir: string, depth = 0): void {
   if (depth > 16) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill tree ${source} is nested deeper than 16 levels`);
   mkdirSync(target, { recursive: true });
@@ -182,6 +191,7 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
     if (path.resolve(skill.dir) !== path.join(root, "skills", skill.name)) {
       throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill '${skill.name}' must live at skills/${skill.name} of the package root (found ${skill.relativeDir})`);
     }
+    checkSkillTree(skill.dir);
   }
 
   // 2. Bundle the server.

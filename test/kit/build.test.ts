@@ -1,0 +1,133 @@
+/**
+ * `plugin build`: the written package, self-containment, the committed
+ * example, and fail-closed refusals that write nothing.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildPluginPackage, doctorPluginPackage, type BuildResult } from "../../src/kit/index.js";
+import { EXAMPLE_ENTRY, REPO_ROOT, runCompiledCli, tempDir } from "./fixtures.js";
+
+const dirs: string[] = [];
+let out: string;
+let result: BuildResult;
+
+beforeAll(async () => {
+  out = tempDir("build");
+  dirs.push(out);
+  result = await buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: out });
+});
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const read = (dir: string, file: string) => readFileSync(path.join(dir, file), "utf8");
+
+describe("plugin build of the example", () => {
+  it("writes plugin.json, mcp.json, one bundle and the skill", () => {
+    expect(result.files).toEqual(["dist/server.js", "mcp.json", "plugin.json", "skills/calculator/SKILL.md"]);
+    expect(result.plugin).toEqual({
+      name: "hermes-calculator",
+      version: "0.1.0",
+      server: "calculator",
+      tools: ["calculate", "unit_convert"],
+      hermesNames: { calculate: "mcp__calculator__calculate", unit_convert: "mcp__calculator__unit_convert" },
+      skills: ["calculator"],
+    });
+    expect(JSON.parse(read(out, "plugin.json"))).toEqual({
+      $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
+      name: "hermes-calculator",
+      version: "0.1.0",
+      description: "A calculator and unit converter for Hermes, served over MCP.",
+      license: "MIT",
+      keywords: ["calculator", "units"],
+    });
+    expect(JSON.parse(read(out, "mcp.json"))).toEqual({
+      $schema: "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json",
+      mcpServers: { calculator: { type: "stdio", command: "node", args: ["${PLUGIN_ROOT}/dist/server.js"], env: { CALCULATOR_LOG_LEVEL: "info" } } },
+    });
+    expect(read(out, "skills/calculator/SKILL.md")).toBe(read(path.join(REPO_ROOT, "examples", "calculator"), "skills/calculator/SKILL.md"));
+    expect(result.bundleBytes).toBeGreaterThan(0);
+    expect(result.findings.filter((f) => f.severity !== "info")).toEqual([]);
+  });
+
+  it("bundles everything: only node builtins are imported, esbuild is not inside", () => {
+    const bundle = read(out, "dist/server.js");
+    const specifiers = [...bundle.matchAll(/(?:^|\n)\s*import\s[^;]*?from\s+["']([^"']+)["']/g)].map((m) => m[1]);
+    const dynamic = [...bundle.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1]);
+    for (const specifier of [...specifiers, ...dynamic]) expect(specifier).toMatch(/^node:/);
+    expect(bundle).not.toMatch(/require\(["']esbuild["']\)/);
+    expect(bundle).not.toContain("process.env[");
+  });
+
+  it("matches the committed example package", () => {
+    const committed = path.join(REPO_ROOT, "examples", "calculator");
+    for (const file of ["plugin.json", "mcp.json", "skills/calculator/SKILL.md"]) expect(read(committed, file)).toBe(read(out, file));
+    expect(existsSync(path.join(committed, "dist", "server.js"))).toBe(true);
+    const pkg = JSON.parse(read(committed, "package.json"));
+    expect(pkg).toMatchObject({ name: "hermes-calculator", version: "0.1.0", files: ["plugin.json", "mcp.json", "dist/", "skills/"] });
+    expect(pkg.dependencies ?? {}).toEqual({});
+  });
+
+  it("the committed example passes the doctor", async () => {
+    const report = await doctorPluginPackage(path.join(REPO_ROOT, "examples", "calculator"), { callTools: false });
+    expect(report.findings.filter((f) => f.severity === "error")).toEqual([]);
+    expect(report.servers[0]?.tools.map((t) => t.name)).toEqual(["calculate", "unit_convert"]);
+  });
+
+  it("runs through the compiled CLI with --json", async () => {
+    const target = tempDir("build-cli");
+    dirs.push(target);
+    const { code, stdout } = await runCompiledCli(["plugin", "build", EXAMPLE_ENTRY, "--out", target, "--json", "--minify"]);
+    expect(code).toBe(0);
+    const parsed = JSON.parse(stdout);
+    expect(parsed).toMatchObject({ ok: true, plugin: { name: "hermes-calculator" } });
+    expect(parsed.bundleBytes).toBeLessThan(result.bundleBytes);
+  });
+});
+
+describe("plugin build fails closed", () => {
+  function project(files: Record<string, string>): string {
+    const dir = tempDir("build-bad");
+    dirs.push(dir);
+    writeFileSync(path.join(dir, "package.json"), '{"name":"bad","version":"1.0.0","type":"module"}');
+    for (const [relative, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, relative)), { recursive: true });
+      writeFileSync(path.join(dir, relative), text);
+    }
+    return dir;
+  }
+  const plugin = (extra = "") => `import { definePlugin, strArg, tool, pluginSkill } from "hermes-plugin-kit";
+const t = tool({ name: "lookup", description: "Look up.", params: { q: strArg("q", { required: true }) }, handler: ({ q }) => q });
+export default definePlugin({ name: "bad", version: "1.0.0", description: "d", server: "badsrv", tools: [t]${extra} });
+`;
+
+  it.each([
+    ["a missing entry", {}, "src/missing.ts", "BUILD_ENTRY_INVALID"],
+    ["a default export that is not a plugin", { "src/entry.ts": "export default { name: 'x' };\n" }, "src/entry.ts", "BUILD_ENTRY_INVALID"],
+    ["an unresolvable import", { "src/entry.ts": 'import "definitely-not-installed-pkg";\nexport default 1;\n' }, "src/entry.ts", "BUILD_BUNDLE_FAILED"],
+    ["a definition error", { "src/entry.ts": plugin().replace('name: "lookup"', 'name: "memory"') }, "src/entry.ts", "TOOL_NAME_RESERVED"],
+    ["a skill whose name differs from its directory", { "src/entry.ts": plugin(', skills: [pluginSkill("skills/one")]'), "skills/one/SKILL.md": "---\nname: two\ndescription: d\n---\nb\n" }, "src/entry.ts", "SKILL_NAME_MISMATCH"],
+    ["a skill outside skills/", { "src/entry.ts": plugin(', skills: [pluginSkill("docs/one")]'), "docs/one/SKILL.md": "---\nname: one\ndescription: d\n---\nb\n" }, "src/entry.ts", "BUILD_OUTPUT_INVALID"],
+  ])("on %s, writing nothing", async (_label, files, entry, code) => {
+    const dir = project(files as Record<string, string>);
+    const target = path.join(dir, "out");
+    await expect(buildPluginPackage({ entry: path.join(dir, entry), outDir: target })).rejects.toMatchObject({ code });
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it("on a symlinked skill file", async () => {
+    const dir = project({ "src/entry.ts": plugin(', skills: [pluginSkill("skills/one")]'), "skills/one/SKILL.md": "---\nname: one\ndescription: d\n---\nb\n", "elsewhere.md": "x" });
+    symlinkSync(path.join(dir, "elsewhere.md"), path.join(dir, "skills", "one", "notes.md"));
+    await expect(buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: path.join(dir, "out") })).rejects.toMatchObject({ code: "BUILD_OUTPUT_INVALID" });
+    expect(existsSync(path.join(dir, "out"))).toBe(false);
+  });
+
+  it("exits 1 through the CLI with a coded message, and 2 on a usage error", async () => {
+    const dir = project({ "src/entry.ts": "export default 1;\n" });
+    const failed = await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out")]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("[BUILD_ENTRY_INVALID]");
+    expect((await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts")])).code).toBe(2);
+  });
+});
