@@ -130,6 +130,8 @@ export type PrivacyEvidence =
 export const NO_PACKAGES_API_NOTE =
   "no GitHub Packages API for this registry: the refused anonymous read of the tag list is the only privacy evidence";
 
+/** The REST API version every request asks for (`X-GitHub-Api-Version`). */
+export const GITHUB_API_VERSION = "2022-11-28";
 /** Default GitHub API base URL. */
 export const DEFAULT_GITHUB_API_URL = "https://api.github.com";
 /** The GitHub Packages container registry host. */
@@ -249,8 +251,8 @@ export function resolveGitHubApiUrl(env: PrivacyEnv): { url: string } | { error:
 }
 
 /**
- * Build an `@octokit/rest` client for `apiUrl` with `token`: API version
- * header `2022-11-28`, silent log, no retry/throttling plugins, each request
+ * Build an `@octokit/rest` client for `apiUrl` with `token`: headers
+ * `Accept: application/vnd.github+json` and `X-GitHub-Api-Version: 2022-11-28`, silent log, no retry/throttling plugins, each request
  * bounded by `timeoutMs` (default 20 000 ms).
  */
 export function createGitHubClient(apiUrl: string, token: string, options: { fetchImpl?: typeof fetch; timeoutMs?: number } = {}): GitHubClient {
@@ -268,7 +270,10 @@ export function createGitHubClient(apiUrl: string, token: string, options: { fet
     userAgent: "hermes-plugin-kit",
     log: { debug: silent, info: silent, warn: silent, error: silent },
     request: { fetch: boundedFetch, redirect: "error" },
-    headers: { "x-github-api-version": "2022-11-28", accept: "application/vnd.github+json" },
+  });
+  octokit.hook.before("request", (options) => {
+    options.headers["accept"] = "application/vnd.github+json";
+    options.headers["x-github-api-version"] = GITHUB_API_VERSION;
   });
   const redact = (text: string) => (token.length >= 4 ? text.split(token).join("[redacted]") : text);
   return { octokit, apiUrl, redact };

@@ -181,7 +181,7 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     expect(evidence.githubPackage).toMatchObject({ owner: "acme", ownerType: "User", package: "widget", visibility: "private", repository: null, bootstrapped: false });
     expect(evidence.anonymousRead).toMatchObject({ challenge: "basic", refusedAt: "challenge", status: 401 });
     expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /users/acme", "GET /users/acme/packages/container/widget"]);
-    expect(api.requests.every((r) => r.authorized)).toBe(true);
+    expect(api.requests.every((r) => r.authorized && r.apiVersion === "2022-11-28" && r.accept === "application/vnd.github+json")).toBe(true);
     expect(registry.requests).toHaveLength(1);
     expect(registry.requests[0]!.authorization).toBeUndefined();
   });

@@ -79,6 +79,10 @@ export interface LoggedRequest {
   authorized: boolean;
   /** Whether any Authorization header was sent. */
   hadAuthorization: boolean;
+  /** The `X-GitHub-Api-Version` header, if sent. */
+  apiVersion?: string;
+  /** The `Accept` header, if sent. */
+  accept?: string;
   /** Parsed JSON body for POST/PATCH, else undefined. */
   body?: unknown;
   /** Status answered, or `"dropped"`. */
@@ -492,6 +496,9 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
         authorized: presented === token,
         hadAuthorization: typeof authorization === "string",
       };
+      const apiVersion = req.headers["x-github-api-version"];
+      if (typeof apiVersion === "string") entry.apiVersion = apiVersion;
+      if (typeof req.headers.accept === "string") entry.accept = req.headers.accept;
       requests.push(entry);
       let body: unknown;
       try {
