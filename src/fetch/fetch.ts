@@ -22,7 +22,7 @@ import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
-import { isLoopbackHost, parseReference, type Repository } from "../contract/reference.js";
+import { isLoopbackHost, parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
@@ -155,6 +155,50 @@ async function requireRegularFile(path: string, label: string): Promise<void> {
   if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label}`);
 }
 
+/** What {@link inspectRelease} found: the pinned reference, the open target and the checked manifest. */
+export interface InspectedRelease {
+  pinned: PinnedReference;
+  target: ReadOnlyTarget;
+  /** The manifest after checks G3-G8 (no blob was downloaded). */
+  manifest: CheckedReleaseManifest;
+}
+
+/**
+ * Steps G1-G8 of a fetch without downloading any blob: the reference is
+ * pinned to `repository`, the privacy gate passes (read only), and the
+ * manifest (at most 1 MiB, digest of the reference) passes every structural
+ * check. `fleet verify` uses it to check a pinned bundle against its receipt.
+ * @throws the G1-G8 codes listed on {@link downloadRelease}.
+ */
+export async function inspectRelease(options: DownloadOptions): Promise<InspectedRelease> {
+  const pinned = parseReference(options.reference, options.repository);
+  const repository = pinned.repository;
+  const plainHttp = options.plainHttp === true;
+  if (plainHttp && repository.kind === "registry" && !isLoopbackHost(repository.host)) {
+    throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
+  }
+  const env = options.env ?? process.env;
+  await (options.requirePrivate ?? defaultRequirePrivate)(repository, { plainHttp, env });
+  const target = await (options.openTarget ?? defaultOpenTarget)(repository, {
+    plainHttp,
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+  });
+  // G3: descriptor, then bytes.
+  const resolved = await target.resolve(pinned.digest);
+  if (typeof resolved.size === "number" && resolved.size > MAX_MANIFEST_BYTES) {
+    throw new FetchError("FETCH_MANIFEST_TOO_LARGE", `OCI manifest ${pinned.digest} is ${resolved.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
+  }
+  checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
+  const manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
+  // G4-G8.
+  const manifest = checkReleaseManifest(manifestBytes, {
+    expectedDigest: pinned.digest,
+    ...(options.expect === undefined ? {} : { expectedKind: options.expect }),
+    ...(options.policy?.package === undefined ? {} : { packageName: options.policy.package }),
+  });
+  return { pinned, target, manifest };
+}
+
 /**
  * Download and verify a release bundle or receipt into a fresh private temp
  * directory; nothing is installed. The caller must call `cleanup()` (the
@@ -174,35 +218,8 @@ async function requireRegularFile(path: string, label: string): Promise<void> {
  *   `FETCH_PATHS_MANIFEST_MISMATCH` (G10, 3.9); codes of `verifyFinalReceipt` for a receipt.
  */
 export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
-  const pinned = parseReference(options.reference, options.repository);
-  const repository = pinned.repository;
-  const plainHttp = options.plainHttp === true;
-  if (plainHttp && repository.kind === "registry") {
-    if (!isLoopbackHost(repository.host)) {
-      throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
-    }
-  }
-  const env = options.env ?? process.env;
-  await (options.requirePrivate ?? defaultRequirePrivate)(repository, { plainHttp, env });
-  const target = await (options.openTarget ?? defaultOpenTarget)(repository, {
-    plainHttp,
-    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-  });
+  const { pinned, target, manifest: checked } = await inspectRelease(options);
   const progress = progressStream(options.progress);
-
-  // G3: descriptor, then bytes.
-  const resolved = await target.resolve(pinned.digest);
-  if (typeof resolved.size === "number" && resolved.size > MAX_MANIFEST_BYTES) {
-    throw new FetchError("FETCH_MANIFEST_TOO_LARGE", `OCI manifest ${pinned.digest} is ${resolved.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
-  }
-  checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
-  const manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
-  // G4-G8.
-  const checked = checkReleaseManifest(manifestBytes, {
-    expectedDigest: pinned.digest,
-    ...(options.expect === undefined ? {} : { expectedKind: options.expect }),
-    ...(options.policy?.package === undefined ? {} : { packageName: options.policy.package }),
-  });
 
   // G9: a fresh private temp directory.
   const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-fetch-"));

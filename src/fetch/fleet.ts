@@ -10,7 +10,9 @@
  *   `fleet verify` later proves it by fetching it.
  * - {@link verifyFleetLock} (`fleet verify`): for each plugin, fetch the
  *   receipt by digest through the verifying download path, and check that
- *   its `registry_reference` is the pinned bundle reference and that the
+ *   its `registry_reference` is the pinned bundle reference, that the pinned
+ *   bundle's manifest (checked, no blobs downloaded) has exactly the layers
+ *   the receipt's `payload` records, and that the
  *   tarball filename and SHA-256 agree between lock, receipt and (with
  *   `installedDir`) the installed file.
  */
@@ -27,7 +29,7 @@ import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
 import { artifactManifest } from "../oci/manifest.js";
 import { FetchError } from "./errors.js";
-import { downloadRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
+import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 
 /** Largest lock file read, in bytes. */
 const MAX_LOCK_BYTES = 4 * 1024 * 1024;
@@ -233,6 +235,7 @@ async function hashRegularFile(path: string): Promise<string> {
  * `fleet verify`: check every pinned plugin (see the module comment).
  * @returns one result per plugin, in lock order.
  * @throws FetchError `FLEET_LOCK_*`, `FLEET_BUNDLE_REFERENCE_MISMATCH`,
+ *   `FLEET_BUNDLE_MISMATCH` (the pinned bundle's layers are not the receipt's payload),
  *   `FLEET_VERSION_MISMATCH`, `FLEET_TARBALL_MISMATCH` (lock vs. receipt),
  *   `FLEET_INSTALLED_MISSING`, `FLEET_INSTALLED_UNSAFE`, `FLEET_INSTALLED_MISMATCH`;
  *   every code of the verifying download of the receipt (privacy, OCI, contract).
@@ -275,6 +278,22 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
         "FLEET_TARBALL_MISMATCH",
         `plugin ${plugin.name}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt says ${artifact.filename} sha256 ${artifact.sha256}`,
       );
+    }
+    // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
+    // are exactly the receipt's payload records, tarball included.
+    const bundle = await inspectRelease({
+      ...rest,
+      ...(credentials === undefined ? {} : { credentials }),
+      reference: plugin.bundle_reference,
+      repository: parsed.repository,
+      expect: "bundle",
+      policy: { ...options.policy, package: plugin.name },
+    });
+    const layers = bundle.manifest.layers
+      .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
+      throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
     }
     const installed: string[] = [];
     if (options.installedDir !== undefined) {

@@ -12,7 +12,12 @@ import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { addPluginToLock, fleetLockBytes, readFleetLockFile, receiptReferenceFor, verifyFleetLock } from "../../src/fetch/fleet.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { codeOf } from "../support/contract-fixture.js";
-import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { createReleaseFixture, stageFixture, variantWithChecksums, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { createHash } from "node:crypto";
+import { RECEIPT_ARTIFACT_TYPE, RELEASE_ARTIFACT_TYPE } from "../../src/contract/constants.js";
+import { buildPublishedReceipt, receiptBytes } from "../../src/contract/manifest.js";
+import { writeLayout } from "../../src/oci/layout.js";
+import { copy } from "../../src/oci/transfer.js";
 
 let root: string;
 let storeDir: string;
@@ -152,6 +157,34 @@ describe("fleet verify", () => {
       p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;
     });
     expect(await codeOf(() => verifyFleetLock({ lockPath: swapped, openTarget: openLayout, progress: null }))).toBe("FETCH_ARTIFACT_TYPE_MISMATCH");
+  });
+
+  it("a pinned bundle whose layers are not the receipt's payload -> FLEET_BUNDLE_MISMATCH", async () => {
+    // Another real bundle (its checksum file has CRLF line ends, so one layer differs) ...
+    const variant = await variantWithChecksums(fixture, (t) => t.replaceAll("\n", "\r\n"));
+    const work = await mkdtemp(join(tmpdir(), "hpk-fleet-mismatch-"));
+    try {
+      const store = await LayoutTarget.open(storeDir);
+      await writeLayout(join(work, "bundle"), RELEASE_ARTIFACT_TYPE, variant.files);
+      const other = await copy(await LayoutTarget.open(join(work, "bundle")), store, "payload", { tag: null });
+      // ... and a receipt that names it but records the original bundle's payload.
+      const layers = [];
+      for (const [path, local] of fixture.files) {
+        const bytes = await readFile(local);
+        layers.push({ path, digest: "sha256:" + createHash("sha256").update(bytes).digest("hex"), size: bytes.length });
+      }
+      const lying = receiptBytes(buildPublishedReceipt(fixture.manifest, `${repository}@${other.digest}`, layers, fixture.policy));
+      const lyingFile = join(work, "release-receipt.json");
+      await writeFile(lyingFile, lying);
+      await writeLayout(join(work, "receipt"), RECEIPT_ARTIFACT_TYPE, new Map([["release-receipt.json", lyingFile]]));
+      await copy(await LayoutTarget.open(join(work, "receipt")), store, "payload", { tag: null });
+      const lockPath = join(work, "fleet.lock.json");
+      await addPluginToLock({ lockPath, receiptPath: lyingFile });
+      expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_BUNDLE_MISMATCH");
+    } finally {
+      await variant.cleanup();
+      await rm(work, { recursive: true, force: true });
+    }
   });
 
   it("installed tarball with other bytes, missing, or a symlink -> FLEET_INSTALLED_*", async () => {
