@@ -18,6 +18,7 @@ import {
   setLogSink,
   strArg,
   tool,
+  type ParamsToolOptions,
   type PluginDefinition,
 } from "../../src/kit/index.js";
 import { tempDir } from "./fixtures.js";
@@ -27,8 +28,8 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const t = (name: string, extra: Partial<Parameters<typeof tool>[0]> = {}) =>
-  tool({ name, description: `${name} tool.`, params: { q: strArg("q", { required: true, example: "x" }) }, readOnly: true, handler: ({ q }) => ({ name, q }), ...extra } as Parameters<typeof tool>[0]);
+const t = (name: string, extra: Partial<ParamsToolOptions> = {}) =>
+  tool({ name, description: `${name} tool.`, params: { q: strArg("q", { required: true, example: "x" }) }, readOnly: true, handler: ({ q }) => ({ name, q }), ...extra } as ParamsToolOptions);
 const base = { name: "test-plugin", version: "1.0.0", description: "Test plugin.", server: "testsrv" };
 
 function codeOf(fn: () => unknown): string {
