@@ -64,7 +64,7 @@ interface GitResult {
 }
 
 function runGit(git: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<GitResult> {
-  return new Promise((resolvePromise, reject) => {
+  return new Promise<GitResult>((resolvePromise, reject) => {
     const child = spawn(git, ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "protocol.file.allow=always", ...args], {
       env,
       stdio: ["ignore", "pipe", "ignore"],
@@ -83,7 +83,9 @@ function runGit(git: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: 
       }
       chunks.push(chunk);
     });
-    child.on("error", reject);
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      reject(new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle check could not run git (${error.code ?? "spawn error"})`));
+    });
     child.on("close", (code) => resolvePromise({ code: overflow ? null : code, stdout: Buffer.concat(chunks) }));
   });
 }

@@ -83,11 +83,13 @@ async function outputCase(): Promise<{ dir: string; out: string; snapshot: () =>
   return { dir, out: join(dir, "D"), snapshot };
 }
 
-/** Run a fetch that must fail with `code`: D not created, nothing else in the case directory touched. */
+/** Run a fetch that must fail with `code`: D not created, nothing else in the case directory touched, temp files gone. */
 async function expectFetchFails(reference: string, code: string, extra: Partial<DownloadOptions> = {}): Promise<void> {
-  const { out, snapshot } = await outputCase();
+  const { dir, out, snapshot } = await outputCase();
+  // The private temp directory (and the scratch git repository) live in <case>/tmp: it must be empty again.
+  await mkdir(join(dir, "tmp"));
   const before = await snapshot();
-  expect(await codeOf(() => fetchRelease({ ...options(reference, extra), outputDir: out }))).toBe(code);
+  expect(await codeOf(() => fetchRelease({ ...options(reference, { tmpDir: join(dir, "tmp"), ...extra }), outputDir: out }))).toBe(code);
   expect(await snapshot()).toEqual(before);
   await expect(readdir(out)).rejects.toThrow();
 }

@@ -115,6 +115,10 @@ describe("verifySourceBundleFile", () => {
     expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, packageName: "other" }))).toBe("SOURCE_BUNDLE_PACKAGE_MISMATCH");
   });
 
+  it("reports a missing git executable as SOURCE_BUNDLE_GIT_FAILED", async () => {
+    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), expectation, { git: "/nonexistent/git" }))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+  });
+
   it("refuses a malformed source_sha before running git", async () => {
     expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, sourceSha: "HEAD" }))).toBe("SOURCE_BUNDLE_SHA_MISMATCH");
   });
