@@ -229,7 +229,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
       return errorResult(`${name} failed: ${message}`);
     }
     if (typeof result === "string") {
-      logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
+      if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
       return { content: [{ type: "text", text: result }] };
     }
     const envelope = { success: true, data: result === undefined ? null : result };
@@ -243,7 +243,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
       logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
       return errorResult(`${name} failed: ${message}`);
     }
-    logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
+    if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
     return { content: [{ type: "text", text }], structuredContent: structured };
   }
 
