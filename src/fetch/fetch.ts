@@ -291,7 +291,7 @@ async function verifyBundlePayload(
   if (titles.length !== expectedTitles.length || titles.some((t, i) => t !== expectedTitles[i])) {
     throw new FetchError(
       "FETCH_PATHS_MANIFEST_MISMATCH",
-      `OCI paths do not match the tested manifest: expected ${expectedTitles.join(", ")}, found ${titles.join(", ")} (manifest layer digest ${checked.digest})`,
+      `OCI paths do not match the tested manifest: expected ${expectedTitles.join(", ")}, found ${titles.join(", ")} (OCI manifest ${checked.digest})`,
     );
   }
   // P2-P4: the checksum file.

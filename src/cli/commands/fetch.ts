@@ -119,8 +119,14 @@ export function registerFetchCommands(program: Command): void {
     .action(async (opts: FleetAddOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
         const pkg = await checkoutPackageJson(process.cwd());
-        const receiptDoc = parseStrictJson(await readFile(opts.receipt).catch(() => Buffer.from("null")), { requireObject: false });
-        const name = receiptDoc !== null && typeof receiptDoc === "object" && !Array.isArray(receiptDoc) ? receiptDoc["package"] : undefined;
+        // The receipt's package name selects the checkout's gate commands when it is the checkout's own
+        // package; addPluginToLock reads and verifies the receipt itself.
+        let name: unknown;
+        try {
+          name = parseStrictJson(await readFile(opts.receipt))["package"];
+        } catch {
+          name = undefined;
+        }
         const gates = typeof name === "string" ? gatesFromCheckout(pkg)(name) : undefined;
         const { plugin, changed } = await addPluginToLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
         if (opts.json === true) printJson({ ok: true, changed, plugin });
