@@ -20,6 +20,7 @@ import {
   requirePrivate,
   requirePrivateForRead,
 } from "../../src/fetch/privacy.js";
+import { runCli } from "../support/cli.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
 
 type ProbeMode =
@@ -518,5 +519,40 @@ describe("oci-layout stores", () => {
     expect((await lstat(dir)).mode & 0o777).toBe(0o700);
     expect(calls).toBe(0);
     expect(hasCode(await errorOf(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "missing")}`))), "PRIVACY_ABSENT")).toBe(true);
+  });
+});
+
+describe("release check-private for oci-layout stores (built CLI)", () => {
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "hpk-check-private-layout-"));
+  });
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("--bootstrap creates the store 0700 and prints the evidence; without it an absent store fails; a group-readable store fails", async () => {
+    const store = join(root, "store");
+    const absent = await runCli(["release", "check-private", "--repository", `oci-layout:${store}`, "--json"], { cwd: root });
+    expect(absent.code).toBe(1);
+    expect(JSON.parse(absent.stdout)).toMatchObject({ ok: false, code: "PRIVACY_ABSENT" });
+    await expect(lstat(store)).rejects.toMatchObject({ code: "ENOENT" });
+
+    const created = await runCli(["release", "check-private", "--repository", `oci-layout:${store}`, "--bootstrap"], { cwd: root });
+    expect(created.stderr).toBe("");
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ kind: "layout", bootstrapped: true, layout: { dir: store, mode: "0700", created: true } });
+    expect((await lstat(store)).mode & 0o777).toBe(0o700);
+
+    await chmod(store, 0o750);
+    const open = await runCli(["release", "check-private", "--repository", `oci-layout:${store}`], { cwd: root });
+    expect(open.code).toBe(1);
+    expect(open.stderr).toContain("PRIVACY_LAYOUT_PERMISSIONS");
+    expect(open.stderr).toContain("0750");
+  });
+
+  it("outside a checkout --repository is required (usage error, exit 2)", async () => {
+    const result = await runCli(["release", "check-private"], { cwd: root });
+    expect(result.code).toBe(2);
   });
 });
