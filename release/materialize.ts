@@ -93,6 +93,46 @@ export async function proveReleaseIdentity(dir: string, expected: { triggerSha: 
   return { source_sha: head, trigger_sha: expected.triggerSha, tag, version: expected.version };
 }
 
+/** Options of {@link attachTrigger}. */
+export interface AttachTriggerOptions {
+  /** The checkout (default `process.cwd()`). */
+  dir?: string;
+  /** The trigger commit HEAD must equal. */
+  expectedSha: string;
+  /** Release branch (default `main`). */
+  branch?: string;
+  /** Environment read for `GITHUB_REF` (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `release attach-trigger` (the original `release-attach-trigger` recipe,
+ * reference sections 6.1 job 2 and 8): when `GITHUB_REF` is set it must be
+ * `refs/heads/<branch>`; HEAD must equal the trigger; the local branch is
+ * force-created at the trigger and checked out (CI checkouts are detached,
+ * semantic-release needs a branch); then branch and HEAD are checked again.
+ *
+ * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH`, `GIT_FAILED`.
+ */
+export async function attachTrigger(options: AttachTriggerOptions): Promise<{ branch: string; head: string }> {
+  const dir = resolvePath(options.dir ?? process.cwd());
+  const branch = options.branch ?? "main";
+  const ref = (options.environment ?? process.env)["GITHUB_REF"];
+  if (ref !== undefined && ref !== `refs/heads/${branch}`) {
+    throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `GITHUB_REF is ${JSON.stringify(ref)}, releases run only from refs/heads/${branch}`);
+  }
+  if (!/^[0-9a-f]{40}$/.test(options.expectedSha)) throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `--expected-sha must be a lowercase 40-character Git SHA, found ${JSON.stringify(options.expectedSha)}`);
+  const head = await headCommit(dir);
+  if (head !== options.expectedSha) throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `HEAD is ${head}, expected the trigger commit ${options.expectedSha}`);
+  await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "-B", branch, options.expectedSha], { cwd: dir });
+  const now = await headCommit(dir);
+  const onBranch = (await gitText(["symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: dir, allowFailure: true })).trim();
+  if (now !== options.expectedSha || onBranch !== branch) {
+    throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `after attaching, HEAD is ${now} on ${onBranch || "no branch"}, expected ${options.expectedSha} on ${branch}`);
+  }
+  return { branch, head: now };
+}
+
 /** SHA-256 (hex) of a file, streamed. */
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Command, CommanderError } from "commander";
 import { registerReleaseBuildSteps } from "../../src/cli/commands/release-build.js";
-import { createFixtureRepo, type FixtureRepo } from "../support/git-fixture.js";
+import { readFile, symlink } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
 const repos: FixtureRepo[] = [];
 afterEach(async () => {
@@ -70,5 +72,45 @@ describe("hermes-plugin-kit release (build-half wiring)", () => {
     expect(JSON.parse(gate.stdout)).toMatchObject({ code: "RELEASE_GATE_UNKNOWN" });
     const timeout = await cli(["gate", "unit", "--timeout-seconds", "0"]);
     expect(timeout.code).toBe(2);
+  });
+});
+
+describe("the whole build half through the CLI wiring", () => {
+  it("attach-trigger, intent, materialize, restore, gates, build, create/verify-manifest, checksums", async () => {
+    process.env["SEMANTIC_RELEASE_ENABLED"] = "true";
+    const gates = { unit: "true", public_contract: "true", host_contract: "test -d node_modules", build_metadata: "true" };
+    const repo = await createFixtureRepo({ gates });
+    repos.push(repo);
+    const trigger = await repo.commit("fix: repair greeting", { "lib/greet.js": "export const greet = (n) => `hi ${n}`;\n" });
+    await fixtureGit(repo.dir, ["checkout", "--quiet", "--detach", trigger]);
+    const json = async (argv: string[]) => {
+      const r = await cli(argv);
+      expect(r.stdout.trimEnd().split("\n"), argv.join(" ")).toHaveLength(1);
+      expect(r.code, r.stdout).toBe(0);
+      return JSON.parse(r.stdout) as Record<string, unknown>;
+    };
+    const ws = join(repo.root, "ws");
+    expect(await json(["attach-trigger", "--dir", repo.dir, "--expected-sha", trigger])).toEqual({ branch: "main", head: trigger });
+    expect(await json(["intent", "--dir", repo.dir, "--package", "fixture-plugin"])).toMatchObject({ released: true, version: "0.7.1" });
+    const m = await json(["materialize", "--dir", repo.dir, "--expected-sha", trigger, "--output-dir", ws]);
+    expect(m).toMatchObject({ released: true, version: "0.7.1", tag: "v0.7.1" });
+    const source = join(ws, "source");
+    expect(await json(["restore", "--bundle", join(ws, "release-source.bundle"), "--expected-sha", trigger, "--dir", source])).toMatchObject({ source_sha: m["source_sha"] });
+    await symlink(resolve("node_modules"), join(source, "node_modules"));
+    for (const gate of Object.keys(gates)) {
+      expect(await json(["gate", gate, "--dir", source, "--evidence-dir", join(ws, "evidence"), "--expected-sha", trigger])).toMatchObject({ gate, passed: true });
+    }
+    expect(await json(["build", "--dir", source, "--artifact-dir", join(ws, "dist"), "--expected-sha", trigger])).toMatchObject({ artifact: { filename: "fixture-plugin-0.7.1.tgz" } });
+    expect(await json(["check-dist", "--dir", source, "--artifact-dir", join(ws, "dist")])).toMatchObject({ files: 5 });
+    const common = ["--dir", source, "--artifact-dir", join(ws, "dist")];
+    const created = await json(["create-manifest", ...common, "--previous-version", "0.7.0", "--version", "0.7.1", "--tag", "v0.7.1", "--source-sha", String(m["source_sha"]), "--run-id", "4242", "--run-attempt", "1", "--evidence-dir", join(ws, "evidence"), "--output", join(ws, "release-manifest.json")]);
+    expect(created).toMatchObject({ release_class: "patch" });
+    expect(await json(["verify-manifest", ...common, "--manifest", join(ws, "release-manifest.json")])).toEqual(created);
+    const sums = await json(["checksums", ...common, "--manifest", join(ws, "release-manifest.json"), "--bundle", join(ws, "release-source.bundle"), "--output", join(ws, "release-payload.sha256")]);
+    expect((sums["entries"] as unknown[]).length).toBe(3);
+    expect((await readFile(join(ws, "release-payload.sha256"), "ascii")).split("\n")).toHaveLength(4);
+    const badAttempt = await cli(["create-manifest", ...common, "--previous-version", "0.7.0", "--version", "0.7.1", "--tag", "v0.7.1", "--source-sha", String(m["source_sha"]), "--run-id", "4242", "--run-attempt", "x", "--evidence-dir", join(ws, "evidence"), "--output", join(ws, "other.json")]);
+    expect(badAttempt.code).toBe(1);
+    expect(JSON.parse(badAttempt.stdout)).toMatchObject({ code: "WORKFLOW_EVIDENCE_INVALID" });
   });
 });

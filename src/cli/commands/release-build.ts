@@ -1,6 +1,6 @@
 /**
  * CLI wiring of the release steps up to the tested bytes (logic lives in
- * `release/`): `intent`, `materialize`, `restore`, `build`, `check-dist`,
+ * `release/`): `attach-trigger`, `intent`, `materialize`, `restore`, `build`, `check-dist`,
  * `gate`, `create-manifest`, `verify-manifest`, `checksums`.
  *
  * Each step prints exactly one JSON object on stdout: its result on success
@@ -13,7 +13,7 @@ import { buildRelease, checkDist } from "../../../release/build.js";
 import { readReleaseConfig } from "../../../release/config.js";
 import { runGate } from "../../../release/gate.js";
 import { releaseIntent } from "../../../release/intent.js";
-import { materializeRelease } from "../../../release/materialize.js";
+import { attachTrigger, materializeRelease } from "../../../release/materialize.js";
 import { checksumsStep, createManifestStep, verifyManifestStep } from "../../../release/manifest-steps.js";
 import { restoreSource } from "../../../release/restore.js";
 import { printJson, runAction, UsageError } from "../output.js";
@@ -53,6 +53,16 @@ export function registerReleaseBuildSteps(release: Command): void {
       .option("--remote <name>", "remote checked for an existing v<next> tag", "origin")
       .option("--no-remote-check", "skip the remote tag check (local tags are still checked)")
       .option("--verbose", "copy semantic-release's log to stderr");
+
+  release
+    .command("attach-trigger")
+    .description("Check GITHUB_REF and HEAD, then force-create the local release branch at the trigger commit (CI checkouts are detached).")
+    .requiredOption("--expected-sha <sha>", "the trigger commit HEAD must equal")
+    .option("--branch <name>", "release branch", "main")
+    .option("--dir <dir>", "the checkout (default: current directory)")
+    .action((flags: { expectedSha: string; branch: string; dir?: string }) =>
+      step(() => attachTrigger({ expectedSha: flags.expectedSha, branch: flags.branch, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
+    );
 
   withIntentFlags(release.command("intent"))
     .description("Decide the next version: baseline, strict conventional history, semantic-release dry-run. Disarmed unless SEMANTIC_RELEASE_ENABLED=true.")
