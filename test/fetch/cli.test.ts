@@ -57,6 +57,21 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     expect(second.stdout).toBe(first.stdout);
   });
 
+  it("consumer flow: fetch the receipt, verify-final-receipt against the pinned bundle; a bundle's manifest is refused as a receipt", async () => {
+    const out = join(work, "R1");
+    const fetched = await runCli(["fetch", "--reference", `${repository}@${staged.receipt.digest}`, "--output-dir", out, "--expect", "receipt", "--plain-http", "--json"], { cwd: checkout, env: env() });
+    expect(fetched.code).toBe(0);
+    const ok = await runCli(["verify-final-receipt", "--receipt", join(out, "release-receipt.json"), "--package", "demo-plugin", "--expect-bundle-reference", `${repository}@${staged.bundle.digest}`], { cwd: checkout, env: env() });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const wrong = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!, "--package", "demo-plugin"], { cwd: checkout, env: env() });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/\[RECEIPT_STATE_MISMATCH\]/);
+    const asBundle = await runCli(["fetch", "--reference", `${repository}@${staged.receipt.digest}`, "--output-dir", join(work, "R2"), "--expect", "bundle", "--plain-http"], { cwd: checkout, env: env() });
+    expect(asBundle.code).toBe(1);
+    expect(asBundle.stderr).toMatch(/\[FETCH_ARTIFACT_TYPE_MISMATCH\]/);
+  });
+
   it("a tag reference fails with exit 1 and its code; --json prints {ok:false, code}", async () => {
     const out = join(work, "D2");
     const text = await runCli(["fetch", "--reference", `${repository}:v0.8.0`, "--output-dir", out, "--plain-http"], { cwd: checkout, env: env() });
