@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { materializeRelease, prependChangelog, RELEASE_BOT_IDENTITY } from "../../release/materialize.js";
+import { attachTrigger, materializeRelease, prependChangelog, RELEASE_BOT_IDENTITY } from "../../release/materialize.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
 const ARMED = { SEMANTIC_RELEASE_ENABLED: "true" };
@@ -111,5 +111,19 @@ describe("release materialize", () => {
     const before = await snapshot(repo);
     await expect(materializeRelease({ dir: repo.dir, expectedSha: trigger, outputDir: out, environment: ARMED })).rejects.toMatchObject({ code: "RELEASE_LOCKFILE_INVALID" });
     expect(await snapshot(repo)).toBe(before);
+  });
+});
+
+describe("release attach-trigger", () => {
+  it("force-creates main at the trigger from a detached checkout; refuses another ref or HEAD", async () => {
+    const { repo, trigger } = await fixture(["fix: x"]);
+    await repo.commit("fix: newer", { "lib/newer.js": "export {};\n" });
+    await fixtureGit(repo.dir, ["checkout", "--quiet", "--detach", trigger]);
+    await expect(attachTrigger({ dir: repo.dir, expectedSha: trigger, environment: { GITHUB_REF: "refs/heads/feature" } })).rejects.toMatchObject({ code: "RELEASE_HEAD_MISMATCH" });
+    await expect(attachTrigger({ dir: repo.dir, expectedSha: "e".repeat(40), environment: {} })).rejects.toMatchObject({ code: "RELEASE_HEAD_MISMATCH" });
+    expect(await fixtureGit(repo.dir, ["rev-parse", "--abbrev-ref", "HEAD"])).toBe("HEAD");
+    expect(await attachTrigger({ dir: repo.dir, expectedSha: trigger, environment: { GITHUB_REF: "refs/heads/main" } })).toEqual({ branch: "main", head: trigger });
+    expect(await fixtureGit(repo.dir, ["rev-parse", "--abbrev-ref", "HEAD"])).toBe("main");
+    expect(await fixtureGit(repo.dir, ["rev-parse", "main"])).toBe(trigger);
   });
 });
