@@ -36,7 +36,8 @@ type ProbeMode =
   | "absent"
   | "error-500"
   | "no-challenge"
-  | "drop";
+  | "drop"
+  | "hang";
 
 interface ProbeRequest {
   path: string;
@@ -97,6 +98,8 @@ async function startProbeRegistry(initial: ProbeMode): Promise<ProbeRegistry> {
         return json(401, { errors: [] });
       case "drop":
         req.socket.destroy();
+        return;
+      case "hang":
         return;
     }
   });
@@ -292,6 +295,13 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     expect(calls).toBe(0);
   });
 
+  it("an API that never answers fails closed with PRIVACY_NO_STATUS after the per-request timeout", async () => {
+    api.fail("/users/acme/packages/container/widget", "hang");
+    const started = Date.now();
+    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true, timeoutMs: 300, bootstrap: async () => undefined }))).toBe("PRIVACY_NO_STATUS");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it("an unknown owner type fails with PRIVACY_OWNER_UNKNOWN", async () => {
     api.setOwner("acme", "Bot");
     expect(await codeOf(requirePrivate(repository, { env, plainHttp: true }))).toBe("PRIVACY_OWNER_UNKNOWN");
@@ -424,6 +434,13 @@ describe("anonymous read probe (registries without a packages API)", () => {
   ] as const)("registry answering %s fails closed with %s", async (mode, code) => {
     registry.mode = mode;
     expect(await codeOf(requirePrivateForRead(repository, { plainHttp: true, env: {} }))).toBe(code);
+  });
+
+  it("a registry that never answers fails closed with PRIVACY_NO_STATUS after the timeout", async () => {
+    registry.mode = "hang";
+    const started = Date.now();
+    expect(await codeOf(requirePrivateForRead(repository, { plainHttp: true, env: {}, timeoutMs: 300 }))).toBe("PRIVACY_NO_STATUS");
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("the http realm of a remote host is refused without contacting it", async () => {

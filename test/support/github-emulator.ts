@@ -21,8 +21,8 @@
  *
  * Failure modes are injected per path pattern: an HTTP status with GitHub's
  * error body (401/403/404/429/500/...), a raw answer, a connection dropped
- * before any status line, or a dropped connection after the effect happened
- * (`drop-after`).
+ * before any status line, a request never answered (`hang`), or a dropped
+ * connection after the effect happened (`drop-after`).
  * Every request is logged (method, path, query, whether the expected token was
  * presented, parsed body); the token itself is never recorded.
  */
@@ -65,6 +65,8 @@ export type FailureMode =
   | 503
   | "drop"
   | "drop-after"
+  /** Never answer (the socket stays open until the client gives up or the emulator closes). */
+  | "hang"
   /** A raw answer instead of the emulated one. */
   | { status: number; body: string; contentType?: string };
 
@@ -511,6 +513,10 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
       const failure = matchFailure(method, url.pathname);
       if (failure !== undefined && failure.mode === "drop") {
         drop(req, entry);
+        return;
+      }
+      if (failure !== undefined && failure.mode === "hang") {
+        entry.outcome = "dropped";
         return;
       }
       if (failure !== undefined && typeof failure.mode === "number") {
