@@ -362,6 +362,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     "gates",
     async () => {
       await rm(paths.evidence, { recursive: true, force: true });
+      // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
+      await git(["clean", "-ffdxq"], { cwd: paths.restore });
       if (options.installCommand !== undefined) {
         await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: { ...process.env }, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
       }

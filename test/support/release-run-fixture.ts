@@ -5,10 +5,17 @@
  * `oci-layout:` store named by its package.json. The install command links
  * this repository's node_modules so the host_contract gate finds the real MCP SDK.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { gitText } from "../../release/git.js";
+import { parseStrictJson } from "../../src/contract/canonical-json.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { runCli, type CliResult } from "./cli.js";
+import type { GitHubEmulator } from "./github-emulator.js";
 import { createFixtureRepo, type FixtureRepo } from "./git-fixture.js";
 
 /** What a run test needs. */
@@ -57,4 +64,86 @@ export async function createRunFixture(name = "fixture-plugin"): Promise<RunFixt
       await rm(scratch, { recursive: true, force: true });
     },
   };
+}
+
+/** One `release run` CLI invocation of a crash chain. */
+export interface CrashRun {
+  /** The crash point, or `null` for an uninterrupted run. */
+  point: string | null;
+  result: CliResult;
+}
+
+/**
+ * Run the built `hermes-plugin-kit release run` over `rf.workspace` once per
+ * crash point (HERMES_PLUGIN_KIT_CRASH_AT, each run resuming the previous
+ * one's workspace), then once uninterrupted and once more to verify.
+ * Every run uses run id 5150, the fixture's install command, `--github-release`
+ * with `env` (GitHub emulator variables) and `SEMANTIC_RELEASE_ENABLED=true`.
+ */
+export async function runCrashChain(rf: RunFixture, points: readonly string[], env: Record<string, string>): Promise<CrashRun[]> {
+  const runs: CrashRun[] = [];
+  const once = async (point: string | null) => {
+    const result = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "5150", "--install-command", rf.installCommand, "--github-release"], {
+      cwd: rf.repo.root,
+      env: { ...env, SEMANTIC_RELEASE_ENABLED: "true", HERMES_PLUGIN_KIT_CRASH_AT: point ?? "" },
+    });
+    runs.push({ point, result });
+    return result;
+  };
+  for (const point of points) await once(point);
+  await once(null);
+  await once(null);
+  return runs;
+}
+
+/**
+ * Assert that a crash chain converged (issue 6 crash-injection acceptance):
+ * every killed run died by SIGKILL with no output; recorded release SHA,
+ * bundle and receipt references never changed once recorded; the final run
+ * succeeded and the verifying rerun gave the same receipt bytes; each store
+ * tag names its one digest and no other release or receipt manifest was ever
+ * stored; origin was promoted to the release commit; the emulator holds one
+ * GitHub Release created by one POST; no output carries `secret`.
+ */
+export async function expectCrashChainConverged(rf: RunFixture, runs: CrashRun[], github: GitHubEmulator, secret: string): Promise<void> {
+  const seen: Record<string, string> = {};
+  for (const { point, result } of runs.slice(0, -2)) {
+    expect(result.code, `${point}: expected SIGKILL, got exit ${result.code}: ${result.stderr}`).toBe(-1);
+    expect(result.stdout, String(point)).toBe("");
+  }
+  const final = runs[runs.length - 2]!.result;
+  const again = runs[runs.length - 1]!.result;
+  expect(final.code, final.stderr).toBe(0);
+  expect(again.code, again.stderr).toBe(0);
+  const result = JSON.parse(final.stdout) as Record<string, unknown>;
+  const verified = JSON.parse(again.stdout) as Record<string, unknown>;
+  expect(result["released"]).toBe(true);
+  expect({ ...verified, steps: [] }).toEqual({ ...result, steps: [] });
+  expect((verified["steps"] as { status: string }[]).every((s) => s.status === "verified")).toBe(true);
+  const state = parseStrictJson(await readFile(join(rf.workspace, "run-state.json"))) as { steps: Record<string, Record<string, unknown>> };
+  seen["release"] = String(state.steps["materialize"]?.["source_sha"]);
+  expect(result["release_sha"]).toBe(seen["release"]);
+  const receiptBytes = await readFile(join(rf.workspace, "release-receipt.json"));
+  expect(createHash("sha256").update(receiptBytes).digest("hex")).toBe(result["receipt_sha256"]);
+
+  const bundleDigest = String(result["bundle_reference"]).split("@")[1]!;
+  const receiptDigest = String(result["receipt_reference"]).split("@")[1]!;
+  const store = await LayoutTarget.open(rf.storeDir);
+  const tags: Record<string, string> = {};
+  for (const tag of await store.tags()) tags[tag] = (await store.resolve(tag)).digest;
+  expect(tags).toEqual({ [`candidate-5150-${String(result["release_sha"])}`]: bundleDigest, "v0.8.0": bundleDigest, "v0.8.0-receipt": receiptDigest });
+  const manifests: string[] = [];
+  for (const blob of await readdir(join(rf.storeDir, "blobs", "sha256"))) {
+    const bytes = await readFile(join(rf.storeDir, "blobs", "sha256", blob));
+    if (bytes.length < 65536 && bytes.subarray(0, 64).toString("latin1").startsWith('{"artifactType"')) manifests.push(`sha256:${blob}`);
+  }
+  expect(manifests.sort()).toEqual([bundleDigest, receiptDigest].sort());
+
+  const origin = rf.repo.origin!;
+  expect(await gitText(["rev-parse", "refs/heads/main"], { cwd: origin })).toBe(result["release_sha"]);
+  expect(await gitText(["rev-parse", "refs/tags/v0.8.0^{commit}"], { cwd: origin })).toBe(result["release_sha"]);
+  expect(await gitText(["rev-parse", `${String(result["release_sha"])}^`], { cwd: origin })).toBe(rf.triggerSha);
+  expect(github.releases("acme", "fixture-plugin")).toHaveLength(1);
+  expect(github.count("POST", "/repos/acme/fixture-plugin/releases")).toBe(1);
+  for (const { result: r } of runs) expect(r.stdout + r.stderr).not.toContain(secret);
 }
