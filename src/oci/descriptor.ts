@@ -39,7 +39,7 @@ export function isManifestMediaType(mediaType: string): boolean {
 }
 
 /** Read/write buffer size used for blob files and sockets (bytes). */
-export const STREAM_HIGH_WATER_MARK = 1024 * 1024;
+export const STREAM_HIGH_WATER_MARK = 256 * 1024;
 
 /**
  * Check the shape of a descriptor handed to the transport: `digest` is

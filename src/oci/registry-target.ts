@@ -1,6 +1,6 @@
 /**
  * `RegistryTarget`: an OCI Distribution Spec v1.1 client (pull, push, tag
- * listing) over HTTP(S) with `undici`, implementing {@link Target}.
+ * listing) over HTTP(S) with `node:http`/`node:https`, implementing {@link Target}.
  *
  * - Auth: anonymous, Basic, and the Bearer challenge flow GHCR uses
  *   (`WWW-Authenticate: Bearer realm,service,scope` -> token endpoint with
@@ -19,7 +19,6 @@
  *   URL, same origin only, refusing loops.
  */
 import { Readable } from "node:stream";
-import { Agent, request, type Dispatcher } from "undici";
 import { MAX_MANIFEST_BYTES, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import { isLoopbackHost } from "../contract/reference.js";
@@ -37,6 +36,7 @@ import {
 import { OciError, type OciErrorCode } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { parseChallenges, type RegistryCredentials } from "./registry-auth.js";
+import { HttpAgents, sendRequest, type HttpResponse } from "./registry-http.js";
 import type { Descriptor, Target } from "./target.js";
 
 export type { RegistryCredentials } from "./registry-auth.js";
@@ -81,8 +81,8 @@ export const MAX_TAG_PAGE_BYTES = 4 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const MANIFEST_ACCEPT = [OCI_MANIFEST_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_LIST_MEDIA_TYPE].join(", ");
 const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
-const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "UND_ERR_SOCKET", "ECONNABORTED"]);
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CONNECT_TIMEOUT", "ETIMEDOUT"]);
+const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ECONNABORTED"]);
+const TIMEOUT_CODES = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "ETIMEDOUT"]);
 
 type Scope = "pull" | "push" | "none";
 type Body = Buffer | Readable | undefined;
@@ -97,15 +97,20 @@ interface SendOptions {
   followRedirects?: boolean;
 }
 
-function header(res: Dispatcher.ResponseData, name: string): string | undefined {
+function header(res: HttpResponse, name: string): string | undefined {
   const v = res.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Drop a response body without reading it (errors of the aborted body are ignored). */
-function discard(res: Dispatcher.ResponseData): void {
+/**
+ * Drop a response body: a small declared body is drained (the connection goes
+ * back to the pool), anything else is destroyed unread. Errors are ignored.
+ */
+function discard(res: HttpResponse): void {
   res.body.on("error", () => undefined);
-  res.body.destroy();
+  const declared = Number(header(res, "content-length"));
+  if (Number.isFinite(declared) && declared <= 64 * 1024 && !res.body.destroyed) res.body.resume();
+  else res.body.destroy();
 }
 
 function sleep(ms: number): Promise<void> {
@@ -178,7 +183,7 @@ export class RegistryTarget implements Target {
   private readonly chunkSize: number;
   private readonly maxTagPages: number;
   private readonly tagPageSize: number;
-  private readonly dispatcher: Agent;
+  private readonly agents = new HttpAgents();
   private scheme: "unknown" | "anonymous" | "basic" | "bearer" = "unknown";
   private bearer: { realm: string; service: string | undefined } | undefined;
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
@@ -207,7 +212,6 @@ export class RegistryTarget implements Target {
     this.chunkSize = options.chunkSize ?? 64 * 1024 * 1024;
     this.maxTagPages = options.maxTagPages ?? 1000;
     this.tagPageSize = options.tagPageSize ?? 1000;
-    this.dispatcher = new Agent({ connections: 16, keepAliveTimeout: 4_000, headersTimeout: this.timeoutMs, bodyTimeout: this.bodyTimeoutMs });
   }
 
   /** `host[:port]/path`. */
@@ -217,7 +221,7 @@ export class RegistryTarget implements Target {
 
   /** Close pooled connections. */
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    this.agents.destroy();
   }
 
   private url(pathAfterRepo: string): URL {
@@ -344,7 +348,7 @@ export class RegistryTarget implements Target {
    * One HTTP exchange with retries (429/5xx/resets, bounded), timeouts and
    * redirects; `withAuth` adds and refreshes registry authorization.
    */
-  private async exchange(opts: SendOptions, withAuth: boolean): Promise<Dispatcher.ResponseData> {
+  private async exchange(opts: SendOptions, withAuth: boolean): Promise<HttpResponse> {
     const replayable = !(opts.body instanceof Readable);
     let url = opts.url;
     let crossOrigin = false;
@@ -358,15 +362,15 @@ export class RegistryTarget implements Target {
         const auth = await this.authorization(opts.scope);
         if (auth !== undefined) headers["authorization"] = auth;
       }
-      let res: Dispatcher.ResponseData;
+      let res: HttpResponse;
       try {
-        res = await request(url, {
+        res = await sendRequest(url, {
           method: opts.method,
           headers,
-          body: opts.body ?? null,
-          dispatcher: this.dispatcher,
-          headersTimeout: this.timeoutMs,
-          bodyTimeout: this.bodyTimeoutMs,
+          body: opts.body,
+          agent: this.agents.for(url),
+          headersTimeoutMs: this.timeoutMs,
+          bodyTimeoutMs: this.bodyTimeoutMs,
         });
       } catch (error) {
         const code = errorCode(error);
@@ -440,7 +444,7 @@ export class RegistryTarget implements Target {
     return Math.min(this.retry.maxDelayMs, Math.round(raw * jitter));
   }
 
-  private async readSmallBody(res: Dispatcher.ResponseData, max: number, label: string): Promise<Buffer> {
+  private async readSmallBody(res: HttpResponse, max: number, label: string): Promise<Buffer> {
     const declared = Number(header(res, "content-length"));
     if (Number.isFinite(declared) && declared > max) {
       discard(res);
@@ -465,7 +469,7 @@ export class RegistryTarget implements Target {
   }
 
   /** An error for an unexpected status, with the registry's error codes (never its raw body). */
-  private async statusError(res: Dispatcher.ResponseData, method: string, url: URL, what: string): Promise<OciError> {
+  private async statusError(res: HttpResponse, method: string, url: URL, what: string): Promise<OciError> {
     const status = res.statusCode;
     let codes = "";
     if (method !== "HEAD") {
@@ -486,7 +490,7 @@ export class RegistryTarget implements Target {
     return new OciError(code, `${what}: ${method} ${url.origin}${url.pathname} returned HTTP ${status}${codes}`);
   }
 
-  private async send(opts: SendOptions, expected: number[], what: string): Promise<Dispatcher.ResponseData> {
+  private async send(opts: SendOptions, expected: number[], what: string): Promise<HttpResponse> {
     const res = await this.exchange(opts, true);
     if (!expected.includes(res.statusCode)) throw await this.statusError(res, opts.method, opts.url, what);
     return res;
@@ -516,7 +520,7 @@ export class RegistryTarget implements Target {
     }
     let bytes: Buffer;
     try {
-      bytes = await readAllBounded(res.body as unknown as Readable, MAX_MANIFEST_BYTES, `OCI manifest ${reference}`, "OCI_MANIFEST_TOO_LARGE");
+      bytes = await readAllBounded(res.body, MAX_MANIFEST_BYTES, `OCI manifest ${reference}`, "OCI_MANIFEST_TOO_LARGE");
     } catch (error) {
       throw bodyError(error, `OCI manifest ${reference}`);
     }
@@ -597,7 +601,7 @@ export class RegistryTarget implements Target {
       throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describe(claimed)} disagrees with the expected digest`);
     }
     const verifier = new DescriptorVerifier(desc, label);
-    const body = res.body as unknown as Readable;
+    const body = res.body;
     body.on("error", (error) => verifier.destroy(bodyError(error, label)));
     verifier.on("error", () => body.destroy());
     verifier.on("close", () => {
@@ -679,7 +683,7 @@ export class RegistryTarget implements Target {
     return this.uploadLocation(res, url);
   }
 
-  private uploadLocation(res: Dispatcher.ResponseData, requestUrl: URL): URL {
+  private uploadLocation(res: HttpResponse, requestUrl: URL): URL {
     const location = header(res, "location");
     if (location === undefined) throw new OciError("OCI_RESPONSE_INVALID", `upload session without Location from ${this.registry}`);
     const next = new URL(location, requestUrl);
@@ -689,7 +693,7 @@ export class RegistryTarget implements Target {
     return next;
   }
 
-  private checkPushedDigest(res: Dispatcher.ResponseData, desc: Descriptor): void {
+  private checkPushedDigest(res: HttpResponse, desc: Descriptor): void {
     const claimed = header(res, "docker-content-digest");
     if (claimed !== undefined && claimed !== desc.digest) {
       throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describe(claimed)} for ${desc.digest}`);
