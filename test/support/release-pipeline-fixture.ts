@@ -4,7 +4,10 @@
  * `release-fixture.ts`, an `oci-layout:` store in a private temp directory,
  * and helpers to inspect or tamper with that store through the real OCI layer.
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BOOTSTRAP_ARTIFACT_TYPE } from "../../src/contract/constants.js";
@@ -112,4 +115,88 @@ export async function createPromotionRemote(pf: PipelineFixture, name = "origin"
 /** `git rev-parse` in a (bare) repository; undefined when the rev does not resolve. */
 export async function revParse(repo: string, rev: string): Promise<string | undefined> {
   return fixtureGit(repo, ["rev-parse", "--verify", "--quiet", rev]).catch(() => undefined);
+}
+
+/** A loopback smart-HTTP git server (real `git http-backend`) requiring HTTP Basic auth. */
+export interface GitHttpServer {
+  /** `http://127.0.0.1:PORT`. */
+  url: string;
+  /** Requests seen: method, path, and whether the expected credentials were presented. */
+  requests: { method: string; path: string; authorized: boolean }[];
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the repositories under `projectRoot` over smart HTTP on 127.0.0.1
+ * through `git http-backend` (CGI), answering 401 with a Basic challenge
+ * unless the request carries `username:password`. Push is enabled for
+ * authenticated requests (REMOTE_USER is set).
+ */
+export async function startGitHttpServer(projectRoot: string, username: string, password: string): Promise<GitHttpServer> {
+  const expected = `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+  const requests: GitHttpServer["requests"] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const authorized = req.headers["authorization"] === expected;
+    requests.push({ method: req.method ?? "", path: url.pathname, authorized });
+    if (!authorized) {
+      res.writeHead(401, { "WWW-Authenticate": 'Basic realm="git"', "Content-Type": "text/plain" });
+      res.end("authentication required\n");
+      req.resume();
+      return;
+    }
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env["PATH"],
+      GIT_PROJECT_ROOT: projectRoot,
+      GIT_HTTP_EXPORT_ALL: "1",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      REQUEST_METHOD: req.method ?? "GET",
+      PATH_INFO: url.pathname,
+      QUERY_STRING: url.search.slice(1),
+      CONTENT_TYPE: req.headers["content-type"] ?? "",
+      REMOTE_USER: username,
+      REMOTE_ADDR: "127.0.0.1",
+    };
+    if (req.headers["content-length"] !== undefined) env["CONTENT_LENGTH"] = req.headers["content-length"];
+    if (req.headers["content-encoding"] !== undefined) env["HTTP_CONTENT_ENCODING"] = req.headers["content-encoding"];
+    if (typeof req.headers["git-protocol"] === "string") env["GIT_PROTOCOL"] = req.headers["git-protocol"];
+    const child = spawn("git", ["http-backend"], { env, stdio: ["pipe", "pipe", "ignore"] });
+    req.pipe(child.stdin);
+    let head = Buffer.alloc(0);
+    let headerDone = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (headerDone) {
+        res.write(chunk);
+        return;
+      }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      headerDone = true;
+      let status = 200;
+      for (const line of head.subarray(0, end).toString("latin1").split("\r\n")) {
+        const colon = line.indexOf(":");
+        if (colon < 0) continue;
+        const name = line.slice(0, colon).trim();
+        const value = line.slice(colon + 1).trim();
+        if (name.toLowerCase() === "status") status = Number(value.split(" ")[0]);
+        else res.setHeader(name, value);
+      }
+      res.statusCode = status;
+      res.write(head.subarray(end + 4));
+    });
+    child.on("close", () => res.end());
+    child.on("error", () => {
+      res.statusCode = 500;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
