@@ -21,8 +21,9 @@
  * machine and need no token; the remote tag check is ours.
  */
 import { Writable } from "node:stream";
+import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
-import { resolve as resolvePath } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import { CommitParser, type ParserOptions } from "conventional-commits-parser";
 import { bumpVersion, type ReleaseClass } from "../src/contract/grammar.js";
 import { readReleaseConfig } from "./config.js";
@@ -309,23 +310,58 @@ async function semanticReleaseDryRun(dir: string, branch: string, log: Writable)
   return { type, lastVersion: result.lastRelease.version };
 }
 
+/** Host used for notes when no public GitHub URL is known; its links are unwrapped afterwards. */
+const UNLINKED_HOST = "https://unlinked.invalid";
+
+/**
+ * The public GitHub URL `https://github.com/<owner>/<repo>` of the checkout,
+ * from the `origin` remote or package.json `repository`, or `undefined`.
+ * Only used to render issue and user links in release notes (no network).
+ */
+export async function publicRepositoryUrl(dir: string): Promise<string | undefined> {
+  const candidates: string[] = [];
+  const origin = await git(["remote", "get-url", "origin"], { cwd: dir, allowFailure: true });
+  if (origin.code === 0) candidates.push(origin.stdout.trim());
+  try {
+    const pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as { repository?: unknown };
+    const repo = pkg.repository;
+    if (typeof repo === "string") candidates.push(repo);
+    else if (repo !== null && typeof repo === "object" && typeof (repo as { url?: unknown }).url === "string") candidates.push((repo as { url: string }).url);
+  } catch {
+    // package.json problems are reported by the baseline check.
+  }
+  for (const candidate of candidates) {
+    const m = /^(?:git\+)?(?:https:\/\/(?:[^@/]+@)?github\.com\/|git@github\.com:|ssh:\/\/git@github\.com\/|github:)([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+?)(?:\.git)?\/?$/.exec(candidate);
+    if (m !== null) return `https://github.com/${m[1]}/${m[2]}`;
+  }
+  return undefined;
+}
+
 /**
  * Render release notes for `commits` with `@semantic-release/release-notes-generator`
  * (conventionalcommits preset, compare and reference links off) for the chosen version.
+ * Issue and user mentions link to the public GitHub repository when one is
+ * known ({@link publicRepositoryUrl}) and stay plain text otherwise. GitHub
+ * revert titles, which the preset cannot parse, are listed under `### Reverts`.
  */
 export async function renderNotes(dir: string, commits: HistoryCommit[], previous: { version: string; tag: string; sha: string }, next: { version: string; tag: string; sha: string }): Promise<string> {
   const { generateNotes } = await import("@semantic-release/release-notes-generator");
   const log = { log: () => undefined, warn: () => undefined, error: () => undefined, success: () => undefined };
-  const notes = await generateNotes(pluginConfigs().notes, {
+  const publicUrl = await publicRepositoryUrl(dir);
+  let notes = await generateNotes(pluginConfigs().notes, {
     cwd: dir,
     env: semanticReleaseEnvironment(),
     logger: log,
-    options: { repositoryUrl: pathToFileURL(dir).href },
+    options: { repositoryUrl: publicUrl ?? `${UNLINKED_HOST}/local/repository` },
     commits: commits.map((c) => ({ hash: c.sha, message: c.message, committerDate: c.committer_date, commit: { long: c.sha, short: c.sha.slice(0, 7) } })),
     lastRelease: { version: previous.version, gitTag: previous.tag, gitHead: previous.sha },
     nextRelease: { version: next.version, gitTag: next.tag, gitHead: next.sha, type: "release" },
   });
-  return notes.trim() + "\n";
+  if (publicUrl === undefined) notes = notes.replace(/\[([^\]]*)\]\(https:\/\/unlinked\.invalid[^)]*\)/g, "$1");
+  const missing = commits.filter((c) => GITHUB_REVERT_RE.test(c.subject) && !notes.includes(c.sha.slice(0, 7)));
+  notes = notes.trim() + "\n";
+  if (missing.length > 0) notes += `\n### Reverts\n\n${missing.map((c) => `* ${c.subject} ${c.sha.slice(0, 7)}`).join("\n")}\n`;
+  return notes;
 }
 
 /**

@@ -97,6 +97,15 @@ describe("release intent", () => {
     expect(footer).toMatchObject({ version: "1.0.0", release_class: "major" });
   });
 
+  it("notes: no bogus links for a local repository, GitHub links when the repository is known, reverts listed", async () => {
+    const local = await intentOf(await repoWith(["fix: repair greeting (#12) thanks @octo", 'Revert "feat: add export" (#41)']));
+    expect(local.notes).toContain("repair greeting (#12) thanks @octo");
+    expect(local.notes).not.toMatch(/\]\(/);
+    expect(local.notes).toMatch(/### Reverts\n\n\* Revert "feat: add export" \(#41\) [0-9a-f]{7}\n$/);
+    const hosted = await intentOf(await repoWith(["fix: repair greeting (#12)"], { packageJson: { repository: { type: "git", url: "git+https://github.com/acme/widget.git" } } }));
+    expect(hosted.notes).toContain("[#12](https://github.com/acme/widget/issues/12)");
+  });
+
   it("docs only -> no release", async () => {
     const r = await intentOf(await repoWith(["docs: explain", "chore: tidy", "test: more"]));
     expect(r).toMatchObject({ released: false, version: null, release_class: null, previous_version: "0.7.0" });
