@@ -328,6 +328,16 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
       }
     }
   }
+  if (report.plugin.version !== undefined && regularFileInside(root, "package.json") === "ok") {
+    try {
+      const npmVersion = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version?: unknown }).version;
+      if (typeof npmVersion === "string" && npmVersion !== report.plugin.version) {
+        findings.push({ rule: "PLUGIN_VERSION_MISMATCH", severity: "warning", message: `plugin.json version ${report.plugin.version} differs from package.json version ${npmVersion}; rebuild the package`, file: "plugin.json" });
+      }
+    } catch {
+      // package.json is npm's business; an unreadable one is not a portable-package rule.
+    }
+  }
   for (const native of ["plugin.yaml", "plugin.yml"]) {
     if (regularFileInside(root, native) !== "missing") {
       findings.push({ rule: "PLUGIN_YAML_PRESENT", severity: "error", message: `${native} makes Hermes load a native plugin and ignore mcp.json`, file: native });

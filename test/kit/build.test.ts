@@ -75,6 +75,17 @@ describe("plugin build of the example", () => {
     expect(report.servers[0]?.tools.map((t) => t.name)).toEqual(["calculate", "unit_convert"]);
   });
 
+  it("the committed example passes its own dependency-free smoke test (npm test)", async () => {
+    const { execFile } = await import("node:child_process");
+    const outcome = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, [path.join(REPO_ROOT, "examples", "calculator", "test", "smoke.mjs")], { timeout: 30_000 }, (error, stdout) => {
+        resolve({ code: error ? 1 : 0, stdout });
+      });
+    });
+    expect(outcome.stdout).toContain("smoke: all checks passed");
+    expect(outcome.code).toBe(0);
+  });
+
   it("runs through the compiled CLI with --json", async () => {
     const target = tempDir("build-cli");
     dirs.push(target);

@@ -66,6 +66,15 @@ describe("plugin doctor on the built example", () => {
     expect(report.servers[0]?.tools[0]?.calls).toEqual([]);
   });
 
+  it("warns when plugin.json and package.json disagree on the version", async () => {
+    const dir = pkg({ manifest: manifestFor(), files: { "package.json": '{"name":"fixture-plugin","version":"2.0.0"}' } });
+    const report = await doctorPluginPackage(dir);
+    expect(report.ok).toBe(true);
+    expect(report.findings.filter((f) => f.rule === "PLUGIN_VERSION_MISMATCH").map((f) => f.severity)).toEqual(["warning"]);
+    const same = pkg({ manifest: manifestFor(), files: { "package.json": '{"name":"fixture-plugin","version":"1.0.0"}' } });
+    expect((await doctorPluginPackage(same)).findings.filter((f) => f.rule === "PLUGIN_VERSION_MISMATCH")).toEqual([]);
+  });
+
   it("gives the server only the filtered environment", async () => {
     const dir = pkg({
       manifest: manifestFor(),

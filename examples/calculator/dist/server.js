@@ -27495,7 +27495,8 @@ function tool(options) {
       return errorResult(`${name323} failed: ${message}`);
     }
     if (typeof result === "string") {
-      logger.info(`${name323}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
+      if (logger.isEnabled("INFO"))
+        logger.info(`${name323}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
       return { content: [{ type: "text", text: result }] };
     }
     const envelope = { success: true, data: result === void 0 ? null : result };
@@ -27509,7 +27510,8 @@ function tool(options) {
       logger.error(`${name323}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
       return errorResult(`${name323} failed: ${message}`);
     }
-    logger.info(`${name323}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
+    if (logger.isEnabled("INFO"))
+      logger.info(`${name323}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
     return { content: [{ type: "text", text }], structuredContent: structured };
   }
   const definition = {
@@ -71329,6 +71331,34 @@ function create(factories, config3) {
   return math;
 }
 
+// package.json
+var package_default = {
+  name: "hermes-calculator",
+  version: "0.1.0",
+  description: "Hermes plugin: a calculator and unit converter served over MCP, built with hermes-plugin-kit.",
+  license: "MIT",
+  type: "module",
+  engines: {
+    node: ">=20.19"
+  },
+  files: [
+    "plugin.json",
+    "mcp.json",
+    "dist/",
+    "skills/"
+  ],
+  scripts: {
+    build: "hermes-plugin-kit plugin build src/server.ts --out .",
+    test: "node test/smoke.mjs",
+    doctor: "hermes-plugin-kit plugin doctor ."
+  },
+  keywords: [
+    "hermes",
+    "hermes-plugin",
+    "mcp"
+  ]
+};
+
 // src/server.ts
 var instance;
 function mathjs() {
@@ -71421,7 +71451,7 @@ var unitConvert = tool({
 });
 var server_default = definePlugin({
   name: "hermes-calculator",
-  version: "0.1.0",
+  version: package_default.version,
   description: "A calculator and unit converter for Hermes, served over MCP.",
   server: "calculator",
   tools: [calculate, unitConvert],

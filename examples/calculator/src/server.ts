@@ -8,6 +8,7 @@
  */
 import { all, create, type MathJsInstance } from "mathjs";
 import { definePlugin, numberArg, pluginSkill, strArg, tool } from "hermes-plugin-kit";
+import packageJson from "../package.json" with { type: "json" };
 
 let instance: { math: MathJsInstance; evaluate: MathJsInstance["evaluate"] } | undefined;
 
@@ -91,7 +92,7 @@ export const unitConvert = tool({
 
 export default definePlugin({
   name: "hermes-calculator",
-  version: "0.1.0",
+  version: packageJson.version,
   description: "A calculator and unit converter for Hermes, served over MCP.",
   server: "calculator",
   tools: [calculate, unitConvert],
