@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Command } from "commander";
 import YAML from "yaml";
 import { CLI } from "../support/cli.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
@@ -254,6 +255,47 @@ describe("release.yml structure", () => {
       expect(lines.indexOf('cd "$RUNNER_TEMP/release"')).toBe(0);
       expect(lines.indexOf("npm ci --engine-strict --no-audit --no-fund")).toBe(1);
     }
+  });
+
+  it("every `npx hermes-plugin-kit release <step>` line matches the built CLI: known flags, required flags given, arguments counted", async () => {
+    const { buildProgram } = (await import(new URL("../../dist/src/cli/program.js", import.meta.url).href)) as { buildProgram: () => Command };
+    const releaseCommand = buildProgram().commands.find((command) => command.name() === "release")!;
+    const pending = new Set(["stage", "promote", "publish"]); // registered by the stage/promote/publish engineer
+    const lines = Object.values(release.doc.jobs).flatMap((job) => job.steps.flatMap((candidate) => (candidate.run ?? "").split("\n").map((line) => line.trim())));
+    const invocations = lines.filter((line) => line.startsWith("npx hermes-plugin-kit release "));
+    expect(invocations.length).toBeGreaterThanOrEqual(15);
+    let checked = 0;
+    for (const line of invocations) {
+      const words: string[] = [];
+      for (const token of line.match(/"[^"]*"|'[^']*'|\S+/g) ?? []) {
+        if (token.startsWith(">") || token === "|" || token === "&&") break;
+        words.push(token);
+      }
+      const stepName = words[3]!;
+      const command = releaseCommand.commands.find((candidate) => candidate.name() === stepName);
+      if (command === undefined) {
+        expect(pending.has(stepName), `unknown release step ${stepName} in: ${line}`).toBe(true);
+        continue;
+      }
+      const options = new Map(command.options.map((option) => [option.long!, option]));
+      const given = new Set<string>();
+      const positional: string[] = [];
+      for (let i = 4; i < words.length; i += 1) {
+        const word = words[i]!;
+        if (!word.startsWith("--")) {
+          positional.push(word);
+          continue;
+        }
+        const option = options.get(word);
+        expect(option, `release ${stepName} has no option ${word}`).toBeDefined();
+        given.add(word);
+        if (option!.required || option!.optional) i += 1;
+      }
+      for (const option of command.options) if (option.mandatory) expect(given.has(option.long!), `release ${stepName} needs ${option.long}`).toBe(true);
+      expect(positional.length, `positional arguments of release ${stepName}`).toBe(command.registeredArguments.length);
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThanOrEqual(12);
   });
 
   it("each token-using step aborts on an empty token as its first statement", () => {
