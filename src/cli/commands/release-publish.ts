@@ -1,9 +1,12 @@
 /**
  * CLI wiring of the publishing half of `hermes-plugin-kit release <step>`
- * (logic lives in `release/`): `check-private [--bootstrap]`,
- * `check-immutable`, `github-release`. Every step prints one JSON object on
- * stdout and can be rerun; failures exit 1 with a coded message on stderr
- * (`--json`: a JSON error object on stdout), exit 2 for usage errors. Tokens come from the environment only (`GH_TOKEN`,
+ * (logic lives in `release/`), in pipeline order: `check-private
+ * [--bootstrap]`, `check-immutable`, `stage`, `promote`, `publish`,
+ * `github-release`, and `run` (every step of both halves over a resumable
+ * workspace). Every step prints one JSON object on stdout and can be rerun;
+ * failures exit 1 with a coded message on stderr (`--json`: a JSON error
+ * object on stdout), exit 2 for usage errors. Tokens come from the
+ * environment only (`GH_TOKEN`, `SOURCE_PROMOTION_TOKEN`,
  * `REGISTRY_USERNAME`/`REGISTRY_PASSWORD`), never from flags.
  *
  * One `register*` function per step; `registerReleasePublishSteps` lists them
