@@ -261,6 +261,11 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   };
   const mark = (point: string) => hooks.checkpoint!(point);
 
+  // The disarm switch governs every run, fresh or resumed (reference 6.0).
+  if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
+    progress?.write("- release run disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true\n");
+    return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true", workspace: ws, steps: [] };
+  }
   await mkdir(ws, { recursive: true, mode: 0o700 });
   let state = await readState(paths.state);
   if (state === undefined) {

@@ -70,6 +70,24 @@ describeRegistry("release stage + publish through a Bearer-auth registry", () =>
   let bundleReference = "";
   let receiptReference = "";
 
+  it("stage fails closed with zero uploads for a public package, and with only the bootstrap for one still absent after it (scenarios 29, 30)", async () => {
+    const deniedRepository = `${registry.host}/acme/denied-plugin`;
+    const denied = await createReleaseFixture({ registryRepository: deniedRepository });
+    try {
+      const inputs = { ...stageInputs(denied), repository: deniedRepository, plainHttp: true, credentials, env, tag: `candidate-12345-${denied.sourceSha}` };
+      github.setPackage("acme", "denied-plugin", "public");
+      await expect(stageRelease(inputs)).rejects.toMatchObject({ code: "PRIVACY_PUBLIC" });
+      const target = await openTarget(deniedRepository, { plainHttp: true, credentials });
+      await expect(target.tags()).rejects.toMatchObject({ code: "OCI_NOT_FOUND" });
+      github.setPackage("acme", "denied-plugin", "absent");
+      await expect(stageRelease(inputs)).rejects.toMatchObject({ code: "PRIVACY_ABSENT" });
+      expect(await target.tags()).toEqual(["private-bootstrap"]);
+      expect((await target.resolve("private-bootstrap")).digest).toBe("sha256:2c83e94c3884c6aea03e57999e7833e8444d8ea6860a5df81a8af216e9ec884e");
+    } finally {
+      await denied.cleanup();
+    }
+  });
+
   it("stages after bootstrapping the absent package, and a consumer fetch reproduces every file", async () => {
     const output = join(fixture.root, "staged-release.json");
     const staged = await stageRelease({ ...stageInputs(fixture), ...access(), tag: tag(), output });
@@ -113,6 +131,19 @@ describeRegistry("release stage + publish through a Bearer-auth registry", () =>
     expect(again).toMatchObject({ receipt_reference: receiptReference, bind: "already-tagged", receipt_bind: "already-tagged" });
     expect((await readFile(output)).equals(receipt)).toBe(true);
     expect(await registryFootprint()).toEqual(before);
+  });
+
+  it("the CLI takes registry credentials and GH_TOKEN from the environment and never prints them", async () => {
+    const cliEnv = { ...env, REGISTRY_USERNAME: credentials.username, REGISTRY_PASSWORD: credentials.password };
+    const ok = await runCli(["release", "publish", "--reference", bundleReference, "--plain-http"], { cwd: fixture.root, env: cliEnv });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ receipt_reference: receiptReference, bind: "already-tagged" });
+    const wrong = `${credentials.password}-wrong`;
+    const refused = await runCli(["release", "publish", "--reference", bundleReference, "--plain-http"], { cwd: fixture.root, env: { ...cliEnv, REGISTRY_PASSWORD: wrong } });
+    expect(refused.code).toBe(1);
+    for (const output of [ok, refused]) {
+      for (const secret of [credentials.password, wrong, github.token]) expect(output.stdout + output.stderr).not.toContain(secret);
+    }
   });
 
   it("a package that turns public between stage and publish stops publication before v<V> (scenario 39)", async () => {
