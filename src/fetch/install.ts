@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, rmdir, unlink } from "node:fs/promises";
+import { chmod, copyFile, link, lstat, mkdir, open, readFile, rmdir, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describe } from "../contract/grammar.js";
@@ -62,32 +62,22 @@ function intermediateDirs(root: string, relative: string): string[] {
   return dirs;
 }
 
-/**
- * Check every target first (no writes), then write the missing files.
- *
- * First pass: `D` must not be a symlink (`INSTALL_OUTPUT_SYMLINK`) and must be
- * a directory if it exists; every directory inside `D` on the way to a file
- * must be absent or a real directory (`INSTALL_UNSAFE_PATH`); an existing
- * target must be a regular file (`INSTALL_UNSAFE_PATH` for a symlink or
- * anything else) with the same SHA-256 (`INSTALL_OVERWRITE_REFUSED`).
- * Second pass: create `D` and parents (mode 0755 before umask), copy each
- * missing file to a temporary name in its directory and hard-link it into
- * place (never replacing what appeared meanwhile), then re-check its bytes.
- *
- * @param outputDir `D`; created if absent (with missing parents).
- * @throws FetchError `INSTALL_PATH_INVALID` (a path not on the payload
- *   allow-list), `INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`,
- *   `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED` (I/O). On any throw the
- *   files and directories this call created are removed.
- */
-export async function installPayload(outputDir: string, files: readonly InstallFile[]): Promise<InstallResult> {
-  const root = resolve(outputDir);
-  for (const file of files) {
-    if (!isAllowedPayloadTitle(file.path) || isAbsolute(file.path) || file.path.includes("\\")) {
-      throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describe(file.path)} is not a payload path`);
-    }
-  }
-  // First pass: no writes.
+/** Name of the install lock file created inside `D` while files are written (removed afterwards). */
+export const INSTALL_LOCK_FILE = ".hermes-plugin-kit-install.lock";
+
+/** Options of {@link installPayload}. */
+export interface InstallOptions {
+  /** How long to wait for another install into the same `D` (ms). Default 30 000. */
+  lockTimeoutMs?: number;
+}
+
+interface Plan {
+  toWrite: InstallFile[];
+  unchanged: string[];
+}
+
+/** First pass (no writes): see {@link installPayload}. `rootExists` is false when `D` is absent. */
+async function planInstall(root: string, outputDir: string, files: readonly InstallFile[]): Promise<Plan & { rootExists: boolean }> {
   const rootStat = await lstatOrNull(root);
   if (rootStat !== null && rootStat.isSymbolicLink()) {
     throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
@@ -98,17 +88,19 @@ export async function installPayload(outputDir: string, files: readonly InstallF
   const toWrite: InstallFile[] = [];
   const unchanged: string[] = [];
   for (const file of files) {
-    if (rootStat !== null) {
-      for (const dir of intermediateDirs(root, file.path)) {
-        const st = await lstatOrNull(dir);
-        if (st === null) break;
-        if (st.isSymbolicLink() || !st.isDirectory()) {
-          throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
-        }
+    if (rootStat === null) {
+      toWrite.push(file);
+      continue;
+    }
+    for (const dir of intermediateDirs(root, file.path)) {
+      const st = await lstatOrNull(dir);
+      if (st === null) break;
+      if (st.isSymbolicLink() || !st.isDirectory()) {
+        throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
       }
     }
     const target = join(root, file.path);
-    const st = rootStat === null ? null : await lstatOrNull(target);
+    const st = await lstatOrNull(target);
     if (st === null) {
       toWrite.push(file);
       continue;
@@ -121,26 +113,110 @@ export async function installPayload(outputDir: string, files: readonly InstallF
     }
     unchanged.push(file.path);
   }
-  // Second pass: writes, undone on failure.
+  return { toWrite, unchanged, rootExists: rootStat !== null };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Take `D/.hermes-plugin-kit-install.lock` (O_EXCL, never through a symlink),
+ * waiting up to `timeoutMs` for another install; a lock left by a dead process
+ * is broken. Returns the release function.
+ */
+async function acquireInstallLock(root: string, timeoutMs: number): Promise<() => Promise<void>> {
+  const path = join(root, INSTALL_LOCK_FILE);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+      } finally {
+        await handle.close();
+      }
+      return () => unlink(path).catch(() => undefined);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const st = await lstatOrNull(path);
+    if (st !== null && st.isFile() && st.size < 32) {
+      const pid = Number((await readFile(path, "utf8").catch(() => "")).trim());
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) {
+        await unlink(path).catch(() => undefined);
+        continue;
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new FetchError("INSTALL_LOCKED", `another install into ${root} holds ${INSTALL_LOCK_FILE} (waited ${timeoutMs} ms)`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Check every target first (no writes), then write the missing files.
+ *
+ * First pass: `D` must not be a symlink (`INSTALL_OUTPUT_SYMLINK`) and must be
+ * a directory if it exists; every directory inside `D` on the way to a file
+ * must be absent or a real directory (`INSTALL_UNSAFE_PATH`); an existing
+ * target must be a regular file (`INSTALL_UNSAFE_PATH` for a symlink or
+ * anything else) with the same SHA-256 (`INSTALL_OVERWRITE_REFUSED`).
+ * Second pass: create `D` and parents (mode 0755 before umask), take the
+ * install lock `D/.hermes-plugin-kit-install.lock` (so two installs into one
+ * `D` run one after the other), repeat the first pass, copy each missing file
+ * to a temporary name in its directory, re-check its bytes and hard-link it
+ * into place (never replacing anything), then remove the lock.
+ *
+ * @param outputDir `D`; created if absent (with missing parents).
+ * @throws FetchError `INSTALL_PATH_INVALID` (a path not on the payload
+ *   allow-list), `INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`,
+ *   `INSTALL_OVERWRITE_REFUSED`, `INSTALL_LOCKED`, `INSTALL_FAILED` (I/O).
+ *   On any throw the files and directories this call created are removed.
+ */
+export async function installPayload(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
+  const root = resolve(outputDir);
+  for (const file of files) {
+    if (!isAllowedPayloadTitle(file.path) || isAbsolute(file.path) || file.path.includes("\\")) {
+      throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describe(file.path)} is not a payload path`);
+    }
+  }
+  // First pass: no writes; fail fast.
+  const first = await planInstall(root, outputDir, files);
+  if (first.toWrite.length === 0) return { written: [], unchanged: first.unchanged };
+  // Second pass: writes under the lock, undone on failure.
   const createdDirs: string[] = [];
   const createdFiles: string[] = [];
   const written: string[] = [];
+  let release: (() => Promise<void>) | undefined;
   try {
-    if (rootStat === null) {
-      const first = await mkdir(root, { recursive: true, mode: 0o755 });
-      if (first !== undefined) {
+    if (!first.rootExists) {
+      const created = await mkdir(root, { recursive: true, mode: 0o755 });
+      if (created !== undefined) {
         // Record every directory mkdir created, outermost first.
         let dir = root;
         const chain: string[] = [];
-        while (dir.length >= first.length) {
+        while (dir.length >= created.length) {
           chain.unshift(dir);
-          if (dir === first) break;
+          if (dir === created) break;
           dir = dirname(dir);
         }
         createdDirs.push(...chain);
       }
+      const st = await lstatOrNull(root);
+      if (st === null || st.isSymbolicLink() || !st.isDirectory()) {
+        throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must be a real directory: ${outputDir}`);
+      }
     }
-    for (const file of toWrite) {
+    release = await acquireInstallLock(root, options.lockTimeoutMs ?? 30_000);
+    const plan = await planInstall(root, outputDir, files);
+    for (const file of plan.toWrite) {
       for (const dir of intermediateDirs(root, file.path)) {
         const st = await lstatOrNull(dir);
         if (st === null) {
@@ -173,12 +249,14 @@ export async function installPayload(outputDir: string, files: readonly InstallF
         await unlink(temp).catch(() => undefined);
       }
     }
+    await release();
+    release = undefined;
+    return { written, unchanged: plan.unchanged };
   } catch (error) {
     for (const file of createdFiles.reverse()) await unlink(file).catch(() => undefined);
+    if (release !== undefined) await release();
     for (const dir of createdDirs.reverse()) await rmdir(dir).catch(() => undefined);
     if (error instanceof FetchError) throw error;
     throw new FetchError("INSTALL_FAILED", `cannot install into ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
-  return { written, unchanged };
 }
-

@@ -3,14 +3,15 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { installPayload, type InstallFile } from "../../src/fetch/install.js";
+import { INSTALL_LOCK_FILE, installPayload, type InstallFile } from "../../src/fetch/install.js";
+import { spawnSync } from "node:child_process";
 import { codeOf } from "../support/contract-fixture.js";
 
 let root: string;
 let files: InstallFile[];
 
-async function source(name: string, content: string): Promise<InstallFile> {
-  const path = join(root, "verified", name.replaceAll("/", "_"));
+async function source(name: string, content: string, localName = name.replaceAll("/", "_")): Promise<InstallFile> {
+  const path = join(root, "verified", localName);
   await writeFile(path, content);
   return { path: name, source: path, sha256: createHash("sha256").update(content).digest("hex") };
 }
@@ -144,4 +145,36 @@ describe("installPayload", () => {
     expect(await tree(out)).toEqual(["mine.txt"]);
   });
 
+
+  it("two concurrent installs of the same payload into a fresh D both succeed with the same bytes", async () => {
+    const out = join(root, "race", "D");
+    const results = await Promise.all([installPayload(out, files), installPayload(out, files), installPayload(out, files)]);
+    for (const r of results) expect([...r.written, ...r.unchanged].sort()).toEqual(files.map((f) => f.path).sort());
+    expect(results.flatMap((r) => r.written).sort()).toEqual(files.map((f) => f.path).sort());
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+
+  it("a concurrent install of different bytes loses with INSTALL_OVERWRITE_REFUSED and leaves the winner intact", async () => {
+    const out = join(root, "race2", "D");
+    const other = await source("dist/demo-1.0.0.tgz", "other tarball", "other.tgz");
+    const settled = await Promise.allSettled([installPayload(out, files), installPayload(out, [files[0]!, other])]);
+    const codes = settled.map((r) => (r.status === "rejected" ? (r.reason as { code?: string }).code : "ok"));
+    expect(codes.filter((c) => c === "ok")).toHaveLength(1);
+    expect(codes.filter((c) => c === "INSTALL_OVERWRITE_REFUSED")).toHaveLength(1);
+    const winner = settled[0]!.status === "fulfilled" ? "tarball" : "other tarball";
+    expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe(winner);
+  });
+
+  it("waits for another install's lock: a live holder -> INSTALL_LOCKED and nothing written; a dead holder's lock is broken", async () => {
+    const out = join(root, "locked");
+    await mkdir(out);
+    await writeFile(join(out, INSTALL_LOCK_FILE), "1\n");
+    expect(await codeOf(() => installPayload(out, files, { lockTimeoutMs: 200 }))).toBe("INSTALL_LOCKED");
+    expect(await tree(out)).toEqual([INSTALL_LOCK_FILE]);
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    await writeFile(join(out, INSTALL_LOCK_FILE), `${dead.stdout}\n`);
+    const result = await installPayload(out, files, { lockTimeoutMs: 2000 });
+    expect(result.written).toHaveLength(4);
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
 });
