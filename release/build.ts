@@ -35,8 +35,10 @@ import { proveReleaseIdentity } from "./materialize.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
 export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
-/** Ceiling of the unpacked tarball content held for publint, in bytes. */
+/** Ceiling of the unpacked tarball content held for publint (code and JSON members only), in bytes. */
 export const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
+/** Members whose bytes publint may read (formats, entry points); others are passed as empty files. */
+const LINTED_MEMBER_RE = /\.(?:[cm]?[jt]sx?|d\.[cm]?ts|json)$/;
 /** Ceiling of the number of members in a tarball. */
 export const MAX_TARBALL_MEMBERS = 100_000;
 
@@ -137,6 +139,7 @@ interface TarballContents {
 async function readTarball(path: string, filename: string): Promise<TarballContents> {
   const files: { name: string; data: Uint8Array }[] = [];
   const problems: string[] = [];
+  const seen = new Set<string>();
   let total = 0;
   const ex = extract();
   ex.on("entry", (header, stream, next) => {
@@ -148,9 +151,13 @@ async function readTarball(path: string, filename: string): Promise<TarballConte
     } else if (header.type !== "file") {
       problems.push(`member ${JSON.stringify(name)} is a ${header.type ?? "non-file"}, not a regular file`);
     }
+    if (seen.has(name)) problems.push(`duplicate member ${JSON.stringify(name)}`);
+    seen.add(name);
     if (files.length + problems.length > MAX_TARBALL_MEMBERS) problems.push(`more than ${MAX_TARBALL_MEMBERS} members`);
     const chunks: Buffer[] = [];
+    const keep = LINTED_MEMBER_RE.test(name);
     stream.on("data", (data: unknown) => {
+      if (!keep) return;
       const chunk = data as Buffer;
       total += chunk.length;
       if (total <= MAX_UNPACKED_BYTES) chunks.push(chunk);

@@ -24,14 +24,14 @@ async function fixture(options: Parameters<typeof createFixtureRepo>[0] = {}): P
 const sha256 = async (path: string) => createHash("sha256").update(await readFile(path)).digest("hex");
 
 /** A gzip tarball with the given members (name -> content, or {symlink}). */
-async function craftTarball(path: string, members: Record<string, string | { symlink: string }>): Promise<void> {
+async function craftTarball(path: string, members: Record<string, string | { symlink: string }> | [string, string][]): Promise<void> {
   const p = pack();
   const chunks: Buffer[] = [];
   p.on("data", (c: unknown) => {
     chunks.push(c as Buffer);
   });
   const done = new Promise<void>((resolve) => p.on("end", () => resolve()));
-  for (const [name, content] of Object.entries(members)) {
+  for (const [name, content] of Array.isArray(members) ? members : Object.entries(members)) {
     if (typeof content === "string") p.entry({ name, mtime: new Date(0), mode: 0o644 }, content);
     else p.entry({ name, type: "symlink", linkname: content.symlink, mtime: new Date(0) });
   }
@@ -114,6 +114,7 @@ describe("release build / check-dist", () => {
       [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/lib/link.js": { symlink: "/etc/passwd" } }, "symlink"],
       [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/../escape.js": "x" }, "unsafe"],
       [{ "package/package.json": PKG, "other/index.js": "x" }, "unsafe"],
+      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/./index.js": "export const evil = 1;\n" }, "unsafe"],
     ];
     let n = 0;
     for (const [members, hint] of cases) {
@@ -123,6 +124,14 @@ describe("release build / check-dist", () => {
       await craftTarball(join(dist, "fixture-plugin-0.7.0.tgz"), members);
       await expect(checkDist(config, dist, "0.7.0"), hint).rejects.toMatchObject({ code: "RELEASE_DIST_CONTENTS", message: expect.stringContaining(hint) });
     }
+    const dup = join(repo.root, "crafted-dup");
+    await mkdir(dup);
+    await craftTarball(join(dup, "fixture-plugin-0.7.0.tgz"), [
+      ["package/package.json", PKG],
+      ["package/index.js", "export {};\n"],
+      ["package/index.js", "export const evil = 1;\n"],
+    ]);
+    await expect(checkDist(config, dup, "0.7.0")).rejects.toMatchObject({ code: "RELEASE_DIST_CONTENTS", message: expect.stringContaining("duplicate") });
     const good = join(repo.root, "crafted-good");
     await mkdir(good);
     await craftTarball(join(good, "fixture-plugin-0.7.0.tgz"), { "package/package.json": PKG, "package/index.js": "export {};\n", "package/README.md": "# x\n" });
