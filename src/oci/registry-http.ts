@@ -81,8 +81,14 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
       req.end();
     } else if (Buffer.isBuffer(body)) {
       req.end(body);
+    } else if (body.errored !== null || body.destroyed) {
+      // The stream failed (e.g. verification) before the request started: do not wait for it.
+      req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream was destroyed"));
     } else {
       body.on("error", (error) => req.destroy(error));
+      body.on("close", () => {
+        if (!body.readableEnded) req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream closed early"));
+      });
       body.pipe(req);
     }
   });

@@ -130,6 +130,32 @@ describeRegistry("RegistryTarget against docker-registry", () => {
     await Promise.all([t.close(), anon.close(), wrong.close()]);
   });
 
+  it("ping: /v2/ answers with credentials, refuses without them (basic, bearer)", async () => {
+    for (const kind of ["basic", "bearer"] as const) {
+      const ok = target(kind, "owner/kit");
+      await ok.ping();
+      const anon = target(kind, "owner/kit", null);
+      expect(await codeOf(kind === "basic" ? anon.ping() : anon.tags())).toBe("OCI_AUTH_FAILED");
+      await Promise.all([ok.close(), anon.close()]);
+    }
+  });
+
+  it("bearer with anonymousPull: anonymous tokens can pull but not push (a public package)", async () => {
+    const open = await startRegistry({ auth: "bearer", anonymousPull: true });
+    try {
+      const creds = { username: open.username as string, password: open.password as string };
+      const writer = new RegistryTarget({ registry: open.host, repository: "owner/public", plainHttp: true, credentials: creds });
+      await copy(await LayoutTarget.open(otherDir), writer, "payload", { tag: "v1" });
+      const anon = new RegistryTarget({ registry: open.host, repository: "owner/public", plainHttp: true, retry: { maxAttempts: 1 } });
+      expect(await anon.tags()).toEqual(["v1"]);
+      expect(await codeOf(anon.tag(other, "v2"))).toBe("OCI_AUTH_FAILED");
+      expect(open.tokenRequests.some((r) => r.kind === "anonymous")).toBe(true);
+      await Promise.all([writer.close(), anon.close()]);
+    } finally {
+      await open.stop();
+    }
+  });
+
   it("basic: refuses missing and wrong credentials", async () => {
     const reg = registries["basic"] as RunningRegistry;
     const none = target("basic", "owner/kit", null);

@@ -1,0 +1,71 @@
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { credentialsFromEnv, parseChallenges, parseNextLink, parseRetryAfter, readSecretFromStream } from "../../src/oci/index.js";
+
+async function codeOf(fn: () => unknown): Promise<string> {
+  try {
+    await fn();
+  } catch (error) {
+    return (error as { code?: string }).code ?? "NO_CODE";
+  }
+  return "NO_ERROR";
+}
+
+describe("parseChallenges", () => {
+  it("parses GHCR's Bearer challenge", () => {
+    expect(parseChallenges('Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:o/n:pull"')).toEqual([
+      { scheme: "bearer", params: { realm: "https://ghcr.io/token", service: "ghcr.io", scope: "repository:o/n:pull" } },
+    ]);
+  });
+
+  it("parses Basic, several challenges, tokens and escapes", () => {
+    expect(parseChallenges('Basic realm="r"')).toEqual([{ scheme: "basic", params: { realm: "r" } }]);
+    expect(parseChallenges('Basic realm="a\\"b", Bearer realm=https://x/t, service=s')).toEqual([
+      { scheme: "basic", params: { realm: 'a"b' } },
+      { scheme: "bearer", params: { realm: "https://x/t", service: "s" } },
+    ]);
+    expect(parseChallenges(undefined)).toEqual([]);
+    expect(parseChallenges("")).toEqual([]);
+  });
+});
+
+describe("parseNextLink", () => {
+  it("returns the rel=next target as given", () => {
+    expect(parseNextLink('</v2/o/n/tags/list?last=b&n=2>; rel="next"')).toBe("/v2/o/n/tags/list?last=b&n=2");
+    expect(parseNextLink('<opaque?c=1>; rel=next')).toBe("opaque?c=1");
+    expect(parseNextLink('<a>; rel="prev", <b>; rel="next"')).toBe("b");
+    expect(parseNextLink(undefined)).toBeUndefined();
+    expect(parseNextLink('<a>; rel="prev"')).toBeUndefined();
+  });
+
+  it("refuses a Link without angle brackets", async () => {
+    expect(await codeOf(() => parseNextLink('/v2/o/n/tags/list?last=b; rel="next"'))).toBe("OCI_LINK_INVALID");
+  });
+});
+
+describe("parseRetryAfter", () => {
+  it("reads seconds and HTTP dates, ignores garbage", () => {
+    expect(parseRetryAfter("3")).toBe(3000);
+    const now = Date.parse("Mon, 30 Nov 2026 04:00:00 GMT");
+    expect(parseRetryAfter("Mon, 30 Nov 2026 04:00:05 GMT", now)).toBe(5000);
+    expect(parseRetryAfter("Mon, 30 Nov 2026 03:00:00 GMT", now)).toBe(0);
+    expect(parseRetryAfter("soon")).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
+
+describe("credentials", () => {
+  it("come from REGISTRY_USERNAME/REGISTRY_PASSWORD or REGISTRY_TOKEN", async () => {
+    expect(credentialsFromEnv({ REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: "p" })).toEqual({ username: "u", password: "p" });
+    expect(credentialsFromEnv({ REGISTRY_TOKEN: "t" })).toEqual({ token: "t" });
+    expect(credentialsFromEnv({})).toBeUndefined();
+    expect(await codeOf(() => credentialsFromEnv({ REGISTRY_USERNAME: "u" }))).toBe("OCI_AUTH_FAILED");
+  });
+
+  it("or from stdin, one trailing newline removed, bounded", async () => {
+    expect(await readSecretFromStream(Readable.from([Buffer.from("pa"), Buffer.from("ss\n")]))).toBe("pass");
+    expect(await readSecretFromStream(Readable.from([Buffer.from("pass\r\n")]))).toBe("pass");
+    expect(await codeOf(() => readSecretFromStream(Readable.from([Buffer.from("\n")])))).toBe("OCI_AUTH_FAILED");
+    expect(await codeOf(() => readSecretFromStream(Readable.from([Buffer.alloc(70 * 1024, 0x61)])))).toBe("OCI_BODY_TOO_LARGE");
+  });
+});
