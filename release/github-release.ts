@@ -357,6 +357,7 @@ export async function createGitHubRelease(input: GitHubReleaseInput, options: Gi
   const byTag = await callGitHubApi(client, "GET /repos/{owner}/{repo}/releases/tags/{tag}", { ...repository, tag });
   if (byTag.status === 200) {
     const view = releaseView(objectOf(byTag, `release ${tag}`), `release ${tag}`);
+    if (view.draft) return publish(view, "published-draft");
     return result(view.id, await verifyPublished(view.id), "verified");
   }
   if (byTag.status !== 404) throw githubApiFailure(`release for ${tag}`, byTag);

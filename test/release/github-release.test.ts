@@ -191,6 +191,29 @@ describe("createGitHubRelease", () => {
     expect(writes()).toEqual([]);
   });
 
+  it("drafts are found on any page of the release list (100 per page), and an unrelated long list still leads to one creation", async () => {
+    const seed = (id: number, tag: string) => ({ id, tag_name: tag, target_commitish: "main", name: tag, body: "", draft: false, prerelease: false, immutable: true, created_at: "", published_at: "", assets: [] });
+    // Our draft is the oldest release, behind 150 newer ones (page 2 of 100).
+    api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
+    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    const draftId = api.releases("acme", repo)[0]!.id;
+    for (let i = 0; i < 150; i += 1) api.releases("acme", repo).push(seed(draftId + 1 + i, `v0.0.${i}`));
+    api.requests.length = 0;
+    const resumed = await createGitHubRelease(INPUT, { env });
+    expect(resumed).toMatchObject({ outcome: "published-draft", release_id: draftId });
+    expect(api.requests.filter((r) => r.path === `/repos/acme/${repo}/releases` && r.method === "GET").map((r) => r.query)).toEqual(["per_page=100&page=1", "per_page=100&page=2"]);
+    expect(api.count("POST", `/repos/acme/${repo}/releases`)).toBe(0);
+  });
+
+  it("a draft answered by the tag endpoint is verified and published, not recreated", async () => {
+    api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
+    await codeOf(createGitHubRelease(INPUT, { env }));
+    const draft = api.releases("acme", repo)[0]!;
+    api.fail(`/repos/acme/${repo}/releases/tags/v1.2.3`, { status: 200, body: JSON.stringify({ id: draft.id, tag_name: "v1.2.3", draft: true, prerelease: false, immutable: false, body: draft.body, assets: [], html_url: null }) }, { times: 1 });
+    expect((await createGitHubRelease(INPUT, { env })).outcome).toBe("published-draft");
+    expect(api.releases("acme", repo)).toHaveLength(1);
+  });
+
   it.each([401, 403, 429, 500] as const)("HTTP %i from the API fails closed without a write", async (status) => {
     api.fail(`/repos/acme/${repo}/releases/tags/v1.2.3`, status);
     const error = await createGitHubRelease(INPUT, { env }).catch((e: unknown) => e);
