@@ -4,7 +4,8 @@
  * digest, build, push and re-verify the receipt; conflicts and a store that
  * turns public fail closed with nothing changed.
  */
-import { chmod, readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
@@ -142,6 +143,26 @@ describe("release publish: round trip, retry, privacy", () => {
     expect(await readFile(references, "utf8")).toBe(await readFile(join(pf3.root, "publication.json"), "utf8"));
     expect(await storeBlobs(pf3.storeDir)).toEqual(before.blobs);
     expect(await storeIndex(pf3.storeDir)).toBe(before.index);
+  });
+
+  it("fails closed without writing outputs when the store serves other receipt bytes (SP5)", async () => {
+    const receiptBlob = createHash("sha256").update(await readFile(join(pf3.root, "release-receipt.json"))).digest("hex");
+    const blob = join(pf3.storeDir, "blobs", "sha256", receiptBlob);
+    const original = await readFile(blob);
+    const output = join(pf3.root, "receipt-corrupt.json");
+    const references = join(pf3.root, "publication-corrupt.json");
+    const hooks = {
+      checkpoint: async (point: string) => {
+        if (point === "publish:receipt-uploaded") await writeFile(blob, Buffer.from(original.toString("utf8").replace('"receipt_state":"published"', '"receipt_state":"publishex"')));
+      },
+    };
+    try {
+      await expectCode(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: ref3, output, references, hooks }), "OCI_DIGEST_MISMATCH");
+    } finally {
+      await writeFile(blob, original);
+    }
+    expect(await absent(output)).toBe(true);
+    expect(await absent(references)).toBe(true);
   });
 
   it("refuses a receipt reference: publication requires a tested bundle (SP2)", async () => {

@@ -162,4 +162,21 @@ describe("release stage: round trip and retry", () => {
     await expect(readFile(output)).rejects.toThrow();
     await attempt2.cleanup();
   });
+
+  it("fails closed without writing the output when the store serves other bytes after the upload (SP1)", async () => {
+    const tarballHex = await sha256File(pf.fixture.files.get(`dist/${pf.fixture.tarballName}`)!);
+    const blob = join(pf.storeDir, "blobs", "sha256", tarballHex);
+    const output = join(pf.root, "staged-corrupt.json");
+    const hooks = {
+      checkpoint: async (point: string) => {
+        if (point !== "stage:uploaded") return;
+        const bytes = await readFile(blob);
+        bytes[0] = (bytes[0] as number) ^ 0xff;
+        await chmod(blob, 0o600);
+        await writeFile(blob, bytes);
+      },
+    };
+    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag, output, hooks }), "OCI_DIGEST_MISMATCH");
+    await expect(readFile(output)).rejects.toThrow();
+  });
 });
