@@ -334,10 +334,16 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 
-  // Writes start here.
-  await writeFile(join(dir, "package.json"), packageJson);
-  await writeFile(join(dir, "package-lock.json"), lockfile);
-  await writeFile(join(dir, "CHANGELOG.md"), prependChangelog(changelog, intent.notes));
+  // Writes start here. Until the commit exists, a failure puts the three files back as they were.
+  const originals = new Map<string, Buffer | undefined>();
+  for (const file of RELEASE_COMMIT_FILES) originals.set(file, await readFile(join(dir, file)).catch(() => undefined));
+  const rollback = async () => {
+    for (const [file, bytes] of originals) {
+      if (bytes === undefined) await rm(join(dir, file), { force: true });
+      else await writeFile(join(dir, file), bytes);
+    }
+    await git(["reset", "--quiet", "--", ...RELEASE_COMMIT_FILES], { cwd: dir, allowFailure: true });
+  };
   const date = `${options.dateSeconds ?? Math.floor(Date.now() / 1000)} +0000`;
   const identity = {
     GIT_AUTHOR_NAME: RELEASE_BOT_IDENTITY.name,
@@ -347,8 +353,16 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
     GIT_AUTHOR_DATE: date,
     GIT_COMMITTER_DATE: date,
   };
-  await git(["add", "--", ...RELEASE_COMMIT_FILES], { cwd: dir });
-  await git(["-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-m", releaseCommitMessage(version), "--", ...RELEASE_COMMIT_FILES], { cwd: dir, env: identity });
+  try {
+    await writeFile(join(dir, "package.json"), packageJson);
+    await writeFile(join(dir, "package-lock.json"), lockfile);
+    await writeFile(join(dir, "CHANGELOG.md"), prependChangelog(changelog, intent.notes));
+    await git(["add", "--", ...RELEASE_COMMIT_FILES], { cwd: dir });
+    await git(["-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-m", releaseCommitMessage(version), "--", ...RELEASE_COMMIT_FILES], { cwd: dir, env: identity });
+  } catch (error) {
+    if ((await headCommit(dir)) === trigger) await rollback();
+    throw error;
+  }
   await git(["-c", "tag.gpgsign=false", "tag", tag, "HEAD"], { cwd: dir, env: identity });
   const proved = await proveReleaseIdentity(dir, { triggerSha: trigger, version });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { attachTrigger, materializeRelease, prependChangelog, RELEASE_BOT_IDENTITY } from "../../release/materialize.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
@@ -102,6 +102,17 @@ describe("release materialize", () => {
     const docsBefore = await snapshot(docs.repo);
     expect(await materializeRelease({ dir: docs.repo.dir, expectedSha: docs.trigger, outputDir: docs.out, environment: ARMED })).toEqual({ released: false, previous_version: "0.7.0", trigger_sha: docs.trigger });
     expect(await snapshot(docs.repo)).toBe(docsBefore);
+  });
+
+  it("puts the three files back when the commit cannot be made", async () => {
+    const { repo, trigger, out } = await fixture(["fix: x"]);
+    const before = await snapshot(repo);
+    const pkgBefore = await readFile(join(repo.dir, "package.json"));
+    await writeFile(join(repo.dir, ".git", "index.lock"), "");
+    await expect(materializeRelease({ dir: repo.dir, expectedSha: trigger, outputDir: out, environment: ARMED })).rejects.toMatchObject({ code: "GIT_FAILED", message: expect.stringContaining("git add failed") });
+    await rm(join(repo.dir, ".git", "index.lock"));
+    expect(await readFile(join(repo.dir, "package.json"))).toEqual(pkgBefore);
+    expect(await snapshot(repo)).toBe(before);
   });
 
   it("refuses a stale lockfile before writing", async () => {
