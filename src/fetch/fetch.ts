@@ -31,7 +31,7 @@ import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
 import type { ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
 import { installPayload } from "./install.js";
-import { requirePrivateForRead } from "./privacy.js";
+import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
 
@@ -126,6 +126,22 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
   const token = env["GH_TOKEN"];
   if (repository.registry.toLowerCase() === "ghcr.io" && token !== undefined && token !== "") return { username: "oauth2", password: token };
   return undefined;
+}
+
+/**
+ * Registry credentials as reference 5.1 logs in: `REGISTRY_USERNAME` +
+ * `REGISTRY_PASSWORD` when set; else for `ghcr.io` the login of `GH_TOKEN`'s
+ * user (`GET /user` through the GitHub API at `GITHUB_API_URL`) with the token
+ * as password. Prefer this over the synchronous {@link credentialsFromEnv},
+ * whose ghcr.io fallback uses a placeholder user name.
+ * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE`; PrivacyError codes of
+ *   `packageCredentialLogin` (`PRIVACY_API_FAILED`, `PRIVACY_CREDENTIAL_UNKNOWN`, ...).
+ */
+export async function resolveRegistryCredentials(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): Promise<RegistryCredentials | undefined> {
+  const basic = credentialsFromEnv(repository, env);
+  if (basic === undefined || (env["REGISTRY_USERNAME"] ?? "") !== "") return basic;
+  const login = await packageCredentialLogin({ env });
+  return { username: login, password: (basic as { password: string }).password };
 }
 
 async function defaultOpenTarget(repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }): Promise<ReadOnlyTarget> {

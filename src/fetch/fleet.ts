@@ -206,7 +206,7 @@ export interface FleetVerifyOptions extends Omit<DownloadOptions, "reference" | 
   /** Directory holding the installed tarballs (`<dir>/<file>` or `<dir>/dist/<file>`). */
   installedDir?: string;
   /** Credentials per plugin repository (default: `credentials`, for every repository). */
-  credentialsFor?: (repository: Repository) => RegistryCredentials | undefined;
+  credentialsFor?: (repository: Repository) => RegistryCredentials | undefined | Promise<RegistryCredentials | undefined>;
 }
 
 /** One verified plugin. */
@@ -246,7 +246,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
   const results: FleetPluginResult[] = [];
   for (const plugin of lock.plugins) {
     const parsed = parseReference(plugin.receipt_reference).repository;
-    const credentials = options.credentialsFor !== undefined ? options.credentialsFor(parsed) : options.credentials;
+    const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
     const { credentials: _ignored, ...rest } = options;
     void _ignored;
     const download = await downloadRelease({

@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { parseStrictJson } from "../../contract/canonical-json.js";
 import { policyFromPackageJson, type GateCommands } from "../../contract/policy.js";
 import { parseReference, parseRepository } from "../../contract/reference.js";
-import { credentialsFromEnv, fetchRelease } from "../../fetch/fetch.js";
+import { fetchRelease, resolveRegistryCredentials, type RegistryCredentials } from "../../fetch/fetch.js";
 import { addPluginToLock, verifyFleetLock } from "../../fetch/fleet.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 
@@ -91,7 +91,7 @@ export function registerFetchCommands(program: Command): void {
         }
         const parsedRepo = parseRepository(repository);
         parseReference(opts.reference, repository);
-        const credentials = credentialsFromEnv(parsedRepo);
+        const credentials = await resolveRegistryCredentials(parsedRepo);
         const result = await fetchRelease({
           reference: opts.reference,
           outputDir: opts.outputDir,
@@ -144,12 +144,16 @@ export function registerFetchCommands(program: Command): void {
     .action(async (opts: FleetVerifyOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
         const pkg = await checkoutPackageJson(process.cwd());
+        const credentialCache = new Map<string, RegistryCredentials | undefined>();
         const results = await verifyFleetLock({
           lockPath: opts.lock,
           plainHttp: opts.plainHttp === true,
           ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
           policy: { gatesFor: gatesFromCheckout(pkg) },
-          credentialsFor: (repository) => credentialsFromEnv(repository),
+          credentialsFor: async (repository) => {
+            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository));
+            return credentialCache.get(repository.repository);
+          },
         });
         if (opts.json === true) printJson({ ok: true, plugins: results });
         else {

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseRepository } from "../../src/contract/reference.js";
+import { credentialsFromEnv, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
+
+const ghcr = parseRepository("ghcr.io/acme/demo-plugin");
+const local = parseRepository("127.0.0.1:5000/acme/demo-plugin");
+const layout = parseRepository("oci-layout:/srv/store");
+let api: GitHubEmulator;
+
+beforeAll(async () => {
+  api = await startGitHubEmulator({ login: "acme-bot" });
+});
+
+afterAll(async () => {
+  await api.close();
+});
+
+describe("registry credentials from the environment", () => {
+  it("REGISTRY_USERNAME + REGISTRY_PASSWORD win for any registry", async () => {
+    const env = { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: "p", GH_TOKEN: "t" };
+    expect(credentialsFromEnv(local, env)).toEqual({ username: "u", password: "p" });
+    expect(await resolveRegistryCredentials(ghcr, env)).toEqual({ username: "u", password: "p" });
+  });
+
+  it("one of the pair alone is refused", async () => {
+    expect(await codeOf(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
+    expect(await codeOf(() => resolveRegistryCredentials(local, { REGISTRY_PASSWORD: "p" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
+  });
+
+  it("GH_TOKEN is used for ghcr.io only, as the token user's login from GET /user", async () => {
+    expect(await resolveRegistryCredentials(local, { GH_TOKEN: api.token })).toBeUndefined();
+    expect(await resolveRegistryCredentials(layout, { GH_TOKEN: api.token })).toBeUndefined();
+    expect(await resolveRegistryCredentials(ghcr, api.env())).toEqual({ username: "acme-bot", password: api.token });
+    expect(api.count("GET", "/user")).toBe(1);
+  });
+
+  it("a GH_TOKEN the API refuses fails closed", async () => {
+    expect(await codeOf(() => resolveRegistryCredentials(ghcr, { ...api.env(), GH_TOKEN: "not-the-token" }))).toBe("PRIVACY_API_FAILED");
+  });
+});
