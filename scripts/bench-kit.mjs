@@ -7,7 +7,7 @@
  *
  * Needs the compiled kit (`npx tsc -p tsconfig.build.json`, done by
  * `npm run build`). Environment knobs: BENCH_KIT_CALLS (measured calls per
- * server per round, default 400), BENCH_KIT_ROUNDS (default 5),
+ * server per round, default 200), BENCH_KIT_ROUNDS (default 20),
  * BENCH_KIT_STARTS (default 15).
  *
  * Last line: `kit_p50_ratio=<kit p50 / bare p50> start_ms=<median start>`.
@@ -28,8 +28,8 @@ const { build } = await import("esbuild");
 const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
 
-const CALLS = Number(process.env.BENCH_KIT_CALLS ?? 400);
-const ROUNDS = Number(process.env.BENCH_KIT_ROUNDS ?? 5);
+const CALLS = Number(process.env.BENCH_KIT_CALLS ?? 200);
+const ROUNDS = Number(process.env.BENCH_KIT_ROUNDS ?? 20);
 const STARTS = Number(process.env.BENCH_KIT_STARTS ?? 15);
 const WARMUP = 200;
 
@@ -86,14 +86,12 @@ await server.connect(new StdioServerTransport());
     await client.connect(transport);
     return client;
   }
-  async function roundTrips(client, count, into) {
-    for (let i = 0; i < count; i += 1) {
-      const started = performance.now();
-      const result = await client.callTool({ name: "add", arguments: { a: i, b: 1 } });
-      const elapsed = performance.now() - started;
-      if (result.isError || result.structuredContent?.data?.sum !== i + 1) throw new Error(`unexpected result ${JSON.stringify(result)}`);
-      if (into) into.push(elapsed);
-    }
+  async function roundTrip(client, i) {
+    const started = performance.now();
+    const result = await client.callTool({ name: "add", arguments: { a: i, b: 1 } });
+    const elapsed = performance.now() - started;
+    if (result.isError || result.structuredContent?.data?.sum !== i + 1) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+    return elapsed;
   }
   const quantile = (values, q) => {
     const sorted = [...values].sort((x, y) => x - y);
@@ -102,13 +100,24 @@ await server.connect(new StdioServerTransport());
 
   const kit = await connect(path.join(work, "kit-out", "dist", "server.js"));
   const bare = await connect(bareFile);
-  await roundTrips(kit, WARMUP);
-  await roundTrips(bare, WARMUP);
+  for (let i = 0; i < WARMUP; i += 1) {
+    await roundTrip(kit, i);
+    await roundTrip(bare, i);
+  }
+  // Calls alternate kit/bare one by one (the order flips every round), so both
+  // see the same machine load; this box is shared.
   const kitTimes = [];
   const bareTimes = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    await roundTrips(kit, CALLS, kitTimes);
-    await roundTrips(bare, CALLS, bareTimes);
+    for (let i = 0; i < CALLS; i += 1) {
+      if (round % 2 === 0) {
+        kitTimes.push(await roundTrip(kit, i));
+        bareTimes.push(await roundTrip(bare, i));
+      } else {
+        bareTimes.push(await roundTrip(bare, i));
+        kitTimes.push(await roundTrip(kit, i));
+      }
+    }
   }
   await kit.close();
   await bare.close();
@@ -128,7 +137,7 @@ await server.connect(new StdioServerTransport());
   const bareP50 = quantile(bareTimes, 0.5);
   const startMedian = quantile(starts, 0.5);
   console.log(`machine: ${os.cpus().length} cpu, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  console.log(`round trip over stdio (${kitTimes.length} calls each, ${ROUNDS} interleaved rounds, after ${WARMUP} warm-up calls):`);
+  console.log(`round trip over stdio (${kitTimes.length} calls each, alternating call by call, after ${WARMUP} warm-up calls):`);
   console.log(`  kit  p50=${fmt(kitP50)} ms p99=${fmt(quantile(kitTimes, 0.99))} ms`);
   console.log(`  bare p50=${fmt(bareP50)} ms p99=${fmt(quantile(bareTimes, 0.99))} ms (SDK McpServer + zod, same handler)`);
   console.log(`example bundle start -> first tools/list answer (${STARTS} starts): median=${startMedian.toFixed(0)} ms min=${Math.min(...starts).toFixed(0)} ms max=${Math.max(...starts).toFixed(0)} ms`);

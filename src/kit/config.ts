@@ -10,7 +10,6 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { PluginKitError } from "./errors.js";
-import { readEnvironment } from "./logging.js";
 
 /** Name of the settings file read from `PLUGIN_DATA` (operator) and `PLUGIN_ROOT` (package defaults). */
 export const PLUGIN_CONFIG_FILE = "config.json";
@@ -24,7 +23,7 @@ export const PLUGIN_CONFIG_MAX_BYTES = 1024 * 1024;
  * otherwise the current directory. Absolute.
  */
 export function resolvePluginRoot(): string {
-  const fromEnv = readEnvironment("PLUGIN_ROOT");
+  const fromEnv = process.env.PLUGIN_ROOT;
   if (fromEnv && fromEnv.trim() !== "") return path.resolve(fromEnv);
   const script = process.argv[1];
   if (script) {
@@ -36,7 +35,7 @@ export function resolvePluginRoot(): string {
 
 /** The data directory from `PLUGIN_DATA`, or `null` when unset. Absolute. */
 export function resolvePluginData(): string | null {
-  const fromEnv = readEnvironment("PLUGIN_DATA");
+  const fromEnv = process.env.PLUGIN_DATA;
   return fromEnv && fromEnv.trim() !== "" ? path.resolve(fromEnv) : null;
 }
 

@@ -30,6 +30,9 @@ import {
 
 const TOOL_MARK = Symbol.for("hermes-plugin-kit.tool");
 
+/** Signal handed to handlers called outside a server (never aborts). */
+const NEVER_ABORTED = new AbortController().signal;
+
 /** What a handler receives besides its arguments. */
 export interface ToolContext {
   /** Aborted when the client cancels the request or the server closes. */
@@ -215,7 +218,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
       args = parsed.data;
     }
     const context: ToolContext = {
-      signal: partial.signal ?? new AbortController().signal,
+      signal: partial.signal ?? NEVER_ABORTED,
       logger,
       ...(partial.requestId !== undefined ? { requestId: partial.requestId } : {}),
       ...(partial.meta !== undefined ? { meta: partial.meta } : {}),
@@ -234,17 +237,15 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     }
     const envelope = { success: true, data: result === undefined ? null : result };
     let text: string;
-    let structured: Record<string, unknown>;
     try {
       text = JSON.stringify(envelope);
-      structured = JSON.parse(text) as Record<string, unknown>;
     } catch (error) {
       const message = `result is not JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`;
       logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
       return errorResult(`${name} failed: ${message}`);
     }
     if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
-    return { content: [{ type: "text", text }], structuredContent: structured };
+    return { content: [{ type: "text", text }], structuredContent: envelope };
   }
 
   const definition: ToolDefinition = {

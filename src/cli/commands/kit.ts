@@ -22,9 +22,9 @@ export function registerKitCommands(program: Command): void {
     .option("--root <dir>", "source package root (default: nearest package.json above the entry)")
     .option("--alias <specifier=path>", "extra esbuild alias (repeatable)", collectAlias, {})
     .option("--no-kit-alias", "resolve hermes-plugin-kit from the entry's own dependencies instead of this kit")
-    .option("--minify", "minify the bundle")
+    .option("--no-minify", "write a readable (unminified) bundle")
     .option("--json", "print the result as JSON")
-    .action(async (entry: string, options: { out: string; root?: string; alias: Record<string, string>; kitAlias: boolean; minify?: boolean; json?: boolean }) => {
+    .action(async (entry: string, options: { out: string; root?: string; alias: Record<string, string>; kitAlias: boolean; minify: boolean; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         const result = await buildPluginPackage({
           entry,
@@ -32,7 +32,7 @@ export function registerKitCommands(program: Command): void {
           ...(options.root !== undefined ? { root: options.root } : {}),
           alias: options.alias,
           kitAlias: options.kitAlias,
-          minify: options.minify === true,
+          minify: options.minify,
         });
         if (options.json) {
           printJson({ ok: true, ...result });
