@@ -97,7 +97,7 @@ export function expandPlaceholders(value: string, root: string, data: string): s
  * inside `root`), `args` strings, `env` string map without
  * `PLUGIN_ROOT`/`PLUGIN_DATA`, `cwd` anchored and not escaping, and server
  * names that shadow built-in toolsets. Returns findings and the valid stdio
- * entries.
+ * entries (none when a file-level rule fails: Hermes then drops the file).
  */
 export function checkMcpConfig(value: unknown, root: string): { findings: PackageFinding[]; servers: StdioServerEntry[] } {
   const file = "mcp.json";
@@ -111,6 +111,7 @@ export function checkMcpConfig(value: unknown, root: string): { findings: Packag
   const extra = Object.keys(value).filter((key) => key !== "$schema" && key !== "mcpServers");
   if (extra.length > 0) error("MCP_JSON_INVALID", `mcp.json top-level keys must be exactly $schema and mcpServers; unexpected: ${extra.join(", ")}`);
   if (value["$schema"] !== MCP_SCHEMA_URL) error("MCP_JSON_SCHEMA", `mcp.json $schema must be ${MCP_SCHEMA_URL}, got ${JSON.stringify(value["$schema"] ?? null)}`);
+  const fileLevelErrors = findings.length;
   const entries = value["mcpServers"];
   if (!isObject(entries)) {
     error("MCP_JSON_INVALID", "mcp.json mcpServers must be an object");
@@ -170,7 +171,8 @@ export function checkMcpConfig(value: unknown, root: string): { findings: Packag
       servers.push({ name, command, args: args as string[], env: env as Record<string, string>, ...(typeof cwd === "string" ? { cwd } : {}) });
     }
   }
-  return { findings, servers };
+  // A file-level problem makes Hermes drop the whole file: no server is started.
+  return { findings, servers: fileLevelErrors > 0 ? [] : servers };
 }
 
 /** Text-file extensions the Hermes install scanner reads (reference B.9). */
