@@ -101,12 +101,15 @@ export class KitLogger {
     state.sink(`${new Date().toISOString()} ${level} ${this.name} ${message}\n`);
   }
 
+  /** DEBUG line (argument summaries; off by default). */
   debug(message: string): void {
     this.log("DEBUG", message);
   }
+  /** INFO line (successful calls). */
   info(message: string): void {
     this.log("INFO", message);
   }
+  /** WARNING line (rejected calls). */
   warning(message: string): void {
     this.log("WARNING", message);
   }

@@ -120,6 +120,7 @@ describe("served surface and capability selection", () => {
 describe("a built plugin over stdio", () => {
   const SECRET = "s3cr3t";
   let out: string;
+  let lastStderr = "";
 
   async function run(level: string, dataConfig?: unknown): Promise<{ stderr: string; listed: string[]; results: unknown[] }> {
     const data = tempDir("plugin-data");
@@ -132,7 +133,10 @@ describe("a built plugin over stdio", () => {
       stderr: "pipe",
     });
     let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    transport.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8");
+      lastStderr = stderr;
+    });
     const client = new Client({ name: "redaction", version: "1" });
     await client.connect(transport);
     const listed = (await client.listTools()).tools.map((x) => x.name);
@@ -210,7 +214,11 @@ export default definePlugin({
   });
 
   it("refuses to serve on an unknown capability, before answering anything", async () => {
+    lastStderr = "";
     await expect(run("warning", { capabilities: ["admin"] })).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lastStderr).toContain("hermes_plugin_kit: refused to serve; code=CAPABILITY_UNKNOWN; message=unknown capabilities: admin");
+    expect(lastStderr).not.toContain("registered plugin lifecycle");
   });
 });
 
