@@ -86,6 +86,29 @@ describe("plugin build of the example", () => {
     expect(outcome.code).toBe(0);
   });
 
+  it("packs with npm, installs offline elsewhere, and the installed package passes the doctor", async () => {
+    const { execFile } = await import("node:child_process");
+    const { cpSync } = await import("node:fs");
+    const npm = (args: string[], cwd: string) =>
+      new Promise<string>((resolve, reject) => {
+        execFile("npm", args, { cwd, timeout: 60_000, env: { ...process.env, npm_config_update_notifier: "false" } }, (error, stdout, stderr) => (error ? reject(new Error(`npm ${args.join(" ")}: ${stderr}`)) : resolve(stdout)));
+      });
+    const work = tempDir("pack");
+    dirs.push(work);
+    const source = path.join(work, "hermes-calculator");
+    cpSync(path.join(REPO_ROOT, "examples", "calculator"), source, { recursive: true });
+    const tarball = (await npm(["pack", "--offline", "--silent", "--pack-destination", work], source)).trim().split("\n").pop() ?? "";
+    expect(tarball).toBe("hermes-calculator-0.1.0.tgz");
+    const consumer = path.join(work, "consumer");
+    mkdirSync(consumer);
+    writeFileSync(path.join(consumer, "package.json"), '{"name":"consumer","version":"1.0.0","private":true}');
+    await npm(["install", "--offline", "--no-audit", "--no-fund", "--silent", path.join(work, tarball)], consumer);
+    const installed = path.join(consumer, "node_modules", "hermes-calculator");
+    const report = await doctorPluginPackage(installed);
+    expect(report.findings.filter((f) => f.severity === "error")).toEqual([]);
+    expect(report.servers[0]?.tools[0]?.calls[1]?.modelSees).toBe(JSON.stringify({ result: '{"success":true,"data":{"expression":"2**10","result":1024}}' }));
+  });
+
   it("runs through the compiled CLI with --json", async () => {
     const target = tempDir("build-cli");
     dirs.push(target);
