@@ -20,6 +20,7 @@ export function buildProgram(): Command {
     .name("hermes-plugin-kit")
     .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.")
     .version(packageVersion(), "-V, --version")
+    .enablePositionalOptions()
     .showHelpAfterError()
     .exitOverride();
   registerContractCommands(program);
