@@ -7,8 +7,9 @@
  * Order: the bundle's SHA-256 must match `release-source.sha256`; the target
  * directory must be absent or empty; a new repository is initialised there;
  * `git bundle verify`; the bundle must list exactly
- * `refs/heads/release-candidate` and `refs/tags/v<version>`, both at the same
- * commit; both refs are fetched (no other tags), the checkout is detached at
+ * `refs/heads/release-candidate` and `refs/tags/v<version>`; both refs are
+ * fetched (no other tags) and, peeled to commits, must be the same commit;
+ * the checkout is detached at
  * the release commit, and the identity facts are proved again
  * (`proveReleaseIdentity`). The checkout is built in a temporary sibling
  * directory and renamed into place only after every check passed, so a
@@ -18,7 +19,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir } from "nod
 import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF } from "../src/contract/constants.js";
 import { ReleaseStepError } from "./errors.js";
-import { git } from "./git.js";
+import { git, resolveCommit } from "./git.js";
 import { bundleHeads, proveReleaseIdentity, requireReleaseBundleRefs, sha256File, SOURCE_BUNDLE_CHECKSUM_FILE, type ReleaseIdentity } from "./materialize.js";
 
 /** Options of {@link restoreSource}. */
@@ -98,9 +99,6 @@ export async function restoreSource(options: RestoreOptions): Promise<RestoreRes
   await requireEmptyDir(dir);
   // `git bundle list-heads` needs no repository: check the refs before creating anything.
   const refs = requireReleaseBundleRefs(await bundleHeads(dirname(bundle), bundle));
-  if (refs.candidateSha !== refs.tagSha) {
-    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs disagree: ${RELEASE_CANDIDATE_REF} is ${refs.candidateSha}, tag v${refs.version} is ${refs.tagSha}`);
-  }
   // Build the checkout in a sibling temporary directory; it replaces `dir` only after every proof held.
   await mkdir(dirname(dir), { recursive: true });
   const work = await mkdtemp(join(dirname(dir), `.${basename(dir)}.restore-`));
@@ -109,9 +107,14 @@ export async function restoreSource(options: RestoreOptions): Promise<RestoreRes
     await git(["bundle", "verify", "--quiet", bundle], { cwd: work });
     const tagRef = `refs/tags/v${refs.version}`;
     await git(["fetch", "--quiet", "--no-tags", bundle, `${RELEASE_CANDIDATE_REF}:${RELEASE_CANDIDATE_REF}`, `${tagRef}:${tagRef}`], { cwd: work, timeoutMs: 600_000 });
-    await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", refs.candidateSha], { cwd: work });
-    await git(["branch", "--quiet", "-D", "restore"], { cwd: work, allowFailure: true });
-    const identity = await proveReleaseIdentity(work, { triggerSha: options.expectedSha, version: refs.version, releaseSha: refs.candidateSha });
+    // Both refs, peeled to commits (the tag may be annotated), must name one release commit.
+    const candidate = await resolveCommit(work, RELEASE_CANDIDATE_REF);
+    const tagged = await resolveCommit(work, tagRef);
+    if (candidate === undefined || candidate !== tagged) {
+      throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs disagree: ${RELEASE_CANDIDATE_REF} is ${candidate ?? "not a commit"}, tag v${refs.version} is ${tagged ?? "not a commit"}`);
+    }
+    await git(["-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", candidate], { cwd: work });
+    const identity = await proveReleaseIdentity(work, { triggerSha: options.expectedSha, version: refs.version, releaseSha: candidate });
     await requireEmptyDir(dir);
     await rmdir(dir).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== "ENOENT") throw error;

@@ -97,6 +97,35 @@ describe("release restore", () => {
     expect(await exists(join(repo.root, "restored"))).toBe(false);
   });
 
+  it("refuses refs that name different commits; accepts an annotated tag on the release commit", async () => {
+    const split = await createFixtureRepo();
+    repos.push(split);
+    const trigger = await split.commit("feat: something");
+    await split.commit("chore(release): v0.8.0", { "package.json": fixturePackageJson({ version: "0.8.0" }), "package-lock.json": fixtureLockfile("fixture-plugin", "0.8.0") });
+    await fixtureGit(split.dir, ["tag", "v0.8.0"]);
+    await fixtureGit(split.dir, ["branch", "release-candidate", trigger]);
+    const out = join(split.root, "out");
+    await mkdir(out);
+    const bundle = join(out, "release-source.bundle");
+    await fixtureGit(split.dir, ["bundle", "create", "--quiet", bundle, "refs/heads/release-candidate", "refs/tags/v0.8.0"]);
+    await writeFile(join(out, "release-source.sha256"), `${createHash("sha256").update(await readFile(bundle)).digest("hex")}  release-source.bundle\n`);
+    await expect(restoreSource({ bundle, expectedSha: trigger, dir: join(split.root, "restored") })).rejects.toMatchObject({ code: "RELEASE_BUNDLE_REFS" });
+    expect(await exists(join(split.root, "restored"))).toBe(false);
+
+    const annotated = await createFixtureRepo();
+    repos.push(annotated);
+    const t2 = await annotated.commit("feat: something");
+    await annotated.commit("chore(release): v0.8.0", { "package.json": fixturePackageJson({ version: "0.8.0" }), "package-lock.json": fixtureLockfile("fixture-plugin", "0.8.0") });
+    await fixtureGit(annotated.dir, ["tag", "-a", "-m", "release", "v0.8.0"]);
+    await fixtureGit(annotated.dir, ["branch", "release-candidate"]);
+    const out2 = join(annotated.root, "out");
+    await mkdir(out2);
+    const b2 = join(out2, "release-source.bundle");
+    await fixtureGit(annotated.dir, ["bundle", "create", "--quiet", b2, "refs/heads/release-candidate", "refs/tags/v0.8.0"]);
+    await writeFile(join(out2, "release-source.sha256"), `${createHash("sha256").update(await readFile(b2)).digest("hex")}  release-source.bundle\n`);
+    await expect(restoreSource({ bundle: b2, expectedSha: t2, dir: join(annotated.root, "restored") })).resolves.toMatchObject({ version: "0.8.0", source_sha: await annotated.head() });
+  });
+
   it("accepts the hand-made release when it touches only the three files (control)", async () => {
     const { repo, trigger, bundle } = await handMade({ "CHANGELOG.md": "# Changelog\n\n## 0.8.0\n" });
     await expect(restoreSource({ bundle, expectedSha: trigger, dir: join(repo.root, "restored") })).resolves.toMatchObject({ version: "0.8.0" });
