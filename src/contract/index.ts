@@ -12,3 +12,4 @@ export * from "./schemas.js";
 export * from "./release-document.js";
 export * from "./manifest.js";
 export * from "./json-schema.js";
+export * from "./payload.js";
