@@ -106,9 +106,11 @@ describe("release intent", () => {
     expect(hosted.notes).toContain("[#12](https://github.com/acme/widget/issues/12)");
   });
 
-  it("docs only -> no release", async () => {
+  it("docs only -> no release; no commits since the baseline -> no release", async () => {
     const r = await intentOf(await repoWith(["docs: explain", "chore: tidy", "test: more"]));
     expect(r).toMatchObject({ released: false, version: null, release_class: null, previous_version: "0.7.0" });
+    const empty = await intentOf(await repoWith([]));
+    expect(empty).toMatchObject({ released: false, version: null, commits: [], analysis: { semantic_release: null, strict: null, chosen: null } });
   });
 
   it("commit forms that trip analyzers: chore!, GitHub revert, squash footer, BREAKING-CHANGE, lower-case prose", async () => {
