@@ -21,8 +21,9 @@ import {
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 
-/** Docker schema 2 manifest and manifest list media types (accepted when reading foreign registries). */
+/** Docker schema 2 manifest media type (accepted when reading foreign registries). */
 export const DOCKER_MANIFEST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.v2+json";
+/** Docker schema 2 manifest list media type (accepted when reading foreign registries). */
 export const DOCKER_MANIFEST_LIST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.list.v2+json";
 
 /** Media types that live at a registry's `/manifests/` endpoint. */

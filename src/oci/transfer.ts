@@ -11,14 +11,14 @@
  * - `tagIfAbsent`: the registry overwrite rules of reference 3.17 (W1-W3).
  */
 import { constants as fsConstants } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { finished, pipeline } from "node:stream/promises";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import {
   DescriptorVerifier,
-  STREAM_HIGH_WATER_MARK,
   bufferStream,
   checkDescriptor,
   readAllBounded,
@@ -27,6 +27,27 @@ import {
 import { OciError, isOciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
+
+/** Bytes buffered before a batched write of a fetched blob (1 MiB: measured ~25% faster than 256 KiB). */
+const FILE_SINK_BUFFER_BYTES = 1024 * 1024;
+
+/**
+ * A writable that appends to an open file with batched `writev` calls (one
+ * thread-pool round trip per buffered batch). The caller closes the handle.
+ */
+class FileSink extends Writable {
+  constructor(private readonly handle: FileHandle) {
+    super({ highWaterMark: FILE_SINK_BUFFER_BYTES });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.handle.write(chunk).then(() => callback(), callback);
+  }
+
+  override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
+    this.handle.writev(chunks.map((c) => c.chunk)).then(() => callback(), callback);
+  }
+}
 
 function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Readable {
   if (verifiesDescriptor(stream, desc)) return stream;
@@ -70,12 +91,10 @@ export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, 
     source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
     // Open before streaming, so a failure can always remove the file it created.
     const handle = await open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o600);
-    const out = handle.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
     try {
-      await pipeline(source, out);
-    } catch (error) {
-      await finished(out).catch(() => undefined);
-      throw error;
+      await pipeline(source, new FileSink(handle));
+    } finally {
+      await handle.close();
     }
     await rename(partial, filePath);
   } catch (error) {
