@@ -206,25 +206,36 @@ export function validateParameters(parameters: unknown, label = "parameters"): B
 }
 
 /**
- * Validate a hand-written function schema `{name?, description?, parameters}`
- * (reference A.4, supplied-schema path): deep-copied; a top-level
- * `properties` is refused; `name`, when present, must equal `toolName`; then
- * `parameters` as {@link validateParameters}.
+ * Validate a hand-written schema (reference A.4, supplied-schema path),
+ * deep-copied. Two shapes are accepted: a function schema
+ * `{name?, description?, parameters}` (`name`, when present, must equal
+ * `toolName`), or the `parameters` object itself (`{type: "object",
+ * properties, required?}` with no `name`/`description`). A function schema
+ * with its arguments in a top-level `properties` (next to `name` /
+ * `description`, or without `type: "object"`) is refused: the model would
+ * see no arguments. Then `parameters` as {@link validateParameters}.
  *
  * @throws PluginKitError `SCHEMA_TOP_LEVEL_PROPERTIES`, `SCHEMA_NAME_MISMATCH`,
  *   `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`.
  */
 export function validateFunctionSchema(schema: unknown, toolName: string): BuiltParameters & { description?: string } {
   if (!isPlainObject(schema)) throw new PluginKitError("SCHEMA_INVALID", `schema of tool '${toolName}' must be an object`);
+  const topLevel = () =>
+    new PluginKitError("SCHEMA_TOP_LEVEL_PROPERTIES", `schema arguments of tool '${toolName}' must live under schema.parameters, not top-level properties (the model would see no arguments)`);
+  if ("parameters" in schema) {
+    if ("properties" in schema) throw topLevel();
+    if (schema["name"] !== undefined && schema["name"] !== toolName) {
+      throw new PluginKitError("SCHEMA_NAME_MISMATCH", `schema.name ${JSON.stringify(schema["name"])} must equal the tool name '${toolName}'`);
+    }
+    const built = validateParameters(schema["parameters"], "schema.parameters");
+    const description = typeof schema["description"] === "string" ? schema["description"] : undefined;
+    return description === undefined ? built : { ...built, description };
+  }
   if ("properties" in schema) {
-    throw new PluginKitError("SCHEMA_TOP_LEVEL_PROPERTIES", `schema arguments of tool '${toolName}' must live under schema.parameters, not top-level properties (the model would see no arguments)`);
+    if (schema["type"] !== "object" || "name" in schema || "description" in schema) throw topLevel();
+    return validateParameters(schema, "schema");
   }
-  if (schema["name"] !== undefined && schema["name"] !== toolName) {
-    throw new PluginKitError("SCHEMA_NAME_MISMATCH", `schema.name ${JSON.stringify(schema["name"])} must equal the tool name '${toolName}'`);
-  }
-  const built = validateParameters(schema["parameters"], "schema.parameters");
-  const description = typeof schema["description"] === "string" ? schema["description"] : undefined;
-  return description === undefined ? built : { ...built, description };
+  throw new PluginKitError("SCHEMA_INVALID", `schema of tool '${toolName}' must be {parameters: {...}} or a parameters object {type: "object", properties}`);
 }
 
 /**

@@ -73,9 +73,9 @@ export interface ParamsToolOptions extends ToolOptionsBase {
   handler: ToolHandler<Record<string, unknown>>;
 }
 
-/** Options with a hand-written function schema `{name?, description?, parameters}`. */
+/** Options with a hand-written schema: `{name?, description?, parameters}` or the parameters object `{type: "object", properties, required?}`. */
 export interface SchemaToolOptions extends ToolOptionsBase {
-  schema: { name?: string; description?: string; parameters: Record<string, unknown>; [key: string]: unknown };
+  schema: { name?: string; description?: string; parameters: Record<string, unknown>; [key: string]: unknown } | { type: "object"; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown };
   params?: never;
   zod?: never;
   handler: ToolHandler<Record<string, unknown>>;

@@ -80,6 +80,16 @@ describe("argument helpers and parameters (reference A.3, A.4)", () => {
     const ok = validateFunctionSchema({ name: "t", description: "d", parameters: { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: true } }, "t");
     expect(ok.parameters).toEqual({ type: "object", properties: { a: { type: "string" } }, additionalProperties: false, required: ["a"] });
     expect(codeOf(() => validateFunctionSchema({ properties: { a: { type: "string" } } }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(codeOf(() => validateFunctionSchema({ name: "t", description: "d", properties: { a: { type: "string" } } }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(codeOf(() => validateFunctionSchema({ type: "object", description: "d", properties: {} }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(codeOf(() => validateFunctionSchema({ parameters: { type: "object", properties: {} }, properties: {} }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(codeOf(() => validateFunctionSchema({ name: "t" }, "t"))).toBe("SCHEMA_INVALID");
+    expect(validateFunctionSchema({ type: "object", properties: { a: { type: "integer" } }, required: ["a"] }, "t").parameters).toEqual({
+      type: "object",
+      properties: { a: { type: "integer" } },
+      additionalProperties: false,
+      required: ["a"],
+    });
     expect(codeOf(() => validateFunctionSchema({ name: "other", parameters: { type: "object", properties: {} } }, "t"))).toBe("SCHEMA_NAME_MISMATCH");
     expect(codeOf(() => validateFunctionSchema({ parameters: { type: "array" } }, "t"))).toBe("SCHEMA_INVALID");
     expect(codeOf(() => validateFunctionSchema({ parameters: { type: "object", properties: [] } }, "t"))).toBe("SCHEMA_INVALID");
