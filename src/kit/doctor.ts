@@ -202,6 +202,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 const STDERR_LIMIT = 256 * 1024;
 
+/** Variables the SDK's stdio transport inherits by default (POSIX). */
+const SDK_DEFAULT_ENV_NAMES = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
 async function exerciseServer(
   root: string,
   data: string,
@@ -215,10 +218,15 @@ async function exerciseServer(
   const error = (rule: string, message: string) => findings.push({ rule, severity: "error", message: `server '${entry.name}': ${message}` });
   const command = entry.command.startsWith("./") ? path.resolve(root, entry.command) : entry.command;
   const cwd = entry.cwd ? path.resolve(root, expandPlaceholders(entry.cwd, root, data)) : root;
+  // The SDK transport merges its own defaults (HOME, LOGNAME, PATH, SHELL, TERM, USER) under the
+  // env it is given; keys set to undefined are dropped by child_process, so the child gets exactly
+  // the filtered environment.
+  const env: Record<string, string | undefined> = Object.fromEntries(SDK_DEFAULT_ENV_NAMES.map((name) => [name, undefined]));
+  Object.assign(env, filteredServerEnvironment(options.environment, entry, root, data));
   const transport = new StdioClientTransport({
     command,
     args: entry.args.map((a) => expandPlaceholders(a, root, data)),
-    env: filteredServerEnvironment(options.environment, entry, root, data),
+    env: env as Record<string, string>,
     cwd,
     stderr: "pipe",
   });
