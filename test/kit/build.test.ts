@@ -163,5 +163,8 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("[BUILD_ENTRY_INVALID]");
     expect((await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts")])).code).toBe(2);
+    expect((await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out"), "--alias", "nope"])).code).toBe(2);
+    expect((await runCompiledCli(["plugin", "doctor", dir, "--timeout", "soon"])).code).toBe(2);
+    expect(existsSync(path.join(dir, "out"))).toBe(false);
   });
 });

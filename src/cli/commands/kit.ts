@@ -1,12 +1,12 @@
 /** CLI wiring of the kit commands `plugin build` and `plugin doctor` (logic lives in src/kit). */
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { buildPluginPackage } from "../../kit/build.js";
 import { doctorPluginPackage, formatDoctorReport } from "../../kit/doctor.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 
-function collectAlias(value: string, previous: Record<string, string>): Record<string, string> {
+function collectAlias(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.indexOf("=");
-  if (at <= 0 || at === value.length - 1) throw new UsageError(`--alias must be <specifier>=<path>, got ${value}`);
+  if (at <= 0 || at === value.length - 1) throw new InvalidArgumentError(`expected <specifier>=<path>, got ${value}`);
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
@@ -20,17 +20,17 @@ export function registerKitCommands(program: Command): void {
     .argument("<entry>", "entry module (.ts or .js)")
     .requiredOption("--out <dir>", "output package directory (may be the source package root)")
     .option("--root <dir>", "source package root (default: nearest package.json above the entry)")
-    .option("--alias <specifier=path>", "extra esbuild alias (repeatable)", collectAlias, {})
+    .option("--alias <specifier=path>", "extra esbuild alias (repeatable)", collectAlias)
     .option("--no-kit-alias", "resolve hermes-plugin-kit from the entry's own dependencies instead of this kit")
     .option("--no-minify", "write a readable (unminified) bundle")
     .option("--json", "print the result as JSON")
-    .action(async (entry: string, options: { out: string; root?: string; alias: Record<string, string>; kitAlias: boolean; minify: boolean; json?: boolean }) => {
+    .action(async (entry: string, options: { out: string; root?: string; alias?: Record<string, string>; kitAlias: boolean; minify: boolean; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         const result = await buildPluginPackage({
           entry,
           outDir: options.out,
           ...(options.root !== undefined ? { root: options.root } : {}),
-          alias: options.alias,
+          alias: options.alias ?? {},
           kitAlias: options.kitAlias,
           minify: options.minify,
         });
