@@ -95,6 +95,10 @@ describe("built example over stdio", () => {
     const disabled = await call("calculate", { expression: 'evaluate("1+1")' });
     expect(disabled.isError).toBe(true);
     expect(text(disabled)).toBe("calculate failed: function evaluate is disabled");
+    const huge = await call("calculate", { expression: "zeros(100000, 100000)" });
+    expect(text(huge)).toBe("calculate failed: function zeros is disabled");
+    const tooLong = await call("calculate", { expression: "1+".repeat(300) + "1" });
+    expect(text(tooLong)).toBe("expression must be at most 500 characters");
   });
 
   it("answers type errors and unknown tools as isError results, not JSON-RPC errors", async () => {

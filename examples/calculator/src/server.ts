@@ -10,6 +10,17 @@ import { all, create, type MathJsInstance } from "mathjs";
 import { definePlugin, numberArg, pluginSkill, strArg, tool } from "hermes-plugin-kit";
 import packageJson from "../package.json" with { type: "json" };
 
+/**
+ * mathjs functions an expression may not call: the ones that reach outside
+ * the expression (import, createUnit, evaluate, parse, ...) and the ones
+ * that allocate without bound (a model asking for `zeros(1e5, 1e5)` would
+ * take the server down).
+ */
+const DISABLED_FUNCTIONS = [
+  "import", "createUnit", "reviver", "evaluate", "parse", "simplify", "derivative", "resolve", "compile",
+  "zeros", "ones", "identity", "range", "resize", "diag", "random", "randomInt", "pickRandom",
+];
+
 let instance: { math: MathJsInstance; evaluate: MathJsInstance["evaluate"] } | undefined;
 
 /**
@@ -26,7 +37,7 @@ function mathjs(): { math: MathJsInstance; evaluate: MathJsInstance["evaluate"] 
     throw new Error(`function ${name} is disabled`);
   };
   math.import(
-    Object.fromEntries(["import", "createUnit", "reviver", "evaluate", "parse", "simplify", "derivative", "resolve", "compile"].map((name) => [name, disabled(name)])),
+    Object.fromEntries(DISABLED_FUNCTIONS.map((name) => [name, disabled(name)])),
     { override: true },
   );
   instance = { math, evaluate };
