@@ -381,11 +381,12 @@ export class RegistryTarget implements Target {
           continue;
         }
         if (timeout) throw new OciError("OCI_TIMEOUT", `${opts.method} ${url.origin}${url.pathname} timed out after ${attempt} attempt(s)`, { cause: error });
-        if (reset && replayable) {
-          throw new OciError("OCI_RETRY_EXHAUSTED", `${opts.method} ${url.origin}${url.pathname}: connection failed ${attempt} time(s)`, { cause: error });
-        }
         if (error instanceof OciError) throw error;
         if (opts.body instanceof Readable && opts.body.errored instanceof OciError) throw opts.body.errored;
+        if (reset) {
+          // A streamed body cannot be replayed here; `copy` retries the whole blob transfer.
+          throw new OciError("OCI_RETRY_EXHAUSTED", `${opts.method} ${url.origin}${url.pathname}: connection failed ${attempt} time(s)`, { cause: error });
+        }
         throw new OciError("OCI_HTTP_ERROR", `${opts.method} ${url.origin}${url.pathname} failed (${code ?? "transport error"})`, { cause: error });
       }
       const status = res.statusCode;

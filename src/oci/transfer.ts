@@ -113,6 +113,29 @@ export interface CopyOptions {
   tag?: string | null;
   /** Blobs transferred at once (default 3, at most 8). */
   concurrency?: number;
+  /**
+   * Attempts per blob transfer (default 3, at most 5). A streamed upload cannot
+   * be replayed by the HTTP layer, so a transfer that failed transiently
+   * (`OCI_RETRY_EXHAUSTED`, `OCI_TIMEOUT`) is fetched and pushed again;
+   * verification failures are never retried.
+   */
+  blobAttempts?: number;
+}
+
+const TRANSIENT_CODES: readonly string[] = ["OCI_RETRY_EXHAUSTED", "OCI_TIMEOUT"];
+
+async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, attempts: number): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      if (await dst.exists(blob)) return;
+      const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
+      await dst.push(blob, stream);
+      return;
+    } catch (error) {
+      if (attempt >= attempts || !(error instanceof OciError) || !TRANSIENT_CODES.includes(error.code)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
 }
 
 const MAX_GRAPH_DEPTH = 4;
@@ -129,11 +152,11 @@ async function mapBounded<T>(items: readonly T[], limit: number, fn: (item: T) =
   await Promise.all(workers);
 }
 
-async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, concurrency: number): Promise<void> {
+async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, concurrency: number, attempts: number): Promise<void> {
   if (depth > MAX_GRAPH_DEPTH) throw new OciError("OCI_MANIFEST_INVALID", `OCI index nesting deeper than ${MAX_GRAPH_DEPTH}`);
   const manifestBytes = await fetchManifest(src, desc);
   const parsed = parseManifest(manifestBytes, desc.mediaType);
-  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, concurrency);
+  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, concurrency, attempts);
   const blobs: Descriptor[] = [];
   const seen = new Set<string>();
   for (const blob of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers]) {
@@ -141,11 +164,7 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
     seen.add(blob.digest);
     blobs.push({ mediaType: blob.mediaType, digest: blob.digest, size: blob.size });
   }
-  await mapBounded(blobs, concurrency, async (blob) => {
-    if (await dst.exists(blob)) return;
-    const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
-    await dst.push(blob, stream);
-  });
+  await mapBounded(blobs, concurrency, (blob) => transferBlob(src, dst, blob, attempts));
   const manifestDesc: Descriptor = { mediaType: desc.mediaType, digest: desc.digest, size: desc.size };
   if (!(await dst.exists(manifestDesc))) {
     await dst.push(manifestDesc, ensureVerifying(bufferStream(manifestBytes), manifestDesc, `OCI manifest ${desc.digest}`));
@@ -172,7 +191,8 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   }
   const desc: Descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 3, 8));
-  await copyGraph(src, dst, desc, 0, concurrency);
+  const attempts = Math.max(1, Math.min(options.blobAttempts ?? 3, 5));
+  await copyGraph(src, dst, desc, 0, concurrency, attempts);
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
   if (tag !== null) {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);

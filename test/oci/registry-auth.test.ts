@@ -69,3 +69,13 @@ describe("credentials", () => {
     expect(await codeOf(() => readSecretFromStream(Readable.from([Buffer.alloc(70 * 1024, 0x61)])))).toBe("OCI_BODY_TOO_LARGE");
   });
 });
+
+describe("registry suite mode (test harness)", () => {
+  it("runs with the binary, fails without it under REQUIRE_REGISTRY=1, skips otherwise", async () => {
+    const { registrySuiteMode } = await import("../support/registry.js");
+    expect(registrySuiteMode(true, { REQUIRE_REGISTRY: "1" })).toBe("run");
+    expect(registrySuiteMode(false, { REQUIRE_REGISTRY: "1" })).toBe("fail");
+    expect(registrySuiteMode(false, {})).toBe("skip");
+    expect(registrySuiteMode(false, { REQUIRE_REGISTRY: "0" })).toBe("skip");
+  });
+});

@@ -456,3 +456,85 @@ describe("tag-list pagination", () => {
     expect(await codeOf(client(s).tags())).toBe("OCI_RESPONSE_INVALID");
   });
 });
+
+describe("copy retries a failed streamed upload", () => {
+  /** A minimal in-memory registry speaking the push protocol; `failPuts` blob PUTs answer 503 (body read first). */
+  async function pushRegistry(failPuts: number): Promise<{ server: FakeRegistry; blobs: Map<string, Buffer>; puts: () => number }> {
+    const blobs = new Map<string, Buffer>();
+    let puts = 0;
+    let failuresLeft = failPuts;
+    const server = await fake(async (req, res) => {
+      const url = new URL(req.url ?? "/", "http://x");
+      const body = async (): Promise<Buffer> => {
+        const chunks: Buffer[] = [];
+        req.resume();
+        for await (const c of req) chunks.push(c as Buffer);
+        return Buffer.concat(chunks);
+      };
+      const digest = url.pathname.split("/").pop() ?? "";
+      if (req.method === "HEAD") {
+        const b = blobs.get(digest);
+        res.writeHead(b ? 200 : 404, b ? { "content-length": String(b.length), "docker-content-digest": digest } : {});
+        res.end();
+      } else if (req.method === "POST") {
+        res.writeHead(202, { location: `/v2/owner/kit/blobs/uploads/u${Math.random().toString(16).slice(2)}`, "content-length": "0" });
+        res.end();
+      } else if (req.method === "PUT" && url.pathname.includes("/blobs/uploads/")) {
+        const bytes = await body();
+        puts += 1;
+        if (failuresLeft > 0) {
+          failuresLeft -= 1;
+          res.writeHead(503, { "content-length": "4" });
+          res.end("busy");
+          return;
+        }
+        const d = url.searchParams.get("digest") ?? "";
+        if (sha(bytes) !== d) {
+          res.writeHead(400, { "content-type": "application/json" });
+          res.end('{"errors":[{"code":"DIGEST_INVALID"}]}');
+          return;
+        }
+        blobs.set(d, bytes);
+        res.writeHead(201, { "docker-content-digest": d, "content-length": "0" });
+        res.end();
+      } else if (req.method === "PUT" && url.pathname.includes("/manifests/")) {
+        const bytes = await body();
+        blobs.set(sha(bytes), bytes);
+        res.writeHead(201, { "docker-content-digest": sha(bytes), "content-length": "0" });
+        res.end();
+      } else {
+        res.writeHead(404, { "content-length": "0" });
+        res.end();
+      }
+    });
+    return { server, blobs, puts: () => puts };
+  }
+
+  async function layoutWithBlob(): Promise<{ src: import("../../src/oci/index.js").LayoutTarget; manifest: Descriptor }> {
+    const { writeLayout, LayoutTarget } = await import("../../src/oci/index.js");
+    const { writeFile } = await import("node:fs/promises");
+    const dir = await emptyDir();
+    const file = path.join(dir, "payload.bin");
+    await writeFile(file, BLOB);
+    const { manifest } = await writeLayout(path.join(dir, "layout"), "application/vnd.hermes-plugin-kit.release.v2", new Map([["payload.bin", file]]));
+    return { src: await LayoutTarget.open(path.join(dir, "layout")), manifest };
+  }
+
+  it("fetches and pushes the blob again after a 503 on the streamed PUT", async () => {
+    const { copy } = await import("../../src/oci/index.js");
+    const { server, blobs, puts } = await pushRegistry(1);
+    const { src, manifest } = await layoutWithBlob();
+    expect(await copy(src, client(server), "payload", { tag: null })).toEqual(manifest);
+    expect(blobs.get(BLOB_DESC.digest)?.equals(BLOB)).toBe(true);
+    expect(puts()).toBe(3);
+  });
+
+  it("gives up after the blob attempt budget", async () => {
+    const { copy } = await import("../../src/oci/index.js");
+    const { server, blobs, puts } = await pushRegistry(100);
+    const { src } = await layoutWithBlob();
+    expect(await codeOf(copy(src, client(server), "payload", { tag: null, blobAttempts: 2, concurrency: 1 }))).toBe("OCI_RETRY_EXHAUSTED");
+    expect(blobs.has(BLOB_DESC.digest)).toBe(false);
+    expect(puts()).toBe(2);
+  });
+});

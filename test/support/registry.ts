@@ -77,15 +77,25 @@ export function skopeoAvailable(): boolean {
 }
 
 /**
+ * What a registry suite does: `run` with the binary, otherwise `fail` when
+ * `REQUIRE_REGISTRY=1`, else `skip` (with a loud notice).
+ */
+export function registrySuiteMode(available: boolean, env: NodeJS.ProcessEnv): "run" | "skip" | "fail" {
+  if (available) return "run";
+  return env["REQUIRE_REGISTRY"] === "1" ? "fail" : "skip";
+}
+
+/**
  * `describe` for suites that need the registry: skips with a loud notice when
  * the binary is missing, or fails when `REQUIRE_REGISTRY=1`.
  */
 export function describeRegistry(name: string, fn: () => void): void {
-  if (registryAvailable()) {
+  const mode = registrySuiteMode(registryAvailable(), process.env);
+  if (mode === "run") {
     describe(name, fn);
     return;
   }
-  if (process.env["REQUIRE_REGISTRY"] === "1") {
+  if (mode === "fail") {
     describe(name, () => {
       it("requires docker-registry", () => {
         throw new Error(`REQUIRE_REGISTRY=1 but ${REGISTRY_BINARY} is missing (apt-get install docker-registry)`);
