@@ -63,6 +63,14 @@ interface ToolOptionsBase {
   namespace?: string;
   /** Human title (`annotations.title`). */
   title?: string;
+  /**
+   * How rejected calls and handler errors are answered. `"isError"`
+   * (default): an MCP `isError` result (Hermes shows `{"error": ...}` and
+   * counts a circuit-breaker strike). `"envelope"`: a normal result whose text
+   * is `{"success": false, "error": "<message>"}` (the Python kit's shape; no
+   * breaker strike, the model still reads the message).
+   */
+  errorMode?: "isError" | "envelope";
 }
 
 /** Options with helper-declared arguments. */
@@ -102,6 +110,7 @@ export interface ToolDefinition {
   readonly readOnly: boolean;
   readonly validateRequired: boolean;
   readonly title?: string;
+  readonly errorMode: "isError" | "envelope";
   /** Call through the kit (validation, envelope, logging). */
   call(args: unknown, context?: Partial<ToolContext>): Promise<ToolCallResult>;
 }
@@ -162,6 +171,9 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
   for (const flag of ["readOnly", "validateRequired"] as const) {
     if (options[flag] !== undefined && typeof options[flag] !== "boolean") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': ${flag} must be a boolean`);
   }
+  if (options.errorMode !== undefined && options.errorMode !== "isError" && options.errorMode !== "envelope") {
+    throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': errorMode must be "isError" or "envelope"`);
+  }
   if (options.examples !== undefined && (options.examples === null || typeof options.examples !== "object" || Array.isArray(options.examples))) {
     throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': examples must be an object keyed by argument name`);
   }
@@ -195,6 +207,12 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
   const parameters = built.parameters;
   const required = built.required;
   const defaultLogger = new KitLogger("hermes_plugin_kit");
+  const errorMode = options.errorMode ?? "isError";
+  const fail = (message: string): ToolCallResult => {
+    if (errorMode === "isError") return errorResult(message);
+    const envelope = { success: false, error: message };
+    return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope };
+  };
 
   async function call(input: unknown, partial: Partial<ToolContext> = {}): Promise<ToolCallResult> {
     const logger = partial.logger ?? defaultLogger;
@@ -203,7 +221,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     const checked = validateArguments(parameters, input, { required, examples, validateRequired });
     if (!checked.ok) {
       if (logger.isEnabled("WARNING")) logger.warning(`${name}: rejected call, ${checked.problem.message.includes(" is required") ? `missing ${checked.problem.key}` : `invalid ${checked.problem.key}`}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-      return errorResult(checked.problem.message);
+      return fail(checked.problem.message);
     }
     let args: unknown = checked.args;
     if (zodSchema) {
@@ -213,7 +231,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
         const path = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "arguments";
         const message = `${path}: ${issue?.message ?? "invalid"}`;
         logger.warning(`${name}: rejected call, invalid ${path}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-        return errorResult(message);
+        return fail(message);
       }
       args = parsed.data;
     }
@@ -229,7 +247,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`, error);
-      return errorResult(`${name} failed: ${message}`);
+      return fail(`${name} failed: ${message}`);
     }
     if (typeof result === "string") {
       if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
@@ -242,7 +260,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     } catch (error) {
       const message = `result is not JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`;
       logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
-      return errorResult(`${name} failed: ${message}`);
+      return fail(`${name} failed: ${message}`);
     }
     if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
     return { content: [{ type: "text", text }], structuredContent: envelope };
@@ -258,6 +276,7 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     readOnly,
     validateRequired,
     ...(options.title !== undefined ? { title: options.title } : {}),
+    errorMode,
     call,
   };
   return Object.freeze(definition);

@@ -204,6 +204,24 @@ describe("tool()", () => {
     expect(lines.some((line) => line.includes(" INFO ") && line.includes("echo_text: ok; elapsed_ms=") && line.includes("result=object"))).toBe(true);
     expect(lines.some((line) => line.includes("raw: ok;") && line.includes("result=encoded_string"))).toBe(true);
   });
+  it("answers in the Python kit's envelope with errorMode 'envelope'", async () => {
+    const t = tool({
+      name: "soft",
+      description: "S.",
+      params: { q: strArg("q", { required: true, example: "x" }) },
+      errorMode: "envelope",
+      handler: ({ q }) => {
+        if (q === "boom") throw new Error("kaput");
+        return q;
+      },
+    });
+    const missing = await t.call({});
+    expect(missing.isError).toBeUndefined();
+    expect(text(missing)).toBe('{"success":false,"error":"q is required (e.g. \'x\')"}');
+    expect((await t.call({ q: "boom" })).structuredContent).toEqual({ success: false, error: "soft failed: kaput" });
+    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, errorMode: "loud" as never, handler: () => 1 }))).toBe("TOOL_OPTION_INVALID");
+  });
+
   it("accepts a zod object, infers the handler type and reports refinement failures", async () => {
     const t = tool({
       name: "zod_tool",
