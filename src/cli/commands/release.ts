@@ -6,10 +6,12 @@
 import type { Command } from "commander";
 import { registerReleaseBuildSteps } from "./release-build.js";
 import { registerReleasePublishSteps } from "./release-publish.js";
+import { registerReleaseDemo } from "./release-demo.js";
 
 /** Register `release` and its steps on `program`. */
 export function registerReleaseCommands(program: Command): void {
   const release = program.command("release").description("Maintainer release pipeline steps (each prints JSON and can be rerun).");
   registerReleaseBuildSteps(release);
   registerReleasePublishSteps(release);
+  registerReleaseDemo(release);
 }

@@ -1,0 +1,427 @@
+/**
+ * `release demo`: one command that releases a real package end to end and then
+ * installs it as a consumer (issue 8), with no network beyond loopback.
+ *
+ * Maintainer half: the package (default `examples/calculator`) is copied into
+ * a scratch git repository with a local bare `origin`, a baseline tag and one
+ * conventional commit; then the real pipeline runs through `release run`
+ * (intent armed, materialize, restore, the package's own gate commands, build,
+ * manifest, check-private, stage, promote, publish; the GitHub Release step is
+ * skipped with its reason). Consumer half, through the real CLI as a
+ * subprocess: `fetch` the bundle and the receipt by digest, `verify-final-receipt`
+ * with the pinned bundle reference, `fleet add` + `fleet verify`, `npm install`
+ * of the fetched tarball into a scratch project, and `plugin doctor` on the
+ * installed plugin.
+ *
+ * The store is `oci-layout:<workspace>/registry` (created 0700) unless a
+ * registry is given (`--registry host:port/ns/name --plain-http`) or started
+ * (`--start-registry`: Debian's docker-registry with Basic auth on a loopback
+ * port kept in the workspace, so reruns reach the same repository).
+ * Rerunning with the same workspace resumes and converges to the same
+ * references and receipt bytes.
+ */
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify as yamlStringify } from "yaml";
+import { HermesPluginKitError } from "../src/contract/errors.js";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { git } from "./git.js";
+import { runRelease, type RunResult } from "./run.js";
+
+/** Error of the demo's own steps (`DEMO_*` codes). */
+export class DemoError extends HermesPluginKitError {}
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** Directory of the package to release (default `examples/calculator` of this repository; `.` releases hermes-plugin-kit). */
+  packageDir?: string;
+  /** Registry repository `host:port/path` to use instead of the embedded `oci-layout:` store. */
+  registry?: string;
+  /** Plain HTTP to a loopback registry. */
+  plainHttp?: boolean;
+  /** Start Debian's docker-registry (Basic auth) on a loopback port. */
+  startRegistry?: boolean;
+  /** Workspace directory (default: a new temp directory); reuse it to resume. */
+  workspace?: string;
+  /** Where step lines go (default stdout). */
+  out?: NodeJS.WritableStream;
+}
+
+/** One line of the demo's report. */
+export interface DemoStep {
+  step: string;
+  ok: boolean;
+  ms: number;
+  detail?: string;
+}
+
+/** What {@link runDemo} returns (and `--json` prints). */
+export interface DemoResult {
+  ok: boolean;
+  workspace: string;
+  package: string;
+  version?: string;
+  bundle_reference?: string;
+  receipt_reference?: string;
+  tarball_sha256?: string;
+  tarball?: string;
+  receipt_file?: string;
+  registry: string;
+  steps: DemoStep[];
+  github_release: string;
+  error?: { code: string; message: string };
+}
+
+/** Root of this package (the directory holding package.json). */
+export const KIT_ROOT = resolve(fileURLToPath(new URL("../../", import.meta.url)));
+const CLI = join(KIT_ROOT, "dist", "src", "cli", "main.js");
+const DEMO_DATE = "2026-01-15T12:00:00Z";
+const DEMO_IDENTITY = { GIT_AUTHOR_NAME: "Hermes Demo", GIT_AUTHOR_EMAIL: "demo@hermes-plugin-kit.invalid", GIT_COMMITTER_NAME: "Hermes Demo", GIT_COMMITTER_EMAIL: "demo@hermes-plugin-kit.invalid" };
+
+interface DemoState {
+  schema: 1;
+  package_dir: string;
+  registry: string;
+  plain_http: boolean;
+  registry_port?: number;
+  registry_username?: string;
+}
+
+function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout = (stdout + d).slice(-1_000_000)));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-1_000_000)));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 600_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? -1, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const server = net.createServer();
+    server.once("error", () => resolvePromise(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolvePromise(true)));
+  });
+}
+
+/** A docker-registry process started for the demo. */
+interface DemoRegistry {
+  host: string;
+  username: string;
+  password: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start Debian's docker-registry with htpasswd Basic auth; storage, port and
+ * password live in `<workspace>/docker-registry` so a rerun reaches the same
+ * repository with the same content.
+ * @throws DemoError `DEMO_REGISTRY_UNAVAILABLE`, `DEMO_REGISTRY_START`.
+ */
+async function startDemoRegistry(workspace: string, state: DemoState): Promise<DemoRegistry> {
+  const binary = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
+  if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (apt-get install docker-registry apache2-utils)`);
+  const dir = join(workspace, "docker-registry");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const secretPath = join(dir, "password");
+  let password: string;
+  try {
+    password = (await readFile(secretPath, "utf8")).trim();
+  } catch {
+    password = randomBytes(16).toString("hex");
+    await writeFile(secretPath, password + "\n", { mode: 0o600 });
+  }
+  const username = "hermes-demo";
+  const htpasswd = await run("htpasswd", ["-iBn", username], { input: password });
+  if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); install apache2-utils`);
+  await writeFile(join(dir, "htpasswd"), htpasswd.stdout.trim() + "\n", { mode: 0o600 });
+  let port = state.registry_port;
+  if (port === undefined || !(await portFree(port))) {
+    if (port !== undefined) throw new DemoError("DEMO_REGISTRY_START", `the workspace's registry port ${port} is busy; stop what uses it or use a new workspace`);
+    port = await freePort();
+  }
+  state.registry_port = port;
+  const config = {
+    version: 0.1,
+    log: { level: "error", accesslog: { disabled: true } },
+    storage: { filesystem: { rootdirectory: join(dir, "storage") }, delete: { enabled: false } },
+    http: { addr: `127.0.0.1:${port}`, secret: randomBytes(16).toString("hex") },
+    auth: { htpasswd: { realm: "hermes-demo", path: join(dir, "htpasswd") } },
+  };
+  await writeFile(join(dir, "config.yml"), yamlStringify(config), { mode: 0o600 });
+  const child = spawn(binary, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
+  let tail = "";
+  child.stderr.on("data", (d: Buffer) => (tail = (tail + d.toString()).slice(-2000)));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const status = await new Promise<number | null>((res) => {
+      const req = net.connect(port as number, "127.0.0.1", () => {
+        req.end("GET /v2/ HTTP/1.0\r\n\r\n");
+      });
+      let data = "";
+      req.on("data", (d) => (data += d.toString()));
+      req.on("end", () => res(Number(/^HTTP\/1\.[01] (\d{3})/.exec(data)?.[1] ?? 0) || null));
+      req.on("error", () => res(null));
+    });
+    if (status === 401 || status === 200) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail.trim().slice(-300)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    host: `127.0.0.1:${port}`,
+    username,
+    password,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise<void>((r) => child.once("exit", () => r()));
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+const COPY_SKIP = new Set(["node_modules", ".git", "coverage", ".vitest-results.json"]);
+
+/**
+ * Create the scratch source repository once: copy the package, point its
+ * `hermesPluginKit.repository` at the demo store, commit a baseline with tag
+ * `v<version>` and push it to a local bare origin, then add one conventional
+ * `feat:` commit (pushed, so remote main is the trigger).
+ */
+async function prepareSource(workspace: string, packageDir: string, repository: string): Promise<{ source: string; name: string; version: string }> {
+  const source = join(workspace, "source");
+  const origin = join(workspace, "origin.git");
+  const env = { ...process.env, ...DEMO_IDENTITY, GIT_AUTHOR_DATE: DEMO_DATE, GIT_COMMITTER_DATE: DEMO_DATE };
+  const pkgPath = join(source, "package.json");
+  if (existsSync(join(source, ".git"))) {
+    const pkg = parseStrictJson(await readFile(pkgPath), { rejectIntegralFloats: false });
+    return { source, name: String(pkg["name"]), version: String(pkg["version"]) };
+  }
+  await rm(source, { recursive: true, force: true });
+  await rm(origin, { recursive: true, force: true });
+  const kitIsPackage = resolve(packageDir) === KIT_ROOT;
+  await cp(packageDir, source, {
+    recursive: true,
+    filter: (src) => {
+      const name = basename(src);
+      if (COPY_SKIP.has(name)) return false;
+      if (kitIsPackage && (src === join(KIT_ROOT, "dist") || src.startsWith(join(KIT_ROOT, ".demo")))) return false;
+      return true;
+    },
+  });
+  const pkg = parseStrictJson(await readFile(pkgPath), { rejectIntegralFloats: false }) as Record<string, unknown>;
+  const kit = (typeof pkg["hermesPluginKit"] === "object" && pkg["hermesPluginKit"] !== null ? pkg["hermesPluginKit"] : {}) as Record<string, unknown>;
+  pkg["hermesPluginKit"] = { ...kit, repository };
+  await writeFile(pkgPath, JSON.stringify(pkg, null, 2) + "\n");
+  const lockPath = join(source, "package-lock.json");
+  if (!existsSync(lockPath)) {
+    await writeFile(lockPath, JSON.stringify({ name: pkg["name"], version: pkg["version"], lockfileVersion: 3, requires: true, packages: { "": { name: pkg["name"], version: pkg["version"] } } }, null, 2) + "\n");
+  }
+  if (!existsSync(join(source, "CHANGELOG.md"))) await writeFile(join(source, "CHANGELOG.md"), "# Changelog\n");
+  const g = async (args: string[], cwd = source) => {
+    const r = await git(args, { cwd, env });
+    return r.stdout.trim();
+  };
+  await g(["init", "-q", "-b", "main", source], workspace);
+  await g(["add", "-A"]);
+  await g(["commit", "-q", "-m", `chore: baseline ${String(pkg["version"])}`]);
+  await g(["tag", `v${String(pkg["version"])}`]);
+  await g(["init", "-q", "--bare", "-b", "main", origin], workspace);
+  await g(["remote", "add", "origin", origin]);
+  await g(["push", "-q", "origin", "main", `refs/tags/v${String(pkg["version"])}`]);
+  await writeFile(join(source, "DEMO.md"), `This copy of ${String(pkg["name"])} was released by \`hermes-plugin-kit release demo\`.\n`);
+  await g(["add", "DEMO.md"]);
+  await g(["commit", "-q", "-m", "feat: describe the demo release"]);
+  await g(["push", "-q", "origin", "main"]);
+  return { source, name: String(pkg["name"]), version: String(pkg["version"]) };
+}
+
+/**
+ * The install command run in the restored checkout before the gates: no
+ * network, so `node_modules` is made of links to this repository's installed
+ * dependencies plus `hermes-plugin-kit` itself, and `node_modules/.bin` holds
+ * `just` and `hermes-plugin-kit`.
+ */
+export function offlineInstallCommand(kitRoot = KIT_ROOT): string {
+  const nm = JSON.stringify(join(kitRoot, "node_modules"));
+  const root = JSON.stringify(kitRoot);
+  const cli = JSON.stringify(join(kitRoot, "dist", "src", "cli", "main.js"));
+  return [
+    "set -eu",
+    "rm -rf node_modules && mkdir -p node_modules/.bin",
+    `for entry in ${nm}/* ${nm}/.bin/*; do [ -e "$entry" ] || continue; case "$entry" in */.bin/*) ln -s "$entry" "node_modules/.bin/$(basename "$entry")" ;; */.bin) ;; *) ln -s "$entry" "node_modules/$(basename "$entry")" ;; esac; done`,
+    `[ -e node_modules/hermes-plugin-kit ] || ln -s ${root} node_modules/hermes-plugin-kit`,
+    `ln -sf ${cli} node_modules/.bin/hermes-plugin-kit`,
+  ].join("\n");
+}
+
+function credentialsEnv(registry: DemoRegistry | undefined): Record<string, string> {
+  return registry === undefined ? {} : { REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password };
+}
+
+/**
+ * Run the demo. Never throws for a failed step: the result says which step
+ * failed, with what it expected and found (`error`), and `ok: false`.
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
+  const out = options.out ?? process.stdout;
+  const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
+  await mkdir(workspace, { recursive: true, mode: 0o700 });
+  const packageDir = resolve(options.packageDir ?? join(KIT_ROOT, "examples", "calculator"));
+  const steps: DemoStep[] = [];
+  const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "skipped: no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
+  const line = (s: DemoStep) => {
+    steps.push(s);
+    out.write(`${s.ok ? "✓" : "✗"} ${s.step} (${(s.ms / 1000).toFixed(1)} s)${s.detail !== undefined ? ` — ${s.detail}` : ""}\n`);
+  };
+  const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
+    const start = Date.now();
+    try {
+      const value = await fn();
+      const d = detail?.(value);
+      line({ step, ok: true, ms: Date.now() - start, ...(d === undefined ? {} : { detail: d }) });
+      return value;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      line({ step, ok: false, ms: Date.now() - start, detail: message });
+      throw error;
+    }
+  };
+
+  const statePath = join(workspace, "demo-state.json");
+  let registry: DemoRegistry | undefined;
+  try {
+    let state: DemoState;
+    if (existsSync(statePath)) {
+      state = parseStrictJson(await readFile(statePath)) as unknown as DemoState;
+      if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir}; use another --workspace`);
+    } else {
+      const wanted = options.startRegistry === true ? "start" : (options.registry ?? `oci-layout:${join(workspace, "registry")}`);
+      state = { schema: 1, package_dir: packageDir, registry: wanted, plain_http: options.plainHttp === true || options.startRegistry === true };
+    }
+    if (options.startRegistry === true || state.registry.startsWith("start")) {
+      registry = await timed("start docker-registry (Basic auth, loopback)", () => startDemoRegistry(workspace, state), (r) => r.host);
+      const name = basename(packageDir) === "." ? "plugin" : basename(packageDir).toLowerCase().replace(/[^a-z0-9]+/g, "-");
+      state.registry = `start:${registry.host}/demo/${name}`;
+    }
+    const repository = state.registry.startsWith("start:") ? state.registry.slice("start:".length) : state.registry;
+    result.registry = repository;
+    await writeFile(statePath, JSON.stringify(state, null, 2) + "\n");
+    const plainHttp = state.plain_http;
+    const childEnv = { ...process.env, ...credentialsEnv(registry) };
+
+    const src = await timed("maintainer: scratch git repo with origin, baseline tag and one conventional commit", () => prepareSource(workspace, packageDir, repository), (s) => `${s.name} ${s.version}`);
+    const release = await timed(
+      "maintainer: release run (intent, materialize, restore, gates, build, manifest, check-private, stage, promote, publish)",
+      async () => {
+        const r: RunResult = await runRelease({
+          source: src.source,
+          workspace: join(workspace, "release"),
+          plainHttp,
+          installCommand: offlineInstallCommand(),
+          env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true", PATH: `${join(KIT_ROOT, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}` },
+          ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
+          progress: { write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream,
+        });
+        if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}`);
+        return r;
+      },
+      (r) => (r.released ? `${r.version} ${r.tag}` : undefined),
+    );
+    if (!release.released) throw new DemoError("DEMO_NOTHING_RELEASED", "nothing released");
+    Object.assign(result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, tarball: release.tarball.filename });
+    out.write(`    github-release skipped: ${result.github_release}\n`);
+
+    const consumer = join(workspace, "consumer");
+    const cli = async (args: string[], cwd = workspace) => {
+      const r = await run(process.execPath, [CLI, ...args], { cwd, env: childEnv });
+      if (r.code !== 0) throw new DemoError("DEMO_STEP_FAILED", `hermes-plugin-kit ${args[0]} ${args[1] ?? ""} exited ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+      return r.stdout;
+    };
+    const repoFlags = ["--repository", repository, ...(plainHttp ? ["--plain-http"] : [])];
+    await timed("consumer: fetch the bundle by digest (verified before install)", () => cli(["fetch", "--reference", release.bundle_reference, "--output-dir", consumer, ...repoFlags, "--expect", "bundle", "--json"]), () => consumer);
+    await timed("consumer: fetch the receipt by digest", () => cli(["fetch", "--reference", release.receipt_reference, "--output-dir", consumer, ...repoFlags, "--expect", "receipt", "--json"]));
+    const receiptFile = join(consumer, "release-receipt.json");
+    result.receipt_file = receiptFile;
+    await timed("consumer: verify-final-receipt --expect-bundle-reference", () => cli(["verify-final-receipt", "--receipt", receiptFile, "--repository", repository, "--package", src.name, "--expect-bundle-reference", release.bundle_reference]));
+    const tarballPath = join(consumer, "dist", release.tarball.filename);
+    const tarballSha = await timed("consumer: tarball SHA-256 equals the receipt's artifact sha256", async () => {
+      const actual = await sha256OfFile(tarballPath);
+      const receipt = parseStrictJson(await readFile(receiptFile));
+      const expected = (receipt["artifacts"] as { sha256: string }[])[0]?.sha256;
+      if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}`);
+      return actual;
+    });
+    result.tarball_sha256 = tarballSha;
+    const lock = join(workspace, "fleet.lock.json");
+    await timed("consumer: fleet add", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile]));
+    await timed("consumer: fleet verify (pins, receipt by digest, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
+    const app = join(workspace, "app");
+    await timed("consumer: npm install the fetched tarball into a scratch project (offline)", async () => {
+      await mkdir(app, { recursive: true });
+      if (!existsSync(join(app, "package.json"))) await writeFile(join(app, "package.json"), JSON.stringify({ name: "demo-consumer-app", version: "1.0.0", private: true }, null, 2) + "\n");
+      const r = await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--save-exact", tarballPath], { cwd: app });
+      if (r.code !== 0) throw new DemoError("DEMO_NPM_INSTALL", `npm install exited ${r.code}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`);
+    });
+    const installed = join(app, "node_modules", src.name);
+    if (existsSync(join(installed, "plugin.json"))) {
+      await timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
+        const text = await cli(["plugin", "doctor", installed, "--json"]);
+        const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false });
+        if (report["ok"] !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
+        return report;
+      }, (report) => {
+        const calls = report["calls"];
+        return Array.isArray(calls) ? `${calls.length} tool call(s) answered` : undefined;
+      });
+    } else {
+      line({ step: "consumer: plugin doctor", ok: true, ms: 0, detail: `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)` });
+    }
+    result.ok = true;
+  } catch (error) {
+    const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";
+    result.error = { code, message: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await registry?.stop();
+  }
+  return result;
+}
+

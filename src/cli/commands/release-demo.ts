@@ -1,0 +1,52 @@
+/** CLI wiring of `release demo` (logic in release/demo.ts). */
+import type { Command } from "commander";
+import { runDemo } from "../../../release/demo.js";
+import { printJson, printLine, runAction } from "../output.js";
+import { DemoError } from "../../../release/demo.js";
+
+interface DemoFlags {
+  package?: string;
+  registry?: string;
+  plainHttp?: boolean;
+  startRegistry?: boolean;
+  workspace?: string;
+  json?: boolean;
+}
+
+/** Register `release demo`. */
+export function registerReleaseDemo(release: Command): void {
+  release
+    .command("demo")
+    .description("Release a real package end to end into a private store, then fetch, verify, pin and install it as a consumer (loopback only).")
+    .option("--package <dir>", "package to release (default: examples/calculator; '.' releases hermes-plugin-kit itself)")
+    .option("--registry <repo>", "use a running registry repository host:port/ns/name instead of the embedded oci-layout store")
+    .option("--plain-http", "plain HTTP to a loopback --registry")
+    .option("--start-registry", "start Debian's docker-registry with Basic auth on a free loopback port")
+    .option("--workspace <dir>", "workspace directory (default: a new temp directory); rerun with the same one to resume")
+    .option("--json", "print the result as one JSON object (step lines go to stderr)")
+    .action(async (flags: DemoFlags) => {
+      process.exitCode = await runAction(flags.json === true, async () => {
+        const result = await runDemo({
+          ...(flags.package === undefined ? {} : { packageDir: flags.package }),
+          ...(flags.registry === undefined ? {} : { registry: flags.registry }),
+          plainHttp: flags.plainHttp === true,
+          startRegistry: flags.startRegistry === true,
+          ...(flags.workspace === undefined ? {} : { workspace: flags.workspace }),
+          out: flags.json === true ? process.stderr : process.stdout,
+        });
+        if (flags.json === true) {
+          printJson(result);
+          return result.ok ? 0 : 1;
+        }
+        printLine("");
+        if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
+        if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
+        if (result.version !== undefined) printLine(`version:           ${result.version}`);
+        if (result.tarball_sha256 !== undefined) printLine(`tarball sha256:    ${result.tarball_sha256}  ${result.tarball ?? ""}`);
+        printLine(`store:             ${result.registry}`);
+        printLine(`workspace:         ${result.workspace}`);
+        if (!result.ok) throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"} (rerun with --workspace ${result.workspace} to resume)`);
+        return 0;
+      });
+    });
+}
