@@ -36,17 +36,40 @@ const FILE_SINK_BUFFER_BYTES = 1024 * 1024;
  * thread-pool round trip per buffered batch). The caller closes the handle.
  */
 class FileSink extends Writable {
-  constructor(private readonly handle: FileHandle) {
+  private written = 0;
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly onWritten?: (bytes: number) => void,
+  ) {
     super({ highWaterMark: FILE_SINK_BUFFER_BYTES });
   }
 
+  private done(bytes: number, callback: (error?: Error | null) => void): void {
+    this.written += bytes;
+    this.onWritten?.(this.written);
+    callback();
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.handle.write(chunk).then(() => callback(), callback);
+    this.handle.write(chunk).then(() => this.done(chunk.length, callback), callback);
   }
 
   override _writev(chunks: Array<{ chunk: Buffer }>, callback: (error?: Error | null) => void): void {
-    this.handle.writev(chunks.map((c) => c.chunk)).then(() => callback(), callback);
+    const buffers = chunks.map((c) => c.chunk);
+    const bytes = buffers.reduce((n, b) => n + b.length, 0);
+    this.handle.writev(buffers).then(() => this.done(bytes, callback), callback);
   }
+}
+
+/** Options of {@link fetchBlobToFile}. */
+export interface FetchBlobOptions {
+  /**
+   * Called after each batch reaches the partial file with the bytes written so
+   * far and `desc.size` (for a progress display on a TTY; the bytes are not
+   * verified until the promise resolves).
+   */
+  onProgress?: (writtenBytes: number, totalBytes: number) => void;
 }
 
 function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Readable {
@@ -83,7 +106,7 @@ export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): P
  * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_DESCRIPTOR_INVALID`,
  *   and the target's errors (`OCI_NOT_FOUND`, `OCI_HTTP_ERROR`, `OCI_TIMEOUT`, ...).
  */
-export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string): Promise<void> {
+export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string, options: FetchBlobOptions = {}): Promise<void> {
   checkDescriptor(desc);
   const partial = `${filePath}.partial`;
   let source: Readable | undefined;
@@ -92,7 +115,8 @@ export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, 
     // Open before streaming, so a failure can always remove the file it created.
     const handle = await open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o600);
     try {
-      await pipeline(source, new FileSink(handle));
+      const onProgress = options.onProgress;
+      await pipeline(source, new FileSink(handle, onProgress === undefined ? undefined : (n) => onProgress(n, desc.size)));
     } finally {
       await handle.close();
     }

@@ -204,8 +204,10 @@ describe("verified reads and copy", () => {
     const store = await LayoutTarget.open(dir);
     const layer = JSON.parse((await fetchManifest(store, manifest)).toString()).layers[0] as Descriptor;
     const outDir = await mkdtemp(path.join(work, "out-"));
-    await fetchBlobToFile(store, layer, path.join(outDir, "a.txt"));
+    const progress: Array<[number, number]> = [];
+    await fetchBlobToFile(store, layer, path.join(outDir, "a.txt"), { onProgress: (n, total) => progress.push([n, total]) });
     expect(await readFile(path.join(outDir, "a.txt"), "utf8")).toBe("payload bytes");
+    expect(progress.at(-1)).toEqual([13, 13]);
     expect((await stat(path.join(outDir, "a.txt"))).mode & 0o777).toBe(0o600);
 
     // A target that serves other bytes of the right size, unverified.
