@@ -20,6 +20,9 @@
  * commit's date), and part-2 steps are idempotent, so any interrupted run
  * converges to the same digests and receipt bytes and never moves a tag.
  *
+ * The install command (`installCommand`) runs like a gate: without any
+ * credential variable in its environment (`GATE_SECRET_VARIABLES`).
+ *
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
@@ -36,7 +39,7 @@ import { credentialsFromEnv, type RegistryCredentials } from "../src/fetch/fetch
 import { buildRelease, checkDist } from "./build.js";
 import { checkPrivate } from "./check-private.js";
 import { readReleaseConfig } from "./config.js";
-import { evidenceFile, runGate } from "./gate.js";
+import { GATE_SECRET_VARIABLES, evidenceFile, runGate } from "./gate.js";
 import { createGitHubRelease } from "./github-release.js";
 import { git, gitText, headCommit, remoteTagCommit, runProcess } from "./git.js";
 import { releaseIntent } from "./intent.js";
@@ -370,7 +373,9 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
       // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
       await git(["clean", "-ffdxq"], { cwd: paths.restore });
       if (options.installCommand !== undefined) {
-        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: { ...process.env }, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
+        const installEnv: NodeJS.ProcessEnv = { ...process.env };
+        for (const name of GATE_SECRET_VARIABLES) delete installEnv[name];
+        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
       }
       for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence });
       await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });

@@ -8,7 +8,10 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stageRelease } from "../../release/stage.js";
+import { openTarget } from "../../src/oci/open.js";
 import { runCli } from "../support/cli.js";
+import { createReleaseFixture, type ReleaseFixture } from "../support/release-fixture.js";
+import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
 import { createPipelineFixture, stageInputs, storeTags, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
 let pf: PipelineFixture;
@@ -56,5 +59,46 @@ describe("racing release publish processes", () => {
     const result = await runCli(["release", "publish", "--reference", `${pf.repository}:v0.8.0`], { cwd });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("[REFERENCE_NOT_PINNED]");
+  });
+});
+
+describeRegistry("racing release publish processes on a Bearer-auth registry", () => {
+  let registry: RunningRegistry;
+  let fixture: ReleaseFixture;
+  let repository: string;
+  let bundle: string;
+  let credentials: { username: string; password: string };
+
+  beforeAll(async () => {
+    registry = await startRegistry({ auth: "bearer" });
+    repository = `${registry.host}/acme/race-plugin`;
+    credentials = { username: registry.username!, password: registry.password! };
+    fixture = await createReleaseFixture({ registryRepository: repository, packageName: "race-plugin" });
+    bundle = (await stageRelease({ ...stageInputs(fixture), repository, plainHttp: true, credentials, tag: `candidate-12345-${fixture.sourceSha}` })).bundle_reference;
+    await writeFile(join(fixture.root, "package.json"), JSON.stringify({ name: "race-plugin", version: "0.7.0", hermesPluginKit: { repository } }) + "\n");
+  });
+
+  afterAll(async () => {
+    await fixture?.cleanup();
+    await registry?.stop();
+  });
+
+  it("both converge on one digest per tag and identical receipt bytes (HTTP tags have no compare-and-set)", async () => {
+    const env = { REGISTRY_USERNAME: credentials.username, REGISTRY_PASSWORD: credentials.password };
+    const run = (n: number) =>
+      runCli(["release", "publish", "--plain-http", "--reference", bundle, "--output", join(fixture.root, `receipt-${n}.json`), "--references", join(fixture.root, `publication-${n}.json`)], { cwd: fixture.root, env });
+    const [a, b] = await Promise.all([run(1), run(2)]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const ra = JSON.parse(a.stdout) as { bind: string; receipt_reference: string };
+    const rb = JSON.parse(b.stdout) as { bind: string; receipt_reference: string };
+    expect([ra.bind, rb.bind]).toContain("tagged");
+    expect(ra.receipt_reference).toBe(rb.receipt_reference);
+    expect((await readFile(join(fixture.root, "receipt-1.json"))).equals(await readFile(join(fixture.root, "receipt-2.json")))).toBe(true);
+    const target = await openTarget(repository, { plainHttp: true, credentials });
+    expect((await target.tags()).sort()).toEqual([`candidate-12345-${fixture.sourceSha}`, "v0.8.0", "v0.8.0-receipt"].sort());
+    expect((await target.resolve("v0.8.0")).digest).toBe(bundle.split("@")[1]);
+    expect((await target.resolve("v0.8.0-receipt")).digest).toBe(ra.receipt_reference.split("@")[1]);
+    for (const output of [a, b]) expect(output.stdout + output.stderr).not.toContain(credentials.password);
   });
 });
