@@ -48,7 +48,7 @@ export interface BuildResult {
   plugin: { name: string; version: string; server: string; tools: string[]; hermesNames: Record<string, string>; skills: string[] };
   /** Size of dist/server.js in bytes. */
   bundleBytes: number;
-  /** Install-scan findings on the written package (never errors: those fail the build). */
+  /** Install-scan findings on the bundle and undeclared skills in the output (never errors: those fail the build). */
   findings: PackageFinding[];
 }
 
@@ -267,6 +267,20 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
 
   const bundleText = readFileSync(serverFile, "utf8");
   const scan = scanText(SERVER_SCRIPT, bundleText);
+  const declared = new Set(plugin.skills.map((skill) => skill.name));
+  const skillsDir = path.join(outDir, "skills");
+  if (existsSync(skillsDir)) {
+    for (const entry of readdirSync(skillsDir, { withFileTypes: true })) {
+      if (entry.isDirectory() && !declared.has(entry.name) && existsSync(path.join(skillsDir, entry.name, "SKILL.md"))) {
+        scan.push({
+          rule: "BUILD_UNDECLARED_SKILL",
+          severity: "warning",
+          message: `skills/${entry.name} is in the package but not declared in definePlugin; Hermes loads every skills/<dir>/SKILL.md`,
+          file: `skills/${entry.name}/SKILL.md`,
+        });
+      }
+    }
+  }
   const blocking = scan.filter((f) => f.severity === "error");
   if (blocking.length > 0) throw new PluginKitError("BUILD_OUTPUT_INVALID", `the bundle trips Hermes' install scanner: ${blocking.map((f) => f.message).join("; ")}`);
   return {

@@ -120,6 +120,17 @@ describe("plugin build of the example", () => {
   });
 });
 
+describe("plugin build warnings", () => {
+  it("warns about a skill directory in the output that the plugin does not declare", async () => {
+    const target = tempDir("build-stale");
+    dirs.push(target);
+    mkdirSync(path.join(target, "skills", "old-skill"), { recursive: true });
+    writeFileSync(path.join(target, "skills", "old-skill", "SKILL.md"), "---\nname: old-skill\ndescription: d\n---\nb\n");
+    const built = await buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: target });
+    expect(built.findings.filter((f) => f.rule === "BUILD_UNDECLARED_SKILL").map((f) => f.file)).toEqual(["skills/old-skill/SKILL.md"]);
+  });
+});
+
 describe("plugin build fails closed", () => {
   function project(files: Record<string, string>): string {
     const dir = tempDir("build-bad");
