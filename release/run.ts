@@ -373,7 +373,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
       // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
       await git(["clean", "-ffdxq"], { cwd: paths.restore });
       if (options.installCommand !== undefined) {
-        const installEnv: NodeJS.ProcessEnv = { ...process.env };
+        const installEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
         for (const name of GATE_SECRET_VARIABLES) delete installEnv[name];
         await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
       }
