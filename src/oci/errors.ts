@@ -30,6 +30,7 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_RETRY_EXHAUSTED`: 429/5xx/connection resets went on past the retry budget, or a `Retry-After` asked
  *   for more than the budget allows.
  * - `OCI_TIMEOUT`: a request (headers or body) exceeded its timeout.
+ * - `OCI_TLS_FAILED`: the TLS handshake or certificate verification failed (untrusted, expired, wrong host).
  * - `OCI_PLAIN_HTTP_REFUSED`: plain HTTP requested for a non-loopback host, or without `plainHttp: true`
  *   (registry, token realm, redirect or pagination link).
  * - `OCI_REDIRECT_REFUSED`: a redirect to a refused location (plain HTTP off loopback, HTTPS downgrade, too many hops).
@@ -63,6 +64,7 @@ export type OciErrorCode =
   | "OCI_HTTP_ERROR"
   | "OCI_RETRY_EXHAUSTED"
   | "OCI_TIMEOUT"
+  | "OCI_TLS_FAILED"
   | "OCI_PLAIN_HTTP_REFUSED"
   | "OCI_REDIRECT_REFUSED"
   | "OCI_BODY_TOO_LARGE"

@@ -8,6 +8,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import tls from "node:tls";
 import type { Readable } from "node:stream";
 
 /** Response head plus the body stream (an `http.IncomingMessage`). */
@@ -33,7 +34,16 @@ export interface HttpRequestOptions {
 /** Keep-alive agents for plain and TLS connections of one client. */
 export class HttpAgents {
   readonly http = new http.Agent({ keepAlive: true, maxSockets: 16 });
-  readonly https = new https.Agent({ keepAlive: true, maxSockets: 16 });
+  readonly https: https.Agent;
+
+  /** @param extraCa PEM certificates trusted in addition to Node's root store (private registries). */
+  constructor(extraCa?: string | Buffer) {
+    this.https = new https.Agent({
+      keepAlive: true,
+      maxSockets: 16,
+      ...(extraCa === undefined ? {} : { ca: [...tls.rootCertificates, extraCa.toString()] }),
+    });
+  }
 
   /** The agent for `url`'s protocol. */
   for(url: URL): http.Agent {

@@ -68,6 +68,8 @@ export interface RegistryTargetOptions {
   retry?: Partial<RetryPolicy>;
   /** Blobs larger than this are uploaded in PATCH chunks of this size (bytes). Default 64 MiB. */
   chunkSize?: number;
+  /** PEM certificate(s) trusted in addition to Node's root store, for a registry with a private CA. */
+  ca?: string | Buffer;
   /** Most tag-list pages followed. Default 1000. */
   maxTagPages?: number;
   /** Tags asked for per tag-list page (`?n=`). Default 1000. */
@@ -122,6 +124,11 @@ function errorCode(error: unknown): string | undefined {
   if (e && typeof e.code === "string") return e.code;
   if (e && e.cause && typeof e.cause.code === "string") return e.cause.code;
   return undefined;
+}
+
+/** True for Node/OpenSSL TLS and certificate error codes. */
+function isTlsErrorCode(code: string): boolean {
+  return code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || code === "EPROTO" || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code);
 }
 
 /**
@@ -183,7 +190,7 @@ export class RegistryTarget implements Target {
   private readonly chunkSize: number;
   private readonly maxTagPages: number;
   private readonly tagPageSize: number;
-  private readonly agents = new HttpAgents();
+  private readonly agents: HttpAgents;
   private scheme: "unknown" | "anonymous" | "basic" | "bearer" = "unknown";
   private bearer: { realm: string; service: string | undefined } | undefined;
   private readonly tokens = new Map<string, { token: string; expiresAt: number }>();
@@ -206,6 +213,7 @@ export class RegistryTarget implements Target {
       throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${this.base.hostname}`);
     }
     this.credentials = options.credentials;
+    this.agents = new HttpAgents(options.ca);
     this.retry = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 10_000, ...(options.retry ?? {}) };
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? 60_000;
@@ -383,6 +391,9 @@ export class RegistryTarget implements Target {
         if (timeout) throw new OciError("OCI_TIMEOUT", `${opts.method} ${url.origin}${url.pathname} timed out after ${attempt} attempt(s)`, { cause: error });
         if (error instanceof OciError) throw error;
         if (opts.body instanceof Readable && opts.body.errored instanceof OciError) throw opts.body.errored;
+        if (code !== undefined && isTlsErrorCode(code)) {
+          throw new OciError("OCI_TLS_FAILED", `${opts.method} ${url.origin}${url.pathname}: TLS failed (${code})`, { cause: error });
+        }
         if (reset) {
           // A streamed body cannot be replayed here; `copy` retries the whole blob transfer.
           throw new OciError("OCI_RETRY_EXHAUSTED", `${opts.method} ${url.origin}${url.pathname}: connection failed ${attempt} time(s)`, { cause: error });

@@ -156,6 +156,27 @@ describeRegistry("RegistryTarget against docker-registry", () => {
     }
   });
 
+  it("HTTPS: works with the registry's CA trusted, refuses an untrusted certificate and plain HTTP to it", async () => {
+    const secure = await startRegistry({ auth: "basic", tls: true });
+    try {
+      const creds = { username: secure.username as string, password: secure.password as string };
+      const trusted = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, registry: { ca: secure.caCert as string } });
+      await copy(await LayoutTarget.open(layoutDir), trusted, "payload", { tag: "v1" });
+      expect(await trusted.resolve("v1")).toEqual(manifest);
+      const out = path.join(work, "tls-layer");
+      const layer = (await readLayout(layoutDir)).layers[0]?.descriptor as Descriptor;
+      await fetchBlobToFile(trusted, layer, out);
+      expect((await readFile(out)).length).toBe(layer.size);
+      const untrusted = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, registry: { retry: { maxAttempts: 1 } } });
+      expect(await codeOf(untrusted.tags())).toBe("OCI_TLS_FAILED");
+      const plain = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, plainHttp: true, registry: { retry: { maxAttempts: 1 } } });
+      expect(await codeOf(plain.tags())).toBe("OCI_HTTP_ERROR");
+      await Promise.all([trusted, untrusted, plain].map((t) => (t as RegistryTarget).close()));
+    } finally {
+      await secure.stop();
+    }
+  });
+
   it("basic: refuses missing and wrong credentials", async () => {
     const reg = registries["basic"] as RunningRegistry;
     const none = target("basic", "owner/kit", null);

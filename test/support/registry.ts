@@ -19,6 +19,7 @@ import { createSign, randomBytes, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -35,6 +36,8 @@ export interface RegistryOptions {
   deleteEnabled?: boolean;
   /** Bearer variant only: anonymous tokens may pull (a public package). Default false. */
   anonymousPull?: boolean;
+  /** Serve HTTPS with a fresh self-signed certificate for 127.0.0.1 (auth "none" or "basic"). Default false. */
+  tls?: boolean;
 }
 
 /** One request the bearer token server answered. */
@@ -49,7 +52,7 @@ export interface TokenRequest {
 export interface RunningRegistry {
   /** `127.0.0.1:PORT`. */
   host: string;
-  /** `http://127.0.0.1:PORT`. */
+  /** `http://127.0.0.1:PORT` (`https://` with `tls`). */
   url: string;
   auth: "none" | "basic" | "bearer";
   /** Set for `basic` and `bearer`. */
@@ -58,6 +61,8 @@ export interface RunningRegistry {
   password?: string;
   /** The registry's storage root (temporary). */
   storageDir: string;
+  /** TLS variant: the PEM certificate to trust. */
+  caCert?: string;
   /** Bearer variant: the token endpoint URL. */
   tokenRealm?: string;
   /** Bearer variant: every token request, in order. */
@@ -225,7 +230,8 @@ async function startTokenServer(opts: {
 
 function probe(url: string): Promise<number | null> {
   return new Promise((resolve) => {
-    const req = http.get(url, { timeout: 1000 }, (res) => {
+    const get = url.startsWith("https:") ? https.get : http.get;
+    const req = get(url, { timeout: 1000, rejectUnauthorized: false }, (res) => {
       res.resume();
       resolve(res.statusCode ?? null);
     });
@@ -288,6 +294,21 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
     config["auth"] = { token: { realm: tokenServer.realm, service, issuer, rootcertbundle: started.certPath } };
   }
 
+  let caCert: string | undefined;
+  if (options.tls === true) {
+    if (auth === "bearer") throw new Error("startRegistry: tls is supported with auth none or basic");
+    const keyPath = path.join(dir, "tls-key.pem");
+    const certPath = path.join(dir, "tls-cert.pem");
+    const gen = await run("openssl", [
+      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", "/CN=127.0.0.1",
+      "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath,
+    ]);
+    if (gen.code !== 0) throw new Error(`openssl req failed (exit ${gen.code})`);
+    caCert = await readFile(certPath, "utf8");
+    (config["http"] as Record<string, unknown>)["tls"] = { certificate: certPath, key: keyPath };
+  }
+  const scheme = caCert === undefined ? "http" : "https";
+
   let child: ChildProcess | undefined;
   let port = 0;
   let stderrTail = "";
@@ -306,7 +327,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
     proc.stderr?.on("data", (d: Buffer) => (stderrTail = (stderrTail + d.toString()).slice(-4000)));
     const deadline = Date.now() + 15_000;
     while (!exited && Date.now() < deadline) {
-      const status = await probe(`http://127.0.0.1:${port}/v2/`);
+      const status = await probe(`${scheme}://127.0.0.1:${port}/v2/`);
       if (status === 200 || status === 401) {
         child = proc;
         break;
@@ -324,7 +345,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
   const host = `127.0.0.1:${port}`;
   const handle: RunningRegistry = {
     host,
-    url: `http://${host}`,
+    url: `${scheme}://${host}`,
     auth,
     storageDir,
     tokenRequests,
@@ -346,5 +367,6 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
   if (username !== undefined) handle.username = username;
   if (password !== undefined) handle.password = password;
   if (tokenServer !== undefined) handle.tokenRealm = tokenServer.realm;
+  if (caCert !== undefined) handle.caCert = caCert;
   return handle;
 }
