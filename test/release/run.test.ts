@@ -5,7 +5,7 @@
  * recorded step and converges to the same references and receipt bytes;
  * a tampered output is detected instead of skipped.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
@@ -84,6 +84,26 @@ describe("release run", () => {
     const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
     expect(hasCode(error, "RUN_STEP_DIVERGED"), String(error)).toBe(true);
     await writeFile(path, original);
+  });
+
+  it("refuses a corrupt run state", async () => {
+    const ws = join(rf.workspace, "..", "corrupt");
+    await mkdir(ws, { recursive: true });
+    await writeFile(join(ws, "run-state.json"), '{"schema":1,"schema":2}');
+    const error = await runRelease({ source: rf.repo.dir, workspace: ws, env, progress: null }).catch((e: unknown) => e);
+    expect(hasCode(error, "RUN_STATE_INVALID"), String(error)).toBe(true);
+  });
+
+  it("reports nothing to release after docs-only commits, and changes nothing", async () => {
+    const docs = await createRunFixture("docs-only-plugin", { message: "docs: clarify the readme\n", files: { "README.md": "# docs-only-plugin\n\nMore words.\n" } });
+    try {
+      const result = await runRelease({ source: docs.repo.dir, workspace: docs.workspace, env, progress: null, runId: "9" });
+      expect(result).toMatchObject({ released: false });
+      expect((result as { reason: string }).reason).toMatch(/nothing to release/);
+      expect(await gitText(["tag", "--list"], { cwd: docs.repo.origin! })).toBe("v0.7.0");
+    } finally {
+      await docs.cleanup();
+    }
   });
 
   it("refuses a workspace of another source", async () => {

@@ -36,8 +36,11 @@ export interface RunFixture {
 /** The repository root (for its node_modules). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Create the fixture package, its origin and an empty store location. */
-export async function createRunFixture(name = "fixture-plugin"): Promise<RunFixture> {
+/** Create the fixture package (baseline + one `trigger` commit, by default a `feat:`), its origin and an empty store location. */
+export async function createRunFixture(
+  name = "fixture-plugin",
+  trigger: { message: string; files: Record<string, string> } = { message: "feat: add a farewell\n", files: { "lib/farewell.js": "export function farewell(name) {\n  return `bye ${name}`;\n}\n" } },
+): Promise<RunFixture> {
   const scratch = await mkdtemp(join(tmpdir(), "hpk-run-"));
   const storeDir = join(scratch, "store");
   const repository = `oci-layout:${storeDir}`;
@@ -50,7 +53,7 @@ export async function createRunFixture(name = "fixture-plugin"): Promise<RunFixt
       },
     },
   });
-  const triggerSha = await repo.commit("feat: add a farewell\n", { "lib/farewell.js": "export function farewell(name) {\n  return `bye ${name}`;\n}\n" });
+  const triggerSha = await repo.commit(trigger.message, trigger.files);
   await repo.git(["push", "--quiet", "origin", "main"]);
   return {
     repo,
