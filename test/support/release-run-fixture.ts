@@ -36,14 +36,19 @@ export interface RunFixture {
 /** The repository root (for its node_modules). */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-/** Create the fixture package (baseline + one `trigger` commit, by default a `feat:`), its origin and an empty store location. */
+/**
+ * Create the fixture package (baseline + one `trigger` commit, by default a
+ * `feat:`), its origin and an empty store location; `registryRepository`
+ * replaces the `oci-layout:` store in package.json.
+ */
 export async function createRunFixture(
   name = "fixture-plugin",
   trigger: { message: string; files: Record<string, string> } = { message: "feat: add a farewell\n", files: { "lib/farewell.js": "export function farewell(name) {\n  return `bye ${name}`;\n}\n" } },
+  registryRepository?: string,
 ): Promise<RunFixture> {
   const scratch = await mkdtemp(join(tmpdir(), "hpk-run-"));
   const storeDir = join(scratch, "store");
-  const repository = `oci-layout:${storeDir}`;
+  const repository = registryRepository ?? `oci-layout:${storeDir}`;
   const repo = await createFixtureRepo({
     name,
     packageJson: {
