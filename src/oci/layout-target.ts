@@ -294,6 +294,11 @@ export class LayoutTarget implements Target {
     return outcome;
   }
 
+  /** Nothing to release (files are closed after each operation); present for symmetry with the other targets. */
+  async close(): Promise<void> {
+    /* no open resources */
+  }
+
   /** Every ref name in `index.json`, sorted, without duplicates. */
   async tags(): Promise<string[]> {
     const { manifests } = await this.readIndex();

@@ -40,6 +40,11 @@ export interface ReadOnlyTarget {
   exists(desc: Descriptor): Promise<boolean>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
+  /**
+   * Release what the target holds (pooled connections, temporary credential
+   * files). Optional; safe to call more than once.
+   */
+  close?(): Promise<void>;
 }
 
 /** A target that can also be written. */
