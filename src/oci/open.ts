@@ -1,12 +1,14 @@
 /**
  * `openTarget`: a {@link Target} from a repository string (DESIGN.md section 3):
- * `host[:port]/path` -> {@link RegistryTarget}, `oci-layout:<dir>` -> {@link LayoutTarget}.
+ * `host[:port]/path` -> {@link RegistryTarget} (or {@link OrasTarget} with `transport: "oras"`),
+ * `oci-layout:<dir>` -> {@link LayoutTarget}.
  * Plain HTTP only for loopback hosts and only with `plainHttp: true`.
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 import { isLoopbackHost, parseRepository } from "../contract/reference.js";
 import { OciError } from "./errors.js";
 import { LayoutTarget } from "./layout-target.js";
+import { OrasTarget, type OrasTargetOptions } from "./oras-target.js";
 import { RegistryTarget, type RegistryCredentials, type RegistryTargetOptions } from "./registry-target.js";
 import type { Target } from "./target.js";
 
@@ -18,14 +20,22 @@ export interface OpenTargetOptions {
   credentials?: RegistryCredentials;
   /** Layout stores only: create the layout when absent. */
   create?: boolean;
-  /** Registry tuning (timeouts in ms, retry budget). */
+  /** Registry tuning (timeouts in ms, retry budget, extra CA). */
   registry?: Omit<RegistryTargetOptions, "registry" | "repository" | "plainHttp" | "credentials">;
+  /**
+   * Registry transport: `"http"` (default, {@link RegistryTarget}) or `"oras"`
+   * ({@link OrasTarget} over an installed `oras` >= 1.3; username/password credentials only).
+   */
+  transport?: "http" | "oras";
+  /** `oras` executable for `transport: "oras"` (default `oras` from PATH). */
+  orasPath?: string;
 }
 
 /**
  * Open the target named by `repository` (`host[:port]/path` or `oci-layout:<dir>`).
  * @throws OciError `OCI_REPOSITORY_INVALID`, `OCI_PLAIN_HTTP_REFUSED` (plain HTTP to a
- *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores).
+ *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores), and
+ *   `OrasTarget.open`'s errors with `transport: "oras"`.
  */
 export async function openTarget(repository: string, options: OpenTargetOptions = {}): Promise<Target> {
   let parsed;
@@ -39,6 +49,12 @@ export async function openTarget(repository: string, options: OpenTargetOptions 
   }
   if (options.plainHttp === true && !isLoopbackHost(parsed.host)) {
     throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${parsed.host}`);
+  }
+  if (options.transport === "oras") {
+    const orasOptions: OrasTargetOptions = { repository, plainHttp: options.plainHttp === true };
+    if (options.credentials !== undefined) orasOptions.credentials = options.credentials;
+    if (options.orasPath !== undefined) orasOptions.orasPath = options.orasPath;
+    return OrasTarget.open(orasOptions);
   }
   const registryOptions: RegistryTargetOptions = {
     ...(options.registry ?? {}),

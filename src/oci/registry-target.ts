@@ -21,7 +21,7 @@
 import { Readable } from "node:stream";
 import { MAX_MANIFEST_BYTES, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
-import { isLoopbackHost } from "../contract/reference.js";
+import { isLoopbackHost, parseRepository } from "../contract/reference.js";
 import {
   DOCKER_MANIFEST_LIST_MEDIA_TYPE,
   DOCKER_MANIFEST_MEDIA_TYPE,
@@ -199,11 +199,17 @@ export class RegistryTarget implements Target {
 
   /**
    * @throws OciError `OCI_PLAIN_HTTP_REFUSED` for `plainHttp` with a non-loopback host,
-   *   `OCI_REPOSITORY_INVALID` for an empty registry or repository.
+   *   `OCI_REPOSITORY_INVALID` when `registry/repository` is not a valid `host[:port]/path`.
    */
   constructor(options: RegistryTargetOptions) {
-    if (options.registry.length === 0 || options.repository.length === 0) {
-      throw new OciError("OCI_REPOSITORY_INVALID", "registry and repository must be non-empty");
+    let parsed;
+    try {
+      parsed = parseRepository(`${options.registry}/${options.repository}`);
+    } catch {
+      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describe(`${options.registry}/${options.repository}`)}`);
+    }
+    if (parsed.kind !== "registry" || parsed.registry !== options.registry || parsed.path !== options.repository) {
+      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describe(`${options.registry}/${options.repository}`)}`);
     }
     this.registry = options.registry;
     this.repository = options.repository;

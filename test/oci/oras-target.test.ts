@@ -146,6 +146,24 @@ describe("OrasTarget", () => {
     expect((await caught(OrasTarget.open(options({}, { orasPath: path.join(work, "no-such-oras") })))).code).toBe("OCI_TOOL_MISSING");
   });
 
+  it("is reachable through openTarget with transport oras", async () => {
+    const { openTarget } = await import("../../src/oci/index.js");
+    const saved = { log: process.env["ORAS_STANDIN_LOG"], store: process.env["ORAS_STANDIN_STORE"] };
+    process.env["ORAS_STANDIN_LOG"] = log;
+    process.env["ORAS_STANDIN_STORE"] = storeDir;
+    try {
+      const target = await openTarget("127.0.0.1:5000/owner/kit", { transport: "oras", orasPath: oras, plainHttp: true, credentials: { username: USERNAME, password: PASSWORD } });
+      expect(target).toBeInstanceOf(OrasTarget);
+      expect(await target.tags()).toContain("candidate-1");
+      await target.close?.();
+    } finally {
+      if (saved.log === undefined) delete process.env["ORAS_STANDIN_LOG"];
+      else process.env["ORAS_STANDIN_LOG"] = saved.log;
+      if (saved.store === undefined) delete process.env["ORAS_STANDIN_STORE"];
+      else process.env["ORAS_STANDIN_STORE"] = saved.store;
+    }
+  });
+
   it("refuses token credentials, plain HTTP off loopback, and layout repositories", async () => {
     expect((await caught(OrasTarget.open(options({}, { credentials: { token: "t" } })))).code).toBe("OCI_AUTH_FAILED");
     expect((await caught(OrasTarget.open(options({}, { repository: "ghcr.io/owner/kit" })))).code).toBe("OCI_PLAIN_HTTP_REFUSED");

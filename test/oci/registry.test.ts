@@ -218,6 +218,8 @@ describeRegistry("RegistryTarget against docker-registry", () => {
   it("openTarget: plain HTTP only for loopback; unknown repository strings refused", async () => {
     expect(await codeOf(openTarget("registry.example.com/owner/kit", { plainHttp: true }))).toBe("OCI_PLAIN_HTTP_REFUSED");
     expect(await codeOf(openTarget("not a repository"))).toBe("OCI_REPOSITORY_INVALID");
+    expect(() => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "owner/../etc", plainHttp: true })).toThrow(/invalid registry repository/);
+    expect(() => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "Owner/Kit", plainHttp: true })).toThrow(/invalid registry repository/);
     const reg = registries["none"] as RunningRegistry;
     const t = await openTarget(`${reg.host}/owner/kit`, { plainHttp: true });
     expect(await t.tags()).toContain("candidate-1");
