@@ -218,6 +218,12 @@ async function startDemoRegistry(workspace: string, state: DemoState): Promise<D
   };
 }
 
+/** The part of `plugin doctor --json` the demo reads. */
+interface DoctorReport {
+  ok?: boolean;
+  servers?: { tools?: { name: string; calls?: { arguments: unknown; isError: boolean; modelSees: string }[] }[] }[];
+}
+
 const COPY_SKIP = new Set(["node_modules", ".git", "coverage", ".vitest-results.json"]);
 
 /**
@@ -307,7 +313,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   await mkdir(workspace, { recursive: true, mode: 0o700 });
   const packageDir = resolve(options.packageDir ?? join(KIT_ROOT, "examples", "calculator"));
   const steps: DemoStep[] = [];
-  const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "skipped: no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
+  const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
   const line = (s: DemoStep) => {
     steps.push(s);
     out.write(`${s.ok ? "✓" : "✗"} ${s.step} (${(s.ms / 1000).toFixed(1)} s)${s.detail !== undefined ? ` — ${s.detail}` : ""}\n`);
@@ -357,6 +363,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           workspace: join(workspace, "release"),
           plainHttp,
           installCommand: offlineInstallCommand(),
+          gateOutput: "log",
           env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true", PATH: `${join(KIT_ROOT, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}` },
           ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
           progress: { write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream,
@@ -405,13 +412,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (existsSync(join(installed, "plugin.json"))) {
       await timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
         const text = await cli(["plugin", "doctor", installed, "--json"]);
-        const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false });
-        if (report["ok"] !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
-        return report;
-      }, (report) => {
-        const calls = report["calls"];
-        return Array.isArray(calls) ? `${calls.length} tool call(s) answered` : undefined;
-      });
+        const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false }) as DoctorReport;
+        if (report.ok !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
+        const calls = (report.servers ?? []).flatMap((s) => s.tools ?? []).flatMap((t) => (t.calls ?? []).map((c) => ({ tool: t.name, ...c })));
+        const answered = calls.find((c) => c.tool === "calculate" && c.isError === false);
+        if (answered === undefined) throw new DemoError("DEMO_DOCTOR", "plugin doctor made no successful calculate call");
+        return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
+      }, (detail) => detail);
     } else {
       line({ step: "consumer: plugin doctor", ok: true, ms: 0, detail: `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)` });
     }

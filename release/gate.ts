@@ -15,7 +15,7 @@
  * tree must be unchanged after; the evidence records HEAD as `source_sha`.
  */
 import { lstat, mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname, join, resolve as resolvePath } from "node:path";
+import { delimiter, dirname, join, resolve as resolvePath } from "node:path";
 import { canonicalJsonPretty, parseStrictJson } from "../src/contract/canonical-json.js";
 import { isStableSemver } from "../src/contract/grammar.js";
 import { TEST_GATES, type TestGate } from "../src/contract/policy.js";
@@ -70,6 +70,11 @@ export interface GateOptions {
    * workflow's test jobs do (reference section 6.1 job 4).
    */
   expectedSha?: string;
+  /**
+   * Where the command's output goes: `"stderr"` (default) or `"log"`, which
+   * appends it to `<evidenceDir>/<gate>.log` (named in the error when the gate fails).
+   */
+  output?: "stderr" | "log";
 }
 
 /** Result of {@link runGate}. */
@@ -113,9 +118,15 @@ export async function installedMcpSdkVersion(dir: string): Promise<string> {
   return version;
 }
 
-function gateEnvironment(): NodeJS.ProcessEnv {
+/**
+ * The gate's environment: ours minus credential variables, with the
+ * checkout's `node_modules/.bin` first on `PATH` (as `npm run` does), so
+ * `just` and the package's own tools resolve from the checkout.
+ */
+function gateEnvironment(dir: string): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const name of GATE_SECRET_VARIABLES) delete env[name];
+  env["PATH"] = [join(dir, "node_modules", ".bin"), env["PATH"]].filter((p) => p !== undefined && p !== "").join(delimiter);
   return env;
 }
 
@@ -146,12 +157,14 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   await prove();
   const mcpSdkVersion = gate === "host_contract" ? await installedMcpSdkVersion(dir) : undefined;
   const started = performance.now();
+  const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
+  if (logFile !== undefined) await mkdir(evidenceDir, { recursive: true });
   const run = await runProcess("bash", ["-c", command], {
     cwd: dir,
-    env: gateEnvironment(),
+    env: gateEnvironment(dir),
     timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
     allowFailure: true,
-    output: "stderr",
+    output: logFile === undefined ? "stderr" : { file: logFile },
     label: `gate ${gate}`,
   });
   const duration = Math.round(performance.now() - started);
@@ -171,7 +184,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   await writeFile(`${file}.partial`, canonicalJsonPretty(evidence));
   await rename(`${file}.partial`, file);
   if (!passed) {
-    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}; evidence recorded as failed in ${file}`);
+    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}; evidence recorded as failed in ${file}${logFile !== undefined ? `; output in ${logFile}` : ""}`);
   }
   return { gate, passed, exit_code: run.code, duration_ms: duration, evidence_file: file, evidence };
 }

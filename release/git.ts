@@ -13,6 +13,7 @@
  * URL-credential-redacted excerpt of stderr is kept for diagnosis.
  */
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { ReleaseStepError } from "./errors.js";
 
 /** Default timeout of one git invocation, in milliseconds. */
@@ -37,7 +38,7 @@ export interface RunProcessOptions {
    * (bounded by {@link MAX_CAPTURE_BYTES}); `"stderr"` forwards both to this
    * process's stderr (gate commands, so our stdout stays one JSON object).
    */
-  output?: "capture" | "stderr";
+  output?: "capture" | "stderr" | { file: string };
   /** Label used in error messages instead of the program name (e.g. `git fetch`). */
   label?: string;
 }
@@ -81,15 +82,22 @@ export function runProcess(program: string, args: readonly string[], options: Ru
   const code = program === "git" ? "GIT_FAILED" : "SUBPROCESS_FAILED";
   const label = options.label ?? program;
   return new Promise<ProcessResult>((resolve, reject) => {
-    const forward = options.output === "stderr";
-    const child = spawn(program, [...args], {
-      cwd: options.cwd,
-      env: options.env,
-      // Forwarded output goes to our fd 2 (both streams): our stdout carries one JSON object.
-      stdio: forward ? ["pipe", 2, 2] : ["pipe", "pipe", "pipe"],
-      shell: false,
-      windowsHide: true,
-    });
+    const forward = options.output === "stderr" || typeof options.output === "object";
+    // Forwarded output goes to our fd 2 (both streams; our stdout carries one JSON
+    // object) or is appended to a log file (mode 0600).
+    const sink = typeof options.output === "object" ? openSync(options.output.file, "a", 0o600) : 2;
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(program, [...args], {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: forward ? ["pipe", sink, sink] : ["pipe", "pipe", "pipe"],
+        shell: false,
+        windowsHide: true,
+      });
+    } finally {
+      if (sink !== 2) closeSync(sink);
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let captured = 0;

@@ -7,8 +7,10 @@
  * Steps: `intent` -> `materialize` -> `restore` -> `gates` (unit,
  * public_contract, host_contract) -> `build` (npm pack once, check-dist,
  * build_metadata gate) -> `manifest` (create-manifest, verify-manifest,
- * checksums) -> `check-private` (with bootstrap) -> `stage` -> `promote` ->
- * `publish` -> `github-release` (only with `githubRelease`; else skipped with a reason).
+ * checksums) -> `check-immutable` (GitHub immutable releases on; only with
+ * `githubRelease`) -> `check-private` (with bootstrap) -> `stage` -> `promote` ->
+ * `publish` -> `github-release` (only with `githubRelease`). Without
+ * `githubRelease` the two GitHub steps are reported as skipped with the reason.
  *
  * Resumability: after each step its result is recorded in
  * `<workspace>/run-state.json` (written atomically). A rerun skips a recorded
@@ -37,6 +39,7 @@ import type { ReleasePolicy } from "../src/contract/policy.js";
 import { parseRepository } from "../src/contract/reference.js";
 import { credentialsFromEnv, type RegistryCredentials } from "../src/fetch/fetch.js";
 import { buildRelease, checkDist } from "./build.js";
+import { checkImmutableReleases } from "./check-immutable.js";
 import { checkPrivate } from "./check-private.js";
 import { readReleaseConfig } from "./config.js";
 import { GATE_SECRET_VARIABLES, evidenceFile, runGate } from "./gate.js";
@@ -61,6 +64,7 @@ export const RUN_STEPS = Object.freeze([
   "gates",
   "build",
   "manifest",
+  "check-immutable",
   "check-private",
   "stage",
   "promote",
@@ -119,6 +123,8 @@ export interface RunOptions {
   credentials?: RegistryCredentials;
   /** A bash command run in the restored checkout before the gates (e.g. `npm ci`). */
   installCommand?: string;
+  /** Where gate and install command output goes: our stderr (default) or `<workspace>/evidence/<gate>.log`. */
+  gateOutput?: "stderr" | "log";
   /** MCP SDK version for the manifest when host_contract evidence does not record one. */
   mcpSdkVersion?: string;
   /** Create the GitHub Release at the end (needs `GH_TOKEN`, `GITHUB_API_URL`, `GITHUB_REPOSITORY`). */
@@ -375,9 +381,10 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
       if (options.installCommand !== undefined) {
         const installEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
         for (const name of GATE_SECRET_VARIABLES) delete installEnv[name];
-        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: "stderr", label: "install command" });
+        await mkdir(paths.evidence, { recursive: true });
+        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" });
       }
-      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence });
+      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr" });
       await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });
       return { gates: ["unit", "public_contract", "host_contract"] };
     },
@@ -395,7 +402,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     async () => {
       await rm(paths.dist, { recursive: true, force: true });
       const built = await buildRelease({ dir: paths.restore, artifactDir: paths.dist, version });
-      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence });
+      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr" });
       return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
     },
     async (rec) => {
@@ -437,6 +444,21 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     },
   );
 
+  // 7. immutable releases must be on before anything leaves the machine (reference 6.1 job 3).
+  const noGitHub = "skipped: no GitHub repository configured (pass --github-release with GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)";
+  if (options.githubRelease === true) {
+    await step(
+      "check-immutable",
+      async () => ({ ...(await checkImmutableReleases({ env })) }),
+      async () => {
+        await checkImmutableReleases({ env });
+      },
+    );
+  } else {
+    reports.push({ step: "check-immutable", status: "skipped", ms: 0, reason: noGitHub });
+    progress?.write(`- check-immutable (${noGitHub})\n`);
+  }
+
   const config = await readReleaseConfig(paths.restore);
   const policy: ReleasePolicy = config.policy;
   const credentials = options.credentials ?? credentialsFromEnv(parseRepository(policy.registryRepository), env);
@@ -449,7 +471,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   };
   const access = resolveAccess(accessOptions, policy);
 
-  // 7. privacy gate with bootstrap (proved again on every run: privacy is a fact of now).
+  // 8. privacy gate with bootstrap (proved again on every run: privacy is a fact of now).
   await step(
     "check-private",
     async () => {
@@ -461,7 +483,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     },
   );
 
-  // 8. stage.
+  // 9. stage.
   const candidate = `candidate-${current.run_id}-${releaseSha}`;
   await step(
     "stage",
@@ -490,7 +512,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   );
   const bundleReference = str(current.steps.stage, "bundle_reference");
 
-  // 9. promote (verification = the resumable promotion itself, which only reads when already promoted).
+  // 10. promote (verification = the resumable promotion itself, which only reads when already promoted).
   await step(
     "promote",
     async () => {
@@ -503,7 +525,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     },
   );
 
-  // 10. publish.
+  // 11. publish.
   await step(
     "publish",
     async () => {
@@ -531,8 +553,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const receiptReference = str(current.steps.publish, "receipt_reference");
   const receiptSha = str(current.steps.publish, "receipt_sha256");
 
-  // 11. GitHub Release (optional; resumable by verification inside createGitHubRelease).
-  let githubRelease = "skipped: no GitHub repository configured (pass --github-release with GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)";
+  // 12. GitHub Release (optional; resumable by verification inside createGitHubRelease).
+  let githubRelease = noGitHub;
   if (options.githubRelease === true) {
     await step(
       "github-release",
