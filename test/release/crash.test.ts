@@ -16,6 +16,7 @@ const POINTS = [
   "gates:done",
   "build:done",
   "manifest:recorded",
+  "check-immutable:done",
   "check-private:done",
   "stage:upload:pushed:2",
   "stage:upload:before-tag",

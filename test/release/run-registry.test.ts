@@ -35,7 +35,7 @@ describeRegistry("release run through a Basic-auth registry", () => {
     expect((await target.tags()).sort()).toEqual([`candidate-31-${first.release_sha}`, "v0.8.0", "v0.8.0-receipt"].sort());
     expect((await target.resolve("v0.8.0")).digest).toBe(first.bundle_reference.split("@")[1]);
     const again = (await runRelease(options)) as Extract<RunResult, { released: true }>;
-    expect(again.steps.filter((s) => s.step !== "github-release").map((s) => s.status)).toEqual(Array(10).fill("verified"));
+    expect(again.steps.filter((s) => s.status !== "skipped").map((s) => s.status)).toEqual(Array(10).fill("verified"));
     expect({ ...again, steps: [] }).toEqual({ ...first, steps: [] });
   });
 });

@@ -47,6 +47,7 @@ describe("release run", () => {
       "gates:ran",
       "build:ran",
       "manifest:ran",
+      "check-immutable:skipped",
       "check-private:ran",
       "stage:ran",
       "promote:ran",
@@ -72,7 +73,8 @@ describe("release run", () => {
   it("a rerun re-verifies every recorded step and converges", async () => {
     const before = await readFile(first.receipt_file);
     const again = (await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null })) as Extract<RunResult, { released: true }>;
-    expect(again.steps.filter((s) => s.step !== "github-release").every((s) => s.status === "verified")).toBe(true);
+    expect(again.steps.filter((s) => s.status !== "skipped").every((s) => s.status === "verified")).toBe(true);
+    expect(again.steps.filter((s) => s.status === "skipped").map((s) => s.step)).toEqual(["check-immutable", "github-release"]);
     expect({ ...again, steps: [] }).toEqual({ ...first, steps: [] });
     expect((await readFile(first.receipt_file)).equals(before)).toBe(true);
   });
