@@ -175,6 +175,102 @@ export function parseNextLink(value: string | undefined): string | undefined {
   return undefined;
 }
 
+/** Bytes read past one upload chunk, handed to the next. */
+interface ChunkCarry {
+  rest: Buffer | null;
+}
+
+/**
+ * The next `length` bytes of `source` as a stream (one PATCH body), pulled with
+ * `read()` (no promise per chunk); bytes beyond the chunk stay in `carry`.
+ */
+class UploadChunk extends Readable {
+  private remaining: number;
+  private waiting = false;
+
+  constructor(
+    private readonly source: Readable,
+    length: number,
+    private readonly carry: ChunkCarry,
+  ) {
+    super({ highWaterMark: 256 * 1024 });
+    this.remaining = length;
+    const fail = (error: Error): void => {
+      this.destroy(error);
+    };
+    source.once("error", fail);
+    this.once("close", () => source.removeListener("error", fail));
+  }
+
+  override _read(): void {
+    for (;;) {
+      if (this.remaining === 0) {
+        this.push(null);
+        return;
+      }
+      let buf = this.carry.rest ?? (this.source.read() as Buffer | null);
+      this.carry.rest = null;
+      if (buf === null) {
+        if (this.source.readableEnded || this.source.destroyed) {
+          this.push(null);
+          return;
+        }
+        if (!this.waiting) {
+          this.waiting = true;
+          this.source.once("readable", () => {
+            this.waiting = false;
+            this._read();
+          });
+        }
+        return;
+      }
+      if (buf.length > this.remaining) {
+        this.carry.rest = buf.subarray(this.remaining);
+        buf = buf.subarray(0, this.remaining);
+      }
+      this.remaining -= buf.length;
+      if (!this.push(buf)) return;
+    }
+  }
+}
+
+/**
+ * After the last chunk: require that `source` has no more bytes and ends
+ * cleanly, so the verifier's size/digest verdict arrives before the commit.
+ * @throws OciError `OCI_SIZE_MISMATCH`, or the verifier's error.
+ */
+async function drainToEnd(source: Readable, carry: ChunkCarry, desc: Descriptor): Promise<void> {
+  const tooMany = (): OciError => new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: more than ${desc.size} bytes`);
+  if (carry.rest !== null) throw tooMany();
+  for (;;) {
+    if (source.errored) throw source.errored;
+    if (source.read() !== null) throw tooMany();
+    if (source.readableEnded) return;
+    await new Promise<void>((resolve, reject) => {
+      const onReadable = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onEnd = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onError = (error: Error): void => {
+        cleanup();
+        reject(error);
+      };
+      const cleanup = (): void => {
+        source.removeListener("readable", onReadable);
+        source.removeListener("end", onEnd);
+        source.removeListener("error", onError);
+      };
+      source.once("readable", onReadable);
+      source.once("end", onEnd);
+      source.once("error", onError);
+    });
+  }
+}
+
 /** An OCI distribution-spec registry repository as a {@link Target}. */
 export class RegistryTarget implements Target {
   /** `host[:port]`. */
@@ -738,29 +834,8 @@ export class RegistryTarget implements Target {
       this.checkPushedDigest(res, desc);
       return;
     }
-    const iterator = verified[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    let pending: Buffer | null = null;
+    const carry: ChunkCarry = { rest: null };
     let offset = 0;
-    async function* slice(n: number): AsyncGenerator<Buffer> {
-      let left = n;
-      while (left > 0) {
-        let buf: Buffer;
-        if (pending !== null) {
-          buf = pending;
-          pending = null;
-        } else {
-          const step = await iterator.next();
-          if (step.done === true) return;
-          buf = step.value;
-        }
-        if (buf.length > left) {
-          pending = buf.subarray(left);
-          buf = buf.subarray(0, left);
-        }
-        left -= buf.length;
-        yield buf;
-      }
-    }
     while (offset < desc.size) {
       const length = Math.min(this.chunkSize, desc.size - offset);
       const res = await this.send(
@@ -773,7 +848,7 @@ export class RegistryTarget implements Target {
             "content-length": String(length),
             "content-range": `${offset}-${offset + length - 1}`,
           },
-          body: Readable.from(slice(length), { objectMode: false }),
+          body: new UploadChunk(verified, length, carry),
         },
         [202],
         `chunk upload of ${desc.digest}`,
@@ -783,9 +858,7 @@ export class RegistryTarget implements Target {
       offset += length;
     }
     // The verifier reports size/digest at end of stream: drain it before committing.
-    if (pending !== null) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: more than ${desc.size} bytes`);
-    const last = await iterator.next();
-    if (last.done !== true) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: more than ${desc.size} bytes`);
+    await drainToEnd(verified, carry, desc);
     const put = new URL(location);
     put.searchParams.append("digest", desc.digest);
     const res = await this.send({ method: "PUT", url: put, scope: "push", headers: { "content-length": "0" } }, [201], `upload of ${desc.digest}`);
