@@ -368,7 +368,7 @@ describe("errors, retries and timeouts", () => {
     });
     const t0 = Date.now();
     expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(3000);
     expect(s2.requests.length).toBe(1);
   });
 
