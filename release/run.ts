@@ -29,7 +29,7 @@
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
 import { createHash } from "node:crypto";
-import { lstat, mkdir, readFile, rm } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
@@ -252,7 +252,8 @@ function str(record: Record<string, unknown> | undefined, key: string): string {
  * @returns the references, version, tarball and per-step report; `released: false` when there is nothing to release.
  * @throws every code of the steps it composes (ReleaseStepError, ReleaseContractError, FetchError,
  *   PrivacyError, OciError, PipelineError, GitHubReleaseError), and PipelineError
- *   `RUN_WORKSPACE_INVALID` (the workspace belongs to another source), `RUN_STATE_INVALID`,
+ *   `RUN_WORKSPACE_INVALID` (the workspace belongs to another source), `RUN_WORKSPACE_LOCKED`
+ *   (another live `release run` holds `<workspace>/run.lock`), `RUN_STATE_INVALID`,
  *   `RUN_STEP_DIVERGED` (a recorded step's outputs no longer verify).
  */
 export async function runRelease(options: RunOptions): Promise<RunResult> {
@@ -276,6 +277,64 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true", workspace: ws, steps: [] };
   }
   await mkdir(ws, { recursive: true, mode: 0o700 });
+  const release = await lockWorkspace(ws);
+  try {
+    return await runLocked(options, env, ws, paths, source, progress, hooks, mark);
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * Take `<workspace>/run.lock` (the pid, linked into place atomically so the
+ * file is never empty). A lock whose process is gone (a crashed run) is broken.
+ * @throws PipelineError `RUN_WORKSPACE_LOCKED` while another live run holds it.
+ */
+async function lockWorkspace(ws: string): Promise<() => Promise<void>> {
+  const lock = join(ws, "run.lock");
+  const temp = join(ws, `.run.lock.${process.pid}.${Date.now()}`);
+  await writeFile(temp, String(process.pid), { mode: 0o600 });
+  try {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        await link(temp, lock);
+        return async () => {
+          await unlink(lock).catch(() => undefined);
+        };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        const owner = Number((await readFile(lock, "utf8").catch(() => "")).trim());
+        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+          throw new PipelineError("RUN_WORKSPACE_LOCKED", `workspace ${ws} is in use by release run process ${owner}`);
+        }
+        await unlink(lock).catch(() => undefined);
+      }
+    }
+    throw new PipelineError("RUN_WORKSPACE_LOCKED", `could not take ${lock}`);
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function runLocked(
+  options: RunOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  ws: string,
+  paths: ReturnType<typeof layout>,
+  source: string,
+  progress: NodeJS.WritableStream | null,
+  hooks: PipelineHooks,
+  mark: (point: string) => void | Promise<void>,
+): Promise<RunResult> {
   let state = await readState(paths.state);
   if (state === undefined) {
     const trigger = await headCommit(source);

@@ -80,7 +80,7 @@ import { copy, tagIfAbsent } from "../src/oci/transfer.js";
  * - `PROMOTE_REMOTE_STATE`: remote `main`/tag are neither (trigger, absent) nor (release, release).
  * - `PROMOTE_NOT_CONFIRMED`: after the push, remote `main` and the tag do not both equal the release SHA.
  * - `OUTPUT_WRITE_FAILED`: an output file could not be written.
- * - `RUN_WORKSPACE_INVALID`, `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED`, `RUN_NOTHING_TO_RELEASE`: see `release/run.ts`.
+ * - `RUN_WORKSPACE_INVALID`, `RUN_WORKSPACE_LOCKED`, `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED`: see `release/run.ts`.
  */
 export type PipelineErrorCode =
   | "STAGE_INPUT_INVALID"
@@ -101,7 +101,7 @@ export type PipelineErrorCode =
   | "RUN_WORKSPACE_INVALID"
   | "RUN_STATE_INVALID"
   | "RUN_STEP_DIVERGED"
-  | "RUN_NOTHING_TO_RELEASE";
+  | "RUN_WORKSPACE_LOCKED";
 
 /** A stage, promote, publish or run failure; `code` is one of {@link PipelineErrorCode}. */
 export class PipelineError extends HermesPluginKitError {

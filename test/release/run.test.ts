@@ -5,6 +5,7 @@
  * recorded step and converges to the same references and receipt bytes;
  * a tampered output is detected instead of skipped.
  */
+import { spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,6 +71,19 @@ describe("release run", () => {
     expect(receipt.artifacts[0]?.sha256).toBe(first.tarball.sha256);
   });
 
+  it("refuses a workspace locked by a live run, and breaks the lock of a dead one", async () => {
+    const sleeper = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      await writeFile(join(rf.workspace, "run.lock"), String(sleeper.pid));
+      const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+      expect(hasCode(error, "RUN_WORKSPACE_LOCKED"), String(error)).toBe(true);
+    } finally {
+      sleeper.kill("SIGKILL");
+    }
+    await new Promise((resolve) => sleeper.once("exit", resolve));
+    // The same pid is now dead: the next run (below) breaks the stale lock.
+  });
+
   it("a rerun re-verifies every recorded step and converges", async () => {
     const before = await readFile(first.receipt_file);
     const again = (await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null })) as Extract<RunResult, { released: true }>;
@@ -77,6 +91,7 @@ describe("release run", () => {
     expect(again.steps.filter((s) => s.status === "skipped").map((s) => s.step)).toEqual(["check-immutable", "github-release"]);
     expect({ ...again, steps: [] }).toEqual({ ...first, steps: [] });
     expect((await readFile(first.receipt_file)).equals(before)).toBe(true);
+    await expect(readFile(join(rf.workspace, "run.lock"))).rejects.toThrow();
   });
 
   it("detects a tampered recorded output instead of skipping it", async () => {
