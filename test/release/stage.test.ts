@@ -10,6 +10,7 @@ import { canonicalJsonPretty, parseStrictJson } from "../../src/contract/canonic
 import { hasCode } from "../../src/contract/errors.js";
 import { fetchRelease } from "../../src/fetch/fetch.js";
 import { stageRelease } from "../../release/stage.js";
+import { runCli } from "../support/cli.js";
 import { copyFixture, sha256File, variantWithChecksums, variantWithRefsAtOtherCommit, writeChecksums } from "../support/release-fixture.js";
 import { createPipelineFixture, stageInputs, storeBlobs, storeIndex, storeTags, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
@@ -145,6 +146,22 @@ describe("release stage: round trip and retry", () => {
     expect(await readFile(output, "utf8")).toBe(await readFile(join(pf.root, "staged-release.json"), "utf8"));
     expect(await storeBlobs(pf.storeDir)).toEqual(before.blobs);
     expect(await storeIndex(pf.storeDir)).toBe(before.index);
+  });
+
+  it("the CLI stages with flags, prints the result, and exits 2 without --tag", async () => {
+    const inputs = stageInputs(pf.fixture);
+    await writeFile(join(pf.root, "package.json"), JSON.stringify({ name: pf.fixture.packageName, version: "0.7.0", hermesPluginKit: { repository: pf.repository } }) + "\n");
+    const flags = ["--manifest", inputs.manifest, "--artifact-dir", inputs.artifactDir, "--source-bundle", inputs.sourceBundle, "--payload-checksums", inputs.payloadChecksums];
+    const output = join(pf.root, "staged-cli.json");
+    const ok = await runCli(["release", "stage", "--tag", pf.candidateTag, ...flags, "--output", output], { cwd: pf.root });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ tag: pf.candidateTag, upload: "already-tagged", version: "0.8.0" });
+    expect(await readFile(output, "utf8")).toBe(await readFile(join(pf.root, "staged-release.json"), "utf8"));
+    const usage = await runCli(["release", "stage", ...flags], { cwd: pf.root });
+    expect(usage.code).toBe(2);
+    const refused = await runCli(["release", "stage", "--tag", "candidate-1-x", ...flags, "--json"], { cwd: pf.root });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: "STAGE_TAG_MISMATCH" });
   });
 
   it("refuses to move the candidate tag to other bytes (scenario 28)", async () => {
