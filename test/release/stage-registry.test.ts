@@ -70,11 +70,24 @@ describeRegistry("release stage + publish through a Bearer-auth registry", () =>
   let bundleReference = "";
   let receiptReference = "";
 
-  it("stage fails closed with zero uploads for a public package, and with only the bootstrap for one still absent after it (scenarios 29, 30)", async () => {
+  it("stage fails closed with zero uploads for a public package, and with only the bootstrap for one still absent after it (scenarios 29, 30, 41, 42)", async () => {
     const deniedRepository = `${registry.host}/acme/denied-plugin`;
     const denied = await createReleaseFixture({ registryRepository: deniedRepository });
     try {
       const inputs = { ...stageInputs(denied), repository: deniedRepository, plainHttp: true, credentials, env, tag: `candidate-12345-${denied.sourceSha}` };
+      github.setPackage("acme", "denied-plugin", "absent");
+      // Scenarios 41, 42: API failures and a dropped connection fail closed before any bootstrap push.
+      for (const [mode, code] of [
+        [401, "PRIVACY_API_FAILED"],
+        [403, "PRIVACY_API_FAILED"],
+        [429, "PRIVACY_API_FAILED"],
+        [500, "PRIVACY_API_FAILED"],
+        ["drop", "PRIVACY_NO_STATUS"],
+      ] as const) {
+        github.fail("/orgs/acme/packages/container/denied-plugin", mode);
+        await expect(stageRelease(inputs), String(mode)).rejects.toMatchObject({ code });
+        github.clearFailures();
+      }
       github.setPackage("acme", "denied-plugin", "public");
       await expect(stageRelease(inputs)).rejects.toMatchObject({ code: "PRIVACY_PUBLIC" });
       const target = await openTarget(deniedRepository, { plainHttp: true, credentials });
