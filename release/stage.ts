@@ -255,7 +255,7 @@ export interface UploadOutcome {
   descriptor: Descriptor;
   /** `"tagged"` when this call bound the tag, `"already-tagged"` when it was bound to the same digest before. */
   tag: "tagged" | "already-tagged";
-  /** Whether any blob or manifest was copied (false on a retry that found everything). */
+  /** Whether this call uploaded the manifest (false when the repository already had it). */
   copied: boolean;
 }
 
