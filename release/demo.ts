@@ -26,7 +26,7 @@ import { createReadStream, existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify as yamlStringify } from "yaml";
 import { HermesPluginKitError } from "../src/contract/errors.js";
@@ -224,7 +224,29 @@ interface DoctorReport {
   servers?: { tools?: { name: string; calls?: { arguments: unknown; isError: boolean; modelSees: string }[] }[] }[];
 }
 
-const COPY_SKIP = new Set(["node_modules", ".git", "coverage", ".vitest-results.json"]);
+const COPY_SKIP = new Set(["node_modules", ".git", "coverage", "dist"]);
+
+/**
+ * Copy the package's source: inside a git work tree, exactly the files git
+ * tracks or would track (`git ls-files -co --exclude-standard`, so build
+ * output and ignored files stay behind); elsewhere everything but
+ * `node_modules`, `.git`, `coverage` and `dist`.
+ */
+async function copyPackage(packageDir: string, target: string): Promise<void> {
+  const listed = await git(["ls-files", "-z", "-co", "--exclude-standard", "--", "."], { cwd: packageDir, allowFailure: true });
+  if (listed.code !== 0) {
+    await cp(packageDir, target, { recursive: true, filter: (src) => !COPY_SKIP.has(basename(src)) });
+    return;
+  }
+  const files = listed.stdout.split("\0").filter((f) => f.length > 0);
+  if (files.length === 0) throw new DemoError("DEMO_PACKAGE_EMPTY", `${packageDir} has no files to release`);
+  for (const file of files) {
+    const from = join(packageDir, file);
+    if (!existsSync(from)) continue;
+    await mkdir(dirname(join(target, file)), { recursive: true });
+    await cp(from, join(target, file), { verbatimSymlinks: true });
+  }
+}
 
 /**
  * Create the scratch source repository once: copy the package, point its
@@ -243,16 +265,7 @@ async function prepareSource(workspace: string, packageDir: string, repository: 
   }
   await rm(source, { recursive: true, force: true });
   await rm(origin, { recursive: true, force: true });
-  const kitIsPackage = resolve(packageDir) === KIT_ROOT;
-  await cp(packageDir, source, {
-    recursive: true,
-    filter: (src) => {
-      const name = basename(src);
-      if (COPY_SKIP.has(name)) return false;
-      if (kitIsPackage && (src === join(KIT_ROOT, "dist") || src.startsWith(join(KIT_ROOT, ".demo")))) return false;
-      return true;
-    },
-  });
+  await copyPackage(packageDir, source);
   const pkg = parseStrictJson(await readFile(pkgPath), { rejectIntegralFloats: false }) as Record<string, unknown>;
   const kit = (typeof pkg["hermesPluginKit"] === "object" && pkg["hermesPluginKit"] !== null ? pkg["hermesPluginKit"] : {}) as Record<string, unknown>;
   pkg["hermesPluginKit"] = { ...kit, repository };

@@ -31,16 +31,15 @@ export function registerContractCommands(program: Command): void {
     .description("Verify a tested release-manifest.json against the npm tarball in an artifact directory (offline).")
     .requiredOption("--manifest <file>", "release-manifest.json to verify")
     .requiredOption("--artifact-dir <dir>", "directory holding exactly the one npm tarball")
-    .option("--package <name>", "expected package name (default: package.json name in the current directory)")
+    .option("--package <name>", "expected package name (default: the manifest's package)")
     .option("--repository <repo>", "expected registry repository (default: package.json hermesPluginKit.repository)")
     .option("--json", "print a JSON result instead of text")
     .action(async (opts: VerifyManifestOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
         const doc = await readReleaseJsonFile(opts.manifest);
         const policy = await resolveVerificationPolicy(process.cwd(), {
-          package: opts.package,
+          package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
           repository: opts.repository,
-          fallbackPackage: typeof doc["package"] === "string" ? doc["package"] : undefined,
           fallbackRepository: typeof doc["registry_repository"] === "string" ? doc["registry_repository"] : undefined,
         });
         const manifest = await verifyManifest(doc, opts.artifactDir, policy);
@@ -55,7 +54,7 @@ export function registerContractCommands(program: Command): void {
     .description("Verify a published release-receipt.json offline; compare its registry_reference with the bundle reference you pinned.")
     .requiredOption("--receipt <file>", "release-receipt.json to verify")
     .option("--repository <repo>", "the only registry repository allowed (default: package.json hermesPluginKit.repository, else the repository of --expect-bundle-reference)")
-    .option("--package <name>", "expected package name (default: package.json name when it declares hermesPluginKit, else the receipt's package)")
+    .option("--package <name>", "expected package name (default: the receipt's package; the repository and bundle reference are the pins)")
     .option("--expect-bundle-reference <ref>", "require registry_reference to equal this digest-pinned bundle reference")
     .option("--json", "print a JSON result instead of text")
     .action(async (opts: VerifyReceiptOptions) => {
@@ -63,9 +62,8 @@ export function registerContractCommands(program: Command): void {
         const doc = await readReleaseJsonFile(opts.receipt);
         const pinnedRepo = opts.expectBundleReference?.slice(0, Math.max(0, opts.expectBundleReference.lastIndexOf("@")));
         const policy = await resolveVerificationPolicy(process.cwd(), {
-          package: opts.package,
+          package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
           repository: opts.repository,
-          fallbackPackage: typeof doc["package"] === "string" ? doc["package"] : undefined,
           fallbackRepository: pinnedRepo !== undefined && pinnedRepo.length > 0 ? pinnedRepo : undefined,
         });
         const receipt = verifyFinalReceipt(doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});

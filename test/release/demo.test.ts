@@ -1,0 +1,82 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { parseStrictJson } from "../../src/contract/index.js";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/contract-fixture.js";
+import { describeRegistry } from "../support/registry.js";
+
+interface DemoJson {
+  ok: boolean;
+  workspace: string;
+  version?: string;
+  bundle_reference?: string;
+  receipt_reference?: string;
+  tarball?: string;
+  tarball_sha256?: string;
+  receipt_file?: string;
+  registry: string;
+  steps: { step: string; ok: boolean; ms: number }[];
+  error?: { code: string; message: string };
+}
+
+const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+const workspaces: string[] = [];
+afterAll(async () => {
+  for (const ws of workspaces) await rm(ws, { recursive: true, force: true });
+});
+
+async function demo(args: string[]): Promise<DemoJson> {
+  const r = await runCli(["release", "demo", ...args, "--json"], { timeoutMs: 240_000 });
+  const last = r.stdout.trim().split("\n").pop() ?? "";
+  const result = JSON.parse(last) as DemoJson;
+  if (!result.ok) throw new Error(`demo failed (exit ${r.code}): ${JSON.stringify(result.error)}\n${r.stderr.slice(-2000)}`);
+  expect(r.code).toBe(0);
+  return result;
+}
+
+async function checkRelease(result: DemoJson): Promise<Buffer> {
+  expect(result.version).toBe("0.2.0");
+  expect(result.bundle_reference).toMatch(new RegExp(`^${result.registry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}@sha256:[0-9a-f]{64}$`));
+  expect(result.receipt_reference).toMatch(/@sha256:[0-9a-f]{64}$/);
+  expect(result.receipt_reference).not.toBe(result.bundle_reference);
+  const receiptBytes = await readFile(result.receipt_file as string);
+  const receipt = parseStrictJson(receiptBytes) as { registry_reference: string; artifacts: { filename: string; sha256: string }[] };
+  expect(receipt.registry_reference).toBe(result.bundle_reference);
+  const tarball = await readFile(join(result.workspace, "consumer", "dist", result.tarball as string));
+  expect(sha256(tarball)).toBe(receipt.artifacts[0]!.sha256);
+  expect(result.tarball_sha256).toBe(receipt.artifacts[0]!.sha256);
+  const verified = await runCli(["verify-final-receipt", "--receipt", result.receipt_file as string, "--repository", result.registry, "--expect-bundle-reference", result.bundle_reference as string]);
+  expect(verified.code).toBe(0);
+  expect(result.steps.every((s) => s.ok)).toBe(true);
+  expect(result.steps.map((s) => s.step).join("\n")).toContain("plugin doctor");
+  return receiptBytes;
+}
+
+describe("release demo (embedded oci-layout store)", () => {
+  it("releases the calculator end to end, installs it as a consumer, and a rerun converges", async () => {
+    const ws = await tempDir("hpk-demo-test-");
+    workspaces.push(ws);
+    const first = await demo(["--workspace", ws]);
+    expect(first.registry).toBe(`oci-layout:${join(ws, "registry")}`);
+    const receipt1 = await checkRelease(first);
+    const second = await demo(["--workspace", ws]);
+    expect(second.bundle_reference).toBe(first.bundle_reference);
+    expect(second.receipt_reference).toBe(first.receipt_reference);
+    expect(await checkRelease(second)).toEqual(receipt1);
+  });
+});
+
+describeRegistry("release demo --start-registry", () => {
+  it("releases through Debian's docker-registry with Basic auth and resumes on the same port", async () => {
+    const ws = await tempDir("hpk-demo-reg-test-");
+    workspaces.push(ws);
+    const first = await demo(["--start-registry", "--workspace", ws]);
+    expect(first.registry).toMatch(/^127\.0\.0\.1:[0-9]+\/demo\/calculator$/);
+    const receipt1 = await checkRelease(first);
+    const second = await demo(["--start-registry", "--workspace", ws]);
+    expect(second.bundle_reference).toBe(first.bundle_reference);
+    expect(await checkRelease(second)).toEqual(receipt1);
+  });
+});
