@@ -381,6 +381,14 @@ async function runLocked(
     "intent",
     async () => {
       await cloneAtTrigger(source, paths.source, current.trigger_sha);
+      // Promotion will require origin's main at the trigger: say so now, before anything is built.
+      const remoteMain = (await gitText(["ls-remote", "origin", "refs/heads/main"], { cwd: paths.source })).split("\t")[0];
+      if (remoteMain !== current.trigger_sha) {
+        throw new PipelineError(
+          "PROMOTE_REMOTE_STATE",
+          `origin's main is ${remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain}, expected the trigger commit ${current.trigger_sha} (push it to origin main first)`,
+        );
+      }
       const intent = await releaseIntent({ dir: paths.source, environment: intentEnv, remote: "origin" });
       if (!("previous_version" in intent)) return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true" };
       if (!intent.released || intent.version === null || intent.tag === null) return { released: false, reason: `nothing to release since v${intent.previous_version}` };

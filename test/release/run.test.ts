@@ -123,6 +123,18 @@ describe("release run", () => {
     }
   });
 
+  it("stops before building when the trigger is not origin's main", async () => {
+    const unpushed = await createRunFixture("unpushed-plugin");
+    try {
+      await unpushed.repo.commit("fix: not pushed\n", { "lib/extra.js": "export const extra = 1;\n" });
+      const error = await runRelease({ source: unpushed.repo.dir, workspace: unpushed.workspace, env, progress: null, runId: "3" }).catch((e: unknown) => e);
+      expect(hasCode(error, "PROMOTE_REMOTE_STATE"), String(error)).toBe(true);
+      await expect(readFile(join(unpushed.workspace, "source-bundle", "release-source.bundle"))).rejects.toThrow();
+    } finally {
+      await unpushed.cleanup();
+    }
+  });
+
   it("refuses a workspace of another source", async () => {
     const error = await runRelease({ source: rf.repo.root, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
     expect(hasCode(error, "RUN_WORKSPACE_INVALID"), String(error)).toBe(true);
