@@ -308,7 +308,8 @@ export function offlineInstallCommand(kitRoot = KIT_ROOT): string {
     "rm -rf node_modules && mkdir -p node_modules/.bin",
     `for entry in ${nm}/* ${nm}/.bin/*; do [ -e "$entry" ] || continue; case "$entry" in */.bin/*) ln -s "$entry" "node_modules/.bin/$(basename "$entry")" ;; */.bin) ;; *) ln -s "$entry" "node_modules/$(basename "$entry")" ;; esac; done`,
     `[ -e node_modules/hermes-plugin-kit ] || ln -s ${root} node_modules/hermes-plugin-kit`,
-    `ln -sf ${cli} node_modules/.bin/hermes-plugin-kit`,
+    `printf '#!/bin/sh\\nexec \"%s\" \"%s\" "$@"\\n' ${JSON.stringify(process.execPath)} ${cli} > node_modules/.bin/hermes-plugin-kit`,
+    "chmod 0755 node_modules/.bin/hermes-plugin-kit",
   ].join("\n");
 }
 

@@ -10,9 +10,9 @@
  * `index.json.lock` (created with O_EXCL; a lock left by a dead process is
  * broken), so two writers cannot lose each other's tags.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -112,10 +112,13 @@ export class LayoutTarget implements Target {
     const deadline = Date.now() + this.lockTimeoutMs;
     let delay = 5;
     for (;;) {
+      // The lock appears atomically with its owner's PID in it (hard link of a
+      // filled temp file), so a process killed at any point never leaves an
+      // empty lock that nobody can prove stale.
+      const pending = `${lockPath}.${process.pid}.${randomUUID()}`;
+      await writeFile(pending, String(process.pid), { mode: 0o600, flag: "wx" });
       try {
-        const handle = await open(lockPath, "wx", 0o600);
-        await handle.writeFile(String(process.pid));
-        await handle.close();
+        await link(pending, lockPath);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -129,6 +132,8 @@ export class LayoutTarget implements Target {
         }
         await sleep(delay);
         delay = Math.min(delay * 2, 25);
+      } finally {
+        await unlink(pending).catch(() => undefined);
       }
     }
     try {
