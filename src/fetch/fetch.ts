@@ -26,7 +26,7 @@ import { isLoopbackHost, parseReference, type PinnedReference, type Repository }
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
-import type { RegistryCredentials } from "../oci/registry-auth.js";
+import { credentialsFromEnv as registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
 import type { ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
@@ -109,20 +109,19 @@ export interface VerifiedDownload extends FetchResult {
 
 /**
  * Registry credentials from the environment: `REGISTRY_USERNAME` +
- * `REGISTRY_PASSWORD`, else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
+ * `REGISTRY_PASSWORD` or `REGISTRY_TOKEN` (the OCI layer's `credentialsFromEnv`), else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
  * GHCR accepts any user name with a token). Returns undefined when none apply.
  * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set.
  */
 export function credentialsFromEnv(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): RegistryCredentials | undefined {
   if (repository.kind !== "registry") return undefined;
-  const username = env["REGISTRY_USERNAME"];
-  const password = env["REGISTRY_PASSWORD"];
-  const hasUser = username !== undefined && username !== "";
-  const hasPassword = password !== undefined && password !== "";
-  if (hasUser !== hasPassword) {
+  let base: RegistryCredentials | undefined;
+  try {
+    base = registryCredentialsFromEnv(env as NodeJS.ProcessEnv);
+  } catch {
     throw new FetchError("FETCH_CREDENTIALS_INCOMPLETE", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
   }
-  if (hasUser && hasPassword) return { username: username as string, password: password as string };
+  if (base !== undefined) return base;
   const token = env["GH_TOKEN"];
   if (repository.registry.toLowerCase() === "ghcr.io" && token !== undefined && token !== "") return { username: "oauth2", password: token };
   return undefined;
