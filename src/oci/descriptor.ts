@@ -9,6 +9,7 @@
  * `digest` went through. Consumers must not trust the bytes before the stream
  * finished cleanly. Reference `original-release-contract.md` 3.11 and 3.14.
  */
+import { hashFile as hashFileSha256 } from "../contract/manifest.js";
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
@@ -181,14 +182,8 @@ export async function readAllBounded(
  * @returns `{digest: "sha256:<hex>", size}` (bytes).
  */
 export async function hashFile(filePath: string): Promise<{ digest: string; size: number }> {
-  const hash = createHash("sha256");
-  let size = 0;
-  for await (const chunk of createReadStream(filePath, { highWaterMark: STREAM_HIGH_WATER_MARK })) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    hash.update(buf);
-  }
-  return { digest: "sha256:" + hash.digest("hex"), size };
+  const { sha256, size } = await hashFileSha256(filePath);
+  return { digest: "sha256:" + sha256, size };
 }
 
 /**
