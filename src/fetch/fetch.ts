@@ -138,9 +138,12 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
  */
 export async function resolveRegistryCredentials(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): Promise<RegistryCredentials | undefined> {
   const basic = credentialsFromEnv(repository, env);
-  if (basic === undefined || (env["REGISTRY_USERNAME"] ?? "") !== "") return basic;
+  // Only the ghcr.io fallback (GH_TOKEN, no REGISTRY_* credentials) needs the
+  // token's login from the GitHub API; REGISTRY_* credentials are used as given.
+  const fromGitHubToken = (env["REGISTRY_USERNAME"] ?? "") === "" && (env["REGISTRY_TOKEN"] ?? "") === "";
+  if (basic === undefined || !fromGitHubToken || !("password" in basic)) return basic;
   const login = await packageCredentialLogin({ env });
-  return { username: login, password: (basic as { password: string }).password };
+  return { username: login, password: basic.password };
 }
 
 async function defaultOpenTarget(repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }): Promise<ReadOnlyTarget> {

@@ -24,6 +24,15 @@ describe("registry credentials from the environment", () => {
     expect(await resolveRegistryCredentials(ghcr, env)).toEqual({ username: "u", password: "p" });
   });
 
+  it("REGISTRY_TOKEN is a registry bearer token, used as given without any GitHub call", async () => {
+    const before = api.requests.length;
+    const env = { REGISTRY_TOKEN: "tok", GITHUB_API_URL: api.url };
+    expect(credentialsFromEnv(local, env)).toEqual({ token: "tok" });
+    expect(await resolveRegistryCredentials(local, env)).toEqual({ token: "tok" });
+    expect(await resolveRegistryCredentials(ghcr, { ...env, GH_TOKEN: "gh" })).toEqual({ token: "tok" });
+    expect(api.requests.length).toBe(before);
+  });
+
   it("one of the pair alone is refused", async () => {
     expect(await codeOf(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
     expect(await codeOf(() => resolveRegistryCredentials(local, { REGISTRY_PASSWORD: "p" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
