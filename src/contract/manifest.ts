@@ -8,8 +8,8 @@
  * everything else is pure.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { lstat, readdir, readFile, writeFile, mkdir } from "node:fs/promises";
+import { constants as fsConstants, createReadStream } from "node:fs";
+import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
@@ -207,18 +207,43 @@ export async function writeTestedManifestFile(path: string, manifest: TestedMani
   await writeFile(path, testedManifestBytes(manifest));
 }
 
+/** Largest release JSON document read from a file (bytes): manifests and receipts are a few KiB. */
+export const MAX_RELEASE_JSON_BYTES = 1024 * 1024;
+
 /**
- * Read a release JSON file (reference J1): unreadable -> `RELEASE_JSON_UNREADABLE`;
- * then strict parsing codes (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
+ * Read a release JSON file (reference J1): it must be a regular file (not a
+ * FIFO, device or directory; opened without following a final symlink) of at
+ * most {@link MAX_RELEASE_JSON_BYTES}; otherwise `RELEASE_JSON_UNREADABLE`
+ * (`RELEASE_JSON_TOO_LARGE` when over the limit). Then strict parsing codes
+ * (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
  */
 export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
-  let bytes: Buffer;
+  return parseReleaseJson(await readReleaseJsonBytesFile(path));
+}
+
+/** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */
+export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
+  let handle;
   try {
-    bytes = await readFile(path);
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   } catch (error) {
     fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
   }
-  return parseReleaseJson(bytes);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file`);
+    if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
+    const bytes = Buffer.alloc(st.size);
+    let offset = 0;
+    while (offset < st.size) {
+      const { bytesRead } = await handle.read(bytes, offset, st.size - offset, offset);
+      if (bytesRead === 0) break;
+      offset += bytesRead;
+    }
+    return bytes.subarray(0, offset);
+  } finally {
+    await handle.close();
+  }
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { ReleaseContractError } from "./errors.js";
 import type { JsonObject } from "./canonical-json.js";
-import { parseStrictJson } from "./canonical-json.js";
+import { canonicalJson, parseStrictJson } from "./canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describe, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
@@ -258,4 +258,20 @@ function schemaParse<T>(schema: { safeParse(v: unknown): { success: true; data: 
  */
 export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
   return parseStrictJson(bytes);
+}
+
+/**
+ * Verify a published receipt from its file bytes: the bytes must be exactly
+ * the canonical compact form with one trailing newline
+ * (`RECEIPT_NOT_CANONICAL`, reference 2.6: the receipt reference is the digest
+ * of an OCI manifest over these bytes, so any other spelling is another
+ * receipt), then every check of {@link verifyFinalReceipt}.
+ */
+export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
+  const doc = parseReleaseJson(bytes);
+  const receipt = verifyFinalReceipt(doc, policy, expect);
+  if (Buffer.compare(Buffer.from(bytes), Buffer.from(canonicalJson(doc), "utf8")) !== 0) {
+    fail("RECEIPT_NOT_CANONICAL", "release receipt is not in its canonical form (compact, keys sorted, non-ASCII escaped, one trailing newline)");
+  }
+  return receipt;
 }

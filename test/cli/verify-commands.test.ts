@@ -83,6 +83,44 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("BUNDLE_REFERENCE_MISMATCH");
   });
+  it("refuses a receipt that verifies but is not in canonical form", async () => {
+    const file = await writeDoc("pretty.json", JSON.stringify(receipt, null, 2) + "\n");
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("[RECEIPT_NOT_CANONICAL]");
+  });
+  it("--expect-receipt-reference pins the receipt itself: a consistently forged receipt is refused", async () => {
+    const file = await writeDoc("pin-ok.json", canonicalJson(receipt));
+    const ok = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--json"], { cwd: dir });
+    const receiptReference = (JSON.parse(ok.stdout) as { receipt_reference: string }).receipt_reference;
+    expect(receiptReference).toMatch(new RegExp(`^${POLICY.registryRepository}@sha256:[0-9a-f]{64}$`));
+    expect((await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir })).code).toBe(0);
+    const forged = clone(receipt) as unknown as { artifacts: { sha256: string; blob_digest: string }[]; payload: { path: string; sha256: string; blob_digest: string }[] };
+    const hex = "7".repeat(64);
+    forged.artifacts[0]!.sha256 = hex;
+    forged.artifacts[0]!.blob_digest = `sha256:${hex}`;
+    forged.payload[0]!.sha256 = hex;
+    forged.payload[0]!.blob_digest = `sha256:${hex}`;
+    const forgedFile = await writeDoc("forged.json", canonicalJson(forged));
+    expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir })).code).toBe(0);
+    const r = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");
+  });
+  it("refuses a FIFO, a directory and a file over 1 MiB without reading them whole", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const fifo = join(dir, "receipt.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const viaFifo = await runCli(["verify-final-receipt", "--receipt", fifo, ...repoFlags], { cwd: dir, timeoutMs: 20_000 });
+    expect(viaFifo.code).toBe(1);
+    expect(viaFifo.stderr).toContain("[RELEASE_JSON_UNREADABLE]");
+    const viaDir = await runCli(["verify-final-receipt", "--receipt", dir, ...repoFlags], { cwd: dir });
+    expect(viaDir.stderr).toContain("[RELEASE_JSON_UNREADABLE]");
+    const big = await writeDoc("big.json", canonicalJson(receipt).replace("\n", " ".repeat(1024 * 1024) + "\n"));
+    const viaBig = await runCli(["verify-final-receipt", "--receipt", big, ...repoFlags], { cwd: dir });
+    expect(viaBig.code).toBe(1);
+    expect(viaBig.stderr).toContain("[RELEASE_JSON_TOO_LARGE]");
+  });
   it("usage errors exit 2", async () => {
     const r = await runCli(["verify-final-receipt"], { cwd: dir });
     expect(r.code).toBe(2);

@@ -1,9 +1,13 @@
 /** CLI wiring of the offline contract checks: `verify-manifest`, `verify-final-receipt`. */
 import type { Command } from "commander";
+import { receiptReferenceFor } from "../../fetch/fleet.js";
 import {
+  ReleaseContractError,
+  parseReleaseJson,
+  readReleaseJsonBytesFile,
   readReleaseJsonFile,
   resolveVerificationPolicy,
-  verifyFinalReceipt,
+  verifyFinalReceiptBytes,
   verifyManifest,
 } from "../../contract/index.js";
 import { printJson, printLine, runAction } from "../output.js";
@@ -18,6 +22,7 @@ interface VerifyManifestOptions {
 
 interface VerifyReceiptOptions {
   receipt: string;
+  expectReceiptReference?: string;
   package?: string;
   repository?: string;
   expectBundleReference?: string;
@@ -56,22 +61,28 @@ export function registerContractCommands(program: Command): void {
     .option("--repository <repo>", "the only registry repository allowed (default: package.json hermesPluginKit.repository, else the repository of --expect-bundle-reference)")
     .option("--package <name>", "expected package name (default: the receipt's package; the repository and bundle reference are the pins)")
     .option("--expect-bundle-reference <ref>", "require registry_reference to equal this digest-pinned bundle reference")
+    .option("--expect-receipt-reference <ref>", "require the receipt's own digest reference (its deterministic OCI receipt artifact) to equal this pinned reference")
     .option("--json", "print a JSON result instead of text")
     .action(async (opts: VerifyReceiptOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
-        const doc = await readReleaseJsonFile(opts.receipt);
+        const bytes = await readReleaseJsonBytesFile(opts.receipt);
+        const doc = parseReleaseJson(bytes);
         const pinnedRepo = opts.expectBundleReference?.slice(0, Math.max(0, opts.expectBundleReference.lastIndexOf("@")));
         const policy = await resolveVerificationPolicy(process.cwd(), {
           package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
           repository: opts.repository,
           fallbackRepository: pinnedRepo !== undefined && pinnedRepo.length > 0 ? pinnedRepo : undefined,
         });
-        const receipt = verifyFinalReceipt(doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
+        const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
+        const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
+        if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
+          throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
+        }
         const artifact = receipt.artifacts[0];
         if (opts.json === true) {
-          printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 } });
+          printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 } });
         } else {
-          printLine(`verified ${receipt.package} ${receipt.version} receipt; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
+          printLine(`verified ${receipt.package} ${receipt.version} receipt ${receiptReference}; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
         }
       });
     });
