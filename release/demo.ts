@@ -31,6 +31,7 @@ import { fileURLToPath } from "node:url";
 import { stringify as yamlStringify } from "yaml";
 import { HermesPluginKitError } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
 import { runRelease, type RunResult } from "./run.js";
 
@@ -57,6 +58,8 @@ export interface DemoOptions {
 export interface DemoStep {
   step: string;
   ok: boolean;
+  /** True for a step that did not apply (reported with `-`). */
+  skipped?: boolean;
   ms: number;
   detail?: string;
 }
@@ -330,7 +333,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
   const line = (s: DemoStep) => {
     steps.push(s);
-    out.write(`${s.ok ? "✓" : "✗"} ${s.step} (${(s.ms / 1000).toFixed(1)} s)${s.detail !== undefined ? ` — ${s.detail}` : ""}\n`);
+    out.write(`${s.skipped === true ? "-" : s.ok ? "✓" : "✗"} ${s.step} (${(s.ms / 1000).toFixed(1)} s)${s.detail !== undefined ? ` — ${s.detail}` : ""}\n`);
   };
   const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
     const start = Date.now();
@@ -350,9 +353,22 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let registry: DemoRegistry | undefined;
   try {
     let state: DemoState;
+    if (options.registry !== undefined) {
+      const repo = parseRepository(options.registry);
+      if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
+        throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
+      }
+    }
     if (existsSync(statePath)) {
       state = parseStrictJson(await readFile(statePath)) as unknown as DemoState;
       if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir}; use another --workspace`);
+      const savedStart = state.registry.startsWith("start");
+      const storeChanged =
+        (options.startRegistry === true && !savedStart) ||
+        (options.registry !== undefined && options.registry !== state.registry);
+      if (storeChanged) {
+        throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released into ${savedStart ? "a started docker-registry" : state.registry}; rerun it with the same store flags (or none) or use another --workspace`);
+      }
     } else {
       const wanted = options.startRegistry === true ? "start" : (options.registry ?? `oci-layout:${join(workspace, "registry")}`);
       state = { schema: 1, package_dir: packageDir, registry: wanted, plain_http: options.plainHttp === true || options.startRegistry === true };
@@ -434,7 +450,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
       }, (detail) => detail);
     } else {
-      line({ step: "consumer: plugin doctor", ok: true, ms: 0, detail: `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)` });
+      line({ step: "consumer: plugin doctor", ok: true, skipped: true, ms: 0, detail: `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)` });
     }
     result.ok = true;
   } catch (error) {

@@ -43,10 +43,12 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     return code ?? EXIT_OK;
   } catch (error) {
     const usage = error instanceof UsageError;
-    const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";
+    const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+    // File-system errors from Node carry an errno code (ENOENT, EEXIST, ...): report them as IO_<CODE>.
+    const code = error instanceof HermesPluginKitError ? error.code : typeof errno === "string" && /^E[A-Z]+$/.test(errno) ? `IO_${errno}` : "INTERNAL";
     const message = error instanceof Error ? error.message : String(error);
     if (json) printJson({ ok: false, code, message });
-    else process.stderr.write(`hermes-plugin-kit: ${message}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
+    else process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
     if (!(error instanceof HermesPluginKitError) && process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);
     }

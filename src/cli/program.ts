@@ -11,7 +11,7 @@ import { registerContractCommands } from "./commands/contract.js";
 import { registerFetchCommands } from "./commands/fetch.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE } from "./output.js";
+import { EXIT_USAGE, UsageError } from "./output.js";
 
 /** Build the program with every subcommand registered. */
 export function buildProgram(): Command {
@@ -23,6 +23,12 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .showHelpAfterError()
     .exitOverride();
+  // Fail fast on empty option values (`--output-dir ""` would otherwise mean the current directory).
+  program.hook("preAction", (_program, action) => {
+    for (const [name, value] of Object.entries(action.opts())) {
+      if (value === "") throw new UsageError(`--${name.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())} must not be empty`);
+    }
+  });
   registerContractCommands(program);
   registerFetchCommands(program);
   registerReleaseCommands(program);
@@ -42,6 +48,10 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`hermes-plugin-kit: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
     if (error instanceof CommanderError) {
       if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(error.code)) return 0;
       return EXIT_USAGE;

@@ -161,7 +161,7 @@ export function registerReleaseBuildSteps(release: Command): void {
     .command("create-manifest")
     .description("Assemble release-manifest.json from the gate evidence and the tarball; validated before it is written.")
     .requiredOption("--previous-version <version>", "last released version")
-    .option("--version <version>", "version being released (needs program.enablePositionalOptions(); else use --release-version)")
+    .option("--version <version>", "version being released")
     .option("--release-version <version>", "version being released (same as --version)")
     .requiredOption("--tag <tag>", "v<version>")
     .requiredOption("--source-sha <sha>", "the release commit")

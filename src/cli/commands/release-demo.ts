@@ -1,7 +1,7 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts). */
 import type { Command } from "commander";
 import { runDemo } from "../../../release/demo.js";
-import { printJson, printLine, runAction } from "../output.js";
+import { UsageError, printJson, printLine, runAction } from "../output.js";
 import { DemoError } from "../../../release/demo.js";
 
 interface DemoFlags {
@@ -26,6 +26,8 @@ export function registerReleaseDemo(release: Command): void {
     .option("--json", "print the result as one JSON object (step lines go to stderr)")
     .action(async (flags: DemoFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
+        if (flags.registry !== undefined && flags.startRegistry === true) throw new UsageError("--registry and --start-registry exclude each other");
+        if (flags.plainHttp === true && flags.registry === undefined) throw new UsageError("--plain-http goes with --registry (the embedded store and --start-registry need no flag)");
         const result = await runDemo({
           ...(flags.package === undefined ? {} : { packageDir: flags.package }),
           ...(flags.registry === undefined ? {} : { registry: flags.registry }),
@@ -45,7 +47,10 @@ export function registerReleaseDemo(release: Command): void {
         if (result.tarball_sha256 !== undefined) printLine(`tarball sha256:    ${result.tarball_sha256}  ${result.tarball ?? ""}`);
         printLine(`store:             ${result.registry}`);
         printLine(`workspace:         ${result.workspace}`);
-        if (!result.ok) throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"} (rerun with --workspace ${result.workspace} to resume)`);
+        if (!result.ok) {
+          const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
+          throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
+        }
         return 0;
       });
     });
