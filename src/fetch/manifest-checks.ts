@@ -146,6 +146,7 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
  *   `FETCH_LAYER_DESCRIPTOR_INVALID` (layer keys, media type, digest or size, O1);
  *   `FETCH_LAYER_ANNOTATION_INVALID` (annotations not exactly one string title, O2);
  *   `FETCH_LAYER_PATH_UNSAFE` (title not on the allow-list, G7, section 3.13);
+ *   `FETCH_PACKAGE_MISMATCH` (a safe tarball title of another package than the expected one);
  *   `FETCH_LAYER_PATH_DUPLICATE` (a title repeated, G7);
  *   `FETCH_LAYER_PATHS_UNEXPECTED` (title set not the kind's set, G8).
  */
@@ -230,6 +231,9 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
     }
     const title = annotations[TITLE_ANNOTATION] as string;
     if (!isAllowedPayloadTitle(title, options.packageName)) {
+      if (options.packageName !== undefined && isAllowedPayloadTitle(title)) {
+        throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${options.packageName}, but layer ${index} carries ${describe(title)}`);
+      }
       throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describe(title)} is not on the payload allow-list`);
     }
     if (titles.has(title)) {

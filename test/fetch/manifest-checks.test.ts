@@ -147,7 +147,7 @@ describe("checkReleaseManifest", () => {
       (m["layers"] as Record<string, unknown>[])[0] = layer(title, "1");
       expect(codeOf(() => check(m))).toBe("FETCH_LAYER_PATH_UNSAFE");
     }
-    expect(codeOf(() => check(bundle(), { packageName: "other" }))).toBe("FETCH_LAYER_PATH_UNSAFE");
+    expect(codeOf(() => check(bundle(), { packageName: "other" }))).toBe("FETCH_PACKAGE_MISMATCH");
   });
 
   it("G7: refuses a duplicated title", () => {
