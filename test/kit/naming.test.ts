@@ -9,16 +9,8 @@ import {
   validateServerName,
   validateToolName,
 } from "../../src/kit/index.js";
+import { kitErrorCode as codeOf } from "./fixtures.js";
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
-}
 
 describe("tool names (reference A.2)", () => {
   it("accepts the grammar and returns the name", () => {

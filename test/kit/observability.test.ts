@@ -20,16 +20,8 @@ import {
   setStderrLogLevel,
   stderrLogLevel,
 } from "../../src/kit/index.js";
+import { kitErrorCode as codeOf } from "./fixtures.js";
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
-}
 
 afterEach(() => setStderrLogLevel("WARNING"));
 

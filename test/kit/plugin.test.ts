@@ -21,7 +21,7 @@ import {
   type ParamsToolOptions,
   type PluginDefinition,
 } from "../../src/kit/index.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir, kitErrorCode as codeOf } from "./fixtures.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -32,15 +32,6 @@ const t = (name: string, extra: Partial<ParamsToolOptions> = {}) =>
   tool({ name, description: `${name} tool.`, params: { q: strArg("q", { required: true, example: "x" }) }, readOnly: true, handler: ({ q }) => ({ name, q }), ...extra } as ParamsToolOptions);
 const base = { name: "test-plugin", version: "1.0.0", description: "Test plugin.", server: "testsrv" };
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
-}
 
 describe("definePlugin checks before serving", () => {
   it("accepts a plugin and derives manifests and Hermes names", () => {

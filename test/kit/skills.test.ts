@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSkillDocument, pluginSkill, PluginKitError, qualifiedSkillName, referenceTool, referenceToolName, setLogSink } from "../../src/kit/index.js";
+import { kitErrorCode as codeOf } from "./fixtures.js";
 
 let root: string;
 beforeAll(() => {
@@ -16,15 +17,6 @@ function skill(dir: string, text: string): string {
   return `skills/${dir}`;
 }
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
-}
 
 const GOOD = "---\nname: good-skill\ndescription: Does good things.\nlicense: MIT\ncompatibility: node >= 20\nallowed-tools: calculate\nmetadata:\n  author: me\n---\n\n# Body\n";
 

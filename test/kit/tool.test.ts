@@ -21,16 +21,8 @@ import {
   validateParameters,
   type LogSink,
 } from "../../src/kit/index.js";
+import { kitErrorCode as codeOf } from "./fixtures.js";
 
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
-}
 
 const text = (result: { content: Array<{ text: string }> }) => result.content.map((c) => c.text).join("\n");
 
