@@ -45,6 +45,10 @@ function packageVersion(): string {
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
   process.exitCode = 0;
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    return EXIT_USAGE;
+  }
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

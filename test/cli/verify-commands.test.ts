@@ -121,6 +121,14 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     expect(viaBig.code).toBe(1);
     expect(viaBig.stderr).toContain("[RELEASE_JSON_TOO_LARGE]");
   });
+  it("no command at all prints help and exits 2; an empty option value is a usage error", async () => {
+    const none = await runCli([], { cwd: dir });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("Usage: hermes-plugin-kit");
+    const empty = await runCli(["verify-final-receipt", "--receipt", ""], { cwd: dir });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("--receipt must not be empty");
+  });
   it("usage errors exit 2", async () => {
     const r = await runCli(["verify-final-receipt"], { cwd: dir });
     expect(r.code).toBe(2);
