@@ -52,6 +52,7 @@ import { promoteRelease } from "./promote.js";
 import { publishRelease } from "./publish.js";
 import { checkBundleChecksum, restoreSource } from "./restore.js";
 import { PipelineError, outputJsonBytes, resolveAccess, resolveTag, openWriteTarget, stageRelease, verifiedDownload, writeOutputFile, type PipelineHooks } from "./stage.js";
+import { isProcessAlive } from "../src/oci/lock-owner.js";
 
 /** Environment variable naming the crash point (test hook). */
 export const CRASH_AT_ENV = "HERMES_PLUGIN_KIT_CRASH_AT";
@@ -304,7 +305,7 @@ async function lockWorkspace(ws: string): Promise<() => Promise<void>> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const owner = Number((await readFile(lock, "utf8").catch(() => "")).trim());
-        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isProcessAlive(owner)) {
           throw new PipelineError("RUN_WORKSPACE_LOCKED", `workspace ${ws} is in use by release run process ${owner}`);
         }
         await unlink(lock).catch(() => undefined);
@@ -316,14 +317,6 @@ async function lockWorkspace(ws: string): Promise<() => Promise<void>> {
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 async function runLocked(
   options: RunOptions,

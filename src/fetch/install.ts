@@ -15,6 +15,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describe } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
+import { isStaleLockOwner } from "../oci/lock-owner.js";
 
 /** One verified file to install. */
 export interface InstallFile {
@@ -116,14 +117,6 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
   return { toWrite, unchanged, rootExists: rootStat !== null };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * Take `D/.hermes-plugin-kit-install.lock` (O_EXCL, never through a symlink),
@@ -148,7 +141,7 @@ async function acquireInstallLock(root: string, timeoutMs: number): Promise<() =
     const st = await lstatOrNull(path);
     if (st !== null && st.isFile() && st.size < 32) {
       const pid = Number((await readFile(path, "utf8").catch(() => "")).trim());
-      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) {
+      if (isStaleLockOwner(pid)) {
         await unlink(path).catch(() => undefined);
         continue;
       }

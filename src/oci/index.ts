@@ -13,3 +13,4 @@ export * from "./transfer.js";
 export * from "./registry-target.js";
 export * from "./open.js";
 export * from "./oras-target.js";
+export * from "./lock-owner.js";

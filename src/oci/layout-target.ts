@@ -24,6 +24,7 @@ import { OciError } from "./errors.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, Target } from "./target.js";
+import { isStaleLockOwner } from "./lock-owner.js";
 
 /** Options of {@link LayoutTarget.open}. */
 export interface LayoutTargetOptions {
@@ -38,14 +39,6 @@ export type TagOutcome = "tagged" | "already-tagged";
 
 const EMPTY_INDEX = { schemaVersion: 2, manifests: [] as Descriptor[] };
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -123,7 +116,7 @@ export class LayoutTarget implements Target {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         const owner = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
-        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && !isAlive(owner)) {
+        if (isStaleLockOwner(owner)) {
           await unlink(lockPath).catch(() => undefined);
           continue;
         }
