@@ -9,6 +9,16 @@
  * every character outside printable ASCII (U+0020..U+007E) escaped as a
  * lowercase `\uXXXX` (astral characters as surrogate pairs), compact separators
  * `,` `:` or 2-space indentation with `": "`, and exactly one trailing `\n`.
+ *
+ * Numbers follow Python's `json` module too: integers as digits, non-integral
+ * numbers as Python's float repr (`1e-05`, not `0.00001`). What cannot be
+ * written back exactly is refused, never rounded: the parser refuses an
+ * integer beyond 2^53-1 and any number whose value is integral beyond it
+ * (`JSON_UNSAFE_INTEGER`), and by default an integral value written as a float
+ * (`1.0`, `1e2`: `JSON_AMBIGUOUS_NUMBER`, Python would keep it a float).
+ * So for every document the default parser accepts,
+ * `canonicalJson(parseStrictJson(text))` equals Python's
+ * `json.dumps(json.loads(text), sort_keys=True, separators=(",", ":")) + "\n"`.
  */
 import { ReleaseContractError } from "./errors.js";
 
@@ -56,12 +66,50 @@ function escapeString(value: string): string {
   return out + '"';
 }
 
+/**
+ * Python's `repr(float)` of a finite non-integral double: the shortest digits
+ * that round-trip (the same digits `Number#toString` finds), written in
+ * exponent form `d[.ddd]e±XX` when the decimal point position is <= -4 or
+ * > 16, fixed form otherwise (CPython `format_float_short`, mode `r`).
+ */
+function pythonFloatRepr(value: number): string {
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:e([+-][0-9]+))?$/.exec(String(value));
+  if (m === null) throw new ReleaseContractError("JSON_UNSUPPORTED_VALUE", `canonical JSON cannot encode ${String(value)}`);
+  const sign = m[1] as string;
+  const whole = (m[2] as string) + (m[3] ?? "");
+  const leading = whole.length - whole.replace(/^0+/, "").length;
+  const digits = whole.slice(leading).replace(/0+$/, "");
+  // value = 0.<digits> x 10^decpt
+  const decpt = (m[2] as string).length - leading + Number(m[4] ?? "0");
+  if (decpt <= -4 || decpt > 16) {
+    const exponent = decpt - 1;
+    const mantissa = digits.length === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
+    const magnitude = String(Math.abs(exponent)).padStart(2, "0");
+    return `${sign}${mantissa}e${exponent < 0 ? "-" : "+"}${magnitude}`;
+  }
+  if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
+  if (decpt >= digits.length) return `${sign}${digits}${"0".repeat(decpt - digits.length)}.0`;
+  return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+}
+
+/**
+ * A number as Python's `json.dumps` writes the value `json.loads` gives for
+ * the same text: safe integers as integers (`-0` as `0`, an int in Python),
+ * non-integral numbers in Python's float repr (`1e-05`, `1.2345678901234568e+16`).
+ * An integral value beyond 2^53-1 cannot say whether it was an int (exact in
+ * Python, rounded here) or a float, so it is refused instead of rounded.
+ */
 function formatNumber(value: number): string {
   if (!Number.isFinite(value)) {
     throw new ReleaseContractError("JSON_NON_FINITE", `canonical JSON cannot encode ${String(value)}`);
   }
-  if (Object.is(value, -0)) return "0";
-  return JSON.stringify(value);
+  if (Number.isInteger(value)) {
+    if (!Number.isSafeInteger(value)) {
+      throw new ReleaseContractError("JSON_UNSAFE_INTEGER", `canonical JSON cannot encode ${String(value)} exactly: integers beyond 2^53-1 (${Number.MAX_SAFE_INTEGER}) lose digits in JavaScript`);
+    }
+    return Object.is(value, -0) ? "0" : String(value);
+  }
+  return pythonFloatRepr(value);
 }
 
 function serialise(value: unknown, indent: number | null, depth: number, seen: Set<object>): string {
@@ -110,8 +158,10 @@ function serialise(value: unknown, indent: number | null, depth: number, seen: S
  * recursively and non-ASCII escaped, followed by one `\n`.
  * Registry-bound bytes (OCI manifests, receipts, stage/references output) use this.
  *
- * Properties whose value is `undefined` are omitted.
+ * Properties whose value is `undefined` are omitted. Numbers are written as
+ * Python writes them (see the module comment).
  * @throws ReleaseContractError `JSON_NON_FINITE` for NaN/Infinity,
+ *   `JSON_UNSAFE_INTEGER` for an integral number beyond 2^53-1,
  *   `JSON_UNSUPPORTED_VALUE` for functions, bigint, symbols or cycles.
  */
 export function canonicalJson(value: unknown): string {
@@ -137,7 +187,9 @@ export interface StrictJsonOptions {
    * When true (the default), a number written with a fraction or exponent
    * (`1.0`, `1e0`) whose value is an integer is refused with
    * `JSON_AMBIGUOUS_NUMBER`, so integer fields cannot be smuggled as floats
-   * (porting hazard 9.2). Set false for foreign documents (GitHub API bodies).
+   * (porting hazard 9.2). Set false for foreign documents (GitHub API bodies)
+   * that are read for their values only: such a value re-serialises as an
+   * integer (`1`), where Python would keep the float (`1.0`).
    */
   rejectIntegralFloats?: boolean;
   /** When true (the default) the top-level value must be an object. */
@@ -217,7 +269,14 @@ class Parser {
     const m = re.exec(this.text);
     if (m === null) this.fail("JSON_SYNTAX", "invalid JSON: bad number");
     const value = Number(m[0]);
+    const written = m[0].length > 40 ? `${m[0].slice(0, 37)}...` : m[0];
+    if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(value)) {
+      this.fail("JSON_UNSAFE_INTEGER", `invalid JSON: integer ${written} is beyond 2^53-1 and would be rounded`);
+    }
     if (!Number.isFinite(value)) this.fail("JSON_NON_FINITE", "invalid JSON: number out of range");
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      this.fail("JSON_UNSAFE_INTEGER", `invalid JSON: number ${written} has the integral value ${String(value)}, beyond 2^53-1, which canonical JSON cannot write back exactly`);
+    }
     if (this.opts.rejectIntegralFloats && (m[1] !== undefined || m[2] !== undefined) && Number.isInteger(value)) {
       this.fail("JSON_AMBIGUOUS_NUMBER", `invalid JSON: integer written as ${m[0]}`);
     }
@@ -326,7 +385,9 @@ class Parser {
  * (`JSON_INVALID_UTF8`), a non-object top level (`JSON_NOT_OBJECT`, J3, unless
  * `requireObject: false`), integral floats such as `1.0` (`JSON_AMBIGUOUS_NUMBER`,
  * unless disabled), nesting beyond `maxDepth` (`JSON_TOO_DEEP`) and any other
- * syntax error (`JSON_SYNTAX`). A key `__proto__` is stored as an own property.
+ * syntax error (`JSON_SYNTAX`). Integers beyond 2^53-1, and numbers whose
+ * value is integral beyond it, are refused with `JSON_UNSAFE_INTEGER`
+ * instead of being rounded. A key `__proto__` is stored as an own property.
  *
  * @param input UTF-8 bytes or an already decoded string.
  * @throws ReleaseContractError with one of the codes above.

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { createHash } from "node:crypto";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, compareCodePoints } from "../../src/contract/canonical-json.js";
 import { hasCode } from "../../src/contract/errors.js";
+import { pythonJsonDumps } from "../support/python-json.js";
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -146,5 +147,85 @@ describe("canonical JSON properties", () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("canonical JSON numbers agree with Python's json module", () => {
+  it("writes the handed non-integral numbers as Python does", () => {
+    const texts = ['{"f":0.00001}', '{"f":1e-7}', '{"f":-2.5e-300}', '{"f":0.0001}', '{"f":1234567890123456.7}', '{"f":1.5e-16}', '{"f":98765.4321e3}', '{"f":0.1}'];
+    const python = pythonJsonDumps(texts);
+    expect(canonicalJson(parseStrictJson(texts[0]!))).toBe('{"f":1e-05}\n');
+    expect(canonicalJson(parseStrictJson(texts[1]!))).toBe('{"f":1e-07}\n');
+    texts.forEach((text, i) => {
+      expect(canonicalJson(parseStrictJson(text))).toBe(python[i]!.dumps);
+      expect(canonicalJsonPretty(parseStrictJson(text))).toBe(python[i]!.pretty);
+    });
+  });
+  it.each([
+    ['{"run_attempt":9007199254740993}', { rejectIntegralFloats: true }],
+    ['{"n":12345678901234567890}', { rejectIntegralFloats: true }],
+    ['{"n":-9007199254740992}', { rejectIntegralFloats: true }],
+    ['{"f":123456789012345678.5}', { rejectIntegralFloats: false }],
+    ['{"f":1e23}', { rejectIntegralFloats: false }],
+    ['{"f":1e23}', { rejectIntegralFloats: true }],
+    ['{"n":' + "9".repeat(400) + "}", { rejectIntegralFloats: true }],
+  ])("refuses %s (%o) instead of rounding: JSON_UNSAFE_INTEGER", (text, options) => {
+    expect(codeOf(() => parseStrictJson(text, options))).toBe("JSON_UNSAFE_INTEGER");
+  });
+  it("keeps the largest safe integers exact", () => {
+    expect(canonicalJson(parseStrictJson('{"a":9007199254740991,"b":-9007199254740991}'))).toBe('{"a":9007199254740991,"b":-9007199254740991}\n');
+  });
+  it("refuses to serialise an integral number beyond 2^53-1 (int or float is unknowable)", () => {
+    expect(codeOf(() => canonicalJson({ n: 2 ** 53 }))).toBe("JSON_UNSAFE_INTEGER");
+    expect(codeOf(() => canonicalJson({ n: 1e23 }))).toBe("JSON_UNSAFE_INTEGER");
+    expect(codeOf(() => canonicalJsonPretty({ n: -(2 ** 60) }))).toBe("JSON_UNSAFE_INTEGER");
+    expect(canonicalJson({ n: 2 ** 53 - 1 })).toBe('{"n":9007199254740991}\n');
+  });
+  it("property: every serialised value equals Python's dumps of the same value", () => {
+    const numbers = fc.oneof(
+      fc.maxSafeInteger(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+      fc.double({ min: -1e-3, max: 1e-3, noNaN: true }).filter((d) => !Number.isInteger(d)),
+      fc.double({ min: 1e14, max: 1e17, noNaN: true }).filter((d) => !Number.isInteger(d)),
+    );
+    const docs = fc.sample(fc.dictionary(fc.string(), fc.oneof(numbers, fc.array(numbers, { maxLength: 4 })), { maxKeys: 4 }), 3000);
+    // JSON.stringify keeps the exact double; Python parses it to the same value.
+    const python = pythonJsonDumps(docs.map((d) => JSON.stringify(d)));
+    docs.forEach((doc, i) => {
+      expect(canonicalJson(doc)).toBe(python[i]!.dumps);
+      expect(canonicalJsonPretty(doc)).toBe(python[i]!.pretty);
+    });
+  });
+  it("property: every number text the parser accepts round-trips to Python's bytes; every refusal is a value JavaScript cannot write back", () => {
+    const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
+    const numberText = fc
+      .tuple(fc.constantFrom("", "-"), fc.oneof(fc.constant("0"), fc.tuple(fc.constantFrom(..."123456789"), digits(0, 22)).map(([a, b]) => a + b)), fc.option(digits(1, 20)), fc.option(fc.tuple(fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), fc.integer({ min: 0, max: 330 }))))
+      .map(([sign, int, frac, exp]) => `${sign}${int}${frac === null ? "" : "." + frac}${exp === null ? "" : exp[0] + exp[1] + String(exp[2])}`);
+    const texts = fc.sample(numberText, 4000).map((n) => `{"n":${n}}`);
+    const python = pythonJsonDumps(texts);
+    let accepted = 0;
+    texts.forEach((text, i) => {
+      const answer = python[i]!;
+      const kinds = answer.kinds ?? [];
+      let code: string | undefined;
+      let ours: string | undefined;
+      try {
+        ours = canonicalJson(parseStrictJson(text));
+      } catch (error) {
+        code = (error as { code?: string }).code;
+      }
+      if (code === undefined) {
+        accepted += 1;
+        expect(ours).toBe(answer.dumps);
+      } else if (code === "JSON_UNSAFE_INTEGER") {
+        expect(kinds.includes("big-int") || (kinds.includes("integral-float") && Math.abs(Number(JSON.parse(text).n)) > Number.MAX_SAFE_INTEGER)).toBe(true);
+      } else if (code === "JSON_AMBIGUOUS_NUMBER") {
+        expect(kinds).toEqual(["integral-float"]);
+      } else {
+        expect(code).toBe("JSON_NON_FINITE");
+        expect(answer.dumps).toMatch(/Infinity/);
+      }
+    });
+    expect(accepted).toBeGreaterThan(1000);
   });
 });
