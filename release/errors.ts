@@ -32,6 +32,10 @@ export const RELEASE_STEP_CODES = [
   "RELEASE_BASELINE_NOT_ANCESTOR",
   /** A non-merge commit since the baseline is not an allowed conventional commit. */
   "RELEASE_HISTORY_INVALID",
+  /** A commit line looks like a breaking-change marker but is not the exact `BREAKING CHANGE: ` token. */
+  "RELEASE_BREAKING_AMBIGUOUS",
+  /** A revert names no commit of its history (neither its hash nor its quoted header resolves). */
+  "RELEASE_REVERT_UNRESOLVED",
   /** HEAD is detached (semantic-release needs a branch). */
   "RELEASE_DETACHED_HEAD",
   /** semantic-release failed or disagrees with the baseline. */

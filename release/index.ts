@@ -12,6 +12,19 @@ export * from "./errors.js";
 export * from "./git.js";
 export * from "./config.js";
 export * from "./intent.js";
+export {
+  ALLOWED_COMMIT_TYPES,
+  COMMIT_PARSER_OPTIONS,
+  GITHUB_REVERT_RE,
+  classifyCommitMessage,
+  readHistory,
+  resolveReverts,
+  revertTargetOf,
+  strongerBump,
+  type CommitClassification,
+  type HistoryCommit,
+  type RevertTarget,
+} from "./history.js";
 export * from "./materialize.js";
 export * from "./restore.js";
 export * from "./build.js";

@@ -9,11 +9,13 @@
  *    nothing runs and the result is `{released: false, disarmed: true}`;
  * 2. the baseline: clean tree (untracked files count), package.json `name`
  *    and stable `version`, tag `v<version>` present and an ancestor of HEAD;
- * 3. the history: every non-merge commit since the baseline is an allowed
- *    conventional commit, classified by a strict pass of our own
- *    ({@link classifyCommitMessage}) AND by the semantic-release JS API in
- *    dry-run (commit-analyzer, conventionalcommits preset). The stronger bump
- *    wins and a disagreement is reported in `analysis`.
+ * 3. the history (`history.ts`): every non-merge commit since the baseline is
+ *    an allowed conventional commit without an ambiguous breaking marker,
+ *    every revert names the commit it reverts and pairs inside the range
+ *    cancel; the remaining commits are classified by a strict pass of our own
+ *    AND by the semantic-release JS API in dry-run (commit-analyzer,
+ *    conventionalcommits preset). The stronger bump wins and a disagreement
+ *    is reported in `analysis`.
  * Finally `v<next>` must not exist, locally or on the remote (`git ls-remote`).
  *
  * semantic-release runs with `repositoryUrl` = `file://<the checkout>` so its
@@ -24,98 +26,11 @@ import { Writable } from "node:stream";
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { join, resolve as resolvePath } from "node:path";
-import { CommitParser, type ParserOptions } from "conventional-commits-parser";
 import { bumpVersion, type ReleaseClass } from "../src/contract/grammar.js";
 import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
-import { currentBranch, git, gitEnvironment, gitText, headCommit, isAncestor, remoteTagCommit, remotes, resolveCommit, statusPorcelain } from "./git.js";
-
-/** Commit types allowed in release history (python-semantic-release's default conventional parser, plus `revert`). */
-export const ALLOWED_COMMIT_TYPES = Object.freeze(["build", "chore", "ci", "docs", "feat", "fix", "perf", "refactor", "style", "test", "revert"]);
-
-const HEADER_RE = /^([a-z]+)(?:\(([^()\r\n]+)\))?!?: (\S.*)$/;
-const BREAKING_HEADER_RE = /^([a-z]+)(?:\(([^()\r\n]+)\))?!: (\S.*)$/;
-const GITHUB_REVERT_RE = /^Revert "(.+)"(?: \(#[0-9]+\))?$/;
-const NEVER = /[^\s\S]/;
-
-/**
- * Parser options shared by the strict pass and by semantic-release's
- * commit-analyzer and release-notes-generator (they override the preset's):
- * a footer counts as breaking only when a line starts with exactly
- * `BREAKING CHANGE:` or `BREAKING-CHANGE:` (case-sensitive; the parser's
- * default is case-insensitive and also accepts a space instead of the colon),
- * and no `-field-` sections (the default field pattern swallows everything
- * after a squash separator `---------`, hiding a `BREAKING CHANGE:` footer).
- */
-export const COMMIT_PARSER_OPTIONS: ParserOptions = Object.freeze({
-  headerPattern: HEADER_RE,
-  breakingHeaderPattern: BREAKING_HEADER_RE,
-  headerCorrespondence: ["type", "scope", "subject"],
-  noteKeywords: ["BREAKING CHANGE", "BREAKING-CHANGE"],
-  notesPattern: (keywords: string) => new RegExp(`^(${keywords}):(?: (.*))?$`),
-  fieldPattern: NEVER,
-  revertPattern: /^(?:Revert|revert:)\s"?([\s\S]+?)"?\s*This reverts commit (\w*)\./,
-  revertCorrespondence: ["header", "hash"],
-});
-
-/** Result of classifying one commit message. */
-export interface CommitClassification {
-  /** Conventional type (`revert` for both revert forms). */
-  type: string;
-  /** True for `!` in the header or a `BREAKING CHANGE:`/`BREAKING-CHANGE:` footer. */
-  breaking: boolean;
-  /** Bump this commit asks for, `null` for non-releasing types. */
-  release: ReleaseClass | null;
-}
-
-const RANK: Record<ReleaseClass, number> = { patch: 1, minor: 2, major: 3 };
-
-/** The stronger of two bumps (`null` = no release). */
-export function strongerBump(a: ReleaseClass | null, b: ReleaseClass | null): ReleaseClass | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return RANK[a] >= RANK[b] ? a : b;
-}
-
-function firstLine(message: string): string {
-  const line = message.split("\n", 1)[0]?.trim() ?? "";
-  return line.length === 0 ? "<empty>" : line.length > 120 ? line.slice(0, 117) + "..." : line;
-}
-
-/**
- * Classify one commit message with `conventional-commits-parser` 6 and the
- * strict rules of reference section 3.19 H2: types {@link ALLOWED_COMMIT_TYPES};
- * `feat` -> minor; `fix`, `perf`, `revert` -> patch; `!` or a breaking footer
- * -> major; other types -> no release. GitHub's revert title
- * `Revert "<header>"` (optionally ` (#N)`, body optional) is a revert: at
- * least a patch, never ignored.
- *
- * @throws ReleaseStepError `RELEASE_HISTORY_INVALID` naming the first line.
- */
-export function classifyCommitMessage(message: string): CommitClassification {
-  const text = message.replace(/\r\n/g, "\n");
-  const header = text.split("\n", 1)[0] ?? "";
-  const invalid = () => new ReleaseStepError("RELEASE_HISTORY_INVALID", `invalid conventional commit in release history: ${firstLine(text)}`);
-  if (text.trim().length === 0) throw invalid();
-  let parsed: ReturnType<CommitParser["parse"]>;
-  try {
-    parsed = new CommitParser(COMMIT_PARSER_OPTIONS).parse(text);
-  } catch {
-    throw invalid();
-  }
-  const breakingFooter = parsed.notes.some((n) => n.title === "BREAKING CHANGE" || n.title === "BREAKING-CHANGE");
-  if (GITHUB_REVERT_RE.test(header)) {
-    return { type: "revert", breaking: breakingFooter, release: breakingFooter ? "major" : "patch" };
-  }
-  const type = typeof parsed.type === "string" ? parsed.type : undefined;
-  if (type === undefined || !ALLOWED_COMMIT_TYPES.includes(type) || !HEADER_RE.test(header)) throw invalid();
-  const breaking = breakingFooter || BREAKING_HEADER_RE.test(header);
-  let release: ReleaseClass | null = null;
-  if (breaking) release = "major";
-  else if (type === "feat") release = "minor";
-  else if (type === "fix" || type === "perf" || type === "revert") release = "patch";
-  return { type, breaking, release };
-}
+import { currentBranch, git, gitEnvironment, headCommit, isAncestor, remoteTagCommit, remotes, resolveCommit, statusPorcelain } from "./git.js";
+import { COMMIT_PARSER_OPTIONS, GITHUB_REVERT_RE, readHistory, strongerBump, type HistoryCommit } from "./history.js";
 
 /** The baseline of a release: the last released version and its tag. */
 export interface Baseline {
@@ -161,41 +76,6 @@ export async function checkBaseline(dir: string, expectedPackage?: string): Prom
   return { package: config.name, version: config.version, tag, tag_sha: tagSha, source_sha: head };
 }
 
-/** One commit of the release history, classified. */
-export interface HistoryCommit extends CommitClassification {
-  /** Commit SHA. */
-  sha: string;
-  /** First line of the message. */
-  subject: string;
-  /** Full raw message. */
-  message: string;
-  /** Committer date, ISO 8601. */
-  committer_date: string;
-}
-
-/**
- * Read every non-merge commit in `<baselineTag>..HEAD`, oldest first, and
- * classify each ({@link classifyCommitMessage}).
- *
- * @throws ReleaseStepError `RELEASE_HISTORY_INVALID` at the first invalid message, `GIT_FAILED`.
- */
-export async function readHistory(dir: string, baselineTag: string): Promise<HistoryCommit[]> {
-  const list = await gitText(["rev-list", "--no-merges", "--reverse", `refs/tags/${baselineTag}..HEAD`], { cwd: dir });
-  const shas = list.split("\n").filter((s) => s.length > 0);
-  const commits: HistoryCommit[] = [];
-  for (const sha of shas) {
-    const raw = (await git(["cat-file", "commit", sha], { cwd: dir })).stdout;
-    const split = raw.indexOf("\n\n");
-    const headers = split < 0 ? raw : raw.slice(0, split);
-    const message = split < 0 ? "" : raw.slice(split + 2);
-    const committer = /^committer .* ([0-9]+) [+-][0-9]{4}$/m.exec(headers);
-    const seconds = committer?.[1] !== undefined ? Number(committer[1]) : 0;
-    const classification = classifyCommitMessage(message);
-    commits.push({ sha, subject: firstLine(message), message, committer_date: new Date(seconds * 1000).toISOString(), ...classification });
-  }
-  return commits;
-}
-
 /** How the two analyses compared. */
 export interface IntentAnalysis {
   /** Bump from semantic-release's commit-analyzer (dry-run), `null` = no release. */
@@ -220,7 +100,8 @@ export type IntentResult =
       notes: string;
       source_sha: string;
       baseline_tag: string;
-      commits: { sha: string; subject: string; release: ReleaseClass | null }[];
+      /** Every commit since the baseline; `reverts` names what a revert reverts, `cancelled_by` pairs a revert with its target inside the range. */
+      commits: { sha: string; subject: string; release: ReleaseClass | null; reverts?: string; cancelled_by?: string }[];
       analysis: IntentAnalysis;
     };
 
@@ -360,8 +241,53 @@ export async function renderNotes(dir: string, commits: HistoryCommit[], previou
   if (publicUrl === undefined) notes = notes.replace(/\[([^\]]*)\]\(https:\/\/unlinked\.invalid[^)]*\)/g, "$1");
   const missing = commits.filter((c) => GITHUB_REVERT_RE.test(c.subject) && !notes.includes(c.sha.slice(0, 7)));
   notes = notes.trim() + "\n";
-  if (missing.length > 0) notes += `\n### Reverts\n\n${missing.map((c) => `* ${c.subject} ${c.sha.slice(0, 7)}`).join("\n")}\n`;
+  const reverted = (c: HistoryCommit) => (c.reverts !== undefined ? ` (reverts ${c.reverts.slice(0, 7)})` : "");
+  if (missing.length > 0) notes += `\n### Reverts\n\n${missing.map((c) => `* ${c.subject} ${c.sha.slice(0, 7)}${reverted(c)}`).join("\n")}\n`;
   return notes;
+}
+
+/**
+ * Both analyses of the history: the strict pass over the commits left after
+ * revert pairs cancel, and semantic-release (its dry-run, or, when pairs
+ * cancelled, its commit-analyzer over the same remaining commits, since it
+ * cannot pair a GitHub revert title without a hash). The stronger bump wins.
+ */
+async function analyse(dir: string, branch: string, history: HistoryCommit[], baseline: Baseline, log: Writable): Promise<IntentAnalysis> {
+  const remaining = history.filter((c) => c.cancelled_by === undefined);
+  let strict: ReleaseClass | null = null;
+  for (const c of remaining) strict = strongerBump(strict, c.release);
+  const sr = await semanticReleaseDryRun(dir, branch, log);
+  if (sr.type !== null && sr.lastVersion !== baseline.version) {
+    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release found last release ${sr.lastVersion ?? "none"}, expected the baseline ${baseline.version}`);
+  }
+  const srType = remaining.length === history.length ? sr.type : await analyzeRemaining(dir, remaining);
+  const chosen = strongerBump(strict, srType);
+  const analysis: IntentAnalysis = { semantic_release: srType, strict, chosen };
+  if (srType !== strict) {
+    analysis.disagreement =
+      chosen === strict
+        ? `the strict pass found ${strict ?? "no release"} where semantic-release found ${srType ?? "no release"}; the stronger bump ${chosen ?? "none"} is used`
+        : `semantic-release found ${srType ?? "no release"} where the strict pass found ${strict ?? "no release"}; the stronger bump ${chosen ?? "none"} is used`;
+  }
+  return analysis;
+}
+
+/** semantic-release's commit-analyzer (same plugin config as the dry-run) over `commits`, newest first as semantic-release reads them. */
+async function analyzeRemaining(dir: string, commits: HistoryCommit[]): Promise<ReleaseClass | null> {
+  const { analyzeCommits } = await import("@semantic-release/commit-analyzer");
+  const logger = { log: () => undefined, warn: () => undefined, error: () => undefined, success: () => undefined };
+  const input = [...commits].reverse().map((c) => ({ hash: c.sha, message: c.message }));
+  let type: unknown;
+  try {
+    type = await analyzeCommits(pluginConfigs().analyzer, { commits: input, logger, cwd: dir });
+  } catch (error) {
+    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release commit-analyzer failed: ${error instanceof Error ? error.message.split("\n", 1)[0] : String(error)}`, { cause: error });
+  }
+  if (type === null || type === undefined) return null;
+  if (type !== "major" && type !== "minor" && type !== "patch") {
+    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release computed an unsupported release type ${JSON.stringify(type)}`);
+  }
+  return type;
 }
 
 /**
@@ -372,7 +298,8 @@ export async function renderNotes(dir: string, commits: HistoryCommit[], previou
  *   `tag`, `release_class`, `notes` (Markdown), the trigger `source_sha`, the
  *   classified `commits` and the `analysis` of both passes.
  * @throws ReleaseStepError baseline codes (see {@link checkBaseline}),
- *   `RELEASE_HISTORY_INVALID`, `RELEASE_DETACHED_HEAD`,
+ *   `RELEASE_HISTORY_INVALID`, `RELEASE_BREAKING_AMBIGUOUS`,
+ *   `RELEASE_REVERT_UNRESOLVED`, `RELEASE_DETACHED_HEAD`,
  *   `RELEASE_ANALYZER_FAILED` (semantic-release failed, or its last release is
  *   not the baseline), `RELEASE_TAG_EXISTS` (naming the commit `v<next>`
  *   points at, locally or on the remote), `RELEASE_CONFIG_INVALID` (remote not configured).
@@ -387,28 +314,22 @@ export async function releaseIntent(options: IntentOptions = {}): Promise<Intent
     throw new ReleaseStepError("RELEASE_DETACHED_HEAD", "HEAD is detached: check out the release branch (e.g. force-create local main at the trigger commit)");
   }
   const history = await readHistory(dir, baseline.tag);
-  let strict: ReleaseClass | null = null;
-  for (const c of history) strict = strongerBump(strict, c.release);
-  const sr = await semanticReleaseDryRun(dir, branch, options.log ?? sink());
-  if (sr.type !== null && sr.lastVersion !== baseline.version) {
-    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release found last release ${sr.lastVersion ?? "none"}, expected the baseline ${baseline.version}`);
-  }
-  const chosen = strongerBump(strict, sr.type);
-  const analysis: IntentAnalysis = { semantic_release: sr.type, strict, chosen };
-  if (sr.type !== strict) {
-    analysis.disagreement =
-      chosen === strict
-        ? `the strict pass found ${strict ?? "no release"} where semantic-release found ${sr.type ?? "no release"}; the stronger bump ${chosen ?? "none"} is used`
-        : `semantic-release found ${sr.type ?? "no release"} where the strict pass found ${strict ?? "no release"}; the stronger bump ${chosen ?? "none"} is used`;
-  }
-  const commits = history.map((c) => ({ sha: c.sha, subject: c.subject, release: c.release }));
+  const analysis = await analyse(dir, branch, history, baseline, options.log ?? sink());
+  const chosen = analysis.chosen;
+  const commits = history.map((c) => ({
+    sha: c.sha,
+    subject: c.subject,
+    release: c.release,
+    ...(c.reverts !== undefined ? { reverts: c.reverts } : {}),
+    ...(c.cancelled_by !== undefined ? { cancelled_by: c.cancelled_by } : {}),
+  }));
   if (chosen === null) {
     return { released: false, previous_version: baseline.version, version: null, tag: null, release_class: null, notes: "", source_sha: baseline.source_sha, baseline_tag: baseline.tag, commits, analysis };
   }
   const version = bumpVersion(baseline.version, chosen);
   const tag = `v${version}`;
   await refuseExistingTag(dir, tag, options.remote ?? "origin");
-  const notes = await renderNotes(dir, history, { version: baseline.version, tag: baseline.tag, sha: baseline.tag_sha }, { version, tag, sha: baseline.source_sha });
+  const notes = await renderNotes(dir, history.filter((c) => c.cancelled_by === undefined), { version: baseline.version, tag: baseline.tag, sha: baseline.tag_sha }, { version, tag, sha: baseline.source_sha });
   return { released: true, previous_version: baseline.version, version, tag, release_class: chosen, notes, source_sha: baseline.source_sha, baseline_tag: baseline.tag, commits, analysis };
 }
 

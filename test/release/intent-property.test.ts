@@ -1,19 +1,18 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { analyzeCommits } from "@semantic-release/commit-analyzer";
-import { classifyCommitMessage, COMMIT_PARSER_OPTIONS, strongerBump } from "../../release/intent.js";
+import { classifyCommitMessage, COMMIT_PARSER_OPTIONS, strongerBump } from "../../release/history.js";
 import { prependChangelog } from "../../release/materialize.js";
 
 const TYPES = ["build", "chore", "ci", "docs", "feat", "fix", "perf", "refactor", "style", "test"];
 const word = fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/);
 const subject = fc.array(word, { minLength: 1, maxLength: 6 }).map((w) => w.join(" "));
 const scope = fc.option(fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/), { nil: undefined });
-/** Body lines that are prose: never a footer keyword at line start (any case mix is allowed after). */
+/** Body lines that are prose: never a breaking-looking marker at line start (one later in the line is prose). */
 const proseLine = fc.oneof(
-  subject,
-  subject.map((s) => `breaking change ${s}`),
-  subject.map((s) => `breaking change: ${s}`),
-  subject.map((s) => `Breaking Change: ${s}`),
+  subject.filter((s) => !/^breaking/.test(s)),
+  subject.map((s) => `see the breaking change ${s}`),
+  subject.map((s) => `a Breaking Change: ${s}`),
   fc.constant("---------"),
   word.map((w) => `Co-authored-by: ${w} <${w}@example.invalid>`),
   subject.map((s) => `* ${s}`),
@@ -59,6 +58,40 @@ describe("strict pass vs semantic-release's commit-analyzer (same parser options
         expect(analyzer ?? null).toBe(strict);
       }),
       { numRuns: 150 },
+    );
+  });
+});
+
+/** Lines that look like a breaking marker without being the exact token. */
+const ambiguousLine = fc
+  .tuple(
+    fc.constantFrom("", "* ", "- ", "  ", "> "),
+    fc.constantFrom("BREAKING CHANGES", "BREAKING CHANGE", "BREAKING-CHANGE", "Breaking Change", "breaking change", "BREAKING_CHANGE", "BREAKING-CHANGES", "breaking-change", "BREAKING  CHANGE", "BREAKING", "BreakingChange"),
+    fc.constantFrom(": ", " ", ":", " : ", " - "),
+    subject,
+  )
+  .filter(([lead, token, sep]) => !(lead === "" && (token === "BREAKING CHANGE" || token === "BREAKING-CHANGE") && sep === ": "))
+  .filter(([, token, sep]) => !(token === "BREAKING" && !sep.includes(":")))
+  .map(([lead, token, sep, s]) => `${lead}${token}${sep}${s}`);
+
+describe("ambiguous breaking markers", () => {
+  it("are an error naming the commit and the line, wherever they sit in the body", () => {
+    fc.assert(
+      fc.property(message, ambiguousLine, fc.nat(), (m, line, at) => {
+        const body = [...m.body];
+        body.splice(at % (body.length + 1), 0, line);
+        const sha = "ab".repeat(20);
+        let error: { code?: string; message?: string } = {};
+        try {
+          classifyCommitMessage(render({ ...m, body }), sha);
+        } catch (e) {
+          error = e as typeof error;
+        }
+        expect(error.code).toBe("RELEASE_BREAKING_AMBIGUOUS");
+        expect(error.message).toContain(sha);
+        expect(error.message).toContain(JSON.stringify(line.length > 120 ? line.slice(0, 117) + "..." : line));
+      }),
+      { numRuns: 400 },
     );
   });
 });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { checkBaseline, classifyCommitMessage, releaseIntent, type IntentResult } from "../../release/intent.js";
+import { checkBaseline, releaseIntent, type IntentResult } from "../../release/intent.js";
+import { classifyCommitMessage } from "../../release/history.js";
 import { hasCode } from "../../src/contract/errors.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
@@ -50,8 +51,8 @@ describe("classifyCommitMessage (strict pass)", () => {
     ['Revert "feat: add export"\n\nThis reverts commit 0123456789abcdef0123456789abcdef01234567.\n', "patch"],
     ["feat: squash (#12)\n\n* feat: a\n\n* fix: b\n\n---------\n\nCo-authored-by: A <a@example.invalid>\nCo-authored-by: B <b@example.invalid>\nBREAKING CHANGE: removes the old API\n", "major"],
     ["fix: x\n\nBREAKING-CHANGE: renamed\n", "major"],
-    ["fix: x\n\nbreaking change in wording only, nothing breaks\n", "patch"],
-    ["fix: x\n\nbreaking change: lower case is prose, not a footer\n", "patch"],
+    ["fix: x\n\nthis is breaking change in wording only, nothing breaks\n", "patch"],
+    ["fix: x\n\nbreaking the loop early is faster\n", "patch"],
     ["docs: x\n\nBREAKING CHANGE: even docs can break\n", "major"],
   ])("%j -> %s", (message, expected) => {
     expect(classifyCommitMessage(message).release).toBe(expected);
@@ -97,11 +98,17 @@ describe("release intent", () => {
     expect(footer).toMatchObject({ version: "1.0.0", release_class: "major" });
   });
 
-  it("notes: no bogus links for a local repository, GitHub links when the repository is known, reverts listed", async () => {
-    const local = await intentOf(await repoWith(["fix: repair greeting (#12) thanks @octo", 'Revert "feat: add export" (#41)']));
+  it("notes: no bogus links for a local repository, GitHub links when the repository is known, reverts listed with what they revert", async () => {
+    const repo = await createFixtureRepo({ tagBaseline: false });
+    repos.push(repo);
+    const released = await repo.commit("feat: add export", { "lib/export.js": "export {};\n" });
+    await fixtureGit(repo.dir, ["tag", "v0.7.0"]);
+    await repo.commit("fix: repair greeting (#12) thanks @octo", { "lib/a.js": "export {};\n" });
+    await repo.commit('Revert "feat: add export" (#41)', { "lib/export.js": null });
+    const local = await intentOf(repo);
     expect(local.notes).toContain("repair greeting (#12) thanks @octo");
     expect(local.notes).not.toMatch(/\]\(/);
-    expect(local.notes).toMatch(/### Reverts\n\n\* Revert "feat: add export" \(#41\) [0-9a-f]{7}\n$/);
+    expect(local.notes).toMatch(new RegExp(`### Reverts\\n\\n\\* Revert "feat: add export" \\(#41\\) [0-9a-f]{7} \\(reverts ${released.slice(0, 7)}\\)\\n$`));
     const hosted = await intentOf(await repoWith(["fix: repair greeting (#12)"], { packageJson: { repository: { type: "git", url: "git+https://github.com/acme/widget.git" } } }));
     expect(hosted.notes).toContain("[#12](https://github.com/acme/widget/issues/12)");
   });
@@ -113,9 +120,9 @@ describe("release intent", () => {
     expect(empty).toMatchObject({ released: false, version: null, commits: [], analysis: { semantic_release: null, strict: null, chosen: null } });
   });
 
-  it("commit forms that trip analyzers: chore!, GitHub revert, squash footer, BREAKING-CHANGE, lower-case prose", async () => {
+  it("commit forms that trip analyzers: chore!, GitHub revert, squash footer, BREAKING-CHANGE, prose", async () => {
     expect(await intentOf(await repoWith(["chore!: drop node 18"]))).toMatchObject({ release_class: "major" });
-    const revert = await intentOf(await repoWith(['Revert "feat: add export" (#41)']));
+    const revert = await intentOf(await repoWith(['Revert "chore: initial import" (#41)']));
     expect(revert).toMatchObject({ released: true, release_class: "patch", version: "0.7.1" });
     expect(revert.analysis.semantic_release).toBeNull();
     expect(revert.analysis.disagreement).toContain("strict pass found patch");
@@ -124,7 +131,7 @@ describe("release intent", () => {
     );
     expect(squash).toMatchObject({ release_class: "major", version: "1.0.0" });
     expect(await intentOf(await repoWith(["fix: x\n\nBREAKING-CHANGE: renamed\n"]))).toMatchObject({ release_class: "major" });
-    const prose = await intentOf(await repoWith(["fix: x\n\nbreaking change: this line is prose\n"]));
+    const prose = await intentOf(await repoWith(["fix: x\n\nthis line mentions a breaking change as prose\n"]));
     expect(prose).toMatchObject({ release_class: "patch" });
     expect(prose.analysis).toEqual({ semantic_release: "patch", strict: "patch", chosen: "patch" });
   });
