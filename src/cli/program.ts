@@ -4,6 +4,13 @@
  *
  * Actions set `process.exitCode` through `runAction` (see `output.ts` for the
  * exit-code table).
+ *
+ * Start-up rule: every command and flag is declared here at start-up, so
+ * `--help` is complete, but a command module imports only commander types and
+ * `../output.js` at its top; everything its action uses (area modules and heavy
+ * libraries: Octokit, semantic-release, esbuild, the MCP SDK, Sigstore, tar,
+ * zod) is loaded inside the action with `await import(...)`.
+ * test/cli/module-graph.test.ts enforces it; `npm run bench:cli` times it.
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";

@@ -13,7 +13,6 @@ import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { extract } from "tar-stream";
 import { ReleaseContractError } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
@@ -48,6 +47,8 @@ export async function hashFile(path: string): Promise<{ sha256: string; size: nu
  * @throws ReleaseContractError `TARBALL_UNREADABLE`, `TARBALL_METADATA_MISSING`.
  */
 export async function readTarballPackageJsonFile(path: string): Promise<JsonObject> {
+  // tar-stream loads on first use, so commands that never read a tarball start without it.
+  const { extract } = await import("tar-stream");
   const found: Buffer[] = [];
   let count = 0;
   const ex = extract();

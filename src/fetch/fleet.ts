@@ -21,13 +21,14 @@ import { constants as fsConstants } from "node:fs";
 import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, basename } from "node:path";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
-import { RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE } from "../contract/constants.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../contract/policy.js";
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
-import { artifactManifest } from "../oci/manifest.js";
+import { receiptReferenceFor } from "./receipt-reference.js";
+
+export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 
@@ -127,19 +128,6 @@ export async function writeFleetLockFile(path: string, lock: FleetLock): Promise
     await rm(temp, { force: true });
     throw error;
   }
-}
-
-/**
- * The digest reference of the receipt artifact holding `receiptBytes` in
- * `repository`: the manifest `writeLayout` makes for it (artifactType
- * receipt, one layer `release-receipt.json`) is deterministic.
- */
-export function receiptReferenceFor(repository: string, receiptBytes: Uint8Array): string {
-  const digest = "sha256:" + createHash("sha256").update(receiptBytes).digest("hex");
-  const { descriptor } = artifactManifest(RECEIPT_ARTIFACT_TYPE, [
-    { path: RECEIPT_FILE, descriptor: { mediaType: "application/octet-stream", digest, size: receiptBytes.length } },
-  ]);
-  return `${repository}@${descriptor.digest}`;
 }
 
 /** Options of {@link addPluginToLock}. */

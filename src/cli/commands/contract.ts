@@ -1,15 +1,9 @@
-/** CLI wiring of the offline contract checks: `verify-manifest`, `verify-final-receipt`. */
+/**
+ * CLI wiring of the offline contract checks: `verify-manifest`, `verify-final-receipt`.
+ * The contract modules (zod schemas) load inside the actions, so `--help` and
+ * other commands start without them.
+ */
 import type { Command } from "commander";
-import { receiptReferenceFor } from "../../fetch/fleet.js";
-import {
-  ReleaseContractError,
-  parseReleaseJson,
-  readReleaseJsonBytesFile,
-  readReleaseJsonFile,
-  resolveVerificationPolicy,
-  verifyFinalReceiptBytes,
-  verifyManifest,
-} from "../../contract/index.js";
 import { printJson, printLine, runAction } from "../output.js";
 
 interface VerifyManifestOptions {
@@ -41,6 +35,8 @@ export function registerContractCommands(program: Command): void {
     .option("--json", "print a JSON result instead of text")
     .action(async (opts: VerifyManifestOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        const { readReleaseJsonFile, verifyManifest } = await import("../../contract/manifest.js");
+        const { resolveVerificationPolicy } = await import("../../contract/policy.js");
         const doc = await readReleaseJsonFile(opts.manifest);
         const policy = await resolveVerificationPolicy(process.cwd(), {
           package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
@@ -65,6 +61,11 @@ export function registerContractCommands(program: Command): void {
     .option("--json", "print a JSON result instead of text")
     .action(async (opts: VerifyReceiptOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        const { readReleaseJsonBytesFile } = await import("../../contract/manifest.js");
+        const { parseReleaseJson, verifyFinalReceiptBytes } = await import("../../contract/release-document.js");
+        const { resolveVerificationPolicy } = await import("../../contract/policy.js");
+        const { ReleaseContractError } = await import("../../contract/errors.js");
+        const { receiptReferenceFor } = await import("../../fetch/receipt-reference.js");
         const bytes = await readReleaseJsonBytesFile(opts.receipt);
         const doc = parseReleaseJson(bytes);
         const pinnedRepo = opts.expectBundleReference?.slice(0, Math.max(0, opts.expectBundleReference.lastIndexOf("@")));

@@ -2,15 +2,13 @@
  * CLI wiring of the consumer commands: `fetch`, `fleet add`, `fleet verify`
  * (logic in `src/fetch`). Credentials come from the environment only
  * (`REGISTRY_USERNAME` + `REGISTRY_PASSWORD`, or `GH_TOKEN` for ghcr.io).
+ * The fetch, fleet and registry modules load inside the actions only.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { parseStrictJson } from "../../contract/canonical-json.js";
-import { policyFromPackageJson, type GateCommands } from "../../contract/policy.js";
-import { parseReference, parseRepository } from "../../contract/reference.js";
-import { fetchRelease, resolveRegistryCredentials, type RegistryCredentials } from "../../fetch/fetch.js";
-import { addPluginToLock, verifyFleetLock } from "../../fetch/fleet.js";
+import type { GateCommands } from "../../contract/policy.js";
+import type { RegistryCredentials } from "../../fetch/fetch.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 
 interface FetchOptions {
@@ -38,6 +36,7 @@ interface FleetVerifyOptions {
 
 /** The checkout's package.json (or undefined when absent or unreadable as JSON). */
 async function checkoutPackageJson(dir: string): Promise<Record<string, unknown> | undefined> {
+  const { parseStrictJson } = await import("../../contract/canonical-json.js");
   let bytes: Buffer;
   try {
     bytes = await readFile(join(dir, "package.json"));
@@ -56,7 +55,8 @@ function declaredRepository(pkg: Record<string, unknown> | undefined): string | 
 }
 
 /** Gate commands the checkout declares for itself, used when the fetched package is the checkout's own. */
-function gatesFromCheckout(pkg: Record<string, unknown> | undefined): (name: string) => GateCommands | undefined {
+async function gatesFromCheckout(pkg: Record<string, unknown> | undefined): Promise<(name: string) => GateCommands | undefined> {
+  const { policyFromPackageJson } = await import("../../contract/policy.js");
   return (name) => {
     if (pkg === undefined || pkg["name"] !== name || declaredRepository(pkg) === undefined) return undefined;
     try {
@@ -84,6 +84,8 @@ export function registerFetchCommands(program: Command): void {
         if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
           throw new UsageError(`--expect must be bundle or receipt, not ${JSON.stringify(opts.expect)}`);
         }
+        const { parseReference, parseRepository } = await import("../../contract/reference.js");
+        const { fetchRelease, resolveRegistryCredentials } = await import("../../fetch/fetch.js");
         const pkg = await checkoutPackageJson(process.cwd());
         const repository = opts.repository ?? declaredRepository(pkg);
         if (repository === undefined) {
@@ -99,7 +101,7 @@ export function registerFetchCommands(program: Command): void {
           plainHttp: opts.plainHttp === true,
           ...(credentials === undefined ? {} : { credentials }),
           ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
-          policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: gatesFromCheckout(pkg) },
+          policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: await gatesFromCheckout(pkg) },
         });
         if (opts.json === true) printJson(result);
         else {
@@ -118,6 +120,8 @@ export function registerFetchCommands(program: Command): void {
     .option("--json", "print the pinned entry as JSON")
     .action(async (opts: FleetAddOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        const { parseStrictJson } = await import("../../contract/canonical-json.js");
+        const { addPluginToLock } = await import("../../fetch/fleet.js");
         const pkg = await checkoutPackageJson(process.cwd());
         // The receipt's package name selects the checkout's gate commands when it is the checkout's own
         // package; addPluginToLock reads and verifies the receipt itself.
@@ -127,7 +131,7 @@ export function registerFetchCommands(program: Command): void {
         } catch {
           name = undefined;
         }
-        const gates = typeof name === "string" ? gatesFromCheckout(pkg)(name) : undefined;
+        const gates = typeof name === "string" ? (await gatesFromCheckout(pkg))(name) : undefined;
         const { plugin, changed } = await addPluginToLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
         if (opts.json === true) printJson({ ok: true, changed, plugin });
         else printLine(`${changed ? "pinned" : "already pinned"} ${plugin.name} ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference}, ${plugin.tarball.filename} sha256:${plugin.tarball.sha256}`);
@@ -143,13 +147,15 @@ export function registerFetchCommands(program: Command): void {
     .option("--json", "print the verified plugins as JSON")
     .action(async (opts: FleetVerifyOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
+        const { verifyFleetLock } = await import("../../fetch/fleet.js");
         const pkg = await checkoutPackageJson(process.cwd());
         const credentialCache = new Map<string, RegistryCredentials | undefined>();
         const results = await verifyFleetLock({
           lockPath: opts.lock,
           plainHttp: opts.plainHttp === true,
           ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
-          policy: { gatesFor: gatesFromCheckout(pkg) },
+          policy: { gatesFor: await gatesFromCheckout(pkg) },
           credentialsFor: async (repository) => {
             if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository));
             return credentialCache.get(repository.repository);

@@ -1,7 +1,8 @@
-/** CLI wiring of the kit commands `plugin build` and `plugin doctor` (logic lives in src/kit). */
+/**
+ * CLI wiring of the kit commands `plugin build` and `plugin doctor` (logic lives in src/kit).
+ * esbuild and the MCP SDK load inside the actions only.
+ */
 import { InvalidArgumentError, type Command } from "commander";
-import { buildPluginPackage } from "../../kit/build.js";
-import { doctorPluginPackage, formatDoctorReport } from "../../kit/doctor.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 
 function collectAlias(value: string, previous: Record<string, string> | undefined): Record<string, string> {
@@ -26,6 +27,7 @@ export function registerKitCommands(program: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (entry: string, options: { out: string; root?: string; alias?: Record<string, string>; kitAlias: boolean; minify: boolean; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
+        const { buildPluginPackage } = await import("../../kit/build.js");
         const result = await buildPluginPackage({
           entry,
           outDir: options.out,
@@ -58,6 +60,7 @@ export function registerKitCommands(program: Command): void {
       const timeoutMs = Number(options.timeout);
       process.exitCode = await runAction(options.json === true, async () => {
         if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
+        const { doctorPluginPackage, formatDoctorReport } = await import("../../kit/doctor.js");
         const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call });
         if (options.json) printJson(report);
         else for (const line of formatDoctorReport(report)) printLine(line);

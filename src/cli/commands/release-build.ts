@@ -7,15 +7,10 @@
  * (exit 0), or `{"ok":false,"code":"<CODE>","message":"..."}` on failure
  * (exit 1; usage errors exit 2). Gate command output and semantic-release
  * logs (`--verbose`) go to stderr.
+ *
+ * The step modules (semantic-release, publint, git) load inside each action.
  */
 import type { Command } from "commander";
-import { buildRelease, checkDist } from "../../../release/build.js";
-import { readReleaseConfig } from "../../../release/config.js";
-import { runGate } from "../../../release/gate.js";
-import { releaseIntent } from "../../../release/intent.js";
-import { attachTrigger, materializeRelease } from "../../../release/materialize.js";
-import { checksumsStep, createManifestStep, verifyManifestStep } from "../../../release/manifest-steps.js";
-import { restoreSource } from "../../../release/restore.js";
 import { printJson, runAction, UsageError } from "../output.js";
 
 interface IntentFlags {
@@ -61,14 +56,14 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--branch <name>", "release branch", "main")
     .option("--dir <dir>", "the checkout (default: current directory)")
     .action((flags: { expectedSha: string; branch: string; dir?: string }) =>
-      step(() => attachTrigger({ expectedSha: flags.expectedSha, branch: flags.branch, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
+      step(async () => (await import("../../../release/materialize.js")).attachTrigger({ expectedSha: flags.expectedSha, branch: flags.branch, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
     );
 
   withIntentFlags(release.command("intent"))
     .description("Decide the next version: baseline, strict conventional history, semantic-release dry-run. Disarmed unless SEMANTIC_RELEASE_ENABLED=true.")
     .action((flags: IntentFlags) =>
-      step(() =>
-        releaseIntent({
+      step(async () =>
+        (await import("../../../release/intent.js")).releaseIntent({
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.package !== undefined ? { expectedPackage: flags.package } : {}),
           remote: remoteOf(flags),
@@ -82,8 +77,8 @@ export function registerReleaseBuildSteps(release: Command): void {
     .requiredOption("--expected-sha <sha>", "the trigger commit HEAD must equal")
     .option("--output-dir <dir>", "directory for release-source.bundle and release-source.sha256 (default: current directory)")
     .action((flags: IntentFlags & { expectedSha: string; outputDir?: string }) =>
-      step(() =>
-        materializeRelease({
+      step(async () =>
+        (await import("../../../release/materialize.js")).materializeRelease({
           expectedSha: flags.expectedSha,
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.outputDir !== undefined ? { outputDir: flags.outputDir } : {}),
@@ -102,7 +97,7 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--checksum-file <file>", "checksum file (default: release-source.sha256 next to the bundle)")
     .option("--dir <dir>", "checkout to create, absent or empty", "release-source")
     .action((flags: { bundle: string; expectedSha: string; checksumFile?: string; dir: string }) =>
-      step(() => restoreSource({ bundle: flags.bundle, expectedSha: flags.expectedSha, dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
+      step(async () => (await import("../../../release/restore.js")).restoreSource({ bundle: flags.bundle, expectedSha: flags.expectedSha, dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
     );
 
   release
@@ -113,8 +108,8 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
     .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after packing")
     .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string; expectedSha?: string }) =>
-      step(() =>
-        buildRelease({
+      step(async () =>
+        (await import("../../../release/build.js")).buildRelease({
           artifactDir: flags.artifactDir,
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}),
@@ -131,6 +126,8 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
     .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string }) =>
       step(async () => {
+        const { readReleaseConfig } = await import("../../../release/config.js");
+        const { checkDist } = await import("../../../release/build.js");
         const config = await readReleaseConfig(flags.dir ?? process.cwd());
         return checkDist(config, flags.artifactDir, flags.releaseVersion ?? config.version);
       })(),
@@ -147,6 +144,7 @@ export function registerReleaseBuildSteps(release: Command): void {
     .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string; expectedSha?: string }) =>
       step(async () => {
         const timeoutMs = positiveSeconds(flags.timeoutSeconds);
+        const { runGate } = await import("../../../release/gate.js");
         return runGate({
           gate,
           evidenceDir: flags.evidenceDir,
@@ -187,7 +185,8 @@ export function registerReleaseBuildSteps(release: Command): void {
         dir?: string;
         output: string;
       }) =>
-        step(() => {
+        step(async () => {
+          const { createManifestStep } = await import("../../../release/manifest-steps.js");
           const version = flags.version ?? flags.releaseVersion;
           if (version === undefined) throw new UsageError("create-manifest needs --version <version> (or --release-version)");
           if (flags.version !== undefined && flags.releaseVersion !== undefined && flags.version !== flags.releaseVersion) {
@@ -216,7 +215,7 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--artifact-dir <dir>", "artifact directory", "dist")
     .option("--dir <dir>", "the release checkout (package.json gives the policy; default: current directory)")
     .action((flags: { manifest: string; artifactDir: string; dir?: string }) =>
-      step(() => verifyManifestStep({ manifest: flags.manifest, artifactDir: flags.artifactDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
+      step(async () => (await import("../../../release/manifest-steps.js")).verifyManifestStep({ manifest: flags.manifest, artifactDir: flags.artifactDir, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
     );
 
   release
@@ -228,8 +227,8 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--output <file>", "checksum file", "release-payload.sha256")
     .option("--dir <dir>", "the release checkout (package.json gives the policy; default: current directory)")
     .action((flags: { bundle: string; manifest: string; artifactDir: string; output: string; dir?: string }) =>
-      step(() =>
-        checksumsStep({ bundle: flags.bundle, manifest: flags.manifest, artifactDir: flags.artifactDir, output: flags.output, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }),
+      step(async () =>
+        (await import("../../../release/manifest-steps.js")).checksumsStep({ bundle: flags.bundle, manifest: flags.manifest, artifactDir: flags.artifactDir, output: flags.output, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }),
       )(),
     );
 }

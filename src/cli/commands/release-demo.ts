@@ -1,8 +1,6 @@
-/** CLI wiring of `release demo` (logic in release/demo.ts). */
+/** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
-import { runDemo } from "../../../release/demo.js";
 import { UsageError, printJson, printLine, runAction } from "../output.js";
-import { DemoError } from "../../../release/demo.js";
 
 interface DemoFlags {
   package?: string;
@@ -28,6 +26,7 @@ export function registerReleaseDemo(release: Command): void {
       process.exitCode = await runAction(flags.json === true, async () => {
         if (flags.registry !== undefined && flags.startRegistry === true) throw new UsageError("--registry and --start-registry exclude each other");
         if (flags.plainHttp === true && flags.registry === undefined) throw new UsageError("--plain-http goes with --registry (the embedded store and --start-registry need no flag)");
+        const { DemoError, runDemo } = await import("../../../release/demo.js");
         const result = await runDemo({
           ...(flags.package === undefined ? {} : { packageDir: flags.package }),
           ...(flags.registry === undefined ? {} : { registry: flags.registry }),

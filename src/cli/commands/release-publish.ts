@@ -10,25 +10,17 @@
  * `REGISTRY_USERNAME`/`REGISTRY_PASSWORD`), never from flags.
  *
  * One `register*` function per step; `registerReleasePublishSteps` lists them
- * in pipeline order.
+ * in pipeline order. The step modules (Octokit, the registry client, git)
+ * load inside each action.
  */
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { parseStrictJson } from "../../contract/canonical-json.js";
-import { DEFAULT_PACKAGE } from "../../contract/constants.js";
-import { policyFromPackageJson, type ReleasePolicy } from "../../contract/policy.js";
-import { checkImmutableReleases } from "../../../release/check-immutable.js";
-import { checkPrivate } from "../../../release/check-private.js";
-import { remoteTagCommit } from "../../../release/git.js";
-import { createGitHubRelease } from "../../../release/github-release.js";
-import { promoteRelease } from "../../../release/promote.js";
-import { publishRelease } from "../../../release/publish.js";
-import { runRelease } from "../../../release/run.js";
-import { stageRelease } from "../../../release/stage.js";
+import type { ReleasePolicy } from "../../contract/policy.js";
 import { printJson, runAction, UsageError } from "../output.js";
 
 /** The package.json of the current directory, or undefined when absent or unreadable. */
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
+  const { parseStrictJson } = await import("../../contract/canonical-json.js");
   try {
     return parseStrictJson(await readFile("package.json"), { rejectIntegralFloats: false });
   } catch {
@@ -42,6 +34,8 @@ async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
  * when given (a checkout without package.json then gets a minimal policy).
  */
 async function publishPolicy(repositoryFlag: string | undefined): Promise<ReleasePolicy> {
+  const { policyFromPackageJson } = await import("../../contract/policy.js");
+  const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
   const pkg = await cwdPackageJson();
   if (pkg !== undefined) {
     return policyFromPackageJson(pkg, repositoryFlag);
@@ -69,6 +63,7 @@ function registerCheckPrivate(release: Command): void {
     .action(async (flags: CheckPrivateFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         const policy = await publishPolicy(flags.repository);
+        const { checkPrivate } = await import("../../../release/check-private.js");
         const evidence = await checkPrivate({
           repository: policy.registryRepository,
           policy,
@@ -88,6 +83,7 @@ function registerCheckImmutable(release: Command): void {
     .option("--json", "print failures as a JSON object on stdout")
     .action(async (flags: { json?: boolean }) => {
       process.exitCode = await runAction(flags.json === true, async () => {
+        const { checkImmutableReleases } = await import("../../../release/check-immutable.js");
         printJson(await checkImmutableReleases());
       });
     });
@@ -109,6 +105,7 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
     if (flags.bundleReference !== undefined || flags.receiptReference !== undefined) {
       throw new UsageError("give either --references or --bundle-reference with --receipt-reference, not both");
     }
+    const { parseStrictJson } = await import("../../contract/canonical-json.js");
     const document = parseStrictJson(await readFile(flags.references));
     const bundle = document["bundle_reference"];
     const receipt = document["receipt_reference"];
@@ -140,6 +137,9 @@ function registerGitHubRelease(release: Command): void {
       process.exitCode = await runAction(flags.json === true, async () => {
         const { bundle, receipt } = await referencesFromFlags(flags);
         const pkgName = (await cwdPackageJson())?.["name"];
+        const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
+        const { createGitHubRelease } = await import("../../../release/github-release.js");
+        const { remoteTagCommit } = await import("../../../release/git.js");
         const packageName = flags.packageName ?? (typeof pkgName === "string" ? pkgName : DEFAULT_PACKAGE);
         const remote = flags.gitRemote;
         const result = await createGitHubRelease({
@@ -184,6 +184,7 @@ function registerStage(release: Command): void {
     .action(async (flags: StageFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         const policy = await publishPolicy(flags.repository);
+        const { stageRelease } = await import("../../../release/stage.js");
         printJson(
           await stageRelease({
             policy,
@@ -224,6 +225,7 @@ function registerPromote(release: Command): void {
     .action(async (flags: PromoteFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         const policy = await publishPolicy(flags.repository);
+        const { promoteRelease } = await import("../../../release/promote.js");
         printJson(
           await promoteRelease({
             policy,
@@ -262,6 +264,7 @@ function registerPublish(release: Command): void {
     .action(async (flags: PublishFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         const policy = await publishPolicy(flags.repository);
+        const { publishRelease } = await import("../../../release/publish.js");
         printJson(
           await publishRelease({
             policy,
@@ -305,6 +308,7 @@ function registerRun(release: Command): void {
     .action(async (flags: RunFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);
+        const { runRelease } = await import("../../../release/run.js");
         printJson(
           await runRelease({
             source: flags.source ?? process.cwd(),

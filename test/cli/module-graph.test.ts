@@ -1,0 +1,118 @@
+/**
+ * Start-up rule of the CLI (PROTOCOL "CLI start-up must stay fast"): importing
+ * the CLI entry and rendering any `--help` loads commander and `src/cli` only;
+ * heavy libraries (Octokit, semantic-release, esbuild, the MCP SDK, Sigstore,
+ * Verdaccio, publint, tar libraries, zod, undici) and the area modules load
+ * inside the action that uses them. Checked on the module graph of the real
+ * compiled CLI, not by timing (timings live in `npm run bench:cli`).
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { writeFile } from "node:fs/promises";
+import { canonicalJson, testedManifestBytes } from "../../src/contract/index.js";
+import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+import { HEAVY_PACKAGES, ROOT, graphViolations, importChain, recordModuleGraph, type GraphEdge } from "../support/module-graph.js";
+
+const CLI = join(ROOT, "dist", "src", "cli", "main.js");
+const PROGRAM = join(ROOT, "dist", "src", "cli", "program.js");
+
+/** What may load before an action runs: commander, our CLI wiring and the error base class. */
+const STARTUP = {
+  packages: new Set(["commander"]),
+  distModule: (path: string) => path.startsWith("dist/src/cli/") || path === "dist/src/contract/errors.js" || path === "dist/src/contract/constants.js",
+};
+const FIX = "import heavy modules inside the action handler: `const { x } = await import(\"../../area/x.js\")`";
+
+describe("CLI start-up module graph", () => {
+  it.each([[["--version"]], [["--help"]], [["release", "run", "--help"]], [["plugin", "build", "--help"]], [[]]])("`hermes-plugin-kit %j` loads commander and src/cli only", async (args) => {
+    const run = await recordModuleGraph([CLI, ...args]);
+    expect(run.code, run.stderr).toBe(args.length === 0 ? 2 : 0);
+    expect(run.edges.some((e) => e.url.endsWith("/dist/src/cli/program.js"))).toBe(true);
+    expect(graphViolations(run.edges, STARTUP), FIX).toEqual([]);
+  });
+
+  it("every command's help is complete (each option listed) with no action module loaded", async () => {
+    // One process renders the help of every command, the way `<command> --help` does.
+    const script = `
+      const { buildProgram } = await import(${JSON.stringify(PROGRAM)});
+      const program = buildProgram();
+      const missing = [];
+      let commands = 0;
+      const walk = (cmd, path) => {
+        const help = cmd.helpInformation();
+        for (const option of cmd.options) if (!help.includes(option.flags)) missing.push(path + " " + option.flags);
+        for (const sub of cmd.commands) {
+          if (!help.includes(sub.name())) missing.push(path + " lists no " + sub.name());
+          commands += 1;
+          walk(sub, path + " " + sub.name());
+        }
+      };
+      walk(program, "hermes-plugin-kit");
+      process.stdout.write(JSON.stringify({ commands, missing }));`;
+    const run = await recordModuleGraph(["--input-type=module", "-e", script]);
+    expect(run.code, run.stderr).toBe(0);
+    const { commands, missing } = JSON.parse(run.stdout) as { commands: number; missing: string[] };
+    expect(commands).toBeGreaterThan(20);
+    expect(missing).toEqual([]);
+    expect(graphViolations(run.edges, STARTUP), FIX).toEqual([]);
+  });
+});
+
+describe("offline verify commands load only what they use", () => {
+  let dir: string;
+  let receiptFile: string;
+  let manifestFile: string;
+  let dist: string;
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    dist = await packTinyPackage(dir, POLICY.package, "0.8.0");
+    const manifest = await testedManifestFor(dist);
+    receiptFile = join(dir, "release-receipt.json");
+    manifestFile = join(dir, "release-manifest.json");
+    await writeFile(receiptFile, canonicalJson(receiptFor(manifest)));
+    await writeFile(manifestFile, testedManifestBytes(manifest));
+  });
+
+  it("verify-final-receipt: commander and zod, no registry, GitHub, tar, bundler or MCP code", async () => {
+    const run = await recordModuleGraph([CLI, "verify-final-receipt", "--receipt", receiptFile, "--repository", POLICY.registryRepository, "--package", POLICY.package, "--expect-bundle-reference", BUNDLE_REFERENCE]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(graphViolations(run.edges, { packages: new Set(["commander", "zod"]), forbidden: HEAVY_PACKAGES.filter(([, name]) => name !== "zod"), distModule: (p) => !/^dist\/(release|src\/kit|src\/fetch\/(fetch|privacy|fleet)\.js|src\/oci\/(registry|layout|oras|open))/.test(p) })).toEqual([]);
+  });
+
+  it("verify-manifest: adds the tar reader, nothing else heavy", async () => {
+    const run = await recordModuleGraph([CLI, "verify-manifest", "--manifest", manifestFile, "--artifact-dir", dist, "--repository", POLICY.registryRepository]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(graphViolations(run.edges, { forbidden: HEAVY_PACKAGES.filter(([, name]) => name !== "zod" && name !== "a tar library"), distModule: (p) => !/^dist\/(release|src\/kit|src\/fetch|src\/oci)/.test(p) })).toEqual([]);
+  });
+});
+
+describe("graphViolations", () => {
+  const url = (path: string) => `file://${ROOT}${path}`;
+  const edges: GraphEdge[] = [
+    { parent: null, specifier: CLI, url: url("dist/src/cli/main.js") },
+    { parent: url("dist/src/cli/main.js"), specifier: "./program.js", url: url("dist/src/cli/program.js") },
+    { parent: url("dist/src/cli/program.js"), specifier: "commander", url: url("node_modules/commander/esm.mjs") },
+    { parent: url("dist/src/cli/program.js"), specifier: "./commands/release.js", url: url("dist/src/cli/commands/release.js") },
+  ];
+  const octokit: GraphEdge[] = [
+    { parent: url("dist/src/cli/commands/release.js"), specifier: "../../../release/github-release.js", url: url("dist/release/github-release.js") },
+    { parent: url("dist/release/github-release.js"), specifier: "@octokit/rest", url: url("node_modules/@octokit/rest/dist-src/index.js") },
+    { parent: url("node_modules/@octokit/rest/dist-src/index.js"), specifier: "@octokit/core", url: url("node_modules/@octokit/core/dist-src/index.js") },
+  ];
+
+  it("passes a graph of commander and src/cli", () => {
+    expect(graphViolations(edges, STARTUP)).toEqual([]);
+  });
+
+  it("names a heavy library and the import chain that loaded it", () => {
+    const problems = graphViolations([...edges, ...octokit], STARTUP);
+    expect(problems).toContain("Octokit (@octokit/rest) loaded via dist/src/cli/main.js -> dist/src/cli/program.js -> dist/src/cli/commands/release.js -> dist/release/github-release.js -> @octokit/rest");
+    expect(problems.some((p) => p.startsWith("dist/release/github-release.js loaded via"))).toBe(true);
+  });
+
+  it("refuses a package outside the allow-list even when it is not on the heavy list", () => {
+    const extra = { parent: url("dist/src/cli/program.js"), specifier: "left-pad", url: url("node_modules/left-pad/index.js") };
+    expect(graphViolations([...edges, extra], STARTUP)).toEqual([`package left-pad loaded via ${importChain([...edges, extra], extra.url)}`]);
+  });
+});
