@@ -20,6 +20,7 @@ import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from 
 import { isPluginDefinition, type PluginDefinition } from "./plugin.js";
 import { checkMcpConfig, checkPluginManifest, scanText, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
 import { pluginSkill } from "./skills.js";
+import { withStdoutOnStderr } from "./stdout.js";
 
 /** Options of {@link buildPluginPackage}. */
 export interface BuildOptions {
@@ -77,6 +78,18 @@ function kitNodePaths(): string[] {
 
 /** Virtual module of the bundle that reports a failing entry as a refusal line (installed before the entry evaluates). */
 const GUARD_MODULE = "hermes-plugin-kit-guard";
+/** Virtual module evaluated first in the bundle: routes every non-protocol stdout write to stderr (see stdout.ts). */
+const STDOUT_MODULE = "hermes-plugin-kit-stdout";
+
+/**
+ * Absolute path of the kit's stdout guard module (`src/kit/stdout`), bundled
+ * as the server's first module. It imports only Node built-ins, so nothing of
+ * the plugin is evaluated before it.
+ */
+export function stdoutGuardPath(): string {
+  const self = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(self), `stdout${path.extname(self)}`);
+}
 
 function findRoot(entry: string): string {
   let dir = path.dirname(entry);
@@ -178,7 +191,8 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
     process.env.PLUGIN_ROOT = root;
     let loaded: { default?: unknown };
     try {
-      loaded = (await import(pathToFileURL(probe).href)) as { default?: unknown };
+      // The entry's module-load output must not reach this process's stdout (`plugin build --json`).
+      loaded = (await withStdoutOnStderr(() => import(pathToFileURL(probe).href))) as { default?: unknown };
     } catch (error) {
       throw recode(error);
     } finally {
@@ -204,6 +218,7 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   const staged = `${serverFile}.tmp-${process.pid}`;
   mkdirSync(path.dirname(serverFile), { recursive: true });
   const main = [
+    `import "${STDOUT_MODULE}";`,
     `import { refuseToServe } from "${GUARD_MODULE}";`,
     `import plugin from ${JSON.stringify(entry)};`,
     `import { servePluginModule } from "hermes-plugin-kit";`,
@@ -220,11 +235,13 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
     `process.on("uncaughtException", refuseToServe);`,
     "",
   ].join("\n");
+  const stdoutGuard = `import { guardStdout } from ${JSON.stringify(stdoutGuardPath())};\nguardStdout();\n`;
+  const virtualModules: Record<string, string> = { [GUARD_MODULE]: guard, [STDOUT_MODULE]: stdoutGuard };
   const guardPlugin = {
     name: "hermes-plugin-kit-guard",
     setup(build: { onResolve: Function; onLoad: Function }) {
-      build.onResolve({ filter: new RegExp(`^${GUARD_MODULE}$`) }, () => ({ path: GUARD_MODULE, namespace: "hermes-plugin-kit" }));
-      build.onLoad({ filter: /.*/, namespace: "hermes-plugin-kit" }, () => ({ contents: guard, loader: "js", resolveDir: path.dirname(entry) }));
+      build.onResolve({ filter: new RegExp(`^(?:${GUARD_MODULE}|${STDOUT_MODULE})$`) }, (args: { path: string }) => ({ path: args.path, namespace: "hermes-plugin-kit" }));
+      build.onLoad({ filter: /.*/, namespace: "hermes-plugin-kit" }, (args: { path: string }) => ({ contents: virtualModules[args.path], loader: "js", resolveDir: path.dirname(entry) }));
     },
   };
   try {

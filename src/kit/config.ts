@@ -18,19 +18,70 @@ export const PLUGIN_CONFIG_FILE = "config.json";
 export const PLUGIN_CONFIG_MAX_BYTES = 1024 * 1024;
 
 /**
- * The plugin root: `PLUGIN_ROOT` when set; otherwise, when the running script
- * sits in a `dist/` directory (the built `dist/server.js`), its parent;
- * otherwise the current directory. Absolute.
+ * The plugin root: `PLUGIN_ROOT` when set (Hermes always sets it); otherwise,
+ * when the running script sits in a `dist/` directory (the built
+ * `dist/server.js`), its parent; otherwise the nearest directory above the
+ * running script that holds `plugin.json` or `package.json`; the current
+ * directory only when there is no script. Never the working directory when
+ * a script is known: hosts do not start servers in the package root.
+ * Absolute.
  */
 export function resolvePluginRoot(): string {
   const fromEnv = process.env.PLUGIN_ROOT;
   if (fromEnv && fromEnv.trim() !== "") return path.resolve(fromEnv);
   const script = process.argv[1];
-  if (script) {
-    const dir = path.dirname(path.resolve(script));
-    if (path.basename(dir) === "dist") return path.dirname(dir);
+  if (!script) return process.cwd();
+  let dir = path.dirname(path.resolve(script));
+  if (path.basename(dir) === "dist") return path.dirname(dir);
+  for (let depth = 0; depth < 32; depth += 1) {
+    if (existsSync(path.join(dir, "plugin.json")) || existsSync(path.join(dir, "package.json"))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
   }
-  return process.cwd();
+  return path.dirname(path.resolve(script));
+}
+
+function containedPath(base: string, segments: readonly string[], what: string): string {
+  for (const segment of segments) {
+    if (typeof segment !== "string" || segment === "" || segment.includes("\0")) throw new PluginKitError("PLUGIN_PATH_INVALID", `${what} path segments must be non-empty strings`);
+    if (path.isAbsolute(segment)) throw new PluginKitError("PLUGIN_PATH_INVALID", `${what} path segment ${JSON.stringify(segment)} must be relative`);
+  }
+  const target = path.resolve(base, ...segments);
+  const relative = path.relative(base, target);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) {
+    throw new PluginKitError("PLUGIN_PATH_INVALID", `${what} path ${JSON.stringify(segments.join("/"))} escapes ${what === "package" ? "the plugin root" : "PLUGIN_DATA"}`);
+  }
+  return target;
+}
+
+/**
+ * Absolute path of a file shipped in the package, e.g.
+ * `pluginPath("data", "rates.json")` -> `${PLUGIN_ROOT}/data/rates.json`.
+ * Use it for every package file a tool reads: Hermes starts the server in
+ * its own working directory unless mcp.json sets `cwd`, so a path relative to
+ * `process.cwd()` works in a test from the package root and fails under
+ * Hermes (`plugin doctor` reports such tools as `SERVER_CWD_DEPENDENT`).
+ * The root is {@link resolvePluginRoot}; no symlinks are resolved.
+ *
+ * @throws PluginKitError `PLUGIN_PATH_INVALID` for an empty or absolute
+ *   segment or a path that escapes the root (`..`).
+ */
+export function pluginPath(...segments: string[]): string {
+  return containedPath(resolvePluginRoot(), segments, "package");
+}
+
+/**
+ * Absolute path inside the writable data directory `PLUGIN_DATA`, e.g.
+ * `pluginDataPath("cache.json")`.
+ *
+ * @throws PluginKitError `PLUGIN_DATA_MISSING` when `PLUGIN_DATA` is unset,
+ *   `PLUGIN_PATH_INVALID` as {@link pluginPath}.
+ */
+export function pluginDataPath(...segments: string[]): string {
+  const data = resolvePluginData();
+  if (data === null) throw new PluginKitError("PLUGIN_DATA_MISSING", "PLUGIN_DATA is not set (Hermes sets it for portable packages; set it when running the server yourself)");
+  return containedPath(data, segments, "data");
 }
 
 /** The data directory from `PLUGIN_DATA`, or `null` when unset. Absolute. */

@@ -4,9 +4,10 @@
  * official SDK `Client` over stdio.
  *
  * Steps: plugin.json, skills/ and mcp.json against the portable rules; each
- * stdio server started with the filtered environment Hermes gives it (only
+ * stdio server started the way Hermes starts it (filtered environment: only
  * PATH, HOME, USER, LANG, LC_ALL, TERM, SHELL, TMPDIR, XDG_*, the entry's
- * env, PLUGIN_ROOT, PLUGIN_DATA); `tools/list` checked (name rules, Hermes
+ * env, PLUGIN_ROOT, PLUGIN_DATA; working directory only when mcp.json sets
+ * `cwd`, see doctor-server.ts); `tools/list` checked (name rules, Hermes
  * names, schemas); read-only tools called without arguments and with their
  * examples, each result rendered as the model would see it; every package
  * text file scanned for install-scanner patterns. Findings are named by rule
@@ -16,54 +17,22 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import os from "node:os";
 import path from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
+import { exerciseServer, type DoctorServer } from "./doctor-server.js";
 import { PluginKitError } from "./errors.js";
-import { checkHermesToolNames, clampedHermesToolName, validateToolName } from "./naming.js";
-import { redactText } from "./observability.js";
-import { EXAMPLES_META_KEY } from "./plugin.js";
 import {
   BINARY_EXTENSIONS,
   checkMcpConfig,
   checkPluginManifest,
-  expandPlaceholders,
   SCAN_LARGE_FILE_BYTES,
   SCANNED_EXTENSIONS,
   scanText,
   type PackageFinding,
   type StdioServerEntry,
 } from "./portable.js";
-import { renderForModel, type ReceivedToolResult } from "./render.js";
 import { checkSkillFrontmatter, parseSkillDocument, qualifiedSkillName, SKILL_FILE_MAX_BYTES } from "./skills.js";
 
-/** Environment variables Hermes passes through to a stdio MCP server (besides `XDG_*`). */
-export const FILTERED_ENV_NAMES: readonly string[] = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR"];
-
-/** One tool call the doctor made. */
-export interface DoctorCall {
-  arguments: Record<string, unknown>;
-  isError: boolean;
-  /** The JSON string Hermes would hand the model. */
-  modelSees: string;
-}
-
-/** One listed tool. */
-export interface DoctorTool {
-  name: string;
-  /** The name Hermes registers (`mcp__<server>__<tool>`, clamped as new hosts do). */
-  hermesName: string;
-  description: string;
-  readOnly: boolean;
-  inputSchema: unknown;
-  calls: DoctorCall[];
-}
-
-/** One started server. */
-export interface DoctorServer {
-  name: string;
-  started: boolean;
-  /** Start to first `tools/list` answer, in ms. */
-  startMs?: number;
-  tools: DoctorTool[];
-}
+export type { DoctorCall, DoctorServer, DoctorTool } from "./doctor-server.js";
+export { FILTERED_ENV_NAMES, filteredServerEnvironment } from "./host-environment.js";
 
 /** One skill found under skills/. */
 export interface DoctorSkill {
@@ -180,132 +149,6 @@ function scanPackage(root: string, findings: PackageFinding[]): void {
   }
 }
 
-/** The environment Hermes gives a stdio server (reference B.8), plus the entry env and PLUGIN_ROOT/PLUGIN_DATA. */
-export function filteredServerEnvironment(source: NodeJS.ProcessEnv, entry: StdioServerEntry, root: string, data: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(source)) {
-    if (value !== undefined && (FILTERED_ENV_NAMES.includes(key) || key.startsWith("XDG_"))) env[key] = value;
-  }
-  for (const [key, value] of Object.entries(entry.env)) env[key] = expandPlaceholders(value, root, data);
-  env["PLUGIN_ROOT"] = root;
-  env["PLUGIN_DATA"] = data;
-  return env;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-const STDERR_LIMIT = 256 * 1024;
-
-/** Variables the SDK's stdio transport inherits by default (POSIX). */
-const SDK_DEFAULT_ENV_NAMES = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-
-async function exerciseServer(
-  root: string,
-  data: string,
-  entry: StdioServerEntry,
-  options: Required<Pick<DoctorOptions, "timeoutMs" | "callTools">> & { environment: NodeJS.ProcessEnv },
-  findings: PackageFinding[],
-): Promise<DoctorServer> {
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-  const report: DoctorServer = { name: entry.name, started: false, tools: [] };
-  const error = (rule: string, message: string) => findings.push({ rule, severity: "error", message: `server '${entry.name}': ${message}` });
-  const command = entry.command.startsWith("./") ? path.resolve(root, entry.command) : entry.command;
-  const cwd = entry.cwd ? path.resolve(root, expandPlaceholders(entry.cwd, root, data)) : root;
-  // The SDK transport merges its own defaults (HOME, LOGNAME, PATH, SHELL, TERM, USER) under the
-  // env it is given; keys set to undefined are dropped by child_process, so the child gets exactly
-  // the filtered environment.
-  const env: Record<string, string | undefined> = Object.fromEntries(SDK_DEFAULT_ENV_NAMES.map((name) => [name, undefined]));
-  Object.assign(env, filteredServerEnvironment(options.environment, entry, root, data));
-  const transport = new StdioClientTransport({
-    command,
-    args: entry.args.map((a) => expandPlaceholders(a, root, data)),
-    env: env as Record<string, string>,
-    cwd,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (chunk: Buffer) => {
-    if (stderr.length < STDERR_LIMIT) stderr += chunk.toString("utf8");
-  });
-  const protocolErrors: string[] = [];
-  const client = new Client({ name: "hermes-plugin-kit-doctor", version: "1.0.0" });
-  client.onerror = (problem) => {
-    if (protocolErrors.length < 5) protocolErrors.push(problem instanceof Error ? problem.message : String(problem));
-  };
-  const started = performance.now();
-  const stderrTail = () => redactText(stderr.trim().split("\n").slice(-5).join("\n")).slice(-1000);
-  try {
-    await withTimeout(client.connect(transport), options.timeoutMs, "initialize");
-    const listed = await withTimeout(client.listTools(), options.timeoutMs, "tools/list");
-    report.startMs = Math.round(performance.now() - started);
-    report.started = true;
-    const names = listed.tools.map((t) => t.name);
-    for (const listedTool of listed.tools) {
-      try {
-        validateToolName(listedTool.name);
-      } catch (problem) {
-        if (problem instanceof PluginKitError) error(problem.code, problem.message);
-      }
-      const schema = listedTool.inputSchema as Record<string, unknown>;
-      if (schema["type"] !== "object") error("SCHEMA_INVALID", `tool '${listedTool.name}' inputSchema.type must be "object"`);
-      if ("parameters" in schema || ("name" in schema && "description" in schema)) {
-        error("SCHEMA_TOP_LEVEL_PROPERTIES", `tool '${listedTool.name}' inputSchema is a whole function schema; list only the parameters object (the model would see no arguments)`);
-      }
-      const properties = isObject(schema["properties"]) ? schema["properties"] : {};
-      const required = Array.isArray(schema["required"]) ? schema["required"] : [];
-      const unknown = required.filter((name) => typeof name !== "string" || !(name in properties));
-      if (unknown.length > 0) error("SCHEMA_REQUIRED_UNKNOWN", `tool '${listedTool.name}' requires unknown properties: ${unknown.join(", ")}`);
-      if (schema["additionalProperties"] !== false) {
-        findings.push({ rule: "SCHEMA_OPEN", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' inputSchema lacks additionalProperties: false` });
-      }
-      if (!listedTool.description || listedTool.description.trim() === "") {
-        findings.push({ rule: "TOOL_DESCRIPTION_REQUIRED", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' has no description (Hermes shows a generic one)` });
-      }
-      const tool: DoctorTool = {
-        name: listedTool.name,
-        hermesName: clampedHermesToolName(entry.name, listedTool.name),
-        description: listedTool.description ?? "",
-        readOnly: listedTool.annotations?.readOnlyHint === true,
-        inputSchema: listedTool.inputSchema,
-        calls: [],
-      };
-      report.tools.push(tool);
-      if (!options.callTools || !tool.readOnly) continue;
-      const examples = isObject(listedTool._meta?.[EXAMPLES_META_KEY]) ? (listedTool._meta?.[EXAMPLES_META_KEY] as Record<string, unknown>) : {};
-      const attempts: Array<Record<string, unknown>> = [];
-      if (required.length > 0) attempts.push({});
-      if (required.every((key) => typeof key === "string" && key in examples)) attempts.push(examples);
-      for (const args of attempts) {
-        try {
-          const result = (await withTimeout(client.callTool({ name: listedTool.name, arguments: args }), options.timeoutMs, `tools/call ${listedTool.name}`)) as ReceivedToolResult;
-          tool.calls.push({ arguments: args, isError: result.isError === true, modelSees: renderForModel(result) });
-          if (Object.keys(args).length === 0 && required.length > 0 && result.isError !== true) {
-            findings.push({ rule: "TOOL_VALIDATION_MISSING", severity: "warning", message: `server '${entry.name}': tool '${listedTool.name}' accepted a call without its required arguments` });
-          }
-        } catch (problem) {
-          error("TOOL_CALL_PROTOCOL_ERROR", `tools/call ${listedTool.name} answered a JSON-RPC error instead of an isError result (Hermes shows a generic failure and counts a breaker strike): ${redactText(problem instanceof Error ? problem.message : String(problem))}`);
-        }
-      }
-    }
-    for (const problem of checkHermesToolNames(entry.name, names)) error(problem.code, problem.message);
-  } catch (problem) {
-    const refused = /hermes_plugin_kit: refused to serve; code=([A-Z_]+); message=(.*)/.exec(stderr);
-    if (refused) error(refused[1] as string, `the server refused to start: ${refused[2]}`);
-    error("SERVER_START_FAILED", `${redactText(problem instanceof Error ? problem.message : String(problem))}${stderr.trim() ? `; stderr: ${stderrTail()}` : ""}`);
-  } finally {
-    await client.close().catch(() => undefined);
-  }
-  for (const message of protocolErrors) error("STDOUT_NOT_PROTOCOL", `wrote something other than JSON-RPC to stdout: ${redactText(message).slice(0, 200)}`);
-  return report;
-}
-
 /**
  * Check the package at `dir` (see the module comment). Never throws for a
  * package problem: every problem is a finding; `ok` is false when any
@@ -386,7 +229,8 @@ export function formatDoctorReport(report: DoctorReport): string[] {
   const lines = [`plugin doctor: ${report.root}${report.plugin.name ? ` (${report.plugin.name} ${report.plugin.version ?? ""})`.replace(/ \)$/, ")") : ""}`];
   for (const skill of report.skills) lines.push(`${skill.ok ? "OK" : "ERROR"}: skill ${skill.name} -> ${skill.qualifiedName}`);
   for (const server of report.servers) {
-    lines.push(server.started ? `OK: server ${server.name} started, tools/list answered in ${server.startMs} ms (${server.tools.length} tools)` : `ERROR: server ${server.name} did not start`);
+    const where = server.cwdSource === "host" ? "outside the package root, as Hermes starts it without mcp.json cwd" : `in mcp.json cwd ${server.cwd}`;
+    lines.push(server.started ? `OK: server ${server.name} started ${where}, tools/list answered in ${server.startMs} ms (${server.tools.length} tools)` : `ERROR: server ${server.name} did not start (${where})`);
     for (const tool of server.tools) {
       lines.push(`  tool ${tool.name} -> ${tool.hermesName}${tool.readOnly ? " (read-only)" : ""}`);
       lines.push(`    description: ${tool.description}`);

@@ -11,6 +11,7 @@ export * from "./logging.js";
 export * from "./observability.js";
 export * from "./config.js";
 export * from "./tool.js";
+export { guardStdout, isStdoutGuarded, protocolStdout, withStdoutOnStderr } from "./stdout.js";
 export * from "./skills.js";
 export * from "./capabilities.js";
 export * from "./portable.js";

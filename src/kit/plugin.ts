@@ -18,6 +18,7 @@ import { checkHermesToolNames, hermesToolName, validateServerName } from "./nami
 import { redactText } from "./observability.js";
 import { MCP_SCHEMA_URL, PLUGIN_NAME_PATTERN, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
 import type { PluginSkill } from "./skills.js";
+import { guardStdout } from "./stdout.js";
 import { errorResult, isToolDefinition, type ToolCallResult, type ToolDefinition } from "./tool.js";
 
 const PLUGIN_MARK = Symbol.for("hermes-plugin-kit.plugin");
@@ -264,7 +265,8 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
       const config = loadPluginConfig();
       const selection = definition.selectTools(config.settings);
       const sdkServer = definition.createServer(selection);
-      await sdkServer.connect(serveOptions.transport ?? new StdioServerTransport());
+      // stdio: every non-protocol stdout write goes to stderr; the transport gets the protocol writer.
+      await sdkServer.connect(serveOptions.transport ?? new StdioServerTransport(process.stdin, guardStdout()));
       logger.write("INFO", registrationReceipt(name, selection.names, skills.map((skill) => skill.name).sort(), selection.capabilities));
       return { server: sdkServer, selection, close: () => sdkServer.close() };
     },

@@ -7,13 +7,13 @@
  * - success: text block `{"success":true,"data":<result>}` and the same
  *   object as `structuredContent` (Hermes drops the duplicate);
  * - a returned string: passed through as the only text block;
- * - missing/blank required argument or a type error: `isError` with
- *   `<key> is required (e.g. '<example>')` / `<key> must be <type>`;
- *   the handler is not called;
+ * - missing/blank required arguments and schema violations: `isError`
+ *   naming every bad argument, one line each (`<key> is required (e.g.
+ *   '<example>')`, `<path> must be <type>`, ...); the handler is not called;
  * - a thrown error: `isError` with `<tool> failed: <message>`.
  */
 import type { z } from "zod";
-import { validateArguments } from "./arguments.js";
+import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
 import { PluginKitError } from "./errors.js";
 import { KitLogger, safeArguments } from "./logging.js";
 import { validateToolName } from "./naming.js";
@@ -220,18 +220,16 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     if (logger.isEnabled("DEBUG")) logger.debug(`${name}: invoked; args=${safeArguments(input)}; context=${safeArguments(partial.requestId === undefined ? {} : { request_id: partial.requestId })}`);
     const checked = validateArguments(parameters, input, { required, examples, validateRequired });
     if (!checked.ok) {
-      if (logger.isEnabled("WARNING")) logger.warning(`${name}: rejected call, ${checked.problem.message.includes(" is required") ? `missing ${checked.problem.key}` : `invalid ${checked.problem.key}`}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-      return fail(checked.problem.message);
+      if (logger.isEnabled("WARNING")) logger.warning(`${name}: rejected call, ${rejectionSummary(checked.problems)}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
+      return fail(checked.message);
     }
     let args: unknown = checked.args;
     if (zodSchema) {
       const parsed = zodSchema.safeParse(checked.args);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const path = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "arguments";
-        const message = `${path}: ${issue?.message ?? "invalid"}`;
-        logger.warning(`${name}: rejected call, invalid ${path}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-        return fail(message);
+        const problems = zodProblems(parsed.error.issues);
+        logger.warning(`${name}: rejected call, ${rejectionSummary(problems)}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
+        return fail(formatArgumentProblems(problems));
       }
       args = parsed.data;
     }
@@ -280,6 +278,33 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
     call,
   };
   return Object.freeze(definition);
+}
+
+/** One problem per zod issue path (first issue of each path), in zod's order. */
+function zodProblems(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): ArgumentProblem[] {
+  const seen = new Set<string>();
+  const problems: ArgumentProblem[] = [];
+  for (const issue of issues) {
+    const path = issue.path.length > 0 ? issue.path.map((part, index) => (typeof part === "number" ? `[${part}]` : `${index > 0 ? "." : ""}${String(part)}`)).join("") : "arguments";
+    if (seen.has(path)) continue;
+    seen.add(path);
+    problems.push({ key: path.split(/[.[]/, 1)[0] ?? path, path, kind: "invalid", message: `${path}: ${issue.message}` });
+  }
+  return problems;
+}
+
+/**
+ * The WARNING line's summary of a rejection (reference A.5 `rejected call,
+ * missing <key>`, extended to every problem): `missing a,b`, `invalid c`,
+ * `unknown d`, joined by `, `. Paths only, never values.
+ */
+function rejectionSummary(problems: readonly ArgumentProblem[]): string {
+  const parts: string[] = [];
+  for (const kind of ["missing", "invalid", "unknown"] as const) {
+    const paths = [...new Set(problems.filter((p) => p.kind === kind).map((p) => p.path || "arguments"))];
+    if (paths.length > 0) parts.push(`${kind} ${paths.slice(0, 20).join(",")}${paths.length > 20 ? ",..." : ""}`);
+  }
+  return parts.join(", ");
 }
 
 function resultMode(result: unknown): string {

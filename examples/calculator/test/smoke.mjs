@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const data = mkdtempSync(path.join(os.tmpdir(), "hermes-calculator-smoke-"));
 const child = spawn(process.execPath, [path.join(root, "dist", "server.js")], {
-  cwd: root,
+  cwd: data, // Hermes does not start servers in the package root (mcp.json sets no cwd)
   env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PLUGIN_ROOT: root, PLUGIN_DATA: data, CALCULATOR_LOG_LEVEL: "debug" },
   stdio: ["pipe", "pipe", "pipe"],
 });
