@@ -108,7 +108,8 @@ function readSettings(file: string): JsonObject | null {
   if (!stat.isFile()) throw new PluginKitError("CONFIG_INVALID", `${file} must be a regular file`);
   if (stat.size > PLUGIN_CONFIG_MAX_BYTES) throw new PluginKitError("CONFIG_INVALID", `${file} is ${stat.size} bytes; the limit is ${PLUGIN_CONFIG_MAX_BYTES}`);
   try {
-    return parseStrictJson(readFileSync(file));
+    // Settings are read, never re-serialised: `1.0` is a fine setting (no canonical-bytes rule applies).
+    return parseStrictJson(readFileSync(file), { rejectIntegralFloats: false });
   } catch (error) {
     throw new PluginKitError("CONFIG_INVALID", `${file} must be a JSON object without duplicate keys: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }

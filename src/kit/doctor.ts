@@ -79,7 +79,7 @@ function readJsonFile(root: string, relative: string, findings: PackageFinding[]
   try {
     const bytes = readFileSync(path.join(root, relative));
     const text = bytes.toString("utf8").replace(/^\uFEFF/, "");
-    return parseStrictJson(text);
+    return parseStrictJson(text, { rejectIntegralFloats: false });
   } catch (error) {
     findings.push({ rule: `${rulePrefix}_INVALID`, severity: "error", message: `${relative} is not a valid JSON object: ${error instanceof Error ? error.message : String(error)}`, file: relative });
     return undefined;

@@ -179,6 +179,8 @@ describe("loadPluginConfig", () => {
       const config = loadPluginConfig();
       expect(config.settings).toEqual({ units: "metric", capabilities: ["units"] });
       expect(config.sources).toHaveLength(2);
+      writeFileSync(path.join(base, "data", "config.json"), '{"threshold":1.0,"ratio":0.5}');
+      expect(loadPluginConfig().settings).toMatchObject({ threshold: 1, ratio: 0.5 });
       writeFileSync(path.join(base, "data", "config.json"), '{"a":1,"a":2}');
       expect(codeOf(() => loadPluginConfig())).toBe("CONFIG_INVALID");
       writeFileSync(path.join(base, "data", "config.json"), "[1]");
