@@ -17,6 +17,7 @@ import { Command, CommanderError } from "commander";
 import { registerContractCommands } from "./commands/contract.js";
 import { registerFetchCommands } from "./commands/fetch.js";
 import { registerKitCommands } from "./commands/kit.js";
+import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_USAGE, UsageError } from "./output.js";
 
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   });
   registerContractCommands(program);
   registerFetchCommands(program);
+  registerProvenanceCommands(program);
   registerReleaseCommands(program);
   registerKitCommands(program);
   return program;

@@ -13,3 +13,33 @@ export * from "./release-document.js";
 export * from "./manifest.js";
 export * from "./json-schema.js";
 export * from "./payload.js";
+export { ProvenanceError, type ProvenanceErrorCode } from "./provenance-error.js";
+export {
+  IN_TOTO_PAYLOAD_TYPE,
+  IN_TOTO_STATEMENT_V1,
+  RELEASE_BUILD_TYPE,
+  SIGSTORE_BUNDLE_V03_MEDIA_TYPE,
+  SLSA_PROVENANCE_V1,
+  bindingFromReceipt,
+  bindingFromTestedManifest,
+  checkReleaseBinding,
+  parseProvenanceStatement,
+  provenanceStatement,
+  type ProvenanceFacts,
+  type ReleaseBinding,
+} from "./provenance.js";
+export {
+  DEFAULT_SOURCE_REF,
+  FULCIO_OID,
+  GITHUB_ACTIONS_ISSUER,
+  RELEASE_WORKFLOW_PATH,
+  checkSignerIdentity,
+  checkStatementAgainstPolicy,
+  checkStatementAgainstSigner,
+  resolveProvenancePolicy,
+  type ProvenancePolicy,
+  type ResolvedProvenancePolicy,
+  type SignerFacts,
+  type SignerIdentity,
+} from "./provenance-policy.js";
+export { MAX_TRUSTED_ROOT_BYTES, TRUSTED_ROOT_MEDIA_TYPES, parseTrustedRoot, type CheckedTrustedRoot } from "./trusted-root.js";

@@ -1,0 +1,99 @@
+/**
+ * Signing a provenance statement into a Sigstore bundle with `@sigstore/sign`
+ * (DSSE envelope, payload type `application/vnd.in-toto+json`; DESIGN.md
+ * section 5, "Provenance"):
+ *
+ * - with a local P-256 key (`release attest --key`): the bundle carries the
+ *   key's hint (`base64(sha256(SPKI))`) and no transparency log entry;
+ * - keylessly: a Fulcio certificate for an OIDC identity token and a Rekor
+ *   entry (CI uses GitHub's attest action instead; this path serves tests
+ *   against `@sigstore/mock` and self-hosted Sigstore instances).
+ *
+ * The private key never leaves this process: it is read from a file that
+ * must be private to the user (like ssh refuses a group-readable key).
+ */
+import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, type KeyObject } from "node:crypto";
+import { lstat, readFile } from "node:fs/promises";
+import { bundleToJSON, type Bundle } from "@sigstore/bundle";
+import { DSSEBundleBuilder, FulcioSigner, RekorWitness, type Signer } from "@sigstore/sign";
+import { canonicalJsonBytes } from "../src/contract/canonical-json.js";
+import { IN_TOTO_PAYLOAD_TYPE } from "../src/contract/provenance.js";
+import { ProvenanceError } from "../src/contract/provenance-error.js";
+
+/** How to sign: a local key, or keyless through Fulcio + Rekor. */
+export type ProvenanceSigner =
+  | { kind: "key"; privateKey: KeyObject }
+  | { kind: "keyless"; identityToken: () => Promise<string>; fulcioUrl: string; rekorUrl: string; timeoutMs?: number };
+
+/** Largest private key file read, in bytes. */
+const MAX_KEY_BYTES = 64 * 1024;
+
+/**
+ * Read a PEM private key (PKCS#8 or SEC1) for P-256 ECDSA signing. The file
+ * must be a regular file of the current user with no group/other permission bits.
+ * @throws ProvenanceError `PROVENANCE_KEY_INVALID` (unreadable, too open, not a P-256 private key).
+ */
+export async function readSigningKeyFile(path: string): Promise<KeyObject> {
+  const st = await lstat(path).catch(() => null);
+  if (st === null || !st.isFile() || st.size > MAX_KEY_BYTES) {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `signing key ${path} is missing or not a regular file of at most ${MAX_KEY_BYTES} bytes`);
+  }
+  if ((st.mode & 0o077) !== 0 || (typeof process.getuid === "function" && st.uid !== process.getuid())) {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `signing key ${path} must belong to you and be private (chmod 600); found mode ${(st.mode & 0o777).toString(8)}`);
+  }
+  return parseSigningKey(await readFile(path), path);
+}
+
+/**
+ * A P-256 private key from PEM bytes.
+ * @throws ProvenanceError `PROVENANCE_KEY_INVALID`.
+ */
+export function parseSigningKey(pem: Buffer | string, label = "signing key"): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: pem, format: "pem" });
+  } catch {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} is not a PEM private key`);
+  }
+  if (key.asymmetricKeyType !== "ec" || key.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} must be an ECDSA P-256 key, found ${key.asymmetricKeyType ?? "unknown"} ${key.asymmetricKeyDetails?.namedCurve ?? ""}`.trim());
+  }
+  return key;
+}
+
+/** The PEM (SPKI) public key of a private key: what consumers pin with `--key`. */
+export function publicKeyPem(privateKey: KeyObject): string {
+  return createPublicKey(privateKey).export({ format: "pem", type: "spki" }).toString();
+}
+
+/** A `@sigstore/sign` signer over a local key (ECDSA P-256 with SHA-256, DER signature). */
+function localKeySigner(privateKey: KeyObject): Signer {
+  const publicKey = createPublicKey(privateKey);
+  const hint = createHash("sha256").update(publicKey.export({ format: "der", type: "spki" })).digest("base64");
+  const pem = publicKey.export({ format: "pem", type: "spki" }).toString();
+  return {
+    sign: async (data: Buffer) => ({ signature: cryptoSign("sha256", data, privateKey), key: { $case: "publicKey", publicKey: pem, hint } }),
+  };
+}
+
+/**
+ * Sign the statement's exact bytes as a DSSE envelope and return the
+ * Sigstore bundle (v0.3) as canonical JSON bytes.
+ * @throws ProvenanceError `PROVENANCE_SIGNING_FAILED` when signing or a Sigstore service fails (message names the step).
+ */
+export async function signStatement(statementBytes: Uint8Array, signer: ProvenanceSigner): Promise<Buffer> {
+  const builder =
+    signer.kind === "key"
+      ? new DSSEBundleBuilder({ signer: localKeySigner(signer.privateKey), witnesses: [] })
+      : new DSSEBundleBuilder({
+          signer: new FulcioSigner({ identityProvider: { getToken: signer.identityToken }, fulcioBaseURL: signer.fulcioUrl, timeout: signer.timeoutMs ?? 30_000, retry: 0 }),
+          witnesses: [new RekorWitness({ rekorBaseURL: signer.rekorUrl, entryType: "dsse", timeout: signer.timeoutMs ?? 30_000, retry: 0 })],
+        });
+  let bundle: Bundle;
+  try {
+    bundle = await builder.create({ data: Buffer.from(statementBytes), type: IN_TOTO_PAYLOAD_TYPE });
+  } catch (error) {
+    throw new ProvenanceError("PROVENANCE_SIGNING_FAILED", `signing the provenance statement failed (${signer.kind}): ${(error as Error).message}`, { cause: error });
+  }
+  return canonicalJsonBytes(bundleToJSON(bundle));
+}

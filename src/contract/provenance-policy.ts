@@ -1,0 +1,226 @@
+/**
+ * Provenance policy: who may have signed a release's attestation, as data
+ * (DESIGN.md section 5, "Whose policy"; the flags of `gh attestation verify`:
+ * `--owner`, `--repo`, `--signer-workflow`, `--source-ref`, `--cert-oidc-issuer`),
+ * or a public key for attestations signed with a local key.
+ *
+ * Pure checks, one function per rule family:
+ * {@link resolveProvenancePolicy} (complete and well-formed),
+ * {@link checkSignerIdentity} (a Fulcio certificate's GitHub Actions identity,
+ * Fulcio OID registry `docs/oid-info.md`), {@link checkStatementAgainstSigner}
+ * (the statement says what the certificate says) and
+ * {@link checkStatementAgainstPolicy} (key mode: the statement's own source fields).
+ */
+import { describe } from "./grammar.js";
+import type { ProvenanceFacts } from "./provenance.js";
+import { ProvenanceError } from "./provenance-error.js";
+
+/** OIDC issuer of GitHub Actions tokens. */
+export const GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com";
+/** Default source ref: releases run on pushes to `main`. */
+export const DEFAULT_SOURCE_REF = "refs/heads/main";
+/** Path of the release workflow in the source repository. */
+export const RELEASE_WORKFLOW_PATH = ".github/workflows/release.yml";
+
+/** Fulcio certificate extension OIDs (Fulcio `docs/oid-info.md`). */
+export const FULCIO_OID = Object.freeze({
+  issuer: "1.3.6.1.4.1.57264.1.8",
+  buildSignerUri: "1.3.6.1.4.1.57264.1.9",
+  sourceRepositoryUri: "1.3.6.1.4.1.57264.1.12",
+  sourceRepositoryDigest: "1.3.6.1.4.1.57264.1.13",
+  sourceRepositoryRef: "1.3.6.1.4.1.57264.1.14",
+  sourceRepositoryOwnerUri: "1.3.6.1.4.1.57264.1.16",
+  runInvocationUri: "1.3.6.1.4.1.57264.1.21",
+});
+
+/** A provenance policy as given (flags, fleet lock, library callers). */
+export interface ProvenancePolicy {
+  /** Key mode: the signer's PEM public key (SPKI). Excludes the certificate fields below. */
+  key?: string;
+  /** GitHub owner of the source repository (`acme`). */
+  owner?: string;
+  /** Source repository `owner/name`. */
+  repo?: string;
+  /** Signer workflow `[host/]owner/repo/.github/workflows/<file>` (default: `<repo>/.github/workflows/release.yml`). */
+  signerWorkflow?: string;
+  /** Git ref the workflow ran at (default `refs/heads/main`). */
+  sourceRef?: string;
+  /** OIDC issuer of the signing certificate (default GitHub Actions'). */
+  certOidcIssuer?: string;
+}
+
+/** A checked policy. */
+export type ResolvedProvenancePolicy =
+  | { kind: "key"; key: string; host: string; owner?: string; repo?: string; signerWorkflow?: string; sourceRef: string }
+  | { kind: "keyless"; host: string; owner: string; repo?: string; signerWorkflow?: string; sourceRef: string; issuer: string };
+
+const OWNER_RE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/;
+const REPO_RE = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{1,100})$/;
+const HOST_RE = /^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::[0-9]{1,5})?$/;
+const WORKFLOW_RE = /^(?:([a-z0-9.-]+\.[a-z]{2,}(?::[0-9]{1,5})?)\/)?([A-Za-z0-9-]+\/[A-Za-z0-9._-]+)\/(\.github\/workflows\/[A-Za-z0-9._-]+\.ya?ml)$/;
+const REF_RE = /^refs\/(?:heads|tags)\/[^\s@~^:?*[\\]+$/;
+
+function invalid(message: string): never {
+  throw new ProvenanceError("PROVENANCE_POLICY_INVALID", message);
+}
+
+/**
+ * Check a policy and fill the defaults: `sourceRef` `refs/heads/main`,
+ * `certOidcIssuer` GitHub Actions', host `github.com` (or the signer
+ * workflow's host). Keyless needs `owner` or `repo` (as `gh attestation
+ * verify` does); `owner` is derived from `repo`, and both must agree.
+ * @throws ProvenanceError `PROVENANCE_POLICY_INVALID` naming the field.
+ */
+export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProvenancePolicy {
+  if (policy.repo !== undefined && !REPO_RE.test(policy.repo)) invalid(`--repo must be owner/name, found ${describe(policy.repo)}`);
+  if (policy.owner !== undefined && !OWNER_RE.test(policy.owner)) invalid(`--owner must be a GitHub owner name, found ${describe(policy.owner)}`);
+  const repoOwner = policy.repo?.split("/")[0];
+  if (policy.owner !== undefined && repoOwner !== undefined && repoOwner.toLowerCase() !== policy.owner.toLowerCase()) {
+    invalid(`--owner ${policy.owner} is not the owner of --repo ${policy.repo}`);
+  }
+  let host = "github.com";
+  if (policy.signerWorkflow !== undefined) {
+    const match = WORKFLOW_RE.exec(policy.signerWorkflow);
+    if (match === null) invalid(`--signer-workflow must be [host/]owner/repo/.github/workflows/<file>.yml, found ${describe(policy.signerWorkflow)}`);
+    if (match[1] !== undefined) host = match[1];
+  }
+  if (!HOST_RE.test(host)) invalid(`invalid GitHub host ${describe(host)}`);
+  const sourceRef = policy.sourceRef ?? DEFAULT_SOURCE_REF;
+  if (!REF_RE.test(sourceRef)) invalid(`--source-ref must be a full git ref such as refs/heads/main, found ${describe(sourceRef)}`);
+  const base = {
+    host,
+    sourceRef,
+    ...(policy.repo === undefined ? {} : { repo: policy.repo }),
+    ...(policy.signerWorkflow === undefined ? {} : { signerWorkflow: policy.signerWorkflow.replace(/^[^/]+\.[a-z]{2,}(?::[0-9]+)?\//, "") }),
+  };
+  if (policy.key !== undefined) {
+    if (policy.certOidcIssuer !== undefined) invalid("--cert-oidc-issuer applies to certificate identities, not to --key");
+    const owner = policy.owner ?? repoOwner;
+    return { kind: "key", key: policy.key, ...base, ...(owner === undefined ? {} : { owner }) };
+  }
+  const owner = policy.owner ?? repoOwner;
+  if (owner === undefined) invalid("a keyless provenance policy needs --owner or --repo (or --key for a locally signed release)");
+  const issuer = policy.certOidcIssuer ?? GITHUB_ACTIONS_ISSUER;
+  if (!/^https:\/\/\S+$/.test(issuer)) invalid(`--cert-oidc-issuer must be an https URL, found ${describe(issuer)}`);
+  return { kind: "keyless", ...base, owner, issuer };
+}
+
+/** The identity of a certificate signer: SAN, issuer and Fulcio extensions (OID -> decoded string). */
+export interface SignerIdentity {
+  subjectAlternativeName?: string;
+  issuer?: string;
+  extensions: ReadonlyMap<string, string>;
+}
+
+/** What a GitHub Actions certificate says about the run that signed. */
+export interface SignerFacts {
+  /** Source repository URI (`https://github.com/owner/name`). */
+  sourceRepository: string;
+  workflowPath: string;
+  ref: string;
+  runId: string;
+  runAttempt: number;
+}
+
+function lower(value: string | undefined): string | undefined {
+  return value?.toLowerCase();
+}
+
+/** The signer workflow the policy expects, as `owner/repo/<path>` (undefined: any repository of the owner). */
+function expectedWorkflow(policy: Extract<ResolvedProvenancePolicy, { kind: "keyless" }>): string | undefined {
+  if (policy.signerWorkflow !== undefined) return policy.signerWorkflow;
+  return policy.repo === undefined ? undefined : `${policy.repo}/${RELEASE_WORKFLOW_PATH}`;
+}
+
+/**
+ * A Fulcio certificate's GitHub Actions identity against the policy: issuer,
+ * source repository (or owner), signer workflow and ref (SAN
+ * `https://<host>/<owner>/<repo>/<path>@<ref>`, Source Repository Ref), and
+ * the run id and attempt from the Run Invocation URI.
+ * @throws ProvenanceError `PROVENANCE_ISSUER_MISMATCH`, `PROVENANCE_REPOSITORY_MISMATCH`,
+ *   `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH` (no run in the certificate).
+ */
+export function checkSignerIdentity(identity: SignerIdentity, policy: Extract<ResolvedProvenancePolicy, { kind: "keyless" }>): SignerFacts {
+  const from = "(expected from the provenance policy)";
+  if (identity.issuer !== policy.issuer) {
+    throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate was issued for OIDC issuer ${describe(identity.issuer)}, not ${policy.issuer} ${from}`);
+  }
+  const origin = `https://${policy.host}`;
+  const sourceRepository = identity.extensions.get(FULCIO_OID.sourceRepositoryUri);
+  const ownerUri = identity.extensions.get(FULCIO_OID.sourceRepositoryOwnerUri) ?? sourceRepository?.slice(0, sourceRepository.lastIndexOf("/"));
+  if (policy.repo !== undefined && lower(sourceRepository) !== lower(`${origin}/${policy.repo}`)) {
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source repository ${describe(sourceRepository)}, not ${origin}/${policy.repo} ${from}`);
+  }
+  if (lower(ownerUri) !== lower(`${origin}/${policy.owner}`) || sourceRepository === undefined) {
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source owner ${describe(ownerUri)}, not ${origin}/${policy.owner} ${from}`);
+  }
+  const san = identity.subjectAlternativeName ?? "";
+  const at = san.lastIndexOf("@");
+  const signer = at < 0 ? san : san.slice(0, at);
+  const sanRef = at < 0 ? "" : san.slice(at + 1);
+  const workflow = expectedWorkflow(policy);
+  const workflowOk =
+    workflow !== undefined
+      ? lower(signer) === lower(`${origin}/${workflow}`)
+      : lower(signer)?.startsWith(lower(`${origin}/${policy.owner}/`) as string) === true && signer.endsWith(`/${RELEASE_WORKFLOW_PATH}`);
+  if (!workflowOk) {
+    throw new ProvenanceError(
+      "PROVENANCE_WORKFLOW_MISMATCH",
+      `the attestation was signed by workflow ${describe(signer)}, not ${workflow === undefined ? `${origin}/${policy.owner}/<repo>/${RELEASE_WORKFLOW_PATH}` : `${origin}/${workflow}`} ${from}`,
+    );
+  }
+  const certRef = identity.extensions.get(FULCIO_OID.sourceRepositoryRef);
+  if (sanRef !== policy.sourceRef || certRef !== policy.sourceRef) {
+    throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the signing workflow ran at ref ${describe(certRef ?? sanRef)}, not ${policy.sourceRef} ${from}`);
+  }
+  const run = /^https:\/\/[^/]+\/[^/]+\/[^/]+\/actions\/runs\/([1-9][0-9]*)\/attempts\/([1-9][0-9]*)$/.exec(identity.extensions.get(FULCIO_OID.runInvocationUri) ?? "");
+  if (run === null) {
+    throw new ProvenanceError("PROVENANCE_RUN_ID_MISMATCH", `the signing certificate records no workflow run (Run Invocation URI ${describe(identity.extensions.get(FULCIO_OID.runInvocationUri))})`);
+  }
+  return { sourceRepository, workflowPath: signer.slice(sourceRepository.length + 1), ref: certRef, runId: run[1] as string, runAttempt: Number(run[2]) };
+}
+
+/**
+ * The statement must say what the certificate says: source repository,
+ * workflow path and ref, run id and attempt.
+ * @throws ProvenanceError `PROVENANCE_REPOSITORY_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`,
+ *   `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH`.
+ */
+export function checkStatementAgainstSigner(facts: ProvenanceFacts, signer: SignerFacts): void {
+  const where = "(expected from the signing certificate)";
+  if (lower(facts.sourceRepository) !== lower(signer.sourceRepository)) {
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the statement records source repository ${facts.sourceRepository}, not ${signer.sourceRepository} ${where}`);
+  }
+  if (facts.workflow.path !== signer.workflowPath) {
+    throw new ProvenanceError("PROVENANCE_WORKFLOW_MISMATCH", `the statement records workflow ${facts.workflow.path}, not ${signer.workflowPath} ${where}`);
+  }
+  if (facts.workflow.ref !== signer.ref) throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the statement records ref ${facts.workflow.ref}, not ${signer.ref} ${where}`);
+  if (facts.runId !== signer.runId || facts.runAttempt !== signer.runAttempt) {
+    throw new ProvenanceError(
+      "PROVENANCE_RUN_ID_MISMATCH",
+      `the statement records run ${facts.runId} attempt ${facts.runAttempt}, not run ${signer.runId} attempt ${signer.runAttempt} ${where}`,
+    );
+  }
+}
+
+/**
+ * Key mode: the statement's own source fields against the policy (`repo`,
+ * `owner`, `signerWorkflow` when given; `sourceRef` always).
+ * @throws ProvenanceError `PROVENANCE_REPOSITORY_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`.
+ */
+export function checkStatementAgainstPolicy(facts: ProvenanceFacts, policy: Extract<ResolvedProvenancePolicy, { kind: "key" }>): void {
+  const from = "(expected from the provenance policy)";
+  const origin = `https://${policy.host}`;
+  if (policy.repo !== undefined && lower(facts.sourceRepository) !== lower(`${origin}/${policy.repo}`)) {
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the statement records source repository ${facts.sourceRepository}, not ${origin}/${policy.repo} ${from}`);
+  }
+  if (policy.owner !== undefined && !lower(facts.sourceRepository)?.startsWith(lower(`${origin}/${policy.owner}/`) as string)) {
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the statement records source repository ${facts.sourceRepository}, not one of ${origin}/${policy.owner} ${from}`);
+  }
+  if (policy.signerWorkflow !== undefined && lower(`${facts.sourceRepository}/${facts.workflow.path}`) !== lower(`${origin}/${policy.signerWorkflow}`)) {
+    throw new ProvenanceError("PROVENANCE_WORKFLOW_MISMATCH", `the statement records workflow ${facts.sourceRepository}/${facts.workflow.path}, not ${origin}/${policy.signerWorkflow} ${from}`);
+  }
+  if (facts.workflow.ref !== policy.sourceRef) {
+    throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the statement records ref ${facts.workflow.ref}, not ${policy.sourceRef} ${from}`);
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * `verify-provenance --bundle FILE ... FILE_OR_DIGEST`: verify one Sigstore
+ * bundle file offline for one artifact, with the argument shapes of the
+ * Sigstore conformance protocol's `verify-bundle` (sigstore-conformance
+ * `docs/cli_protocol.md`): a certificate identity and OIDC issuer, or a PEM
+ * public key; an optional trusted root file (default: the public-good root
+ * embedded in `@sigstore/tuf`). Nothing is downloaded.
+ */
+import { createHash } from "node:crypto";
+import { lstat, readFile } from "node:fs/promises";
+import { hashFile } from "../contract/manifest.js";
+import { ProvenanceError } from "../contract/provenance-error.js";
+import { embeddedTrustedRoot, readTrustedRootFile } from "./sigstore-trust.js";
+import { exactIdentity, MAX_SIGSTORE_BUNDLE_BYTES, parsePublicKeyPem, parseSigstoreBundle, publicKeyHint, verifySigstoreBundle, type BundleArtifact, type ExpectedSigner } from "./sigstore-verify.js";
+
+/** Options of {@link verifyBundleFile}. */
+export interface VerifyBundleFileOptions {
+  /** The Sigstore bundle file (at most 1 MiB). */
+  bundle: string;
+  /** The artifact: a file path, or `sha256:<64 hex>` of it (DSSE bundles only). */
+  artifact: string;
+  /** Expected signer: a PEM public key file, or a certificate identity and issuer. */
+  signer: { keyFile: string } | { identity: string; issuer: string };
+  /** A trusted root file (default: the embedded public-good root). */
+  trustedRoot?: string;
+}
+
+/** What {@link verifyBundleFile} proved. */
+export interface VerifyBundleFileResult {
+  ok: true;
+  bundle: string;
+  artifact: string;
+  /** `sha256:<hex>` of the artifact (given or computed). */
+  artifactDigest: string;
+  /** `dsse` (the artifact is a subject of the signed in-toto statement) or `message` (a message signature). */
+  content: "dsse" | "message";
+  /** `certificate <SAN> (<issuer>)` or `key <hint>`. */
+  signer: string;
+}
+
+async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
+  const st = await lstat(path).catch(() => null);
+  if (st === null || !st.isFile()) throw new ProvenanceError(what === "bundle" ? "PROVENANCE_BUNDLE_INVALID" : "PROVENANCE_KEY_INVALID", `${what} ${path} is missing or not a regular file`);
+  if (st.size > max) {
+    throw new ProvenanceError(what === "bundle" ? "PROVENANCE_ATTESTATION_TOO_LARGE" : "PROVENANCE_KEY_INVALID", `${what} ${path} is ${st.size} bytes; at most ${max} bytes are accepted`);
+  }
+  return readFile(path);
+}
+
+async function artifactOf(argument: string, needBytes: boolean): Promise<{ artifact: BundleArtifact; digest: string }> {
+  const digest = /^sha256:([0-9a-f]{64})$/.exec(argument);
+  if (digest !== null) return { artifact: { sha256: digest[1] as string }, digest: argument };
+  const st = await lstat(argument).catch(() => null);
+  if (st === null || !st.isFile()) {
+    throw new ProvenanceError("PROVENANCE_ARTIFACT_INVALID", `artifact ${argument} is neither a regular file nor sha256:<64 lowercase hex>`);
+  }
+  if (needBytes) {
+    const bytes = await readFile(argument);
+    return { artifact: { bytes }, digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}` };
+  }
+  const { sha256 } = await hashFile(argument);
+  return { artifact: { sha256 }, digest: `sha256:${sha256}` };
+}
+
+/**
+ * Verify `options.bundle` for `options.artifact` (see the module comment).
+ * @throws ProvenanceError: every code of `verifySigstoreBundle`, `PROVENANCE_TRUSTED_ROOT_INVALID`,
+ *   `PROVENANCE_KEY_INVALID`, `PROVENANCE_ARTIFACT_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`.
+ */
+export async function verifyBundleFile(options: VerifyBundleFileOptions): Promise<VerifyBundleFileResult> {
+  const trust = options.trustedRoot === undefined ? embeddedTrustedRoot() : await readTrustedRootFile(options.trustedRoot);
+  let signer: ExpectedSigner;
+  let signerLabel = "";
+  if ("keyFile" in options.signer) {
+    const key = parsePublicKeyPem(await readBoundedFile(options.signer.keyFile, 64 * 1024, "key"), `--key ${options.signer.keyFile}`);
+    signer = { kind: "key", key };
+    signerLabel = `key ${publicKeyHint(key)}`;
+  } else {
+    const expected = options.signer;
+    signer = { kind: "certificate", check: exactIdentity(expected) };
+    signerLabel = `certificate ${expected.identity} (${expected.issuer})`;
+  }
+  const bundle = parseSigstoreBundle(await readBoundedFile(options.bundle, MAX_SIGSTORE_BUNDLE_BYTES, "bundle"), `Sigstore bundle ${options.bundle}`);
+  const { artifact, digest } = await artifactOf(options.artifact, bundle.content.$case === "messageSignature");
+  const verified = verifySigstoreBundle(bundle, { trust, signer, artifact });
+  return { ok: true, bundle: options.bundle, artifact: options.artifact, artifactDigest: digest, content: verified.content, signer: signerLabel };
+}

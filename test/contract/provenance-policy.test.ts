@@ -1,0 +1,145 @@
+/**
+ * Provenance policy: resolution (defaults, incomplete and malformed
+ * policies), the GitHub Actions certificate identity (issuer, repository,
+ * owner, signer workflow, ref, run), and the statement against the
+ * certificate or (key mode) against the policy. Each rule passes once and
+ * fails with its exact code.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  FULCIO_OID,
+  GITHUB_ACTIONS_ISSUER,
+  checkSignerIdentity,
+  checkStatementAgainstPolicy,
+  checkStatementAgainstSigner,
+  resolveProvenancePolicy,
+  type ProvenancePolicy,
+  type SignerIdentity,
+} from "../../src/contract/provenance-policy.js";
+import type { ProvenanceFacts } from "../../src/contract/provenance.js";
+import { codeOf } from "../support/contract-fixture.js";
+
+function identity(overrides: { san?: string; issuer?: string; ext?: Record<string, string | undefined> } = {}): SignerIdentity {
+  const ext: Record<string, string | undefined> = {
+    [FULCIO_OID.sourceRepositoryUri]: "https://github.com/acme/demo-plugin",
+    [FULCIO_OID.sourceRepositoryOwnerUri]: "https://github.com/acme",
+    [FULCIO_OID.sourceRepositoryRef]: "refs/heads/main",
+    [FULCIO_OID.runInvocationUri]: "https://github.com/acme/demo-plugin/actions/runs/12345/attempts/2",
+    ...overrides.ext,
+  };
+  return {
+    subjectAlternativeName: overrides.san ?? "https://github.com/acme/demo-plugin/.github/workflows/release.yml@refs/heads/main",
+    issuer: overrides.issuer ?? GITHUB_ACTIONS_ISSUER,
+    extensions: new Map(Object.entries(ext).filter((e): e is [string, string] => e[1] !== undefined)),
+  };
+}
+
+function keyless(policy: ProvenancePolicy) {
+  const resolved = resolveProvenancePolicy(policy);
+  if (resolved.kind !== "keyless") throw new Error("expected keyless");
+  return resolved;
+}
+
+const facts: ProvenanceFacts = {
+  registryRepository: "ghcr.io/acme/demo-plugin",
+  bundleDigest: "sha256:" + "b".repeat(64),
+  sourceRepository: "https://github.com/acme/demo-plugin",
+  sourceSha: "a".repeat(40),
+  tag: "v0.8.0",
+  workflow: { path: ".github/workflows/release.yml", ref: "refs/heads/main" },
+  runId: "12345",
+  runAttempt: 2,
+  testedManifestDigest: "sha256:" + "1".repeat(64),
+};
+
+describe("resolveProvenancePolicy", () => {
+  it("fills GitHub Actions defaults and derives the owner from --repo", () => {
+    expect(resolveProvenancePolicy({ repo: "acme/demo-plugin" })).toEqual({
+      kind: "keyless",
+      host: "github.com",
+      owner: "acme",
+      repo: "acme/demo-plugin",
+      sourceRef: "refs/heads/main",
+      issuer: GITHUB_ACTIONS_ISSUER,
+    });
+    expect(resolveProvenancePolicy({ key: "PEM", repo: "acme/x" })).toMatchObject({ kind: "key", key: "PEM", owner: "acme", sourceRef: "refs/heads/main" });
+    expect(resolveProvenancePolicy({ owner: "acme", signerWorkflow: "github.example.com/acme/ci/.github/workflows/release.yml" })).toMatchObject({
+      host: "github.example.com",
+      signerWorkflow: "acme/ci/.github/workflows/release.yml",
+    });
+  });
+
+  it.each([
+    ["keyless without owner or repo", {}],
+    ["a repo that is not owner/name", { repo: "acme" }],
+    ["an owner with a slash", { owner: "acme/x" }],
+    ["owner and repo that disagree", { owner: "evil", repo: "acme/demo-plugin" }],
+    ["a signer workflow outside .github/workflows", { repo: "acme/x", signerWorkflow: "acme/x/release.yml" }],
+    ["a short source ref", { repo: "acme/x", sourceRef: "main" }],
+    ["an http issuer", { repo: "acme/x", certOidcIssuer: "http://issuer" }],
+    ["an issuer with --key", { key: "PEM", certOidcIssuer: GITHUB_ACTIONS_ISSUER }],
+  ] as Array<[string, ProvenancePolicy]>)("refuses %s: PROVENANCE_POLICY_INVALID", async (_label, policy) => {
+    expect(await codeOf(() => resolveProvenancePolicy(policy))).toBe("PROVENANCE_POLICY_INVALID");
+  });
+});
+
+describe("checkSignerIdentity", () => {
+  it("accepts the release workflow of the repository at main and returns the run", () => {
+    expect(checkSignerIdentity(identity(), keyless({ repo: "acme/demo-plugin" }))).toEqual({
+      sourceRepository: "https://github.com/acme/demo-plugin",
+      workflowPath: ".github/workflows/release.yml",
+      ref: "refs/heads/main",
+      runId: "12345",
+      runAttempt: 2,
+    });
+    expect(() => checkSignerIdentity(identity(), keyless({ owner: "acme" }))).not.toThrow();
+    expect(() => checkSignerIdentity(identity(), keyless({ owner: "ACME", signerWorkflow: "acme/demo-plugin/.github/workflows/release.yml" }))).not.toThrow();
+  });
+
+  it.each([
+    ["another issuer", identity({ issuer: "https://accounts.google.com" }), { repo: "acme/demo-plugin" }, "PROVENANCE_ISSUER_MISMATCH"],
+    ["no issuer", identity({ issuer: "" }), { repo: "acme/demo-plugin" }, "PROVENANCE_ISSUER_MISMATCH"],
+    ["another repository", identity({ ext: { [FULCIO_OID.sourceRepositoryUri]: "https://github.com/acme/other" } }), { repo: "acme/demo-plugin" }, "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["another owner", identity({ ext: { [FULCIO_OID.sourceRepositoryOwnerUri]: "https://github.com/evil" } }), { owner: "acme" }, "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["no source repository", identity({ ext: { [FULCIO_OID.sourceRepositoryUri]: undefined } }), { owner: "acme" }, "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["another workflow", identity({ san: "https://github.com/acme/demo-plugin/.github/workflows/other.yml@refs/heads/main" }), { repo: "acme/demo-plugin" }, "PROVENANCE_WORKFLOW_MISMATCH"],
+    ["a workflow of another repository of the owner", identity({ san: "https://github.com/acme/tools/.github/workflows/sign.yml@refs/heads/main" }), { owner: "acme" }, "PROVENANCE_WORKFLOW_MISMATCH"],
+    ["another ref in the SAN", identity({ san: "https://github.com/acme/demo-plugin/.github/workflows/release.yml@refs/heads/dev" }), { repo: "acme/demo-plugin" }, "PROVENANCE_REF_MISMATCH"],
+    ["another source ref", identity({ ext: { [FULCIO_OID.sourceRepositoryRef]: "refs/tags/v1.0.0" } }), { repo: "acme/demo-plugin" }, "PROVENANCE_REF_MISMATCH"],
+    ["no run invocation", identity({ ext: { [FULCIO_OID.runInvocationUri]: undefined } }), { repo: "acme/demo-plugin" }, "PROVENANCE_RUN_ID_MISMATCH"],
+  ] as Array<[string, SignerIdentity, ProvenancePolicy, string]>)("refuses %s: %s", async (_label, id, policy, code) => {
+    expect(await codeOf(() => checkSignerIdentity(id, keyless(policy)))).toBe(code);
+  });
+});
+
+describe("the statement against the certificate and against a key policy", () => {
+  const signer = { sourceRepository: "https://github.com/acme/demo-plugin", workflowPath: ".github/workflows/release.yml", ref: "refs/heads/main", runId: "12345", runAttempt: 2 };
+
+  it("accepts a statement that says what the certificate says", () => {
+    expect(() => checkStatementAgainstSigner(facts, signer)).not.toThrow();
+  });
+
+  it.each([
+    ["another source repository", { sourceRepository: "https://github.com/acme/other" }, "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["another workflow", { workflow: { path: ".github/workflows/other.yml", ref: "refs/heads/main" } }, "PROVENANCE_WORKFLOW_MISMATCH"],
+    ["another ref", { workflow: { path: ".github/workflows/release.yml", ref: "refs/heads/dev" } }, "PROVENANCE_REF_MISMATCH"],
+    ["another run id", { runId: "999" }, "PROVENANCE_RUN_ID_MISMATCH"],
+    ["another attempt", { runAttempt: 1 }, "PROVENANCE_RUN_ID_MISMATCH"],
+  ] as Array<[string, Partial<ProvenanceFacts>, string]>)("refuses a statement with %s: %s", async (_label, overrides, code) => {
+    expect(await codeOf(() => checkStatementAgainstSigner({ ...facts, ...overrides }, signer))).toBe(code);
+  });
+
+  it("key mode: checks the statement's repository, owner, workflow and ref against the policy", async () => {
+    const policy = (p: ProvenancePolicy) => {
+      const resolved = resolveProvenancePolicy({ key: "PEM", ...p });
+      if (resolved.kind !== "key") throw new Error("expected key");
+      return resolved;
+    };
+    expect(() => checkStatementAgainstPolicy(facts, policy({}))).not.toThrow();
+    expect(() => checkStatementAgainstPolicy(facts, policy({ repo: "acme/demo-plugin", signerWorkflow: "acme/demo-plugin/.github/workflows/release.yml" }))).not.toThrow();
+    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ repo: "acme/other" })))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
+    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ owner: "evil" })))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
+    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ signerWorkflow: "acme/demo-plugin/.github/workflows/x.yml" })))).toBe("PROVENANCE_WORKFLOW_MISMATCH");
+    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ sourceRef: "refs/heads/dev" })))).toBe("PROVENANCE_REF_MISMATCH");
+  });
+});

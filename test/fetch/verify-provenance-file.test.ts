@@ -1,0 +1,165 @@
+/**
+ * Local-key provenance end to end through the CLI's bundle-file form: a
+ * statement signed with `@sigstore/sign` and a P-256 key (DSSE, no log)
+ * verifies with the public key; a tampered payload, another key, another
+ * subject, an oversized bundle, a bad trusted root and wrong flag shapes
+ * each fail with their own code (or exit 2 for usage).
+ */
+import { generateKeyPairSync, sign as cryptoSign, type KeyObject } from "node:crypto";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canonicalJsonBytes } from "../../src/contract/canonical-json.js";
+import { provenanceStatement, type ProvenanceFacts } from "../../src/contract/provenance.js";
+import { parseSigningKey, publicKeyPem, readSigningKeyFile, signStatement } from "../../release/provenance-sign.js";
+import { runCli } from "../support/cli.js";
+import { codeOf } from "../support/contract-fixture.js";
+
+const facts: ProvenanceFacts = {
+  registryRepository: "oci-layout:/srv/store",
+  bundleDigest: "sha256:" + "b".repeat(64),
+  sourceRepository: "file:///srv/demo/origin.git",
+  sourceSha: "a".repeat(40),
+  tag: "v0.8.0",
+  workflow: { path: ".github/workflows/release.yml", ref: "refs/heads/main" },
+  runId: "12345",
+  runAttempt: 1,
+  testedManifestDigest: "sha256:" + "1".repeat(64),
+};
+
+let dir: string;
+let key: KeyObject;
+let bundle: Record<string, any>;
+const files = { bundle: "", pub: "", otherPub: "", key: "" };
+
+function p256(): KeyObject {
+  return generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey;
+}
+
+async function writeBundle(name: string, value: unknown): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, JSON.stringify(value));
+  return path;
+}
+
+async function verify(bundlePath: string, extra: string[], artifact = facts.bundleDigest) {
+  return runCli(["verify-provenance", "--bundle", bundlePath, ...extra, artifact]);
+}
+
+function codeIn(stderr: string): string | undefined {
+  return /\[([A-Z_]+)\]\n$/.exec(stderr)?.[1];
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hpk-provenance-file-"));
+  key = p256();
+  files.key = join(dir, "signing.pem");
+  await writeFile(files.key, key.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+  files.pub = join(dir, "signing.pub");
+  await writeFile(files.pub, publicKeyPem(key));
+  files.otherPub = join(dir, "other.pub");
+  await writeFile(files.otherPub, publicKeyPem(p256()));
+  const bytes = await signStatement(canonicalJsonBytes(provenanceStatement(facts)), { kind: "key", privateKey: await readSigningKeyFile(files.key) });
+  bundle = JSON.parse(bytes.toString("utf8"));
+  files.bundle = join(dir, "provenance.sigstore.json");
+  await writeFile(files.bundle, bytes);
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("a statement signed with a local key", () => {
+  it("is a v0.3 DSSE bundle with the key's hint and no log entries", () => {
+    expect(bundle["mediaType"]).toBe("application/vnd.dev.sigstore.bundle.v0.3+json");
+    expect(bundle["dsseEnvelope"]["payloadType"]).toBe("application/vnd.in-toto+json");
+    expect(bundle["verificationMaterial"]["publicKey"]["hint"]).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(bundle["verificationMaterial"]["tlogEntries"] ?? []).toEqual([]);
+  });
+
+  it("verifies with the public key for the subject digest (exit 0, JSON result)", async () => {
+    const result = await verify(files.bundle, ["--key", files.pub, "--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, artifactDigest: facts.bundleDigest, content: "dsse", signer: `key ${bundle["verificationMaterial"]["publicKey"]["hint"]}` });
+  });
+
+  it("a tampered DSSE payload fails: PROVENANCE_SIGNATURE_INVALID", async () => {
+    const statement = JSON.parse(Buffer.from(bundle["dsseEnvelope"]["payload"], "base64").toString());
+    statement.predicate.buildDefinition.resolvedDependencies[0].digest.gitCommit = "c".repeat(40);
+    const tampered = structuredClone(bundle);
+    tampered["dsseEnvelope"]["payload"] = Buffer.from(JSON.stringify(statement)).toString("base64");
+    const result = await verify(await writeBundle("tampered.json", tampered), ["--key", files.pub]);
+    expect(result.code).toBe(1);
+    expect(codeIn(result.stderr)).toBe("PROVENANCE_SIGNATURE_INVALID");
+  });
+
+  it("verification with another key fails: PROVENANCE_KEY_MISMATCH", async () => {
+    const result = await verify(files.bundle, ["--key", files.otherPub]);
+    expect(result.code).toBe(1);
+    expect(codeIn(result.stderr)).toBe("PROVENANCE_KEY_MISMATCH");
+  });
+
+  it("a signature by another key under our key's hint fails: PROVENANCE_SIGNATURE_INVALID", async () => {
+    const forged = structuredClone(bundle);
+    const pae = Buffer.concat([Buffer.from(`DSSEv1 28 application/vnd.in-toto+json ${Buffer.from(bundle["dsseEnvelope"]["payload"], "base64").length} `), Buffer.from(bundle["dsseEnvelope"]["payload"], "base64")]);
+    forged["dsseEnvelope"]["signatures"][0]["sig"] = cryptoSign("sha256", pae, p256()).toString("base64");
+    const result = await verify(await writeBundle("forged.json", forged), ["--key", files.pub]);
+    expect(codeIn(result.stderr)).toBe("PROVENANCE_SIGNATURE_INVALID");
+  });
+
+  it("an artifact that is not a subject fails: PROVENANCE_SUBJECT_MISMATCH (digest and file forms)", async () => {
+    const byDigest = await verify(files.bundle, ["--key", files.pub], "sha256:" + "f".repeat(64));
+    expect(codeIn(byDigest.stderr)).toBe("PROVENANCE_SUBJECT_MISMATCH");
+    const file = join(dir, "artifact.txt");
+    await writeFile(file, "not the bundle\n");
+    const byFile = await verify(files.bundle, ["--key", files.pub], file);
+    expect(codeIn(byFile.stderr)).toBe("PROVENANCE_SUBJECT_MISMATCH");
+  });
+
+  it("a key-signed bundle asked for a certificate identity fails: PROVENANCE_CERTIFICATE_REQUIRED", async () => {
+    const result = await verify(files.bundle, ["--certificate-identity", "x", "--certificate-oidc-issuer", "https://token.actions.githubusercontent.com"]);
+    expect(codeIn(result.stderr)).toBe("PROVENANCE_CERTIFICATE_REQUIRED");
+  });
+
+  it("a bundle over 1 MiB fails before parsing: PROVENANCE_ATTESTATION_TOO_LARGE", async () => {
+    const large = join(dir, "large.json");
+    await writeFile(large, Buffer.alloc(1024 * 1024 + 1, 0x20));
+    expect(codeIn((await verify(large, ["--key", files.pub])).stderr)).toBe("PROVENANCE_ATTESTATION_TOO_LARGE");
+  });
+
+  it("malformed inputs fail with their codes: bundle, key, trusted root, artifact", async () => {
+    expect(codeIn((await verify(await writeBundle("dup.json", {}), ["--key", files.pub])).stderr)).toBe("PROVENANCE_BUNDLE_INVALID");
+    const dup = join(dir, "dupkey.json");
+    await writeFile(dup, JSON.stringify(bundle).replace('"mediaType":', '"mediaType":"x","mediaType":'));
+    expect(codeIn((await verify(dup, ["--key", files.pub])).stderr)).toBe("PROVENANCE_BUNDLE_INVALID");
+    expect(codeIn((await verify(files.bundle, ["--key", files.bundle])).stderr)).toBe("PROVENANCE_KEY_INVALID");
+    expect(codeIn((await verify(files.bundle, ["--key", files.pub, "--trusted-root", files.pub])).stderr)).toBe("PROVENANCE_TRUSTED_ROOT_INVALID");
+    expect(codeIn((await verify(files.bundle, ["--key", files.pub], join(dir, "absent"))).stderr)).toBe("PROVENANCE_ARTIFACT_INVALID");
+  });
+
+  it.each([
+    ["no --bundle", ["verify-provenance", "--key", "k", "x"]],
+    ["no artifact", ["verify-provenance", "--bundle", "b", "--key", "k"]],
+    ["no signer", ["verify-provenance", "--bundle", "b", "x"]],
+    ["--key and an identity", ["verify-provenance", "--bundle", "b", "--key", "k", "--certificate-identity", "i", "--certificate-oidc-issuer", "u", "x"]],
+    ["an identity without issuer", ["verify-provenance", "--bundle", "b", "--certificate-identity", "i", "x"]],
+  ])("usage error with %s: exit 2", async (_label, args) => {
+    const result = await runCli(args);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+  });
+});
+
+describe("signing keys", () => {
+  it("refuses a key file readable by others, and keys that are not P-256 private keys: PROVENANCE_KEY_INVALID", async () => {
+    const open = join(dir, "open.pem");
+    await writeFile(open, key.export({ format: "pem", type: "pkcs8" }));
+    await chmod(open, 0o644);
+    expect(await codeOf(() => readSigningKeyFile(open))).toBe("PROVENANCE_KEY_INVALID");
+    expect(await codeOf(() => parseSigningKey(generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" })))).toBe("PROVENANCE_KEY_INVALID");
+    expect(await codeOf(() => parseSigningKey(publicKeyPem(key)))).toBe("PROVENANCE_KEY_INVALID");
+    expect(await codeOf(() => readSigningKeyFile(join(dir, "absent.pem")))).toBe("PROVENANCE_KEY_INVALID");
+  });
+});
