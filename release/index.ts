@@ -26,6 +26,7 @@ export {
   type RevertTarget,
 } from "./history.js";
 export * from "./materialize.js";
+export { createReleaseTag, expectedReleaseTagText, releaseTagMessage, releaseTagProblem } from "./release-tag.js";
 export * from "./restore.js";
 export * from "./build.js";
 export * from "./gate.js";

@@ -8,8 +8,8 @@
  * HEAD must be the trigger commit; the version is written into package.json
  * and package-lock.json (top-level `version` and `packages[""].version`), the
  * notes are prepended to CHANGELOG.md, the three files are committed as
- * `chore(release): v<version>` by a fixed bot identity and tagged
- * `v<version>`; then the identity facts are proved ({@link proveReleaseIdentity})
+ * `chore(release): v<version>` by a fixed bot identity and tagged with the
+ * annotated tag `v<version>` (same identity, the commit's date); then the identity facts are proved ({@link proveReleaseIdentity})
  * and `release-source.bundle` (refs `refs/heads/release-candidate` and
  * `refs/tags/v<version>` only) plus `release-source.sha256` are written.
  */
@@ -24,13 +24,13 @@ import { ReleaseStepError } from "./errors.js";
 import { changedFiles, git, gitText, headCommit, resolveCommit, statusPorcelain } from "./git.js";
 import { releaseIntent, type IntentOptions } from "./intent.js";
 import { readReleaseConfig } from "./config.js";
+import { createReleaseTag, RELEASE_BOT_IDENTITY, releaseTagProblem } from "./release-tag.js";
 
 /** The only files a release commit may touch. */
 export const RELEASE_COMMIT_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);
 /** Name of the checksum file written next to the bundle. */
 export const SOURCE_BUNDLE_CHECKSUM_FILE = "release-source.sha256";
-/** The fixed identity of release commits (GitHub Actions' bot account). */
-export const RELEASE_BOT_IDENTITY = Object.freeze({ name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" });
+export { RELEASE_BOT_IDENTITY };
 /** Temporary branch name that carries the release commit into the bundle. */
 export const RELEASE_CANDIDATE_BRANCH = "release-candidate";
 
@@ -55,7 +55,9 @@ export interface ReleaseIdentity {
  * Prove the identity facts of a release checkout (reference section 6.1 jobs
  * 2 and 4): HEAD equals `releaseSha` (when given); HEAD^ equals `triggerSha`
  * and HEAD has exactly one parent; the tag `v<version>` (peeled) points at
- * HEAD; the tracked tree is clean (`--untracked-files=no`); the diff
+ * HEAD and is exactly the annotated release tag (`release-tag.ts`: tagger =
+ * the release identity, date = the release commit's); the tracked tree is
+ * clean (`--untracked-files=no`); the diff
  * `trigger..HEAD` touches only {@link RELEASE_COMMIT_FILES}; package.json at
  * HEAD has `version`; the commit message is `chore(release): v<version>`.
  *
@@ -75,6 +77,8 @@ export async function proveReleaseIdentity(dir: string, expected: { triggerSha: 
   const tag = `v${expected.version}`;
   const tagged = await resolveCommit(dir, `refs/tags/${tag}`);
   if (tagged !== head) fail(`tag ${tag} points at ${tagged ?? "nothing"}, expected HEAD ${head}`);
+  const tagProblem = await releaseTagProblem(dir, expected.version, head);
+  if (tagProblem !== undefined) fail(tagProblem);
   const dirty = await statusPorcelain(dir, false);
   if (dirty.length > 0) fail(`tracked tree is not clean (${dirty[0]})`);
   const touched = await changedFiles(dir, expected.triggerSha, head);
@@ -363,7 +367,7 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
     if ((await headCommit(dir)) === trigger) await rollback();
     throw error;
   }
-  await git(["-c", "tag.gpgsign=false", "tag", tag, "HEAD"], { cwd: dir, env: identity });
+  const tagObject = await createReleaseTag(dir, version, await headCommit(dir));
   const proved = await proveReleaseIdentity(dir, { triggerSha: trigger, version });
 
   await mkdir(outputDir, { recursive: true });
@@ -377,8 +381,10 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
   }
   const heads = await bundleHeads(dir, partial);
   const refs = requireReleaseBundleRefs(heads, version);
-  if (refs.candidateSha !== proved.source_sha || refs.tagSha !== proved.source_sha) {
-    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha}/${refs.tagSha}, expected ${proved.source_sha}`);
+  // The bundle lists the annotated tag's object: it must be the tag just written, peeling to the release commit.
+  const tagPeeled = await resolveCommit(dir, refs.tagSha);
+  if (refs.candidateSha !== proved.source_sha || refs.tagSha !== tagObject || tagPeeled !== proved.source_sha) {
+    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha} and tag object ${refs.tagSha} (peeled ${tagPeeled ?? "nothing"}), expected ${proved.source_sha} and tag object ${tagObject}`);
   }
   const digest = await sha256File(partial);
   await rename(partial, bundlePath);

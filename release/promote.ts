@@ -14,10 +14,11 @@
  * 3. Its source bundle is unbundled into a fresh scratch bare repository
  *    (isolated git); `release-candidate` and the peeled tag must equal the
  *    release SHA, the release commit has exactly one parent (the trigger
- *    SHA), and the diff trigger..release touches only CHANGELOG.md,
- *    package.json, package-lock.json.
+ *    SHA), the diff trigger..release touches only CHANGELOG.md,
+ *    package.json, package-lock.json, and the tag is the exact annotated
+ *    release tag (`release-tag.ts`).
  * 4. Remote state (`git ls-remote`, tags peeled): `main` = release and tag =
- *    release -> already promoted (resume); `main` = trigger and no tag ->
+ *    release through the bundle's own tag object -> already promoted (resume); `main` = trigger and no tag ->
  *    `git push --atomic origin <sha>:refs/heads/main refs/tags/v<V>:refs/tags/v<V>`
  *    (a push error is only reported); anything else fails closed.
  * 5. Both remote refs are read again and must equal the release SHA (this
@@ -35,6 +36,7 @@ import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/const
 import { parseReference } from "../src/contract/reference.js";
 import type { TestedManifest } from "../src/contract/schemas.js";
 import { git, type ProcessResult } from "./git.js";
+import { releaseTagProblem } from "./release-tag.js";
 import { PipelineError, checkpoint, privateTempDir, resolveAccess, verifiedDownload, type RegistryAccessOptions } from "./stage.js";
 
 /** Files a release commit may touch (reference 6.1 job 2, adapted to npm). */
@@ -70,14 +72,17 @@ export interface PromoteResult {
   trigger_sha: string;
   /** `"pushed"` when this run pushed, `"already-promoted"` on a resume. */
   outcome: "pushed" | "already-promoted";
-  /** The remote refs read at the end (both equal `release_sha`). */
-  remote: { branch: string; main: string; tag: string };
+  /** The remote refs read at the end: `main` and `tag` (peeled) equal `release_sha`; `tag_object` is the bundle's annotated tag. */
+  remote: { branch: string; main: string; tag: string; tag_object: string };
 }
 
-/** Remote refs as read by `git ls-remote`: branch head and tag (peeled when annotated). */
+/** Remote refs as read by `git ls-remote`: branch head, tag peeled to its commit, and the tag's own object. */
 export interface RemoteRefs {
   main: string | undefined;
+  /** The commit the tag names (the peeled `^{}` line for an annotated tag). */
   tag: string | undefined;
+  /** The object `refs/tags/<tag>` itself names (the tag object of an annotated tag). */
+  tagObject: string | undefined;
 }
 
 /** True when a remote URL names a local repository (a path or `file://`). */
@@ -117,7 +122,7 @@ function runGit(ctx: GitContext, args: string[], allowFailure = false): Promise<
 
 /**
  * Read the remote `refs/heads/<branch>` and `refs/tags/<tag>` (peeled `^{}`
- * wins for an annotated tag).
+ * wins for an annotated tag; the unpeeled object is kept as `tagObject`).
  * @throws ReleaseStepError `GIT_FAILED`.
  */
 export async function readRemoteRefs(ctx: GitContext, remote: string, branch: string, tag: string): Promise<RemoteRefs> {
@@ -132,7 +137,7 @@ export async function readRemoteRefs(ctx: GitContext, remote: string, branch: st
     else if (ref === `refs/tags/${tag}^{}`) peeled = sha;
     else if (ref === `refs/tags/${tag}`) direct = sha;
   }
-  return { main, tag: peeled ?? direct };
+  return { main, tag: peeled ?? direct, tagObject: direct };
 }
 
 async function revParse(ctx: GitContext, rev: string): Promise<string | undefined> {
@@ -201,6 +206,7 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     }
     const ctx: GitContext = { cwd: work, env: gitEnv, timeoutMs };
     let triggerSha: string;
+    let tagObject: string;
     try {
       // 3. Source identity in a scratch repository.
       await runGit(ctx, ["init", "--quiet", "--bare", scratch]);
@@ -212,6 +218,9 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
       if (candidate !== releaseSha || tagged !== releaseSha) {
         throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle refs do not name the release commit ${releaseSha}: release-candidate ${candidate ?? "missing"}, ${tag} ${tagged ?? "missing"}`);
       }
+      const tagProblem = await releaseTagProblem(scratch, manifest.version, releaseSha);
+      if (tagProblem !== undefined) throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle: ${tagProblem}`);
+      tagObject = (await revParse(ctx, `refs/tags/${tag}`)) as string;
       const parents = (await runGit(ctx, ["rev-list", "--parents", "-n", "1", releaseSha])).stdout.trim().split(" ").slice(1);
       if (parents.length !== 1 || !isGitSha(parents[0])) {
         throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `release commit ${releaseSha} must have exactly one parent (the trigger commit), found ${parents.length}`);
@@ -230,7 +239,7 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     // 4. Remote state decision.
     const before = await readRemoteRefs(ctx, "origin", branch, tag);
     let outcome: PromoteResult["outcome"];
-    if (before.main === releaseSha && before.tag === releaseSha) {
+    if (before.main === releaseSha && before.tag === releaseSha && before.tagObject === tagObject) {
       outcome = "already-promoted";
     } else if (before.main === triggerSha && before.tag === undefined) {
       await checkpoint(access.hooks, "promote:before-push");
@@ -243,15 +252,16 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     } else {
       throw new PipelineError(
         "PROMOTE_REMOTE_STATE",
-        `remote ${remoteName} is in an unexpected state: expected ${branch} at the trigger ${triggerSha} with no ${tag}, or both at the release ${releaseSha}; found ${branch} ${before.main ?? "absent"}, ${tag} ${before.tag ?? "absent"}`,
+        `remote ${remoteName} is in an unexpected state: expected ${branch} at the trigger ${triggerSha} with no ${tag}, or both at the release ${releaseSha} with ${tag} the release's tag object ${tagObject}; ` +
+          `found ${branch} ${before.main ?? "absent"}, ${tag} ${before.tag ?? "absent"} (tag object ${before.tagObject ?? "absent"})`,
       );
     }
     // 5. Confirm.
     const after = await readRemoteRefs(ctx, "origin", branch, tag);
-    if (after.main !== releaseSha || after.tag !== releaseSha) {
+    if (after.main !== releaseSha || after.tag !== releaseSha || after.tagObject !== tagObject) {
       throw new PipelineError(
         "PROMOTE_NOT_CONFIRMED",
-        `remote ${remoteName} was not promoted: expected ${branch} and ${tag} at ${releaseSha}, found ${after.main ?? "absent"} and ${after.tag ?? "absent"}`,
+        `remote ${remoteName} was not promoted: expected ${branch} and ${tag} at ${releaseSha} (tag object ${tagObject}), found ${after.main ?? "absent"} and ${after.tag ?? "absent"} (tag object ${after.tagObject ?? "absent"})`,
       );
     }
     return {
@@ -261,7 +271,7 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
       release_sha: releaseSha,
       trigger_sha: triggerSha,
       outcome,
-      remote: { branch, main: after.main, tag: after.tag },
+      remote: { branch, main: after.main, tag: after.tag, tag_object: tagObject },
     };
   } finally {
     await rm(work, { recursive: true, force: true });

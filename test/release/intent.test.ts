@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkBaseline, releaseIntent, type IntentResult } from "../../release/intent.js";
 import { classifyCommitMessage } from "../../release/history.js";
+import { createReleaseTag } from "../../release/release-tag.js";
 import { hasCode } from "../../src/contract/errors.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
@@ -163,6 +164,18 @@ describe("release intent", () => {
     const tagged = await fixtureGit(repo.dir, ["rev-parse", "v0.7.0^{commit}"]);
     expect(await checkBaseline(repo.dir, "fixture-plugin")).toEqual({ package: "fixture-plugin", version: "0.7.0", tag: "v0.7.0", tag_sha: tagged, source_sha: await repo.head() });
     expect(await repo.head()).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("baseline: an annotated baseline tag (a previous release's) is peeled everywhere: baseline, history range, next-tag check", async () => {
+    const repo = await repoWith([], { tagBaseline: false });
+    const base = await repo.head();
+    await createReleaseTag(repo.dir, "0.7.0", base);
+    await repo.commit("feat: more", { "lib/more.js": "export {};\n" });
+    expect(await checkBaseline(repo.dir, "fixture-plugin")).toMatchObject({ tag: "v0.7.0", tag_sha: base });
+    const r = await intentOf(repo);
+    expect(r).toMatchObject({ released: true, version: "0.8.0", commits: [{ subject: "feat: more" }] });
+    await createReleaseTag(repo.dir, "0.8.0", await repo.head());
+    expect(await codeOf(releaseIntent({ dir: repo.dir, environment: ARMED }))).toBe("RELEASE_TAG_EXISTS");
   });
 
   it("baseline: missing tag, non-ancestor tag, untracked file, package mismatch", async () => {

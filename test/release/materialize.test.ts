@@ -62,10 +62,42 @@ describe("release materialize", () => {
     expect(changelog).toContain("add farewell");
     expect(changelog).toContain("## 0.7.0\n\n* initial");
     const heads = await fixtureGit(out, ["bundle", "list-heads", join(out, "release-source.bundle")]);
-    expect(heads.split("\n").sort()).toEqual([`${r.source_sha} refs/heads/release-candidate`, `${r.source_sha} refs/tags/v0.8.0`]);
+    const tagObject = await fixtureGit(repo.dir, ["rev-parse", "refs/tags/v0.8.0"]);
+    expect(heads.split("\n").sort()).toEqual([`${r.source_sha} refs/heads/release-candidate`, `${tagObject} refs/tags/v0.8.0`]);
     expect(await readFile(join(out, "release-source.sha256"), "utf8")).toBe(`${r.bundle_sha256}  release-source.bundle\n`);
     expect(await fixtureGit(repo.dir, ["branch", "--list", "release-candidate"])).toBe("");
     expect(await fixtureGit(repo.dir, ["ls-remote", "origin"])).toBe(originBefore);
+  });
+
+  it("tags annotated: tagger = the release identity, date = the release commit's, git describe names the release", async () => {
+    const { repo, trigger, out } = await fixture(["feat: add farewell"]);
+    const r = await materializeRelease({ dir: repo.dir, expectedSha: trigger, outputDir: out, environment: ARMED, dateSeconds: DATE });
+    if (!r.released) throw new Error("not released");
+    expect(await fixtureGit(repo.dir, ["cat-file", "-t", "v0.8.0"])).toBe("tag");
+    expect(await fixtureGit(repo.dir, ["cat-file", "tag", "v0.8.0"])).toBe(
+      `object ${r.source_sha}\ntype commit\ntag v0.8.0\ntagger ${RELEASE_BOT_IDENTITY.name} <${RELEASE_BOT_IDENTITY.email}> ${DATE} +0000\n\nv0.8.0`,
+    );
+    // The baseline v0.7.0 is lightweight (as a maintainer may seed it): describe still names the new release.
+    expect(await fixtureGit(repo.dir, ["describe", r.source_sha])).toBe("v0.8.0");
+    expect(await fixtureGit(repo.dir, ["describe", "--exact-match", "HEAD"])).toBe("v0.8.0");
+  });
+
+  it("a redo from the same trigger writes byte-identical commit, tag object and bundle refs, even with tag signing configured", async () => {
+    const { repo, trigger, out } = await fixture(["fix: same"]);
+    await fixtureGit(repo.dir, ["config", "tag.gpgSign", "true"]);
+    await fixtureGit(repo.dir, ["config", "tag.forceSignAnnotated", "true"]);
+    const runs: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const r = await materializeRelease({ dir: repo.dir, expectedSha: trigger, outputDir: out, environment: ARMED, dateSeconds: DATE });
+      if (!r.released) throw new Error("not released");
+      runs.push(`${r.source_sha} ${await fixtureGit(repo.dir, ["rev-parse", "refs/tags/v0.7.1"])}\n${await fixtureGit(out, ["bundle", "list-heads", join(out, "release-source.bundle")])}`);
+      // Undo the local release as a crashed job's fresh clone would not have it.
+      await fixtureGit(repo.dir, ["tag", "-d", "v0.7.1"]);
+      await fixtureGit(repo.dir, ["reset", "--quiet", "--hard", trigger]);
+      await rm(join(out, "release-source.bundle"));
+      await rm(join(out, "release-source.sha256"));
+    }
+    expect(runs[1]).toBe(runs[0]);
   });
 
   it("refuses a second run on the same trigger (the tag exists) and changes nothing", async () => {

@@ -52,7 +52,25 @@ describe("release promote", () => {
     expect(await revParse(remote.origin, "refs/tags/v0.8.0^{commit}")).toBe(pf.fixture.sourceSha);
     const again = await promoteRelease({ ...base(), repoDir: remote.checkout, env: {} });
     expect(again.outcome).toBe("already-promoted");
-    expect(again.remote).toEqual({ branch: "main", main: pf.fixture.sourceSha, tag: pf.fixture.sourceSha });
+    const tagObject = await revParse(pf.fixture.repoDir, "refs/tags/v0.8.0");
+    expect(again.remote).toEqual({ branch: "main", main: pf.fixture.sourceSha, tag: pf.fixture.sourceSha, tag_object: tagObject });
+    expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBe(tagObject);
+    expect(await fixtureGit(remote.origin, ["cat-file", "-t", "v0.8.0"])).toBe("tag");
+  });
+
+  it("is not 'already promoted' when the remote tag peels to the release commit through another tag object", async () => {
+    for (const kind of ["lightweight", "annotated"] as const) {
+      const remote = await createPromotionRemote(pf, `foreign-${kind}`);
+      const args = kind === "lightweight" ? ["tag", "v0.8.0", pf.fixture.sourceSha] : ["tag", "-a", "-m", "hand-made", "v0.8.0", pf.fixture.sourceSha];
+      const scratch = `${remote.origin}-scratch`;
+      await fixtureGit(pf.fixture.repoDir, ["clone", "--quiet", "--bare", pf.fixture.repoDir, scratch]);
+      await fixtureGit(scratch, ["tag", "-d", "v0.8.0"]);
+      await fixtureGit(scratch, args);
+      await fixtureGit(scratch, ["push", "--quiet", remote.origin, `${pf.fixture.sourceSha}:refs/heads/main`, "refs/tags/v0.8.0:refs/tags/v0.8.0"]);
+      const before = await revParse(remote.origin, "refs/tags/v0.8.0");
+      await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+      expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBe(before);
+    }
   });
 
   it("fails closed with nothing changed when someone else moved main", async () => {

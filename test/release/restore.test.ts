@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdir, readdir, writeFile, appendFile, readFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile, appendFile, readFile, rm } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { materializeRelease } from "../../release/materialize.js";
 import { restoreSource } from "../../release/restore.js";
+import { createReleaseTag } from "../../release/release-tag.js";
+import { gitText } from "../../release/git.js";
 import { createFixtureRepo, fixtureGit, fixtureLockfile, fixturePackageJson, type FixtureRepo } from "../support/git-fixture.js";
 
 const ARMED = { SEMANTIC_RELEASE_ENABLED: "true" };
@@ -34,7 +36,7 @@ async function handMade(files: Record<string, string>, extraRefs: string[] = [])
     "package-lock.json": fixtureLockfile("fixture-plugin", "0.8.0"),
     ...files,
   });
-  await fixtureGit(repo.dir, ["tag", "v0.8.0"]);
+  await createReleaseTag(repo.dir, "0.8.0", await repo.head());
   await fixtureGit(repo.dir, ["branch", "release-candidate"]);
   const out = join(repo.root, "out");
   await mkdir(out);
@@ -97,7 +99,7 @@ describe("release restore", () => {
     expect(await exists(join(repo.root, "restored"))).toBe(false);
   });
 
-  it("refuses refs that name different commits; accepts an annotated tag on the release commit", async () => {
+  it("refuses refs that name different commits", async () => {
     const split = await createFixtureRepo();
     repos.push(split);
     const trigger = await split.commit("feat: something");
@@ -112,18 +114,37 @@ describe("release restore", () => {
     await expect(restoreSource({ bundle, expectedSha: trigger, dir: join(split.root, "restored") })).rejects.toMatchObject({ code: "RELEASE_BUNDLE_REFS" });
     expect(await exists(join(split.root, "restored"))).toBe(false);
 
-    const annotated = await createFixtureRepo();
-    repos.push(annotated);
-    const t2 = await annotated.commit("feat: something");
-    await annotated.commit("chore(release): v0.8.0", { "package.json": fixturePackageJson({ version: "0.8.0" }), "package-lock.json": fixtureLockfile("fixture-plugin", "0.8.0") });
-    await fixtureGit(annotated.dir, ["tag", "-a", "-m", "release", "v0.8.0"]);
-    await fixtureGit(annotated.dir, ["branch", "release-candidate"]);
-    const out2 = join(annotated.root, "out");
-    await mkdir(out2);
-    const b2 = join(out2, "release-source.bundle");
-    await fixtureGit(annotated.dir, ["bundle", "create", "--quiet", b2, "refs/heads/release-candidate", "refs/tags/v0.8.0"]);
-    await writeFile(join(out2, "release-source.sha256"), `${createHash("sha256").update(await readFile(b2)).digest("hex")}  release-source.bundle\n`);
-    await expect(restoreSource({ bundle: b2, expectedSha: t2, dir: join(annotated.root, "restored") })).resolves.toMatchObject({ version: "0.8.0", source_sha: await annotated.head() });
+  });
+
+  it.each([
+    ["a lightweight tag", ["tag", "v0.8.0"], "lightweight"],
+    ["an annotated tag by another tagger", ["tag", "-a", "-m", "v0.8.0", "v0.8.0"], "tagger"],
+    ["an annotated tag with another message", ["-c", "user.name=github-actions[bot]", "-c", "user.email=41898282+github-actions[bot]@users.noreply.github.com", "tag", "-a", "-m", "release", "v0.8.0"], "message"],
+  ])("refuses %s on the release commit (release tags are the exact annotated tag)", async (_label, tagArgs, fact) => {
+    const repo = await createFixtureRepo();
+    repos.push(repo);
+    const trigger = await repo.commit("feat: something");
+    await repo.commit("chore(release): v0.8.0", { "package.json": fixturePackageJson({ version: "0.8.0" }), "package-lock.json": fixtureLockfile("fixture-plugin", "0.8.0") });
+    const head = await repo.head();
+    if (fact === "message") {
+      const date = (await fixtureGit(repo.dir, ["log", "-1", "--format=%ct"])) + " +0000";
+      await gitText(tagArgs, { cwd: repo.dir, env: { GIT_COMMITTER_DATE: date, GIT_COMMITTER_NAME: "github-actions[bot]", GIT_COMMITTER_EMAIL: "41898282+github-actions[bot]@users.noreply.github.com" } });
+    } else await fixtureGit(repo.dir, tagArgs);
+    await fixtureGit(repo.dir, ["branch", "release-candidate"]);
+    const out = join(repo.root, "out");
+    await mkdir(out);
+    const bundle = join(out, "release-source.bundle");
+    await fixtureGit(repo.dir, ["bundle", "create", "--quiet", bundle, "refs/heads/release-candidate", "refs/tags/v0.8.0"]);
+    await writeFile(join(out, "release-source.sha256"), `${createHash("sha256").update(await readFile(bundle)).digest("hex")}  release-source.bundle\n`);
+    await expect(restoreSource({ bundle, expectedSha: trigger, dir: join(repo.root, "restored") })).rejects.toMatchObject({ code: "RELEASE_IDENTITY_MISMATCH", message: expect.stringContaining(fact) });
+    expect(await exists(join(repo.root, "restored"))).toBe(false);
+    // The exact release tag on the same commit restores.
+    await fixtureGit(repo.dir, ["tag", "-d", "v0.8.0"]);
+    await createReleaseTag(repo.dir, "0.8.0", head);
+    await rm(bundle);
+    await fixtureGit(repo.dir, ["bundle", "create", "--quiet", bundle, "refs/heads/release-candidate", "refs/tags/v0.8.0"]);
+    await writeFile(join(out, "release-source.sha256"), `${createHash("sha256").update(await readFile(bundle)).digest("hex")}  release-source.bundle\n`);
+    await expect(restoreSource({ bundle, expectedSha: trigger, dir: join(repo.root, "restored") })).resolves.toMatchObject({ version: "0.8.0", source_sha: head });
   });
 
   it("accepts the hand-made release when it touches only the three files (control)", async () => {

@@ -25,6 +25,7 @@ import {
 } from "../../src/contract/index.js";
 import { bundleChecksumPaths, formatPayloadChecksums } from "../../src/contract/payload.js";
 import { packTinyPackage, passedGates } from "./contract-fixture.js";
+import { createReleaseTag } from "../../release/release-tag.js";
 
 const run = promisify(execFile);
 
@@ -110,7 +111,7 @@ export async function createReleaseFixture(options: ReleaseFixtureOptions): Prom
   await fixtureGit(repoDir, ["commit", "--quiet", "-m", "fix: later"]);
   const otherSha = await fixtureGit(repoDir, ["rev-parse", "HEAD"]);
   await fixtureGit(repoDir, ["branch", "release-candidate", sourceSha]);
-  await fixtureGit(repoDir, ["tag", "-a", "-m", `v${version}`, `v${version}`, sourceSha]);
+  await createReleaseTag(repoDir, version, sourceSha);
 
   const payloadDir = join(root, "payload");
   await mkdir(payloadDir);

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { gitText } from "../../release/git.js";
+import { releaseTagProblem } from "../../release/release-tag.js";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { runCli, type CliResult } from "./cli.js";
@@ -151,6 +152,9 @@ export async function expectCrashChainConverged(rf: RunFixture, runs: CrashRun[]
   expect(await gitText(["rev-parse", "refs/heads/main"], { cwd: origin })).toBe(result["release_sha"]);
   expect(await gitText(["rev-parse", "refs/tags/v0.8.0^{commit}"], { cwd: origin })).toBe(result["release_sha"]);
   expect(await gitText(["rev-parse", `${String(result["release_sha"])}^`], { cwd: origin })).toBe(rf.triggerSha);
+  // The pushed tag is the exact annotated release tag (bot tagger, the release commit's date), named by describe.
+  expect(await releaseTagProblem(origin, "0.8.0", String(result["release_sha"]))).toBeUndefined();
+  expect(await gitText(["describe", String(result["release_sha"])], { cwd: origin })).toBe("v0.8.0");
   expect(github.releases("acme", "fixture-plugin")).toHaveLength(1);
   expect(github.count("POST", "/repos/acme/fixture-plugin/releases")).toBe(1);
   for (const { result: r } of runs) expect(r.stdout + r.stderr).not.toContain(secret);
