@@ -16,6 +16,7 @@ import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSyn
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { assertCompanionWritable, companionDir, writeCompanion } from "./companion.js";
 import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
 import { isPluginDefinition, type PluginDefinition } from "./plugin.js";
 import { checkMcpConfig, checkPluginManifest, scanText, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
@@ -46,7 +47,19 @@ export interface BuildResult {
   outDir: string;
   /** Package-relative paths written, sorted. */
   files: string[];
-  plugin: { name: string; version: string; server: string; tools: string[]; hermesNames: Record<string, string>; skills: string[] };
+  plugin: {
+    name: string;
+    version: string;
+    server: string;
+    tools: string[];
+    hermesNames: Record<string, string>;
+    skills: string[];
+    hooks: string[];
+    commands: string[];
+    middleware: string[];
+    /** Package-relative directory of the native companion (`host/<name>-host`), when the plugin has hooks, commands or middleware. */
+    companion?: string;
+  };
   /** Size of dist/server.js in bytes. */
   bundleBytes: number;
   /** Install-scan findings on the bundle and undeclared skills in the output (never errors: those fail the build). */
@@ -110,7 +123,7 @@ function recode(error: unknown): unknown {
   return error;
 }
 
-function writeAtomic(file: string, data: string | Buffer): void {
+function writeAtomic(file: string, data: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const temp = `${file}.tmp-${process.pid}`;
   writeFileSync(temp, data);
@@ -211,6 +224,8 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
     checkSkillTree(skill.dir);
   }
 
+  assertCompanionWritable(outDir, plugin);
+
   // 2. Bundle the server.
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
@@ -281,6 +296,8 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   writeAtomic(path.join(outDir, "plugin.json"), JSON.stringify(manifest, null, 2) + "\n");
   writeAtomic(path.join(outDir, "mcp.json"), JSON.stringify(mcp, null, 2) + "\n");
   written.push("plugin.json", "mcp.json");
+  // 5. The native companion (hooks, slash commands, middleware), beside the portable package.
+  written.push(...writeCompanion(outDir, plugin, writeAtomic));
 
   const bundleText = readFileSync(serverFile, "utf8");
   const scan = scanText(SERVER_SCRIPT, bundleText);
@@ -310,6 +327,10 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
       tools: plugin.tools.map((t) => t.name),
       hermesNames: { ...plugin.hermesNames },
       skills: plugin.skills.map((s) => s.name),
+      hooks: [...plugin.host.hooks.keys()].sort(),
+      commands: plugin.host.commands.map((c) => c.name).sort(),
+      middleware: [...plugin.host.middleware.keys()].sort(),
+      ...(plugin.host.empty ? {} : { companion: companionDir(plugin.name) }),
     },
     bundleBytes: lstatSync(serverFile).size,
     findings: scan,

@@ -16,7 +16,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { PluginKitError } from "./errors.js";
 import { declaredServerCwd, filteredServerEnvironment } from "./host-environment.js";
 import { checkHermesToolNames, clampedHermesToolName, validateToolName } from "./naming.js";
-import { redactText } from "./observability.js";
+import { redactText } from "./redaction.js";
 import { EXAMPLES_META_KEY } from "./plugin.js";
 import { expandPlaceholders, type PackageFinding, type StdioServerEntry } from "./portable.js";
 import { renderForModel, type ReceivedToolResult } from "./render.js";

@@ -6,49 +6,12 @@
  * characters; handler results are never logged.
  */
 import { PluginKitError } from "./errors.js";
-import { redactText } from "./observability.js";
+import { redactText } from "./redaction.js";
 
 /** Log levels, lowest first. */
 export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"] as const;
 /** One of {@link LOG_LEVELS}. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/** Substrings that mark a key as secret (matched on the lowercased key, reference A.7). */
-export const REDACTED_KEY_PARTS: readonly string[] = ["token", "secret", "password", "passwd", "api_key", "apikey", "auth"];
-
-/** Maximum characters of a logged argument summary before `…` is appended. */
-export const LOG_ARGUMENT_LIMIT = 200;
-
-/**
- * Deep copy of `value` with the value of every object key whose lowercased
- * name contains one of {@link REDACTED_KEY_PARTS} replaced by `"***"`, at any
- * depth (objects and arrays). String values are not scanned.
- */
-export function redactArguments(value: unknown, depth = 0): unknown {
-  if (depth > 32) return "<max-depth>";
-  if (Array.isArray(value)) return value.map((item) => redactArguments(item, depth + 1));
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      const lowered = key.toLowerCase();
-      out[key] = REDACTED_KEY_PARTS.some((part) => lowered.includes(part)) ? "***" : redactArguments(item, depth + 1);
-    }
-    return out;
-  }
-  return value;
-}
-
-/** {@link redactArguments}, then JSON, truncated to {@link LOG_ARGUMENT_LIMIT} characters plus `…`. */
-export function safeArguments(value: unknown): string {
-  let json: string;
-  try {
-    json = JSON.stringify(redactArguments(value ?? {}), (_key, v: unknown) => (typeof v === "bigint" ? String(v) : v)) ?? "null";
-  } catch {
-    json = '"<unserializable>"';
-  }
-  const chars = Array.from(json);
-  return chars.length > LOG_ARGUMENT_LIMIT ? chars.slice(0, LOG_ARGUMENT_LIMIT).join("") + "…" : json;
-}
 
 /** Where log lines go; default: `process.stderr`. */
 export type LogSink = (line: string) => void;

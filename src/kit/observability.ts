@@ -8,6 +8,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { PluginKitError } from "./errors.js";
 import type { KitLogger, LogLevel } from "./logging.js";
+import { redactText } from "./redaction.js";
 
 /** Schema id carried by every event. */
 export const OBSERVABILITY_SCHEMA = "hermes.plugin.observability.v1";
@@ -35,32 +36,6 @@ export function credentialIdentityHash(secret: string | Uint8Array): string {
   if (bytes.length === 0) throw new PluginKitError("CREDENTIAL_INVALID", "credential must not be empty");
   const hash = createHash("sha256").update(CREDENTIAL_PREFIX, "utf8").update(bytes).digest("hex");
   return `sha256:${hash.slice(0, 16)}`;
-}
-
-const CONTROL = /[\u0000-\u001f\u007f]/g;
-
-function escapeControl(text: string): string {
-  return text.replace(CONTROL, (ch) => {
-    if (ch === "\n") return "\\n";
-    if (ch === "\r") return "\\r";
-    if (ch === "\t") return "\\t";
-    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
-}
-
-/**
- * Redact secret-looking substrings of free text (reference A.16): control
- * characters escaped (`\n`, `\r`, `\t`, `\u00XX`); `Bearer <token>` ->
- * `Bearer ***`; `api_key|apikey|api-key|authorization|password|passwd|secret|token`
- * followed by `:` or `=` and a value -> `<word>=***`; Google-style `AIza...`
- * and `sk-...` keys -> `***`.
- */
-export function redactText(text: string): string {
-  return escapeControl(text)
-    .replace(/\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 ***")
-    .replace(/\b(api[_-]?key|authorization|password|passwd|secret|token)\s*[:=]\s*(?!\*\*\*|bearer\b)[^\s,;&"']+/gi, "$1=***")
-    .replace(/AIza[0-9A-Za-z_-]{20,}/g, "***")
-    .replace(/sk-[0-9A-Za-z_-]{16,}/g, "***");
 }
 
 function cap(text: string, limit: number): string {

@@ -10,12 +10,14 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { bridgeCapability, BRIDGE_CAPABILITY, registerBridge } from "./bridge.js";
 import { resolveCapabilitySelection, type CapabilitySelection } from "./capabilities.js";
 import { loadPluginConfig } from "./config.js";
 import { PluginKitError } from "./errors.js";
+import { checkHostSurface, type BridgeOptions, type HostSurface, type PluginCommand, type PluginHooks, type PluginMiddleware } from "./hooks.js";
 import { configureStderrLogging, KitLogger, type LogLevel } from "./logging.js";
-import { checkHermesToolNames, hermesToolName, validateServerName } from "./naming.js";
-import { redactText } from "./observability.js";
+import { checkHermesToolNames, clampedHermesToolName, hermesToolName, sanitizeNameComponent, validateServerName } from "./naming.js";
+import { redactText } from "./redaction.js";
 import { MCP_SCHEMA_URL, PLUGIN_NAME_PATTERN, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
 import type { PluginSkill } from "./skills.js";
 import { guardStdout } from "./stdout.js";
@@ -53,6 +55,17 @@ export interface PluginOptions {
   tools: readonly ToolDefinition[];
   skills?: readonly PluginSkill[];
   capabilities?: PluginCapabilities;
+  /**
+   * Hermes hooks by name (`VALID_HOOKS`), served through the native
+   * companion `plugin build` writes (see hooks.ts for the result shapes).
+   */
+  hooks?: PluginHooks;
+  /** Slash commands `/<name>`, served through the native companion. */
+  commands?: readonly PluginCommand[];
+  /** Request middleware (`tool_request`, `llm_request`), served through the native companion. */
+  middleware?: PluginMiddleware;
+  /** Bridge settings of the native companion. */
+  bridge?: BridgeOptions;
   logging?: PluginLogging;
   /** Extra mcp.json `env` (public package data: never secrets; `PLUGIN_ROOT`/`PLUGIN_DATA` refused). */
   env?: Record<string, string>;
@@ -102,6 +115,10 @@ export interface PluginDefinition {
   readonly logging?: PluginLogging;
   /** Hermes registry name per tool (`mcp__<server>__<tool>`). */
   readonly hermesNames: Readonly<Record<string, string>>;
+  /** Hooks, slash commands and request middleware (empty when none: no companion is written). */
+  readonly host: HostSurface;
+  /** The plugin's own tool name for a name Hermes gives one of its tools (see `HostCallContext.ownTool`), else undefined. */
+  ownTool(name: unknown): string | undefined;
   /** plugin.json content. */
   manifest(): PluginManifest;
   /** mcp.json content. */
@@ -125,29 +142,30 @@ function invalid(message: string): never {
 
 const list = (values: readonly string[]) => (values.length > 0 ? values.join(",") : "<none>");
 
+/** Hooks, slash commands and middleware kinds listed by {@link registrationReceipt}. */
+export interface ReceiptHostSurface {
+  commands?: readonly string[];
+  middlewares?: readonly string[];
+  hooks?: readonly string[];
+}
+
 /**
- * The registration receipt line (reference A.11 format; commands, hooks,
- * middleware and providers are always `<none>` on the MCP path).
+ * The registration receipt line (reference A.11 format): the served tools,
+ * skills and capabilities and the hooks, slash commands and middleware kinds
+ * the plugin serves through its native companion, each sorted; CLI commands,
+ * providers and context engines are always `<none>`.
  */
-export function registrationReceipt(plugin: string, tools: readonly string[], skills: readonly string[], capabilities: readonly string[]): string {
+export function registrationReceipt(plugin: string, tools: readonly string[], skills: readonly string[], capabilities: readonly string[], host: ReceiptHostSurface = {}): string {
+  const sorted = (values: readonly string[] | undefined) => list([...(values ?? [])].sort());
   return (
-    `hermes_plugin_kit: registered plugin lifecycle; plugin=${plugin}; commands=<none>; cli_commands=<none>; ` +
-    `tools=${list(tools)}; middlewares=<none>; hooks=<none>; skills=${list(skills)}; skipped_optional_skills=<none>; ` +
+    `hermes_plugin_kit: registered plugin lifecycle; plugin=${plugin}; commands=${sorted(host.commands)}; cli_commands=<none>; ` +
+    `tools=${list(tools)}; middlewares=${sorted(host.middlewares)}; hooks=${sorted(host.hooks)}; skills=${list(skills)}; skipped_optional_skills=<none>; ` +
     `memory_providers=<none>; image_gen_providers=<none>; video_gen_providers=<none>; capabilities=${list(capabilities)}; ` +
     `context_engine=<none>; context_engine_registration=<none>`
   );
 }
 
-/**
- * Define (and check) a plugin. Nothing is served until `serve()`.
- *
- * @throws PluginKitError `PLUGIN_NAME_INVALID`, `PLUGIN_DEFINITION_INVALID`
- *   (version, description, tools not from `tool()`, env, metadata),
- *   `SERVER_NAME_INVALID`, `SERVER_NAME_SHADOWS_TOOLSET`,
- *   `TOOL_NAME_DUPLICATE`, `TOOL_NAME_COLLISION`, `HERMES_NAME_TOO_LONG`,
- *   `SKILL_DUPLICATE`, `CAPABILITY_*`, `LOGGING_INVALID`.
- */
-export function definePlugin(options: PluginOptions): PluginDefinition {
+function checkIdentity(options: PluginOptions): { name: string; version: string; description: string; server: string } {
   if (options === null || typeof options !== "object") invalid("definePlugin() needs an options object");
   const { name, version, description } = options;
   if (typeof name !== "string" || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
@@ -155,15 +173,21 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
   }
   if (typeof version !== "string" || !/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/.test(version)) invalid(`plugin version ${JSON.stringify(version)} must be a SemVer string`);
   if (typeof description !== "string" || description.trim() === "") invalid("plugin description must be a non-empty string");
-  const server = validateServerName(options.server ?? name);
+  return { name, version, description, server: validateServerName(options.server ?? name) };
+}
+
+function checkTools(server: string, options: PluginOptions): ToolDefinition[] {
   if (!Array.isArray(options.tools) || options.tools.length === 0) invalid("tools must be a non-empty list of tool() definitions");
   const tools = [...options.tools];
   tools.forEach((entry, index) => {
     if (!isToolDefinition(entry)) invalid(`tools[${index}] was not built with tool()`);
   });
-  const names = tools.map((entry) => entry.name);
-  const problem = checkHermesToolNames(server, names)[0];
+  const problem = checkHermesToolNames(server, tools.map((entry) => entry.name))[0];
   if (problem) throw new PluginKitError(problem.code, problem.message);
+  return tools;
+}
+
+function checkSkills(options: PluginOptions): PluginSkill[] {
   const skills = [...(options.skills ?? [])];
   const skillNames = new Set<string>();
   for (const skill of skills) {
@@ -171,8 +195,11 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
     if (skillNames.has(skill.name)) throw new PluginKitError("SKILL_DUPLICATE", `duplicate skill name: ${skill.name}`);
     skillNames.add(skill.name);
   }
-  const capabilities: PluginCapabilities = { groups: { ...(options.capabilities?.groups ?? {}) }, ...(options.capabilities?.enabled ? { enabled: [...options.capabilities.enabled] } : {}) };
-  resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups, enabledCapabilities: capabilities.enabled ?? null });
+  return skills;
+}
+
+/** mcp.json `env`: the logging flag and the declared extra variables. */
+function mcpEnvironment(options: PluginOptions): Record<string, string> {
   const env: Record<string, string> = {};
   if (options.logging !== undefined) {
     if (typeof options.logging.envVar !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.logging.envVar)) {
@@ -187,6 +214,11 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
     if (key === "PLUGIN_ROOT" || key === "PLUGIN_DATA") invalid(`env key ${key} is set by Hermes and must not be declared`);
     env[key] = value;
   }
+  return env;
+}
+
+/** plugin.json fields besides `$schema`, name, version and description. */
+function manifestMetadata(options: PluginOptions): Partial<PluginManifest> {
   const metadata: Partial<PluginManifest> = {};
   if (options.author !== undefined) {
     const author = options.author;
@@ -206,9 +238,81 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
     if (!Array.isArray(options.keywords) || !options.keywords.every((k) => typeof k === "string")) invalid("keywords must be a list of strings");
     metadata.keywords = [...options.keywords];
   }
-  const hermesNames = Object.freeze(Object.fromEntries(names.map((tool) => [tool, hermesToolName(server, tool)])));
+  return metadata;
+}
+
+/** Every name a host may use for one of these tools: `mcp__<server>__<tool>`, its clamped form, and older hosts' `mcp_<server>_<tool>`. */
+function ownToolIndex(server: string, names: readonly string[]): (candidate: unknown) => string | undefined {
+  const ownNames = new Map<string, string>();
+  for (const tool of names) {
+    for (const alias of [hermesToolName(server, tool), clampedHermesToolName(server, tool), `mcp_${sanitizeNameComponent(server)}_${sanitizeNameComponent(tool)}`]) ownNames.set(alias, tool);
+  }
+  return (candidate) => (typeof candidate === "string" ? ownNames.get(candidate) : undefined);
+}
+
+interface ServerParts {
+  name: string;
+  version: string;
+  server: string;
+  tools: readonly ToolDefinition[];
+  host: HostSurface;
+  logger: KitLogger;
+  ownTool(candidate: unknown): string | undefined;
+}
+
+/** The low-level SDK server: `tools/list` and `tools/call` for the selected tools, and the bridge methods when the plugin has a host surface. */
+function createSdkServer(parts: ServerParts, selected: CapabilitySelection): Server {
+  const { name, version, server, tools, host, logger, ownTool } = parts;
   const byName = new Map(tools.map((entry) => [entry.name, entry]));
+  const listed = tools.filter((entry) => selected.names.includes(entry.name));
+  const listedNames = new Set(listed.map((entry) => entry.name));
+  const mcpTools: Tool[] = listed.map(toMcpTool);
+  const capabilities = { tools: {}, ...(host.empty ? {} : { experimental: { [BRIDGE_CAPABILITY]: bridgeCapability(host) } }) };
+  const sdkServer = new Server({ name: server, version }, { capabilities });
+  registerBridge(sdkServer, host, { plugin: name, server, logger, ownTool });
+  sdkServer.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpTools }));
+  sdkServer.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<ToolCallResult> => {
+    const toolName = request.params.name;
+    const entry = listedNames.has(toolName) ? byName.get(toolName) : undefined;
+    if (!entry) {
+      logger.warning(`${JSON.stringify(toolName).slice(0, 80)}: rejected call, unknown tool`);
+      return errorResult(`Unknown tool: ${toolName}. Available tools: ${[...listedNames].join(", ") || "<none>"}`);
+    }
+    return entry.call(request.params.arguments, {
+      signal: extra.signal,
+      requestId: extra.requestId,
+      logger,
+      ...(request.params._meta !== undefined ? { meta: request.params._meta as Record<string, unknown> } : {}),
+    });
+  });
+  return sdkServer;
+}
+
+/**
+ * Define (and check) a plugin. Nothing is served until `serve()`.
+ *
+ * @throws PluginKitError `PLUGIN_NAME_INVALID`, `PLUGIN_DEFINITION_INVALID`
+ *   (version, description, tools not from `tool()`, env, metadata),
+ *   `SERVER_NAME_INVALID`, `SERVER_NAME_SHADOWS_TOOLSET`,
+ *   `TOOL_NAME_DUPLICATE`, `TOOL_NAME_COLLISION`, `HERMES_NAME_TOO_LONG`,
+ *   `SKILL_DUPLICATE`, `CAPABILITY_*`, `LOGGING_INVALID`, and the host
+ *   surface codes of `checkHostSurface` (`HOOK_*`, `COMMAND_*`,
+ *   `MIDDLEWARE_*`, `BRIDGE_OPTION_INVALID`).
+ */
+export function definePlugin(options: PluginOptions): PluginDefinition {
+  const { name, version, description, server } = checkIdentity(options);
+  const tools = checkTools(server, options);
+  const names = tools.map((entry) => entry.name);
+  const skills = checkSkills(options);
+  const capabilities: PluginCapabilities = { groups: { ...(options.capabilities?.groups ?? {}) }, ...(options.capabilities?.enabled ? { enabled: [...options.capabilities.enabled] } : {}) };
+  resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups, enabledCapabilities: capabilities.enabled ?? null });
+  const env = mcpEnvironment(options);
+  const metadata = manifestMetadata(options);
+  const host = checkHostSurface(options);
+  const hermesNames = Object.freeze(Object.fromEntries(names.map((tool) => [tool, hermesToolName(server, tool)])));
+  const ownTool = ownToolIndex(server, names);
   const logger = new KitLogger(name);
+  const parts: ServerParts = { name, version, server, tools, host, logger, ownTool };
 
   const definition: PluginDefinition = {
     [PLUGIN_MARK]: true,
@@ -221,6 +325,8 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
     capabilities,
     ...(options.logging !== undefined ? { logging: { ...options.logging } } : {}),
     hermesNames,
+    host,
+    ownTool,
     manifest() {
       return { $schema: PLUGIN_SCHEMA_URL, name, version, description, ...structuredClone(metadata) };
     },
@@ -238,27 +344,7 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
       return resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups, enabledCapabilities, enabledNames });
     },
     createServer(selection) {
-      const selected = selection ?? resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups });
-      const listed = tools.filter((entry) => selected.names.includes(entry.name));
-      const listedNames = new Set(listed.map((entry) => entry.name));
-      const mcpTools: Tool[] = listed.map(toMcpTool);
-      const sdkServer = new Server({ name: server, version }, { capabilities: { tools: {} } });
-      sdkServer.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpTools }));
-      sdkServer.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<ToolCallResult> => {
-        const toolName = request.params.name;
-        const entry = listedNames.has(toolName) ? byName.get(toolName) : undefined;
-        if (!entry) {
-          logger.warning(`${JSON.stringify(toolName).slice(0, 80)}: rejected call, unknown tool`);
-          return errorResult(`Unknown tool: ${toolName}. Available tools: ${[...listedNames].join(", ") || "<none>"}`);
-        }
-        return entry.call(request.params.arguments, {
-          signal: extra.signal,
-          requestId: extra.requestId,
-          logger,
-          ...(request.params._meta !== undefined ? { meta: request.params._meta as Record<string, unknown> } : {}),
-        });
-      });
-      return sdkServer;
+      return createSdkServer(parts, selection ?? resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups }));
     },
     async serve(serveOptions = {}) {
       if (options.logging) configureStderrLogging({ envVar: options.logging.envVar, default: (options.logging.default ?? "warning") as LogLevel | "warning" });
@@ -267,7 +353,8 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
       const sdkServer = definition.createServer(selection);
       // stdio: every non-protocol stdout write goes to stderr; the transport gets the protocol writer.
       await sdkServer.connect(serveOptions.transport ?? new StdioServerTransport(process.stdin, guardStdout()));
-      logger.write("INFO", registrationReceipt(name, selection.names, skills.map((skill) => skill.name).sort(), selection.capabilities));
+      const hostNames = { commands: host.commands.map((c) => c.name), middlewares: [...host.middleware.keys()], hooks: [...host.hooks.keys()] };
+      logger.write("INFO", registrationReceipt(name, selection.names, skills.map((skill) => skill.name).sort(), selection.capabilities, hostNames));
       return { server: sdkServer, selection, close: () => sdkServer.close() };
     },
   };

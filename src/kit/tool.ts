@@ -15,9 +15,9 @@
 import type { z } from "zod";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
 import { PluginKitError } from "./errors.js";
-import { KitLogger, safeArguments } from "./logging.js";
+import { KitLogger } from "./logging.js";
 import { validateToolName } from "./naming.js";
-import { redactText } from "./observability.js";
+import { redactText, safeArguments } from "./redaction.js";
 import {
   augmentDescription,
   buildParameters,

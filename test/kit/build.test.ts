@@ -33,6 +33,9 @@ describe("plugin build of the example", () => {
       tools: ["calculate", "unit_convert"],
       hermesNames: { calculate: "mcp__calculator__calculate", unit_convert: "mcp__calculator__unit_convert" },
       skills: ["calculator"],
+      hooks: [],
+      commands: [],
+      middleware: [],
     });
     expect(JSON.parse(read(out, "plugin.json"))).toEqual({
       $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",

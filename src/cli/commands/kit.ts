@@ -17,7 +17,7 @@ export function registerKitCommands(program: Command): void {
 
   plugin
     .command("build")
-    .description("Bundle <entry> (default export: definePlugin(...)) into a portable package: plugin.json, mcp.json, dist/server.js, skills/.")
+    .description("Bundle <entry> (default export: definePlugin(...)) into a portable package: plugin.json, mcp.json, dist/server.js, skills/, and host/<name>-host/ (the native companion) when the plugin has hooks, slash commands or middleware.")
     .argument("<entry>", "entry module (.ts or .js)")
     .requiredOption("--out <dir>", "output package directory (may be the source package root)")
     .option("--root <dir>", "source package root (default: nearest package.json above the entry)")
@@ -44,6 +44,10 @@ export function registerKitCommands(program: Command): void {
         printLine(`  server ${result.plugin.server}: dist/server.js (${result.bundleBytes} bytes)`);
         for (const name of result.plugin.tools) printLine(`  tool ${name} -> ${result.plugin.hermesNames[name]}`);
         for (const name of result.plugin.skills) printLine(`  skill ${name}`);
+        if (result.plugin.companion) {
+          const served = [...result.plugin.hooks.map((h) => `hook ${h}`), ...result.plugin.commands.map((c) => `/${c}`), ...result.plugin.middleware.map((m) => `${m} middleware`)];
+          printLine(`  native companion ${result.plugin.companion}/ (install it next to the package): ${served.join(", ")}`);
+        }
         for (const finding of result.findings) printLine(`  ${finding.severity.toUpperCase()} [${finding.rule}] ${finding.message}`);
         return 0;
       });

@@ -1,0 +1,84 @@
+/**
+ * Redaction shared by the kit's log lines and observability events (one
+ * module, so logging and observability do not import each other):
+ *
+ * - argument and context summaries (reference A.7): every object key whose
+ *   lowercased name contains a secret-looking part has its value replaced by
+ *   `***`, at any depth; then compact JSON truncated to 200 characters + `…`;
+ * - free text (reference A.16): control characters escaped, bearer tokens,
+ *   `password=...`-style pairs and API-key shapes replaced by `***`.
+ */
+
+/** Substrings that mark a key as secret (matched on the lowercased key, reference A.7). */
+export const REDACTED_KEY_PARTS: readonly string[] = ["token", "secret", "password", "passwd", "api_key", "apikey", "auth"];
+
+/** Maximum characters of a logged argument summary before `…` is appended. */
+export const LOG_ARGUMENT_LIMIT = 200;
+
+/**
+ * Deep copy of `value` with the value of every object key whose lowercased
+ * name contains one of {@link REDACTED_KEY_PARTS} replaced by `"***"`, at any
+ * depth (objects and arrays). String values are not scanned.
+ */
+export function redactArguments(value: unknown, depth = 0): unknown {
+  if (depth > 32) return "<max-depth>";
+  if (Array.isArray(value)) return value.map((item) => redactArguments(item, depth + 1));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      const lowered = key.toLowerCase();
+      out[key] = REDACTED_KEY_PARTS.some((part) => lowered.includes(part)) ? "***" : redactArguments(item, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** {@link redactArguments}, then JSON, truncated to {@link LOG_ARGUMENT_LIMIT} characters plus `…`. */
+export function safeArguments(value: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(redactArguments(value ?? {}), (_key, v: unknown) => (typeof v === "bigint" ? String(v) : v)) ?? "null";
+  } catch {
+    json = '"<unserializable>"';
+  }
+  const chars = Array.from(json);
+  return chars.length > LOG_ARGUMENT_LIMIT ? chars.slice(0, LOG_ARGUMENT_LIMIT).join("") + "…" : json;
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/g;
+
+function escapeControl(text: string): string {
+  return text.replace(CONTROL, (ch) => {
+    if (ch === "\n") return "\\n";
+    if (ch === "\r") return "\\r";
+    if (ch === "\t") return "\\t";
+    return `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
+}
+
+/**
+ * Redact secret-looking substrings of free text (reference A.16): control
+ * characters escaped (`\n`, `\r`, `\t`, `\u00XX`); `Bearer <token>` ->
+ * `Bearer ***`; `api_key|apikey|api-key|authorization|password|passwd|secret|token`
+ * followed by `:` or `=` and a value -> `<word>=***`; Google-style `AIza...`
+ * and `sk-...` keys -> `***`.
+ */
+export function redactText(text: string): string {
+  return escapeControl(text)
+    .replace(/\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 ***")
+    .replace(/\b(api[_-]?key|authorization|password|passwd|secret|token)\s*[:=]\s*(?!\*\*\*|bearer\b)[^\s,;&"']+/gi, "$1=***")
+    .replace(/AIza[0-9A-Za-z_-]{20,}/g, "***")
+    .replace(/sk-[0-9A-Za-z_-]{16,}/g, "***");
+}
+
+/**
+ * The context a log line may show (reference A.7): only `session_id` and
+ * `task_id` of the host's keyword arguments, when present and not null,
+ * redacted and truncated like {@link safeArguments}. Payloads never.
+ */
+export function safeContext(kwargs: Record<string, unknown>): string {
+  const context: Record<string, unknown> = {};
+  for (const key of ["session_id", "task_id"]) if (kwargs[key] !== undefined && kwargs[key] !== null) context[key] = kwargs[key];
+  return safeArguments(context);
+}
