@@ -17,16 +17,11 @@
  * entries), so the same commit packs to the same bytes; the tests check it.
  */
 import { lstat, mkdir, readdir } from "node:fs/promises";
-import { createReadStream } from "node:fs";
 import { join, resolve as resolvePath } from "node:path";
-import { pipeline } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
-import { extract } from "tar-stream";
 import { publint, type Message } from "publint";
 import { formatMessage } from "publint/utils";
-import { inspectDistDir } from "../src/contract/manifest.js";
+import { inspectDistTarball } from "../src/contract/manifest.js";
 import { tarballFileName } from "../src/contract/grammar.js";
-import { parseStrictJson } from "../src/contract/canonical-json.js";
 import type { TestedArtifact } from "../src/contract/schemas.js";
 import { readReleaseConfig, type ReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
@@ -39,8 +34,6 @@ export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
 export const MAX_UNPACKED_BYTES = 256 * 1024 * 1024;
 /** Members whose bytes publint may read (formats, entry points); others are passed as empty files. */
 const LINTED_MEMBER_RE = /\.(?:[cm]?[jt]sx?|d\.[cm]?ts|json)$/;
-/** Ceiling of the number of members in a tarball. */
-export const MAX_TARBALL_MEMBERS = 100_000;
 
 /** Result of {@link checkDist}. */
 export interface CheckDistResult {
@@ -126,89 +119,38 @@ export function filesAllowList(pkg: Record<string, unknown>): (path: string) => 
   return (path) => exact.has(path) || always.test(path) || patterns.some((p) => p.test(path));
 }
 
-interface TarballContents {
-  files: { name: string; data: Uint8Array }[];
-  packageJson: Record<string, unknown>;
-}
-
-/**
- * Read every member of an npm tarball: each must be a regular file named
- * `package/<relative path>` without `.`/`..` segments, backslashes or NUL.
- * @throws ReleaseStepError `RELEASE_DIST_CONTENTS`.
- */
-async function readTarball(path: string, filename: string): Promise<TarballContents> {
-  const files: { name: string; data: Uint8Array }[] = [];
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  let total = 0;
-  const ex = extract();
-  ex.on("entry", (header, stream, next) => {
-    const name = header.name;
-    const rel = name.startsWith("package/") ? name.slice("package/".length) : undefined;
-    const segments = rel?.split("/") ?? [];
-    if (rel === undefined || rel.length === 0 || /[\\\0]/.test(rel) || segments.some((s) => s === "" || s === "." || s === "..")) {
-      problems.push(`unsafe member path ${JSON.stringify(name)}`);
-    } else if (header.type !== "file") {
-      problems.push(`member ${JSON.stringify(name)} is a ${header.type ?? "non-file"}, not a regular file`);
-    }
-    if (seen.has(name)) problems.push(`duplicate member ${JSON.stringify(name)}`);
-    seen.add(name);
-    if (files.length + problems.length > MAX_TARBALL_MEMBERS) problems.push(`more than ${MAX_TARBALL_MEMBERS} members`);
-    const chunks: Buffer[] = [];
-    const keep = LINTED_MEMBER_RE.test(name);
-    stream.on("data", (data: unknown) => {
-      if (!keep) return;
-      const chunk = data as Buffer;
-      total += chunk.length;
-      if (total <= MAX_UNPACKED_BYTES) chunks.push(chunk);
-    });
-    stream.on("end", () => {
-      if (rel !== undefined && header.type === "file") files.push({ name, data: new Uint8Array(Buffer.concat(chunks)) });
-      next();
-    });
-  });
-  try {
-    await pipeline(createReadStream(path), createGunzip(), ex);
-  } catch (error) {
-    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `cannot read ${filename}: ${(error as Error).message}`);
-  }
-  if (total > MAX_UNPACKED_BYTES) problems.push(`unpacked content exceeds ${MAX_UNPACKED_BYTES} bytes`);
-  if (problems.length > 0) throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename}: ${problems.slice(0, 5).join("; ")}`);
-  const pj = files.filter((f) => f.name === "package/package.json");
-  if (pj.length !== 1) throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename} must contain exactly one package/package.json, found ${pj.length}`);
-  let packageJson: Record<string, unknown>;
-  try {
-    packageJson = parseStrictJson(pj[0]!.data, { rejectIntegralFloats: false });
-  } catch (error) {
-    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${filename}: package/package.json is not strict JSON: ${(error as Error).message}`);
-  }
-  return { files, packageJson };
-}
-
 /**
  * `release check-dist`: check the artifact directory of `name@version`.
  *
- * @throws ReleaseContractError from `inspectDistDir` (`DIST_SYMLINK`,
+ * The tarball is read once, by the strict reader every verifying path uses
+ * (`src/contract/npm-tarball.ts`): members are regular files under
+ * `package/` exactly as npm installs them.
+ *
+ * @throws ReleaseContractError from `inspectDistTarball` (`DIST_SYMLINK`,
  *   `DIST_INVENTORY`, `DIST_UNEXPECTED_FILE`, `DIST_FILENAME_MISMATCH`,
- *   `ARTIFACT_NOT_REGULAR`, `TARBALL_NAME_MISMATCH`, `TARBALL_VERSION_MISMATCH`, ...);
+ *   `ARTIFACT_NOT_REGULAR`, `TARBALL_NAME_MISMATCH`, `TARBALL_VERSION_MISMATCH`,
+ *   and every `TARBALL_*` code of the strict reader: links, devices,
+ *   directories, global or overriding pax headers, GNU records, unsafe or
+ *   duplicate paths, trailing data, absurd sizes);
  *   ReleaseStepError `RELEASE_DIST_INVALID` (an entry that is a symlink),
- *   `RELEASE_DIST_CONTENTS` (a member that is not a regular file under
- *   `package/`, or not allowed by `files`), `RELEASE_DIST_LINT` (publint
- *   error or warning, strict).
+ *   `RELEASE_DIST_CONTENTS` (a member not allowed by `files`),
+ *   `RELEASE_DIST_LINT` (publint error or warning, strict).
  */
 export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactDir: string, version: string): Promise<CheckDistResult> {
   const dir = resolvePath(artifactDir);
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
     if ((await lstat(join(dir, entry))).isSymbolicLink()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} contains a symlink: ${entry}`);
   }
-  const [artifact] = await inspectDistDir(dir, config.policy, version);
-  if (artifact === undefined) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} holds no tarball`);
-  const contents = await readTarball(join(dir, artifact.filename), artifact.filename);
+  const { artifact, tarball } = await inspectDistTarball(dir, config.policy, version, { keep: (path) => LINTED_MEMBER_RE.test(path), maxKeptBytes: MAX_UNPACKED_BYTES });
+  const contents = {
+    packageJson: tarball.packageJson,
+    files: tarball.members.map((m) => ({ name: `package/${m.path}`, data: new Uint8Array(tarball.kept.get(m.path) ?? Buffer.alloc(0)) })),
+  };
   const allowed = filesAllowList(contents.packageJson);
   if (!Array.isArray(contents.packageJson["files"])) {
     throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename}: package.json must declare "files" so the published file set is explicit`);
   }
-  const outside = contents.files.map((f) => f.name.slice("package/".length)).filter((p) => !allowed(p));
+  const outside = tarball.members.map((m) => m.path).filter((p) => !allowed(p));
   if (outside.length > 0) {
     throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename} holds files not allowed by "files": ${outside.slice(0, 10).join(", ")}`);
   }

@@ -43,3 +43,5 @@ export {
   type SignerIdentity,
 } from "./provenance-policy.js";
 export { MAX_TRUSTED_ROOT_BYTES, TRUSTED_ROOT_MEDIA_TYPES, parseTrustedRoot, type CheckedTrustedRoot } from "./trusted-root.js";
+export { MAX_PACKAGE_JSON_BYTES, readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
+export { DEFAULT_TAR_LIMITS, StrictTarParser, parsePaxRecords, type TarLimits, type TarballMember } from "./tar-ustar.js";

@@ -11,20 +11,17 @@ import { createHash } from "node:crypto";
 import { constants as fsConstants, createReadStream } from "node:fs";
 import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { pipeline } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
 import { ReleaseContractError } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
+import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { describe, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
 import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
-
-const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
 
 function fail(code: string, message: string): never {
   throw new ReleaseContractError(code, message);
@@ -42,56 +39,20 @@ export async function hashFile(path: string): Promise<{ sha256: string; size: nu
 }
 
 /**
- * Read `package/package.json` out of an npm tarball (gzip tar), streaming.
- * Exactly one regular-file member with that path must exist.
- * @throws ReleaseContractError `TARBALL_UNREADABLE`, `TARBALL_METADATA_MISSING`.
+ * Read `package/package.json` out of an npm tarball through the one strict
+ * reader ({@link readNpmTarballFile}: every member checked, not only this one).
+ * @throws ReleaseContractError every `TARBALL_*` code of `readNpmTarballFile`.
  */
 export async function readTarballPackageJsonFile(path: string): Promise<JsonObject> {
-  // tar-stream loads on first use, so commands that never read a tarball start without it.
-  const { extract } = await import("tar-stream");
-  const found: Buffer[] = [];
-  let count = 0;
-  const ex = extract();
-  ex.on("entry", (header, stream, next) => {
-    const name = header.name.replace(/^\.\//, "");
-    if (name === "package/package.json") {
-      count += 1;
-      if (header.type !== "file") {
-        stream.resume();
-        stream.on("end", next);
-        count += 100;
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on("data", (data: unknown) => {
-        const c = data as Buffer;
-        size += c.length;
-        if (size <= MAX_PACKAGE_JSON_BYTES) chunks.push(c);
-      });
-      stream.on("end", () => {
-        if (size > MAX_PACKAGE_JSON_BYTES) count += 100;
-        found.push(Buffer.concat(chunks));
-        next();
-      });
-      return;
-    }
-    stream.on("end", next);
-    stream.resume();
-  });
-  try {
-    await pipeline(createReadStream(path), createGunzip(), ex);
-  } catch (error) {
-    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: ${(error as Error).message}`);
-  }
-  if (count !== 1 || found.length !== 1) {
-    fail("TARBALL_METADATA_MISSING", `${path} must contain exactly one regular package/package.json`);
-  }
-  try {
-    return parseStrictJson(found[0] as Buffer, { rejectIntegralFloats: false });
-  } catch (error) {
-    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: ${(error as Error).message}`);
-  }
+  return (await readNpmTarballFile(path)).packageJson;
+}
+
+/** What {@link inspectDistTarball} found: the artifact record and the verified listing. */
+export interface DistInspection {
+  /** `{filename, sha256, size}` recomputed from the bytes that were listed. */
+  artifact: TestedArtifact;
+  /** The strict listing of the tarball (members, package.json, kept bytes). */
+  tarball: NpmTarball;
 }
 
 /**
@@ -99,11 +60,13 @@ export async function readTarballPackageJsonFile(path: string): Promise<JsonObje
  * 3.5 D1-D9, adapted): the directory is not a symlink (`DIST_SYMLINK`); it
  * holds exactly one entry (`DIST_INVENTORY`), named `<name>-<version>.tgz`
  * (`DIST_FILENAME_MISMATCH`), a regular non-symlink file
- * (`ARTIFACT_NOT_REGULAR`), whose `package/package.json` has the policy's
- * name (`TARBALL_NAME_MISMATCH`) and `version` (`TARBALL_VERSION_MISMATCH`).
- * @returns the one artifact record `{filename, sha256, size}` recomputed from bytes.
+ * (`ARTIFACT_NOT_REGULAR`), which the one strict tarball reader accepts
+ * (every `TARBALL_*` code of {@link readNpmTarballFile}) and whose
+ * `package/package.json` has the policy's name (`TARBALL_NAME_MISMATCH`) and
+ * `version` (`TARBALL_VERSION_MISMATCH`).
+ * @param options `keep` selects member bytes to return (check-dist lints them).
  */
-export async function inspectDistDir(distDir: string, policy: ReleasePolicy, version: string): Promise<TestedArtifact[]> {
+export async function inspectDistTarball(distDir: string, policy: ReleasePolicy, version: string, options: ReadNpmTarballOptions = {}): Promise<DistInspection> {
   const expected = tarballFileName(policy.package, version);
   let dirStat;
   try {
@@ -128,16 +91,23 @@ export async function inspectDistDir(distDir: string, policy: ReleasePolicy, ver
   const path = join(distDir, filename);
   const st = await lstat(path);
   if (!st.isFile()) fail("ARTIFACT_NOT_REGULAR", `release artifact must be a regular file: ${filename}`);
-  const pkg = await readTarballPackageJsonFile(path);
+  const tarball = await readNpmTarballFile(path, options);
+  const pkg = tarball.packageJson;
   if (pkg["name"] !== policy.package) {
     fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${JSON.stringify(policy.package)}, found ${describe(pkg["name"])}`);
   }
   if (pkg["version"] !== version) {
     fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describe(pkg["version"])}; expected version ${version}`);
   }
-  const { sha256, size } = await hashFile(path);
-  if (size < 1) fail("FILE_RECORD_INVALID", `release artifact ${filename} is empty`);
-  return [{ filename, sha256, size }];
+  return { artifact: { filename, sha256: tarball.sha256, size: tarball.size }, tarball };
+}
+
+/**
+ * {@link inspectDistTarball} returning only the artifact records.
+ * @returns the one artifact record `{filename, sha256, size}` recomputed from bytes.
+ */
+export async function inspectDistDir(distDir: string, policy: ReleasePolicy, version: string): Promise<TestedArtifact[]> {
+  return [(await inspectDistTarball(distDir, policy, version)).artifact];
 }
 
 /** A test gate's evidence as recorded by `release gate`. */

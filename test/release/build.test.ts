@@ -106,23 +106,23 @@ describe("release build / check-dist", () => {
     await expect(checkDist(config, renamed, "0.8.0")).rejects.toMatchObject({ code: "TARBALL_VERSION_MISMATCH" });
   });
 
-  it("refuses tarball members outside files, symlink members, unsafe paths", async () => {
+  it("refuses tarball members outside files (RELEASE_DIST_CONTENTS) and, through the strict reader, symlink members, unsafe paths, duplicates", async () => {
     const repo = await fixture();
     const config = await readReleaseConfig(repo.dir);
-    const cases: [Record<string, string | { symlink: string }>, string][] = [
-      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/.env": "TOKEN=x\n" }, ".env"],
-      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/lib/link.js": { symlink: "/etc/passwd" } }, "symlink"],
-      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/../escape.js": "x" }, "unsafe"],
-      [{ "package/package.json": PKG, "other/index.js": "x" }, "unsafe"],
-      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/./index.js": "export const evil = 1;\n" }, "unsafe"],
+    const cases: [Record<string, string | { symlink: string }>, string, string][] = [
+      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/.env": "TOKEN=x\n" }, "RELEASE_DIST_CONTENTS", ".env"],
+      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/lib/link.js": { symlink: "/etc/passwd" } }, "TARBALL_ENTRY_TYPE", "symbolic link"],
+      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/../escape.js": "x" }, "TARBALL_PATH_UNSAFE", "'..'"],
+      [{ "package/package.json": PKG, "other/index.js": "x" }, "TARBALL_PATH_UNSAFE", "under package/"],
+      [{ "package/package.json": PKG, "package/index.js": "export {};\n", "package/./index.js": "export const evil = 1;\n" }, "TARBALL_PATH_UNSAFE", "'.'"],
     ];
     let n = 0;
-    for (const [members, hint] of cases) {
+    for (const [members, code, hint] of cases) {
       n += 1;
       const dist = join(repo.root, `crafted-${n}`);
       await mkdir(dist);
       await craftTarball(join(dist, "fixture-plugin-0.7.0.tgz"), members);
-      await expect(checkDist(config, dist, "0.7.0"), hint).rejects.toMatchObject({ code: "RELEASE_DIST_CONTENTS", message: expect.stringContaining(hint) });
+      await expect(checkDist(config, dist, "0.7.0"), hint).rejects.toMatchObject({ code, message: expect.stringContaining(hint) });
     }
     const dup = join(repo.root, "crafted-dup");
     await mkdir(dup);
@@ -131,7 +131,7 @@ describe("release build / check-dist", () => {
       ["package/index.js", "export {};\n"],
       ["package/index.js", "export const evil = 1;\n"],
     ]);
-    await expect(checkDist(config, dup, "0.7.0")).rejects.toMatchObject({ code: "RELEASE_DIST_CONTENTS", message: expect.stringContaining("duplicate") });
+    await expect(checkDist(config, dup, "0.7.0")).rejects.toMatchObject({ code: "TARBALL_DUPLICATE_MEMBER", message: expect.stringContaining("twice") });
     const good = join(repo.root, "crafted-good");
     await mkdir(good);
     await craftTarball(join(good, "fixture-plugin-0.7.0.tgz"), { "package/package.json": PKG, "package/index.js": "export {};\n", "package/README.md": "# x\n" });

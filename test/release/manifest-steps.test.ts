@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFile, copyFile, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { buildRelease } from "../../release/build.js";
 import { runGate } from "../../release/gate.js";
 import { materializeRelease } from "../../release/materialize.js";
@@ -191,7 +192,13 @@ describe("release create-manifest / verify-manifest / checksums", () => {
     await copyDir(join(work, "dist"), dist, ["fixture-plugin-0.8.0.tgz"]);
     const manifest = join(work, "m-tampered.json");
     await createManifestStep(base({ artifactDir: dist, output: manifest }));
-    await appendFile(join(dist, "fixture-plugin-0.8.0.tgz"), Buffer.from([0]));
+    const tarball = join(dist, "fixture-plugin-0.8.0.tgz");
+    const original = await readFile(tarball);
+    // Bytes appended after the gzip member: the strict reader refuses them before any hash is compared.
+    await appendFile(tarball, Buffer.from([0]));
+    await expect(verifyManifestStep({ dir: checkout, manifest, artifactDir: dist })).rejects.toMatchObject({ code: "TARBALL_TRAILING_DATA" });
+    // The same members compressed differently: a valid tarball whose bytes are not the tested ones.
+    await writeFile(tarball, gzipSync(gunzipSync(original), { level: 1 }));
     await expect(verifyManifestStep({ dir: checkout, manifest, artifactDir: dist })).rejects.toMatchObject({ code: "ARTIFACT_SHA256_MISMATCH" });
     const out = join(work, "sums-tampered");
     await expect(checksumsStep({ dir: checkout, bundle: join(work, "release-source.bundle"), manifest, artifactDir: dist, output: out })).rejects.toMatchObject({ code: "ARTIFACT_SHA256_MISMATCH" });

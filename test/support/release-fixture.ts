@@ -199,6 +199,31 @@ export async function variantWithChecksums(fixture: ReleaseFixture, edit: (text:
   return copy;
 }
 
+/**
+ * A copy of the fixture's payload whose tarball is replaced by `tarball`
+ * (same file name); the tested manifest records the new bytes' SHA-256 and
+ * size without inspecting them (as a forger would), checksums regenerated.
+ */
+export async function variantWithTarball(fixture: ReleaseFixture, tarball: Buffer): Promise<ReleaseFixture> {
+  const copy = await copyFixture(fixture);
+  await writeFile(copy.files.get(`dist/${fixture.tarballName}`)!, tarball);
+  const m = fixture.manifest;
+  const manifest = createTestedManifest({
+    policy: fixture.policy,
+    previousVersion: m.previous_version,
+    version: m.version,
+    tag: m.tag,
+    sourceSha: m.source_sha,
+    runId: m.evidence.workflow.run_id,
+    runAttempt: m.evidence.workflow.run_attempt,
+    gates: passedGates(m.source_sha, fixture.policy),
+    artifacts: [{ filename: fixture.tarballName, sha256: createHash("sha256").update(tarball).digest("hex"), size: tarball.length }],
+  });
+  await writeFile(copy.files.get("release-manifest.json")!, testedManifestBytes(manifest));
+  await writeChecksums(copy);
+  return { ...copy, manifest };
+}
+
 /** Copy the payload files into a fresh temp root (the git repo is shared). */
 export async function copyFixture(fixture: ReleaseFixture): Promise<ReleaseFixture> {
   const root = await mkdtemp(join(tmpdir(), "hpk-fixture-variant-"));

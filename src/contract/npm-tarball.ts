@@ -1,0 +1,177 @@
+/**
+ * The one reader of npm tarballs: `release check-dist`, `verify-manifest`,
+ * `create-manifest` and `fetch` all list a tarball through
+ * {@link readNpmTarballFile}, so what the reviewer checks is what npm
+ * installs (DESIGN.md section 5; reference `original-release-contract.md`
+ * 3.5 D5-D8, adapted to one npm tarball).
+ *
+ * The gzip layer is read as strictly as the tar layer (`tar-ustar.ts`):
+ * exactly one gzip member (RFC 1952 section 2.2) with no optional header
+ * fields (npm pack sets none), whose trailer CRC-32 and size match the
+ * decompressed bytes, and nothing after it: a second member or trailing
+ * bytes are `TARBALL_TRAILING_DATA`, anything else `TARBALL_GZIP_INVALID`.
+ */
+import { createHash } from "node:crypto";
+import { constants as fsConstants } from "node:fs";
+import { open } from "node:fs/promises";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { crc32, createInflateRaw } from "node:zlib";
+import { parseStrictJson, type JsonObject } from "./canonical-json.js";
+import { ReleaseContractError } from "./errors.js";
+import { StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
+
+export type { TarballMember, TarLimits } from "./tar-ustar.js";
+
+/** Largest `package/package.json` read (bytes). */
+export const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
+
+/** Options of {@link readNpmTarballFile}. */
+export interface ReadNpmTarballOptions {
+  /** Members whose bytes are kept in {@link NpmTarball.kept} (besides `package.json`, always kept). */
+  keep?: (path: string) => boolean;
+  /** Most bytes kept in total for `keep` members (default 256 MiB); more is `TARBALL_TOO_LARGE`. */
+  maxKeptBytes?: number;
+  /** Bounds of the tar stream (see `DEFAULT_TAR_LIMITS`). */
+  limits?: Partial<TarLimits>;
+}
+
+/** A verified listing of an npm tarball. */
+export interface NpmTarball {
+  /** Every member: regular files under `package/`, in archive order (paths relative to `package/`). */
+  members: TarballMember[];
+  /** `package/package.json`, strictly parsed. */
+  packageJson: JsonObject;
+  /** Bytes of `package.json` and of every member `keep` selected, by relative path. */
+  kept: Map<string, Buffer>;
+  /** Sum of member sizes (bytes). */
+  unpackedSize: number;
+  /** SHA-256 (hex) of the tarball bytes that were read. */
+  sha256: string;
+  /** Size of the tarball in bytes. */
+  size: number;
+}
+
+function fail(code: string, message: string): never {
+  throw new ReleaseContractError(code, message);
+}
+
+/** Check the 10-byte gzip header (RFC 1952 section 2.3): deflate, no flags. */
+function checkGzipHeader(header: Buffer, path: string): void {
+  if (header.length < 10 || header[0] !== 0x1f || header[1] !== 0x8b) fail("TARBALL_GZIP_INVALID", `${path} is not gzip data`);
+  if (header[2] !== 8) fail("TARBALL_GZIP_INVALID", `${path}: gzip compression method ${header[2]} is not deflate (8)`);
+  if (header[3] !== 0) fail("TARBALL_GZIP_INVALID", `${path}: gzip header flags 0x${(header[3] as number).toString(16)} (name, comment, extra field or header CRC), which npm pack never writes`);
+}
+
+class TarSink extends Writable {
+  crc = 0;
+  size = 0;
+  constructor(
+    private readonly parser: StrictTarParser,
+    private readonly maxBytes: number,
+    private readonly path: string,
+  ) {
+    super({ highWaterMark: 1024 * 1024 });
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    try {
+      this.size += chunk.length;
+      if (this.size > this.maxBytes) fail("TARBALL_TOO_LARGE", `${this.path} decompresses to more than ${this.maxBytes} bytes`);
+      this.crc = crc32(chunk, this.crc);
+      this.parser.push(chunk);
+      callback();
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+}
+
+/** Keeps `package.json` and the selected members' bytes, within a byte budget. */
+function keeper(options: ReadNpmTarballOptions): { kept: Map<string, Buffer>; onData: (member: TarballMember, chunk: Buffer) => void } {
+  const parts = new Map<string, { chunks: Buffer[]; bytes: number }>();
+  const kept = new Map<string, Buffer>();
+  const budget = options.maxKeptBytes ?? 256 * 1024 * 1024;
+  let total = 0;
+  const onData = (member: TarballMember, chunk: Buffer) => {
+    const isPackageJson = member.path === "package.json";
+    if (!isPackageJson && options.keep?.(member.path) !== true) return;
+    if (isPackageJson && member.size > MAX_PACKAGE_JSON_BYTES) fail("TARBALL_TOO_LARGE", `package/package.json has ${member.size} bytes, more than ${MAX_PACKAGE_JSON_BYTES}`);
+    total += chunk.length;
+    if (!isPackageJson && total > budget) fail("TARBALL_TOO_LARGE", `the members kept for checking exceed ${budget} bytes`);
+    const entry = parts.get(member.path) ?? { chunks: [], bytes: 0 };
+    entry.chunks.push(chunk);
+    entry.bytes += chunk.length;
+    parts.set(member.path, entry);
+    if (entry.bytes === member.size) kept.set(member.path, Buffer.concat(entry.chunks, entry.bytes));
+  };
+  return { kept, onData };
+}
+
+/**
+ * Read and verify an npm tarball: the strict gzip layer (module comment),
+ * the strict tar layer (`tar-ustar.ts`), exactly one `package/package.json`
+ * (strict JSON, at most {@link MAX_PACKAGE_JSON_BYTES}).
+ *
+ * @param path a regular file (a final symlink is not followed).
+ * @throws ReleaseContractError `TARBALL_UNREADABLE` (not a regular file, I/O,
+ *   package.json not JSON), `TARBALL_GZIP_INVALID`, `TARBALL_TRAILING_DATA`,
+ *   `TARBALL_HEADER_INVALID`, `TARBALL_ENTRY_TYPE`, `TARBALL_PAX_INVALID`,
+ *   `TARBALL_PATH_UNSAFE`, `TARBALL_DUPLICATE_MEMBER`, `TARBALL_TOO_LARGE`,
+ *   `TARBALL_METADATA_MISSING` (no `package/package.json`).
+ */
+export async function readNpmTarballFile(path: string, options: ReadNpmTarballOptions = {}): Promise<NpmTarball> {
+  let handle;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch (error) {
+    fail("TARBALL_UNREADABLE", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  const { kept, onData } = keeper(options);
+  const parser = new StrictTarParser(onData, options.limits);
+  let members: TarballMember[];
+  const hash = createHash("sha256");
+  let size = 0;
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) fail("TARBALL_UNREADABLE", `${path} is not a regular file`);
+    if (st.size < 18) fail("TARBALL_GZIP_INVALID", `${path} has ${st.size} bytes, too few for gzip data`);
+    const header = Buffer.alloc(10);
+    await handle.read(header, 0, 10, 0);
+    checkGzipHeader(header, path);
+    hash.update(header);
+    const inflate = createInflateRaw();
+    const maxBytes = (options.limits?.maxUnpackedBytes ?? 1024 * 1024 * 1024) + 64 * 1024 * 1024;
+    const sink = new TarSink(parser, maxBytes, path);
+    try {
+      const body = handle.createReadStream({ start: 10, end: st.size - 9, autoClose: false, highWaterMark: 1024 * 1024 });
+      body.on("data", (chunk) => hash.update(chunk as Buffer));
+      await pipeline(body, inflate, sink);
+    } catch (error) {
+      if (error instanceof ReleaseContractError) throw error;
+      fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);
+    }
+    if (inflate.bytesWritten !== st.size - 18) {
+      fail("TARBALL_TRAILING_DATA", `${path}: the gzip data ends at byte ${10 + inflate.bytesWritten + 8} of ${st.size}; a second gzip member or trailing bytes follow`);
+    }
+    const trailer = Buffer.alloc(8);
+    await handle.read(trailer, 0, 8, st.size - 8);
+    hash.update(trailer);
+    size = st.size;
+    if (trailer.readUInt32LE(0) !== sink.crc >>> 0 || trailer.readUInt32LE(4) !== sink.size % 2 ** 32) {
+      fail("TARBALL_GZIP_INVALID", `${path}: the gzip trailer (CRC-32, size) does not match the decompressed bytes`);
+    }
+    members = parser.end();
+  } finally {
+    await handle.close();
+  }
+  const pj = kept.get("package.json");
+  if (pj === undefined) fail("TARBALL_METADATA_MISSING", `${path} must contain exactly one regular package/package.json`);
+  let packageJson: JsonObject;
+  try {
+    packageJson = parseStrictJson(pj, { rejectIntegralFloats: false });
+  } catch (error) {
+    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: package/package.json is not strict JSON: ${(error as Error).message}`);
+  }
+  return { members, packageJson, kept, unpackedSize: members.reduce((n, m) => n + m.size, 0), sha256: hash.digest("hex"), size };
+}
