@@ -17,6 +17,7 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import os from "node:os";
 import path from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
+import { checkCompanions, type DoctorCompanion } from "./doctor-companion.js";
 import { exerciseServer, type DoctorServer } from "./doctor-server.js";
 import { PluginKitError } from "./errors.js";
 import {
@@ -32,6 +33,7 @@ import {
 import { checkSkillFrontmatter, parseSkillDocument, qualifiedSkillName, SKILL_FILE_MAX_BYTES } from "./skills.js";
 
 export type { DoctorCall, DoctorServer, DoctorTool } from "./doctor-server.js";
+export { NATIVE_MANIFEST_FIELDS, type DoctorCompanion, type DoctorCompanionCall } from "./doctor-companion.js";
 export { FILTERED_ENV_NAMES, filteredServerEnvironment } from "./host-environment.js";
 
 /** One skill found under skills/. */
@@ -49,6 +51,8 @@ export interface DoctorReport {
   findings: PackageFinding[];
   skills: DoctorSkill[];
   servers: DoctorServer[];
+  /** Native companions under `host/` (hooks, slash commands, middleware). */
+  companions: DoctorCompanion[];
 }
 
 /** Options of {@link doctorPluginPackage}. */
@@ -61,6 +65,8 @@ export interface DoctorOptions {
   dataDir?: string;
   /** Environment the filtered server environment is taken from (default `process.env`). */
   environment?: NodeJS.ProcessEnv;
+  /** Python 3 interpreter that runs the companion's register(ctx) (default `python3` on PATH). */
+  python?: string;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
@@ -165,7 +171,7 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
     throw new PluginKitError("BUILD_OUTPUT_INVALID", `package directory ${dir} does not exist or is not a directory`);
   }
   const findings: PackageFinding[] = [];
-  const report: DoctorReport = { ok: false, root, plugin: {}, findings, skills: [], servers: [] };
+  const report: DoctorReport = { ok: false, root, plugin: {}, findings, skills: [], servers: [], companions: [] };
   const manifestState = regularFileInside(root, "plugin.json");
   if (manifestState !== "ok") {
     findings.push({ rule: "PLUGIN_JSON_MISSING", severity: "error", message: "plugin.json must be a regular file at the package root", file: "plugin.json" });
@@ -220,8 +226,25 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
       if (!options.dataDir) rmSync(data, { recursive: true, force: true });
     }
   }
+  report.companions = await checkCompanions(
+    root,
+    { python: options.python ?? "python3", environment: options.environment ?? process.env, timeoutMs: 60_000 + (options.timeoutMs ?? 15_000), sampleTool: sampleToolCall(report.servers), plugin: report.plugin },
+    findings,
+  );
   report.ok = !findings.some((f) => f.severity === "error");
   return report;
+}
+
+/** The tool call the companion's sample `pre_tool_call` describes: the first example call that succeeded, else the first tool without arguments. */
+function sampleToolCall(servers: readonly DoctorServer[]): { name: string; args: Record<string, unknown> } | null {
+  for (const server of servers) {
+    for (const tool of server.tools) {
+      const call = tool.calls.find((c) => !c.isError && Object.keys(c.arguments).length > 0);
+      if (call) return { name: tool.hermesName, args: call.arguments };
+    }
+  }
+  const first = servers[0]?.tools[0];
+  return first ? { name: first.hermesName, args: {} } : null;
 }
 
 /** Human-readable lines of a report (the CLI's text output). */
@@ -236,6 +259,14 @@ export function formatDoctorReport(report: DoctorReport): string[] {
       lines.push(`    description: ${tool.description}`);
       for (const call of tool.calls) lines.push(`    call ${JSON.stringify(call.arguments)} -> model sees ${call.modelSees}`);
       if (tool.calls.length === 0 && !tool.readOnly) lines.push("    not called (write-capable)");
+    }
+  }
+  for (const companion of report.companions) {
+    const served = [...companion.registered.commands.map((c) => `/${c}`), ...companion.registered.middleware.map((m) => `${m} middleware`), ...companion.registered.hooks.map((h) => `hook ${h}`)];
+    lines.push(companion.checked ? `OK: companion ${companion.dir} (${companion.name ?? "?"} ${companion.version ?? "?"}) registered ${served.join(", ") || "nothing"}` : `WARN: companion ${companion.dir} not run under Python 3`);
+    for (const call of companion.calls) {
+      const label = call.kind === "command" ? `/${call.name}` : call.kind === "middleware" ? `${call.name} middleware` : `hook ${call.name}`;
+      lines.push(`    ${label} -> ${call.ok ? `host receives ${call.value ?? "None"}` : `raised ${call.exception}${call.errorType ? ` (${call.errorType})` : ""}`} in ${call.elapsedMs} ms`);
     }
   }
   const order = { error: 0, warning: 1, info: 2 } as const;

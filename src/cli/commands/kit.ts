@@ -55,17 +55,21 @@ export function registerKitCommands(program: Command): void {
 
   plugin
     .command("doctor")
-    .description("Check a built package with Hermes' portable rules, start its MCP server in Hermes' filtered environment and call its tools.")
+    .description(
+      "Check a built package with Hermes' portable rules, start its MCP server as Hermes does (filtered environment, cwd only when mcp.json sets it) and call its tools; " +
+        "run each native companion (host/<dir>/) under Python 3 with a stand-in host context and drive its hooks, commands and middleware once.",
+    )
     .argument("<dir>", "package directory")
     .option("--json", "print the report as JSON")
     .option("--timeout <ms>", "per-step timeout in milliseconds", "15000")
     .option("--no-call", "list tools but do not call them")
-    .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean }) => {
+    .option("--python <path>", "Python 3 interpreter for the companion check (default: python3 on PATH)")
+    .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean; python?: string }) => {
       const timeoutMs = Number(options.timeout);
       process.exitCode = await runAction(options.json === true, async () => {
         if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
         const { doctorPluginPackage, formatDoctorReport } = await import("../../kit/doctor.js");
-        const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call });
+        const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call, ...(options.python !== undefined ? { python: options.python } : {}) });
         if (options.json) printJson(report);
         else for (const line of formatDoctorReport(report)) printLine(line);
         return report.ok ? 0 : 1;

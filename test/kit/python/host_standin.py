@@ -22,6 +22,8 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True
+
 
 def _no_network(*_args, **_kwargs):
     raise PermissionError("network access is blocked in the host stand-in")
