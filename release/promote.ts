@@ -101,14 +101,41 @@ function urlHasCredentials(url: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(url);
 }
 
+/** The remote's protocol and host the helper answers for (git's credential fields), from its URL. */
+const HELPER_PROTOCOL_ENV = "HERMES_PLUGIN_KIT_PROMOTE_PROTOCOL";
+const HELPER_HOST_ENV = "HERMES_PLUGIN_KIT_PROMOTE_HOST";
+
 const HELPER_SCRIPT = `#!/bin/sh
 # git credential helper of hermes-plugin-kit release promote: answers "get"
 # from the environment; the token never appears in argv or in git config.
+# It answers only for the remote's own protocol and host (origin rule): a
+# redirect to another host or from https to http gets no credentials.
 test "$1" = get || exit 0
-while IFS= read -r line; do test -n "$line" || break; done
+protocol_ok=
+host_ok=
+while IFS= read -r line; do
+  test -n "$line" || break
+  case "$line" in
+    "protocol=\$${HELPER_PROTOCOL_ENV}") protocol_ok=1 ;;
+    "host=\$${HELPER_HOST_ENV}") host_ok=1 ;;
+  esac
+done
+test -n "$protocol_ok" && test -n "$host_ok" || exit 0
 printf 'username=%s\\n' "\${${SOURCE_PROMOTION_USERNAME_ENV}:-x-access-token}"
 printf 'password=%s\\n' "\$${SOURCE_PROMOTION_TOKEN_ENV}"
 `;
+
+/** git's credential `protocol` and `host` (with a non-default port) of an http(s) remote URL; undefined otherwise. */
+export function credentialOrigin(remoteUrl: string): { protocol: string; host: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(remoteUrl);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return undefined;
+  return { protocol: url.protocol.slice(0, -1), host: url.host };
+}
 
 interface GitContext {
   cwd: string;
@@ -193,6 +220,11 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
       await writeFile(helper, HELPER_SCRIPT, { mode: 0o700 });
       await chmod(helper, 0o700);
       gitEnv[SOURCE_PROMOTION_TOKEN_ENV] = token;
+      const remote = credentialOrigin(absoluteUrl);
+      if (remote !== undefined) {
+        gitEnv[HELPER_PROTOCOL_ENV] = remote.protocol;
+        gitEnv[HELPER_HOST_ENV] = remote.host;
+      }
       const user = env[SOURCE_PROMOTION_USERNAME_ENV];
       if (user !== undefined && user !== "") gitEnv[SOURCE_PROMOTION_USERNAME_ENV] = user;
       // Reset inherited helpers, then ours (config from the environment, not argv).

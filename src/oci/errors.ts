@@ -29,6 +29,16 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_HTTP_ERROR`: an unexpected HTTP status or a transport error that is not retried.
  * - `OCI_RETRY_EXHAUSTED`: 429/5xx/connection resets went on past the retry budget, or a `Retry-After` asked
  *   for more than the budget allows.
+ * - `OCI_RATE_LIMITED`: the registry or token endpoint kept answering 429 past the retry budget, or asked
+ *   (`Retry-After`) for a wait longer than the budget allows: rate limited, try again later.
+ * - `OCI_REQUEST_TOO_LARGE`: the registry refused an upload request body as too large (413, or 416 to a chunk)
+ *   and no smaller chunk is allowed, or the refused bytes had already been streamed (`copy` then repeats the
+ *   transfer in the smaller chunks the target learned).
+ * - `OCI_CHUNK_SIZE_INVALID`: a configured upload chunk size that is not an integer of at least 64 KiB.
+ * - `OCI_MANIFEST_BLOB_UNKNOWN`: the registry refused a manifest because it does not see a blob the manifest
+ *   names (`MANIFEST_BLOB_UNKNOWN`); `copy` confirms the blobs again and retries, for a writer racing another.
+ * - `OCI_TAG_AMBIGUOUS`: one tag names two different manifests (two `index.json` entries with one ref name and
+ *   different descriptors); refused, never resolved by picking one.
  * - `OCI_TIMEOUT`: a request (headers or body) exceeded its timeout.
  * - `OCI_TLS_FAILED`: the TLS handshake or certificate verification failed (untrusted, expired, wrong host).
  * - `OCI_PLAIN_HTTP_REFUSED`: plain HTTP requested for a non-loopback host, or without `plainHttp: true`
@@ -37,7 +47,8 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_BODY_TOO_LARGE`: an error body, token response, tag list or tool output over its ceiling (64 KiB for
  *   error bodies and token responses).
  * - `OCI_RESPONSE_INVALID`: a registry or token response that is not what the protocol says (not JSON, wrong
- *   shape, missing `Location`, HTML where JSON belongs).
+ *   shape, missing `Location`, HTML where JSON belongs), or an ambiguous one (two different values of one
+ *   header, duplicate JSON keys, a tag listed twice, two different tokens, two realms).
  * - `OCI_PAGINATION_LOOP`: tag-list pagination revisits a page or exceeds the page budget.
  * - `OCI_LINK_INVALID`: a tag-list `Link` header that is malformed (no angle brackets) or leaves the registry's origin.
  * - `OCI_LAYOUT_INVALID`: an OCI image layout is malformed (bad `oci-layout`/`index.json`, symlinked or missing
@@ -63,6 +74,11 @@ export type OciErrorCode =
   | "OCI_AUTH_FAILED"
   | "OCI_HTTP_ERROR"
   | "OCI_RETRY_EXHAUSTED"
+  | "OCI_RATE_LIMITED"
+  | "OCI_REQUEST_TOO_LARGE"
+  | "OCI_CHUNK_SIZE_INVALID"
+  | "OCI_MANIFEST_BLOB_UNKNOWN"
+  | "OCI_TAG_AMBIGUOUS"
   | "OCI_TIMEOUT"
   | "OCI_TLS_FAILED"
   | "OCI_PLAIN_HTTP_REFUSED"

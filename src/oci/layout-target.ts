@@ -44,6 +44,31 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The `index.json` entries whose ref name is `tag`. */
+function tagEntries(manifests: readonly Descriptor[], tag: string): Descriptor[] {
+  return manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] === tag);
+}
+
+/**
+ * The one descriptor `entries` agree on (`{mediaType, digest, size}`), or
+ * undefined when there is none; entries that disagree go to `ambiguous`,
+ * which throws (ambiguity is refused, never resolved by picking one).
+ */
+function soleEntry(entries: readonly Descriptor[], ambiguous: (entries: readonly Descriptor[]) => never): Descriptor | undefined {
+  const first = entries[0];
+  if (first === undefined) return undefined;
+  if (entries.some((e) => e.digest !== first.digest || e.mediaType !== first.mediaType || e.size !== first.size)) ambiguous(entries);
+  return { mediaType: first.mediaType, digest: first.digest, size: first.size };
+}
+
+function ambiguousTag(dir: string, tag: string, entries: readonly Descriptor[]): OciError {
+  const digests = [...new Set(entries.map((e) => e.digest))].join(", ");
+  return new OciError(
+    "OCI_TAG_AMBIGUOUS",
+    `OCI tag ${tag} in ${dir} is ambiguous: index.json has ${entries.length} entries with that ref name naming ${digests}; re-tag it (tag() replaces every entry) or remove the wrong entry`,
+  );
+}
+
 /** A {@link Target} over an OCI image layout directory. */
 export class LayoutTarget implements Target {
   /** Absolute layout directory. */
@@ -169,13 +194,16 @@ export class LayoutTarget implements Target {
 
   /**
    * Resolve a tag (ref name in `index.json`) or a `sha256:` digest to the
-   * manifest descriptor `{mediaType, digest, size}`.
-   * @throws OciError `OCI_NOT_FOUND`, `OCI_TAG_INVALID`, `OCI_LAYOUT_INVALID`, `OCI_MANIFEST_INVALID`.
+   * manifest descriptor `{mediaType, digest, size}`. A tag whose entries name
+   * different descriptors is refused, never resolved to one of them.
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_TAG_INVALID`, `OCI_TAG_AMBIGUOUS`, `OCI_LAYOUT_INVALID`, `OCI_MANIFEST_INVALID`.
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
     if (isDigest(tagOrDigest)) {
       const { manifests } = await this.readIndex();
-      const known = manifests.find((m) => m.digest === tagOrDigest);
+      const known = soleEntry(manifests.filter((m) => m.digest === tagOrDigest), () => {
+        throw new OciError("OCI_LAYOUT_INVALID", `OCI layout ${this.dir}: index.json describes ${tagOrDigest} twice with different media types or sizes`);
+      });
       const st = await this.blobStat(tagOrDigest);
       if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI manifest ${tagOrDigest} not found in ${this.dir}`);
       if (known !== undefined) return { mediaType: known.mediaType, digest: known.digest, size: known.size };
@@ -190,8 +218,9 @@ export class LayoutTarget implements Target {
     }
     if (!isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describe(tagOrDigest)}`);
     const { manifests } = await this.readIndex();
-    const matches = manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] === tagOrDigest);
-    const found = matches[matches.length - 1];
+    const found = soleEntry(tagEntries(manifests, tagOrDigest), (entries) => {
+      throw ambiguousTag(this.dir, tagOrDigest, entries);
+    });
     if (found === undefined) throw new OciError("OCI_NOT_FOUND", `OCI tag ${tagOrDigest} not found in ${this.dir}`);
     return { mediaType: found.mediaType, digest: found.digest, size: found.size };
   }
@@ -263,8 +292,9 @@ export class LayoutTarget implements Target {
   /**
    * Atomically (under the index lock) tag `desc` as `tag` unless the tag
    * exists: same digest -> `"already-tagged"` with no write; another digest
-   * -> `OCI_TAG_CONFLICT` and nothing written (reference W1-W3).
-   * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_NOT_FOUND`, `OCI_LOCKED`.
+   * -> `OCI_TAG_CONFLICT` and nothing written (reference W1-W3); entries of
+   * the tag that disagree -> `OCI_TAG_AMBIGUOUS`, nothing written.
+   * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_TAG_AMBIGUOUS`, `OCI_NOT_FOUND`, `OCI_LOCKED`.
    */
   async tagIfAbsent(desc: Descriptor, tag: string): Promise<TagOutcome> {
     return this.tagWith(desc, tag, true);
@@ -276,11 +306,13 @@ export class LayoutTarget implements Target {
     if (!(await this.exists(desc))) throw new OciError("OCI_NOT_FOUND", `cannot tag ${desc.digest}: manifest not found in ${this.dir}`);
     let outcome: TagOutcome = "tagged";
     await this.updateIndex((manifests) => {
-      const existing = manifests.filter((m) => m.annotations?.[REF_NAME_ANNOTATION] === tag);
+      const existing = tagEntries(manifests, tag);
       if (ifAbsent && existing.length > 0) {
-        const other = existing.find((m) => m.digest !== desc.digest);
-        if (other !== undefined) {
-          throw new OciError("OCI_TAG_CONFLICT", `refusing to replace a different OCI digest at ${tag}: tag has ${other.digest}, wanted ${desc.digest}`);
+        const named = soleEntry(existing, (entries) => {
+          throw ambiguousTag(this.dir, tag, entries);
+        }) as Descriptor;
+        if (named.digest !== desc.digest) {
+          throw new OciError("OCI_TAG_CONFLICT", `refusing to replace a different OCI digest at ${tag}: tag has ${named.digest}, wanted ${desc.digest}`);
         }
         outcome = "already-tagged";
         return null;

@@ -329,7 +329,11 @@ export function parseIndexManifests(indexBytes: Uint8Array): Descriptor[] {
         throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: index.json manifests[${i}].annotations is not an object`);
       }
       const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(annotations)) if (typeof v === "string") out[k] = v;
+      for (const [k, v] of Object.entries(annotations)) {
+        // OCI image-spec annotations.md: values MUST be strings; anything else is refused, not dropped.
+        if (typeof v !== "string") throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: index.json manifests[${i}].annotations[${JSON.stringify(k)}] is not a string`);
+        out[k] = v;
+      }
       desc.annotations = out;
     }
     return desc;

@@ -24,6 +24,8 @@ export interface AuthChallenge {
  * Parse a `WWW-Authenticate` header value (RFC 7235 challenges; several may
  * be comma-separated; parameter values quoted or tokens).
  * @returns the challenges in order (empty for an unparsable header).
+ * @throws OciError `OCI_RESPONSE_INVALID` when one challenge names a parameter twice with
+ *   different values (two realms: ambiguous, never resolved by picking one).
  */
 export function parseChallenges(header: string | undefined): AuthChallenge[] {
   if (header === undefined) return [];
@@ -41,7 +43,12 @@ export function parseChallenges(header: string | undefined): AuthChallenge[] {
       out.push(current);
     } else if (current !== undefined) {
       const value = raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, "$1") : raw;
-      current.params[name.toLowerCase()] = value;
+      const key = name.toLowerCase();
+      const earlier = current.params[key];
+      if (earlier !== undefined && earlier !== value) {
+        throw new OciError("OCI_RESPONSE_INVALID", `ambiguous authentication challenge: two different ${key} parameters`);
+      }
+      current.params[key] = value;
     }
   }
   return out;

@@ -10,6 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import tls from "node:tls";
 import type { Readable } from "node:stream";
+import { OciError } from "./errors.js";
 
 /** Response head plus the body stream (an `http.IncomingMessage`). */
 export interface HttpResponse {
@@ -61,14 +62,37 @@ function codedError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** Send one request; resolves with the response head as soon as it arrives. */
+/** How long to wait for `100 Continue` before sending a streamed body anyway (ms; RFC 9110 section 10.1.1). */
+export const CONTINUE_TIMEOUT_MS = 1000;
+
+/**
+ * Send one request; resolves with the response head as soon as it arrives.
+ * A streamed body is announced with `Expect: 100-continue` and piped only
+ * after `100 Continue` (or {@link CONTINUE_TIMEOUT_MS} without an answer): a
+ * final answer that comes first (401, 413, 429, ...) leaves the stream
+ * unread, so the caller can repeat the request; that connection is closed
+ * once the response ends, since its request was never completed.
+ */
 export function sendRequest(url: URL, options: HttpRequestOptions): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const transport = url.protocol === "https:" ? https : http;
+    const body = options.body;
+    const streamed = body !== undefined && !Buffer.isBuffer(body);
+    const headers = streamed ? { ...options.headers, expect: "100-continue" } : options.headers;
     let settled = false;
-    const req = transport.request(url, { method: options.method, headers: options.headers, agent: options.agent }, (res) => {
+    let bodyStarted = false;
+    let continueTimer: NodeJS.Timeout | undefined;
+    const req = transport.request(url, { method: options.method, headers, agent: options.agent }, (res) => {
       settled = true;
       clearTimeout(headerTimer);
+      clearTimeout(continueTimer);
+      if (streamed && !req.writableFinished) {
+        // Answered before the whole body was sent (before it started: the stream stays unread): stop
+        // sending, and close the half-done connection once the answer has been read.
+        bodyStarted = true;
+        (body as Readable).unpipe(req);
+        res.once("close", () => req.destroy());
+      }
       req.setTimeout(options.bodyTimeoutMs, () => {
         const error = codedError("BODY_TIMEOUT", "body timed out");
         res.destroy(error);
@@ -81,12 +105,12 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
     }, options.headersTimeoutMs);
     req.on("error", (error) => {
       clearTimeout(headerTimer);
+      clearTimeout(continueTimer);
       if (!settled) {
         settled = true;
         reject(error);
       }
     });
-    const body = options.body;
     if (body === undefined) {
       req.end();
     } else if (Buffer.isBuffer(body)) {
@@ -95,11 +119,60 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
       // The stream failed (e.g. verification) before the request started: do not wait for it.
       req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream was destroyed"));
     } else {
-      body.on("error", (error) => req.destroy(error));
-      body.on("close", () => {
-        if (!body.readableEnded) req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream closed early"));
-      });
-      body.pipe(req);
+      const start = (): void => {
+        if (bodyStarted) return;
+        bodyStarted = true;
+        clearTimeout(continueTimer);
+        body.on("error", (error) => req.destroy(error));
+        body.on("close", () => {
+          if (!body.readableEnded) req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream closed early"));
+        });
+        body.pipe(req);
+      };
+      req.once("continue", start);
+      req.flushHeaders();
+      continueTimer = setTimeout(start, CONTINUE_TIMEOUT_MS);
     }
   });
+}
+
+/**
+ * The one value of response header `name` (lowercase), read from the raw
+ * header list so that duplicates Node would merge or silently drop
+ * (`Location`, `Retry-After`, ...) are seen: the same value repeated is that
+ * value; two different values are refused.
+ * @throws OciError `OCI_RESPONSE_INVALID` for two different values.
+ */
+export function headerValue(res: HttpResponse, name: string): string | undefined {
+  const raw = res.body.rawHeaders;
+  let found: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== name) continue;
+    const value = (raw[i + 1] as string).trim();
+    if (found !== undefined && found !== value) {
+      discard(res);
+      throw new OciError("OCI_RESPONSE_INVALID", `ambiguous response: two different ${name} headers`);
+    }
+    found = value;
+  }
+  return found;
+}
+
+/** Every value of response header `name` (lowercase), in order (for list headers such as `WWW-Authenticate`). */
+export function headerValues(res: HttpResponse, name: string): string[] {
+  const raw = res.body.rawHeaders;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string);
+  return out;
+}
+
+/**
+ * Drop a response body: a small declared body is drained (the connection goes
+ * back to the pool), anything else is destroyed unread. Errors are ignored.
+ */
+export function discard(res: HttpResponse): void {
+  res.body.on("error", () => undefined);
+  const declared = Number(res.headers["content-length"]);
+  if (Number.isFinite(declared) && declared <= 64 * 1024 && !res.body.destroyed) res.body.resume();
+  else res.body.destroy();
 }

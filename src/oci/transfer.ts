@@ -140,13 +140,15 @@ export interface CopyOptions {
   /**
    * Attempts per blob transfer (default 3, at most 5). A streamed upload cannot
    * be replayed by the HTTP layer, so a transfer that failed transiently
-   * (`OCI_RETRY_EXHAUSTED`, `OCI_TIMEOUT`) is fetched and pushed again;
-   * verification failures are never retried.
+   * (`OCI_RETRY_EXHAUSTED`, `OCI_TIMEOUT`, `OCI_REQUEST_TOO_LARGE` after the
+   * target learned a smaller chunk) is fetched and pushed again; verification
+   * failures are never retried.
    */
   blobAttempts?: number;
 }
 
-const TRANSIENT_CODES: readonly string[] = ["OCI_RETRY_EXHAUSTED", "OCI_TIMEOUT"];
+/** Failures after which a blob transfer is repeated with a fresh stream (never verification failures). */
+const TRANSIENT_CODES: readonly string[] = ["OCI_RETRY_EXHAUSTED", "OCI_TIMEOUT", "OCI_REQUEST_TOO_LARGE"];
 
 async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, attempts: number): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
@@ -154,6 +156,10 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
       if (await dst.exists(blob)) return;
       const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
       await dst.push(blob, stream);
+      // Whatever the target said, the push counts only when the target now has the blob with its size.
+      if (!(await dst.exists(blob))) {
+        throw new OciError("OCI_NOT_FOUND", `OCI blob ${blob.digest} (${blob.size} bytes) was pushed but the destination does not have it`);
+      }
       return;
     } catch (error) {
       if (attempt >= attempts || !(error instanceof OciError) || !TRANSIENT_CODES.includes(error.code)) throw error;
@@ -162,6 +168,28 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
   }
 }
 
+/**
+ * Push a manifest whose blobs were transferred. A registry that answers
+ * `MANIFEST_BLOB_UNKNOWN` (another writer re-linking the same blob at that
+ * moment, on registries whose storage writes are not atomic) gets the blobs
+ * confirmed again (pushed when missing) and the manifest again, a bounded
+ * number of times.
+ */
+async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], attempts: number): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      if (await dst.exists(desc)) return;
+      await dst.push(desc, ensureVerifying(bufferStream(bytes), desc, `OCI manifest ${desc.digest}`));
+      return;
+    } catch (error) {
+      if (attempt >= MANIFEST_ATTEMPTS || !isOciError(error, "OCI_MANIFEST_BLOB_UNKNOWN")) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      for (const blob of blobs) await transferBlob(src, dst, blob, attempts);
+    }
+  }
+}
+
+const MANIFEST_ATTEMPTS = 5;
 const MAX_GRAPH_DEPTH = 4;
 
 async function mapBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -190,9 +218,7 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
   }
   await mapBounded(blobs, concurrency, (blob) => transferBlob(src, dst, blob, attempts));
   const manifestDesc: Descriptor = { mediaType: desc.mediaType, digest: desc.digest, size: desc.size };
-  if (!(await dst.exists(manifestDesc))) {
-    await dst.push(manifestDesc, ensureVerifying(bufferStream(manifestBytes), manifestDesc, `OCI manifest ${desc.digest}`));
-  }
+  await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, attempts);
 }
 
 /**

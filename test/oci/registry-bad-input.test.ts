@@ -335,13 +335,15 @@ describe("errors, retries and timeouts", () => {
     }
   });
 
-  it("gives up on 500 and 429 storms after exactly the retry budget", async () => {
-    for (const status of [500, 503, 429]) {
+  it("gives up on 500 and 429 storms after exactly the retry budget; a 429 storm says rate limited", async () => {
+    for (const [status, code] of [[500, "OCI_RETRY_EXHAUSTED"], [503, "OCI_RETRY_EXHAUSTED"], [429, "OCI_RATE_LIMITED"]] as const) {
       const s = await fake((_req, res) => {
         res.writeHead(status, { "content-type": "text/plain" });
         res.end("busy");
       });
-      expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+      const error = (await client(s).resolve("v1").then(() => ({ code: "NO_ERROR", message: "" }), (e: unknown) => e)) as { code: string; message: string };
+      expect(error.code).toBe(code);
+      if (status === 429) expect(error.message).toContain("rate limited");
       expect(s.requests.length).toBe(3);
     }
   });
@@ -367,7 +369,7 @@ describe("errors, retries and timeouts", () => {
       res.end("come back tomorrow");
     });
     const t0 = Date.now();
-    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RATE_LIMITED");
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(s2.requests.length).toBe(1);
   });

@@ -8,8 +8,10 @@
  */
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
+import http from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { credentialOrigin } from "../../release/promote.js";
 import { stageRelease } from "../../release/stage.js";
 import { runCli } from "../support/cli.js";
 import { fixtureGit } from "../support/release-fixture.js";
@@ -71,6 +73,40 @@ describe("release promote over authenticated HTTP", () => {
     expect(result.stderr).toContain("[GIT_FAILED]");
     expect(result.stdout + result.stderr).not.toContain(wrong);
     expect(await revParse(origin, "refs/tags/v0.8.0")).toBeUndefined();
+  });
+
+  it("a remote that redirects to another origin gets no token there: the helper answers only the remote's host", async () => {
+    // The handed shape of the credential-origin rule for git: the remote's server points elsewhere.
+    const redirector = http.createServer((req, res) => {
+      res.writeHead(301, { location: `${server.url}${req.url ?? "/"}` });
+      res.end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    const address = redirector.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    const redirected = join(pf.root, "checkout-redirected");
+    await fixtureGit(pf.root, ["init", "--quiet", redirected]);
+    await fixtureGit(redirected, ["remote", "add", "origin", `http://127.0.0.1:${port}/origin.git`]);
+    await writeFile(join(redirected, "package.json"), JSON.stringify({ name: pf.fixture.packageName, version: "0.7.0", hermesPluginKit: { repository: pf.repository } }) + "\n");
+    const before = server.requests.length;
+    try {
+      const result = await runCli(["release", "promote", "--reference", reference], { cwd: redirected, env: env(TOKEN) });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("[GIT_FAILED]");
+      expect(result.stdout + result.stderr).not.toContain(TOKEN);
+      const seen = server.requests.slice(before);
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.some((r) => r.authorized)).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => redirector.close(() => resolve()));
+    }
+  });
+
+  it("the credential helper answers only for the remote's protocol and host", () => {
+    expect(credentialOrigin("https://github.com/acme/plugin.git")).toEqual({ protocol: "https", host: "github.com" });
+    expect(credentialOrigin("http://127.0.0.1:8080/x.git")).toEqual({ protocol: "http", host: "127.0.0.1:8080" });
+    expect(credentialOrigin("git@github.com:acme/plugin.git")).toBeUndefined();
+    expect(credentialOrigin("ssh://git@github.com/acme/plugin.git")).toBeUndefined();
   });
 
   it("pushes main + tag with the token from the credential helper, never in argv or output", async () => {

@@ -5,9 +5,11 @@
  * - `auth: "none"`: anonymous pull and push;
  * - `auth: "basic"`: htpasswd (bcrypt via `htpasswd -iBn`, password on stdin);
  * - `auth: "bearer"`: distribution's `auth.token` with a self-generated
- *   certificate and a small loopback token server, so the GHCR flow
+ *   certificate and a small loopback token endpoint, so the GHCR flow
  *   (`WWW-Authenticate: Bearer realm=..,service=..,scope=..` -> token endpoint
- *   with Basic credentials -> token) is real. Anonymous token requests get a
+ *   with Basic credentials -> token) is real. As on GHCR the realm is on the
+ *   registry's own origin: a loopback front serves `/token` and passes every
+ *   other request through to docker-registry. Anonymous token requests get a
  *   token with no access (the registry refuses it, like a private GHCR package)
  *   unless `anonymousPull` is set (a "public" package).
  *
@@ -152,12 +154,9 @@ function base64url(input: Buffer | string): string {
   return Buffer.from(input).toString("base64url");
 }
 
-interface TokenServer {
-  realm: string;
-  server: http.Server;
-}
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-async function startTokenServer(opts: {
+async function tokenHandler(opts: {
   dir: string;
   service: string;
   issuer: string;
@@ -165,7 +164,7 @@ async function startTokenServer(opts: {
   password: string;
   anonymousPull: boolean;
   requests: TokenRequest[];
-}): Promise<{ token: TokenServer; certPath: string }> {
+}): Promise<{ handler: Handler; certPath: string }> {
   const keyPath = path.join(opts.dir, "token-key.pem");
   const certPath = path.join(opts.dir, "token-cert.pem");
   const gen = await run("openssl", [
@@ -178,12 +177,8 @@ async function startTokenServer(opts: {
   const certDer = certPem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
   const expected = "Basic " + Buffer.from(`${opts.username}:${opts.password}`).toString("base64");
 
-  const server = http.createServer((req, res) => {
+  const handler: Handler = (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    if (url.pathname !== "/token") {
-      res.writeHead(404).end();
-      return;
-    }
     const authorization = req.headers.authorization;
     const scopes = url.searchParams.getAll("scope").flatMap((s) => s.split(" ")).filter((s) => s.length > 0);
     let kind: TokenRequest["kind"] = "anonymous";
@@ -221,11 +216,50 @@ async function startTokenServer(opts: {
     const token = `${signingInput}.${base64url(signature)}`;
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
+  };
+  return { handler, certPath };
+}
+
+/**
+ * The bearer variant's front door: one loopback origin serving `/token`
+ * itself and passing every other request through to docker-registry
+ * unchanged (raw headers, streamed bodies, `Expect: 100-continue` forwarded),
+ * so the token realm is on the registry's own origin, as on GHCR.
+ */
+async function startFront(port: number, upstreamPort: number, token: Handler): Promise<http.Server> {
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, expectContinue: boolean): void => {
+    if ((req.url ?? "").split("?")[0] === "/token") {
+      if (expectContinue) res.writeContinue();
+      req.resume();
+      token(req, res);
+      return;
+    }
+    const up = http.request({ host: "127.0.0.1", port: upstreamPort, method: req.method, path: req.url, headers: req.rawHeaders as unknown as http.OutgoingHttpHeaders }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.rawHeaders);
+      upRes.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    req.on("error", () => up.destroy());
+    res.on("close", () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    if (expectContinue) {
+      up.once("continue", () => {
+        res.writeContinue();
+        req.pipe(up);
+      });
+      up.flushHeaders();
+    } else {
+      req.pipe(up);
+    }
+  };
+  const server = http.createServer((req, res) => forward(req, res, false));
+  server.on("checkContinue", (req, res) => forward(req, res, true));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", resolve);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  return { token: { realm: `http://127.0.0.1:${port}/token`, server }, certPath };
+  return server;
 }
 
 function probe(url: string): Promise<number | null> {
@@ -267,7 +301,10 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
   const username = auth === "none" ? undefined : "hermes-tester";
   const password = auth === "none" ? undefined : randomBytes(12).toString("hex");
   const tokenRequests: TokenRequest[] = [];
-  let tokenServer: TokenServer | undefined;
+  let token: Handler | undefined;
+  let front: http.Server | undefined;
+  const frontPort = auth === "bearer" ? await freePort() : 0;
+  const tokenRealm = `http://127.0.0.1:${frontPort}/token`;
   const service = "hermes-test-registry";
   const issuer = "hermes-test-token-issuer";
 
@@ -286,12 +323,12 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
     await writeFile(htpasswdPath, await htpasswdLine(username as string, password as string), { mode: 0o600 });
     config["auth"] = { htpasswd: { realm: "hermes-test-basic", path: htpasswdPath } };
   } else if (auth === "bearer") {
-    const started = await startTokenServer({
+    const started = await tokenHandler({
       dir, service, issuer, username: username as string, password: password as string,
       anonymousPull: options.anonymousPull === true, requests: tokenRequests,
     });
-    tokenServer = started.token;
-    config["auth"] = { token: { realm: tokenServer.realm, service, issuer, rootcertbundle: started.certPath } };
+    token = started.handler;
+    config["auth"] = { token: { realm: tokenRealm, service, issuer, rootcertbundle: started.certPath } };
   }
 
   let caCert: string | undefined;
@@ -337,12 +374,20 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
     if (child === undefined) proc.kill("SIGKILL");
   }
   if (child === undefined) {
-    tokenServer?.server.close();
     await rm(dir, { recursive: true, force: true });
     throw new Error(`docker-registry did not start: ${stderrTail.slice(-1000)}`);
   }
   const proc = child;
-  const host = `127.0.0.1:${port}`;
+  if (token !== undefined) {
+    try {
+      front = await startFront(frontPort, port, token);
+    } catch (error) {
+      proc.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+  const host = `127.0.0.1:${front === undefined ? port : frontPort}`;
   const handle: RunningRegistry = {
     host,
     url: `${scheme}://${host}`,
@@ -357,16 +402,16 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
         await exited;
         clearTimeout(timer);
       }
-      if (tokenServer !== undefined) {
-        tokenServer.server.closeAllConnections();
-        await new Promise<void>((resolve) => tokenServer?.server.close(() => resolve()));
+      if (front !== undefined) {
+        front.closeAllConnections();
+        await new Promise<void>((resolve) => front?.close(() => resolve()));
       }
       await rm(dir, { recursive: true, force: true });
     },
   };
   if (username !== undefined) handle.username = username;
   if (password !== undefined) handle.password = password;
-  if (tokenServer !== undefined) handle.tokenRealm = tokenServer.realm;
+  if (front !== undefined) handle.tokenRealm = tokenRealm;
   if (caCert !== undefined) handle.caCert = caCert;
   return handle;
 }

@@ -1,0 +1,36 @@
+/**
+ * The origin rules of every URL a server hands the product (redirect
+ * `Location`, upload `Location`, Bearer token realm, tag-list `Link`):
+ *
+ * - plain HTTP only to loopback hosts and only when the caller allowed it
+ *   (`plainHttp`); DESIGN.md section 3 "Repository";
+ * - never a step from `https:` down to `http:` (a scheme downgrade);
+ * - credentials (`Authorization`, and no `Cookie` is ever sent) only to the
+ *   origin they belong to (RFC 6454 origin: scheme, host, port), so another
+ *   origin a server points at gets none.
+ */
+import { isLoopbackHost } from "../contract/reference.js";
+
+/** True when `url` may be contacted at all: `https:`, or `http:` to a loopback host with `plainHttp`. */
+export function schemeAllowed(url: URL, plainHttp: boolean): boolean {
+  if (url.protocol === "https:") return true;
+  return url.protocol === "http:" && plainHttp && isLoopbackHost(url.hostname);
+}
+
+/**
+ * Why the step from `from` to `to` (a URL a server handed us) is refused, or
+ * undefined when it is allowed: not http(s), user info in the URL, plain
+ * HTTP off loopback or without `plainHttp`, or `https:` -> `http:`.
+ */
+export function refusedHop(from: URL, to: URL, plainHttp: boolean): string | undefined {
+  if (to.protocol !== "https:" && to.protocol !== "http:") return `${to.protocol} is not http(s)`;
+  if (to.username !== "" || to.password !== "") return "the URL carries user info";
+  if (from.protocol === "https:" && to.protocol === "http:") return `scheme downgrade from https to http (${to.host})`;
+  if (!schemeAllowed(to, plainHttp)) return `plain HTTP to ${to.host} (allowed only for loopback hosts with plainHttp)`;
+  return undefined;
+}
+
+/** True when `a` and `b` have the same origin (scheme, host, port). */
+export function sameOrigin(a: URL, b: URL): boolean {
+  return a.origin === b.origin;
+}
