@@ -19,7 +19,7 @@ import { isGitSha, isStableSemver } from "../src/contract/grammar.js";
 import { parseReference } from "../src/contract/reference.js";
 import { DEFAULT_PACKAGE } from "../src/contract/constants.js";
 import type { JsonValue } from "../src/contract/canonical-json.js";
-import { callGitHubApi, createGitHubClient, resolveGitHubApiUrl, type GitHubApiAnswer, type GitHubClient, type PrivacyEnv } from "../src/fetch/privacy.js";
+import { callGitHubApi, createGitHubClient, describeRateLimit, resolveGitHubApiUrl, type GitHubApiAnswer, type GitHubClient, type PrivacyEnv } from "../src/fetch/privacy.js";
 
 /**
  * A GitHub Release or repository-setting step failed closed. Codes:
@@ -27,6 +27,7 @@ import { callGitHubApi, createGitHubClient, resolveGitHubApiUrl, type GitHubApiA
  * `GITHUB_API_URL_INVALID`, `GITHUB_REPOSITORY_INVALID` (`GITHUB_REPOSITORY` not `owner/repo`),
  * `GITHUB_INPUT_INVALID` (version, SHA or references malformed),
  * `GITHUB_API_FAILED` (unexpected HTTP status; {@link GitHubReleaseError.httpStatus}),
+ * `GITHUB_RATE_LIMITED` (still rate limited after the bounded retries, or asked for a longer wait: try again later),
  * `GITHUB_NO_STATUS` (no HTTP status), `GITHUB_API_MALFORMED` (unreadable body),
  * `GITHUB_TAG_MISMATCH` (remote tag absent or not at the release SHA),
  * `GITHUB_RELEASE_AMBIGUOUS` (more than one release for the tag),
@@ -99,6 +100,9 @@ export function githubClientFromEnv(options: GitHubStepOptions): GitHubClient {
 /** Map a non-expected answer to a coded error. */
 export function githubApiFailure(what: string, answer: GitHubApiAnswer): GitHubReleaseError {
   if (answer.status === null) return new GitHubReleaseError("GITHUB_NO_STATUS", `GitHub API returned no HTTP status for ${what} (${answer.reason}); failing closed`);
+  if (answer.rateLimited !== undefined) {
+    return new GitHubReleaseError("GITHUB_RATE_LIMITED", `GitHub API was ${describeRateLimit(answer.status, answer.rateLimited)} for ${what}; failing closed (try again later)`, { httpStatus: answer.status });
+  }
   return new GitHubReleaseError("GITHUB_API_FAILED", `GitHub API failed closed (HTTP ${answer.status}) for ${what}`, { httpStatus: answer.status });
 }
 

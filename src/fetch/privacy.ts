@@ -21,16 +21,22 @@
  *   bootstrapping).
  *
  * Everything else fails closed with a {@link PrivacyError} carrying its own
- * code. The token never appears in argv, logs or error text; octokit runs
- * without retry or throttling plugins, so a 429 fails closed at once.
+ * code. The token never appears in argv, logs or error text. Rate limits
+ * (the API's and the registry's) are waited out within a bounded budget
+ * (`src/oci/retry.ts`); past it the gate fails closed with `PRIVACY_RATE_LIMITED`.
  */
 import { lstat, mkdir } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { Octokit } from "@octokit/rest";
-import { request as undiciRequest } from "undici";
 import { parseStrictJson, type JsonValue } from "../contract/canonical-json.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { isLoopbackHost, type Repository } from "../contract/reference.js";
+import { OciError } from "../oci/errors.js";
+import { refusedHop } from "../oci/origin.js";
+import { parseChallenges, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
+import { HttpAgents, discard, headerValue, headerValues, sendRequest, type HttpResponse } from "../oci/registry-http.js";
+import { parseTokenResponse } from "../oci/registry-session.js";
+import { RETRYABLE_STATUS, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
 
 /**
  * A privacy check failed closed. Codes:
@@ -48,6 +54,8 @@ import { isLoopbackHost, type Repository } from "../contract/reference.js";
  * `PRIVACY_LINKED` (linked to a source repository),
  * `PRIVACY_ANONYMOUS_READ` (the tag list was served anonymously),
  * `PRIVACY_ANONYMOUS_CHECK_FAILED` (the anonymous probe got an answer that proves nothing),
+ * `PRIVACY_RATE_LIMITED` (the packages API or the anonymous probe stayed rate limited past the retry budget,
+ *   or asked for a longer wait: privacy unproven, try again later),
  * `PRIVACY_PLAIN_HTTP_REFUSED` (plain HTTP requested for a non-loopback host),
  * `PRIVACY_LAYOUT_SYMLINK`, `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
  */
@@ -82,6 +90,8 @@ export interface PrivacyOptions {
   fetchImpl?: typeof fetch;
   /** Timeout of each HTTP request in ms (default 20 000). */
   timeoutMs?: number;
+  /** Retry budget of rate-limited requests (GitHub API and the anonymous probe; see `src/oci/retry.ts`). */
+  retry?: Partial<RetryPolicy>;
 }
 
 /** Positive evidence from the GitHub Packages API (reference 5.1). */
@@ -168,7 +178,7 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
   }
   if (isGitHubPackagesRegistry(repository, env)) {
     const githubPackage = await requirePrivatePackage(repository, options);
-    const probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs });
+    const probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs, retry: options.retry });
     if (probe.absent) {
       throw new PrivacyError(
         "PRIVACY_ABSENT",
@@ -178,11 +188,11 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
     return { kind: "github-packages", repository: repository.repository, bootstrapped: githubPackage.bootstrapped, githubPackage, anonymousRead: probe.evidence };
   }
   let bootstrapped = false;
-  let probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs });
+  let probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs, retry: options.retry });
   if (probe.absent && options.bootstrap !== undefined) {
     await options.bootstrap();
     bootstrapped = true;
-    probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs });
+    probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs, retry: options.retry });
   }
   if (probe.absent) {
     throw new PrivacyError(
@@ -199,8 +209,8 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
  * @throws PrivacyError (see {@link PrivacyError}).
  */
 export async function requirePrivateForRead(repository: Repository, options: Omit<PrivacyOptions, "bootstrap"> = {}): Promise<PrivacyEvidence> {
-  const { env, plainHttp, fetchImpl, timeoutMs } = options;
-  return requirePrivate(repository, { env, plainHttp, fetchImpl, timeoutMs });
+  const { env, plainHttp, fetchImpl, timeoutMs, retry } = options;
+  return requirePrivate(repository, { env, plainHttp, fetchImpl, timeoutMs, retry });
 }
 
 /** True when `repository` is served by GitHub Packages (ghcr.io, or the loopback test override). */
@@ -223,10 +233,44 @@ export interface GitHubClient {
   readonly redact: (text: string) => string;
 }
 
-/** One GitHub API answer: an HTTP status with its strictly parsed JSON body, or no status at all. */
+/**
+ * One GitHub API answer: an HTTP status with its strictly parsed JSON body, or
+ * no status at all. `rateLimited` is set when the final answer was GitHub's
+ * rate limit (after the bounded retries of {@link createGitHubClient}).
+ */
 export type GitHubApiAnswer =
-  | { status: number; data: JsonValue | undefined; malformed: boolean }
+  | { status: number; data: JsonValue | undefined; malformed: boolean; rateLimited?: RateLimitAnswer }
   | { status: null; reason: string };
+
+/** A GitHub rate-limit answer: what the server asked for. */
+export interface RateLimitAnswer {
+  /** The wait the server asked for (ms): `retry-after`, else until `x-ratelimit-reset`; undefined when neither. */
+  requestedMs: number | undefined;
+  /** `x-ratelimit-reset` as an ISO time, when given. */
+  resetsAt?: string;
+}
+
+/**
+ * GitHub REST "Rate limits for the REST API": a 429, or a 403 carrying
+ * `retry-after` or `x-ratelimit-remaining: 0`, is a rate limit (primary or
+ * secondary); wait `retry-after` seconds, else until `x-ratelimit-reset`.
+ * @returns undefined when the answer is not a rate limit.
+ */
+export function githubRateLimit(status: number, header: (name: string) => string | undefined | null, now = Date.now()): RateLimitAnswer | undefined {
+  const retryAfter = header("retry-after") ?? undefined;
+  const remaining = header("x-ratelimit-remaining") ?? undefined;
+  if (status !== 429 && !(status === 403 && (retryAfter !== undefined || remaining === "0"))) return undefined;
+  const reset = Number(header("x-ratelimit-reset") ?? NaN);
+  const resetsAt = Number.isFinite(reset) && reset > 0 ? new Date(reset * 1000).toISOString() : undefined;
+  let requestedMs = parseRetryAfter(retryAfter, now);
+  if (requestedMs === undefined && remaining === "0" && resetsAt !== undefined) requestedMs = Math.max(0, reset * 1000 - now);
+  return resetsAt === undefined ? { requestedMs } : { requestedMs, resetsAt };
+}
+
+/** Text for a rate-limit failure: `rate limited (HTTP 429; resets at ...)`. */
+export function describeRateLimit(status: number, limit: RateLimitAnswer): string {
+  return `rate limited (HTTP ${status}${limit.resetsAt === undefined ? "" : `; the limit resets at ${limit.resetsAt}`})`;
+}
 
 /**
  * Resolve `GITHUB_API_URL` (default `https://api.github.com`): https, or plain
@@ -252,16 +296,33 @@ export function resolveGitHubApiUrl(env: PrivacyEnv): { url: string } | { error:
 
 /**
  * Build an `@octokit/rest` client for `apiUrl` with `token`: headers
- * `Accept: application/vnd.github+json` and `X-GitHub-Api-Version: 2022-11-28`, silent log, no retry/throttling plugins, each request
- * bounded by `timeoutMs` (default 20 000 ms).
+ * `Accept: application/vnd.github+json` and `X-GitHub-Api-Version: 2022-11-28`, silent log, no Octokit
+ * retry/throttling plugins, each request bounded by `timeoutMs` (default 20 000 ms). A rate-limit answer
+ * ({@link githubRateLimit}) is repeated within the retry budget (`retry`, default 5 attempts, at most 10 s
+ * per wait); a longer wait is not attempted and the answer goes back to the caller as `rateLimited`.
  */
-export function createGitHubClient(apiUrl: string, token: string, options: { fetchImpl?: typeof fetch; timeoutMs?: number } = {}): GitHubClient {
+export function createGitHubClient(
+  apiUrl: string,
+  token: string,
+  options: { fetchImpl?: typeof fetch; timeoutMs?: number; retry?: Partial<RetryPolicy> } = {},
+): GitHubClient {
   const baseFetch = options.fetchImpl ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const boundedFetch: typeof fetch = (input, init) => {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    return baseFetch(input, { ...init, signal });
+  const policy = retryPolicy(options.retry);
+  const boundedFetch: typeof fetch = async (input, init) => {
+    // Rate limits (GitHub REST "Rate limits"): the request was not processed, so it is repeated,
+    // a bounded number of times, after the wait GitHub asks for (OCI layer's retry rule).
+    for (let attempt = 1; ; attempt += 1) {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+      const response = await baseFetch(input, { ...init, signal });
+      const limit = githubRateLimit(response.status, (name) => response.headers.get(name));
+      if (limit === undefined) return response;
+      const verdict = retryVerdict(policy, attempt, limit.requestedMs);
+      if (!verdict.retry) return response;
+      await response.body?.cancel().catch(() => undefined);
+      await sleep(verdict.delayMs);
+    }
   };
   const silent = () => undefined;
   const octokit = new Octokit({
@@ -299,10 +360,14 @@ export async function callGitHubApi(client: GitHubClient, route: string, params:
       return { status, data: undefined, malformed: true };
     }
   } catch (error) {
-    const candidate = error as { status?: unknown; response?: { status?: unknown; data?: unknown } } | null;
+    const candidate = error as { status?: unknown; response?: { status?: unknown; data?: unknown; headers?: Record<string, unknown> } } | null;
     if (candidate !== null && typeof candidate === "object" && candidate.response !== undefined && typeof candidate.response?.status === "number") {
-      const data = candidate.response.data;
-      return { status: candidate.response.status, data: isJsonLike(data) ? (data as JsonValue) : undefined, malformed: false };
+      const { data, status } = candidate.response as { data?: unknown; status: number };
+      const headers = candidate.response.headers ?? {};
+      const limit = githubRateLimit(status, (name) => (typeof headers[name] === "string" ? (headers[name] as string) : undefined));
+      const answer: GitHubApiAnswer = { status, data: isJsonLike(data) ? (data as JsonValue) : undefined, malformed: false };
+      if (limit !== undefined) answer.rateLimited = limit;
+      return answer;
     }
     return { status: null, reason: client.redact(networkReason(error)) };
   }
@@ -354,12 +419,15 @@ function clientFromEnv(options: PrivacyOptions): GitHubClient {
   }
   const api = resolveGitHubApiUrl(env);
   if ("error" in api) throw new PrivacyError("PRIVACY_API_URL_INVALID", api.error);
-  return createGitHubClient(api.url, token, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs });
+  return createGitHubClient(api.url, token, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs, retry: options.retry });
 }
 
 function apiFailure(what: string, answer: GitHubApiAnswer): PrivacyError {
   if (answer.status === null) {
     return new PrivacyError("PRIVACY_NO_STATUS", `package API returned no verifiable HTTP status for ${what} (${answer.reason}); failing closed`);
+  }
+  if (answer.rateLimited !== undefined) {
+    return new PrivacyError("PRIVACY_RATE_LIMITED", `package API was ${describeRateLimit(answer.status, answer.rateLimited)} for ${what}; privacy is unproven, failing closed (try again later)`, { httpStatus: answer.status });
   }
   return new PrivacyError("PRIVACY_API_FAILED", `package API failed closed (HTTP ${answer.status}) for ${what}`, { httpStatus: answer.status });
 }
@@ -472,83 +540,101 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
 /** Outcome of {@link probeAnonymousRead}: refused (evidence), or absent (404: nothing proven). */
 export type AnonymousProbe = { absent: false; evidence: AnonymousReadEvidence } | { absent: true; url: string };
 
-/** A parsed `WWW-Authenticate` challenge. */
-export interface AuthChallenge {
-  scheme: string;
-  params: Record<string, string>;
-}
+/** A parsed `WWW-Authenticate` challenge (the OCI layer's shape). */
+export type AuthChallenge = OciAuthChallenge;
 
 /**
  * Parse a `WWW-Authenticate` header value into challenges (RFC 9110 section
- * 11.6.1; auth-params as `key=token` or `key="quoted"`). Tolerant of several
- * challenges in one header; unknown syntax ends the parse.
+ * 11.6.1): the OCI layer's one challenge parser (`parseChallenges`).
+ * @throws OciError `OCI_RESPONSE_INVALID` for a parameter given twice with different values.
  */
 export function parseWwwAuthenticate(header: string): AuthChallenge[] {
-  const challenges: AuthChallenge[] = [];
-  const re = /\s*,?\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:\s+|$)/y;
-  const paramRe = /\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([A-Za-z0-9!#$%&'*+.^_`|~/:-]+))\s*,?/y;
-  let pos = 0;
-  while (pos < header.length) {
-    re.lastIndex = pos;
-    const scheme = re.exec(header);
-    if (scheme === null) break;
-    pos = re.lastIndex;
-    const params: Record<string, string> = {};
-    for (;;) {
-      paramRe.lastIndex = pos;
-      const param = paramRe.exec(header);
-      if (param === null) break;
-      // A bare token followed by '=' is a param; a token followed by space is the next scheme.
-      params[param[1]!.toLowerCase()] = param[2] !== undefined ? param[2].replace(/\\(.)/g, "$1") : param[3]!;
-      pos = paramRe.lastIndex;
-    }
-    challenges.push({ scheme: scheme[1]!.toLowerCase(), params });
-    if (Object.keys(params).length === 0 && pos < header.length && header[pos] !== ",") {
-      // token68 or garbage after the scheme: stop.
-      break;
-    }
-  }
-  return challenges;
+  return parseChallenges(header);
 }
 
 interface HttpAnswer {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  /** Every `WWW-Authenticate` value. */
+  challenges: string[];
   body: Buffer;
+  /** Set when the answer was 429/5xx past the retry budget: why the probe gave up. */
+  gaveUp?: string;
 }
 
-async function anonymousGet(url: string, headers: Record<string, string>, timeoutMs: number, bodyLimit: number): Promise<HttpAnswer | { error: string }> {
+/**
+ * One anonymous GET (never any credentials), retried on 429/5xx per the OCI
+ * layer's retry rule (`Retry-After` honoured within the budget). The body is
+ * read up to `bodyLimit` bytes (0: discarded).
+ */
+async function anonymousGet(url: URL, headers: Record<string, string>, options: ProbeOptions, bodyLimit: number): Promise<HttpAnswer | { error: string }> {
+  const agents = new HttpAgents();
   try {
-    const response = await undiciRequest(url, {
-      method: "GET",
-      headers: { "user-agent": "hermes-plugin-kit", accept: "application/json", ...headers },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const chunks: Buffer[] = [];
-    let total = 0;
-    if (bodyLimit === 0) {
-      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-    } else {
-      for await (const chunk of response.body) {
-        total += (chunk as Buffer).length;
-        if (total > bodyLimit) {
-          response.body.destroy();
-          return { status: response.statusCode, headers: response.headers, body: Buffer.alloc(0) };
-        }
-        chunks.push(chunk as Buffer);
+    for (let attempt = 1; ; attempt += 1) {
+      let res: HttpResponse;
+      try {
+        res = await sendRequest(url, {
+          method: "GET",
+          headers: { "user-agent": "hermes-plugin-kit", accept: "application/json", ...headers },
+          agent: agents.for(url),
+          headersTimeoutMs: options.timeoutMs,
+          bodyTimeoutMs: options.timeoutMs,
+        });
+      } catch (error) {
+        return { error: networkReason(error) };
       }
+      const status = res.statusCode;
+      if (RETRYABLE_STATUS.has(status)) {
+        const requested = parseRetryAfter(headerValue(res, "retry-after"));
+        discard(res);
+        const verdict = retryVerdict(options.retry, attempt, requested);
+        if (verdict.retry) {
+          await sleep(verdict.delayMs);
+          continue;
+        }
+        return { status, challenges: [], body: Buffer.alloc(0), gaveUp: verdict.reason };
+      }
+      const challenges = headerValues(res, "www-authenticate");
+      return { status, challenges, body: await readBounded(res, bodyLimit) };
     }
-    return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks, total) };
   } catch (error) {
+    if (error instanceof OciError) return { error: error.message };
     return { error: networkReason(error) };
+  } finally {
+    agents.destroy();
   }
 }
 
-function headerValues(value: string | string[] | undefined): string[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value : [value];
+async function readBounded(res: HttpResponse, limit: number): Promise<Buffer> {
+  if (limit === 0) {
+    discard(res);
+    return Buffer.alloc(0);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body) {
+    total += (chunk as Buffer).length;
+    if (total > limit) {
+      res.body.destroy();
+      return Buffer.alloc(0);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** Options of the anonymous probe: plain HTTP (loopback only), per-request timeout (ms), retry budget. */
+interface ProbeOptions {
+  plainHttp: boolean;
+  timeoutMs: number;
+  retry: RetryPolicy;
+}
+
+/** A 429/5xx answer past the retry budget: `PRIVACY_RATE_LIMITED` for 429, else `PRIVACY_ANONYMOUS_CHECK_FAILED`. */
+function gaveUpError(what: string, answer: HttpAnswer): PrivacyError {
+  if (answer.status === 429) {
+    return new PrivacyError("PRIVACY_RATE_LIMITED", `${what} was rate limited (HTTP 429) and ${answer.gaveUp ?? "gave up"}; privacy is unproven, failing closed (try again later)`, { httpStatus: 429 });
+  }
+  return new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `${what} answered HTTP ${answer.status} and ${answer.gaveUp ?? "gave up"}; failing closed`, { httpStatus: answer.status });
 }
 
 /**
@@ -565,19 +651,20 @@ function headerValues(value: string | string[] | undefined): string[] {
  */
 export async function probeAnonymousRead(
   repository: Repository,
-  options: { plainHttp?: boolean; timeoutMs?: number } = {},
+  options: { plainHttp?: boolean; timeoutMs?: number; retry?: Partial<RetryPolicy> } = {},
 ): Promise<AnonymousProbe> {
   if (repository.kind !== "registry") throw new PrivacyError("PRIVACY_REPOSITORY_UNSUPPORTED", `${repository.repository} is not a registry repository`);
   const plainHttp = options.plainHttp === true;
   if (plainHttp && !isLoopbackHost(repository.host)) {
     throw new PrivacyError("PRIVACY_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, found ${repository.host}`);
   }
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const probe: ProbeOptions = { plainHttp, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, retry: retryPolicy(options.retry) };
   const url = `${plainHttp ? "http" : "https"}://${repository.registry}/v2/${repository.path}/tags/list`;
-  const first = await anonymousGet(url, {}, timeoutMs, 0);
+  const first = await anonymousGet(new URL(url), {}, probe, 0);
   if ("error" in first) {
     throw new PrivacyError("PRIVACY_NO_STATUS", `anonymous read probe of ${url} got no HTTP status (${first.error}); failing closed`);
   }
+  if (first.gaveUp !== undefined) throw gaveUpError(`anonymous read probe of ${url}`, first);
   if (first.status === 200) {
     throw new PrivacyError("PRIVACY_ANONYMOUS_READ", `the registry serves the tag list of ${repository.repository} anonymously (HTTP 200 without any credentials)`);
   }
@@ -586,7 +673,12 @@ export async function probeAnonymousRead(
   if (first.status !== 401) {
     throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `anonymous read probe of ${url} answered HTTP ${first.status}, which proves nothing; failing closed`, { httpStatus: first.status });
   }
-  const challenges = headerValues(first.headers["www-authenticate"]).flatMap(parseWwwAuthenticate);
+  let challenges: AuthChallenge[];
+  try {
+    challenges = first.challenges.flatMap((value) => parseChallenges(value));
+  } catch (error) {
+    throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `anonymous read probe of ${url}: ${(error as Error).message}; failing closed`, { httpStatus: 401 });
+  }
   const bearer = challenges.find((challenge) => challenge.scheme === "bearer");
   if (bearer === undefined) {
     if (challenges.length > 0 && challenges.every((challenge) => challenge.scheme === "basic")) {
@@ -598,43 +690,45 @@ export async function probeAnonymousRead(
       { httpStatus: 401 },
     );
   }
-  const realmText = bearer.params["realm"];
+  return probeBearer(repository, url, bearer, probe);
+}
+
+/** The anonymous Bearer flow of {@link probeAnonymousRead}: token without credentials, then the tag list with it. */
+async function probeBearer(repository: Repository & { kind: "registry" }, url: string, bearer: AuthChallenge, probe: ProbeOptions): Promise<AnonymousProbe> {
   let realm: URL;
   try {
-    realm = new URL(realmText ?? "");
+    realm = new URL(bearer.params["realm"] ?? "");
   } catch {
     throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `the Bearer challenge of ${url} has no usable realm; failing closed`);
   }
-  const realmAllowed = realm.protocol === "https:" || (realm.protocol === "http:" && plainHttp && isLoopbackHost(realm.hostname));
-  if (!realmAllowed || realm.username !== "" || realm.password !== "") {
-    throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `the Bearer realm ${realm.protocol}//${realm.host} of ${url} is not https (plain http only for loopback with --plain-http); failing closed`);
+  const refused = refusedHop(new URL(url), realm, probe.plainHttp);
+  if (refused !== undefined) {
+    throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `the Bearer realm ${realm.protocol}//${realm.host} of ${url} is not https (plain http only for loopback with --plain-http): ${refused}; failing closed`);
   }
   if (bearer.params["service"] !== undefined) realm.searchParams.set("service", bearer.params["service"]);
   realm.searchParams.set("scope", bearer.params["scope"] ?? `repository:${repository.path}:pull`);
-  const tokenAnswer = await anonymousGet(realm.toString(), {}, timeoutMs, MAX_TOKEN_BODY_BYTES);
+  const tokenAnswer = await anonymousGet(realm, {}, probe, MAX_TOKEN_BODY_BYTES);
   if ("error" in tokenAnswer) {
     throw new PrivacyError("PRIVACY_NO_STATUS", `anonymous token request to ${realm.host} got no HTTP status (${tokenAnswer.error}); failing closed`);
   }
+  if (tokenAnswer.gaveUp !== undefined) throw gaveUpError(`anonymous token request to ${realm.host}`, tokenAnswer);
   if (tokenAnswer.status === 401 || tokenAnswer.status === 403) {
     return { absent: false, evidence: { url, challenge: "bearer", refusedAt: "token", status: tokenAnswer.status } };
   }
   if (tokenAnswer.status !== 200) {
     throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `anonymous token request to ${realm.host} answered HTTP ${tokenAnswer.status}; failing closed`, { httpStatus: tokenAnswer.status });
   }
-  let anonymousToken: unknown;
+  let anonymousToken: string;
   try {
-    const document = parseStrictJson(tokenAnswer.body, { rejectIntegralFloats: false });
-    anonymousToken = document["token"] ?? document["access_token"];
+    anonymousToken = parseTokenResponse(tokenAnswer.body, realm.origin).token;
   } catch {
-    anonymousToken = undefined;
+    throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `anonymous token response from ${realm.host} holds no single token; failing closed`);
   }
-  if (typeof anonymousToken !== "string" || anonymousToken.length === 0 || /[\r\n]/.test(anonymousToken)) {
-    throw new PrivacyError("PRIVACY_ANONYMOUS_CHECK_FAILED", `anonymous token response from ${realm.host} holds no token; failing closed`);
-  }
-  const retry = await anonymousGet(url, { authorization: `Bearer ${anonymousToken}` }, timeoutMs, 0);
+  const retry = await anonymousGet(new URL(url), { authorization: `Bearer ${anonymousToken}` }, probe, 0);
   if ("error" in retry) {
     throw new PrivacyError("PRIVACY_NO_STATUS", `anonymous read probe of ${url} with an anonymous token got no HTTP status (${retry.error}); failing closed`);
   }
+  if (retry.gaveUp !== undefined) throw gaveUpError(`anonymous read probe of ${url} with an anonymous token`, retry);
   if (retry.status === 200) {
     throw new PrivacyError(
       "PRIVACY_ANONYMOUS_READ",

@@ -385,13 +385,13 @@ describeRegistry("fetch from a real registry", () => {
   }
 
   for (const status of [401, 403, 429, 500] as const) {
-    it(`privacy: HTTP ${status} from the packages API -> PRIVACY_API_FAILED, nothing downloaded`, async () => {
+    it(`privacy: HTTP ${status} from the packages API -> PRIVACY_API_FAILED (429: PRIVACY_RATE_LIMITED), nothing downloaded`, async () => {
       api.setOwner("acme", "Organization");
       api.setPackage("acme", "demo-plugin", "private");
       api.fail(/packages\/container/, status);
       blobFetches = 0;
       try {
-        await expectFetchFails(bundleRef(), "PRIVACY_API_FAILED", { env: api.env({ [GHCR_REGISTRY_OVERRIDE_ENV]: registry.host }) });
+        await expectFetchFails(bundleRef(), status === 429 ? "PRIVACY_RATE_LIMITED" : "PRIVACY_API_FAILED", { env: api.env({ [GHCR_REGISTRY_OVERRIDE_ENV]: registry.host }) });
       } finally {
         api.clearFailures();
       }

@@ -55,10 +55,10 @@ describe("checkImmutableReleases", () => {
     expect(error.code).toBe(code);
   });
 
-  it.each([401, 403, 429, 500] as const)("HTTP %i fails closed with GITHUB_API_FAILED", async (status) => {
+  it.each([401, 403, 429, 500] as const)("HTTP %i fails closed with GITHUB_API_FAILED (429: GITHUB_RATE_LIMITED)", async (status) => {
     api.fail("/repos/acme/widget/immutable-releases", status);
     const error = await failure(checkImmutableReleases({ env: api.env({ GITHUB_REPOSITORY: "acme/widget" }) }));
-    expect(error.code).toBe("GITHUB_API_FAILED");
+    expect(error.code).toBe(status === 429 ? "GITHUB_RATE_LIMITED" : "GITHUB_API_FAILED");
     expect(error.httpStatus).toBe(status);
     expect(api.requests).toHaveLength(1);
   });

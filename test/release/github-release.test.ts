@@ -218,7 +218,7 @@ describe("createGitHubRelease", () => {
     api.fail(`/repos/acme/${repo}/releases/tags/v1.2.3`, status);
     const error = await createGitHubRelease(INPUT, { env }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GitHubReleaseError);
-    expect((error as GitHubReleaseError).code).toBe("GITHUB_API_FAILED");
+    expect((error as GitHubReleaseError).code).toBe(status === 429 ? "GITHUB_RATE_LIMITED" : "GITHUB_API_FAILED");
     expect((error as GitHubReleaseError).httpStatus).toBe(status);
     expect(writes()).toEqual([]);
   });

@@ -181,7 +181,7 @@ describeRegistry("release check-private end to end (emulated GitHub Packages API
     try {
       const result = await runCli(["release", "check-private", "--bootstrap", "--plain-http", "--repository", `${registry.host}/acme/fresh`, "--json"], { cwd, env });
       expect(result.code).toBe(1);
-      expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, code: "PRIVACY_API_FAILED" });
+      expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, code: status === 429 ? "PRIVACY_RATE_LIMITED" : "PRIVACY_API_FAILED" });
       expect(JSON.parse(result.stdout).message).toContain(`HTTP ${status}`);
       expect(existsSync(join(registry.storageDir, "docker/registry/v2/repositories/acme/fresh"))).toBe(false);
     } finally {

@@ -268,22 +268,23 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     expect(registry.requests).toHaveLength(0);
   });
 
-  it.each([401, 403, 429, 500] as const)("HTTP %i from the package endpoint fails closed with PRIVACY_API_FAILED, no retry, no bootstrap", async (status) => {
+  it.each([401, 403, 429, 500] as const)("HTTP %i from the package endpoint fails closed (429: rate limited, reset an hour away), no retry, no bootstrap", async (status) => {
     api.fail("/users/acme/packages/container/widget", status);
     let calls = 0;
     const error = await errorOf(requirePrivate(repository, { env, plainHttp: true, bootstrap: async () => void calls++ }));
-    expect(error.code).toBe("PRIVACY_API_FAILED");
+    expect(error.code).toBe(status === 429 ? "PRIVACY_RATE_LIMITED" : "PRIVACY_API_FAILED");
     expect(error.httpStatus).toBe(status);
     expect(error.message).toContain(`HTTP ${status}`);
+    if (status === 429) expect(error.message).toContain("rate limited");
     expect(api.count("GET", "/users/acme/packages/container/widget")).toBe(1);
     expect(calls).toBe(0);
     expect(registry.requests).toHaveLength(0);
   });
 
-  it.each([401, 403, 404, 429, 500] as const)("HTTP %i from the owner lookup fails closed with PRIVACY_API_FAILED", async (status) => {
+  it.each([401, 403, 404, 429, 500] as const)("HTTP %i from the owner lookup fails closed with PRIVACY_API_FAILED (429: PRIVACY_RATE_LIMITED)", async (status) => {
     api.fail("/users/acme", status);
     const error = await errorOf(requirePrivate(repository, { env, plainHttp: true, bootstrap: async () => undefined }));
-    expect(error.code).toBe("PRIVACY_API_FAILED");
+    expect(error.code).toBe(status === 429 ? "PRIVACY_RATE_LIMITED" : "PRIVACY_API_FAILED");
     expect(error.httpStatus).toBe(status);
     expect(api.count("GET", /packages/)).toBe(0);
   });

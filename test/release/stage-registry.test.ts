@@ -80,7 +80,7 @@ describeRegistry("release stage + publish through a Bearer-auth registry", () =>
       for (const [mode, code] of [
         [401, "PRIVACY_API_FAILED"],
         [403, "PRIVACY_API_FAILED"],
-        [429, "PRIVACY_API_FAILED"],
+        [429, "PRIVACY_RATE_LIMITED"],
         [500, "PRIVACY_API_FAILED"],
         ["drop", "PRIVACY_NO_STATUS"],
       ] as const) {

@@ -67,8 +67,8 @@ export type FailureMode =
   | "drop-after"
   /** Never answer (the socket stays open until the client gives up or the emulator closes). */
   | "hang"
-  /** A raw answer instead of the emulated one. */
-  | { status: number; body: string; contentType?: string };
+  /** A raw answer instead of the emulated one (extra response headers, e.g. `retry-after`). */
+  | { status: number; body: string; contentType?: string; headers?: Record<string, string> };
 
 /** One logged request. */
 export interface LoggedRequest {
@@ -299,14 +299,17 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
     download_count: 0,
   });
 
-  const send = (res: ServerResponse, entry: LoggedRequest, status: number, body: unknown, contentType = JSON_TYPE) => {
+  const send = (res: ServerResponse, entry: LoggedRequest, status: number, body: unknown, contentType = JSON_TYPE, extra: Record<string, string> = {}) => {
     entry.outcome = status;
     const text = typeof body === "string" ? body : JSON.stringify(body);
+    // A 429 is GitHub's primary rate limit: remaining 0, reset an hour away (clients must not retry before it).
     res.writeHead(status, {
       "content-type": contentType,
       "x-github-api-version-selected": "2022-11-28",
       "x-ratelimit-limit": "5000",
       "x-ratelimit-remaining": status === 429 ? "0" : "4999",
+      "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + (status === 429 ? 3600 : 600)),
+      ...extra,
     });
     res.end(status === 204 ? undefined : text);
   };
@@ -524,7 +527,7 @@ export async function startGitHubEmulator(options: GitHubEmulatorOptions = {}): 
         return;
       }
       if (failure !== undefined && typeof failure.mode === "object") {
-        send(res, entry, failure.mode.status, failure.mode.body, failure.mode.contentType ?? JSON_TYPE);
+        send(res, entry, failure.mode.status, failure.mode.body, failure.mode.contentType ?? JSON_TYPE, failure.mode.headers ?? {});
         return;
       }
       if (!entry.authorized) {
