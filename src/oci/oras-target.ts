@@ -322,8 +322,11 @@ export class OrasTarget implements Target {
   async tags(): Promise<string[]> {
     const out = await this.must("repo tags", ["repo", "tags", ...this.remoteFlags(), this.repository]);
     const lines = out.toString("utf8").split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+    const seen = new Set<string>();
     for (const line of lines) {
       if (!isDiscoveryTag(line)) throw new OciError("OCI_RESPONSE_INVALID", `oras repo tags printed a line that is not a tag`);
+      if (seen.has(line)) throw new OciError("OCI_RESPONSE_INVALID", `oras repo tags listed ${describe(line)} twice: ambiguous`);
+      seen.add(line);
     }
     return lines;
   }
