@@ -122,6 +122,8 @@ export interface RunOptions {
   plainHttp?: boolean;
   /** Registry credentials (default from the environment). */
   credentials?: RegistryCredentials;
+  /** Largest upload request body in bytes (registries with a request-size cap; default 64 MiB). */
+  chunkSize?: number;
   /** A bash command run in the restored checkout before the gates (e.g. `npm ci`). */
   installCommand?: string;
   /** Where gate and install command output goes: our stderr (default) or `<workspace>/evidence/<gate>.log`. */
@@ -526,6 +528,7 @@ async function runLocked(
     repository: policy.registryRepository,
     plainHttp: options.plainHttp === true,
     ...(credentials === undefined ? {} : { credentials }),
+    ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
     env,
     hooks,
   };

@@ -58,6 +58,7 @@ import { isOciError } from "../src/oci/errors.js";
 import { writeLayout } from "../src/oci/layout.js";
 import { LayoutTarget } from "../src/oci/layout-target.js";
 import { openTarget } from "../src/oci/open.js";
+import { checkChunkSize } from "../src/oci/registry-target.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "../src/oci/target.js";
 import { copy, tagIfAbsent } from "../src/oci/transfer.js";
 
@@ -134,6 +135,11 @@ export interface RegistryAccessOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Parent of private temp directories (default the OS temp directory). */
   tmpDir?: string;
+  /**
+   * Largest upload request body (bytes, at least 64 KiB) for a registry with a request-size cap:
+   * blobs above it go up in chunks (`RegistryTarget` `chunkSize`; default 64 MiB).
+   */
+  chunkSize?: number;
   /** Test hooks. */
   hooks?: PipelineHooks;
 }
@@ -145,12 +151,14 @@ export interface RegistryAccess {
   credentials: RegistryCredentials | undefined;
   env: Readonly<Record<string, string | undefined>>;
   hooks: PipelineHooks;
+  /** Largest upload request body (bytes), when set. */
+  chunkSize: number | undefined;
 }
 
 /**
  * Parse and check the access options against `policy`.
  * @throws PipelineError `RELEASE_REPOSITORY_MISMATCH`; ReleaseContractError `REPOSITORY_INVALID`;
- *   FetchError `FETCH_CREDENTIALS_INCOMPLETE`.
+ *   FetchError `FETCH_CREDENTIALS_INCOMPLETE`; OciError `OCI_CHUNK_SIZE_INVALID`.
  */
 export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePolicy): RegistryAccess {
   if (options.repository !== policy.registryRepository) {
@@ -167,6 +175,7 @@ export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePol
     credentials: options.credentials ?? credentialsFromEnv(repository, env),
     env,
     hooks: options.hooks ?? {},
+    chunkSize: options.chunkSize === undefined ? undefined : checkChunkSize(options.chunkSize),
   };
 }
 
@@ -180,6 +189,7 @@ export async function openWriteTarget(access: RegistryAccess, create = false): P
   return openTarget(access.repository.repository, {
     plainHttp: access.plainHttp,
     ...(access.credentials === undefined ? {} : { credentials: access.credentials }),
+    ...(access.chunkSize === undefined ? {} : { registry: { chunkSize: access.chunkSize } }),
     create,
   });
 }

@@ -55,3 +55,22 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     return usage ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
+
+/** The help text of `--chunk-size` (release steps that upload). */
+export const CHUNK_SIZE_HELP =
+  "largest upload request body, for registries with a request-size cap: bytes, or <n>KiB / <n>MiB (at least 64KiB; default 64MiB; blobs above it go up in chunks)";
+
+/**
+ * Parse a `--chunk-size` value: bytes, or `<n>KiB` / `<n>MiB`, at least 64 KiB.
+ * @returns the size in bytes; undefined when the flag was not given.
+ * @throws UsageError (exit 2) for anything else.
+ */
+export function parseChunkSizeFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^([1-9][0-9]{0,12})(KiB|MiB)?$/.exec(value);
+  const bytes = m === null ? NaN : Number(m[1]) * (m[2] === "MiB" ? 1024 * 1024 : m[2] === "KiB" ? 1024 : 1);
+  if (!Number.isSafeInteger(bytes) || bytes < 64 * 1024) {
+    throw new UsageError(`--chunk-size must be a byte count of at least 64KiB (e.g. 65536, 512KiB, 4MiB), found ${JSON.stringify(value)}`);
+  }
+  return bytes;
+}

@@ -8,8 +8,8 @@
  * Request-size limits: no request body is larger than the configured maximum
  * (`chunkSize`), and chunks are at least the registry's `OCI-Chunk-Min-Length`
  * (except the last). A registry refusing a body as too large (413, or 416 to
- * a chunk) teaches the target a smaller maximum (halving, down to 64 KiB or
- * the registry's minimum). Bodies are streamed after `100 Continue`, so such
+ * a chunk) teaches the target a smaller maximum (the largest power of two at
+ * most half the refused size, down to 64 KiB or the registry's minimum). Bodies are streamed after `100 Continue`, so such
  * an answer usually arrives before any byte was read and the upload simply
  * continues in smaller chunks; when the bytes were already spent the push
  * fails with `OCI_REQUEST_TOO_LARGE` and `copy` repeats the transfer with a
@@ -148,12 +148,13 @@ function maxBody(limits: UploadLimits): number {
 
 /**
  * Learn from a body of `refused` bytes answered 413/416: the maximum becomes
- * half of it (at least 64 KiB and the registry's minimum).
+ * the largest power of two at most half of it (at least 64 KiB and the registry's minimum).
  * @throws OciError `OCI_REQUEST_TOO_LARGE` when no smaller body is possible.
  */
 function learnRefusal(limits: UploadLimits, refused: number, minChunk: number, registry: string, status: number): void {
   const floor = Math.max(MIN_CHUNK_BYTES, minChunk);
-  const next = Math.max(floor, Math.floor(refused / 2));
+  // The largest power of two at most half the refused size: registries cap at round sizes (1, 4, 16 MiB, ...).
+  const next = Math.max(floor, 2 ** Math.floor(Math.log2(Math.max(1, refused / 2))));
   if (next >= refused) {
     throw new OciError(
       "OCI_REQUEST_TOO_LARGE",

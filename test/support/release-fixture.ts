@@ -10,7 +10,7 @@
  * consistent checksums, so the test reaches the check it targets.
  */
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { copyFile, mkdir, mkdtemp, readFile, rm, truncate, writeFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -37,6 +37,8 @@ export interface ReleaseFixtureOptions {
   packageName?: string;
   /** Release version (default `0.8.0`); previous is one minor below. */
   version?: string;
+  /** Commit this many incompressible bytes (`assets/pad.bin`) so the source bundle is at least that large. */
+  padSourceBytes?: number;
 }
 
 /** A built payload: payload path -> local file. */
@@ -99,6 +101,10 @@ export async function createReleaseFixture(options: ReleaseFixtureOptions): Prom
   await fixtureGit(repoDir, ["init", "--quiet", "--initial-branch=main"]);
   await writeFile(join(repoDir, "package.json"), JSON.stringify({ name: packageName, version: previousVersion }, null, 2) + "\n");
   await writeFile(join(repoDir, "index.js"), "export const answer = 42;\n");
+  if (options.padSourceBytes !== undefined) {
+    await mkdir(join(repoDir, "assets"));
+    await writeFile(join(repoDir, "assets", "pad.bin"), randomBytes(options.padSourceBytes));
+  }
   await fixtureGit(repoDir, ["add", "-A"]);
   await fixtureGit(repoDir, ["commit", "--quiet", "-m", "feat: initial"]);
   await writeFile(join(repoDir, "package.json"), JSON.stringify({ name: packageName, version }, null, 2) + "\n");

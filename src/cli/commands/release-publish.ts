@@ -16,7 +16,7 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ReleasePolicy } from "../../contract/policy.js";
-import { printJson, runAction, UsageError } from "../output.js";
+import { CHUNK_SIZE_HELP, parseChunkSizeFlag, printJson, runAction, UsageError } from "../output.js";
 
 /** The package.json of the current directory, or undefined when absent or unreadable. */
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
@@ -49,6 +49,7 @@ interface CheckPrivateFlags {
   repository?: string;
   bootstrap?: boolean;
   plainHttp?: boolean;
+  chunkSize?: string;
 }
 
 /** `release check-private [--repository R] [--bootstrap] [--plain-http]` (reference 5.1). */
@@ -59,16 +60,19 @@ function registerCheckPrivate(release: Command): void {
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--bootstrap", "when the package is absent, push the zero-layer bootstrap artifact to private-bootstrap (layout: create 0700), then re-check")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "print failures as a JSON object on stdout")
     .action(async (flags: CheckPrivateFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         const policy = await publishPolicy(flags.repository);
+        const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const { checkPrivate } = await import("../../../release/check-private.js");
         const evidence = await checkPrivate({
           repository: policy.registryRepository,
           policy,
           bootstrap: flags.bootstrap === true,
           plainHttp: flags.plainHttp === true,
+          ...(chunkSize === undefined ? {} : { chunkSize }),
         });
         printJson(evidence);
       });
@@ -165,6 +169,7 @@ interface StageFlags {
   payloadChecksums: string;
   output?: string;
   plainHttp?: boolean;
+  chunkSize?: string;
 }
 
 /** `release stage --tag candidate-<run_id>-<sha> --manifest M --artifact-dir D --source-bundle B --payload-checksums C [--output F]` (reference 3.16-3.18). */
@@ -180,13 +185,16 @@ function registerStage(release: Command): void {
     .option("--output <file>", 'write {"bundle_reference": ...} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "print failures as a JSON object on stdout")
     .action(async (flags: StageFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
+        const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const policy = await publishPolicy(flags.repository);
         const { stageRelease } = await import("../../../release/stage.js");
         printJson(
           await stageRelease({
+            ...(chunkSize === undefined ? {} : { chunkSize }),
             policy,
             repository: policy.registryRepository,
             tag: flags.tag,
@@ -248,6 +256,7 @@ interface PublishFlags {
   output?: string;
   references?: string;
   plainHttp?: boolean;
+  chunkSize?: string;
 }
 
 /** `release publish --reference R [--output receipt.json] [--references publication.json]` (reference 3.17, 3.18). */
@@ -260,13 +269,16 @@ function registerPublish(release: Command): void {
     .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "print failures as a JSON object on stdout")
     .action(async (flags: PublishFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
+        const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const policy = await publishPolicy(flags.repository);
         const { publishRelease } = await import("../../../release/publish.js");
         printJson(
           await publishRelease({
+            ...(chunkSize === undefined ? {} : { chunkSize }),
             policy,
             repository: policy.registryRepository,
             reference: flags.reference,
@@ -289,6 +301,7 @@ interface RunFlags {
   installCommand?: string;
   mcpSdkVersion?: string;
   githubRelease?: boolean;
+  chunkSize?: string;
 }
 
 /** `release run --workspace W [--source DIR]`: every step in order, resumable from W (release/run.ts). */
@@ -304,13 +317,16 @@ function registerRun(release: Command): void {
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "print failures as a JSON object on stdout")
     .action(async (flags: RunFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);
+        const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const { runRelease } = await import("../../../release/run.js");
         printJson(
           await runRelease({
+            ...(chunkSize === undefined ? {} : { chunkSize }),
             source: flags.source ?? process.cwd(),
             workspace: flags.workspace,
             plainHttp: flags.plainHttp === true,

@@ -1,0 +1,200 @@
+/**
+ * Registries with a request-size cap, and pushes confirmed by `HEAD`.
+ * The handed inputs: a registry answering 413/416 to any request body over
+ * 4 MiB made a 9 MiB push fail (one PUT, no fallback); a registry that
+ * answered 201 but stored 4 of 9 MiB made library `copy` report success.
+ * Against the loopback stand-in (test/support/registry-standin.ts), for the
+ * library (`RegistryTarget.push`, `copy`) and the CLI (`release stage
+ * --chunk-size`); chunked uploads against docker-registry are in registry.test.ts.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { LayoutTarget, RegistryTarget, copy, descriptorOf, writeLayout, type Descriptor } from "../../src/oci/index.js";
+import { runCli } from "../support/cli.js";
+import { startStandIn, type StandIn, type StandInOptions } from "../support/registry-standin.js";
+import { createReleaseFixture, type ReleaseFixture } from "../support/release-fixture.js";
+
+const MiB = 1024 * 1024;
+const CREDS = { username: "cap-user", password: "cap-secret-90d" };
+
+let work: string;
+let layoutDir: string;
+let manifest: Descriptor;
+let layer: Descriptor;
+let bytes: Buffer;
+let closers: StandIn[] = [];
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), "hpk-upload-"));
+  bytes = randomBytes(9 * MiB);
+  await writeFile(path.join(work, "nine.bin"), bytes);
+  layoutDir = path.join(work, "layout");
+  manifest = (await writeLayout(layoutDir, "application/vnd.hermes-plugin-kit.release.v2", new Map([["dist/nine.bin", path.join(work, "nine.bin")]]))).manifest;
+  layer = descriptorOf("application/octet-stream", bytes);
+});
+afterEach(async () => {
+  await Promise.all(closers.map((c) => c.close()));
+  closers = [];
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+async function standIn(options: StandInOptions): Promise<StandIn> {
+  const s = await startStandIn(options);
+  closers.push(s);
+  return s;
+}
+
+function target(s: StandIn, extra: Partial<ConstructorParameters<typeof RegistryTarget>[0]> = {}): RegistryTarget {
+  return new RegistryTarget({ registry: s.host, repository: "acme/kit", plainHttp: true, retry: { maxAttempts: 2, baseDelayMs: 5 }, ...extra });
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (error) {
+    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
+  }
+  return "NO_ERROR";
+}
+
+describe("a registry refusing request bodies over 4 MiB", () => {
+  for (const refuseStatus of [413, 416] as const) {
+    it(`copy of a 9 MiB blob falls back to chunks within the cap (HTTP ${refuseStatus} before 100 Continue)`, async () => {
+      const s = await standIn({ maxBodyBytes: 4 * MiB, refuseStatus });
+      const desc = await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: "v1" });
+      expect(desc.digest).toBe(manifest.digest);
+      expect(s.blobs.get(layer.digest)?.equals(bytes)).toBe(true);
+      // 9 MiB refused -> chunks of 4 MiB (the largest power of two at most half of it).
+      expect(s.requests.filter((r) => r.method === "PATCH").map((r) => r.contentLength)).toEqual([4 * MiB, 4 * MiB, 1 * MiB]);
+      // One refused PUT, and its stream was never read: no second GET of the source blob was needed.
+      expect(s.requests.filter((r) => r.method === "PUT" && (r.contentLength ?? 0) > 4 * MiB)).toHaveLength(1);
+    });
+  }
+
+  it("refused after 100 Continue (the body already streamed): push says OCI_REQUEST_TOO_LARGE, a fresh push and copy succeed", async () => {
+    const s = await standIn({ maxBodyBytes: 4 * MiB, refuseBeforeContinue: false });
+    const t = target(s);
+    expect(await codeOf(t.push(layer, Readable.from([bytes])))).toBe("OCI_REQUEST_TOO_LARGE");
+    // The target learned the smaller maximum: the next push goes up in chunks.
+    await t.push(layer, Readable.from([bytes]));
+    expect(s.blobs.get(layer.digest)?.equals(bytes)).toBe(true);
+    const s2 = await standIn({ maxBodyBytes: 4 * MiB, refuseBeforeContinue: false });
+    await copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" });
+    expect(s2.blobs.get(layer.digest)?.equals(bytes)).toBe(true);
+    expect(s2.tags.get("v1")).toBe(manifest.digest);
+  });
+
+  it("the configured maximum is never exceeded, and chunks honour OCI-Chunk-Min-Length", async () => {
+    const s = await standIn({ chunkMinLength: 3 * MiB });
+    await target(s, { chunkSize: 2 * MiB }).push(layer, Readable.from([bytes]));
+    const patches = s.requests.filter((r) => r.method === "PATCH").map((r) => r.contentLength);
+    expect(patches).toEqual([3 * MiB, 3 * MiB, 3 * MiB]);
+    const s2 = await standIn({});
+    await target(s2, { chunkSize: 2 * MiB }).push(layer, Readable.from([bytes]));
+    expect(s2.requests.filter((r) => r.method === "PATCH").map((r) => r.contentLength)).toEqual([2 * MiB, 2 * MiB, 2 * MiB, 2 * MiB, 1 * MiB]);
+    expect(s2.blobs.get(layer.digest)?.equals(bytes)).toBe(true);
+  });
+
+  it("a cap below the smallest allowed chunk fails with OCI_REQUEST_TOO_LARGE, naming the limit", async () => {
+    const s = await standIn({ maxBodyBytes: 32 * 1024 });
+    const error = (await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null }).catch((e: unknown) => e)) as { code: string; message: string };
+    expect(error.code).toBe("OCI_REQUEST_TOO_LARGE");
+    expect(error.message).toContain("no smaller chunk is allowed");
+    expect(s.blobs.has(layer.digest)).toBe(false);
+    // Each refused request was smaller than the one before it, down to the 64 KiB floor.
+    const refused = s.requests.filter((r) => (r.contentLength ?? 0) > 32 * 1024).map((r) => r.contentLength ?? 0);
+    expect(refused.at(-1)).toBe(64 * 1024);
+  });
+
+  it("a chunk size below 64 KiB is refused before any request (OCI_CHUNK_SIZE_INVALID)", async () => {
+    const s = await standIn({});
+    expect(() => target(s, { chunkSize: 1000 })).toThrow(expect.objectContaining({ code: "OCI_CHUNK_SIZE_INVALID" }));
+    expect(s.requests).toHaveLength(0);
+  });
+});
+
+describe("pushes are confirmed with HEAD", () => {
+  it("the handed input: 201 but 4 of 9 MiB stored -> push and copy fail with OCI_SIZE_MISMATCH, nothing tagged", async () => {
+    const s = await standIn({ storeOnly: 4 * MiB });
+    expect(await codeOf(target(s).push(layer, Readable.from([bytes])))).toBe("OCI_SIZE_MISMATCH");
+    const s2 = await standIn({ storeOnly: 4 * MiB });
+    expect(await codeOf(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" }))).toBe("OCI_SIZE_MISMATCH");
+    expect(s2.tags.size).toBe(0);
+  });
+
+  it("each blob and the manifest is HEADed after its upload (control: all stored)", async () => {
+    const s = await standIn({});
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null });
+    const heads = s.requests.filter((r) => r.method === "HEAD").map((r) => r.url);
+    const uploads = s.requests.filter((r) => r.method === "PUT").map((r) => r.url);
+    const layerPut = uploads.findIndex((u) => u.includes(`digest=${encodeURIComponent(layer.digest)}`) || u.includes(`digest=${layer.digest}`));
+    expect(layerPut).toBeGreaterThanOrEqual(0);
+    expect(heads.filter((u) => u.endsWith(`/blobs/${layer.digest}`)).length).toBeGreaterThanOrEqual(2);
+    expect(heads.some((u) => u.endsWith(`/manifests/${manifest.digest}`))).toBe(true);
+  });
+});
+
+describe("CLI: release stage --chunk-size", () => {
+  let fixture: ReleaseFixture;
+  let cwd: string;
+  beforeAll(async () => {
+    cwd = await mkdtemp(path.join(work, "cli-"));
+  });
+  afterAll(async () => {
+    await fixture?.cleanup();
+  });
+
+  async function stage(s: StandIn, extra: string[]): Promise<Awaited<ReturnType<typeof runCli>>> {
+    const repository = `${s.host}/acme/demo-plugin`;
+    fixture = await createReleaseFixture({ registryRepository: repository, padSourceBytes: 600 * 1024 });
+    await writeFile(path.join(cwd, "package.json"), JSON.stringify({ name: "demo-plugin", version: "0.7.0", hermesPluginKit: { repository } }) + "\n");
+    const inputs = fixture.files;
+    return runCli(
+      [
+        "release", "stage", "--plain-http", "--tag", `candidate-12345-${fixture.sourceSha}`,
+        "--manifest", inputs.get("release-manifest.json") as string,
+        "--artifact-dir", path.dirname([...inputs.entries()].find(([p]) => p.startsWith("dist/"))?.[1] as string),
+        "--source-bundle", inputs.get("release-source.bundle") as string,
+        "--payload-checksums", inputs.get("release-payload.sha256") as string,
+        ...extra,
+      ],
+      { cwd, env: { REGISTRY_USERNAME: CREDS.username, REGISTRY_PASSWORD: CREDS.password } },
+    );
+  }
+
+  it("stages through a registry capped at 256 KiB without a single refused request", async () => {
+    const s = await standIn({ credentials: CREDS, anonymous: "absent-404", maxBodyBytes: 256 * 1024, refuseBeforeContinue: false });
+    const result = await stage(s, ["--chunk-size", "256KiB"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ upload: "tagged", bootstrapped: true });
+    const bodies = s.requests.filter((r) => r.method === "PUT" || r.method === "PATCH").map((r) => r.contentLength ?? 0);
+    expect(Math.max(...bodies)).toBeLessThanOrEqual(256 * 1024);
+    expect(s.requests.filter((r) => r.method === "PATCH").length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("without the flag it still converges (refusals after the body streamed are retried in smaller chunks)", async () => {
+    const s = await standIn({ credentials: CREDS, anonymous: "absent-404", maxBodyBytes: 256 * 1024, refuseBeforeContinue: false });
+    const result = await stage(s, []);
+    expect(result.code, result.stderr).toBe(0);
+  });
+
+  it("a malformed --chunk-size is a usage error (exit 2) before any request", async () => {
+    const s = await standIn({ credentials: CREDS });
+    const repository = `${s.host}/acme/demo-plugin`;
+    for (const value of ["1000", "4GB", "-1", "0x10000"]) {
+      const result = await runCli(
+        ["release", "stage", "--repository", repository, "--plain-http", "--tag", "candidate-1-x", "--manifest", "m", "--artifact-dir", "d", "--source-bundle", "b", "--payload-checksums", "c", "--chunk-size", value],
+        { cwd },
+      );
+      expect(result.code, value).toBe(2);
+      expect(result.stderr).toContain("--chunk-size");
+    }
+    expect(s.requests).toHaveLength(0);
+  });
+});
