@@ -21,6 +21,7 @@ import { join, resolve as resolvePath } from "node:path";
 import { publint, type Message } from "publint";
 import { formatMessage } from "publint/utils";
 import { inspectDistTarball } from "../src/contract/manifest.js";
+import { installTimeBehaviour, requireInstallTimeAllowed } from "../src/contract/install-time.js";
 import { tarballFileName } from "../src/contract/grammar.js";
 import type { TestedArtifact } from "../src/contract/schemas.js";
 import { readReleaseConfig, type ReleaseConfig } from "./config.js";
@@ -41,6 +42,8 @@ export interface CheckDistResult {
   artifact: TestedArtifact;
   /** Number of files in the tarball. */
   files: number;
+  /** The tarball's install-time behaviours (each declared by package.json `hermesPluginKit.installTime`), sorted. */
+  install_time: string[];
   /** publint messages below the failing level (suggestions), formatted. */
   suggestions: string[];
 }
@@ -132,6 +135,10 @@ export function filesAllowList(pkg: Record<string, unknown>): (path: string) => 
  *   and every `TARBALL_*` code of the strict reader: links, devices,
  *   directories, global or overriding pax headers, GNU records, unsafe or
  *   duplicate paths, trailing data, absurd sizes);
+ *   `INSTALL_TIME_UNSAFE` (an escaping `bin`/`man` link, `directories.bin`),
+ *   `INSTALL_TIME_NOT_ALLOWED` (lifecycle scripts, an implicit node-gyp
+ *   build or man pages, here or in a bundled dependency, that package.json
+ *   `hermesPluginKit.installTime` does not declare);
  *   ReleaseStepError `RELEASE_DIST_INVALID` (an entry that is a symlink),
  *   `RELEASE_DIST_CONTENTS` (a member not allowed by `files`),
  *   `RELEASE_DIST_LINT` (publint error or warning, strict).
@@ -154,13 +161,15 @@ export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactD
   if (outside.length > 0) {
     throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename} holds files not allowed by "files": ${outside.slice(0, 10).join(", ")}`);
   }
+  const installTime = installTimeBehaviour(tarball);
+  requireInstallTimeAllowed(installTime, config.policy.installTime, artifact.filename);
   const lint = await publint({ pkgDir: "package", pack: { files: contents.files }, strict: true, level: "suggestion" });
   const format = (m: Message) => `${m.code}: ${formatMessage(m, lint.pkg, { color: false }) ?? m.path.join(".")}`;
   const failing = lint.messages.filter((m) => m.type !== "suggestion");
   if (failing.length > 0) {
     throw new ReleaseStepError("RELEASE_DIST_LINT", `publint rejected ${artifact.filename}: ${failing.map(format).join("; ")}`);
   }
-  return { artifact, files: contents.files.length, suggestions: lint.messages.map(format) };
+  return { artifact, files: contents.files.length, install_time: installTime, suggestions: lint.messages.map(format) };
 }
 
 async function requireEmptyArtifactDir(dir: string): Promise<void> {

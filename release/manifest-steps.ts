@@ -17,7 +17,8 @@
 import { lstat, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
-import { createTestedManifest, hashFile, inspectDistDir, readReleaseJsonFile, verifyManifest, writeTestedManifestFile, type GateResult } from "../src/contract/manifest.js";
+import { createTestedManifest, hashFile, inspectDistTarball, readReleaseJsonFile, verifyManifest, writeTestedManifestFile, type GateResult } from "../src/contract/manifest.js";
+import { installTimeBehaviour } from "../src/contract/install-time.js";
 import { bundleChecksumPaths, formatPayloadChecksums, parsePayloadChecksums } from "../src/contract/payload.js";
 import { TEST_GATES, type TestGate } from "../src/contract/policy.js";
 import { isStableSemver } from "../src/contract/grammar.js";
@@ -101,9 +102,12 @@ async function refuseSymlink(path: string): Promise<void> {
  * `release create-manifest` (reference 3.6): validate everything, then write.
  *
  * @throws ReleaseContractError codes of `createTestedManifest` and
- *   `inspectDistDir` (`RELEASE_NOT_ONE_BUMP` for a skip or downgrade,
+ *   `inspectDistTarball` (`RELEASE_NOT_ONE_BUMP` for a skip or downgrade,
  *   `TAG_VERSION_MISMATCH`, `GIT_SHA_INVALID`, `WORKFLOW_EVIDENCE_INVALID`, a
- *   gate that did not pass or used another source, `DIST_*`, `TARBALL_*`);
+ *   gate that did not pass or used another source, `DIST_*`, `TARBALL_*`,
+ *   `INSTALL_TIME_UNSAFE`, `INSTALL_TIME_NOT_ALLOWED`: the tarball's
+ *   install-time behaviour is recorded as `install_time` only when package.json
+ *   `hermesPluginKit.installTime` declares it);
  *   ReleaseStepError `RELEASE_EVIDENCE_INVALID`, `RELEASE_MCP_SDK_VERSION`,
  *   `RELEASE_CONFIG_INVALID` (package.json version differs),
  *   `RELEASE_IDENTITY_MISMATCH` (the checkout's HEAD is not `sourceSha`).
@@ -134,7 +138,7 @@ export async function createManifestStep(options: CreateManifestOptions): Promis
   } else if (host.mcp_sdk_version === undefined) {
     throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", "the MCP SDK version exercised by host_contract is unknown: pass --mcp-sdk-version or record it with release gate host_contract");
   }
-  const artifacts = await inspectDistDir(artifactDir, config.policy, options.version);
+  const { artifact, tarball } = await inspectDistTarball(artifactDir, config.policy, options.version);
   const manifest = createTestedManifest({
     policy: config.policy,
     previousVersion: options.previousVersion,
@@ -144,7 +148,8 @@ export async function createManifestStep(options: CreateManifestOptions): Promis
     runId: options.runId,
     runAttempt: options.runAttempt,
     gates,
-    artifacts,
+    artifacts: [artifact],
+    installTime: installTimeBehaviour(tarball),
   });
   await refuseSymlink(output);
   await writeTestedManifestFile(`${output}.partial`, manifest);

@@ -16,6 +16,7 @@ import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
+import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
 import { describe, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
@@ -132,16 +133,23 @@ export interface TestedManifestInput {
   gates: Record<TestGate, GateResult>;
   /** The artifact records from {@link inspectDistDir}. */
   artifacts: TestedArtifact[];
+  /**
+   * The tarball's install-time behaviours (`installTimeBehaviour`), each
+   * declared by the policy; recorded as `install_time` when non-empty.
+   */
+  installTime?: readonly string[];
 }
 
 /**
  * Assemble and validate a tested manifest (reference 3.6 C1-C6): release class
  * from the versions (`RELEASE_NOT_ONE_BUMP`), tag `v<version>`
  * (`TAG_VERSION_MISMATCH`), SHAs (`GIT_SHA_INVALID`), workflow run id/attempt
- * (`WORKFLOW_EVIDENCE_INVALID`), then every check of `verifyTestedManifest`.
+ * (`WORKFLOW_EVIDENCE_INVALID`), install-time behaviours declared by the
+ * policy (`INSTALL_TIME_NOT_ALLOWED`), then every check of `verifyTestedManifest`.
  */
 export function createTestedManifest(input: TestedManifestInput): TestedManifest {
   const cls = releaseClassOf(input.previousVersion, input.version);
+  requireInstallTimeAllowed(input.installTime ?? [], input.policy.installTime, `the ${input.policy.package} tarball`);
   if (input.tag !== `v${input.version}`) fail("TAG_VERSION_MISMATCH", `tag ${input.tag} does not match version ${input.version}`);
   requireGitSha(input.sourceSha, "source_sha");
   if (!/^[1-9][0-9]*$/.test(input.runId) || !Number.isSafeInteger(input.runAttempt) || input.runAttempt < 1) {
@@ -163,6 +171,7 @@ export function createTestedManifest(input: TestedManifestInput): TestedManifest
     registry_repository: input.policy.registryRepository,
     artifacts: [...input.artifacts].sort((a, b) => (a.filename < b.filename ? -1 : 1)),
     evidence: evidence as Evidence,
+    ...(input.installTime !== undefined && input.installTime.length > 0 ? { install_time: [...new Set(input.installTime)].sort() } : {}),
   };
   return verifyTestedManifest(JSON.parse(canonicalJson(doc)) as JsonObject, input.policy);
 }
@@ -220,16 +229,23 @@ export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
 /**
  * Verify a tested manifest against a distribution directory (reference 3.7):
  * validate the manifest, recompute the dist records and compare sha256
- * (`ARTIFACT_SHA256_MISMATCH`) and size (`ARTIFACT_SIZE_MISMATCH`).
+ * (`ARTIFACT_SHA256_MISMATCH`) and size (`ARTIFACT_SIZE_MISMATCH`), then the
+ * tarball's install-time behaviour with the recorded `install_time`
+ * (`INSTALL_TIME_MISMATCH`; `INSTALL_TIME_UNSAFE` for escaping links). The
+ * record is not checked against `policy.installTime` here: a consumer's
+ * policy does not carry the producer's declaration; `fetch` reports it.
  */
 export async function verifyManifest(doc: JsonObject, distDir: string, policy: ReleasePolicy): Promise<TestedManifest> {
   const manifest = verifyTestedManifest(doc, policy);
-  const records = await inspectDistDir(distDir, policy, manifest.version);
-  for (const expected of manifest.artifacts) {
-    const actual = records.find((r) => r.filename === expected.filename);
-    if (actual === undefined) fail("DIST_FILENAME_MISMATCH", `dist is missing ${expected.filename}`);
-    if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: manifest says ${expected.sha256}, bytes hash to ${actual.sha256}`);
-    if (actual.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${expected.filename}: manifest says ${expected.size} bytes, file has ${actual.size}`);
+  const { artifact: actual, tarball } = await inspectDistTarball(distDir, policy, manifest.version);
+  const expected = manifest.artifacts[0] as TestedArtifact;
+  if (actual.filename !== expected.filename) fail("DIST_FILENAME_MISMATCH", `dist is missing ${expected.filename}`);
+  if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: manifest says ${expected.sha256}, bytes hash to ${actual.sha256}`);
+  if (actual.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${expected.filename}: manifest says ${expected.size} bytes, file has ${actual.size}`);
+  const found = installTimeBehaviour(tarball);
+  const recorded = manifest.install_time ?? [];
+  if (found.join("\n") !== recorded.join("\n")) {
+    fail("INSTALL_TIME_MISMATCH", `${expected.filename} has install-time behaviour ${found.join(", ") || "none"}, the tested manifest records ${recorded.join(", ") || "none"}`);
   }
   return manifest;
 }

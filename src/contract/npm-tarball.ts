@@ -23,8 +23,10 @@ import { StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar
 
 export type { TarballMember, TarLimits } from "./tar-ustar.js";
 
-/** Largest `package/package.json` read (bytes). */
+/** Largest `package/package.json` (and bundled dependency package.json) read (bytes). */
 export const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
+/** A bundled dependency's package.json (`node_modules/<name>/package.json`, nested or scoped): always kept for the install-time check. */
+const BUNDLED_PACKAGE_JSON_RE = /^(?:node_modules\/(?:@[^/]+\/)?[^/]+\/)+package\.json$/;
 
 /** Options of {@link readNpmTarballFile}. */
 export interface ReadNpmTarballOptions {
@@ -42,7 +44,7 @@ export interface NpmTarball {
   members: TarballMember[];
   /** `package/package.json`, strictly parsed. */
   packageJson: JsonObject;
-  /** Bytes of `package.json` and of every member `keep` selected, by relative path. */
+  /** Bytes of `package.json`, of bundled dependencies' package.json files and of every member `keep` selected, by relative path. */
   kept: Map<string, Buffer>;
   /** Sum of member sizes (bytes). */
   unpackedSize: number;
@@ -94,9 +96,9 @@ function keeper(options: ReadNpmTarballOptions): { kept: Map<string, Buffer>; on
   const budget = options.maxKeptBytes ?? 256 * 1024 * 1024;
   let total = 0;
   const onData = (member: TarballMember, chunk: Buffer) => {
-    const isPackageJson = member.path === "package.json";
+    const isPackageJson = member.path === "package.json" || BUNDLED_PACKAGE_JSON_RE.test(member.path);
     if (!isPackageJson && options.keep?.(member.path) !== true) return;
-    if (isPackageJson && member.size > MAX_PACKAGE_JSON_BYTES) fail("TARBALL_TOO_LARGE", `package/package.json has ${member.size} bytes, more than ${MAX_PACKAGE_JSON_BYTES}`);
+    if (isPackageJson && member.size > MAX_PACKAGE_JSON_BYTES) fail("TARBALL_TOO_LARGE", `package/${member.path} has ${member.size} bytes, more than ${MAX_PACKAGE_JSON_BYTES}`);
     total += chunk.length;
     if (!isPackageJson && total > budget) fail("TARBALL_TOO_LARGE", `the members kept for checking exceed ${budget} bytes`);
     const entry = parts.get(member.path) ?? { chunks: [], bytes: 0 };

@@ -10,6 +10,7 @@ import { ReleaseContractError } from "./errors.js";
 import { describe, isNpmPackageName } from "./grammar.js";
 import { parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
+import { installTimeDeclaredBy } from "./install-time.js";
 
 /** The four test gates whose command is recorded in evidence. */
 export const TEST_GATES = ["unit", "public_contract", "host_contract", "build_metadata"] as const;
@@ -37,12 +38,18 @@ export interface ReleasePolicy {
   registryRepository: string;
   /** Declared gate commands. */
   gates: GateCommands;
+  /**
+   * Install-time behaviours the releasing package declares
+   * (`hermesPluginKit.installTime`, see `install-time.ts`); absent = none.
+   * Only the producer's release steps read it.
+   */
+  installTime?: readonly string[];
 }
 
 /**
  * Derive the policy from a parsed package.json object: `name`,
  * `hermesPluginKit.repository` (or `repositoryOverride`), `hermesPluginKit.gates`
- * merged over {@link DEFAULT_GATE_COMMANDS}.
+ * merged over {@link DEFAULT_GATE_COMMANDS}, `hermesPluginKit.installTime`.
  * @throws ReleaseContractError `POLICY_INVALID` naming the field.
  */
 export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string): ReleasePolicy {
@@ -75,7 +82,8 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string)
       gates[key as TestGate] = value;
     }
   }
-  return { package: name, registryRepository: repository, gates };
+  const installTime = installTimeDeclaredBy(pkg);
+  return { package: name, registryRepository: repository, gates, ...(installTime.length > 0 ? { installTime } : {}) };
 }
 
 /**

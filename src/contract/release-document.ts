@@ -17,6 +17,7 @@ import { parseReference } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./schemas.js";
+import { checkInstallTimeRecord } from "./install-time.js";
 import type { Promotion, PublishedReceipt, TestedManifest } from "./schemas.js";
 
 /** The 12 top-level keys of a tested manifest. */
@@ -36,6 +37,13 @@ export const TESTED_MANIFEST_KEYS = Object.freeze([
 ]);
 /** The 14 top-level keys of a published receipt. */
 export const PUBLISHED_RECEIPT_KEYS = Object.freeze([...TESTED_MANIFEST_KEYS, "payload", "registry_reference"].sort());
+/**
+ * The one optional top-level key of both documents: `install_time`, present
+ * exactly when the tarball has install-time behaviour its policy declared
+ * (`install-time.ts`), so documents of packages without any keep the exact
+ * 12/14 keys of reference section 2.3/2.6.
+ */
+export const OPTIONAL_RELEASE_KEYS = Object.freeze(["install_time"]);
 
 /** The promotion object a release class requires (reference section 2.3). */
 export function promotionFor(cls: ReleaseClass): Promotion {
@@ -104,7 +112,8 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
  * `GATE_NOT_PASSED`, `GATE_COMMAND_MISMATCH`, `GATE_OTHER_SOURCE` (I12),
  * `GATE_HOST_CONTRACT_INVALID` (I13), `WORKFLOW_EVIDENCE_INVALID` (I14),
  * `ARTIFACTS_INVENTORY` (I15), `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`,
- * `ARTIFACT_FILENAME_MISMATCH` (I16).
+ * `ARTIFACT_FILENAME_MISMATCH` (I16), `INSTALL_TIME_INVALID` (the optional
+ * `install_time` record).
  */
 export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
   if (doc["schema_version"] !== 2) {
@@ -119,8 +128,9 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
   if (doc["registry_repository"] !== policy.registryRepository) {
     fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}, found ${describe(doc["registry_repository"])}`);
   }
-  const expectedKeys = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
+  const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);
+  const expectedKeys = [...required, ...OPTIONAL_RELEASE_KEYS.filter((k) => keys.includes(k))];
   const extra = keys.filter((k) => !expectedKeys.includes(k));
   const missing = expectedKeys.filter((k) => !keys.includes(k));
   if (extra.length > 0 || missing.length > 0) {
@@ -189,6 +199,7 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
   if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
     fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describe((artifacts[0] as Record<string, unknown>)["filename"])}`);
   }
+  if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
 }
 
 /**

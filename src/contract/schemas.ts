@@ -10,6 +10,7 @@
  * (records `mcp_sdk_version`), `build_metadata`, `workflow`.
  */
 import { z } from "zod";
+import { INSTALL_TIME_ENTRY_RE } from "./install-time.js";
 
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex");
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, "sha256:<64 lowercase hex>");
@@ -78,20 +79,28 @@ const identity = {
   evidence: EvidenceSchema,
 };
 
-/** `release-manifest.json`: schema 2, state `tested`, exactly 12 keys. */
+/**
+ * Install-time behaviours the tarball has and its policy declared (`install-time.ts`),
+ * sorted: `preinstall` ... `postuninstall`, `node-gyp`, `man`, or `node_modules/<name>:<behaviour>`.
+ */
+export const InstallTimeSchema = z.array(z.string().regex(INSTALL_TIME_ENTRY_RE)).min(1);
+
+/** `release-manifest.json`: schema 2, state `tested`, exactly 12 keys (13 with `install_time`). */
 export const TestedManifestSchema = z.strictObject({
   ...identity,
   receipt_state: z.literal("tested"),
   artifacts: z.array(TestedArtifactSchema).length(1),
+  install_time: InstallTimeSchema.optional(),
 });
 
-/** `release-receipt.json`: schema 2, state `published`, exactly 14 keys. */
+/** `release-receipt.json`: schema 2, state `published`, exactly 14 keys (15 with `install_time`). */
 export const PublishedReceiptSchema = z.strictObject({
   ...identity,
   receipt_state: z.literal("published"),
   artifacts: z.array(PublishedArtifactSchema).length(1),
   registry_reference: reference,
   payload: z.array(PayloadRecordSchema).length(4),
+  install_time: InstallTimeSchema.optional(),
 });
 
 /** Stage output `{"bundle_reference": ...}`. */

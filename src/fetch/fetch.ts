@@ -84,12 +84,19 @@ export interface FetchedFile {
   size: number;
 }
 
-/** The `--json` result of `fetch`: `{reference, artifactType, version, files}`. */
+/** The `--json` result of `fetch`: `{reference, artifactType, version, files, install_time}`. */
 export interface FetchResult {
   reference: string;
   artifactType: string;
   version: string;
   files: FetchedFile[];
+  /**
+   * What installing the tarball makes npm run or link outside the package
+   * (the verified `install_time` record, equal to what the tarball holds;
+   * `[]` for none): install with `npm install --ignore-scripts` unless you
+   * reviewed it.
+   */
+  install_time: string[];
 }
 
 /** A verified download still in its private temp directory. */
@@ -280,6 +287,7 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
       artifactType: checked.artifactType,
       version: verified.document.version,
       files,
+      install_time: [...(verified.document.install_time ?? [])],
       kind: checked.kind,
       dir: payloadDir,
       localFiles,
@@ -349,7 +357,7 @@ export interface FetchReleaseOptions extends DownloadOptions {
  * `hermes-plugin-kit fetch`: {@link downloadRelease}, then install into
  * `outputDir` with `installPayload` (no symlinks, no overwrite of different
  * bytes, identical files untouched). The temp directory is always removed.
- * @returns `{reference, artifactType, version, files: [{path, sha256, size}]}` (files sorted by path).
+ * @returns `{reference, artifactType, version, files: [{path, sha256, size}], install_time}` (files sorted by path).
  * @throws the codes of {@link downloadRelease} and of `installPayload`
  *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`).
  */
@@ -360,7 +368,7 @@ export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchR
       options.outputDir,
       download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
     );
-    return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files };
+    return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files, install_time: download.install_time };
   } finally {
     await download.cleanup();
   }

@@ -161,7 +161,8 @@ describeRegistry("fetch from a real registry", () => {
   it("round trip: byte for byte, --json shape; a second fetch is a no-op", async () => {
     const { out } = await outputCase();
     const result = await fetchRelease({ ...options(bundleRef()), outputDir: out });
-    expect(Object.keys(result).sort()).toEqual(["artifactType", "files", "reference", "version"]);
+    expect(Object.keys(result).sort()).toEqual(["artifactType", "files", "install_time", "reference", "version"]);
+    expect(result.install_time).toEqual([]);
     expect(result.version).toBe(fixture.version);
     expect(result.files).toHaveLength(4);
     for (const [path, local] of fixture.files) {

@@ -208,14 +208,16 @@ export async function variantWithChecksums(fixture: ReleaseFixture, edit: (text:
 /**
  * A copy of the fixture's payload whose tarball is replaced by `tarball`
  * (same file name); the tested manifest records the new bytes' SHA-256 and
- * size without inspecting them (as a forger would), checksums regenerated.
+ * size without inspecting them (as a forger would), and records
+ * `installTime` when given (declared by the policy), checksums regenerated.
  */
-export async function variantWithTarball(fixture: ReleaseFixture, tarball: Buffer): Promise<ReleaseFixture> {
+export async function variantWithTarball(fixture: ReleaseFixture, tarball: Buffer, installTime?: string[]): Promise<ReleaseFixture> {
   const copy = await copyFixture(fixture);
   await writeFile(copy.files.get(`dist/${fixture.tarballName}`)!, tarball);
   const m = fixture.manifest;
+  const policy = installTime === undefined ? fixture.policy : { ...fixture.policy, installTime };
   const manifest = createTestedManifest({
-    policy: fixture.policy,
+    policy,
     previousVersion: m.previous_version,
     version: m.version,
     tag: m.tag,
@@ -224,6 +226,7 @@ export async function variantWithTarball(fixture: ReleaseFixture, tarball: Buffe
     runAttempt: m.evidence.workflow.run_attempt,
     gates: passedGates(m.source_sha, fixture.policy),
     artifacts: [{ filename: fixture.tarballName, sha256: createHash("sha256").update(tarball).digest("hex"), size: tarball.length }],
+    ...(installTime === undefined ? {} : { installTime }),
   });
   await writeFile(copy.files.get("release-manifest.json")!, testedManifestBytes(manifest));
   await writeChecksums(copy);

@@ -78,7 +78,7 @@ export function registerFetchCommands(program: Command): void {
     .option("--package <name>", "expected npm package name (default: the one the release names)")
     .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--json", "print {reference, artifactType, version, files} as JSON")
+    .option("--json", "print {reference, artifactType, version, files, install_time} as JSON")
     .action(async (opts: FetchOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
         if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
@@ -103,10 +103,16 @@ export function registerFetchCommands(program: Command): void {
           ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
           policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: await gatesFromCheckout(pkg) },
         });
+        if (result.install_time.length > 0) {
+          process.stderr.write(
+            `hermes-plugin-kit: note: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them\n`,
+          );
+        }
         if (opts.json === true) printJson(result);
         else {
           printLine(`verified and installed ${result.artifactType} ${result.version} from ${result.reference} into ${opts.outputDir}`);
           for (const file of result.files) printLine(`  ${file.path}  sha256:${file.sha256}  ${file.size} bytes`);
+          printLine(`  install-time behaviour: ${result.install_time.length > 0 ? result.install_time.join(", ") : "none"}`);
         }
       });
     });
