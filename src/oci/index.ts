@@ -14,3 +14,4 @@ export * from "./registry-target.js";
 export * from "./open.js";
 export * from "./oras-target.js";
 export * from "./lock-owner.js";
+export { listReferrers, pushReferrer, referrerManifest, referrersTag, type ReferrerArtifact, type ReferrersSource } from "./referrers.js";

@@ -384,6 +384,26 @@ export class RegistryTarget implements Target {
   }
 
   /**
+   * The referrers API (distribution-spec v1.1 "Listing Referrers"):
+   * `GET /v2/<name>/referrers/<digest>` answering an OCI index (at most 4 MiB)
+   * whose `manifests` are returned; a 404 means the registry has no referrers
+   * API (`undefined`: use the tag schema, as Debian's registry 2.8 needs).
+   * @throws OciError `OCI_MANIFEST_INVALID` (not an index), `OCI_BODY_TOO_LARGE`, and the HTTP errors.
+   */
+  async referrers(subject: Descriptor): Promise<Descriptor[] | undefined> {
+    checkDescriptor(subject);
+    const url = this.url(`referrers/${subject.digest}`);
+    const res = await this.exchange({ method: "GET", url, scope: "pull", headers: { accept: OCI_INDEX_MEDIA_TYPE } }, true);
+    if (res.statusCode === 404) {
+      discard(res);
+      return undefined;
+    }
+    if (res.statusCode !== 200) throw await this.statusError(res, "GET", url, `referrers of ${subject.digest}`);
+    const body = await this.readSmallBody(res, MAX_TAG_PAGE_BYTES, "referrers index");
+    return parseManifest(body, OCI_INDEX_MEDIA_TYPE).manifests;
+  }
+
+  /**
    * Every tag (`GET /v2/<name>/tags/list`, following `Link` pagination resolved
    * against the request URL, same origin only, loops refused), in the registry's order.
    * @throws OciError `OCI_NOT_FOUND` (unknown repository), `OCI_PAGINATION_LOOP`, `OCI_LINK_INVALID`,

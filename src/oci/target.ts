@@ -41,6 +41,13 @@ export interface ReadOnlyTarget {
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**
+   * Optional: the OCI 1.1 referrers API (distribution-spec "Listing
+   * Referrers"): descriptors of the manifests whose `subject` is `subject`, or
+   * `undefined` when the target has no such API (callers then use the
+   * referrers tag schema, `src/oci/referrers.ts`).
+   */
+  referrers?(subject: Descriptor): Promise<Descriptor[] | undefined>;
+  /**
    * Release what the target holds (pooled connections, temporary credential
    * files). Optional; safe to call more than once.
    */
