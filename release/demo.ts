@@ -21,7 +21,7 @@
  * references and receipt bytes.
  */
 import { spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
@@ -72,6 +72,8 @@ export interface DemoResult {
   version?: string;
   bundle_reference?: string;
   receipt_reference?: string;
+  /** The release's attestation (signed with the demo's throwaway key), `<repository>@sha256:<hex>`. */
+  attestation_reference?: string;
   tarball_sha256?: string;
   tarball?: string;
   receipt_file?: string;
@@ -316,6 +318,21 @@ export function offlineInstallCommand(kitRoot = KIT_ROOT): string {
   ].join("\n");
 }
 
+/**
+ * The demo's throwaway P-256 attestation key in the workspace (`attest-key.pem`,
+ * mode 0600, and `attest-key.pub`), made once so a rerun converges.
+ */
+async function throwawayAttestKey(workspace: string): Promise<{ keyFile: string; pubFile: string }> {
+  const keyFile = join(workspace, "attest-key.pem");
+  const pubFile = join(workspace, "attest-key.pub");
+  if (!existsSync(keyFile) || !existsSync(pubFile)) {
+    const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    await writeFile(keyFile, privateKey.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+    await writeFile(pubFile, publicKey.export({ format: "pem", type: "spki" }));
+  }
+  return { keyFile, pubFile };
+}
+
 function credentialsEnv(registry: DemoRegistry | undefined): Record<string, string> {
   return registry === undefined ? {} : { REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password };
 }
@@ -385,8 +402,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const childEnv = { ...process.env, ...credentialsEnv(registry) };
 
     const src = await timed("maintainer: scratch git repo with origin, baseline tag and one conventional commit", () => prepareSource(workspace, packageDir, repository), (s) => `${s.name} ${s.version}`);
+    const attestKey = await timed("maintainer: throwaway P-256 attestation key", () => throwawayAttestKey(workspace), (k) => k.pubFile);
     const release = await timed(
-      "maintainer: release run (intent, materialize, restore, gates, build, manifest, check-private, stage, promote, publish)",
+      "maintainer: release run (intent, materialize, restore, gates, build, manifest, check-private, stage, attest, promote, publish)",
       async () => {
         const r: RunResult = await runRelease({
           source: src.source,
@@ -394,6 +412,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           plainHttp,
           installCommand: offlineInstallCommand(),
           gateOutput: "log",
+          attestKey: attestKey.keyFile,
           env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true", PATH: `${join(KIT_ROOT, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}` },
           ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
           progress: { write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream,
@@ -404,7 +423,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       (r) => (r.released ? `${r.version} ${r.tag}` : undefined),
     );
     if (!release.released) throw new DemoError("DEMO_NOTHING_RELEASED", "nothing released");
-    Object.assign(result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, tarball: release.tarball.filename });
+    Object.assign(result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, attestation_reference: release.attestation_reference, tarball: release.tarball.filename });
     out.write(`    github-release skipped: ${result.github_release}\n`);
 
     const consumer = join(workspace, "consumer");
@@ -414,7 +433,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       return r.stdout;
     };
     const repoFlags = ["--repository", repository, ...(plainHttp ? ["--plain-http"] : [])];
-    await timed("consumer: fetch the bundle by digest (verified before install)", () => cli(["fetch", "--reference", release.bundle_reference, "--output-dir", consumer, ...repoFlags, "--expect", "bundle", "--json"]), () => consumer);
+    await timed(
+      "consumer: fetch the bundle by digest with --provenance (attestation verified with the pinned key before install)",
+      () => cli(["fetch", "--reference", release.bundle_reference, "--output-dir", consumer, ...repoFlags, "--expect", "bundle", "--provenance", "--key", attestKey.pubFile, "--json"]),
+      (stdout) => {
+        const fetched = parseStrictJson(stdout.trim(), { rejectIntegralFloats: false }) as { provenance?: { attestations?: string[] } };
+        return `attestation ${fetched.provenance?.attestations?.join(", ") ?? "none"}`;
+      },
+    );
     await timed("consumer: fetch the receipt by digest", () => cli(["fetch", "--reference", release.receipt_reference, "--output-dir", consumer, ...repoFlags, "--expect", "receipt", "--json"]));
     const receiptFile = join(consumer, "release-receipt.json");
     result.receipt_file = receiptFile;
@@ -429,8 +455,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     });
     result.tarball_sha256 = tarballSha;
     const lock = join(workspace, "fleet.lock.json");
-    await timed("consumer: fleet add", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile]));
-    await timed("consumer: fleet verify (pins, receipt by digest, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
+    await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", attestKey.pubFile]));
+    await timed("consumer: fleet verify (pins, receipt by digest, provenance, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
     const app = join(workspace, "app");
     await timed("consumer: npm install the fetched tarball into a scratch project (offline)", async () => {
       await mkdir(app, { recursive: true });

@@ -23,7 +23,15 @@ import { ProvenanceError } from "../src/contract/provenance-error.js";
 /** How to sign: a local key, or keyless through Fulcio + Rekor. */
 export type ProvenanceSigner =
   | { kind: "key"; privateKey: KeyObject }
-  | { kind: "keyless"; identityToken: () => Promise<string>; fulcioUrl: string; rekorUrl: string; timeoutMs?: number };
+  | {
+      kind: "keyless";
+      identityToken: () => Promise<string>;
+      fulcioUrl: string;
+      rekorUrl: string;
+      /** Rekor v1 entry kind for the envelope (default `dsse`; `intoto` for logs that store proposed entries as given). */
+      rekorEntryType?: "dsse" | "intoto";
+      timeoutMs?: number;
+    };
 
 /** Largest private key file read, in bytes. */
 const MAX_KEY_BYTES = 64 * 1024;
@@ -82,18 +90,23 @@ function localKeySigner(privateKey: KeyObject): Signer {
  * @throws ProvenanceError `PROVENANCE_SIGNING_FAILED` when signing or a Sigstore service fails (message names the step).
  */
 export async function signStatement(statementBytes: Uint8Array, signer: ProvenanceSigner): Promise<Buffer> {
+  // The identity token is a secret: remember it to scrub it from any error text the libraries produce.
+  let token: string | undefined;
+  const getToken = signer.kind === "keyless" ? async () => (token = await signer.identityToken()) : async () => "";
   const builder =
     signer.kind === "key"
       ? new DSSEBundleBuilder({ signer: localKeySigner(signer.privateKey), witnesses: [] })
       : new DSSEBundleBuilder({
-          signer: new FulcioSigner({ identityProvider: { getToken: signer.identityToken }, fulcioBaseURL: signer.fulcioUrl, timeout: signer.timeoutMs ?? 30_000, retry: 0 }),
-          witnesses: [new RekorWitness({ rekorBaseURL: signer.rekorUrl, entryType: "dsse", timeout: signer.timeoutMs ?? 30_000, retry: 0 })],
+          signer: new FulcioSigner({ identityProvider: { getToken }, fulcioBaseURL: signer.fulcioUrl, timeout: signer.timeoutMs ?? 30_000, retry: 0 }),
+          witnesses: [new RekorWitness({ rekorBaseURL: signer.rekorUrl, entryType: signer.rekorEntryType ?? "dsse", timeout: signer.timeoutMs ?? 30_000, retry: 0 })],
         });
   let bundle: Bundle;
   try {
     bundle = await builder.create({ data: Buffer.from(statementBytes), type: IN_TOTO_PAYLOAD_TYPE });
   } catch (error) {
-    throw new ProvenanceError("PROVENANCE_SIGNING_FAILED", `signing the provenance statement failed (${signer.kind}): ${(error as Error).message}`, { cause: error });
+    const message = (error as Error).message;
+    const scrubbed = token === undefined || token === "" ? message : message.split(token).join("<identity token>");
+    throw new ProvenanceError("PROVENANCE_SIGNING_FAILED", `signing the provenance statement failed (${signer.kind}): ${scrubbed}`);
   }
   return canonicalJsonBytes(bundleToJSON(bundle));
 }

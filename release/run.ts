@@ -8,7 +8,8 @@
  * public_contract, host_contract) -> `build` (npm pack once, check-dist,
  * build_metadata gate) -> `manifest` (create-manifest, verify-manifest,
  * checksums) -> `check-immutable` (GitHub immutable releases on; only with
- * `githubRelease`) -> `check-private` (with bootstrap) -> `stage` -> `promote` ->
+ * `githubRelease`) -> `check-private` (with bootstrap) -> `stage` -> `attest`
+ * (signed provenance; only with `attestKey`) -> `promote` ->
  * `publish` -> `github-release` (only with `githubRelease`). Without
  * `githubRelease` the two GitHub steps are reported as skipped with the reason.
  *
@@ -68,6 +69,7 @@ export const RUN_STEPS = Object.freeze([
   "check-immutable",
   "check-private",
   "stage",
+  "attest",
   "promote",
   "publish",
   "github-release",
@@ -130,6 +132,11 @@ export interface RunOptions {
   gateOutput?: "stderr" | "log";
   /** MCP SDK version for the manifest when host_contract evidence does not record one. */
   mcpSdkVersion?: string;
+  /**
+   * Sign the staged bundle's provenance with this P-256 private key (PEM file, mode 0600) and store it as
+   * an OCI referrer (`release attest`); without it the attest step is reported as skipped.
+   */
+  attestKey?: string;
   /** Create the GitHub Release at the end (needs `GH_TOKEN`, `GITHUB_API_URL`, `GITHUB_REPOSITORY`). */
   githubRelease?: boolean;
   /** Environment (default `process.env`): `SEMANTIC_RELEASE_ENABLED`, tokens, `HERMES_PLUGIN_KIT_CRASH_AT`. */
@@ -168,6 +175,8 @@ export type RunResult =
       /** `<workspace>/release-receipt.json`. */
       receipt_file: string;
       receipt_sha256: string;
+      /** The attestation (`<repository>@sha256:<hex>` of its referrer manifest), when the run attested. */
+      attestation_reference?: string;
       github_release: string;
       steps: RunStepReport[];
     };
@@ -575,6 +584,26 @@ async function runLocked(
   );
   const bundleReference = str(current.steps.stage, "bundle_reference");
 
+  // 9b. attest: signed provenance as an OCI referrer of the staged bundle (only with a signing key).
+  if (options.attestKey !== undefined) {
+    const { attestStep, sourceRepositoryUri } = await import("./attest.js");
+    const { readSigningKeyFile } = await import("./provenance-sign.js");
+    const origin = (await gitText(["config", "--get", "remote.origin.url"], { cwd: paths.source })).trim();
+    const ctx = {
+      ...accessOptions,
+      policy,
+      reference: bundleReference,
+      signer: { kind: "key" as const, privateKey: await readSigningKeyFile(options.attestKey) },
+      sourceRepository: sourceRepositoryUri(origin, paths.source),
+      workflowRef: "refs/heads/main",
+      runAttempt: current.run_attempt,
+    };
+    await step("attest", () => attestStep.run(ctx), (recorded) => attestStep.verify(ctx, recorded));
+  } else {
+    reports.push({ step: "attest", status: "skipped", ms: 0, reason: "skipped: no attestation key (pass --attest-key)" });
+    progress?.write("- attest (skipped: no attestation key (pass --attest-key))\n");
+  }
+
   // 10. promote (verification = the resumable promotion itself, which only reads when already promoted).
   await step(
     "promote",
@@ -654,6 +683,7 @@ async function runLocked(
     tarball: { filename: tarball.filename, sha256: tarball.sha256, size: tarball.size },
     receipt_file: paths.receipt,
     receipt_sha256: receiptSha,
+    ...(typeof current.steps.attest?.["attestation_reference"] === "string" ? { attestation_reference: current.steps.attest["attestation_reference"] } : {}),
     github_release: githubRelease,
     steps: reports,
   };

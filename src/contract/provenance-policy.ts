@@ -13,6 +13,7 @@
  */
 import { describe } from "./grammar.js";
 import type { ProvenanceFacts } from "./provenance.js";
+import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
 
 /** OIDC issuer of GitHub Actions tokens. */
@@ -223,4 +224,29 @@ export function checkStatementAgainstPolicy(facts: ProvenanceFacts, policy: Extr
   if (facts.workflow.ref !== policy.sourceRef) {
     throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the statement records ref ${facts.workflow.ref}, not ${policy.sourceRef} ${from}`);
   }
+}
+
+/** The fleet-lock form of a policy (snake_case keys, `ProvenancePolicySchema`); checked first. */
+export function lockedProvenancePolicy(policy: ProvenancePolicy): LockedProvenancePolicy {
+  resolveProvenancePolicy(policy);
+  return {
+    ...(policy.key === undefined ? {} : { key: policy.key }),
+    ...(policy.owner === undefined ? {} : { owner: policy.owner }),
+    ...(policy.repo === undefined ? {} : { repo: policy.repo }),
+    ...(policy.signerWorkflow === undefined ? {} : { signer_workflow: policy.signerWorkflow }),
+    ...(policy.sourceRef === undefined ? {} : { source_ref: policy.sourceRef }),
+    ...(policy.certOidcIssuer === undefined ? {} : { cert_oidc_issuer: policy.certOidcIssuer }),
+  };
+}
+
+/** A policy from its fleet-lock form. */
+export function provenancePolicyFromLock(locked: LockedProvenancePolicy): ProvenancePolicy {
+  return {
+    ...(locked.key === undefined ? {} : { key: locked.key }),
+    ...(locked.owner === undefined ? {} : { owner: locked.owner }),
+    ...(locked.repo === undefined ? {} : { repo: locked.repo }),
+    ...(locked.signer_workflow === undefined ? {} : { signerWorkflow: locked.signer_workflow }),
+    ...(locked.source_ref === undefined ? {} : { sourceRef: locked.source_ref }),
+    ...(locked.cert_oidc_issuer === undefined ? {} : { certOidcIssuer: locked.cert_oidc_issuer }),
+  };
 }

@@ -109,6 +109,20 @@ export const StageOutputSchema = z.strictObject({ bundle_reference: reference })
 /** References output `{"bundle_reference", "receipt_reference"}`. */
 export const ReferencesOutputSchema = z.strictObject({ bundle_reference: reference, receipt_reference: reference });
 
+/**
+ * The provenance policy pinned with a plugin (`fleet add --provenance`):
+ * a PEM public key, or the GitHub identity flags of `gh attestation verify`
+ * (`owner`/`repo`, `signer_workflow`, `source_ref`, `cert_oidc_issuer`).
+ */
+export const ProvenancePolicySchema = z.strictObject({
+  key: z.string().regex(/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n$/).optional(),
+  owner: z.string().min(1).optional(),
+  repo: z.string().min(1).optional(),
+  signer_workflow: z.string().min(1).optional(),
+  source_ref: z.string().min(1).optional(),
+  cert_oidc_issuer: z.string().min(1).optional(),
+});
+
 /** One pinned plugin of a fleet lock. */
 export const FleetPluginSchema = z.strictObject({
   name: z.string().min(1),
@@ -116,6 +130,8 @@ export const FleetPluginSchema = z.strictObject({
   bundle_reference: reference,
   receipt_reference: reference,
   tarball: z.strictObject({ filename: z.string().regex(/^[a-z0-9][a-z0-9._-]*-(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.tgz$/), sha256: sha256Hex }),
+  /** Present when the plugin's provenance must verify (`fleet verify` enforces it). */
+  provenance: ProvenancePolicySchema.optional(),
 });
 
 /** `fleet.lock.json`: `schema_version` 1 and the pinned plugins. */
@@ -137,6 +153,7 @@ export type PublishedReceipt = z.infer<typeof PublishedReceiptSchema>;
 export type StageOutput = z.infer<typeof StageOutputSchema>;
 export type ReferencesOutput = z.infer<typeof ReferencesOutputSchema>;
 export type FleetPlugin = z.infer<typeof FleetPluginSchema>;
+export type LockedProvenancePolicy = z.infer<typeof ProvenancePolicySchema>;
 export type FleetLock = z.infer<typeof FleetLockSchema>;
 
 /** Every schema that is published as JSON Schema, by file stem. */

@@ -17,7 +17,7 @@ import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
-import { MAX_MANIFEST_BYTES, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
+import { MAX_MANIFEST_BYTES, OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
@@ -28,11 +28,12 @@ import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
 import { credentialsFromEnv as registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
-import type { ReadOnlyTarget } from "../oci/target.js";
+import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
 import { installPayload } from "./install.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
+import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
@@ -110,6 +111,10 @@ export interface VerifiedDownload extends FetchResult {
   document: TestedManifest | PublishedReceipt;
   /** The policy the document was verified against. */
   policy: ReleasePolicy;
+  /** The release's manifest descriptor (the subject its attestations refer to). */
+  subject: Descriptor;
+  /** The (privacy-checked) target it was read from, for the provenance lookup. */
+  target: ReadOnlyTarget;
   /** Remove the temp directory. */
   cleanup(): Promise<void>;
 }
@@ -293,6 +298,8 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
       localFiles,
       document: verified.document,
       policy: verified.policy,
+      subject: { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: checked.digest, size: checked.size },
+      target,
       cleanup,
     };
   } catch (error) {
@@ -351,6 +358,11 @@ async function verifyReceiptPayload(localFiles: Map<string, string>, options: Do
 /** Options of {@link fetchRelease}: {@link DownloadOptions} plus the output directory `D`. */
 export interface FetchReleaseOptions extends DownloadOptions {
   outputDir: string;
+  /**
+   * Verify the release's provenance before anything is installed (`fetch
+   * --provenance`; `src/fetch/provenance.ts`, loaded only when asked).
+   */
+  provenance?: ProvenanceCheckOptions;
 }
 
 /**
@@ -358,17 +370,24 @@ export interface FetchReleaseOptions extends DownloadOptions {
  * `outputDir` with `installPayload` (no symlinks, no overwrite of different
  * bytes, identical files untouched). The temp directory is always removed.
  * @returns `{reference, artifactType, version, files: [{path, sha256, size}], install_time}` (files sorted by path).
+ * With `provenance`, the release's attestation is found and verified between
+ * the download and the install (codes of `verifyDownloadProvenance`).
  * @throws the codes of {@link downloadRelease} and of `installPayload`
  *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`).
  */
-export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult> {
+export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
   const download = await downloadRelease(options);
   try {
+    let provenance: ProvenanceSummary | undefined;
+    if (options.provenance !== undefined) {
+      const { verifyDownloadProvenance } = await import("./provenance.js");
+      provenance = await verifyDownloadProvenance(download, options.provenance);
+    }
     await installPayload(
       options.outputDir,
       download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
     );
-    return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files, install_time: download.install_time };
+    return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files, install_time: download.install_time, ...(provenance === undefined ? {} : { provenance }) };
   } finally {
     await download.cleanup();
   }

@@ -26,6 +26,10 @@ import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../contract/policy.js"
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
+import { OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
+import { bindingFromReceipt } from "../contract/provenance.js";
+import { lockedProvenancePolicy, provenancePolicyFromLock, type ProvenancePolicy } from "../contract/provenance-policy.js";
+import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
 import { receiptReferenceFor } from "./receipt-reference.js";
 
 export { receiptReferenceFor };
@@ -140,6 +144,8 @@ export interface FleetAddOptions {
   package?: string;
   /** Expected gate commands (default `DEFAULT_GATE_COMMANDS`). */
   gates?: GateCommands;
+  /** Provenance policy pinned with the plugin (`fleet verify` then requires its attestation to verify). */
+  provenance?: ProvenancePolicy;
 }
 
 /**
@@ -175,6 +181,7 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
     bundle_reference: receipt.registry_reference,
     receipt_reference: receiptReferenceFor(repository, bytes),
     tarball: { filename: artifact.filename, sha256: artifact.sha256 },
+    ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }),
   };
   const lock = await readFleetLockFile(options.lockPath, true);
   const same = lock.plugins.find((p) => p.name === plugin.name);
@@ -193,6 +200,8 @@ export interface FleetVerifyOptions extends Omit<DownloadOptions, "reference" | 
   lockPath: string;
   /** Directory holding the installed tarballs (`<dir>/<file>` or `<dir>/dist/<file>`). */
   installedDir?: string;
+  /** Trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root). */
+  trustedRoot?: CheckedTrustedRoot;
   /** Credentials per plugin repository (default: `credentials`, for every repository). */
   credentialsFor?: (repository: Repository) => RegistryCredentials | undefined | Promise<RegistryCredentials | undefined>;
 }
@@ -206,6 +215,8 @@ export interface FleetPluginResult {
   tarball: { filename: string; sha256: string };
   /** Installed files checked (absolute paths), when `installedDir` was given. */
   installed: string[];
+  /** The verified attestations, when the plugin is pinned with a provenance policy. */
+  attestations?: string[];
 }
 
 async function hashRegularFile(path: string): Promise<string> {
@@ -220,12 +231,34 @@ async function hashRegularFile(path: string): Promise<string> {
 }
 
 /**
+ * The provenance policy pinned with a plugin: the bundle's attestations must
+ * verify under it and bind to the receipt (`verifyReleaseProvenance`, loaded only here).
+ * @returns the attestation references.
+ */
+async function verifyPinnedProvenance(
+  locked: NonNullable<FleetPlugin["provenance"]>,
+  bundle: Awaited<ReturnType<typeof inspectRelease>>,
+  repository: string,
+  receipt: PublishedReceipt,
+  trustedRoot: CheckedTrustedRoot | undefined,
+): Promise<string[]> {
+  const { verifyReleaseProvenance } = await import("./provenance.js");
+  const subject = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: bundle.manifest.digest, size: bundle.manifest.size };
+  const verified = await verifyReleaseProvenance(bundle.target, repository, subject, bindingFromReceipt(receipt), {
+    policy: provenancePolicyFromLock(locked),
+    ...(trustedRoot === undefined ? {} : { trustedRoot }),
+  });
+  return verified.attestations.map((a) => a.reference);
+}
+
+/**
  * `fleet verify`: check every pinned plugin (see the module comment).
  * @returns one result per plugin, in lock order.
  * @throws FetchError `FLEET_LOCK_*`, `FLEET_BUNDLE_REFERENCE_MISMATCH`,
  *   `FLEET_BUNDLE_MISMATCH` (the pinned bundle's layers are not the receipt's payload),
  *   `FLEET_VERSION_MISMATCH`, `FLEET_TARBALL_MISMATCH` (lock vs. receipt),
  *   `FLEET_INSTALLED_MISSING`, `FLEET_INSTALLED_UNSAFE`, `FLEET_INSTALLED_MISMATCH`;
+ *   for a plugin pinned with a provenance policy, every code of `verifyReleaseProvenance`;
  *   every code of the verifying download of the receipt (privacy, OCI, contract).
  *   Messages name the plugin.
  */
@@ -283,6 +316,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
     if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
       throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
     }
+    const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
     const installed: string[] = [];
     if (options.installedDir !== undefined) {
       for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
@@ -299,7 +333,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
         throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/)`);
       }
     }
-    results.push({ ...plugin, installed });
+    results.push({ ...plugin, installed, ...(attestations === undefined ? {} : { attestations }) });
   }
   return results;
 }

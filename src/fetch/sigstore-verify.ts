@@ -192,7 +192,9 @@ function runVerifier(trust: CheckedTrustedRoot, signer: ExpectedSigner, entity: 
   const material = trustMaterialFor(trust, signer.kind === "key" ? signer.key : undefined);
   // A pinned key is its own trust anchor: locally signed bundles carry no log entry or timestamp.
   // Entries that are present are still verified (the verifier checks every entry it is given).
-  const thresholds = signer.kind === "key" ? { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 } : {};
+  // A certificate needs an SCT from a CT log the root trusts; a root without CT logs (a private Sigstore
+  // instance) cannot vouch for any, so none is required, and a certificate carrying SCTs still fails there.
+  const thresholds = signer.kind === "key" ? { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 } : { ctlogThreshold: trust.counts.ctlogs > 0 ? 1 : 0 };
   try {
     return new Verifier(material, thresholds).verify(entity);
   } catch (error) {

@@ -34,6 +34,7 @@ import { schemeAllowed } from "./origin.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import { discard, headerValue } from "./registry-http.js";
 import { RegistrySession, bodyError } from "./registry-session.js";
+import { listReferrersApi } from "./registry-referrers.js";
 import { listTags } from "./registry-tags.js";
 import { confirmStored, uploadBlob, type UploadLimits } from "./registry-upload.js";
 import type { RetryPolicy } from "./retry.js";
@@ -392,15 +393,7 @@ export class RegistryTarget implements Target {
    */
   async referrers(subject: Descriptor): Promise<Descriptor[] | undefined> {
     checkDescriptor(subject);
-    const url = this.url(`referrers/${subject.digest}`);
-    const res = await this.exchange({ method: "GET", url, scope: "pull", headers: { accept: OCI_INDEX_MEDIA_TYPE } }, true);
-    if (res.statusCode === 404) {
-      discard(res);
-      return undefined;
-    }
-    if (res.statusCode !== 200) throw await this.statusError(res, "GET", url, `referrers of ${subject.digest}`);
-    const body = await this.readSmallBody(res, MAX_TAG_PAGE_BYTES, "referrers index");
-    return parseManifest(body, OCI_INDEX_MEDIA_TYPE).manifests;
+    return listReferrersApi(this.session, subject.digest);
   }
 
   /**

@@ -13,6 +13,7 @@ interface DemoJson {
   version?: string;
   bundle_reference?: string;
   receipt_reference?: string;
+  attestation_reference?: string;
   tarball?: string;
   tarball_sha256?: string;
   receipt_file?: string;
@@ -51,6 +52,16 @@ async function checkRelease(result: DemoJson): Promise<Buffer> {
   expect(verified.code).toBe(0);
   expect(result.steps.every((s) => s.ok)).toBe(true);
   expect(result.steps.map((s) => s.step).join("\n")).toContain("plugin doctor");
+  // Provenance: signed with the workspace's throwaway key, stored as a referrer of the bundle, verified again here.
+  expect(result.attestation_reference).toMatch(new RegExp(`^${result.registry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}@sha256:[0-9a-f]{64}$`));
+  const layout = result.registry.startsWith("oci-layout:");
+  const env = layout ? {} : { REGISTRY_USERNAME: "hermes-demo", REGISTRY_PASSWORD: (await readFile(join(result.workspace, "docker-registry", "password"), "utf8")).trim() };
+  const provenance = await runCli(
+    ["verify-provenance", "--reference", result.bundle_reference as string, "--key", join(result.workspace, "attest-key.pub"), "--receipt", result.receipt_file as string, "--json", ...(layout ? [] : ["--plain-http"])],
+    { env },
+  );
+  expect(provenance.stderr).toBe("");
+  expect(JSON.parse(provenance.stdout)).toMatchObject({ ok: true, receipt: true, attestations: [result.attestation_reference], discovery: "tag-schema" });
   return receiptBytes;
 }
 
@@ -64,6 +75,7 @@ describe("release demo (embedded oci-layout store)", () => {
     const second = await demo(["--workspace", ws]);
     expect(second.bundle_reference).toBe(first.bundle_reference);
     expect(second.receipt_reference).toBe(first.receipt_reference);
+    expect(second.attestation_reference).toBe(first.attestation_reference);
     expect(await checkRelease(second)).toEqual(receipt1);
   });
 });

@@ -51,6 +51,7 @@ describe("release run", () => {
       "check-immutable:skipped",
       "check-private:ran",
       "stage:ran",
+      "attest:skipped",
       "promote:ran",
       "publish:ran",
       "github-release:skipped",
@@ -88,7 +89,7 @@ describe("release run", () => {
     const before = await readFile(first.receipt_file);
     const again = (await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null })) as Extract<RunResult, { released: true }>;
     expect(again.steps.filter((s) => s.status !== "skipped").every((s) => s.status === "verified")).toBe(true);
-    expect(again.steps.filter((s) => s.status === "skipped").map((s) => s.step)).toEqual(["check-immutable", "github-release"]);
+    expect(again.steps.filter((s) => s.status === "skipped").map((s) => s.step)).toEqual(["check-immutable", "attest", "github-release"]);
     expect({ ...again, steps: [] }).toEqual({ ...first, steps: [] });
     expect((await readFile(first.receipt_file)).equals(before)).toBe(true);
     await expect(readFile(join(rf.workspace, "run.lock"))).rejects.toThrow();

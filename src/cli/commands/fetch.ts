@@ -10,8 +10,10 @@ import type { Command } from "commander";
 import type { GateCommands } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../fetch/fetch.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
+import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
-interface FetchOptions {
+interface FetchOptions extends PolicyFlags {
+  provenance?: boolean;
   reference: string;
   outputDir: string;
   repository?: string;
@@ -21,13 +23,15 @@ interface FetchOptions {
   json?: boolean;
 }
 
-interface FleetAddOptions {
+interface FleetAddOptions extends PolicyFlags {
+  provenance?: boolean;
   lock: string;
   receipt: string;
   json?: boolean;
 }
 
 interface FleetVerifyOptions {
+  trustedRoot?: string;
   lock: string;
   installed?: string;
   plainHttp?: boolean;
@@ -35,7 +39,7 @@ interface FleetVerifyOptions {
 }
 
 /** The checkout's package.json (or undefined when absent or unreadable as JSON). */
-async function checkoutPackageJson(dir: string): Promise<Record<string, unknown> | undefined> {
+export async function checkoutPackageJson(dir: string): Promise<Record<string, unknown> | undefined> {
   const { parseStrictJson } = await import("../../contract/canonical-json.js");
   let bytes: Buffer;
   try {
@@ -55,7 +59,7 @@ function declaredRepository(pkg: Record<string, unknown> | undefined): string | 
 }
 
 /** Gate commands the checkout declares for itself, used when the fetched package is the checkout's own. */
-async function gatesFromCheckout(pkg: Record<string, unknown> | undefined): Promise<(name: string) => GateCommands | undefined> {
+export async function gatesFromCheckout(pkg: Record<string, unknown> | undefined): Promise<(name: string) => GateCommands | undefined> {
   const { policyFromPackageJson } = await import("../../contract/policy.js");
   return (name) => {
     if (pkg === undefined || pkg["name"] !== name || declaredRepository(pkg) === undefined) return undefined;
@@ -69,21 +73,28 @@ async function gatesFromCheckout(pkg: Record<string, unknown> | undefined): Prom
 
 /** Register `fetch` and `fleet add|verify` on `program`. */
 export function registerFetchCommands(program: Command): void {
-  program
-    .command("fetch")
-    .description("Download a digest-pinned release bundle or receipt, verify every byte, then install it into the output directory.")
-    .requiredOption("--reference <ref>", "digest-pinned reference <repository>@sha256:<64 hex> (tags are refused)")
-    .requiredOption("--output-dir <dir>", "output directory (created; never written through a symlink; different existing bytes are never overwritten)")
-    .option("--repository <repo>", "the pinned repository the reference must name (default: package.json hermesPluginKit.repository)")
-    .option("--package <name>", "expected npm package name (default: the one the release names)")
-    .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--json", "print {reference, artifactType, version, files, install_time} as JSON")
+  addPolicyFlags(
+    program
+      .command("fetch")
+      .description("Download a digest-pinned release bundle or receipt, verify every byte (and with --provenance its Sigstore attestation), then install it into the output directory.")
+      .requiredOption("--reference <ref>", "digest-pinned reference <repository>@sha256:<64 hex> (tags are refused)")
+      .requiredOption("--output-dir <dir>", "output directory (created; never written through a symlink; different existing bytes are never overwritten)")
+      .option("--repository <repo>", "the pinned repository the reference must name (default: package.json hermesPluginKit.repository)")
+      .option("--package <name>", "expected npm package name (default: the one the release names)")
+      .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
+      .option("--plain-http", "use plain HTTP (loopback registries only)")
+      .option("--provenance", "require a verifying attestation bound to the release before installing (policy: --key, or --owner/--repo ...)")
+      .option("--key <pem>", "with --provenance: the public key a locally signed release was attested with")
+      .option("--trusted-root <file>", "with --provenance: Sigstore trusted root (default: the embedded public-good root)"),
+  )
+    .option("--json", "print {reference, artifactType, version, files, install_time[, provenance]} as JSON")
     .action(async (opts: FetchOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
         if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
           throw new UsageError(`--expect must be bundle or receipt, not ${JSON.stringify(opts.expect)}`);
         }
+        if (opts.provenance !== true && hasPolicyFlags(opts)) throw new UsageError("--key, --trusted-root, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
+        const provenance = opts.provenance === true ? await provenanceCheckOf(opts) : undefined;
         const { parseReference, parseRepository } = await import("../../contract/reference.js");
         const { fetchRelease, resolveRegistryCredentials } = await import("../../fetch/fetch.js");
         const pkg = await checkoutPackageJson(process.cwd());
@@ -102,6 +113,7 @@ export function registerFetchCommands(program: Command): void {
           ...(credentials === undefined ? {} : { credentials }),
           ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
           policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: await gatesFromCheckout(pkg) },
+          ...(provenance === undefined ? {} : { provenance }),
         });
         if (result.install_time.length > 0) {
           process.stderr.write(
@@ -113,19 +125,29 @@ export function registerFetchCommands(program: Command): void {
           printLine(`verified and installed ${result.artifactType} ${result.version} from ${result.reference} into ${opts.outputDir}`);
           for (const file of result.files) printLine(`  ${file.path}  sha256:${file.sha256}  ${file.size} bytes`);
           printLine(`  install-time behaviour: ${result.install_time.length > 0 ? result.install_time.join(", ") : "none"}`);
+          if (result.provenance !== undefined) {
+            printLine(`  provenance: signed by ${result.provenance.signer}; ${result.provenance.source_repository} at ${result.provenance.source_sha}, run ${result.provenance.run_id}`);
+            for (const attestation of result.provenance.attestations) printLine(`  attestation ${attestation} (${result.provenance.discovery})`);
+          }
         }
       });
     });
 
   const fleet = program.command("fleet").description("Pin co-loaded plugins by digest in a fleet lock and verify the pins.");
-  fleet
-    .command("add")
-    .description("Append a plugin to the fleet lock from a verified published receipt (release-receipt.json).")
-    .requiredOption("--lock <file>", "fleet lock file (created when absent)")
-    .requiredOption("--receipt <file>", "the plugin's published release-receipt.json")
+  addPolicyFlags(
+    fleet
+      .command("add")
+      .description("Append a plugin to the fleet lock from a verified published receipt (release-receipt.json); with --provenance also pin who must have signed its attestation.")
+      .requiredOption("--lock <file>", "fleet lock file (created when absent)")
+      .requiredOption("--receipt <file>", "the plugin's published release-receipt.json")
+      .option("--provenance", "pin a provenance policy (--key, or --owner/--repo ...): fleet verify then requires a verifying attestation")
+      .option("--key <pem>", "with --provenance: the public key the plugin's releases are attested with (stored in the lock)"),
+  )
     .option("--json", "print the pinned entry as JSON")
     .action(async (opts: FleetAddOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        if (opts.provenance !== true && hasPolicyFlags(opts)) throw new UsageError("--key, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
+        const provenance = opts.provenance === true ? (await provenanceCheckOf(opts)).policy : undefined;
         const { parseStrictJson } = await import("../../contract/canonical-json.js");
         const { addPluginToLock } = await import("../../fetch/fleet.js");
         const pkg = await checkoutPackageJson(process.cwd());
@@ -138,7 +160,7 @@ export function registerFetchCommands(program: Command): void {
           name = undefined;
         }
         const gates = typeof name === "string" ? (await gatesFromCheckout(pkg))(name) : undefined;
-        const { plugin, changed } = await addPluginToLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
+        const { plugin, changed } = await addPluginToLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }), ...(provenance === undefined ? {} : { provenance }) });
         if (opts.json === true) printJson({ ok: true, changed, plugin });
         else printLine(`${changed ? "pinned" : "already pinned"} ${plugin.name} ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference}, ${plugin.tarball.filename} sha256:${plugin.tarball.sha256}`);
       });
@@ -150,9 +172,15 @@ export function registerFetchCommands(program: Command): void {
     .requiredOption("--lock <file>", "fleet lock file")
     .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
     .option("--json", "print the verified plugins as JSON")
     .action(async (opts: FleetVerifyOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
+        let trustedRoot: import("../../contract/trusted-root.js").CheckedTrustedRoot | undefined;
+        if (opts.trustedRoot !== undefined) {
+          const { readTrustedRootFile } = await import("../../fetch/sigstore-trust.js");
+          trustedRoot = await readTrustedRootFile(opts.trustedRoot);
+        }
         const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
         const { verifyFleetLock } = await import("../../fetch/fleet.js");
         const pkg = await checkoutPackageJson(process.cwd());
@@ -162,6 +190,7 @@ export function registerFetchCommands(program: Command): void {
           plainHttp: opts.plainHttp === true,
           ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
           policy: { gatesFor: await gatesFromCheckout(pkg) },
+          ...(trustedRoot === undefined ? {} : { trustedRoot }),
           credentialsFor: async (repository) => {
             if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository));
             return credentialCache.get(repository.repository);
@@ -169,7 +198,7 @@ export function registerFetchCommands(program: Command): void {
         });
         if (opts.json === true) printJson({ ok: true, plugins: results });
         else {
-          for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}`);
+          for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}${r.attestations !== undefined ? `; provenance ${r.attestations.join(", ")}` : ""}`);
           printLine(`fleet lock ${opts.lock}: ${results.length} plugin(s) verified`);
         }
       });

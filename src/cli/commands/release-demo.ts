@@ -42,6 +42,7 @@ export function registerReleaseDemo(release: Command): void {
         printLine("");
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
+        if (result.attestation_reference !== undefined) printLine(`attestation:       ${result.attestation_reference}`);
         if (result.version !== undefined) printLine(`version:           ${result.version}`);
         if (result.tarball_sha256 !== undefined) printLine(`tarball sha256:    ${result.tarball_sha256}  ${result.tarball ?? ""}`);
         printLine(`store:             ${result.registry}`);

@@ -33,7 +33,7 @@ async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
  * (`hermesPluginKit.repository`), with `--repository` naming the repository
  * when given (a checkout without package.json then gets a minimal policy).
  */
-async function publishPolicy(repositoryFlag: string | undefined): Promise<ReleasePolicy> {
+export async function publishPolicy(repositoryFlag: string | undefined): Promise<ReleasePolicy> {
   const { policyFromPackageJson } = await import("../../contract/policy.js");
   const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
   const pkg = await cwdPackageJson();
@@ -302,6 +302,7 @@ interface RunFlags {
   mcpSdkVersion?: string;
   githubRelease?: boolean;
   chunkSize?: string;
+  attestKey?: string;
 }
 
 /** `release run --workspace W [--source DIR]`: every step in order, resumable from W (release/run.ts). */
@@ -316,6 +317,7 @@ function registerRun(release: Command): void {
     .option("--install-command <command>", "bash command run in the restored checkout before the gates (e.g. 'npm ci')")
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
+    .option("--attest-key <pem>", "attest the staged bundle with this P-256 private key (PEM, mode 0600): signed provenance stored as an OCI referrer")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "print failures as a JSON object on stdout")
@@ -335,6 +337,7 @@ function registerRun(release: Command): void {
             ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
             ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
             ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
+            ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),
           }),
         );
       });

@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { registerReleaseBuildSteps } from "./release-build.js";
 import { registerReleasePublishSteps } from "./release-publish.js";
+import { registerReleaseAttestSteps } from "./release-attest.js";
 import { registerReleaseDemo } from "./release-demo.js";
 
 /** Register `release` and its steps on `program`. */
@@ -13,5 +14,6 @@ export function registerReleaseCommands(program: Command): void {
   const release = program.command("release").description("Maintainer release pipeline steps (each prints JSON and can be rerun).");
   registerReleaseBuildSteps(release);
   registerReleasePublishSteps(release);
+  registerReleaseAttestSteps(release);
   registerReleaseDemo(release);
 }

@@ -1,0 +1,74 @@
+/**
+ * `verify-provenance --reference R [--receipt F]`: the provenance of a
+ * digest-pinned release bundle in its repository, bound to what the release
+ * says about itself (DESIGN.md section 5, "Provenance"), without downloading
+ * the payload:
+ *
+ * 1. the reference is pinned to the repository, the privacy gate passes and
+ *    the bundle manifest passes every structural check (`inspectRelease`);
+ * 2. its `release-manifest.json` layer (at most 1 MiB, verified while it
+ *    streams) is read strictly and checked as a tested manifest of this
+ *    repository; its digest is the tested manifest digest the statement must record;
+ * 3. with `--receipt`, the published receipt is verified offline (canonical
+ *    bytes, `registry_reference` = R) and the statement must agree with it too;
+ * 4. the attestations are found and verified (`verifyReleaseProvenance`).
+ */
+import { OCI_MANIFEST_MEDIA_TYPE, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
+import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { readReleaseJsonBytesFile } from "../contract/manifest.js";
+import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
+import { bindingFromReceipt, bindingFromTestedManifest, checkReleaseBinding } from "../contract/provenance.js";
+import { parseReleaseJson, verifyFinalReceiptBytes, verifyTestedManifest } from "../contract/release-document.js";
+import { readAllBounded } from "../oci/descriptor.js";
+import { FetchError } from "./errors.js";
+import { inspectRelease, type DownloadOptions } from "./fetch.js";
+import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
+
+/** Options of {@link verifyReferenceProvenance}. */
+export interface VerifyReferenceOptions extends Pick<DownloadOptions, "reference" | "repository" | "plainHttp" | "credentials" | "env" | "openTarget" | "requirePrivate"> {
+  provenance: ProvenanceCheckOptions;
+  /** A published `release-receipt.json` the statement must also agree with. */
+  receipt?: string;
+  /** Expected package (default: the one the tested manifest names). */
+  package?: string;
+  /** Gate commands the tested manifest must record (default: `gatesFor(package)`, else the defaults). */
+  gatesFor?: (packageName: string) => GateCommands | undefined;
+}
+
+/** What `verify-provenance --reference` prints with `--json`. */
+export interface VerifyReferenceResult extends ProvenanceSummary {
+  ok: true;
+  reference: string;
+  version: string;
+  tag: string;
+  /** Whether a receipt was bound too. */
+  receipt: boolean;
+}
+
+function policyFor(packageName: unknown, repository: string, gatesFor: VerifyReferenceOptions["gatesFor"]): ReleasePolicy {
+  if (!isNpmPackageName(packageName)) throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(packageName)}, which is not an npm package name`);
+  return { package: packageName, registryRepository: repository, gates: gatesFor?.(packageName) ?? { ...DEFAULT_GATE_COMMANDS } };
+}
+
+/**
+ * `verify-provenance --reference` (see the module comment).
+ * @throws the codes of `inspectRelease` (reference, privacy, manifest), of the tested manifest
+ *   and receipt checks, OciError from the transfer, and every code of `verifyReleaseProvenance`.
+ */
+export async function verifyReferenceProvenance(options: VerifyReferenceOptions): Promise<VerifyReferenceResult> {
+  const { pinned, target, manifest } = await inspectRelease({ ...options, expect: "bundle", ...(options.package === undefined ? {} : { policy: { package: options.package } }) });
+  const layer = manifest.layers.find((l) => l.title === RELEASE_MANIFEST_FILE);
+  if (layer === undefined) throw new FetchError("FETCH_LAYER_INVENTORY", `bundle ${pinned.reference} has no ${RELEASE_MANIFEST_FILE} layer`);
+  const bytes = await readAllBounded(await target.fetch(layer.descriptor), layer.descriptor.size, `${RELEASE_MANIFEST_FILE} of ${pinned.reference}`);
+  const doc = parseReleaseJson(bytes);
+  const repository = pinned.repository.repository;
+  const policy = policyFor(options.package ?? doc["package"], repository, options.gatesFor);
+  const tested = verifyTestedManifest(doc, policy);
+  const subject = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: manifest.digest, size: manifest.size };
+  const verified = await verifyReleaseProvenance(target, repository, subject, bindingFromTestedManifest(tested, layer.descriptor.digest, manifest.digest), options.provenance);
+  if (options.receipt !== undefined) {
+    const receipt = verifyFinalReceiptBytes(await readReleaseJsonBytesFile(options.receipt), policy, { bundleReference: pinned.reference });
+    checkReleaseBinding(verified.facts, bindingFromReceipt(receipt));
+  }
+  return { ok: true, reference: pinned.reference, version: tested.version, tag: tested.tag, receipt: options.receipt !== undefined, ...provenanceSummary(verified) };
+}

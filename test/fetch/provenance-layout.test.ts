@@ -1,0 +1,334 @@
+/**
+ * Provenance of a real release fixture in an `oci-layout:` store, signed with
+ * a local key: `release attest` (idempotent), `verify-provenance --reference`
+ * (library and CLI, with and without the receipt), `fetch --provenance`, and
+ * every fail-closed case with its own code, each proving that nothing was
+ * installed.
+ */
+import { createHash } from "node:crypto";
+import { cp, lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canonicalJsonBytes } from "../../src/contract/canonical-json.js";
+import { buildPublishedReceipt, receiptBytes } from "../../src/contract/manifest.js";
+import { SIGSTORE_BUNDLE_V03_MEDIA_TYPE, provenanceStatement, type ProvenanceFacts } from "../../src/contract/provenance.js";
+import { fetchRelease } from "../../src/fetch/fetch.js";
+import { addPluginToLock, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { checkAttestationManifest, type ProvenanceCheckOptions } from "../../src/fetch/provenance.js";
+import { verifyReferenceProvenance } from "../../src/fetch/verify-reference.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { listReferrers, pushReferrer } from "../../src/oci/referrers.js";
+import { attestRelease } from "../../release/attest.js";
+import { runCli } from "../support/cli.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { fixtureFacts, makeTestKey, pushAttestation, type TestKey } from "../support/provenance-fixture.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+
+let root: string;
+let storeDir: string;
+let pristine: string;
+let repository: string;
+let fixture: ReleaseFixture;
+let staged: StagedRelease;
+let key: TestKey;
+let otherKey: TestKey;
+let receiptFile: string;
+
+const reference = () => `${repository}@${staged.bundle.digest}`;
+const keyCheck = (): ProvenanceCheckOptions => ({ policy: { key: key.publicPem } });
+
+/** Reset the store to the staged release without attestations. */
+async function fresh(): Promise<LayoutTarget> {
+  await rm(storeDir, { recursive: true, force: true });
+  await cp(pristine, storeDir, { recursive: true });
+  await chmod(storeDir, 0o700);
+  return LayoutTarget.open(storeDir);
+}
+
+async function facts(overrides: Partial<ProvenanceFacts> = {}): Promise<ProvenanceFacts> {
+  return fixtureFacts(fixture, repository, staged.bundle.digest, overrides);
+}
+
+async function fetchInto(out: string, check: ProvenanceCheckOptions = keyCheck()) {
+  return fetchRelease({ reference: reference(), repository, outputDir: out, progress: null, provenance: check });
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-provenance-layout-"));
+  storeDir = join(root, "store");
+  pristine = join(root, "pristine");
+  repository = `oci-layout:${storeDir}`;
+  fixture = await createReleaseFixture({ registryRepository: repository });
+  staged = await stageFixture(fixture, await LayoutTarget.open(storeDir, { create: true }), repository);
+  await chmod(storeDir, 0o700);
+  await cp(storeDir, pristine, { recursive: true });
+  key = await makeTestKey(root, "release");
+  otherKey = await makeTestKey(root, "other");
+  receiptFile = join(root, "release-receipt.json");
+  await writeFile(receiptFile, staged.receiptBytes);
+});
+
+afterAll(async () => {
+  await fixture?.cleanup();
+  await rm(root, { recursive: true, force: true });
+});
+
+const attestOptions = () => ({
+  policy: fixture.policy,
+  repository,
+  reference: reference(),
+  signer: { kind: "key" as const, privateKey: key.privateKey },
+  sourceRepository: "https://github.com/acme/demo-plugin",
+  env: {},
+});
+
+describe("release attest with a local key into the oci-layout store", () => {
+  it("attests once through the tag schema; a rerun keeps the attestation and writes nothing", async () => {
+    const store = await fresh();
+    const output = join(root, "attest.json");
+    const first = await attestRelease({ ...attestOptions(), output });
+    expect(first).toMatchObject({ outcome: "attested", discovery: "tag-schema", bundle_reference: reference() });
+    expect(first.attestation_reference).toMatch(new RegExp(`^${repository}@sha256:[0-9a-f]{64}$`));
+    expect(JSON.parse(await readFile(output, "utf8"))).toEqual(first);
+    const index = await readFile(join(storeDir, "index.json"));
+    const again = await attestRelease(attestOptions());
+    expect(again).toEqual({ ...first, outcome: "already-attested" });
+    expect((await readFile(join(storeDir, "index.json"))).equals(index)).toBe(true);
+    expect((await listReferrers(store, staged.bundle)).descriptors).toHaveLength(1);
+  });
+
+  it("the statement records the tested manifest, source, tag, workflow and run of the release", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const result = await verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: receiptFile });
+    expect(result).toMatchObject({
+      ok: true,
+      reference: reference(),
+      version: fixture.version,
+      tag: fixture.manifest.tag,
+      receipt: true,
+      discovery: "tag-schema",
+      source_repository: "https://github.com/acme/demo-plugin",
+      source_sha: fixture.manifest.source_sha,
+      workflow: ".github/workflows/release.yml@refs/heads/main",
+      run_id: fixture.manifest.evidence.workflow.run_id,
+      run_attempt: fixture.manifest.evidence.workflow.run_attempt,
+    });
+    expect(result.signer).toMatch(/^key [A-Za-z0-9+/]{43}=$/);
+  });
+
+  it("fetch --provenance installs only after the attestation verified, and reports it", async () => {
+    await fresh();
+    const attested = await attestRelease(attestOptions());
+    const out = join(root, "out-ok");
+    const result = await fetchInto(out);
+    expect(result.provenance?.attestations).toEqual([attested.attestation_reference]);
+    expect((await readFile(join(out, "release-manifest.json"))).equals(await readFile(fixture.files.get("release-manifest.json") as string))).toBe(true);
+  });
+
+  it("the CLI verifies a reference with the pinned key (text and JSON) and fetches with --provenance", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const text = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--receipt", receiptFile], { cwd: root });
+    expect(text.stderr).toBe("");
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^verified provenance of oci-layout:.*; receipt agrees\n  attestation oci-layout:.*@sha256:[0-9a-f]{64} \(tag-schema\)\n$/);
+    const json = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--repo", "acme/demo-plugin", "--json"], { cwd: root });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, receipt: false });
+    const out = join(root, "out-cli");
+    const fetched = await runCli(["fetch", "--reference", reference(), "--repository", repository, "--output-dir", out, "--provenance", "--key", key.pubFile, "--json"], { cwd: root });
+    expect(fetched.stderr).toBe("");
+    expect(JSON.parse(fetched.stdout).provenance.discovery).toBe("tag-schema");
+  });
+
+  it("flag shapes that cannot work are usage errors (exit 2)", async () => {
+    const cases = [
+      ["verify-provenance", "--reference", reference(), "--bundle", "x", "--key", key.pubFile],
+      ["verify-provenance", "--reference", reference()],
+      ["verify-provenance", "--reference", reference(), "--key", key.pubFile, "artifact"],
+      ["verify-provenance", "--reference", reference(), "--certificate-identity", "x", "--certificate-oidc-issuer", "y"],
+      ["verify-provenance", "--bundle", "x", "--key", key.pubFile, "--repo", "acme/x", "sha256:" + "a".repeat(64)],
+      ["fetch", "--reference", reference(), "--repository", repository, "--output-dir", join(root, "never"), "--key", key.pubFile],
+      ["fetch", "--reference", reference(), "--repository", repository, "--output-dir", join(root, "never"), "--provenance"],
+      ["fetch", "--reference", reference(), "--repository", repository, "--output-dir", join(root, "never"), "--provenance", "--repo", "not-a-repo"],
+    ];
+    for (const args of cases) {
+      const result = await runCli(args, { cwd: root });
+      expect(result.code, args.join(" ")).toBe(2);
+    }
+    expect(await lstat(join(root, "never")).catch(() => null)).toBeNull();
+  });
+});
+
+describe("fails closed, each with its own code, and installs nothing", () => {
+  type Case = [string, string, (store: LayoutTarget) => Promise<ProvenanceCheckOptions | void>];
+  const cases: Case[] = [
+    ["no attestation", "PROVENANCE_NOT_FOUND", async () => undefined],
+    ["a statement for another digest", "PROVENANCE_SUBJECT_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ bundleDigest: "sha256:" + "f".repeat(64) }), { kind: "key", privateKey: key.privateKey }))],
+    [
+      "a tampered DSSE payload",
+      "PROVENANCE_SIGNATURE_INVALID",
+      async (s) => {
+        const other = canonicalJsonBytes(provenanceStatement(await facts({ sourceSha: "c".repeat(40) })));
+        await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey }, (b) => (b["dsseEnvelope"]["payload"] = other.toString("base64")));
+      },
+    ],
+    ["a signature by another key", "PROVENANCE_KEY_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: otherKey.privateKey }))],
+    ["another workflow", "PROVENANCE_WORKFLOW_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ workflow: { path: ".github/workflows/other.yml", ref: "refs/heads/main" } }), { kind: "key", privateKey: key.privateKey }))],
+    [
+      "another repository than the policy's",
+      "PROVENANCE_REPOSITORY_MISMATCH",
+      async (s) => {
+        await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+        return { policy: { key: key.publicPem, repo: "acme/other" } };
+      },
+    ],
+    ["another ref", "PROVENANCE_REF_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ workflow: { path: ".github/workflows/release.yml", ref: "refs/heads/dev" } }), { kind: "key", privateKey: key.privateKey }))],
+    ["a run id other than the receipt's", "PROVENANCE_RUN_ID_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ runId: "999" }), { kind: "key", privateKey: key.privateKey }))],
+    ["a source SHA other than the receipt's", "PROVENANCE_SOURCE_SHA_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ sourceSha: "c".repeat(40) }), { kind: "key", privateKey: key.privateKey }))],
+    ["another tag", "PROVENANCE_TAG_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ tag: "v9.9.9" }), { kind: "key", privateKey: key.privateKey }))],
+    ["another tested manifest", "PROVENANCE_TESTED_MANIFEST_MISMATCH", async (s) => void (await pushAttestation(s, staged.bundle, await facts({ testedManifestDigest: "sha256:" + "9".repeat(64) }), { kind: "key", privateKey: key.privateKey }))],
+    ["a payload that is not this kit's statement", "PROVENANCE_STATEMENT_INVALID", async (s) => void (await pushAttestation(s, staged.bundle, Buffer.from(JSON.stringify({ _type: "https://in-toto.io/Statement/v1", subject: [{ name: repository, digest: { sha256: staged.bundle.digest.slice(7) } }] })), { kind: "key", privateKey: key.privateKey }))],
+    [
+      "two attestations that disagree",
+      "PROVENANCE_ATTESTATIONS_DISAGREE",
+      async (s) => {
+        await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+        await pushAttestation(s, staged.bundle, await facts({ runAttempt: 2 }), { kind: "key", privateKey: key.privateKey });
+      },
+    ],
+    [
+      "an attestation larger than 1 MiB",
+      "PROVENANCE_ATTESTATION_TOO_LARGE",
+      async (s) => void (await pushReferrer(s, staged.bundle, { artifactType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, layerMediaType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, bytes: Buffer.alloc(1024 * 1024 + 1, 0x20) })),
+    ],
+    ["a pinned key that is not a key", "PROVENANCE_KEY_INVALID", async (s) => {
+      await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+      return { policy: { key: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n" } };
+    }],
+  ];
+
+  it.each(cases)("%s: %s", async (label, code, arrange) => {
+    const store = await fresh();
+    const check = (await arrange(store)) ?? keyCheck();
+    const out = join(root, `out-${label.replace(/[^a-z0-9]+/gi, "-")}`);
+    expect(await codeOf(() => fetchInto(out, check))).toBe(code);
+    expect(await lstat(out).catch(() => null)).toBeNull();
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check }))).toBe(code);
+  });
+
+  it("an attestation by another signer is set aside when one verifies under the policy", async () => {
+    const store = await fresh();
+    await pushAttestation(store, staged.bundle, await facts({ sourceSha: "c".repeat(40) }), { kind: "key", privateKey: otherKey.privateKey });
+    const mine = await pushAttestation(store, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+    const result = await verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck() });
+    expect(result.attestations).toEqual([`${repository}@${mine.digest}`]);
+    expect(result.ignored).toBe(1);
+  });
+
+  it("two attestations of the same statement agree (both listed)", async () => {
+    const store = await fresh();
+    await pushAttestation(store, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+    await pushAttestation(store, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+    const result = await verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck() });
+    expect(result.attestations).toHaveLength(2);
+  });
+
+  it("a receipt that disagrees with the statement fails: PROVENANCE_TESTED_MANIFEST_MISMATCH (the statement must bind both documents)", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const layers = [];
+    for (const [path, local] of fixture.files) {
+      const bytes = await readFile(local);
+      const digest = path === "release-manifest.json" ? "sha256:" + "7".repeat(64) : "sha256:" + createHash("sha256").update(bytes).digest("hex");
+      layers.push({ path, digest, size: bytes.length });
+    }
+    const file = join(root, "other-receipt.json");
+    await writeFile(file, receiptBytes(buildPublishedReceipt(fixture.manifest, reference(), layers, fixture.policy)));
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: file }))).toBe("PROVENANCE_TESTED_MANIFEST_MISMATCH");
+  });
+});
+
+describe("fleet pins a provenance policy and fleet verify enforces it", () => {
+  it("fleet add --provenance records the key; fleet verify verifies the attestation against the receipt", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const lock = join(root, "fleet-ok.lock.json");
+    const added = await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
+    expect(added.plugin.provenance).toEqual({ key: key.publicPem });
+    const [result] = await verifyFleetLock({ lockPath: lock, progress: null });
+    expect(result?.attestations).toHaveLength(1);
+    // The CLI records the same entry (no conflict) and verifies it.
+    const cli = await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", key.pubFile, "--json"], { cwd: root });
+    expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, changed: false });
+    const verified = await runCli(["fleet", "verify", "--lock", lock, "--json"], { cwd: root });
+    expect(verified.stderr).toBe("");
+    expect(JSON.parse(verified.stdout).plugins[0].attestations).toHaveLength(1);
+  });
+
+  it.each([
+    ["no attestation", "PROVENANCE_NOT_FOUND", async () => undefined],
+    ["an attestation by another key", "PROVENANCE_KEY_MISMATCH", async (s: LayoutTarget) => void (await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: otherKey.privateKey }))],
+    ["an attestation of another run", "PROVENANCE_RUN_ID_MISMATCH", async (s: LayoutTarget) => void (await pushAttestation(s, staged.bundle, await facts({ runId: "31337" }), { kind: "key", privateKey: key.privateKey }))],
+  ])("fleet verify fails with %s: %s", async (label, code, arrange) => {
+    const store = await fresh();
+    await arrange(store);
+    const lock = join(root, `fleet-${label.replace(/[^a-z]+/g, "-")}.lock.json`);
+    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
+    expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null }))).toBe(code);
+  });
+
+  it("a plugin pinned without provenance is verified as before; a malformed pinned policy is FLEET_LOCK_INVALID", async () => {
+    await fresh();
+    const lock = join(root, "fleet-plain.lock.json");
+    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile });
+    const [result] = await verifyFleetLock({ lockPath: lock, progress: null });
+    expect(result?.attestations).toBeUndefined();
+    const doc = JSON.parse(await readFile(lock, "utf8"));
+    doc.plugins[0].provenance = { key: "not a pem", extra: true };
+    await writeFile(lock, JSON.stringify(doc));
+    expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null }))).toBe("FLEET_LOCK_INVALID");
+    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "fleet-bad.lock.json"), receiptPath: receiptFile, provenance: {} }))).toBe("PROVENANCE_POLICY_INVALID");
+  });
+});
+
+describe("checkAttestationManifest", () => {
+  const subject = "sha256:" + "a".repeat(64);
+  const good = () => ({
+    schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.manifest.v1+json",
+    artifactType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE,
+    config: { mediaType: "application/vnd.oci.empty.v1+json", digest: "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", size: 2 },
+    layers: [{ mediaType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, digest: "sha256:" + "b".repeat(64), size: 100 }],
+    subject: { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: subject, size: 500 },
+    annotations: { "dev.sigstore.bundle.content": "dsse-envelope", "org.opencontainers.image.created": "2026-01-01T00:00:00Z" },
+  });
+  const bytes = (v: unknown) => Buffer.from(JSON.stringify(v));
+
+  it("accepts the shape GitHub's attest action and release attest write", () => {
+    expect(checkAttestationManifest(bytes(good()), subject, "x")).toEqual({ mediaType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, digest: "sha256:" + "b".repeat(64), size: 100 });
+  });
+
+  it.each([
+    ["another subject", (m: any) => (m.subject.digest = "sha256:" + "c".repeat(64)), "PROVENANCE_ATTESTATION_INVALID"],
+    ["no subject", (m: any) => delete m.subject, "PROVENANCE_ATTESTATION_INVALID"],
+    ["two layers", (m: any) => m.layers.push(m.layers[0]), "PROVENANCE_ATTESTATION_INVALID"],
+    ["another artifactType", (m: any) => (m.artifactType = "application/vnd.example+json"), "PROVENANCE_ATTESTATION_INVALID"],
+    ["a non-empty config", (m: any) => (m.config.size = 3), "PROVENANCE_ATTESTATION_INVALID"],
+    ["an extra key", (m: any) => (m.extra = 1), "PROVENANCE_ATTESTATION_INVALID"],
+    ["a non-string annotation", (m: any) => (m.annotations.x = 1), "PROVENANCE_ATTESTATION_INVALID"],
+    ["a layer of another media type", (m: any) => (m.layers[0].mediaType = "application/octet-stream"), "PROVENANCE_ATTESTATION_INVALID"],
+    ["a layer over 1 MiB", (m: any) => (m.layers[0].size = 1024 * 1024 + 1), "PROVENANCE_ATTESTATION_TOO_LARGE"],
+  ])("refuses %s: %s", async (_label, mutate, code) => {
+    const m = good();
+    mutate(m);
+    expect(await codeOf(() => checkAttestationManifest(bytes(m), subject, "x"))).toBe(code);
+  });
+
+  it("refuses duplicate keys", async () => {
+    const text = JSON.stringify(good()).replace('"schemaVersion":2', '"schemaVersion":2,"schemaVersion":2');
+    expect(await codeOf(() => checkAttestationManifest(Buffer.from(text), subject, "x"))).toBe("PROVENANCE_ATTESTATION_INVALID");
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * Provenance against Debian's docker-registry 2.8 (private: Bearer auth,
+ * anonymous reads refused; no referrers API, so the `sha256-<hex>` tag schema
+ * is used for real):
+ *
+ * - keyless round trip: signed with `@sigstore/mock`'s Fulcio and Rekor for a
+ *   GitHub Actions-shaped OIDC identity, pushed as a referrer, discovered
+ *   through the tag schema, verified with the trusted root built for the mock,
+ *   and refused for another workflow, repository, ref, issuer, trusted root or run;
+ * - the same with a local key, through the CLI (`release attest`,
+ *   `verify-provenance --reference`, `fetch --provenance`).
+ */
+import { mkdtemp, rm, writeFile, lstat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { parseTrustedRoot } from "../../src/contract/trusted-root.js";
+import { verifyReferenceProvenance } from "../../src/fetch/verify-reference.js";
+import { RegistryTarget } from "../../src/oci/registry-target.js";
+import { referrersTag } from "../../src/oci/referrers.js";
+import { attestRelease } from "../../release/attest.js";
+import { runCli } from "../support/cli.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { fixtureFacts, makeTestKey, pushAttestation, type TestKey } from "../support/provenance-fixture.js";
+import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { startMockSigstore, type MockSigstore } from "../support/sigstore-mock.js";
+
+describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @sigstore/mock and with a local key", () => {
+  let registry: RunningRegistry;
+  let sigstore: MockSigstore;
+  let dir: string;
+  let key: TestKey;
+  let rootFile: string;
+  const releases: Record<"keyless" | "run" | "key", { repository: string; fixture: ReleaseFixture; staged: StagedRelease }> = {} as never;
+  const credentials = () => ({ username: registry.username as string, password: registry.password as string });
+  const env = () => ({ REGISTRY_USERNAME: registry.username as string, REGISTRY_PASSWORD: registry.password as string });
+  const reference = (kind: "keyless" | "run" | "key") => `${releases[kind].repository}@${releases[kind].staged.bundle.digest}`;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "hpk-provenance-registry-"));
+    registry = await startRegistry({ auth: "bearer" });
+    sigstore = await startMockSigstore();
+    rootFile = join(dir, "mock-trusted-root.json");
+    await writeFile(rootFile, JSON.stringify(sigstore.trustedRoot));
+    key = await makeTestKey(dir, "release");
+    for (const kind of ["keyless", "run", "key"] as const) {
+      const repository = `${registry.host}/acme/${kind}-plugin`;
+      const fixture = await createReleaseFixture({ registryRepository: repository });
+      const target = new RegistryTarget({ registry: registry.host, repository: `acme/${kind}-plugin`, plainHttp: true, credentials: credentials() });
+      releases[kind] = { repository, fixture, staged: await stageFixture(fixture, target, repository) };
+    }
+  });
+
+  afterAll(async () => {
+    for (const r of Object.values(releases)) await r.fixture.cleanup();
+    await sigstore?.close();
+    await registry?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const keylessAttest = (identity: { runId?: string; runAttempt?: string; workflowPath?: string } = {}) => {
+    const { fixture } = releases.keyless;
+    return attestRelease({
+      policy: fixture.policy,
+      repository: releases.keyless.repository,
+      reference: reference("keyless"),
+      plainHttp: true,
+      credentials: credentials(),
+      env: {},
+      signer: {
+        kind: "keyless",
+        identityToken: async () => sigstore.token({ repository: "acme/demo-plugin", runId: identity.runId ?? fixture.manifest.evidence.workflow.run_id, runAttempt: identity.runAttempt ?? "1", ...(identity.workflowPath === undefined ? {} : { workflowPath: identity.workflowPath }) }),
+        fulcioUrl: sigstore.url,
+        rekorUrl: sigstore.url,
+        rekorEntryType: "intoto",
+      },
+      sourceRepository: "https://github.com/acme/demo-plugin",
+      runAttempt: 1,
+      verifyPolicy: { repo: "acme/demo-plugin" },
+      trustedRoot: parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRoot))),
+    });
+  };
+
+  it("keyless: Fulcio certificate + Rekor entry for the release workflow, stored with the tag schema, verified offline with the mock's root", async () => {
+    const attested = await keylessAttest();
+    expect(attested).toMatchObject({ outcome: "attested", discovery: "tag-schema" });
+    expect(sigstore.requests).toEqual(["POST /api/v2/signingCert", "POST /api/v1/log/entries"]);
+    const target = new RegistryTarget({ registry: registry.host, repository: "acme/keyless-plugin", plainHttp: true, credentials: credentials() });
+    expect(await target.tags()).toContain(referrersTag(releases.keyless.staged.bundle.digest));
+    expect(await target.referrers(releases.keyless.staged.bundle)).toBeUndefined();
+    // Rerun: the verifying attestation is kept, nothing is signed again.
+    expect((await keylessAttest()).outcome).toBe("already-attested");
+    expect(sigstore.requests).toHaveLength(2);
+
+    const cli = await runCli(["verify-provenance", "--reference", reference("keyless"), "--repo", "acme/demo-plugin", "--trusted-root", rootFile, "--plain-http", "--json"], { env: env() });
+    expect(cli.stderr).toBe("");
+    expect(JSON.parse(cli.stdout)).toMatchObject({
+      ok: true,
+      attestations: [attested.attestation_reference],
+      discovery: "tag-schema",
+      signer: "certificate of acme/demo-plugin (https://token.actions.githubusercontent.com)",
+      source_repository: "https://github.com/acme/demo-plugin",
+      run_id: releases.keyless.fixture.manifest.evidence.workflow.run_id,
+    });
+    const out = join(dir, "keyless-out");
+    const fetched = await runCli(["fetch", "--reference", reference("keyless"), "--repository", releases.keyless.repository, "--output-dir", out, "--plain-http", "--provenance", "--owner", "acme", "--trusted-root", rootFile, "--json"], { env: env() });
+    expect(fetched.stderr).toBe("");
+    expect(JSON.parse(fetched.stdout).provenance.attestations).toEqual([attested.attestation_reference]);
+  });
+
+  it.each([
+    ["another workflow", ["--repo", "acme/demo-plugin", "--signer-workflow", "acme/demo-plugin/.github/workflows/other.yml"], "PROVENANCE_WORKFLOW_MISMATCH"],
+    ["another repository", ["--repo", "acme/other-plugin"], "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["another owner", ["--owner", "evil"], "PROVENANCE_REPOSITORY_MISMATCH"],
+    ["another ref", ["--repo", "acme/demo-plugin", "--source-ref", "refs/heads/release"], "PROVENANCE_REF_MISMATCH"],
+    ["another issuer", ["--repo", "acme/demo-plugin", "--cert-oidc-issuer", "https://accounts.google.com"], "PROVENANCE_ISSUER_MISMATCH"],
+    ["the public-good root instead of the mock's", ["--repo", "acme/demo-plugin", "--no-root"], "PROVENANCE_CERTIFICATE_INVALID"],
+    ["a key where a certificate signed", ["--key", "KEY"], "PROVENANCE_KEY_MISMATCH"],
+  ])("keyless, fails closed with %s: %s, nothing installed", async (label, flags, code) => {
+    const args = flags.filter((f) => f !== "--no-root").map((f) => (f === "KEY" ? key.pubFile : f));
+    const root = flags.includes("--no-root") || flags.includes("KEY") ? [] : ["--trusted-root", rootFile];
+    const out = join(dir, `keyless-${label.replace(/[^a-z]+/g, "-")}`);
+    const fetched = await runCli(["fetch", "--reference", reference("keyless"), "--repository", releases.keyless.repository, "--output-dir", out, "--plain-http", "--provenance", ...args, ...root], { env: env() });
+    expect(fetched.code).toBe(1);
+    expect(fetched.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+    expect(await lstat(out).catch(() => null)).toBeNull();
+  });
+
+  it("keyless: a second verifying attestation from another run disagrees: PROVENANCE_ATTESTATIONS_DISAGREE", async () => {
+    const { fixture, staged, repository } = releases.keyless;
+    const target = new RegistryTarget({ registry: registry.host, repository: "acme/keyless-plugin", plainHttp: true, credentials: credentials() });
+    const other = await fixtureFacts(fixture, repository, staged.bundle.digest, { runAttempt: 2 });
+    await pushAttestation(target, staged.bundle, other, { kind: "keyless", identityToken: async () => sigstore.token({ repository: "acme/demo-plugin", runId: other.runId, runAttempt: "2" }), fulcioUrl: sigstore.url, rekorUrl: sigstore.url, rekorEntryType: "intoto" });
+    const trustedRoot = parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRoot)));
+    const check = { policy: { repo: "acme/demo-plugin" }, trustedRoot };
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check }))).toBe("PROVENANCE_ATTESTATIONS_DISAGREE");
+  });
+
+  it("keyless: a certificate of another run than the statement's and the receipt's fails: PROVENANCE_RUN_ID_MISMATCH", async () => {
+    const { fixture, staged, repository } = releases.run;
+    const target = new RegistryTarget({ registry: registry.host, repository: "acme/run-plugin", plainHttp: true, credentials: credentials() });
+    const facts = await fixtureFacts(fixture, repository, staged.bundle.digest, { runAttempt: 1 });
+    await pushAttestation(target, staged.bundle, facts, { kind: "keyless", identityToken: async () => sigstore.token({ repository: "acme/demo-plugin", runId: "777", runAttempt: "1" }), fulcioUrl: sigstore.url, rekorUrl: sigstore.url, rekorEntryType: "intoto" });
+    const trustedRoot = parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRoot)));
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("run"), repository, plainHttp: true, credentials: credentials(), provenance: { policy: { repo: "acme/demo-plugin" }, trustedRoot } }))).toBe("PROVENANCE_RUN_ID_MISMATCH");
+  });
+
+  it("local key through the CLI: release attest (tag schema on the registry), verify-provenance --reference, fetch --provenance", async () => {
+    const { fixture, repository } = releases.key;
+    const cwd = await mkdtemp(join(dir, "maintainer-"));
+    await writeFile(join(cwd, "package.json"), JSON.stringify({ name: fixture.packageName, version: "0.0.0", hermesPluginKit: { repository } }));
+    const attest = await runCli(["release", "attest", "--reference", reference("key"), "--key", key.keyFile, "--source-repository", "https://github.com/acme/demo-plugin", "--plain-http"], { cwd, env: { ...env(), GITHUB_REPOSITORY: undefined, GITHUB_REF: undefined, GITHUB_RUN_ATTEMPT: undefined } });
+    expect(attest.stderr).toBe("");
+    const result = JSON.parse(attest.stdout);
+    expect(result).toMatchObject({ outcome: "attested", discovery: "tag-schema", bundle_reference: reference("key") });
+    const again = await runCli(["release", "attest", "--reference", reference("key"), "--key", key.keyFile, "--source-repository", "https://github.com/acme/demo-plugin", "--plain-http"], { cwd, env: env() });
+    expect(JSON.parse(again.stdout)).toMatchObject({ outcome: "already-attested", attestation_reference: result.attestation_reference });
+
+    const verified = await runCli(["verify-provenance", "--reference", reference("key"), "--key", key.pubFile, "--repo", "acme/demo-plugin", "--plain-http"], { env: env() });
+    expect(verified.stderr).toBe("");
+    expect(verified.stdout).toContain(`attestation ${result.attestation_reference} (tag-schema)`);
+    const out = join(dir, "key-out");
+    const fetched = await runCli(["fetch", "--reference", reference("key"), "--repository", repository, "--output-dir", out, "--plain-http", "--provenance", "--key", key.pubFile], { env: env() });
+    expect(fetched.stderr).toBe("");
+    expect(fetched.stdout).toContain(`attestation ${result.attestation_reference} (tag-schema)`);
+    // Without credentials the private repository refuses before any attestation is read.
+    const anonymous = await runCli(["verify-provenance", "--reference", reference("key"), "--key", key.pubFile, "--plain-http"], { env: { REGISTRY_USERNAME: undefined, REGISTRY_PASSWORD: undefined, REGISTRY_TOKEN: undefined, GH_TOKEN: undefined } });
+    expect(anonymous.code).toBe(1);
+    expect(anonymous.stderr).toMatch(/\[(OCI_AUTH_FAILED|PRIVACY_[A-Z_]+)\]\n$/);
+  });
+});
