@@ -15,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Command } from "commander";
 import YAML from "yaml";
 import { CLI } from "../support/cli.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { fixtureFacts, makeTestKey, pushAttestation } from "../support/provenance-fixture.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture } from "../support/release-fixture.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -111,7 +114,7 @@ describe("test.yml", () => {
 });
 
 describe("release.yml structure", () => {
-  const ORDER = ["activation", "materialize", "immutable-release-control", "unit-tests", "contract-tests", "build-stage", "promote", "publish", "github-release"];
+  const ORDER = ["activation", "materialize", "immutable-release-control", "unit-tests", "contract-tests", "build-stage", "attest", "promote", "publish", "github-release"];
 
   it("has exactly the pipeline jobs, triggers and a non-cancelling concurrency group", () => {
     const { doc } = release;
@@ -127,7 +130,9 @@ describe("release.yml structure", () => {
     expect(needsOf(jobs["materialize"]!)).toEqual(["activation"]);
     for (const name of ["immutable-release-control", "unit-tests", "contract-tests"]) expect(needsOf(jobs[name]!)).toEqual(["materialize"]);
     expect(new Set(needsOf(jobs["build-stage"]!))).toEqual(new Set(["materialize", "unit-tests", "contract-tests"]));
-    expect(new Set(needsOf(jobs["promote"]!))).toEqual(new Set(["materialize", "build-stage", "immutable-release-control"]));
+    expect(new Set(needsOf(jobs["attest"]!))).toEqual(new Set(["materialize", "build-stage"]));
+    // Nothing is promoted before the staged bundle's provenance is stored and verified.
+    expect(new Set(needsOf(jobs["promote"]!))).toEqual(new Set(["materialize", "build-stage", "immutable-release-control", "attest"]));
     expect(ancestors(jobs, "publish").has("promote")).toBe(true);
     expect(ancestors(jobs, "github-release")).toEqual(new Set(ORDER.slice(0, -1)));
     // github-release is the only sink; every job depends (transitively) on activation.
@@ -151,6 +156,7 @@ describe("release.yml structure", () => {
     expect(Object.fromEntries(protectedJobs.map(([name, job]) => [name, job.environment]))).toEqual({
       "immutable-release-control": "source-promotion",
       "build-stage": "private-artifacts",
+      attest: "private-artifacts",
       promote: "source-promotion",
       publish: "private-artifacts",
     });
@@ -166,12 +172,47 @@ describe("release.yml structure", () => {
     expect(activation.steps[0]!.env).toEqual({ SEMANTIC_RELEASE_ENABLED: "${{ vars.SEMANTIC_RELEASE_ENABLED }}" });
   });
 
-  it("permissions: read everywhere, contents: write only for github-release", () => {
+  it("permissions: read everywhere, contents: write only for github-release, OIDC/attestations/packages only for attest", () => {
     const { jobs } = release.doc;
     for (const [name, job] of Object.entries(jobs)) {
       if (name === "activation") continue;
+      if (name === "attest") {
+        expect(job.permissions).toEqual({ contents: "read", "id-token": "write", attestations: "write", packages: "write" });
+        continue;
+      }
       expect(job.permissions).toEqual({ contents: name === "github-release" ? "write" : "read" });
     }
+    expect((release.text.match(/id-token: write/g) ?? []).length).toBe(1);
+    expect((release.text.match(/attestations: write/g) ?? []).length).toBe(1);
+    expect((release.text.match(/packages: write/g) ?? []).length).toBe(1);
+  });
+
+  it("attest: GitHub's attest action pinned by SHA signs our predicate for the staged digest, pushes it as a referrer, and the CLI verifies it", () => {
+    const attest = release.doc.jobs["attest"]!;
+    const predicate = attest.steps.find((s) => s.id === "predicate")!;
+    const lines = predicate.run!.split("\n").map((l) => l.trim());
+    expect(lines.some((l) => l.startsWith('if npx hermes-plugin-kit verify-provenance --reference "$BUNDLE_REFERENCE" --repo "$GITHUB_REPOSITORY" --json'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('npx hermes-plugin-kit release provenance-predicate --repository "$PRIVATE_REPOSITORY" --reference "$BUNDLE_REFERENCE" --output "$RUNNER_TEMP/predicate.json"'))).toBe(true);
+    const action = attest.steps.find((s) => s.uses?.startsWith("actions/attest@"))!;
+    expect(action.uses).toBe("actions/attest@1e69f48acb82d1966a394da916b4c1698aa569d6");
+    expect(action.if).toBe("steps.predicate.outputs.attested == 'false'");
+    expect(action.with).toEqual({
+      "subject-name": "${{ env.PRIVATE_REPOSITORY }}",
+      "subject-digest": "${{ steps.predicate.outputs.subject_digest }}",
+      "predicate-type": "https://slsa.dev/provenance/v1",
+      "predicate-path": "${{ runner.temp }}/predicate.json",
+      "push-to-registry": true,
+      "create-storage-record": false,
+    });
+    const index = attest.steps.indexOf(action);
+    const login = attest.steps[index - 1]!;
+    expect(login.if).toBe(action.if);
+    expect(login.run).toContain('printf \'%s\' "$GH_TOKEN" | docker login ghcr.io --username "$GITHUB_ACTOR" --password-stdin');
+    const logout = attest.steps[index + 1]!;
+    expect(logout).toMatchObject({ if: "always()", run: "docker logout ghcr.io || true" });
+    const verify = attest.steps[attest.steps.length - 1]!;
+    expect(verify.run!.split("\n").map((l) => l.trim())).toContain('npx hermes-plugin-kit verify-provenance --reference "$BUNDLE_REFERENCE" --repo "$GITHUB_REPOSITORY"');
+    expect(verify.if).toBeUndefined();
   });
 
   it("maps each secret only on the steps that need it", () => {
@@ -187,11 +228,18 @@ describe("release.yml structure", () => {
     }
     expect(uses).toEqual({
       "secrets.SOURCE_PROMOTION_TOKEN": ["immutable-release-control#verify:GH_TOKEN", expect.stringMatching(/^promote#\d+:SOURCE_PROMOTION_TOKEN$/)],
-      "secrets.PRIVATE_ARTIFACTS_TOKEN": ["build-stage#stage:GH_TOKEN", expect.stringMatching(/^promote#\d+:GH_TOKEN$/), "publish#publish:GH_TOKEN"],
+      "secrets.PRIVATE_ARTIFACTS_TOKEN": [
+        "build-stage#stage:GH_TOKEN",
+        "attest#predicate:GH_TOKEN",
+        expect.stringMatching(/^attest#\d+:GH_TOKEN$/),
+        expect.stringMatching(/^attest#\d+:GH_TOKEN$/),
+        expect.stringMatching(/^promote#\d+:GH_TOKEN$/),
+        "publish#publish:GH_TOKEN",
+      ],
       "github.token": [expect.stringMatching(/^github-release#\d+:GH_TOKEN$/)],
     });
     // No secret anywhere else in the text (e.g. in with: or run:).
-    expect((release.text.match(/secrets\./g) ?? []).length).toBe(5);
+    expect((release.text.match(/secrets\./g) ?? []).length).toBe(8);
     expect(release.text).not.toContain("GITHUB_TOKEN }}");
   });
 
@@ -234,6 +282,7 @@ describe("release.yml structure", () => {
     expect(where("promote")).toEqual(["promote"]);
     expect(where("publish")).toEqual(["publish"]);
     expect(where("github-release")).toEqual(["github-release"]);
+    expect(where("provenance-predicate")).toEqual(["attest"]);
     const stage = release.doc.jobs["build-stage"]!.steps.find((step) => step.id === "stage")!;
     expect(stage.run).toContain("release check-private --repository \"$PRIVATE_REPOSITORY\" --bootstrap");
     expect(stage.run).toContain('--tag "candidate-$GITHUB_RUN_ID-$RELEASE_SHA"');
@@ -297,7 +346,7 @@ describe("release.yml structure", () => {
   it("each token-using step aborts on an empty token as its first statement", () => {
     const { jobs } = release.doc;
     const tokenSteps = Object.values(jobs).flatMap((job) => job.steps.filter((step) => Object.values(step.env ?? {}).some((value) => value.includes("secrets."))));
-    expect(tokenSteps).toHaveLength(4);
+    expect(tokenSteps).toHaveLength(7);
     for (const step of tokenSteps) expect(step.run!.split("\n")[0]).toMatch(/^if \[ -z "\$\{[A-Z_]+-\}" \]; then .*exit 1; fi$/);
   });
 });
@@ -473,5 +522,54 @@ describe("release.yml steps run under bash", () => {
     const publishResult = await runStep(step("publish", "publish"), { "secrets.PRIVATE_ARTIFACTS_TOKEN": "", "needs.build-stage.outputs.bundle_reference": "x" });
     expect(publishResult.code).not.toBe(0);
     expect(publishResult.npxCalls).toEqual([]);
+  });
+
+  describe("attest/predicate against a real staged release (oci-layout store)", () => {
+    let fixture: ReleaseFixture;
+    let storeDir: string;
+    let repository: string;
+    let bundleReference: string;
+    const context = () => ({ "secrets.PRIVATE_ARTIFACTS_TOKEN": "any-token", "needs.build-stage.outputs.bundle_reference": bundleReference });
+    const extra = () => ({ GITHUB_REPOSITORY: "acme/demo-plugin", PRIVATE_REPOSITORY: repository });
+
+    beforeAll(async () => {
+      storeDir = join(work, "attest-store");
+      repository = `oci-layout:${storeDir}`;
+      // The step runs outside a checkout, so its policy names the kit's own package.
+      fixture = await createReleaseFixture({ registryRepository: repository, packageName: "hermes-plugin-kit" });
+      const staged = await stageFixture(fixture, await LayoutTarget.open(storeDir, { create: true }), repository);
+      await chmod(storeDir, 0o700);
+      bundleReference = `${repository}@${staged.bundle.digest}`;
+    });
+    afterAll(async () => {
+      await fixture?.cleanup();
+    });
+
+    it("an empty PRIVATE_ARTIFACTS_TOKEN exits non-zero before anything is invoked", async () => {
+      const result = await runStep(step("attest", "predicate"), { ...context(), "secrets.PRIVATE_ARTIFACTS_TOKEN": "" }, extra());
+      expect(result.code).not.toBe(0);
+      expect(result.npxCalls).toEqual([]);
+      expect(result.output).toBe("");
+    });
+
+    it("no attestation yet: writes the predicate of the staged bundle and outputs attested=false with its digest", async () => {
+      const result = await runStep(step("attest", "predicate"), context(), extra());
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.output).toBe(`attested=false\nsubject_digest=${bundleReference.split("@")[1]}\n`);
+      expect(result.npxCalls.map((c) => c.split(" ").slice(0, 3).join(" "))).toEqual(["hermes-plugin-kit verify-provenance --reference", "hermes-plugin-kit release provenance-predicate"]);
+    });
+
+    it("an attestation that does not verify for this release fails the job (no second attestation is made)", async () => {
+      const key = await makeTestKey(work, "workflow-attest");
+      const target = await LayoutTarget.open(storeDir);
+      const subject = await target.resolve(bundleReference.split("@")[1]!);
+      await pushAttestation(target, subject, await fixtureFacts(fixture, repository, subject.digest), { kind: "key", privateKey: key.privateKey });
+      const result = await runStep(step("attest", "predicate"), context(), extra());
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain("::error::the bundle has attestations that do not verify for this release (PROVENANCE_CERTIFICATE_REQUIRED)");
+      expect(result.output).toBe("");
+      expect(result.npxCalls).toHaveLength(1);
+    });
   });
 });
