@@ -19,7 +19,7 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { PluginKitError } from "./errors.js";
 import { normalizeCommandResult, normalizeHookResult, normalizeMiddlewareResult, type HookName, type HostSurface, type RequestMiddlewareKind } from "./hooks.js";
 import type { KitLogger } from "./logging.js";
@@ -97,7 +97,7 @@ async function runCallback(logger: KitLogger, labels: CallLabels, invoke: () => 
 }
 
 function requestSchema(method: string) {
-  return z.object({ method: z.literal(method), params: z.unknown().optional() });
+  return z.object({ method: z.literal(method), params: z.optional(z.unknown()) });
 }
 
 function paramsOf(request: { params?: unknown }, nameKey: "name" | "kind"): { name: string; params: Record<string, unknown> } {

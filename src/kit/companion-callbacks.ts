@@ -10,7 +10,9 @@
  * commands, request middleware and hooks in that order, each sorted, then
  * the registration summary line (reference A.11).
  */
-export const COMPANION_CALLBACKS_PY = String.raw`def _value_of(answer):
+/** The Python source (a function, so bundles that do not use it drop it). */
+export function companionCallbacksSource(): string {
+  return String.raw`def _value_of(answer):
     """The 'value' of a bridge answer; errors become BridgeError subclasses."""
     error = answer.get("error") if isinstance(answer, dict) else None
     if isinstance(error, dict):
@@ -170,3 +172,4 @@ def register(ctx):
         name, _names(c["name"] for c in SPEC["commands"]), _names(SPEC["middleware"]), _names(SPEC["hooks"]),
     )
 `;
+}

@@ -8,7 +8,9 @@
  * read from stdin, and prints one JSON report (companion output is moved to
  * stderr). Network connects raise and are reported.
  */
-export const COMPANION_STANDIN_PY = String.raw`import importlib.util
+/** The Python source (a function, so bundles that do not use it drop it). */
+export function companionStandInSource(): string {
+  return String.raw`import importlib.util
 import inspect
 import json
 import logging
@@ -169,3 +171,4 @@ def main():
 
 main()
 `;
+}

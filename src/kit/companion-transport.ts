@@ -15,7 +15,9 @@
  * over 8 MiB fails every pending call; a failed start is not retried for 5 s.
  * The placeholder `__HPK_SPEC__` is replaced by the companion's spec.
  */
-export const COMPANION_TRANSPORT_PY = String.raw`from __future__ import annotations
+/** The Python source (a function, so bundles that do not use it drop it). */
+export function companionTransportSource(): string {
+  return String.raw`from __future__ import annotations
 
 import atexit
 import json
@@ -402,3 +404,4 @@ class _Bridge:
 _BRIDGE = _Bridge()
 atexit.register(_BRIDGE.stop)
 `;
+}

@@ -21,8 +21,8 @@ import { lstatSync, readFileSync, rmdirSync, readdirSync, rmSync } from "node:fs
 import path from "node:path";
 import { stringify as stringifyYaml } from "yaml";
 import { BRIDGE_CAPABILITY, BRIDGE_PROTOCOL_VERSION } from "./bridge.js";
-import { COMPANION_CALLBACKS_PY } from "./companion-callbacks.js";
-import { COMPANION_TRANSPORT_PY } from "./companion-transport.js";
+import { companionCallbacksSource } from "./companion-callbacks.js";
+import { companionTransportSource } from "./companion-transport.js";
 import { PluginKitError } from "./errors.js";
 import { FILTERED_ENV_NAMES } from "./host-environment.js";
 import type { PluginDefinition } from "./plugin.js";
@@ -116,10 +116,10 @@ export function companionFiles(plugin: PluginDefinition): { "plugin.yaml": strin
     "Python standard library only; no network.",
     '"""',
   ].join("\n");
-  const transport = COMPANION_TRANSPORT_PY.replace("__HPK_SPEC__", pythonStringLiteral(JSON.stringify(spec)));
+  const transport = companionTransportSource().replace("__HPK_SPEC__", pythonStringLiteral(JSON.stringify(spec)));
   return {
     "plugin.yaml": stringifyYaml(companionManifest(plugin), { lineWidth: 0 }),
-    "__init__.py": `${header}\n${transport}\n\n${COMPANION_CALLBACKS_PY}`,
+    "__init__.py": `${header}\n${transport}\n\n${companionCallbacksSource()}`,
   };
 }
 

@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { COMPANION_PARENT_DIR } from "./companion.js";
-import { COMPANION_STANDIN_PY } from "./companion-standin.js";
+import { companionStandInSource } from "./companion-standin.js";
 import { BUILTIN_COMMAND_NAMES, COMMAND_NAME_PATTERN, REQUEST_MIDDLEWARE_KINDS, VALID_HOOKS } from "./hooks.js";
 import type { PackageFinding } from "./portable.js";
 
@@ -143,7 +143,7 @@ function runStandIn(companionDir: string, plan: Record<string, unknown>, options
     let stderr = "";
     let child;
     try {
-      child = spawn(options.python, ["-c", COMPANION_STANDIN_PY, companionDir], { cwd: home, env, stdio: ["pipe", "pipe", "pipe"] });
+      child = spawn(options.python, ["-c", companionStandInSource(), companionDir], { cwd: home, env, stdio: ["pipe", "pipe", "pipe"] });
     } catch (error) {
       return resolve({ problem: `could not start ${options.python}: ${error instanceof Error ? error.message : String(error)}` });
     }

@@ -11,7 +11,7 @@
  * `llm_execution`) hand the callback a synchronous single-use `next_call`
  * that cannot cross a process boundary: they are refused.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
 import type { KitLogger } from "./logging.js";
 
@@ -102,14 +102,17 @@ export type PreToolCallDecision =
 type Maybe<T> = T | null | undefined | void;
 type HookFn<E, R> = (event: E, context: HookContext) => Maybe<R> | Promise<Maybe<R>>;
 
-/** Hook callbacks by name; the result types are the host's contracts. */
-export type PluginHooks = { [K in HookName]?: HookFn<HookEvent, unknown> } & {
+/** Hooks whose results the host reads (reference B.2). */
+interface ContractHooks {
   pre_tool_call?: HookFn<PreToolCallEvent, PreToolCallDecision>;
   pre_llm_call?: HookFn<HookEvent, string | { context: string }>;
   transform_llm_output?: HookFn<HookEvent, string>;
   transform_tool_result?: HookFn<HookEvent, string>;
   transform_terminal_output?: HookFn<HookEvent, string>;
-};
+}
+
+/** Hook callbacks by name; the result types are the host's contracts. */
+export type PluginHooks = { [K in Exclude<HookName, keyof ContractHooks>]?: HookFn<HookEvent, unknown> } & ContractHooks;
 
 /** Context of a slash command. */
 export interface CommandContext extends HostCallContext {
@@ -168,12 +171,19 @@ export interface HostSurface {
   empty: boolean;
 }
 
-const callable = z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", { message: "must be a function" });
+const callable = z.custom<(...args: never[]) => unknown>((value) => typeof value === "function", { error: "must be a function" });
 const SURFACE_SCHEMAS = {
   hooks: z.record(z.string(), callable),
-  commands: z.array(z.strictObject({ name: z.string(), description: z.string().trim().min(1, "must be a non-empty string"), argsHint: z.string().max(200).optional(), handler: callable })),
+  commands: z.array(
+    z.strictObject({
+      name: z.string(),
+      description: z.string().check(z.trim(), z.minLength(1, { error: "must be a non-empty string" })),
+      argsHint: z.optional(z.string().check(z.maxLength(200))),
+      handler: callable,
+    }),
+  ),
   middleware: z.record(z.string(), callable),
-  bridge: z.strictObject({ timeoutMs: z.number().int().min(100).max(BRIDGE_MAX_TIMEOUT_MS).optional() }),
+  bridge: z.strictObject({ timeoutMs: z.optional(z.int().check(z.minimum(100), z.maximum(BRIDGE_MAX_TIMEOUT_MS))) }),
 };
 const SURFACE_CODES: Record<keyof typeof SURFACE_SCHEMAS, PluginKitErrorCode> = {
   hooks: "HOOK_INVALID",
