@@ -138,7 +138,7 @@ def main():
     for kind, name, callback in ctx.registered:
         report["registered"].append({"kind": kind, "name": name, "var_keyword": callback is None or var_keyword(callback)})
     for kind, name, callback in ctx.registered:
-        if kind not in ("hook", "command", "middleware") or callback is None:
+        if not plan["drive"] or kind not in ("hook", "command", "middleware") or callback is None:
             continue
         started = time.monotonic()
         call = {"kind": kind, "name": name, "ok": True}

@@ -66,6 +66,8 @@ export interface CompanionCheckOptions {
   /** A tool call for the sample `pre_tool_call` / `tool_request` payload (Hermes name and arguments). */
   sampleTool: { name: string; args: Record<string, unknown> } | null;
   plugin: { name?: string; version?: string };
+  /** Drive each hook, command and middleware once (false: register(ctx) and the static checks only, like `--no-call`). */
+  drive: boolean;
 }
 
 const BRIDGE_FAILURES = new Set(["BridgeError", "BridgeTimeout", "BridgeUnavailable", "BridgeProtocolError"]);
@@ -123,6 +125,7 @@ function samplePlan(options: CompanionCheckOptions): Record<string, unknown> {
     name: options.plugin.name ?? "plugin",
     version: options.plugin.version ?? "0.0.0",
     command_args: "",
+    drive: options.drive,
     samples: {
       default: ids,
       pre_tool_call: { ...ids, tool_name: tool.name, args: tool.args },

@@ -228,7 +228,7 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
   }
   report.companions = await checkCompanions(
     root,
-    { python: options.python ?? "python3", environment: options.environment ?? process.env, timeoutMs: 60_000 + (options.timeoutMs ?? 15_000), sampleTool: sampleToolCall(report.servers), plugin: report.plugin },
+    { python: options.python ?? "python3", environment: options.environment ?? process.env, timeoutMs: 60_000 + (options.timeoutMs ?? 15_000), sampleTool: sampleToolCall(report.servers), plugin: report.plugin, drive: options.callTools ?? true },
     findings,
   );
   report.ok = !findings.some((f) => f.severity === "error");

@@ -25,7 +25,7 @@ const read = (dir: string, file: string) => readFileSync(path.join(dir, file), "
 
 describe("plugin build of the example", () => {
   it("writes plugin.json, mcp.json, one bundle and the skill", () => {
-    expect(result.files).toEqual(["dist/server.js", "mcp.json", "plugin.json", "skills/calculator/SKILL.md"]);
+    expect(result.files).toEqual(["dist/server.js", "host/hermes-calculator-host/__init__.py", "host/hermes-calculator-host/plugin.yaml", "mcp.json", "plugin.json", "skills/calculator/SKILL.md"]);
     expect(result.plugin).toEqual({
       name: "hermes-calculator",
       version: "0.1.0",
@@ -33,9 +33,10 @@ describe("plugin build of the example", () => {
       tools: ["calculate", "unit_convert"],
       hermesNames: { calculate: "mcp__calculator__calculate", unit_convert: "mcp__calculator__unit_convert" },
       skills: ["calculator"],
-      hooks: [],
-      commands: [],
+      hooks: ["pre_tool_call"],
+      commands: ["calc"],
       middleware: [],
+      companion: "host/hermes-calculator-host",
     });
     expect(JSON.parse(read(out, "plugin.json"))).toEqual({
       $schema: "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json",
@@ -61,11 +62,13 @@ describe("plugin build of the example", () => {
     for (const specifier of [...specifiers, ...dynamic]) expect(specifier).toMatch(/^node:/);
     expect(bundle).not.toMatch(/require\(["']esbuild["']\)/);
     expect(bundle).not.toContain("process.env[");
+    // The companion's Python sources stay out of server bundles.
+    expect(bundle).not.toContain("def register(ctx)");
   });
 
   it("the example's package.json ships the built files and has no runtime dependencies", () => {
     const pkg = JSON.parse(read(path.join(REPO_ROOT, "examples", "calculator"), "package.json"));
-    expect(pkg).toMatchObject({ name: "hermes-calculator", version: "0.1.0", files: ["plugin.json", "mcp.json", "dist/", "skills/"] });
+    expect(pkg).toMatchObject({ name: "hermes-calculator", version: "0.1.0", files: ["plugin.json", "mcp.json", "dist/", "skills/", "host/"] });
     expect(pkg.dependencies ?? {}).toEqual({});
   });
 
@@ -75,10 +78,12 @@ describe("plugin build of the example", () => {
     const work = tempDir("example-copy");
     dirs.push(work);
     const source = path.join(work, "hermes-calculator");
-    const skip = new Set(["node_modules", "dist", "plugin.json", "mcp.json"]);
+    const skip = new Set(["node_modules", "dist", "host", "plugin.json", "mcp.json"]);
     cpSync(path.join(REPO_ROOT, "examples", "calculator"), source, { recursive: true, filter: (src) => !skip.has(path.basename(src)) });
     await buildPluginPackage({ entry: path.join(source, "src", "server.ts"), outDir: source });
-    for (const file of ["plugin.json", "mcp.json", "skills/calculator/SKILL.md"]) expect(read(source, file)).toBe(read(out, file));
+    for (const file of ["plugin.json", "mcp.json", "skills/calculator/SKILL.md", "host/hermes-calculator-host/plugin.yaml", "host/hermes-calculator-host/__init__.py"]) {
+      expect(read(source, file)).toBe(read(out, file));
+    }
     return source;
   }
 
@@ -119,6 +124,12 @@ describe("plugin build of the example", () => {
     const report = await doctorPluginPackage(installed);
     expect(report.findings.filter((f) => f.severity === "error")).toEqual([]);
     expect(report.servers[0]?.tools[0]?.calls[1]?.modelSees).toBe(JSON.stringify({ result: '{"success":true,"data":{"expression":"2**10","result":1024}}' }));
+    // The companion ships in the tarball and reaches the installed package's server.
+    expect(report.companions).toMatchObject([{ dir: "host/hermes-calculator-host", checked: true, registered: { commands: ["calc"], hooks: ["pre_tool_call"] } }]);
+    expect(report.companions[0]?.calls.map((c) => [c.name, c.ok, c.value])).toEqual([
+      ["calc", true, '"Usage: /calc <expression>, e.g. /calc 2**10"'],
+      ["pre_tool_call", true, "null"],
+    ]);
   });
 
   it("runs through the compiled CLI with --json", async () => {

@@ -54,6 +54,13 @@ describe("plugin doctor on a built companion", () => {
     expect(text).toContain('hook pre_llm_call -> host receives {"context": "context for hermes-plugin-kit-doctor"}');
   });
 
+  it("with --no-call runs register(ctx) and the static checks but drives nothing", async () => {
+    const quiet = await doctorPluginPackage(hooky, { timeoutMs: 20_000, callTools: false });
+    expect(rules(quiet, "error")).toEqual([]);
+    expect(quiet.companions[0]).toMatchObject({ checked: true, calls: [] });
+    expect(quiet.companions[0]?.registered.commands).toEqual(["fail", "quiet", "shout"]);
+  });
+
   it("reports the companion unchecked (never clean) without a Python 3 interpreter", async () => {
     const unchecked = await doctorPluginPackage(hooky, { timeoutMs: 20_000, python: "/nonexistent/python3", callTools: false });
     expect(rules(unchecked, "warning")).toEqual(["COMPANION_NOT_CHECKED"]);
@@ -100,7 +107,8 @@ describe("plugin doctor names each companion defect", () => {
     ["an execution middleware", withCompanion(GOOD_INIT + "    ctx.register_middleware('tool_execution', _hook)\n"), "MIDDLEWARE_KIND_UNKNOWN", "error"],
     ["a network connection", withCompanion("import socket\n\n\ndef _hook(**kwargs):\n    try:\n        socket.create_connection(('127.0.0.1', 9))\n    except OSError:\n        pass\n\n\ndef register(ctx):\n    ctx.register_hook('pre_tool_call', _hook)\n"), "COMPANION_NETWORK", "error"],
   ])("%s", async (_label, dir, rule, severity) => {
-    const checked = await doctorPluginPackage(dir, { timeoutMs: 20_000, callTools: false });
+    // Only the network case needs its callback driven; the rest are found by register(ctx) alone (--no-call).
+    const checked = await doctorPluginPackage(dir, { timeoutMs: 20_000, callTools: rule === "COMPANION_NETWORK" });
     expect(rules(checked, severity as "error" | "warning")).toContain(rule);
     if (severity === "error") expect(checked.ok).toBe(false);
   });
@@ -114,7 +122,7 @@ describe("plugin doctor names each companion defect", () => {
     cpSync(hooky, dir, { recursive: true });
     writeFileSync(path.join(dir, "fixture.mjs"), fixtureServerScript([{ name: "echo" }]).replace('serverInfo: { name: "fixture"', 'serverInfo: { name: "hooky"'));
     writeFileSync(path.join(dir, "mcp.json"), JSON.stringify(mcpFor("hooky", { args: ["${PLUGIN_ROOT}/fixture.mjs"] })));
-    const broken = await doctorPluginPackage(dir, { timeoutMs: 20_000, callTools: false });
+    const broken = await doctorPluginPackage(dir, { timeoutMs: 20_000 });
     expect(rules(broken, "error")).toContain("COMPANION_BRIDGE_FAILED");
     expect(broken.findings.find((f) => f.rule === "COMPANION_BRIDGE_FAILED" && f.message.includes("hook pre_tool_call"))?.message).toContain("pre_tool_call blocked every tool call");
   });

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPluginPackage } from "../../src/kit/index.js";
 import { EXAMPLE_ENTRY, tempDir } from "./fixtures.js";
+import { hostEnvironment, startHost, type HostStandIn } from "./python-host.js";
 
 let out: string;
 let data: string;
@@ -112,7 +113,7 @@ describe("built example over stdio", () => {
 
   it("kept stdout protocol-only and logged to stderr", () => {
     expect(clientErrors).toEqual([]);
-    expect(stderr).toContain("hermes_plugin_kit: registered plugin lifecycle; plugin=hermes-calculator; commands=<none>; cli_commands=<none>; tools=calculate,unit_convert;");
+    expect(stderr).toContain("hermes_plugin_kit: registered plugin lifecycle; plugin=hermes-calculator; commands=calc; cli_commands=<none>; tools=calculate,unit_convert; middlewares=<none>; hooks=pre_tool_call;");
     expect(stderr).toMatch(/ DEBUG hermes-calculator calculate: invoked; args=\{"expression":"2\*\*16"\}/);
     expect(stderr).toMatch(/ INFO hermes-calculator calculate: ok; elapsed_ms=\d+\.\d\d; result=object/);
     expect(stderr).toMatch(/ WARNING hermes-calculator calculate: rejected call, missing expression/);
@@ -154,5 +155,43 @@ describe("raw stdout of the built server", () => {
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0", id: expect.any(Number) });
     expect(lines.map((l) => JSON.parse(l).id)).toEqual([1, 2, 3, 4, 5]);
     expect(childStderr).toContain("DEBUG");
+  });
+});
+
+describe("the example's companion: a pre_tool_call size limit and /calc", () => {
+  let host: HostStandIn;
+  let home: string;
+  beforeAll(async () => {
+    home = tempDir("example-home");
+    host = await startHost(path.join(out, "host", "hermes-calculator-host"), { env: hostEnvironment(home), cwd: home });
+  });
+  afterAll(async () => {
+    await host?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("registers /calc and the pre_tool_call hook", () => {
+    expect(host.registration.calls).toEqual([
+      ["register_command", "calc", "Evaluate a math expression and show the result.", "<expression>"],
+      ["register_hook", "pre_tool_call"],
+    ]);
+  });
+
+  it("blocks calculate for an expression over 200 characters and lets shorter ones and other tools through", async () => {
+    const long = "1+".repeat(100) + "1";
+    const blocked = await host.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "mcp__calculator__calculate", args: { expression: long }, session_id: "s" } });
+    expect(blocked.value).toEqual({ action: "block", message: "calculate: the expression is 201 characters; the limit is 200. Split it into smaller calculations." });
+    const fine = await host.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "mcp__calculator__calculate", args: { expression: "1+".repeat(99) + "1" } } });
+    expect(fine.value).toBeNull();
+    const other = await host.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "mcp__calculator__unit_convert", args: { expression: long } } });
+    expect(other.value).toBeNull();
+    const foreign = await host.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "terminal", args: { expression: long } } });
+    expect(foreign.value).toBeNull();
+  });
+
+  it("answers /calc with the result, a usage line, or the error", async () => {
+    expect((await host.request({ op: "command", name: "calc", raw: "2**10" })).value).toBe("2**10 = 1024");
+    expect((await host.request({ op: "command", name: "calc", raw: "  " })).value).toBe("Usage: /calc <expression>, e.g. /calc 2**10");
+    expect((await host.request({ op: "command", name: "calc", raw: "evaluate(1)" })).value).toBe("Cannot evaluate evaluate(1): function evaluate is disabled");
   });
 });

@@ -4,6 +4,12 @@
  * mathjs' parser (never `eval`) with the functions that could reach outside
  * the expression (import, createUnit, evaluate, parse, ...) disabled.
  *
+ * Besides the tools: a `pre_tool_call` hook that blocks `calculate` for an
+ * expression over {@link HOOK_EXPRESSION_LIMIT} characters, and a `/calc`
+ * slash command. Hermes loads those only from a native plugin, so
+ * `plugin build` also writes `host/hermes-calculator-host/`, the companion
+ * that forwards them to this server.
+ *
  * Build: `hermes-plugin-kit plugin build src/server.ts --out .`
  */
 import { all, create, type MathJsInstance } from "mathjs";
@@ -54,6 +60,11 @@ function toJsonValue(value: unknown): number | string | boolean {
   return mathjs().math.format(value as never, { precision: 14 });
 }
 
+/** Evaluate `expression` (`**` read as `^`) to a JSON value. */
+function evaluateExpression(expression: string): number | string | boolean {
+  return toJsonValue(mathjs().evaluate(expression.replaceAll("**", "^")));
+}
+
 export const calculate = tool({
   name: "calculate",
   description: "Evaluate a math expression (arithmetic, powers with ** or ^, functions like sqrt, sin, log).",
@@ -63,8 +74,7 @@ export const calculate = tool({
   readOnly: true,
   handler: ({ expression }) => {
     const text = String(expression);
-    const result = mathjs().evaluate(text.replaceAll("**", "^"));
-    return { expression: text, result: toJsonValue(result) };
+    return { expression: text, result: evaluateExpression(text) };
   },
 });
 
@@ -101,6 +111,25 @@ export const unitConvert = tool({
   },
 });
 
+/**
+ * Longest expression the `pre_tool_call` hook lets through to `calculate`:
+ * longer ones are blocked before the call, and the model is told to split
+ * them (the tool itself accepts up to {@link MAX_EXPRESSION}).
+ */
+export const HOOK_EXPRESSION_LIMIT = 200;
+
+/** `/calc <expression>`: the result as one line of text for the user. */
+function calcCommand(rawArgs: string): string {
+  const expression = rawArgs.trim();
+  if (expression === "") return "Usage: /calc <expression>, e.g. /calc 2**10";
+  if (expression.length > MAX_EXPRESSION) return `The expression is over ${MAX_EXPRESSION} characters.`;
+  try {
+    return `${expression} = ${String(evaluateExpression(expression))}`;
+  } catch (error) {
+    return `Cannot evaluate ${expression}: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
 export default definePlugin({
   name: "hermes-calculator",
   version: packageJson.version,
@@ -109,6 +138,18 @@ export default definePlugin({
   tools: [calculate, unitConvert],
   skills: [pluginSkill("skills/calculator")],
   logging: { envVar: "CALCULATOR_LOG_LEVEL", default: "info" },
+  hooks: {
+    // Hermes names the tool mcp__calculator__calculate; ownTool() maps every host form back to "calculate".
+    pre_tool_call(event, context) {
+      if (context.ownTool(event.tool_name) !== "calculate") return undefined;
+      const expression = event.args["expression"];
+      if (typeof expression === "string" && expression.length > HOOK_EXPRESSION_LIMIT) {
+        return { action: "block", message: `calculate: the expression is ${expression.length} characters; the limit is ${HOOK_EXPRESSION_LIMIT}. Split it into smaller calculations.` };
+      }
+      return undefined;
+    },
+  },
+  commands: [{ name: "calc", description: "Evaluate a math expression and show the result.", argsHint: "<expression>", handler: calcCommand }],
   license: "MIT",
   keywords: ["calculator", "units"],
 });

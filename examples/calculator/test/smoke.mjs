@@ -77,6 +77,16 @@ try {
   const unknown = await request("tools/call", { name: "unit_convert", arguments: { value: 1, from_unit: "parsec-ish", to_unit: "m" } });
   check("unknown unit", unknown.result?.isError === true && text(unknown).startsWith("unit_convert failed: "), text(unknown));
   check("receipt on stderr", stderr.includes("hermes_plugin_kit: registered plugin lifecycle; plugin=hermes-calculator;"), "no registration receipt");
+  // The bridge the native companion (host/hermes-calculator-host) uses: methods tools/list does not show.
+  const bridge = init.result?.capabilities?.experimental?.["hermes-plugin-kit/bridge"];
+  check("bridge capability", bridge?.version === 1 && bridge.hooks?.join() === "pre_tool_call" && bridge.commands?.join() === "calc", JSON.stringify(bridge));
+  const long = "1+".repeat(100) + "1";
+  const blocked = await request("hermes-plugin-kit/hook", { name: "pre_tool_call", kwargs: { tool_name: "mcp__calculator__calculate", args: { expression: long } } });
+  check("pre_tool_call blocks over 200 characters", blocked.result?.value?.action === "block", JSON.stringify(blocked));
+  const allowed = await request("hermes-plugin-kit/hook", { name: "pre_tool_call", kwargs: { tool_name: "mcp__calculator__calculate", args: { expression: "2**10" } } });
+  check("pre_tool_call allows a short expression", allowed.result?.value === null, JSON.stringify(allowed));
+  const calc = await request("hermes-plugin-kit/command", { name: "calc", rawArgs: "2**10" });
+  check("/calc 2**10", calc.result?.value === "2**10 = 1024", JSON.stringify(calc));
 } catch (error) {
   failures.push(String(error));
 } finally {
