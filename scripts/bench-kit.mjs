@@ -1,18 +1,24 @@
 #!/usr/bin/env node
 /**
- * Kit benchmark (issue 7): tool-call round trip over stdio through the real
- * MCP SDK client, kit server vs the same handler on a bare SDK `McpServer`
- * (both bundled the same way by esbuild), and the bundled example server's
- * start to first `tools/list` answer (spawn + initialize + tools/list).
+ * Kit benchmark: tool-call round trip over stdio through the real MCP SDK
+ * client, kit server vs the same handler on a bare SDK `McpServer` (both
+ * bundled the same way by esbuild); the native companion's bridge round trip
+ * (a `pre_tool_call` hook fired by a Python 3 host stand-in through the
+ * generated `__init__.py` to the kit server) against the same bare
+ * `tools/call` round trip; and the bundled example server's start to first
+ * `tools/list` answer (spawn + initialize + tools/list).
  *
  * Needs the compiled kit (`npx tsc -p tsconfig.build.json`, done by
  * `npm run build`). Environment knobs: BENCH_KIT_CALLS (measured calls per
  * server per round, default 200), BENCH_KIT_ROUNDS (default 20),
  * BENCH_KIT_STARTS (default 15).
  *
- * Last line: `kit_p50_ratio=<kit p50 / bare p50> start_ms=<median start>`.
+ * Last line: `kit_p50_ratio=<kit p50 / bare p50> bridge_p50_ratio=<bridge p50 /
+ * bare p50> start_ms=<median start>`. Needs `python3` for the bridge figure.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +40,38 @@ const STARTS = Number(process.env.BENCH_KIT_STARTS ?? 15);
 const WARMUP = 200;
 
 const work = mkdtempSync(path.join(os.tmpdir(), "hpk-bench-kit-"));
+
+/** The Python side of the bridge measurement: loads the companion as Hermes would and times pre_tool_call. */
+const BRIDGE_DRIVER = `import importlib.util, json, os, sys, time
+sys.dont_write_bytecode = True
+directory = sys.argv[1]
+spec = importlib.util.spec_from_file_location("hermes_plugins.bench_kit_host", os.path.join(directory, "__init__.py"), submodule_search_locations=[directory])
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+spec.loader.exec_module(module)
+class Host:
+    def __init__(self):
+        self.hooks = {}
+    def register_hook(self, hook_name, callback):
+        self.hooks[hook_name] = callback
+    def register_command(self, name, handler, description="", args_hint="", argument_mode=None):
+        pass
+    def register_middleware(self, kind, callback):
+        pass
+host = Host()
+module.register(host)
+hook = host.hooks["pre_tool_call"]
+for line in sys.stdin:
+    times = []
+    for i in range(int(line)):
+        started = time.perf_counter()
+        answer = hook(tool_name="mcp__benchkit__add", args={"a": i, "b": 1}, session_id="bench", task_id="t")
+        times.append((time.perf_counter() - started) * 1000.0)
+        if answer is not None:
+            print(json.dumps({"error": "unexpected answer", "answer": answer}), flush=True)
+            sys.exit(1)
+    print(json.dumps(times), flush=True)
+`;
 const handlerSource = "function add({ a, b }) { return { sum: a + b }; }";
 
 try {
@@ -50,6 +88,7 @@ export default definePlugin({
   tools: [tool({ name: "add", description: "Add two numbers.", readOnly: true,
     params: { a: numberArg("a", { required: true, example: 1 }), b: numberArg("b", { required: true, example: 2 }) },
     handler: add })],
+  hooks: { pre_tool_call: (event) => (event.args?.a < 0 ? { action: "block", message: "negative" } : undefined) },
 });
 `,
   );
@@ -98,6 +137,28 @@ await server.connect(new StdioServerTransport());
     return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   };
 
+  // The bridge: a Python 3 host stand-in loads the generated companion and fires pre_tool_call; it
+  // answers one JSON list of per-call milliseconds for each "<n>" line it reads.
+  const driverFile = path.join(work, "bridge_driver.py");
+  writeFileSync(driverFile, BRIDGE_DRIVER);
+  const driver = spawn("python3", [driverFile, path.join(work, "kit-out", "host", "bench-kit-host")], {
+    cwd: work,
+    env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`, HOME: work, HERMES_HOME: path.join(work, "hermes-home") },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const driverLines = createInterface({ input: driver.stdout });
+  const pendingRuns = [];
+  driverLines.on("line", (line) => pendingRuns.shift()?.(line));
+  const bridgeRun = (n) =>
+    new Promise((resolve, reject) => {
+      pendingRuns.push((line) => {
+        const parsed = JSON.parse(line);
+        if (!Array.isArray(parsed)) reject(new Error(`bridge driver failed: ${line}`));
+        else resolve(parsed);
+      });
+      driver.stdin.write(`${n}\n`);
+    });
+
   const kit = await connect(path.join(work, "kit-out", "dist", "server.js"));
   const bare = await connect(bareFile);
   for (let i = 0; i < WARMUP; i += 1) {
@@ -119,6 +180,24 @@ await server.connect(new StdioServerTransport());
       }
     }
   }
+
+  // Bridge vs bare tools/call: round by round (order flipping), so both see the same load.
+  await bridgeRun(WARMUP);
+  const bridgeTimes = [];
+  const bareTimesForBridge = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const runBare = async () => {
+      for (let i = 0; i < CALLS; i += 1) bareTimesForBridge.push(await roundTrip(bare, i));
+    };
+    if (round % 2 === 0) {
+      bridgeTimes.push(...(await bridgeRun(CALLS)));
+      await runBare();
+    } else {
+      await runBare();
+      bridgeTimes.push(...(await bridgeRun(CALLS)));
+    }
+  }
+  driver.stdin.end();
   await kit.close();
   await bare.close();
 
@@ -140,8 +219,13 @@ await server.connect(new StdioServerTransport());
   console.log(`round trip over stdio (${kitTimes.length} calls each, alternating call by call, after ${WARMUP} warm-up calls):`);
   console.log(`  kit  p50=${fmt(kitP50)} ms p99=${fmt(quantile(kitTimes, 0.99))} ms`);
   console.log(`  bare p50=${fmt(bareP50)} ms p99=${fmt(quantile(bareTimes, 0.99))} ms (SDK McpServer + zod, same handler)`);
+  const bridgeP50 = quantile(bridgeTimes, 0.5);
+  const bareBridgeP50 = quantile(bareTimesForBridge, 0.5);
+  console.log(`bridge round trip (${bridgeTimes.length} pre_tool_call hooks from the Python host stand-in, alternating round by round with ${bareTimesForBridge.length} bare tools/call):`);
+  console.log(`  bridge p50=${fmt(bridgeP50)} ms p99=${fmt(quantile(bridgeTimes, 0.99))} ms`);
+  console.log(`  bare   p50=${fmt(bareBridgeP50)} ms p99=${fmt(quantile(bareTimesForBridge, 0.99))} ms`);
   console.log(`example bundle start -> first tools/list answer (${STARTS} starts): median=${startMedian.toFixed(0)} ms min=${Math.min(...starts).toFixed(0)} ms max=${Math.max(...starts).toFixed(0)} ms`);
-  console.log(`kit_p50_ratio=${(kitP50 / bareP50).toFixed(3)} start_ms=${Math.round(startMedian)}`);
+  console.log(`kit_p50_ratio=${(kitP50 / bareP50).toFixed(3)} bridge_p50_ratio=${(bridgeP50 / bareBridgeP50).toFixed(3)} start_ms=${Math.round(startMedian)}`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

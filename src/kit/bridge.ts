@@ -65,35 +65,44 @@ function resultType(value: unknown): string {
   return Array.isArray(value) ? "array" : typeof value;
 }
 
-/** How one kind of callback logs (reference A.6: hooks and middleware log context, commands the argument length). */
+/** How one callback logs (reference A.6): `<label>: invoked; <detail>`, `<label>: <raised>; elapsed_ms=..; error_type=..<suffix>`, `<label>: ok; elapsed_ms=..; result=..<suffix>`. */
 interface CallLabels {
-  invoked: string;
+  label: string;
   raised: string;
-  ok: string;
-  suffix: string;
+  /** `context=<ctx>` for hooks and middleware, `args_chars=<n>` for commands; built only when a line is written. */
+  detail: () => string;
+  /** Whether the detail is repeated at the end of the raised/ok lines (hooks and middleware). */
+  detailSuffix: boolean;
 }
 
 async function runCallback(logger: KitLogger, labels: CallLabels, invoke: () => unknown, normalize: (value: unknown) => unknown): Promise<unknown> {
   const start = process.hrtime.bigint();
-  logger.debug(labels.invoked);
+  const suffix = () => (labels.detailSuffix ? `; ${labels.detail()}` : "");
+  if (logger.isEnabled("DEBUG")) logger.debug(`${labels.label}: invoked; ${labels.detail()}`);
   let value: unknown;
   try {
     value = await invoke();
   } catch (error) {
     const type = errorType(error);
-    logger.warning(`${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=${type}${labels.suffix}`);
-    if (error instanceof Error && error.stack) logger.debug(`${labels.raised}; stack=${redactText(error.stack)}`);
+    logger.warning(`${labels.label}: ${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=${type}${suffix()}`);
+    if (error instanceof Error && error.stack && logger.isEnabled("DEBUG")) logger.debug(`${labels.label}: ${labels.raised}; stack=${redactText(error.stack)}`);
     throw new McpError(BRIDGE_ERRORS.callback, "callback raised", { code: "CALLBACK_RAISED", errorType: type });
   }
   try {
     value = normalize(value);
   } catch (error) {
     if (!(error instanceof PluginKitError)) throw error;
-    logger.warning(`${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=InvalidResult${labels.suffix}; expected: ${error.message}`);
+    logger.warning(`${labels.label}: ${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=InvalidResult${suffix()}; expected: ${error.message}`);
     throw new McpError(BRIDGE_ERRORS.result, error.message, { code: "RESULT_INVALID" });
   }
-  logger.info(`${labels.ok}; elapsed_ms=${elapsed(start)}; result=${resultType(value)}${labels.suffix}`);
+  if (logger.isEnabled("INFO")) logger.info(`${labels.label}: ok; elapsed_ms=${elapsed(start)}; result=${resultType(value)}${suffix()}`);
   return value;
+}
+
+/** Labels of a hook or middleware call: the context is `session_id`/`task_id` only, computed once on first use. */
+function contextLabels(label: string, kwargs: Record<string, unknown>): CallLabels {
+  let context: string | undefined;
+  return { label, raised: "callback raised", detail: () => `context=${(context ??= safeContext(kwargs))}`, detailSuffix: true };
 }
 
 function requestSchema(method: string) {
@@ -129,9 +138,7 @@ export function registerBridge(server: Server, surface: HostSurface, identity: B
     const callback = surface.hooks.get(name as HookName);
     if (!callback) throw unknownName("hook", name);
     const kwargs = kwargsOf(params);
-    const context = safeContext(kwargs);
-    const labels = { invoked: `${name}: invoked; context=${context}`, raised: `${name}: callback raised`, ok: `${name}: ok`, suffix: `; context=${context}` };
-    const value = await runCallback(identity.logger, labels, () => callback(kwargs, { ...base(extra.signal), hook: name as HookName }), (v) => normalizeHookResult(name as HookName, v));
+    const value = await runCallback(identity.logger, contextLabels(name, kwargs), () => callback(kwargs, { ...base(extra.signal), hook: name as HookName }), (v) => normalizeHookResult(name as HookName, v));
     return { value };
   });
   server.setRequestHandler(requestSchema(BRIDGE_METHODS.command), async (request, extra) => {
@@ -139,7 +146,7 @@ export function registerBridge(server: Server, surface: HostSurface, identity: B
     const command = surface.commands.find((entry) => entry.name === name);
     if (!command) throw unknownName("command", name);
     const rawArgs = typeof params["rawArgs"] === "string" ? params["rawArgs"] : "";
-    const labels = { invoked: `${name}: invoked; args_chars=${Array.from(rawArgs).length}`, raised: `${name}: handler raised`, ok: `${name}: ok`, suffix: "" };
+    const labels: CallLabels = { label: name, raised: "handler raised", detail: () => `args_chars=${Array.from(rawArgs).length}`, detailSuffix: false };
     const value = await runCallback(identity.logger, labels, () => command.handler(rawArgs, { ...base(extra.signal), command: name }), (v) => normalizeCommandResult(name, v));
     return { value };
   });
@@ -148,10 +155,7 @@ export function registerBridge(server: Server, surface: HostSurface, identity: B
     const callback = surface.middleware.get(kind as RequestMiddlewareKind);
     if (!callback) throw unknownName("middleware", kind);
     const kwargs = kwargsOf(params);
-    const context = safeContext(kwargs);
-    const label = `${kind} middleware`;
-    const labels = { invoked: `${label}: invoked; context=${context}`, raised: `${label}: callback raised`, ok: `${label}: ok`, suffix: `; context=${context}` };
-    const value = await runCallback(identity.logger, labels, () => callback(kwargs, { ...base(extra.signal), kind: kind as RequestMiddlewareKind }), (v) => normalizeMiddlewareResult(kind as RequestMiddlewareKind, v));
+    const value = await runCallback(identity.logger, contextLabels(`${kind} middleware`, kwargs), () => callback(kwargs, { ...base(extra.signal), kind: kind as RequestMiddlewareKind }), (v) => normalizeMiddlewareResult(kind as RequestMiddlewareKind, v));
     return { value };
   });
 }

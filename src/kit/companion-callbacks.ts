@@ -10,9 +10,9 @@
  * commands, request middleware and hooks in that order, each sorted, then
  * the registration summary line (reference A.11).
  */
-/** The Python source (a function, so bundles that do not use it drop it). */
-export function companionCallbacksSource(): string {
-  return String.raw`def _value_of(answer):
+// An untagged template literal (backslashes doubled) is a pure value: bundles that never call
+// companionCallbacksSource() drop it.
+const CALLBACKS_SOURCE = `def _value_of(answer):
     """The 'value' of a bridge answer; errors become BridgeError subclasses."""
     error = answer.get("error") if isinstance(answer, dict) else None
     if isinstance(error, dict):
@@ -81,13 +81,28 @@ def _blocked(reason):
     return {"action": "block", "message": "%s: the pre_tool_call check is unavailable (%s); the tool call was blocked" % (SPEC["plugin"], reason)}
 
 
+class _Context:
+    """The log context (session_id, task_id), built only when a log line is emitted."""
+
+    __slots__ = ("kwargs", "text")
+
+    def __init__(self, kwargs):
+        self.kwargs = kwargs
+        self.text = None
+
+    def __str__(self):
+        if self.text is None:
+            self.text = _safe_context(self.kwargs)
+        return self.text
+
+
 def _make_hook(name):
     def callback(**kwargs):
         start = time.monotonic()
-        context = _safe_context(kwargs)
+        context = _Context(kwargs)
         _LOG.debug("%s: invoked; context=%s", name, context)
         try:
-            value = _bridged(_METHODS["hook"], {"name": name, "kwargs": _jsonable(kwargs)}, lambda v: _check_hook(name, v))
+            value = _bridged(_METHODS["hook"], {"name": name, "kwargs": kwargs}, lambda v: _check_hook(name, v))
         except BridgeError as exc:
             _LOG.warning("%s: callback raised; elapsed_ms=%s; error_type=%s; context=%s", name, _elapsed(start), exc.error_type, context)
             if name != "pre_tool_call":
@@ -123,10 +138,10 @@ def _make_middleware(kind):
 
     def callback(**kwargs):
         start = time.monotonic()
-        context = _safe_context(kwargs)
+        context = _Context(kwargs)
         _LOG.debug("%s: invoked; context=%s", label, context)
         try:
-            value = _bridged(_METHODS["middleware"], {"kind": kind, "kwargs": _jsonable(kwargs)}, lambda v: _check_middleware(kind, v))
+            value = _bridged(_METHODS["middleware"], {"kind": kind, "kwargs": kwargs}, lambda v: _check_middleware(kind, v))
         except BridgeError as exc:
             _LOG.warning("%s: callback raised; elapsed_ms=%s; error_type=%s; context=%s", label, _elapsed(start), exc.error_type, context)
             raise
@@ -172,4 +187,8 @@ def register(ctx):
         name, _names(c["name"] for c in SPEC["commands"]), _names(SPEC["middleware"]), _names(SPEC["hooks"]),
     )
 `;
+
+/** The Python source. */
+export function companionCallbacksSource(): string {
+  return CALLBACKS_SOURCE;
 }

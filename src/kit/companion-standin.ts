@@ -8,9 +8,9 @@
  * read from stdin, and prints one JSON report (companion output is moved to
  * stderr). Network connects raise and are reported.
  */
-/** The Python source (a function, so bundles that do not use it drop it). */
-export function companionStandInSource(): string {
-  return String.raw`import importlib.util
+// An untagged template literal (backslashes doubled) is a pure value: bundles that never call
+// companionStandInSource() drop it.
+const STAND_IN_SOURCE = `import importlib.util
 import inspect
 import json
 import logging
@@ -94,11 +94,11 @@ def var_keyword(fn):
 
 def preview(value):
     text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 300 else text[:299] + "\u2026"
+    return text if len(text) <= 300 else text[:299] + "\\u2026"
 
 
 def emit(report):
-    OUT.write(json.dumps(report) + "\n")
+    OUT.write(json.dumps(report) + "\\n")
     OUT.flush()
 
 
@@ -171,4 +171,8 @@ def main():
 
 main()
 `;
+
+/** The Python source. */
+export function companionStandInSource(): string {
+  return STAND_IN_SOURCE;
 }

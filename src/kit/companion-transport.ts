@@ -15,9 +15,9 @@
  * over 8 MiB fails every pending call; a failed start is not retried for 5 s.
  * The placeholder `__HPK_SPEC__` is replaced by the companion's spec.
  */
-/** The Python source (a function, so bundles that do not use it drop it). */
-export function companionTransportSource(): string {
-  return String.raw`from __future__ import annotations
+// An untagged template literal (backslashes doubled) is a pure value: bundles that never call
+// companionTransportSource() drop it.
+const TRANSPORT_SOURCE = `from __future__ import annotations
 
 import atexit
 import json
@@ -35,7 +35,7 @@ _LOG = logging.getLogger(__name__)
 _MAX_MESSAGE = 8 * 1024 * 1024
 _RESTART_BACKOFF_S = 5.0
 _SECRET_PARTS = ("token", "secret", "password", "passwd", "api_key", "apikey", "auth")
-_PLACEHOLDERS = ("\x24{PLUGIN_ROOT}", "\x24{PLUGIN_DATA}")
+_PLACEHOLDERS = ("\\x24{PLUGIN_ROOT}", "\\x24{PLUGIN_DATA}")
 _METHODS = {"hook": "hermes-plugin-kit/hook", "command": "hermes-plugin-kit/command", "middleware": "hermes-plugin-kit/middleware"}
 _TRANSFORM_HOOKS = ("transform_llm_output", "transform_tool_result", "transform_terminal_output")
 
@@ -82,7 +82,7 @@ def _redact(value, depth=0):
 def _safe_context(kwargs):
     context = {k: kwargs[k] for k in ("session_id", "task_id") if kwargs.get(k) is not None}
     text = json.dumps(_redact(context), ensure_ascii=False, default=str)
-    return text[:200] + "\u2026" if len(text) > 200 else text
+    return text[:200] + "\\u2026" if len(text) > 200 else text
 
 
 def _elapsed(start):
@@ -207,31 +207,55 @@ def _stderr_log():
         os.makedirs(directory, exist_ok=True)
         handle = open(os.path.join(directory, "mcp-stderr.log"), "ab")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        handle.write(("===== [%s] starting hermes-plugin-kit bridge '%s' (%s %s) =====\n" % (stamp, SPEC["server"], SPEC["plugin"], SPEC["version"])).encode("utf-8"))
+        handle.write(("===== [%s] starting hermes-plugin-kit bridge '%s' (%s %s) =====\\n" % (stamp, SPEC["server"], SPEC["plugin"], SPEC["version"])).encode("utf-8"))
         handle.flush()
         return handle
     except OSError:
         return subprocess.DEVNULL
 
 
+class _Slot:
+    __slots__ = ("done", "message", "error")
+
+    def __init__(self):
+        self.done = False
+        self.message = None
+        self.error = None
+
+
 class _Server:
-    """One running server process: newline-delimited JSON-RPC over its stdin/stdout."""
+    """One running server process: newline-delimited JSON-RPC over its stdin/stdout.
+
+    The calling thread reads its own answer (no reader thread, no hand-off); with concurrent callers
+    one reads at a time and hands the others their answers. A watchdog enforces the reader's deadline
+    by killing the process (checked every 20 ms).
+    """
 
     def __init__(self, proc):
         self.proc = proc
-        self.pending = {}
-        self.lock = threading.Lock()
+        self.cond = threading.Condition()
         self.write_lock = threading.Lock()
+        self.pending = {}
         self.next_id = 0
         self.failure = None
-        self.reader = threading.Thread(target=self._read, name="hpk-bridge-%s" % SPEC["server"], daemon=True)
-        self.reader.start()
+        self.reading = False
+        self.read_deadline = None
+        self.timed_out = False
+        threading.Thread(target=self._watch, name="hpk-bridge-%s" % SPEC["server"], daemon=True).start()
 
     def alive(self):
         return self.failure is None and self.proc.poll() is None
 
     def send(self, message):
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
+        try:
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            # Host values JSON cannot carry (live objects, callables, NaN): send the JSON part only.
+            try:
+                text = json.dumps(_jsonable(message), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            except (TypeError, ValueError):
+                raise BridgeProtocolError("request is not JSON") from None
+        data = (text + "\\n").encode("utf-8")
         if len(data) > _MAX_MESSAGE:
             raise BridgeProtocolError("request larger than %d bytes" % _MAX_MESSAGE)
         try:
@@ -243,8 +267,8 @@ class _Server:
             raise BridgeUnavailable("server unavailable (its input is closed)") from None
 
     def request(self, method, params, deadline):
-        slot = {"event": threading.Event(), "message": None, "error": None}
-        with self.lock:
+        slot = _Slot()
+        with self.cond:
             if self.failure is not None:
                 raise self.failure
             self.next_id += 1
@@ -253,67 +277,94 @@ class _Server:
         try:
             self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         except BridgeError:
-            with self.lock:
+            with self.cond:
                 self.pending.pop(rid, None)
             raise
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not slot["event"].wait(remaining):
-            with self.lock:
-                self.pending.pop(rid, None)
-            raise BridgeTimeout("timed out after %d ms" % SPEC["timeout_ms"])
-        if slot["error"] is not None:
-            raise slot["error"]
-        return slot["message"]
-
-    def _read(self):
-        failure = BridgeUnavailable("server unavailable (it exited)")
-        try:
-            while True:
-                line = self.proc.stdout.readline(_MAX_MESSAGE + 1)
-                if not line:
+        while True:
+            with self.cond:
+                while not slot.done and self.reading and deadline > time.monotonic():
+                    self.cond.wait(deadline - time.monotonic())
+                if slot.done:
                     break
-                if len(line) > _MAX_MESSAGE or not line.endswith(b"\n"):
-                    failure = BridgeProtocolError("malformed answer (message too large)")
-                    break
-                try:
-                    message = json.loads(line)
-                except ValueError:
-                    failure = BridgeProtocolError("malformed answer (not JSON-RPC)")
-                    break
-                if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-                    failure = BridgeProtocolError("malformed answer (not JSON-RPC)")
-                    break
-                if "method" in message:
-                    if "id" in message:
-                        self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "method not found"}})
-                    continue
-                with self.lock:
-                    slot = self.pending.pop(message.get("id"), None) if isinstance(message.get("id"), int) else None
-                if slot is not None:
-                    slot["message"] = message
-                    slot["event"].set()
-        except (OSError, ValueError, BridgeError):
-            pass
-        finally:
-            self.close(failure)
+                if self.reading or deadline <= time.monotonic():
+                    self.pending.pop(rid, None)
+                    raise BridgeTimeout("timed out after %d ms" % SPEC["timeout_ms"])
+                self.reading = True
+                self.read_deadline = deadline
             try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+                self._read_until(slot)
+            finally:
+                with self.cond:
+                    self.reading = False
+                    self.read_deadline = None
+                    self.cond.notify_all()
+        if slot.error is not None:
+            raise slot.error
+        return slot.message
+
+    def _exited(self):
+        if self.timed_out:
+            return BridgeTimeout("timed out after %d ms" % SPEC["timeout_ms"])
+        return BridgeUnavailable("server unavailable (it exited)")
+
+    def _read_until(self, slot):
+        while not slot.done:
+            try:
+                line = self.proc.stdout.readline(_MAX_MESSAGE + 1)
+            except (OSError, ValueError):
+                line = b""
+            if len(line) > _MAX_MESSAGE:
+                return self.close(BridgeProtocolError("malformed answer (message too large)"))
+            if not line.endswith(b"\\n"):
+                return self.close(self._exited())
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+                return self.close(BridgeProtocolError("malformed answer (not JSON-RPC)"))
+            if "method" in message:
+                if "id" in message:
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "method not found"}})
+                continue
+            rid = message.get("id")
+            with self.cond:
+                answered = self.pending.pop(rid, None) if isinstance(rid, int) else None
+                if answered is not None:
+                    answered.message = message
+                    answered.done = True
+                    self.cond.notify_all()
+        return None
+
+    def _watch(self):
+        while self.failure is None:
+            time.sleep(0.02)
+            deadline = self.read_deadline
+            if self.reading and deadline is not None and time.monotonic() > deadline:
+                self.timed_out = True
+                try:
+                    self.proc.kill()
+                except OSError:
+                    pass
 
     def close(self, failure):
-        with self.lock:
+        with self.cond:
             if self.failure is None:
                 self.failure = failure
             pending, self.pending = self.pending, {}
-        for slot in pending.values():
-            slot["error"] = self.failure
-            slot["event"].set()
+            for slot in pending.values():
+                slot.error = self.failure
+                slot.done = True
+            self.cond.notify_all()
         if self.proc.poll() is None:
             try:
                 self.proc.kill()
             except OSError:
                 pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 class _Bridge:
@@ -404,4 +455,8 @@ class _Bridge:
 _BRIDGE = _Bridge()
 atexit.register(_BRIDGE.stop)
 `;
+
+/** The Python source. */
+export function companionTransportSource(): string {
+  return TRANSPORT_SOURCE;
 }

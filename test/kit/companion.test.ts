@@ -160,6 +160,21 @@ describe("commands and middleware through the real bridge", () => {
   });
 });
 
+describe("concurrent callbacks", () => {
+  it("hands every caller its own answer when threads fire at once (one reads, the others wait)", async () => {
+    const requests = Array.from({ length: 12 }, (_, i) => ({
+      op: "hook",
+      name: "pre_tool_call",
+      kwargs: { tool_name: "mcp__hooky__echo", args: i % 3 === 0 ? { mode: "slow" } : { text: i % 2 === 0 ? "far too long" : "ok" } },
+    }));
+    const answer = await host.request({ op: "parallel", requests });
+    const values = (answer.value as Array<{ ok: boolean; value: unknown }>).map((a) => a.value);
+    expect(values).toEqual(requests.map((r) => ((r.kwargs.args as { text?: string }).text === "far too long" ? { action: "block", message: "text over 5 characters" } : null)));
+    // Slow answers (800 ms) overlap: the whole batch takes far less than their sum.
+    expect(answer.elapsed_ms).toBeLessThan(1400);
+  });
+});
+
 describe("the server runs as Hermes runs stdio servers", () => {
   it("gets the filtered environment, PLUGIN_ROOT/PLUGIN_DATA, the host's working directory, and logs to mcp-stderr.log", async () => {
     const answer = await hook("pre_gateway_dispatch", {});

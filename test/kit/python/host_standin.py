@@ -7,6 +7,7 @@ line with the registrations and log records, then answers one JSON line per JSON
   {"op": "command", "name": ..., "raw": "..."}          the registered command handler(raw)
   {"op": "middleware", "kind": ..., "kwargs": {...}}    the registered middleware callback(**kwargs)
   {"op": "kill_after", "seconds": s, "then": {...}}     run "then" while the bridge server is SIGKILLed after s seconds
+  {"op": "parallel", "requests": [...]}                 every request on its own thread at once
   {"op": "server_pid"}                                  pid of the running bridge server, or null
   {"op": "unload"}                                      the on_unload callbacks
 Outbound socket connects raise (the companion must not use the network).
@@ -137,6 +138,22 @@ def main():
             for callback in ctx.unload:
                 callback()
             return None
+        if op == "parallel":
+            # Fire every request on its own thread at once; answers in request order.
+            answers = [None] * len(request["requests"])
+
+            def one(index, body):
+                try:
+                    answers[index] = {"ok": True, "value": run(body)}
+                except Exception as exc:  # the test asserts the type only
+                    answers[index] = {"ok": False, "exception": type(exc).__name__}
+
+            threads = [threading.Thread(target=one, args=(i, body)) for i, body in enumerate(request["requests"])]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            return answers
         if op == "kill_after":
             def killer():
                 time.sleep(request["seconds"])
