@@ -168,6 +168,10 @@ def register(ctx):
     on_unload = getattr(ctx, "on_unload", None)
     if callable(on_unload):
         on_unload(_BRIDGE.stop)
+    needed = [("register_command", SPEC["commands"]), ("register_middleware", SPEC["middleware"]), ("register_hook", SPEC["hooks"])]
+    missing = [registrar for registrar, names in needed if names and not callable(getattr(ctx, registrar, None))]
+    if missing:
+        raise RuntimeError("this Hermes has no %s: %s needs a host with hooks, slash commands and request middleware" % (", ".join(missing), SPEC["companion"]))
     for command in sorted(SPEC["commands"], key=lambda c: c["name"]):
         ctx.register_command(command["name"], _make_command(command["name"]), description=command["description"], args_hint=command["args_hint"])
     for kind in sorted(SPEC["middleware"]):

@@ -83,6 +83,7 @@ describe("register(ctx) under the recording stand-in", () => {
     ]);
     expect(host.registration.var_keyword).toBe(true);
     expect(host.registration.non_stdlib_imports).toEqual([]);
+    expect(host.registration.register_error).toBeNull();
   });
 });
 
@@ -277,6 +278,12 @@ describe("finding the portable package", () => {
     writeFileSync(path.join(alone, "hooky", "plugin.json"), JSON.stringify({ name: "hooky", version: "9.9.9" }));
     const mismatched = await hostFor(path.join(alone, "hooky-host"));
     expect(mismatched.registration.logs[0]?.[1]).toContain("version mismatch: this companion is hooky 1.2.3, found hooky 9.9.9");
+  });
+
+  it("refuses to register on a host without a registrar it needs, naming it", async () => {
+    const old = await hostFor(path.join(pkg, "host", "hooky-host"), { _missing_registrars: ["register_middleware"] });
+    expect(old.registration.register_error).toEqual(["RuntimeError", "this Hermes has no register_middleware: hooky-host needs a host with hooks, slash commands and request middleware"]);
+    expect(old.registration.calls).toEqual([]);
   });
 
   it("uses the plugin_root setting of the host when set", async () => {

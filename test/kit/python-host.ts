@@ -19,6 +19,8 @@ export interface Registration {
   logs: LogRecord[];
   var_keyword: boolean;
   non_stdlib_imports: string[];
+  /** [exception type, message] when register(ctx) raised. */
+  register_error: [string, string] | null;
 }
 
 /** One answer of the stand-in. */

@@ -107,8 +107,15 @@ def main():
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     imported = sorted(m.split(".")[0] for m in set(sys.modules) - before if m != module_name)
+    missing = settings.pop("_missing_registrars", [])
     ctx = RecordingPluginContext(name, settings)
-    module.register(ctx)
+    for registrar in missing:
+        setattr(ctx, registrar, None)  # an older host without this registrar
+    register_error = None
+    try:
+        module.register(ctx)
+    except Exception as exc:  # the companion's own refusal text names the missing registrars
+        register_error = [type(exc).__name__, str(exc)]
     callbacks = list(ctx.hooks.values()) + list(ctx.middlewares.values()) + list(ctx.commands.values())
     out = sys.stdout
     out.write(json.dumps({
@@ -116,6 +123,7 @@ def main():
         "logs": records.take(),
         "var_keyword": all(accepts_var_keyword(fn) for fn in callbacks),
         "non_stdlib_imports": sorted(set(m for m in imported if m not in sys.stdlib_module_names)),
+        "register_error": register_error,
     }) + "\n")
     out.flush()
 
