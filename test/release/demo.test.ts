@@ -28,8 +28,12 @@ afterAll(async () => {
   for (const ws of workspaces) await rm(ws, { recursive: true, force: true });
 });
 
+/** Bound of one demo run, ms; a test runs the demo twice (first run and the converging rerun). */
+const DEMO_RUN_TIMEOUT_MS = 240_000;
+const DEMO_TEST_TIMEOUT_MS = 2 * DEMO_RUN_TIMEOUT_MS + 30_000;
+
 async function demo(args: string[]): Promise<DemoJson> {
-  const r = await runCli(["release", "demo", ...args, "--json"], { timeoutMs: 240_000 });
+  const r = await runCli(["release", "demo", ...args, "--json"], { timeoutMs: DEMO_RUN_TIMEOUT_MS });
   const last = r.stdout.trim().split("\n").pop() ?? "";
   const result = JSON.parse(last) as DemoJson;
   if (!result.ok) throw new Error(`demo failed (exit ${r.code}): ${JSON.stringify(result.error)}\n${r.stderr.slice(-2000)}`);
@@ -77,7 +81,7 @@ describe("release demo (embedded oci-layout store)", () => {
     expect(second.receipt_reference).toBe(first.receipt_reference);
     expect(second.attestation_reference).toBe(first.attestation_reference);
     expect(await checkRelease(second)).toEqual(receipt1);
-  });
+  }, DEMO_TEST_TIMEOUT_MS);
 });
 
 describeRegistry("release demo --start-registry", () => {
@@ -90,5 +94,5 @@ describeRegistry("release demo --start-registry", () => {
     const second = await demo(["--start-registry", "--workspace", ws]);
     expect(second.bundle_reference).toBe(first.bundle_reference);
     expect(await checkRelease(second)).toEqual(receipt1);
-  });
+  }, DEMO_TEST_TIMEOUT_MS);
 });
