@@ -28,6 +28,7 @@ import { readReleaseConfig, type ReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { resolveCommit, runProcess, statusPorcelain } from "./git.js";
 import { proveReleaseIdentity } from "./materialize.js";
+import { npmPackEnvironment } from "./command-env.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
 export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
@@ -188,17 +189,6 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
   if (entries.length > 0) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be empty before packing, found ${entries.slice(0, 5).join(", ")}`);
 }
 
-/** Environment of `npm pack`: no update notifier, fund or audit chatter. */
-function npmEnvironment(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    npm_config_update_notifier: "false",
-    npm_config_fund: "false",
-    npm_config_audit: "false",
-    npm_config_progress: "false",
-  };
-}
-
 /**
  * `release build`: `npm pack --pack-destination <artifact dir> --json`
  * exactly once in `dir`, then {@link checkDist}.
@@ -237,7 +227,7 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   const expected = tarballFileName(config.name, version);
   const packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
     cwd: dir,
-    env: npmEnvironment(),
+    env: npmPackEnvironment(),
     timeoutMs: NPM_PACK_TIMEOUT_MS,
     label: "npm pack",
   });

@@ -23,22 +23,12 @@ import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { headCommit, runProcess, statusPorcelain } from "./git.js";
 import { proveReleaseIdentity } from "./materialize.js";
+import { commandEnvironment, RELEASE_CREDENTIAL_VARIABLES } from "./command-env.js";
 
 /** Default timeout of one gate command, in milliseconds (60 minutes). */
 export const GATE_TIMEOUT_MS = 60 * 60_000;
-/** Environment variables never passed to a gate command. */
-export const GATE_SECRET_VARIABLES = Object.freeze([
-  "GH_TOKEN",
-  "GITHUB_TOKEN",
-  "SOURCE_PROMOTION_TOKEN",
-  "PRIVATE_ARTIFACTS_TOKEN",
-  "REGISTRY_USERNAME",
-  "REGISTRY_PASSWORD",
-  "NPM_TOKEN",
-  "NODE_AUTH_TOKEN",
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-]);
+/** Credential variables never passed to a gate command (the command's environment is an allow-list: `command-env.ts`). */
+export const GATE_SECRET_VARIABLES = RELEASE_CREDENTIAL_VARIABLES;
 
 /** Evidence of one test gate as written by `release gate`. */
 export interface GateEvidence {
@@ -75,6 +65,13 @@ export interface GateOptions {
    * appends it to `<evidenceDir>/<gate>.log` (named in the error when the gate fails).
    */
   output?: "stderr" | "log";
+  /**
+   * Variables passed to the command besides its allow-list (`commandEnvironment`:
+   * PATH with the checkout's `node_modules/.bin` first, HOME, temp, locale,
+   * proxies, CI and terminal settings), e.g. `REQUIRE_REGISTRY`; never a
+   * pipeline credential (`RELEASE_CONFIG_INVALID`).
+   */
+  passEnv?: readonly string[];
 }
 
 /** Result of {@link runGate}. */
@@ -119,18 +116,6 @@ export async function installedMcpSdkVersion(dir: string): Promise<string> {
 }
 
 /**
- * The gate's environment: ours minus credential variables, with the
- * checkout's `node_modules/.bin` first on `PATH` (as `npm run` does), so
- * `just` and the package's own tools resolve from the checkout.
- */
-function gateEnvironment(dir: string): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of GATE_SECRET_VARIABLES) delete env[name];
-  env["PATH"] = [join(dir, "node_modules", ".bin"), env["PATH"]].filter((p) => p !== undefined && p !== "").join(delimiter);
-  return env;
-}
-
-/**
  * Run one gate and write its evidence (canonical pretty JSON) to
  * `<evidenceDir>/<gate>.json`, atomically (temp file + rename). A failing
  * command still writes evidence with `status`/`result` `failed`, then throws.
@@ -159,9 +144,9 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const started = performance.now();
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
   if (logFile !== undefined) await mkdir(evidenceDir, { recursive: true });
-  const run = await runProcess("bash", ["-c", command], {
+  const run = await runProcess("bash", ["--norc", "--noprofile", "-c", command], {
     cwd: dir,
-    env: gateEnvironment(dir),
+    env: commandEnvironment(dir, options.passEnv ?? []),
     timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },

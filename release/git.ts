@@ -1,6 +1,7 @@
 /**
- * The git adapter of the release pipeline, and the one bounded subprocess
- * runner the release steps use (git, npm, and declared gate commands).
+ * The git adapter of the release pipeline, and the release steps' face of the
+ * one bounded subprocess runner (`src/oci/subprocess.ts`: git, npm, and
+ * declared gate commands, each with an allow-listed environment).
  *
  * Every git invocation runs isolated from the machine's configuration
  * (reference `original-release-contract.md` section 3.10, DESIGN.md section 7):
@@ -12,8 +13,8 @@
  * never echoes the tool's output verbatim (it may carry credentials); a short,
  * URL-credential-redacted excerpt of stderr is kept for diagnosis.
  */
-import { spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded, type ChildEnvironment } from "../src/oci/subprocess.js";
 import { ReleaseStepError } from "./errors.js";
 
 /** Default timeout of one git invocation, in milliseconds. */
@@ -25,8 +26,8 @@ export const MAX_CAPTURE_BYTES = 64 * 1024 * 1024;
 export interface RunProcessOptions {
   /** Working directory. */
   cwd: string;
-  /** Full environment of the child (not merged with `process.env`). */
-  env: NodeJS.ProcessEnv;
+  /** The child's whole environment, from an explicit allow-list (`childEnvironment`). */
+  env: ChildEnvironment;
   /** Kill the process (SIGKILL) after this many milliseconds. */
   timeoutMs: number;
   /** Bytes written to stdin, then stdin is closed; stdin is empty when absent. */
@@ -71,121 +72,71 @@ function excerpt(stderr: string): string {
 }
 
 /**
- * Run `program args...` without a shell.
+ * Run `program args...` without a shell through the one bounded runner
+ * (`src/oci/subprocess.ts`): timeout, output ceiling, allow-listed environment.
  *
  * @returns exit status and output; a non-zero exit is returned only with `allowFailure`.
  * @throws ReleaseStepError `SUBPROCESS_FAILED` (or `GIT_FAILED` when `program` is git)
  *   when the program cannot start, times out, exceeds {@link MAX_CAPTURE_BYTES}
  *   of output, or exits non-zero without `allowFailure`.
  */
-export function runProcess(program: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
+export async function runProcess(program: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const code = program === "git" ? "GIT_FAILED" : "SUBPROCESS_FAILED";
   const label = options.label ?? program;
-  return new Promise<ProcessResult>((resolve, reject) => {
-    const forward = options.output === "stderr" || typeof options.output === "object";
-    // Forwarded output goes to our fd 2 (both streams; our stdout carries one JSON
-    // object) or is appended to a log file (mode 0600).
-    const sink = typeof options.output === "object" ? openSync(options.output.file, "a", 0o600) : 2;
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(program, [...args], {
-        cwd: options.cwd,
-        env: options.env,
-        stdio: forward ? ["pipe", sink, sink] : ["pipe", "pipe", "pipe"],
-        shell: false,
-        windowsHide: true,
-      });
-    } finally {
-      if (sink !== 2) closeSync(sink);
-    }
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let captured = 0;
-    let failed: ReleaseStepError | undefined;
-    const timer = setTimeout(() => {
-      failed = new ReleaseStepError(code, `${label} timed out after ${options.timeoutMs} ms`);
-      child.kill("SIGKILL");
-    }, options.timeoutMs);
-    const collect = (sink: Buffer[]) => (chunk: Buffer) => {
-      captured += chunk.length;
-      if (captured > MAX_CAPTURE_BYTES) {
-        if (failed === undefined) failed = new ReleaseStepError(code, `${label} produced more than ${MAX_CAPTURE_BYTES} bytes of output`);
-        child.kill("SIGKILL");
-        return;
-      }
-      sink.push(chunk);
-    };
-    child.stdout?.on("data", collect(out));
-    child.stderr?.on("data", collect(err));
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(new ReleaseStepError(code, `${label} could not start: ${(error as NodeJS.ErrnoException).code ?? "error"}`));
+  // Forwarded output goes to our fd 2 (both streams; our stdout carries one JSON
+  // object) or is appended to a log file (mode 0600).
+  const sink = typeof options.output === "object" ? openSync(options.output.file, "a", 0o600) : options.output === "stderr" ? 2 : undefined;
+  let run;
+  try {
+    run = await runBounded(program, args, {
+      cwd: options.cwd,
+      env: options.env,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: MAX_CAPTURE_BYTES,
+      ...(options.input !== undefined ? { input: options.input } : {}),
+      ...(sink !== undefined ? { output: sink } : {}),
     });
-    child.on("close", (exit, signal) => {
-      clearTimeout(timer);
-      if (failed !== undefined) {
-        reject(failed);
-        return;
-      }
-      const stdoutBytes = Buffer.concat(out);
-      const result: ProcessResult = {
-        code: exit,
-        stdout: stdoutBytes.toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        stdoutBytes,
-      };
-      if (exit !== 0 && options.allowFailure !== true) {
-        const status = exit === null ? `signal ${signal ?? "unknown"}` : `exit ${exit}`;
-        reject(new ReleaseStepError(code, `${label} failed (${status})${excerpt(result.stderr)}`));
-        return;
-      }
-      resolve(result);
-    });
-    child.stdin?.on("error", () => undefined);
-    if (options.input !== undefined) child.stdin?.end(options.input);
-    else child.stdin?.end();
-  });
+  } finally {
+    if (sink !== undefined && sink !== 2) closeSync(sink);
+  }
+  const outcome = run.outcome;
+  if (outcome.kind === "start-failed") throw new ReleaseStepError(code, `${label} could not start: ${outcome.errno}`);
+  if (outcome.kind === "timeout") throw new ReleaseStepError(code, `${label} timed out after ${options.timeoutMs} ms`);
+  if (outcome.kind === "output-limit") throw new ReleaseStepError(code, `${label} produced more than ${MAX_CAPTURE_BYTES} bytes of output`);
+  const result: ProcessResult = { code: outcome.code, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8"), stdoutBytes: run.stdout };
+  if (outcome.code !== 0 && options.allowFailure !== true) {
+    const status = outcome.code === null ? `signal ${outcome.signal ?? "unknown"}` : `exit ${outcome.code}`;
+    throw new ReleaseStepError(code, `${label} failed (${status})${excerpt(result.stderr)}`);
+  }
+  return result;
 }
 
-const INHERITED_GIT_VARIABLES = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_NAMESPACE",
-  "GIT_COMMON_DIR",
-  "GIT_CONFIG",
-  "GIT_CONFIG_PARAMETERS",
-  "GIT_CONFIG_COUNT",
-  "GIT_EXEC_PATH",
-  "GIT_TRACE",
-  "GIT_SSH_COMMAND",
-  "GIT_ASKPASS",
-  "SSH_ASKPASS",
-  "GIT_EDITOR",
-];
-
 /**
- * The environment every git child gets: `process.env` minus inherited
- * repository-redirecting variables, plus `GIT_CONFIG_NOSYSTEM=1`,
+ * The environment every git child gets (an allow-list, DESIGN.md section 7):
+ * what any child needs and what git needs on the network (proxies,
+ * certificate authorities), then `GIT_CONFIG_NOSYSTEM=1`,
  * `GIT_CONFIG_GLOBAL=/dev/null`, `GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`, and
  * `core.hooksPath=/dev/null` through `GIT_CONFIG_COUNT` (so git processes
- * started by other tools, such as semantic-release, are isolated too).
- * `extra` is applied last (e.g. `GIT_AUTHOR_NAME`).
+ * started by other tools, such as semantic-release, are isolated too). No
+ * inherited `GIT_DIR`-style variable and no credential reaches git; `extra`
+ * is applied last (author identity, dates, and for `release promote` only the
+ * promotion token its credential helper reads).
  */
-export function gitEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of INHERITED_GIT_VARIABLES) delete env[name];
-  for (const name of Object.keys(env)) if (name.startsWith("GIT_CONFIG_KEY_") || name.startsWith("GIT_CONFIG_VALUE_")) delete env[name];
-  env["GIT_CONFIG_NOSYSTEM"] = "1";
-  env["GIT_CONFIG_GLOBAL"] = "/dev/null";
-  env["GIT_CONFIG_COUNT"] = "1";
-  env["GIT_CONFIG_KEY_0"] = "core.hooksPath";
-  env["GIT_CONFIG_VALUE_0"] = "/dev/null";
-  env["GIT_TERMINAL_PROMPT"] = "0";
-  env["LC_ALL"] = "C";
-  return { ...env, ...extra };
+export function gitEnvironment(extra: Record<string, string> = {}, source: Readonly<Record<string, string | undefined>> = process.env): ChildEnvironment {
+  return childEnvironment(
+    [...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES],
+    {
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "core.hooksPath",
+      GIT_CONFIG_VALUE_0: "/dev/null",
+      GIT_TERMINAL_PROMPT: "0",
+      LC_ALL: "C",
+      ...extra,
+    },
+    source,
+  );
 }
 
 /** Options of {@link git}. */

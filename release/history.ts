@@ -33,6 +33,10 @@ const BREAKING_HEADER_RE = /^([a-z]+)(?:\(([^()\r\n]+)\))?!: (\S.*)$/;
 /** GitHub's revert title (also git's default revert subject): `Revert "<header>"`, optionally ` (#N)`. */
 export const GITHUB_REVERT_RE = /^Revert "(.+)"(?: \(#[0-9]+\))?$/;
 const NEVER = /[^\s\S]/;
+/** A breaking footer: the keyword, a colon, then the text (if any) after one space. */
+const NOTES_PATTERN = "^(KEYWORDS):(?: (.*))?$";
+/** git's and GitHub's revert forms as conventional-commits-parser reads them. */
+const REVERT_PATTERN = /^(?:Revert|revert:)\s"?([\s\S]+?)"?\s*This reverts commit (\w*)\./;
 /** A footer line with the exact breaking token (Conventional Commits items 12-16). */
 const EXACT_BREAKING_LINE = /^BREAKING[ -]CHANGE:(?: .*)?$/;
 /** A line that reads like a breaking marker: any case, plural, no colon, bullets or indentation before it. */
@@ -58,9 +62,31 @@ export const COMMIT_PARSER_OPTIONS: ParserOptions = Object.freeze({
   breakingHeaderPattern: BREAKING_HEADER_RE,
   headerCorrespondence: ["type", "scope", "subject"],
   noteKeywords: ["BREAKING CHANGE", "BREAKING-CHANGE"],
-  notesPattern: (keywords: string) => new RegExp(`^(${keywords}):(?: (.*))?$`),
+  notesPattern: (keywords: string) => new RegExp(NOTES_PATTERN.replace("KEYWORDS", keywords)),
   fieldPattern: NEVER,
-  revertPattern: /^(?:Revert|revert:)\s"?([\s\S]+?)"?\s*This reverts commit (\w*)\./,
+  revertPattern: REVERT_PATTERN,
+  revertCorrespondence: ["header", "hash"],
+});
+
+/** A regular expression as data (`{source, flags}`). */
+export interface RegExpSource {
+  source: string;
+  flags: string;
+}
+
+/**
+ * {@link COMMIT_PARSER_OPTIONS} as plain data, for semantic-release's dry
+ * run in a child process: patterns as `{source, flags}`, `notesPattern` as a
+ * template whose `KEYWORDS` is replaced by the joined keywords.
+ */
+export const COMMIT_PARSER_SOURCE = Object.freeze({
+  headerPattern: { source: HEADER_RE.source, flags: HEADER_RE.flags } as RegExpSource,
+  breakingHeaderPattern: { source: BREAKING_HEADER_RE.source, flags: BREAKING_HEADER_RE.flags } as RegExpSource,
+  headerCorrespondence: ["type", "scope", "subject"],
+  noteKeywords: ["BREAKING CHANGE", "BREAKING-CHANGE"],
+  notesPattern: NOTES_PATTERN,
+  fieldPattern: { source: NEVER.source, flags: NEVER.flags } as RegExpSource,
+  revertPattern: { source: REVERT_PATTERN.source, flags: REVERT_PATTERN.flags } as RegExpSource,
   revertCorrespondence: ["header", "hash"],
 });
 

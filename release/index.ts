@@ -30,4 +30,6 @@ export { createReleaseTag, expectedReleaseTagText, releaseTagMessage, releaseTag
 export * from "./restore.js";
 export * from "./build.js";
 export * from "./gate.js";
+export { COMMAND_ENV_NAMES, NPM_PACK_ENV_NAMES, RELEASE_CREDENTIAL_VARIABLES, commandEnvironment, npmPackEnvironment, requirePassableNames } from "./command-env.js";
+export { SEMANTIC_RELEASE_TIMEOUT_MS, semanticReleaseDryRun, semanticReleaseEnvironment } from "./semantic-release-run.js";
 export * from "./manifest-steps.js";

@@ -24,13 +24,13 @@
  */
 import { Writable } from "node:stream";
 import { readFile } from "node:fs/promises";
-import { pathToFileURL } from "node:url";
 import { join, resolve as resolvePath } from "node:path";
 import { bumpVersion, type ReleaseClass } from "../src/contract/grammar.js";
 import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
-import { currentBranch, git, gitEnvironment, headCommit, isAncestor, remoteTagCommit, remotes, resolveCommit, statusPorcelain } from "./git.js";
-import { COMMIT_PARSER_OPTIONS, GITHUB_REVERT_RE, readHistory, strongerBump, type HistoryCommit } from "./history.js";
+import { currentBranch, git, headCommit, isAncestor, remoteTagCommit, remotes, resolveCommit, statusPorcelain } from "./git.js";
+import { GITHUB_REVERT_RE, readHistory, strongerBump, type HistoryCommit } from "./history.js";
+import { pluginConfigs, semanticReleaseDryRun, semanticReleaseEnvironment } from "./semantic-release-run.js";
 
 /** The baseline of a release: the last released version and its tag. */
 export interface Baseline {
@@ -121,74 +121,6 @@ export interface IntentOptions {
 
 function sink(): Writable {
   return new Writable({ write: (_c, _e, cb) => cb() });
-}
-
-/** Environment handed to semantic-release: no tokens, no CI detection variables, isolated git. */
-function semanticReleaseEnvironment(): NodeJS.ProcessEnv {
-  const base = gitEnvironment();
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "SystemRoot"]) if (base[name] !== undefined) env[name] = base[name];
-  for (const [name, value] of Object.entries(base)) if (name.startsWith("GIT_CONFIG") || name === "GIT_TERMINAL_PROMPT") env[name] = value;
-  return env;
-}
-
-/**
- * semantic-release merges the repository's own config (`.releaserc`,
- * `release.config.*`, package.json `release`) under the API options; these
- * keys, set to `undefined`, drop its `extends` and per-step plugin overrides.
- */
-const OVERRIDDEN_CONFIG_KEYS = Object.freeze(
-  Object.fromEntries(["extends", "verifyConditions", "analyzeCommits", "verifyRelease", "generateNotes", "prepare", "publish", "addChannel", "success", "fail"].map((k) => [k, undefined])),
-);
-
-const PLUGIN_ANALYZER = "@semantic-release/commit-analyzer";
-const PLUGIN_NOTES = "@semantic-release/release-notes-generator";
-
-function pluginConfigs(): { analyzer: Record<string, unknown>; notes: Record<string, unknown> } {
-  return {
-    analyzer: { preset: "conventionalcommits", parserOpts: { ...COMMIT_PARSER_OPTIONS } },
-    notes: { preset: "conventionalcommits", linkCompare: false, linkReferences: false, parserOpts: { ...COMMIT_PARSER_OPTIONS } },
-  };
-}
-
-/**
- * Run semantic-release's JS API in dry-run on `dir` (branch `branch`) and
- * return the bump its commit-analyzer computed and its last release version.
- *
- * @throws ReleaseStepError `RELEASE_ANALYZER_FAILED` when semantic-release throws.
- */
-async function semanticReleaseDryRun(dir: string, branch: string, log: Writable): Promise<{ type: ReleaseClass | null; lastVersion: string | undefined }> {
-  const { default: semanticRelease } = await import("semantic-release");
-  const plugins = pluginConfigs();
-  let result: Awaited<ReturnType<typeof semanticRelease>>;
-  try {
-    result = await semanticRelease(
-      {
-        dryRun: true,
-        ci: false,
-        noCi: true,
-        branches: [branch],
-        repositoryUrl: pathToFileURL(dir).href,
-        tagFormat: "v${version}",
-        // Neutralise a repository config's shareable configs and step overrides: only our two plugins run.
-        ...OVERRIDDEN_CONFIG_KEYS,
-        plugins: [
-          [PLUGIN_ANALYZER, plugins.analyzer],
-          [PLUGIN_NOTES, plugins.notes],
-        ],
-      } as unknown as Parameters<typeof semanticRelease>[0],
-      { cwd: dir, env: semanticReleaseEnvironment(), stdout: log as NodeJS.WriteStream, stderr: log as NodeJS.WriteStream },
-    );
-  } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n", 1)[0] : String(error);
-    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release dry-run failed: ${message}`, { cause: error });
-  }
-  if (result === false) return { type: null, lastVersion: undefined };
-  const type = result.nextRelease.type;
-  if (type !== "major" && type !== "minor" && type !== "patch") {
-    throw new ReleaseStepError("RELEASE_ANALYZER_FAILED", `semantic-release computed an unsupported release type ${JSON.stringify(type)}`);
-  }
-  return { type, lastVersion: result.lastRelease.version };
 }
 
 /** Host used for notes when no public GitHub URL is known; its links are unwrapped afterwards. */

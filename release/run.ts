@@ -24,7 +24,7 @@
  * converges to the same digests and receipt bytes and never moves a tag.
  *
  * The install command (`installCommand`) runs like a gate: without any
- * credential variable in its environment (`GATE_SECRET_VARIABLES`).
+ * credential in its environment (an allow-list plus `gatePassEnv`, `command-env.ts`).
  *
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
@@ -43,7 +43,8 @@ import { buildRelease, checkDist } from "./build.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { checkPrivate } from "./check-private.js";
 import { readReleaseConfig } from "./config.js";
-import { GATE_SECRET_VARIABLES, evidenceFile, runGate } from "./gate.js";
+import { evidenceFile, runGate } from "./gate.js";
+import { commandEnvironment } from "./command-env.js";
 import { createGitHubRelease } from "./github-release.js";
 import { git, gitText, headCommit, remoteTagCommit, runProcess } from "./git.js";
 import { releaseIntent } from "./intent.js";
@@ -130,6 +131,8 @@ export interface RunOptions {
   installCommand?: string;
   /** Where gate and install command output goes: our stderr (default) or `<workspace>/evidence/<gate>.log`. */
   gateOutput?: "stderr" | "log";
+  /** Variables the install and gate commands get besides their allow-list (`--pass-env`), never a pipeline credential. */
+  gatePassEnv?: readonly string[];
   /** MCP SDK version for the manifest when host_contract evidence does not record one. */
   mcpSdkVersion?: string;
   /**
@@ -450,12 +453,11 @@ async function runLocked(
       // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
       await git(["clean", "-ffdxq"], { cwd: paths.restore });
       if (options.installCommand !== undefined) {
-        const installEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-        for (const name of GATE_SECRET_VARIABLES) delete installEnv[name];
+        const installEnv = commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env });
         await mkdir(paths.evidence, { recursive: true });
-        await runProcess("bash", ["-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" });
+        await runProcess("bash", ["--norc", "--noprofile", "-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" });
       }
-      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr" });
+      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] });
       await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });
       return { gates: ["unit", "public_contract", "host_contract"] };
     },
@@ -473,7 +475,7 @@ async function runLocked(
     async () => {
       await rm(paths.dist, { recursive: true, force: true });
       const built = await buildRelease({ dir: paths.restore, artifactDir: paths.dist, version });
-      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr" });
+      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] });
       return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
     },
     async (rec) => {

@@ -10,13 +10,13 @@
  * object checking (`git bundle verify` alone does not read the pack data, so
  * a truncated or corrupted pack is only caught by the real fetch).
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
 import { describe, isGitSha } from "../contract/grammar.js";
+import { childEnvironment, runBounded, type ChildEnvironment } from "../oci/subprocess.js";
 import { FetchError } from "./errors.js";
 
 /** What the bundle must prove (taken from the verified tested manifest). */
@@ -45,9 +45,9 @@ const MAX_GIT_OUTPUT = 4 * 1024 * 1024;
 const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
 
 /** The environment of every isolated git run: nothing inherited but PATH. */
-function isolatedEnv(home: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+function isolatedEnv(home: string): ChildEnvironment {
+  return childEnvironment(["PATH"], {
+    ...(process.env["PATH"] === undefined ? { PATH: "/usr/bin:/bin" } : {}),
     HOME: home,
     LC_ALL: "C",
     GIT_CONFIG_NOSYSTEM: "1",
@@ -55,7 +55,7 @@ function isolatedEnv(home: string): NodeJS.ProcessEnv {
     GIT_ATTR_NOSYSTEM: "1",
     GIT_TERMINAL_PROMPT: "0",
     GIT_ALLOW_PROTOCOL: "file",
-  };
+  });
 }
 
 interface GitResult {
@@ -63,31 +63,17 @@ interface GitResult {
   stdout: Buffer;
 }
 
-function runGit(git: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<GitResult> {
-  return new Promise<GitResult>((resolvePromise, reject) => {
-    const child = spawn(git, ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "protocol.file.allow=always", ...args], {
-      env,
-      stdio: ["ignore", "pipe", "ignore"],
-      timeout: timeoutMs,
-      killSignal: "SIGKILL",
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let overflow = false;
-    child.stdout.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_GIT_OUTPUT) {
-        overflow = true;
-        child.kill("SIGKILL");
-        return;
-      }
-      chunks.push(chunk);
-    });
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      reject(new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle check could not run git (${error.code ?? "spawn error"})`));
-    });
-    child.on("close", (code) => resolvePromise({ code: overflow ? null : code, stdout: Buffer.concat(chunks) }));
+/** Run the isolated git through the bounded runner; stderr is discarded (never echoed). */
+async function runGit(git: string, args: string[], env: ChildEnvironment, timeoutMs: number): Promise<GitResult> {
+  const run = await runBounded(git, ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "protocol.file.allow=always", ...args], {
+    env,
+    timeoutMs,
+    maxOutputBytes: MAX_GIT_OUTPUT,
+    output: "stdout",
   });
+  const outcome = run.outcome;
+  if (outcome.kind === "start-failed") throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle check could not run git (${outcome.errno})`);
+  return { code: outcome.kind === "exited" ? outcome.code : null, stdout: run.stdout };
 }
 
 /**

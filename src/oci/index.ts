@@ -15,3 +15,4 @@ export * from "./open.js";
 export * from "./oras-target.js";
 export * from "./lock-owner.js";
 export { listReferrers, pushReferrer, referrerManifest, referrersTag, type ReferrerArtifact, type ReferrersSource } from "./referrers.js";
+export { BASE_ENV_NAMES, NETWORK_ENV_NAMES, childEnvironment, runBounded, type BoundedRun, type BoundedRunOptions, type ChildEnvironment, type RunOutcome } from "./subprocess.js";

@@ -29,6 +29,8 @@ export interface OpenTargetOptions {
   transport?: "http" | "oras";
   /** `oras` executable for `transport: "oras"` (default `oras` from PATH). */
   orasPath?: string;
+  /** `transport: "oras"`: names of further environment variables the tool needs (its environment is an allow-list). */
+  orasPassEnv?: readonly string[];
 }
 
 /**
@@ -54,6 +56,7 @@ export async function openTarget(repository: string, options: OpenTargetOptions 
     const orasOptions: OrasTargetOptions = { repository, plainHttp: options.plainHttp === true };
     if (options.credentials !== undefined) orasOptions.credentials = options.credentials;
     if (options.orasPath !== undefined) orasOptions.orasPath = options.orasPath;
+    if (options.orasPassEnv !== undefined) orasOptions.passEnv = options.orasPassEnv;
     return OrasTarget.open(orasOptions);
   }
   const registryOptions: RegistryTargetOptions = {

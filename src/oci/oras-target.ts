@@ -9,7 +9,6 @@
  * Everything `oras` downloads is verified again here (size and SHA-256) before
  * it is handed out; uploads are verified before `oras` sees them.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, open, rm } from "node:fs/promises";
@@ -29,6 +28,7 @@ import {
   verifiesDescriptor,
 } from "./descriptor.js";
 import { OciError } from "./errors.js";
+import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded } from "./subprocess.js";
 import { openBlobStream } from "./layout.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import type { Descriptor, Target } from "./target.js";
@@ -45,8 +45,10 @@ export interface OrasTargetOptions {
   credentials?: RegistryCredentials;
   /** Per-command timeout (ms). Default 600 000. */
   timeoutMs?: number;
-  /** Environment for the tool (default `process.env`). */
+  /** Environment the tool's allow-listed variables are read from (default `process.env`); nothing else is passed. */
   env?: NodeJS.ProcessEnv;
+  /** Names of further variables of `env` the tool needs (its allow-list is PATH, HOME, temp, locale, proxies, CA settings). */
+  passEnv?: readonly string[];
 }
 
 /** Smallest supported `oras` version. */
@@ -77,6 +79,7 @@ export class OrasTarget implements Target {
   private readonly plainHttp: boolean;
   private readonly timeoutMs: number;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly passEnv: readonly string[];
   private readonly workDir: string;
   private readonly registryConfig: string;
   private closed = false;
@@ -88,6 +91,7 @@ export class OrasTarget implements Target {
     this.plainHttp = options.plainHttp === true;
     this.timeoutMs = options.timeoutMs ?? 600_000;
     this.env = options.env ?? process.env;
+    this.passEnv = options.passEnv ?? [];
     this.workDir = workDir;
     this.registryConfig = path.join(workDir, "registry-config.json");
   }
@@ -160,46 +164,30 @@ export class OrasTarget implements Target {
     if (!ok) throw new OciError("OCI_TOOL_VERSION", `oras ${version.join(".")} is older than ${MIN_ORAS_VERSION.join(".")}`);
   }
 
-  /** Run `oras` with an argument array; stdout bounded, stderr discarded (never echoed). */
-  private run(args: string[], stdin?: string): Promise<RunResult> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.orasPath, args, {
-        stdio: ["pipe", "pipe", "pipe"],
-        env: { ...this.env, NO_COLOR: "1" },
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let tooLarge = false;
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        child.kill("SIGKILL");
-      }, this.timeoutMs);
-      child.stdout.on("data", (d: Buffer) => {
-        size += d.length;
-        if (size > MAX_STDOUT_BYTES) {
-          tooLarge = true;
-          child.kill("SIGKILL");
-          return;
-        }
-        chunks.push(d);
-      });
-      child.stderr.resume();
-      child.on("error", (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        if (error.code === "ENOENT" || error.code === "EACCES") reject(new OciError("OCI_TOOL_MISSING", `oras executable not found or not runnable`));
-        else reject(new OciError("OCI_TOOL_FAILED", `oras ${args[0] ?? ""} could not start`));
-      });
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        if (timedOut) reject(new OciError("OCI_TIMEOUT", `oras ${args[0] ?? ""} timed out after ${this.timeoutMs} ms`));
-        else if (tooLarge) reject(new OciError("OCI_BODY_TOO_LARGE", `oras ${args[0] ?? ""} printed more than ${MAX_STDOUT_BYTES} bytes`));
-        else resolve({ code: code ?? -1, stdout: Buffer.concat(chunks) });
-      });
-      child.stdin.on("error", () => undefined);
-      child.stdin.end(stdin ?? "");
+  /**
+   * Run `oras` with an argument array through the bounded runner; stdout
+   * bounded, stderr discarded (never echoed). Its environment is an
+   * allow-list (program lookup, home, temp, locale, proxies, CA settings):
+   * credentials reach it only on stdin (`login --password-stdin`).
+   */
+  private async run(args: string[], stdin?: string): Promise<RunResult> {
+    const run = await runBounded(this.orasPath, args, {
+      env: childEnvironment([...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES, ...this.passEnv], { NO_COLOR: "1" }, this.env),
+      timeoutMs: this.timeoutMs,
+      maxOutputBytes: MAX_STDOUT_BYTES,
+      input: stdin ?? "",
+      output: "stdout",
     });
+    const outcome = run.outcome;
+    if (outcome.kind === "start-failed") {
+      if (outcome.errno === "ENOENT" || outcome.errno === "EACCES") throw new OciError("OCI_TOOL_MISSING", `oras executable not found or not runnable`);
+      throw new OciError("OCI_TOOL_FAILED", `oras ${args[0] ?? ""} could not start`);
+    }
+    if (outcome.kind === "timeout") throw new OciError("OCI_TIMEOUT", `oras ${args[0] ?? ""} timed out after ${this.timeoutMs} ms`);
+    if (outcome.kind === "output-limit") throw new OciError("OCI_BODY_TOO_LARGE", `oras ${args[0] ?? ""} printed more than ${MAX_STDOUT_BYTES} bytes`);
+    return { code: outcome.code ?? -1, stdout: run.stdout };
   }
+
 
   private remoteFlags(prefix = ""): string[] {
     const flags = [`--${prefix}registry-config`, this.registryConfig];

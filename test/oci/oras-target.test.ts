@@ -59,6 +59,7 @@ function options(extraEnv: Record<string, string> = {}, extra: Partial<OrasTarge
     plainHttp: true,
     credentials: { username: USERNAME, password: PASSWORD },
     env: { ...process.env, ORAS_STANDIN_LOG: log, ORAS_STANDIN_STORE: storeDir, ORAS_STANDIN_REQUIRE_AUTH: "1", ...extraEnv },
+    passEnv: ["ORAS_STANDIN_LOG", "ORAS_STANDIN_STORE", "ORAS_STANDIN_REQUIRE_AUTH", ...Object.keys(extraEnv)],
     ...extra,
   };
 }
@@ -152,7 +153,7 @@ describe("OrasTarget", () => {
     process.env["ORAS_STANDIN_LOG"] = log;
     process.env["ORAS_STANDIN_STORE"] = storeDir;
     try {
-      const target = await openTarget("127.0.0.1:5000/owner/kit", { transport: "oras", orasPath: oras, plainHttp: true, credentials: { username: USERNAME, password: PASSWORD } });
+      const target = await openTarget("127.0.0.1:5000/owner/kit", { transport: "oras", orasPath: oras, orasPassEnv: ["ORAS_STANDIN_LOG", "ORAS_STANDIN_STORE"], plainHttp: true, credentials: { username: USERNAME, password: PASSWORD } });
       expect(target).toBeInstanceOf(OrasTarget);
       expect(await target.tags()).toContain("candidate-1");
       await target.close?.();

@@ -3,6 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, gitEnvironment, redactUrlCredentials, remoteTagCommit, runProcess } from "../../release/git.js";
+import { BASE_ENV_NAMES, childEnvironment } from "../../src/oci/subprocess.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
 const repos: FixtureRepo[] = [];
@@ -59,8 +60,8 @@ describe("git adapter isolation", () => {
   });
 
   it("kills a process at its timeout and refuses unbounded output", async () => {
-    await expect(runProcess("sleep", ["5"], { cwd: tmpdir(), env: process.env, timeoutMs: 200 })).rejects.toMatchObject({ code: "SUBPROCESS_FAILED", message: expect.stringContaining("timed out after 200 ms") });
-    await expect(runProcess("no-such-program-hpk", [], { cwd: tmpdir(), env: process.env, timeoutMs: 1000 })).rejects.toMatchObject({ code: "SUBPROCESS_FAILED", message: expect.stringContaining("could not start") });
+    await expect(runProcess("sleep", ["5"], { cwd: tmpdir(), env: childEnvironment(BASE_ENV_NAMES), timeoutMs: 200 })).rejects.toMatchObject({ code: "SUBPROCESS_FAILED", message: expect.stringContaining("timed out after 200 ms") });
+    await expect(runProcess("no-such-program-hpk", [], { cwd: tmpdir(), env: childEnvironment(BASE_ENV_NAMES), timeoutMs: 1000 })).rejects.toMatchObject({ code: "SUBPROCESS_FAILED", message: expect.stringContaining("could not start") });
   });
 
   it("reads a remote tag's commit, peeling annotated tags", async () => {

@@ -141,7 +141,8 @@ export function registerReleaseBuildSteps(release: Command): void {
     .option("--evidence-dir <dir>", "directory of evidence files", "evidence")
     .option("--timeout-seconds <n>", "kill the command after this many seconds (default 3600)")
     .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after the command")
-    .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string; expectedSha?: string }) =>
+    .option("--pass-env <name...>", "also pass these environment variables to the command (its environment is otherwise an allow-list: PATH, HOME, temp, locale, proxies, CI, terminal); pipeline credentials are refused")
+    .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string; expectedSha?: string; passEnv?: string[] }) =>
       step(async () => {
         const timeoutMs = positiveSeconds(flags.timeoutSeconds);
         const { runGate } = await import("../../../release/gate.js");
@@ -151,6 +152,7 @@ export function registerReleaseBuildSteps(release: Command): void {
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
           ...(flags.expectedSha !== undefined ? { expectedSha: flags.expectedSha } : {}),
+          ...(flags.passEnv !== undefined ? { passEnv: flags.passEnv } : {}),
         });
       })(),
     );

@@ -303,6 +303,7 @@ interface RunFlags {
   githubRelease?: boolean;
   chunkSize?: string;
   attestKey?: string;
+  passEnv?: string[];
 }
 
 /** `release run --workspace W [--source DIR]`: every step in order, resumable from W (release/run.ts). */
@@ -314,7 +315,8 @@ function registerRun(release: Command): void {
     .option("--source <dir>", "the package checkout: HEAD is the trigger, origin the remote to promote (default: current directory)")
     .option("--run-id <id>", "run id recorded in evidence and the candidate tag (default: chosen once per workspace)")
     .option("--run-attempt <n>", "run attempt (default 1)")
-    .option("--install-command <command>", "bash command run in the restored checkout before the gates (e.g. 'npm ci')")
+    .option("--install-command <command>", "bash command run in the restored checkout before the gates (e.g. 'npm ci --ignore-scripts')")
+    .option("--pass-env <name...>", "also pass these environment variables to the install and gate commands (otherwise an allow-list); pipeline credentials are refused")
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
     .option("--attest-key <pem>", "attest the staged bundle with this P-256 private key (PEM, mode 0600): signed provenance stored as an OCI referrer")
@@ -338,6 +340,7 @@ function registerRun(release: Command): void {
             ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
             ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
             ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),
+            ...(flags.passEnv === undefined ? {} : { gatePassEnv: flags.passEnv }),
           }),
         );
       });

@@ -1,0 +1,134 @@
+/**
+ * The one bounded subprocess runner of the product (`oras` here; git, npm and
+ * gate commands in `release/`; isolated git in `src/fetch`): an argument
+ * array and never a shell string, a timeout, an output ceiling, and an
+ * environment built only from an explicit allow-list (DESIGN.md section 7,
+ * "Secrets ... only in the child process that uses them"; STYLE.md "Primitives
+ * exist once").
+ *
+ * {@link childEnvironment} is the only way to make a {@link ChildEnvironment},
+ * and {@link runBounded} accepts nothing else, so a caller cannot hand a child
+ * a copy of our whole environment (with `REGISTRY_PASSWORD`, `GH_TOKEN`,
+ * `ACTIONS_ID_TOKEN_REQUEST_TOKEN`, ...): each child gets the names it needs
+ * and the values its caller sets on purpose. Outcomes (exit, timeout, output
+ * over the ceiling, start failure) are returned, not thrown, so each area maps
+ * them to its own error codes.
+ */
+import { spawn } from "node:child_process";
+
+declare const childEnvironmentBrand: unique symbol;
+
+/** A child's complete environment, made by {@link childEnvironment} only. */
+export type ChildEnvironment = Readonly<Record<string, string>> & { readonly [childEnvironmentBrand]: true };
+
+/** What any child needs to run at all: program lookup, home, temporary files, locale, time zone (and Windows' system paths). */
+export const BASE_ENV_NAMES: readonly string[] = Object.freeze(["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "SystemRoot", "WINDIR", "COMSPEC", "PATHEXT"]);
+/** What a child that talks to the network needs: proxies and certificate authorities. */
+export const NETWORK_ENV_NAMES: readonly string[] = Object.freeze([
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
+]);
+
+/**
+ * A child environment: the `allow`-listed names copied from `source` (when
+ * set), then `set` applied on top (values the caller passes on purpose, e.g.
+ * a token to the one git process that pushes).
+ */
+export function childEnvironment(allow: readonly string[], set: Readonly<Record<string, string>> = {}, source: Readonly<Record<string, string | undefined>> = process.env): ChildEnvironment {
+  const env: Record<string, string> = {};
+  for (const name of allow) {
+    const value = source[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const [name, value] of Object.entries(set)) env[name] = value;
+  return Object.freeze(env) as ChildEnvironment;
+}
+
+/** Options of {@link runBounded}. */
+export interface BoundedRunOptions {
+  /** The child's whole environment. */
+  env: ChildEnvironment;
+  /** Working directory (default ours). */
+  cwd?: string;
+  /** Kill the child (SIGKILL) after this many milliseconds. */
+  timeoutMs: number;
+  /** Most bytes of stdout plus stderr captured; more kills the child. */
+  maxOutputBytes: number;
+  /** Bytes written to stdin, then stdin is closed (empty when absent). */
+  input?: string | Uint8Array;
+  /**
+   * `"capture"` (default) collects stdout and stderr; `"stdout"` collects
+   * stdout and discards stderr (tool messages may carry secrets); a number is
+   * a file descriptor both streams are written to (nothing is captured).
+   */
+  output?: "capture" | "stdout" | number;
+}
+
+/** How a bounded run ended. */
+export type RunOutcome =
+  | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: "timeout" }
+  | { kind: "output-limit" }
+  | { kind: "start-failed"; errno: string };
+
+/** Result of {@link runBounded}. */
+export interface BoundedRun {
+  outcome: RunOutcome;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/**
+ * Run `program args...` without a shell, with the bounds of `options`.
+ * Never throws for the child's behaviour: see {@link RunOutcome}.
+ */
+export function runBounded(program: string, args: readonly string[], options: BoundedRunOptions): Promise<BoundedRun> {
+  return new Promise<BoundedRun>((resolve) => {
+    const sink = typeof options.output === "number" ? options.output : undefined;
+    const child = spawn(program, [...args], {
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      env: options.env,
+      stdio: sink !== undefined ? ["pipe", sink, sink] : ["pipe", "pipe", "pipe"],
+      shell: false,
+      windowsHide: true,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let captured = 0;
+    let stopped: RunOutcome | undefined;
+    const finish = (outcome: RunOutcome) => {
+      clearTimeout(timer);
+      resolve({ outcome: stopped ?? outcome, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
+    };
+    const timer = setTimeout(() => {
+      stopped ??= { kind: "timeout" };
+      child.kill("SIGKILL");
+    }, options.timeoutMs);
+    const collect = (into: Buffer[] | undefined) => (chunk: Buffer) => {
+      captured += chunk.length;
+      if (captured > options.maxOutputBytes) {
+        stopped ??= { kind: "output-limit" };
+        child.kill("SIGKILL");
+        return;
+      }
+      into?.push(chunk);
+    };
+    child.stdout?.on("data", collect(out));
+    child.stderr?.on("data", collect(options.output === "stdout" ? undefined : err));
+    child.on("error", (error: NodeJS.ErrnoException) => finish({ kind: "start-failed", errno: error.code ?? "error" }));
+    child.on("close", (code, signal) => finish({ kind: "exited", code, signal }));
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(options.input ?? "");
+  });
+}
