@@ -33,6 +33,8 @@ import { HermesPluginKitError } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
+import { consumerNextSteps, shellWord } from "./next-steps.js";
+import { createProgress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
 
 /** Error of the demo's own steps (`DEMO_*` codes). */
@@ -50,8 +52,10 @@ export interface DemoOptions {
   startRegistry?: boolean;
   /** Workspace directory (default: a new temp directory); reuse it to resume. */
   workspace?: string;
-  /** Where step lines go (default stdout). */
-  out?: NodeJS.WritableStream;
+  /** Where step lines go (default stderr; `null` silences them). */
+  out?: NodeJS.WritableStream | null;
+  /** Where the pipeline's gate and install output goes: `<workspace>/release/evidence/<gate>.log` (default) or stderr. */
+  gateOutput?: "log" | "stderr";
 }
 
 /** One line of the demo's report. */
@@ -80,6 +84,8 @@ export interface DemoResult {
   registry: string;
   steps: DemoStep[];
   github_release: string;
+  /** After success: what a consumer runs next, one shell line each, with this release's references. */
+  next_steps?: string[];
   error?: { code: string; message: string };
 }
 
@@ -342,26 +348,24 @@ function credentialsEnv(registry: DemoRegistry | undefined): Record<string, stri
  * failed, with what it expected and found (`error`), and `ok: false`.
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
-  const out = options.out ?? process.stdout;
+  const out = options.out === undefined ? process.stderr : options.out;
+  const progress = createProgress(out);
   const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
   await mkdir(workspace, { recursive: true, mode: 0o700 });
   const packageDir = resolve(options.packageDir ?? join(KIT_ROOT, "examples", "calculator"));
   const steps: DemoStep[] = [];
   const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
-  const line = (s: DemoStep) => {
-    steps.push(s);
-    out.write(`${s.skipped === true ? "-" : s.ok ? "✓" : "✗"} ${s.step} (${(s.ms / 1000).toFixed(1)} s)${s.detail !== undefined ? ` — ${s.detail}` : ""}\n`);
-  };
+  // Each step says when it starts and ends (and every 10 s while it runs); the list is the JSON report.
   const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
-    const start = Date.now();
+    const task = progress.start(step);
     try {
       const value = await fn();
       const d = detail?.(value);
-      line({ step, ok: true, ms: Date.now() - start, ...(d === undefined ? {} : { detail: d }) });
+      steps.push({ step, ok: true, ms: task.done(undefined, d), ...(d === undefined ? {} : { detail: d }) });
       return value;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      line({ step, ok: false, ms: Date.now() - start, detail: message });
+      steps.push({ step, ok: false, ms: task.failed(message), detail: message });
       throw error;
     }
   };
@@ -411,11 +415,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           workspace: join(workspace, "release"),
           plainHttp,
           installCommand: offlineInstallCommand(),
-          gateOutput: "log",
+          gateOutput: options.gateOutput ?? "log",
           attestKey: attestKey.keyFile,
           env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true", PATH: `${join(KIT_ROOT, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}` },
           ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
-          progress: { write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream,
+          progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
         });
         if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}`);
         return r;
@@ -424,7 +428,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
     if (!release.released) throw new DemoError("DEMO_NOTHING_RELEASED", "nothing released");
     Object.assign(result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, attestation_reference: release.attestation_reference, tarball: release.tarball.filename });
-    out.write(`    github-release skipped: ${result.github_release}\n`);
 
     const consumer = join(workspace, "consumer");
     const cli = async (args: string[], cwd = workspace) => {
@@ -476,8 +479,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
       }, (detail) => detail);
     } else {
-      line({ step: "consumer: plugin doctor", ok: true, skipped: true, ms: 0, detail: `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)` });
+      const detail = `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)`;
+      progress.skipped("consumer: plugin doctor", detail);
+      steps.push({ step: "consumer: plugin doctor", ok: true, skipped: true, ms: 0, detail });
     }
+    result.next_steps = consumerNextSteps({
+      repository,
+      bundleReference: release.bundle_reference,
+      receiptReference: release.receipt_reference,
+      packageName: src.name,
+      tarball: release.tarball.filename,
+      plainHttp,
+      ...(registry === undefined ? {} : { credentialsHint: `export REGISTRY_USERNAME=${registry.username} REGISTRY_PASSWORD="$(cat ${shellWord(join(workspace, "docker-registry", "password"))})"` }),
+    });
     result.ok = true;
   } catch (error) {
     const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";

@@ -38,7 +38,7 @@ import { describe, isGitSha } from "../src/contract/grammar.js";
 import { hashFile } from "../src/contract/manifest.js";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { parseRepository } from "../src/contract/reference.js";
-import { credentialsFromEnv, type RegistryCredentials } from "../src/fetch/fetch.js";
+import { credentialsFromEnvOrConfig, type RegistryCredentials } from "../src/fetch/fetch.js";
 import { buildRelease, checkDist } from "./build.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { checkPrivate } from "./check-private.js";
@@ -55,6 +55,8 @@ import { publishRelease } from "./publish.js";
 import { checkBundleChecksum, restoreSource } from "./restore.js";
 import { PipelineError, outputJsonBytes, resolveAccess, resolveTag, openWriteTarget, stageRelease, verifiedDownload, writeOutputFile, type PipelineHooks } from "./stage.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
+import { consumerNextSteps } from "./next-steps.js";
+import { createProgress, type Progress } from "./progress.js";
 
 /** Environment variable naming the crash point (test hook). */
 export const CRASH_AT_ENV = "HERMES_PLUGIN_KIT_CRASH_AT";
@@ -123,10 +125,12 @@ export interface RunOptions {
   runAttempt?: number;
   /** Plain HTTP to a loopback registry. */
   plainHttp?: boolean;
-  /** Registry credentials (default from the environment). */
+  /** Registry credentials (default: the environment's, else the Docker client config's for the registry host). */
   credentials?: RegistryCredentials;
   /** Largest upload request body in bytes (registries with a request-size cap; default 64 MiB). */
   chunkSize?: number;
+  /** Docker client config to read credentials from (default `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`). */
+  registryConfig?: string;
   /** A bash command run in the restored checkout before the gates (e.g. `npm ci`). */
   installCommand?: string;
   /** Where gate and install command output goes: our stderr (default) or `<workspace>/evidence/<gate>.log`. */
@@ -144,7 +148,10 @@ export interface RunOptions {
   githubRelease?: boolean;
   /** Environment (default `process.env`): `SEMANTIC_RELEASE_ENABLED`, tokens, `HERMES_PLUGIN_KIT_CRASH_AT`. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Progress lines (default stderr). `null` silences. */
+  /**
+   * Progress lines (default stderr): each step as it starts and ends with its elapsed time, and
+   * "still running" every 10 s while a step (or one gate) runs (`./progress.ts`). `null` silences.
+   */
   progress?: NodeJS.WritableStream | null;
   /** Test hooks (in addition to the crash point from the environment). */
   hooks?: PipelineHooks;
@@ -181,6 +188,8 @@ export type RunResult =
       /** The attestation (`<repository>@sha256:<hex>` of its referrer manifest), when the run attested. */
       attestation_reference?: string;
       github_release: string;
+      /** What a consumer runs next, one shell line each, with these references filled in (`./next-steps.ts`). */
+      next_steps: string[];
       steps: RunStepReport[];
     };
 
@@ -276,7 +285,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const ws = resolve(options.workspace);
   const paths = layout(ws);
   const source = resolve(options.source);
-  const progress = options.progress === undefined ? process.stderr : options.progress;
+  const progress = createProgress(options.progress === undefined ? process.stderr : options.progress);
   const crashAt = env[CRASH_AT_ENV];
   const hooks: PipelineHooks = {
     checkpoint: async (point) => {
@@ -288,7 +297,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
 
   // The disarm switch governs every run, fresh or resumed (reference 6.0).
   if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
-    progress?.write("- release run disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true\n");
+    progress.skipped("release run", "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true");
     return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true", workspace: ws, steps: [] };
   }
   await mkdir(ws, { recursive: true, mode: 0o700 });
@@ -338,7 +347,7 @@ async function runLocked(
   ws: string,
   paths: ReturnType<typeof layout>,
   source: string,
-  progress: NodeJS.WritableStream | null,
+  progress: Progress,
   hooks: PipelineHooks,
   mark: (point: string) => void | Promise<void>,
 ): Promise<RunResult> {
@@ -364,21 +373,37 @@ async function runLocked(
     await mark(`${step}:recorded`);
   };
 
-  /** Run or verify one step and report it. */
+  /** Run or verify one step and report it (start, end, elapsed time, a heartbeat while it runs). */
   const step = async (name: RunStep, run: () => Promise<Record<string, unknown>>, verify: (recorded: Record<string, unknown>) => Promise<void>): Promise<void> => {
-    const started = performance.now();
     const recorded = current.steps[name];
+    const task = progress.start(name);
     let status: RunStepReport["status"];
-    if (recorded !== undefined) {
-      await verify(recorded);
-      status = "verified";
-    } else {
-      await record(name, await run());
-      status = "ran";
+    try {
+      if (recorded !== undefined) {
+        await verify(recorded);
+        status = "verified";
+      } else {
+        await record(name, await run());
+        status = "ran";
+      }
+    } catch (error) {
+      task.failed(error instanceof Error ? error.message : String(error));
+      throw error;
     }
-    const ms = Math.round(performance.now() - started);
-    reports.push({ step: name, status, ms });
-    progress?.write(`${status === "ran" ? "✓" : "↺"} ${name} (${status}, ${ms} ms)\n`);
+    reports.push({ step: name, status, ms: task.done(status) });
+  };
+
+  /** One part of a step (the install command, one gate) reported on its own line with its own heartbeat. */
+  const part = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+    const task = progress.start(label);
+    try {
+      const value = await fn();
+      task.done();
+      return value;
+    } catch (error) {
+      task.failed(error instanceof Error ? error.message : String(error));
+      throw error;
+    }
   };
 
   const intentEnv = { ...process.env, ...env } as NodeJS.ProcessEnv;
@@ -455,9 +480,14 @@ async function runLocked(
       if (options.installCommand !== undefined) {
         const installEnv = commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env });
         await mkdir(paths.evidence, { recursive: true });
-        await runProcess("bash", ["--norc", "--noprofile", "-c", options.installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" });
+        const installCommand = options.installCommand;
+        await part("install command", () =>
+          runProcess("bash", ["--norc", "--noprofile", "-c", installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" }),
+        );
       }
-      for (const gate of ["unit", "public_contract", "host_contract"] as const) await runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] });
+      for (const gate of ["unit", "public_contract", "host_contract"] as const) {
+        await part(`gate ${gate}${options.gateOutput === "log" ? ` (log: ${join(paths.evidence, `${gate}.log`)})` : ""}`, () => runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] }));
+      }
       await proveReleaseIdentity(paths.restore, { triggerSha: current.trigger_sha, version, releaseSha });
       return { gates: ["unit", "public_contract", "host_contract"] };
     },
@@ -475,7 +505,7 @@ async function runLocked(
     async () => {
       await rm(paths.dist, { recursive: true, force: true });
       const built = await buildRelease({ dir: paths.restore, artifactDir: paths.dist, version });
-      await runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] });
+      await part(`gate build_metadata${options.gateOutput === "log" ? ` (log: ${join(paths.evidence, "build_metadata.log")})` : ""}`, () => runGate({ gate: "build_metadata", dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] }));
       return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
     },
     async (rec) => {
@@ -529,12 +559,12 @@ async function runLocked(
     );
   } else {
     reports.push({ step: "check-immutable", status: "skipped", ms: 0, reason: noGitHub });
-    progress?.write(`- check-immutable (${noGitHub})\n`);
+    progress.skipped("check-immutable", noGitHub);
   }
 
   const config = await readReleaseConfig(paths.restore);
   const policy: ReleasePolicy = config.policy;
-  const credentials = options.credentials ?? credentialsFromEnv(parseRepository(policy.registryRepository), env);
+  const credentials = options.credentials ?? (await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), env, options.registryConfig === undefined ? {} : { registryConfig: options.registryConfig }));
   const accessOptions = {
     repository: policy.registryRepository,
     plainHttp: options.plainHttp === true,
@@ -603,7 +633,7 @@ async function runLocked(
     await step("attest", () => attestStep.run(ctx), (recorded) => attestStep.verify(ctx, recorded));
   } else {
     reports.push({ step: "attest", status: "skipped", ms: 0, reason: "skipped: no attestation key (pass --attest-key)" });
-    progress?.write("- attest (skipped: no attestation key (pass --attest-key))\n");
+    progress.skipped("attest", "skipped: no attestation key (pass --attest-key)");
   }
 
   // 10. promote (verification = the resumable promotion itself, which only reads when already promoted).
@@ -670,7 +700,7 @@ async function runLocked(
     githubRelease = `release ${String(current.steps["github-release"]?.["release_id"])}`;
   } else {
     reports.push({ step: "github-release", status: "skipped", ms: 0, reason: githubRelease });
-    progress?.write(`- github-release (${githubRelease})\n`);
+    progress.skipped("github-release", githubRelease);
   }
 
   return {
@@ -687,6 +717,7 @@ async function runLocked(
     receipt_sha256: receiptSha,
     ...(typeof current.steps.attest?.["attestation_reference"] === "string" ? { attestation_reference: current.steps.attest["attestation_reference"] } : {}),
     github_release: githubRelease,
+    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference, receiptReference, packageName: policy.package, tarball: tarball.filename, plainHttp: options.plainHttp === true, gates: policy.gates }),
     steps: reports,
   };
 }
@@ -697,7 +728,7 @@ async function runLocked(
  * to an absolute path when local).
  * @throws PipelineError `RUN_WORKSPACE_INVALID` when the source has no origin.
  */
-async function cloneAtTrigger(source: string, dir: string, trigger: string): Promise<void> {
+export async function cloneAtTrigger(source: string, dir: string, trigger: string): Promise<void> {
   const originUrl = (await git(["config", "--get", "remote.origin.url"], { cwd: source, allowFailure: true })).stdout.trim();
   if (originUrl.length === 0) throw new PipelineError("RUN_WORKSPACE_INVALID", `the source checkout ${source} has no origin remote to promote to`);
   const isPath = !/^[a-z][a-z0-9+.-]*:\/\//i.test(originUrl) && !/^[^/]+:/.test(originUrl);

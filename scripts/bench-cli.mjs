@@ -12,7 +12,8 @@
  *
  * Every process is started and reaped by a small Python helper through
  * `os.wait4`, which returns the child's own rusage: the peak RSS is the
- * command's, not this script's. Needs the compiled CLI (`npm run build`) and python3.
+ * command's, not this script's. Besides wall time (the goal's measure) it
+ * prints the CPU time (user + system) ratio, which a loaded machine disturbs less. Needs the compiled CLI (`npm run build`) and python3.
  *
  * Flags / environment: `--rounds N` or BENCH_CLI_ROUNDS (pairs per command,
  * default 11, at least 5).
@@ -44,7 +45,7 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 5) {
 }
 
 // Runs each [label, argv] in turn `rounds` times (after one warm-up), reaping each
-// child with os.wait4 for its own rusage; prints JSON {label: [[wall_ms, maxrss_kib, status], ...]}.
+// child with os.wait4 for its own rusage; prints JSON {label: [[wall_ms, maxrss_kib, status, cpu_ms], ...]}.
 const PY_RUNNER = String.raw`
 import json, os, subprocess, sys, time
 spec = json.load(sys.stdin)
@@ -55,7 +56,7 @@ def once(argv, cwd):
     _, status, ru = os.wait4(p.pid, 0)
     wall = (time.perf_counter() - start) * 1000
     p.returncode = os.waitstatus_to_exitcode(status)
-    return [wall, ru.ru_maxrss, p.returncode]
+    return [wall, ru.ru_maxrss, p.returncode, (ru.ru_utime + ru.ru_stime) * 1000]
 for label, argv in spec["commands"]:
     once(argv, spec["cwd"])
 for _ in range(spec["rounds"]):
@@ -152,9 +153,10 @@ try {
     }
     const ratios = cmd.map(([ms], i) => ms / base[i][0]);
     const rss = cmd.map(([, kib]) => kib / 1024);
+    const cpuRatios = cmd.map(([, , , cpu], i) => cpu / Math.max(base[i][3], 1));
     results[label] = { ratio: median(ratios), rssMax: Math.max(...rss) };
     console.log(
-      `  ${label.padEnd(21)} ${mmm(cmd.map(([ms]) => ms), 1)} ms  node ${mmm(base.map(([ms]) => ms), 1)} ms  ratio ${mmm(ratios, 2)}  peak RSS ${mmm(rss, 1)} MiB (node ${mmm(base.map(([, kib]) => kib / 1024), 1)})`,
+      `  ${label.padEnd(21)} wall ${mmm(cmd.map(([ms]) => ms), 1)} ms vs node ${mmm(base.map(([ms]) => ms), 1)} ms: ratio ${mmm(ratios, 2)}; cpu ratio ${mmm(cpuRatios, 2)}; peak RSS ${mmm(rss, 1)} MiB (node ${mmm(base.map(([, kib]) => kib / 1024), 1)})`,
     );
   }
   console.log("goals at the median: --version and --help <= 1.5x node; verify-final-receipt and verify-manifest <= 2x with peak RSS <= 60 MiB");

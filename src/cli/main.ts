@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-/** Entry point of the `hermes-plugin-kit` binary. */
-import { runCli } from "./program.js";
+/**
+ * Entry point of the `hermes-plugin-kit` binary. `--version` alone answers
+ * without loading the command program; everything else goes through
+ * `program.ts`.
+ */
+import { packageVersion } from "./version.js";
 
 // A closed pipe on stdout (`... | head -1`) ends output quietly instead of with a stack trace.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -8,12 +12,19 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-runCli(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`hermes-plugin-kit: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+  process.stdout.write(`${packageVersion()}\n`);
+} else {
+  import("./program.js")
+    .then(({ runCli }) => runCli(argv))
+    .then(
+      (code) => {
+        process.exitCode = code;
+      },
+      (error: unknown) => {
+        process.stderr.write(`hermes-plugin-kit: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exitCode = 1;
+      },
+    );
+}

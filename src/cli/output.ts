@@ -2,9 +2,15 @@
  * Output and exit-code conventions of the `hermes-plugin-kit` CLI.
  *
  * Exit codes: 0 success, 1 the operation failed (contract, verification,
- * registry, git or privacy failure; one line `hermes-plugin-kit: <message>`),
- * 2 usage error (bad or missing flags). With `--json` a failure prints
- * `{"ok":false,"code":"<CODE>","message":"..."}` on stdout instead.
+ * registry, git or privacy failure; one line `hermes-plugin-kit: <message>`
+ * on stderr), 2 usage error (bad or missing flags). A command whose output is
+ * JSON (every `release` step except `demo`; any command with `--json`) also
+ * prints `{"ok":false,"code":"<CODE>","message":"..."}` on stdout.
+ *
+ * Streams: stdout carries the command's result only (text, or one JSON
+ * object); progress, notes and next steps go to stderr. `--quiet` drops
+ * progress and notes (errors still print); `--verbose` adds detail (progress
+ * even when stderr is not a terminal, stack traces of internal errors, tool logs).
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 
@@ -22,6 +28,44 @@ export class UsageError extends HermesPluginKitError {
   }
 }
 
+/** How much a command says on stderr besides errors (`--quiet`, default, `--verbose`). */
+export type Verbosity = "quiet" | "normal" | "verbose";
+
+let verbosity: Verbosity = "normal";
+
+/** Set by the program from `--quiet` / `--verbose` before an action runs. */
+export function setVerbosity(value: Verbosity): void {
+  verbosity = value;
+}
+
+/** The current verbosity. */
+export function currentVerbosity(): Verbosity {
+  return verbosity;
+}
+
+/**
+ * The stream for progress lines: stderr, or `null` under `--quiet`. With
+ * `ttyOnly` (transfer progress) stderr only when it is a terminal, unless `--verbose`.
+ */
+export function progressStream(ttyOnly = false): NodeJS.WritableStream | null {
+  if (verbosity === "quiet") return null;
+  if (ttyOnly && verbosity !== "verbose" && process.stderr.isTTY !== true) return null;
+  return process.stderr;
+}
+
+/** Write a note line to stderr (silent under `--quiet`). */
+export function printNote(line: string): void {
+  if (verbosity !== "quiet") process.stderr.write(line + "\n");
+}
+
+/** After a release: the consumer's next commands on stderr (silent under `--quiet`). */
+export function printNextSteps(lines: readonly string[]): void {
+  if (lines.length === 0) return;
+  printNote("");
+  printNote("Next, a consumer fetches, verifies, pins and installs this release:");
+  for (const line of lines) printNote(`  ${line}`);
+}
+
 /** Write one line to stdout. */
 export function printLine(line: string): void {
   process.stdout.write(line + "\n");
@@ -34,8 +78,9 @@ export function printJson(value: unknown): void {
 
 /**
  * Run a command action: on success return its exit code (default 0); on
- * failure print the message (or a JSON error object when `json` is set) and
- * return 1 (2 for {@link UsageError}).
+ * failure print `hermes-plugin-kit: <message> [<CODE>]` on stderr (and, when
+ * `json` is set, `{"ok":false,"code","message"}` on stdout) and return 1
+ * (2 for {@link UsageError}).
  */
 export async function runAction(json: boolean, action: () => Promise<number | void>): Promise<number> {
   try {
@@ -47,9 +92,10 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     // File-system errors from Node carry an errno code (ENOENT, EEXIST, ...): report them as IO_<CODE>.
     const code = error instanceof HermesPluginKitError ? error.code : typeof errno === "string" && /^E[A-Z]+$/.test(errno) ? `IO_${errno}` : "INTERNAL";
     const message = error instanceof Error ? error.message : String(error);
+    // The error line always goes to stderr; a command whose output is JSON also answers on stdout.
+    process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
-    else process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
-    if (!(error instanceof HermesPluginKitError) && process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" && error instanceof Error) {
+    if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);
     }
     return usage ? EXIT_USAGE : EXIT_FAILURE;

@@ -12,14 +12,14 @@
  * zod) is loaded inside the action with `await import(...)`.
  * test/cli/module-graph.test.ts enforces it; `npm run bench:cli` times it.
  */
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerContractCommands } from "./commands/contract.js";
 import { registerFetchCommands } from "./commands/fetch.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError } from "./output.js";
+import { EXIT_USAGE, UsageError, setVerbosity } from "./output.js";
+import { packageVersion } from "./version.js";
 
 /** Build the program with every subcommand registered. */
 export function buildProgram(): Command {
@@ -33,21 +33,33 @@ export function buildProgram(): Command {
     .exitOverride();
   // Fail fast on empty option values (`--output-dir ""` would otherwise mean the current directory).
   program.hook("preAction", (_program, action) => {
-    for (const [name, value] of Object.entries(action.opts())) {
+    const opts = action.opts();
+    for (const [name, value] of Object.entries(opts)) {
       if (value === "") throw new UsageError(`--${name.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())} must not be empty`);
     }
+    if (opts["quiet"] === true && opts["verbose"] === true) throw new UsageError("--quiet and --verbose exclude each other");
+    setVerbosity(opts["quiet"] === true ? "quiet" : opts["verbose"] === true ? "verbose" : "normal");
   });
   registerContractCommands(program);
   registerFetchCommands(program);
   registerProvenanceCommands(program);
   registerReleaseCommands(program);
   registerKitCommands(program);
+  addVerbosityOptions(program);
   return program;
 }
 
-function packageVersion(): string {
-  const text = readFileSync(new URL("../../../package.json", import.meta.url), "utf8");
-  return (JSON.parse(text) as { version: string }).version;
+/** Give every command that runs an action `--quiet` and `--verbose` (a command may declare its own `--verbose` first). */
+function addVerbosityOptions(command: Command): void {
+  for (const sub of command.commands) {
+    if (sub.commands.length > 0) {
+      addVerbosityOptions(sub);
+      continue;
+    }
+    const has = (flag: string) => sub.options.some((o) => o.long === flag);
+    if (!has("--quiet")) sub.option("--quiet", "print only the result and errors (no progress or notes on stderr)");
+    if (!has("--verbose")) sub.option("--verbose", "print more detail on stderr (progress when not a terminal, stack traces of internal errors)");
+  }
 }
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */

@@ -9,7 +9,8 @@
  * four records; evidence gates are `unit`, `public_contract`, `host_contract`
  * (records `mcp_sdk_version`), `build_metadata`, `workflow`.
  */
-import { z } from "zod";
+// Namespace import: bundlers drop the parts of zod not used here (the CLI bundle, scripts/bundle-cli.mjs).
+import * as z from "zod";
 import { INSTALL_TIME_ENTRY_RE } from "./install-time.js";
 
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex");

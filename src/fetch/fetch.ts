@@ -26,6 +26,7 @@ import { isLoopbackHost, parseReference, type PinnedReference, type Repository }
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
+import { credentialsFromDockerConfig } from "../oci/credential-store.js";
 import { credentialsFromEnv as registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
@@ -143,19 +144,45 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
  * Registry credentials as reference 5.1 logs in: `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD` when set; else for `ghcr.io` the login of `GH_TOKEN`'s
  * user (`GET /user` through the GitHub API at `GITHUB_API_URL`) with the token
- * as password. Prefer this over the synchronous {@link credentialsFromEnv},
- * whose ghcr.io fallback uses a placeholder user name.
+ * as password; else the Docker client configuration (`registryConfig`, else
+ * `$DOCKER_CONFIG` or `~/.docker/config.json`: auths and credential helpers,
+ * see `src/oci/credential-store.ts`). Prefer this over the synchronous
+ * {@link credentialsFromEnv}, whose ghcr.io fallback uses a placeholder user name.
  * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE`; PrivacyError codes of
- *   `packageCredentialLogin` (`PRIVACY_API_FAILED`, `PRIVACY_CREDENTIAL_UNKNOWN`, ...).
+ *   `packageCredentialLogin` (`PRIVACY_API_FAILED`, `PRIVACY_CREDENTIAL_UNKNOWN`, ...);
+ *   OciError `OCI_CREDENTIAL_CONFIG_INVALID`, `OCI_CREDENTIAL_HELPER_FAILED`, `OCI_CREDENTIAL_UNSUPPORTED`.
  */
-export async function resolveRegistryCredentials(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): Promise<RegistryCredentials | undefined> {
+export async function resolveRegistryCredentials(
+  repository: Repository,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: { registryConfig?: string } = {},
+): Promise<RegistryCredentials | undefined> {
   const basic = credentialsFromEnv(repository, env);
+  if (basic === undefined) return credentialsFromConfig(repository, env, options);
   // Only the ghcr.io fallback (GH_TOKEN, no REGISTRY_* credentials) needs the
   // token's login from the GitHub API; REGISTRY_* credentials are used as given.
   const fromGitHubToken = (env["REGISTRY_USERNAME"] ?? "") === "" && (env["REGISTRY_TOKEN"] ?? "") === "";
   if (basic === undefined || !fromGitHubToken || !("password" in basic)) return basic;
   const login = await packageCredentialLogin({ env });
   return { username: login, password: basic.password };
+}
+
+/**
+ * The environment's credentials ({@link credentialsFromEnv}: `REGISTRY_*`, `GH_TOKEN` for ghcr.io),
+ * else those the Docker client configuration holds for the repository's registry host.
+ * @throws the codes of {@link credentialsFromEnv} and of `credentialsFromDockerConfig`.
+ */
+export async function credentialsFromEnvOrConfig(
+  repository: Repository,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: { registryConfig?: string } = {},
+): Promise<RegistryCredentials | undefined> {
+  return credentialsFromEnv(repository, env) ?? (await credentialsFromConfig(repository, env, options));
+}
+
+async function credentialsFromConfig(repository: Repository, env: Readonly<Record<string, string | undefined>>, options: { registryConfig?: string }): Promise<RegistryCredentials | undefined> {
+  if (repository.kind !== "registry") return undefined;
+  return credentialsFromDockerConfig(repository.registry, { env, ...(options.registryConfig === undefined ? {} : { configFile: options.registryConfig }) });
 }
 
 async function defaultOpenTarget(repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }): Promise<ReadOnlyTarget> {

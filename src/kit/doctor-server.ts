@@ -76,7 +76,8 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-interface Session {
+/** A started server with its client and listed tools (also used by `plugin call`). */
+export interface Session {
   client: Client;
   tools: Tool[];
   startMs: number;
@@ -86,7 +87,7 @@ interface Session {
 }
 
 /** Start the server in `cwd`, initialize and list its tools; throws (with `stderr` attached) when it does not answer. */
-async function openSession(root: string, data: string, entry: StdioServerEntry, cwd: string, options: ServerExerciseOptions): Promise<Session> {
+export async function openSession(root: string, data: string, entry: StdioServerEntry, cwd: string, options: ServerExerciseOptions): Promise<Session> {
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
   const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
   // The SDK transport merges its own defaults (HOME, LOGNAME, PATH, SHELL, TERM, USER) under the

@@ -60,6 +60,11 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_TOOL_MISSING`: the `oras` executable could not be run.
  * - `OCI_TOOL_VERSION`: the `oras` version is older than 1.3 or unreadable.
  * - `OCI_TOOL_FAILED`: an `oras` subcommand exited non-zero (message: `oras <subcommand> failed (exit N)`, never its output).
+ * - `OCI_CREDENTIAL_CONFIG_INVALID`: a Docker client config (`--registry-config`, `$DOCKER_CONFIG`,
+ *   `~/.docker/config.json`) is unreadable (when named explicitly), not JSON, or of the wrong shape.
+ * - `OCI_CREDENTIAL_HELPER_FAILED`: a `docker-credential-<name>` helper is missing, timed out, failed or answered
+ *   something other than the helper protocol's JSON.
+ * - `OCI_CREDENTIAL_UNSUPPORTED`: the stored credential is an identity (refresh) token, which this client cannot use.
  */
 export type OciErrorCode =
   | "OCI_NOT_FOUND"
@@ -94,7 +99,10 @@ export type OciErrorCode =
   | "OCI_REPOSITORY_INVALID"
   | "OCI_TOOL_MISSING"
   | "OCI_TOOL_VERSION"
-  | "OCI_TOOL_FAILED";
+  | "OCI_TOOL_FAILED"
+  | "OCI_CREDENTIAL_CONFIG_INVALID"
+  | "OCI_CREDENTIAL_HELPER_FAILED"
+  | "OCI_CREDENTIAL_UNSUPPORTED";
 
 /** A coded failure of the OCI transport. `code` is one of {@link OciErrorCode}. */
 export class OciError extends HermesPluginKitError {

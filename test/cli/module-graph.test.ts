@@ -8,7 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { canonicalJson, testedManifestBytes } from "../../src/contract/index.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 import { HEAVY_PACKAGES, ROOT, graphViolations, importChain, recordModuleGraph, type GraphEdge } from "../support/module-graph.js";
@@ -27,7 +27,7 @@ describe("CLI start-up module graph", () => {
   it.each([[["--version"]], [["--help"]], [["release", "run", "--help"]], [["plugin", "build", "--help"]], [[]]])("`hermes-plugin-kit %j` loads commander and src/cli only", async (args) => {
     const run = await recordModuleGraph([CLI, ...args]);
     expect(run.code, run.stderr).toBe(args.length === 0 ? 2 : 0);
-    expect(run.edges.some((e) => e.url.endsWith("/dist/src/cli/program.js"))).toBe(true);
+    expect(run.edges.some((e) => e.url.endsWith("/dist/src/cli/main.js"))).toBe(true);
     expect(graphViolations(run.edges, STARTUP), FIX).toEqual([]);
   });
 
@@ -55,6 +55,45 @@ describe("CLI start-up module graph", () => {
     expect(commands).toBeGreaterThan(20);
     expect(missing).toEqual([]);
     expect(graphViolations(run.edges, STARTUP), FIX).toEqual([]);
+  });
+});
+
+describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
+  interface BundleOutput {
+    entryPoint: string | null;
+    inputs: string[];
+    imports: { path: string; kind: string; external: boolean }[];
+  }
+
+  /** Inputs of `output` and of every chunk it imports statically, i.e. what loads with it. */
+  function staticInputs(meta: Record<string, BundleOutput>, output: string): string[] {
+    const seen = new Set<string>();
+    const inputs: string[] = [];
+    const visit = (name: string) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const info = meta[name];
+      if (info === undefined) return;
+      inputs.push(...info.inputs);
+      for (const imported of info.imports) if (!imported.external && imported.kind === "import-statement") visit(imported.path.replace(/^(?!dist\/)/, ""));
+    };
+    visit(output);
+    return inputs;
+  }
+
+  it("loads nothing but src/cli and commander before an action runs", async () => {
+    const meta = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "bundle-meta.json"), "utf8")) as Record<string, BundleOutput>;
+    const outputOf = (entry: string) => Object.keys(meta).find((name) => meta[name]?.entryPoint === entry);
+    const main = outputOf("dist/src/cli/main.js");
+    const program = outputOf("dist/src/cli/program.js");
+    expect(main).toBe("dist/src/cli/main.js");
+    expect(program).toBeDefined();
+    // `--version` alone: the entry and the version reader only.
+    expect(staticInputs(meta, main as string).filter((i) => !i.startsWith("node:")).sort()).toEqual(["dist/src/cli/main.js", "dist/src/cli/version.js"]);
+    const startup = staticInputs(meta, program as string).filter((i) => !i.startsWith("node:") && !i.startsWith("dist/src/cli/") && !i.startsWith("node_modules/commander/"));
+    expect(startup, FIX).toEqual([]);
+    // The verify path is bundled too, but as lazy chunks only.
+    expect(Object.values(meta).some((o) => o.inputs.some((i) => i.startsWith("node_modules/zod/")))).toBe(true);
   });
 });
 

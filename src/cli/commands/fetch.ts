@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import type { GateCommands } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../fetch/fetch.js";
-import { printJson, printLine, runAction, UsageError } from "../output.js";
+import { printJson, printLine, progressStream, runAction, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
 interface FetchOptions extends PolicyFlags {
@@ -20,6 +20,7 @@ interface FetchOptions extends PolicyFlags {
   package?: string;
   expect?: string;
   plainHttp?: boolean;
+  registryConfig?: string;
   json?: boolean;
 }
 
@@ -35,6 +36,7 @@ interface FleetVerifyOptions {
   lock: string;
   installed?: string;
   plainHttp?: boolean;
+  registryConfig?: string;
   json?: boolean;
 }
 
@@ -83,6 +85,7 @@ export function registerFetchCommands(program: Command): void {
       .option("--package <name>", "expected npm package name (default: the one the release names)")
       .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
       .option("--plain-http", "use plain HTTP (loopback registries only)")
+      .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
       .option("--provenance", "require a verifying attestation bound to the release before installing (policy: --key, or --owner/--repo ...)")
       .option("--key <pem>", "with --provenance: the public key a locally signed release was attested with")
       .option("--trusted-root <file>", "with --provenance: Sigstore trusted root (default: the embedded public-good root)"),
@@ -104,7 +107,7 @@ export function registerFetchCommands(program: Command): void {
         }
         const parsedRepo = parseRepository(repository);
         parseReference(opts.reference, repository);
-        const credentials = await resolveRegistryCredentials(parsedRepo);
+        const credentials = await resolveRegistryCredentials(parsedRepo, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig });
         const result = await fetchRelease({
           reference: opts.reference,
           outputDir: opts.outputDir,
@@ -114,6 +117,7 @@ export function registerFetchCommands(program: Command): void {
           ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
           policy: { ...(opts.package === undefined ? {} : { package: opts.package }), gatesFor: await gatesFromCheckout(pkg) },
           ...(provenance === undefined ? {} : { provenance }),
+          progress: progressStream(true),
         });
         if (result.install_time.length > 0) {
           process.stderr.write(
@@ -173,6 +177,7 @@ export function registerFetchCommands(program: Command): void {
     .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
+    .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
     .option("--json", "print the verified plugins as JSON")
     .action(async (opts: FleetVerifyOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {
@@ -192,7 +197,7 @@ export function registerFetchCommands(program: Command): void {
           policy: { gatesFor: await gatesFromCheckout(pkg) },
           ...(trustedRoot === undefined ? {} : { trustedRoot }),
           credentialsFor: async (repository) => {
-            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository));
+            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig }));
             return credentialCache.get(repository.repository);
           },
         });

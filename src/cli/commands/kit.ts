@@ -1,9 +1,9 @@
 /**
- * CLI wiring of the kit commands `plugin build` and `plugin doctor` (logic lives in src/kit).
+ * CLI wiring of the kit commands `plugin build`, `plugin call` and `plugin doctor` (logic lives in src/kit).
  * esbuild and the MCP SDK load inside the actions only.
  */
 import { InvalidArgumentError, type Command } from "commander";
-import { printJson, printLine, runAction, UsageError } from "../output.js";
+import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
 
 function collectAlias(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.indexOf("=");
@@ -50,6 +50,32 @@ export function registerKitCommands(program: Command): void {
         }
         for (const finding of result.findings) printLine(`  ${finding.severity.toUpperCase()} [${finding.rule}] ${finding.message}`);
         return 0;
+      });
+    });
+
+  plugin
+    .command("call")
+    .description("Start a built package's MCP server the way Hermes does, call one tool through the MCP SDK client, and print what the model would see (exit 1 when the tool answers an error).")
+    .argument("<dir>", "package directory (plugin.json, mcp.json, dist/server.js)")
+    .argument("<tool>", "tool name as the server lists it (e.g. calculate)")
+    .option("--args <json>", "tool arguments as a JSON object", "{}")
+    .option("--server <name>", "mcp.json server to start (when the package declares more than one)")
+    .option("--timeout <ms>", "start-up and call timeout in milliseconds", "15000")
+    .option("--json", "print {ok, server, tool, hermesName, arguments, isError, modelSees, callMs} as JSON")
+    .action(async (dir: string, tool: string, options: { args: string; server?: string; timeout: string; json?: boolean }) => {
+      process.exitCode = await runAction(options.json === true, async () => {
+        const timeoutMs = Number(options.timeout);
+        if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
+        const { callPluginTool, parseCallArguments } = await import("../../kit/call.js");
+        const called = await callPluginTool(dir, tool, parseCallArguments(options.args), { timeoutMs, ...(options.server === undefined ? {} : { server: options.server }) });
+        if (options.json) {
+          const { result: _raw, ...rest } = called;
+          printJson({ ok: !called.isError, ...rest });
+        } else {
+          printNote(`${called.hermesName} (server ${called.server}) ${called.isError ? "answered a tool error" : "answered"} in ${called.callMs} ms; the model sees:`);
+          printLine(called.modelSees);
+        }
+        return called.isError ? 1 : 0;
       });
     });
 

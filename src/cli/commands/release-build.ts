@@ -5,8 +5,8 @@
  *
  * Each step prints exactly one JSON object on stdout: its result on success
  * (exit 0), or `{"ok":false,"code":"<CODE>","message":"..."}` on failure
- * (exit 1; usage errors exit 2). Gate command output and semantic-release
- * logs (`--verbose`) go to stderr.
+ * (exit 1, with the error line on stderr; usage errors exit 2). Gate command
+ * output and semantic-release logs (`--verbose`) go to stderr.
  *
  * The step modules (semantic-release, publint, git) load inside each action.
  */

@@ -1,6 +1,6 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
-import { UsageError, printJson, printLine, runAction } from "../output.js";
+import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, progressStream, runAction } from "../output.js";
 
 interface DemoFlags {
   package?: string;
@@ -21,7 +21,7 @@ export function registerReleaseDemo(release: Command): void {
     .option("--plain-http", "plain HTTP to a loopback --registry")
     .option("--start-registry", "start Debian's docker-registry with Basic auth on a free loopback port")
     .option("--workspace <dir>", "workspace directory (default: a new temp directory); rerun with the same one to resume")
-    .option("--json", "print the result as one JSON object (step lines go to stderr)")
+    .option("--json", "print the result as one JSON object on stdout (step lines always go to stderr)")
     .action(async (flags: DemoFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         if (flags.registry !== undefined && flags.startRegistry === true) throw new UsageError("--registry and --start-registry exclude each other");
@@ -33,13 +33,14 @@ export function registerReleaseDemo(release: Command): void {
           plainHttp: flags.plainHttp === true,
           startRegistry: flags.startRegistry === true,
           ...(flags.workspace === undefined ? {} : { workspace: flags.workspace }),
-          out: flags.json === true ? process.stderr : process.stdout,
+          out: progressStream(),
+          ...(currentVerbosity() === "verbose" ? { gateOutput: "stderr" as const } : {}),
         });
         if (flags.json === true) {
           printJson(result);
+          if (result.ok) printNextSteps(result.next_steps ?? []);
           return result.ok ? 0 : 1;
         }
-        printLine("");
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
         if (result.attestation_reference !== undefined) printLine(`attestation:       ${result.attestation_reference}`);
@@ -51,6 +52,7 @@ export function registerReleaseDemo(release: Command): void {
           const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
           throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
         }
+        printNextSteps(result.next_steps ?? []);
         return 0;
       });
     });

@@ -4,8 +4,8 @@
  * [--bootstrap]`, `check-immutable`, `stage`, `promote`, `publish`,
  * `github-release`, and `run` (every step of both halves over a resumable
  * workspace). Every step prints one JSON object on stdout and can be rerun;
- * failures exit 1 with a coded message on stderr (`--json`: a JSON error
- * object on stdout), exit 2 for usage errors. Tokens come from the
+ * failures exit 1 with a coded message on stderr and the JSON error object
+ * on stdout, exit 2 for usage errors. Tokens come from the
  * environment only (`GH_TOKEN`, `SOURCE_PROMOTION_TOKEN`,
  * `REGISTRY_USERNAME`/`REGISTRY_PASSWORD`), never from flags.
  *
@@ -16,7 +16,8 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ReleasePolicy } from "../../contract/policy.js";
-import { CHUNK_SIZE_HELP, parseChunkSizeFlag, printJson, runAction, UsageError } from "../output.js";
+import type { RegistryCredentials } from "../../oci/registry-auth.js";
+import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, UsageError } from "../output.js";
 
 /** The package.json of the current directory, or undefined when absent or unreadable. */
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
@@ -44,7 +45,21 @@ export async function publishPolicy(repositoryFlag: string | undefined): Promise
   return policyFromPackageJson({ name: DEFAULT_PACKAGE, hermesPluginKit: { repository: repositoryFlag } });
 }
 
+/**
+ * Credentials for the policy's repository: the environment's (`REGISTRY_*`, `GH_TOKEN` for
+ * ghcr.io), else the Docker client config's (`--registry-config`, `$DOCKER_CONFIG`, `~/.docker/config.json`).
+ */
+async function registryCredentials(policy: ReleasePolicy, registryConfig: string | undefined): Promise<{ credentials?: RegistryCredentials }> {
+  const { parseRepository } = await import("../../contract/reference.js");
+  const { credentialsFromEnvOrConfig } = await import("../../fetch/fetch.js");
+  const credentials = await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), process.env, registryConfig === undefined ? {} : { registryConfig });
+  return credentials === undefined ? {} : { credentials };
+}
+
+const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
+
 interface CheckPrivateFlags {
+  registryConfig?: string;
   json?: boolean;
   repository?: string;
   bootstrap?: boolean;
@@ -61,13 +76,15 @@ function registerCheckPrivate(release: Command): void {
     .option("--bootstrap", "when the package is absent, push the zero-layer bootstrap artifact to private-bootstrap (layout: create 0700), then re-check")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: CheckPrivateFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const policy = await publishPolicy(flags.repository);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const { checkPrivate } = await import("../../../release/check-private.js");
         const evidence = await checkPrivate({
+          ...(await registryCredentials(policy, flags.registryConfig)),
           repository: policy.registryRepository,
           policy,
           bootstrap: flags.bootstrap === true,
@@ -84,9 +101,9 @@ function registerCheckImmutable(release: Command): void {
   release
     .command("check-immutable")
     .description("Require immutable releases enabled for GITHUB_REPOSITORY (GH_TOKEN with Administration read; fails closed).")
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: { json?: boolean }) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const { checkImmutableReleases } = await import("../../../release/check-immutable.js");
         printJson(await checkImmutableReleases());
       });
@@ -136,9 +153,9 @@ function registerGitHubRelease(release: Command): void {
     .option("--references <file>", "the references JSON written by `release publish`")
     .option("--package-name <name>", "package name in the release title (default: ./package.json name, else hermes-plugin-kit)")
     .option("--git-remote <remote>", "read the remote tag with `git ls-remote <remote>` instead of the GitHub API")
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: GitHubReleaseFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const { bundle, receipt } = await referencesFromFlags(flags);
         const pkgName = (await cwdPackageJson())?.["name"];
         const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
@@ -160,6 +177,7 @@ function registerGitHubRelease(release: Command): void {
 }
 
 interface StageFlags {
+  registryConfig?: string;
   json?: boolean;
   repository?: string;
   tag: string;
@@ -185,16 +203,17 @@ function registerStage(release: Command): void {
     .option("--output <file>", 'write {"bundle_reference": ...} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: StageFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const policy = await publishPolicy(flags.repository);
         const { stageRelease } = await import("../../../release/stage.js");
         printJson(
           await stageRelease({
             ...(chunkSize === undefined ? {} : { chunkSize }),
+            ...(await registryCredentials(policy, flags.registryConfig)),
             policy,
             repository: policy.registryRepository,
             tag: flags.tag,
@@ -211,6 +230,7 @@ function registerStage(release: Command): void {
 }
 
 interface PromoteFlags {
+  registryConfig?: string;
   json?: boolean;
   reference: string;
   repository?: string;
@@ -229,13 +249,15 @@ function registerPromote(release: Command): void {
     .option("--branch <name>", "branch to promote", "main")
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: PromoteFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const policy = await publishPolicy(flags.repository);
         const { promoteRelease } = await import("../../../release/promote.js");
         printJson(
           await promoteRelease({
+            ...(await registryCredentials(policy, flags.registryConfig)),
             policy,
             repository: policy.registryRepository,
             reference: flags.reference,
@@ -250,6 +272,7 @@ function registerPromote(release: Command): void {
 }
 
 interface PublishFlags {
+  registryConfig?: string;
   json?: boolean;
   reference: string;
   repository?: string;
@@ -269,16 +292,17 @@ function registerPublish(release: Command): void {
     .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: PublishFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const policy = await publishPolicy(flags.repository);
         const { publishRelease } = await import("../../../release/publish.js");
         printJson(
           await publishRelease({
             ...(chunkSize === undefined ? {} : { chunkSize }),
+            ...(await registryCredentials(policy, flags.registryConfig)),
             policy,
             repository: policy.registryRepository,
             reference: flags.reference,
@@ -292,6 +316,8 @@ function registerPublish(release: Command): void {
 }
 
 interface RunFlags {
+  registryConfig?: string;
+  dryRun?: boolean;
   json?: boolean;
   source?: string;
   workspace: string;
@@ -320,29 +346,44 @@ function registerRun(release: Command): void {
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
     .option("--attest-key <pem>", "attest the staged bundle with this P-256 private key (PEM, mode 0600): signed provenance stored as an OCI referrer")
+    .option("--dry-run", "run every check up to the first write (and the read-only checks of later steps); nothing is committed, tagged, pushed, uploaded or recorded")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--json", "print failures as a JSON object on stdout")
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: RunFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
+        const runOptions = {
+          ...(chunkSize === undefined ? {} : { chunkSize }),
+          source: flags.source ?? process.cwd(),
+          workspace: flags.workspace,
+          plainHttp: flags.plainHttp === true,
+          githubRelease: flags.githubRelease === true,
+          ...(flags.runId === undefined ? {} : { runId: flags.runId }),
+          ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
+          ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
+          ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
+          ...(flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig }),
+          ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),
+          ...(flags.passEnv === undefined ? {} : { gatePassEnv: flags.passEnv }),
+          progress: progressStream(),
+          // --quiet keeps gate output out of stderr too: it goes to <workspace>/evidence/<gate>.log.
+          gateOutput: currentVerbosity() === "quiet" ? ("log" as const) : ("stderr" as const),
+        };
+        if (flags.dryRun === true) {
+          const { dryRunRelease } = await import("../../../release/dry-run.js");
+          const planned = await dryRunRelease(runOptions);
+          printJson(planned);
+          for (const c of planned.checks) printNote(`${c.status === "ok" ? "✓" : c.status === "would" ? "→ would" : "-"} ${c.check}: ${c.detail}`);
+          printNote(planned.would_release ? `dry run: release run would release ${planned.tag ?? ""}; nothing was written` : `dry run: nothing to release (${planned.reason ?? ""})`);
+          return;
+        }
         const { runRelease } = await import("../../../release/run.js");
-        printJson(
-          await runRelease({
-            ...(chunkSize === undefined ? {} : { chunkSize }),
-            source: flags.source ?? process.cwd(),
-            workspace: flags.workspace,
-            plainHttp: flags.plainHttp === true,
-            githubRelease: flags.githubRelease === true,
-            ...(flags.runId === undefined ? {} : { runId: flags.runId }),
-            ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
-            ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
-            ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
-            ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),
-            ...(flags.passEnv === undefined ? {} : { gatePassEnv: flags.passEnv }),
-          }),
-        );
+        const result = await runRelease(runOptions);
+        printJson(result);
+        if (result.released) printNextSteps(result.next_steps);
       });
     });
 }

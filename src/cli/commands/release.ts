@@ -15,5 +15,9 @@ export function registerReleaseCommands(program: Command): void {
   registerReleaseBuildSteps(release);
   registerReleasePublishSteps(release);
   registerReleaseAttestSteps(release);
+  // One output convention for every step: one JSON object on stdout, failures included; `--json` is accepted everywhere.
+  for (const step of release.commands) {
+    if (!step.options.some((o) => o.long === "--json")) step.option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included");
+  }
   registerReleaseDemo(release);
 }

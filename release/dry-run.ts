@@ -1,0 +1,149 @@
+/**
+ * `release run --dry-run`: every check `release run` makes before its first
+ * write, and the read-only checks of the later steps, with nothing committed,
+ * tagged, pushed, uploaded or recorded (DESIGN.md section 4; the steps of
+ * `./run.ts`).
+ *
+ * Checks, in order: the disarm switch; the workspace (a fresh run or which
+ * steps a rerun would resume, read from `run-state.json` without taking the
+ * lock); origin's `main` is the trigger; the release intent (semantic-release
+ * dry run and strict history, in a scratch clone at the trigger, removed
+ * afterwards); the release config (`package.json` `hermesPluginKit`);
+ * immutable GitHub releases (with `githubRelease`); registry credentials (their
+ * source, never their value); the privacy gate without bootstrap (an absent
+ * repository is reported as "would bootstrap"); and that neither the release
+ * tag nor its receipt tag exists in the store yet.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { hasCode } from "../src/contract/errors.js";
+import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { parseRepository } from "../src/contract/reference.js";
+import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fetch.js";
+import { requirePrivateForRead } from "../src/fetch/privacy.js";
+import { checkImmutableReleases } from "./check-immutable.js";
+import { readReleaseConfig } from "./config.js";
+import { gitText, headCommit } from "./git.js";
+import { releaseIntent } from "./intent.js";
+import { cloneAtTrigger, type RunOptions } from "./run.js";
+import { PipelineError, openWriteTarget, resolveAccess, resolveTag } from "./stage.js";
+
+/** One check of a dry run. */
+export interface DryRunCheck {
+  check: string;
+  /** `ok` passed, `would` names a write the real run would make, `skipped` did not apply. */
+  status: "ok" | "would" | "skipped";
+  detail: string;
+}
+
+/** What {@link dryRunRelease} returns (and `release run --dry-run` prints). */
+export interface DryRunResult {
+  dry_run: true;
+  /** The real run would release (every check passed and there is something to release). */
+  would_release: boolean;
+  reason?: string;
+  workspace: string;
+  trigger_sha?: string;
+  version?: string;
+  previous_version?: string;
+  tag?: string;
+  release_class?: string;
+  repository?: string;
+  checks: DryRunCheck[];
+}
+
+async function workspaceState(ws: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(join(ws, "run-state.json"));
+  } catch {
+    return "fresh: no run state, a real run starts from the first step";
+  }
+  const state = parseStrictJson(bytes);
+  const steps = Object.keys((state["steps"] ?? {}) as object);
+  return `resumes run ${String(state["run_id"])} of ${String(state["source"])} (recorded: ${steps.join(", ") || "none"})`;
+}
+
+/**
+ * Run the checks of {@link DryRunResult} for `options` (the `release run` options).
+ * @returns the checks; `would_release: false` with a reason when disarmed or nothing to release.
+ * @throws the first failing check's error, unchanged (the code a real run would stop with).
+ */
+export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> {
+  const env = options.env ?? process.env;
+  const ws = resolve(options.workspace);
+  const source = resolve(options.source);
+  const checks: DryRunCheck[] = [];
+  const result: DryRunResult = { dry_run: true, would_release: false, workspace: ws, checks };
+  if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
+    result.reason = "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true";
+    return result;
+  }
+  checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
+  const trigger = await headCommit(source);
+  result.trigger_sha = trigger;
+  const scratch = await mkdtemp(join(tmpdir(), "hpk-dry-run-"));
+  try {
+    const clone = join(scratch, "source");
+    await cloneAtTrigger(source, clone, trigger);
+    const remoteMain = (await gitText(["ls-remote", "origin", "refs/heads/main"], { cwd: clone })).split("\t")[0];
+    if (remoteMain !== trigger) {
+      throw new PipelineError("PROMOTE_REMOTE_STATE", `origin's main is ${remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain}, expected the trigger commit ${trigger} (push it to origin main first)`);
+    }
+    checks.push({ check: "origin main", status: "ok", detail: `origin's main is the trigger ${trigger}` });
+    const intent = await releaseIntent({ dir: clone, environment: { ...process.env, ...env } as NodeJS.ProcessEnv, remote: "origin" });
+    if (!("previous_version" in intent) || !intent.released || intent.version === null || intent.tag === null) {
+      result.reason = "previous_version" in intent ? `nothing to release since v${intent.previous_version}` : "disarmed";
+      checks.push({ check: "intent", status: "ok", detail: result.reason });
+      return result;
+    }
+    Object.assign(result, { version: intent.version, previous_version: intent.previous_version, tag: intent.tag, release_class: intent.release_class });
+    checks.push({ check: "intent", status: "ok", detail: `${intent.release_class} release v${intent.previous_version} -> ${intent.tag}; no ${intent.tag} tag on origin` });
+    checks.push({ check: "materialize", status: "would", detail: `commit "chore(release): ${intent.tag}" and tag ${intent.tag} in the workspace clone, then write release-source.bundle` });
+    const config = await readReleaseConfig(clone);
+    const policy = config.policy;
+    result.repository = policy.registryRepository;
+    checks.push({ check: "config", status: "ok", detail: `${policy.package} -> ${policy.registryRepository}; gates ${Object.entries(policy.gates).map(([g, c]) => `${g}: ${JSON.stringify(c)}`).join(", ")}` });
+    checks.push({ check: "gates", status: "would", detail: `${options.installCommand === undefined ? "" : `run ${JSON.stringify(options.installCommand)}, then `}run the four gates on the restored source, npm pack once, write the tested manifest` });
+    if (options.githubRelease === true) {
+      await checkImmutableReleases({ env });
+      checks.push({ check: "check-immutable", status: "ok", detail: "immutable releases are enabled" });
+    } else {
+      checks.push({ check: "check-immutable", status: "skipped", detail: "no GitHub release requested (--github-release)" });
+    }
+    await registryChecks(options, env, policy, intent.tag, checks);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  result.would_release = true;
+  return result;
+}
+
+async function registryChecks(options: RunOptions, env: Readonly<Record<string, string | undefined>>, policy: Awaited<ReturnType<typeof readReleaseConfig>>["policy"], tag: string, checks: DryRunCheck[]): Promise<void> {
+  const repository = parseRepository(policy.registryRepository);
+  if (repository.kind === "registry") {
+    const fromEnv = credentialsFromEnv(repository, env) !== undefined;
+    const found = options.credentials ?? (await credentialsFromEnvOrConfig(repository, env, options.registryConfig === undefined ? {} : { registryConfig: options.registryConfig }));
+    const where = options.credentials !== undefined ? "given" : fromEnv ? "from the environment" : found !== undefined ? "from the Docker client config" : "none (anonymous)";
+    checks.push({ check: "credentials", status: "ok", detail: `registry credentials for ${repository.registry}: ${where}` });
+    options = { ...options, ...(found === undefined ? {} : { credentials: found }) };
+  }
+  try {
+    const evidence = await requirePrivateForRead(repository, { env, plainHttp: options.plainHttp === true });
+    checks.push({ check: "check-private", status: "ok", detail: `private: ${evidence.kind}` });
+  } catch (error) {
+    if (!hasCode(error, "PRIVACY_ABSENT")) throw error;
+    checks.push({ check: "check-private", status: "would", detail: `${policy.registryRepository} is absent: the real run bootstraps it, then proves it private` });
+    checks.push({ check: "tags", status: "ok", detail: `the store is empty: ${tag} and ${tag}-receipt are free` });
+    return;
+  }
+  const access = resolveAccess({ repository: policy.registryRepository, plainHttp: options.plainHttp === true, env, ...(options.credentials === undefined ? {} : { credentials: options.credentials }) }, policy);
+  const target = await openWriteTarget(access);
+  for (const name of [tag, `${tag}-receipt`]) {
+    const digest = await resolveTag(target, name);
+    if (digest !== null) throw new PipelineError("RELEASE_TAG_CONFLICT", `tag ${name} already names ${digest} in ${policy.registryRepository}; a release never moves a tag (publish the next version instead)`);
+  }
+  checks.push({ check: "tags", status: "ok", detail: `${tag} and ${tag}-receipt are free in ${policy.registryRepository}` });
+  checks.push({ check: "stage, promote, publish", status: "would", detail: `upload the bundle, push main + ${tag} to origin atomically, bind ${tag} and ${tag}-receipt` });
+}

@@ -1,0 +1,71 @@
+/**
+ * What a consumer runs next after a release: the commands of README
+ * "Consumers: fetch, verify, pin, install" (DESIGN.md section 5) with the
+ * release's real references, repository and tarball filled in. `release run`
+ * and `release demo` print them after success and return them as
+ * `next_steps`. Pure: builds strings, reads and writes nothing.
+ */
+import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../src/contract/policy.js";
+
+/** What {@link consumerNextSteps} fills in. */
+export interface NextStepsInput {
+  /** The pinned repository (`host[:port]/path` or `oci-layout:<dir>`). */
+  repository: string;
+  /** Digest-pinned bundle reference. */
+  bundleReference: string;
+  /** Digest-pinned receipt reference. */
+  receiptReference: string;
+  /** npm package name (names the vendor directory). */
+  packageName: string;
+  /** The npm tarball's file name, e.g. `my-plugin-1.2.0.tgz`. */
+  tarball: string;
+  /** The registry is a loopback one reached over plain HTTP. */
+  plainHttp?: boolean;
+  /**
+   * A comment line saying where the registry credentials come from (the demo's
+   * started registry names its password file); default: a generic hint. Never a secret.
+   */
+  credentialsHint?: string;
+  /** The release's gate commands; when they are not the defaults the consumer must state them (a note line says how). */
+  gates?: GateCommands;
+  /** The command that runs the CLI (default `npx hermes-plugin-kit`). */
+  cli?: string;
+}
+
+/** Quote `word` for a POSIX shell when it holds anything but safe characters. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The consumer's commands, one shell line each (comments start with `#`):
+ * fetch of the bundle and the receipt by digest, `verify-final-receipt` with
+ * both pins, `fleet add` + `fleet verify`, and `npm install --ignore-scripts`
+ * of the fetched tarball.
+ */
+export function consumerNextSteps(input: NextStepsInput): string[] {
+  const cli = input.cli ?? "npx hermes-plugin-kit";
+  const vendor = `vendor/${input.packageName.replace(/^@/, "").replace(/\//g, "-")}`;
+  const receipt = `${vendor}/release-receipt.json`;
+  const plain = input.plainHttp === true ? " --plain-http" : "";
+  const repo = shellWord(input.repository);
+  const lines: string[] = [];
+  if (!input.repository.startsWith("oci-layout:")) {
+    const host = input.repository.split("/")[0] ?? input.repository;
+    lines.push(input.credentialsHint ?? `# read credentials for ${host}: REGISTRY_USERNAME + REGISTRY_PASSWORD, REGISTRY_TOKEN, or \`docker login ${host}\``);
+  }
+  const gates = input.gates;
+  if (gates !== undefined && (Object.keys(DEFAULT_GATE_COMMANDS) as (keyof GateCommands)[]).some((gate) => gates[gate] !== DEFAULT_GATE_COMMANDS[gate])) {
+    // The consumer commands expect the default gate commands unless told otherwise (DESIGN.md section 5, "Whose policy").
+    lines.push(`# this release's gates are not the defaults: run these in a directory whose package.json is {"name": ${JSON.stringify(input.packageName)}, "hermesPluginKit": {"repository": ..., "gates": ${JSON.stringify(gates)}}}`);
+  }
+  lines.push(
+    `${cli} fetch --reference ${shellWord(input.bundleReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect bundle${plain}`,
+    `${cli} fetch --reference ${shellWord(input.receiptReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect receipt${plain}`,
+    `${cli} verify-final-receipt --receipt ${shellWord(receipt)} --repository ${repo} --expect-bundle-reference ${shellWord(input.bundleReference)} --expect-receipt-reference ${shellWord(input.receiptReference)}`,
+    `${cli} fleet add --lock fleet.lock.json --receipt ${shellWord(receipt)}`,
+    `${cli} fleet verify --lock fleet.lock.json --installed ${shellWord(vendor)}${plain}`,
+    `npm install --ignore-scripts --save-exact ${shellWord(`./${vendor}/dist/${input.tarball}`)}`,
+  );
+  return lines;
+}

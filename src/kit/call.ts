@@ -1,0 +1,135 @@
+/**
+ * `plugin call <dir> <tool> --args JSON`: start a built package's stdio server
+ * the way Hermes does (the doctor's session: filtered environment, `mcp.json`
+ * `cwd` or a fresh directory standing in for the host's), call one tool
+ * through the official MCP SDK client and render the answer as the model
+ * would see it (reference B.8, `render.ts`).
+ */
+import { lstatSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { openSession, withTimeout } from "./doctor-server.js";
+import { PluginKitError } from "./errors.js";
+import { declaredServerCwd } from "./host-environment.js";
+import { clampedHermesToolName } from "./naming.js";
+import { checkMcpConfig, type StdioServerEntry } from "./portable.js";
+import { redactText } from "./redaction.js";
+import { renderForModel, type ReceivedToolResult } from "./render.js";
+
+/** Options of {@link callPluginTool}. */
+export interface PluginCallOptions {
+  /** The `mcp.json` server to start (required when the package declares more than one). */
+  server?: string;
+  /** Timeout of start-up and of the call, in ms (default 15 000). */
+  timeoutMs?: number;
+  /** Environment the filtered server environment is taken from (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+}
+
+/** What {@link callPluginTool} returns. */
+export interface PluginCallResult {
+  server: string;
+  tool: string;
+  /** The name Hermes registers (`mcp__<server>__<tool>`). */
+  hermesName: string;
+  arguments: Record<string, unknown>;
+  isError: boolean;
+  /** The JSON string Hermes hands the model. */
+  modelSees: string;
+  /** The raw `tools/call` result. */
+  result: ReceivedToolResult;
+  /** Wall time of the call itself, in ms. */
+  callMs: number;
+}
+
+/** Parse `--args`: a JSON object (default `{}`). @throws PluginKitError `CALL_ARGUMENTS_INVALID`. */
+export function parseCallArguments(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (problem) {
+    throw new PluginKitError("CALL_ARGUMENTS_INVALID", `--args must be a JSON object, e.g. '{"expression": "2**10"}': ${(problem as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new PluginKitError("CALL_ARGUMENTS_INVALID", `--args must be a JSON object, found ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+  return value as Record<string, unknown>;
+}
+
+/** The stdio server entries of `<root>/mcp.json`. @throws PluginKitError `CALL_PACKAGE_INVALID`. */
+function packageServers(root: string): StdioServerEntry[] {
+  const file = path.join(root, "mcp.json");
+  let value: unknown;
+  try {
+    if (!lstatSync(file).isFile()) throw new Error("not a regular file");
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (problem) {
+    throw new PluginKitError("CALL_PACKAGE_INVALID", `${file} is not a readable JSON file (${(problem as Error).message}); build the package first (plugin build <entry> --out ${root})`);
+  }
+  const { findings, servers } = checkMcpConfig(value, root);
+  const error = findings.find((f) => f.severity === "error");
+  if (error !== undefined) throw new PluginKitError("CALL_PACKAGE_INVALID", `${file}: ${error.message} [${error.rule}]; run plugin doctor ${root} for every finding`);
+  if (servers.length === 0) throw new PluginKitError("CALL_PACKAGE_INVALID", `${file} declares no stdio server`);
+  return servers;
+}
+
+function chooseServer(servers: StdioServerEntry[], wanted: string | undefined): StdioServerEntry {
+  const names = servers.map((s) => s.name).join(", ");
+  if (wanted === undefined) {
+    if (servers.length === 1) return servers[0] as StdioServerEntry;
+    throw new PluginKitError("CALL_SERVER_UNKNOWN", `the package declares servers ${names}: choose one with --server`);
+  }
+  const found = servers.find((s) => s.name === wanted);
+  if (found === undefined) throw new PluginKitError("CALL_SERVER_UNKNOWN", `the package declares no server ${JSON.stringify(wanted)}; it declares ${names}`);
+  return found;
+}
+
+/**
+ * Call `tool` of the package in `dir` with `args` and render what the model sees.
+ * A tool error is a result (`isError: true`), not a throw.
+ * @throws PluginKitError `CALL_PACKAGE_INVALID`, `CALL_SERVER_UNKNOWN`, `CALL_TOOL_UNKNOWN` (names the
+ *   listed tools), `CALL_FAILED` (the server did not start or the call broke the protocol or timed out).
+ */
+export async function callPluginTool(dir: string, tool: string, args: Record<string, unknown>, options: PluginCallOptions = {}): Promise<PluginCallResult> {
+  const root = path.resolve(dir);
+  const entry = chooseServer(packageServers(root), options.server);
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const data = mkdtempSync(path.join(os.tmpdir(), "hpk-call-data-"));
+  const declared = declaredServerCwd(entry, root, data);
+  const hostCwd = declared === null ? mkdtempSync(path.join(os.tmpdir(), "hpk-call-cwd-")) : null;
+  try {
+    let session;
+    try {
+      session = await openSession(root, data, entry, declared ?? (hostCwd as string), { timeoutMs, callTools: true, environment: options.environment ?? process.env });
+    } catch (problem) {
+      const stderr = redactText(String((problem as { stderr?: string }).stderr ?? "")).trim().split("\n").slice(-3).join(" | ");
+      throw new PluginKitError("CALL_FAILED", `server '${entry.name}' did not start: ${(problem as Error).message}${stderr === "" ? "" : ` (stderr: ${stderr})`}`);
+    }
+    try {
+      if (!session.tools.some((t) => t.name === tool)) {
+        throw new PluginKitError("CALL_TOOL_UNKNOWN", `server '${entry.name}' lists no tool ${JSON.stringify(tool)}; it lists ${session.tools.map((t) => t.name).join(", ") || "none"}`);
+      }
+      const started = performance.now();
+      let result: ReceivedToolResult;
+      try {
+        result = (await withTimeout(session.client.callTool({ name: tool, arguments: args }), timeoutMs, `tools/call ${tool}`)) as ReceivedToolResult;
+      } catch (problem) {
+        throw new PluginKitError("CALL_FAILED", `tools/call ${tool} on server '${entry.name}' failed: ${redactText((problem as Error).message)}`);
+      }
+      return {
+        server: entry.name,
+        tool,
+        hermesName: clampedHermesToolName(entry.name, tool),
+        arguments: args,
+        isError: result.isError === true,
+        modelSees: renderForModel(result),
+        result,
+        callMs: Math.round(performance.now() - started),
+      };
+    } finally {
+      await session.close();
+    }
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+    if (hostCwd !== null) rmSync(hostCwd, { recursive: true, force: true });
+  }
+}

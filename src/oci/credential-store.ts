@@ -1,0 +1,199 @@
+/**
+ * Registry credentials from a Docker client configuration, found the way
+ * ORAS, skopeo and the Docker CLI find them: the file named by
+ * `--registry-config`, else `$DOCKER_CONFIG/config.json`, else
+ * `~/.docker/config.json`. For a registry host the lookup order is the Docker
+ * CLI's: `credHelpers[host]`, else `credsStore`, else the `auths` entry whose
+ * key names the host (`host`, `https://host`, `https://host/v1/`, ...).
+ * A credential helper is the executable `docker-credential-<name>` on PATH,
+ * run as `docker-credential-<name> get` with the server address on stdin; it
+ * answers `{"ServerURL","Username","Secret"}` on stdout (docker-credential-helpers protocol).
+ *
+ * Credentials are looked up for one exact `host[:port]` and returned to the
+ * caller for that registry only; they are never logged or put in error text
+ * (errors name the file, the host and the helper, never a value). The helper
+ * runs with an argument array, a timeout and bounded output, and without this
+ * process's token/password/secret environment variables.
+ */
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { OciError } from "./errors.js";
+import type { RegistryCredentials } from "./registry-auth.js";
+
+/** Largest config file read (bytes). */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Largest helper answer read (bytes). */
+const MAX_HELPER_OUTPUT = 64 * 1024;
+/** Default helper timeout (ms). */
+const HELPER_TIMEOUT_MS = 30_000;
+
+/** Options of {@link credentialsFromDockerConfig}. */
+export interface DockerConfigOptions {
+  /** An explicit config file (`--registry-config`); a missing explicit file is an error. */
+  configFile?: string;
+  /** Environment (default `process.env`): `DOCKER_CONFIG`, `HOME`, `PATH` for helpers. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Helper timeout in ms (default 30 000). */
+  helperTimeoutMs?: number;
+}
+
+/**
+ * The config file to read: `configFile`, else `$DOCKER_CONFIG/config.json`,
+ * else `~/.docker/config.json`.
+ */
+export function dockerConfigPath(options: Pick<DockerConfigOptions, "configFile" | "env"> = {}): string {
+  if (options.configFile !== undefined) return options.configFile;
+  const env = options.env ?? process.env;
+  const dir = env["DOCKER_CONFIG"];
+  if (dir !== undefined && dir !== "") return join(dir, "config.json");
+  return join(env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir(), ".docker", "config.json");
+}
+
+function invalid(file: string, what: string): never {
+  throw new OciError("OCI_CREDENTIAL_CONFIG_INVALID", `registry config ${file}: ${what}; fix the file or pass another with --registry-config`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** The `host[:port]` an `auths` key names: scheme and path dropped, lowercased (`https://index.docker.io/v1/` -> `index.docker.io`). */
+export function authKeyHost(key: string): string {
+  return key
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
+    .replace(/\/.*$/, "")
+    .toLowerCase();
+}
+
+/** A helper name must be a plain word: it becomes part of an executable name looked up on PATH. */
+function helperName(file: string, value: unknown, where: string): string {
+  if (typeof value !== "string" || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) invalid(file, `${where} must name a credential helper (letters, digits, . _ -)`);
+  return value;
+}
+
+/** Credentials of one `auths` entry (`auth` = base64 `user:password`, or `username` + `password`, or `registrytoken`). */
+function entryCredentials(file: string, host: string, entry: unknown): RegistryCredentials | undefined {
+  if (!isObject(entry)) invalid(file, `auths entry for ${host} is not an object`);
+  if (typeof entry["registrytoken"] === "string" && entry["registrytoken"] !== "") return { token: entry["registrytoken"] };
+  if (typeof entry["identitytoken"] === "string" && entry["identitytoken"] !== "") {
+    throw new OciError("OCI_CREDENTIAL_UNSUPPORTED", `registry config ${file}: the entry for ${host} holds an identity (refresh) token, which this client cannot exchange; set REGISTRY_USERNAME and REGISTRY_PASSWORD (or REGISTRY_TOKEN) instead`);
+  }
+  if (typeof entry["auth"] === "string" && entry["auth"] !== "") {
+    const decoded = Buffer.from(entry["auth"], "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    if (colon <= 0 || colon === decoded.length - 1) invalid(file, `auths entry for ${host}: "auth" is not base64 of <user>:<password>`);
+    return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  }
+  if (typeof entry["username"] === "string" && entry["username"] !== "" && typeof entry["password"] === "string" && entry["password"] !== "") {
+    return { username: entry["username"], password: entry["password"] };
+  }
+  return undefined;
+}
+
+/** Environment of a credential helper: ours without any variable that looks like a secret. */
+function helperEnvironment(env: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && !/TOKEN|PASSWORD|SECRET|CREDENTIAL/i.test(name)) out[name] = value;
+  return out;
+}
+
+/**
+ * Run `docker-credential-<name> get` for `host`.
+ * @returns the credentials, or undefined when the helper has none for the host.
+ * @throws OciError `OCI_CREDENTIAL_HELPER_FAILED` (missing executable, timeout, exit status, bad answer).
+ */
+export async function credentialsFromHelper(name: string, host: string, options: Pick<DockerConfigOptions, "env" | "helperTimeoutMs"> = {}): Promise<RegistryCredentials | undefined> {
+  const program = `docker-credential-${name}`;
+  const fail = (what: string): never => {
+    throw new OciError("OCI_CREDENTIAL_HELPER_FAILED", `credential helper ${program} ${what} for ${host}; check \`${program} list\` or log in again (docker login ${host})`);
+  };
+  const result = await new Promise<{ code: number | null; stdout: string; error?: NodeJS.ErrnoException; timedOut: boolean; tooLarge: boolean }>((resolve) => {
+    const child = spawn(program, ["get"], { env: helperEnvironment(options.env ?? process.env), stdio: ["pipe", "pipe", "ignore"] });
+    let stdout = "";
+    let timedOut = false;
+    let tooLarge = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, options.helperTimeoutMs ?? HELPER_TIMEOUT_MS);
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+      if (stdout.length > MAX_HELPER_OUTPUT) {
+        tooLarge = true;
+        child.kill("SIGKILL");
+      }
+    });
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout: "", error, timedOut, tooLarge });
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, timedOut, tooLarge });
+    });
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(host);
+  });
+  if (result.error !== undefined) fail(result.error.code === "ENOENT" ? "is not on PATH" : `could not start (${result.error.code ?? "error"})`);
+  if (result.timedOut) fail("did not answer in time");
+  if (result.tooLarge) fail(`answered more than ${MAX_HELPER_OUTPUT} bytes`);
+  // The protocol's "not found" answer: no credentials for this host (anonymous access follows).
+  if (result.code !== 0) {
+    if (/credentials not found/i.test(result.stdout)) return undefined;
+    fail(`exited ${result.code ?? "by signal"}`);
+  }
+  let answer: unknown;
+  try {
+    answer = JSON.parse(result.stdout);
+  } catch {
+    fail("did not answer JSON");
+  }
+  if (!isObject(answer) || typeof answer["Username"] !== "string" || typeof answer["Secret"] !== "string") fail('did not answer {"Username", "Secret"}');
+  const { Username: username, Secret: secret } = answer as { Username: string; Secret: string };
+  if (secret === "") return undefined;
+  if (username === "<token>") {
+    throw new OciError("OCI_CREDENTIAL_UNSUPPORTED", `credential helper ${program} holds an identity (refresh) token for ${host}, which this client cannot exchange; set REGISTRY_USERNAME and REGISTRY_PASSWORD (or REGISTRY_TOKEN) instead`);
+  }
+  if (username === "") return { token: secret };
+  return { username, password: secret };
+}
+
+/**
+ * Credentials for registry `host` (`host[:port]`, as in the repository) from
+ * the Docker client configuration (see the module comment).
+ * @returns the credentials, or undefined when the file (when not explicit) or an entry for the host is absent.
+ * @throws OciError `OCI_CREDENTIAL_CONFIG_INVALID` (unreadable explicit file, not JSON, wrong shape),
+ *   `OCI_CREDENTIAL_HELPER_FAILED`, `OCI_CREDENTIAL_UNSUPPORTED` (an identity token).
+ */
+export async function credentialsFromDockerConfig(host: string, options: DockerConfigOptions = {}): Promise<RegistryCredentials | undefined> {
+  const file = dockerConfigPath(options);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && options.configFile === undefined) return undefined;
+    invalid(file, `cannot be read (${code ?? "error"})`);
+  }
+  if (bytes.length > MAX_CONFIG_BYTES) invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
+  let config: unknown;
+  try {
+    config = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    invalid(file, "is not JSON");
+  }
+  if (!isObject(config)) invalid(file, "is not a JSON object");
+  const wanted = host.toLowerCase();
+  const helpers = config["credHelpers"];
+  if (helpers !== undefined && !isObject(helpers)) invalid(file, '"credHelpers" must be an object');
+  const helperKey = helpers === undefined ? undefined : Object.keys(helpers).find((key) => authKeyHost(key) === wanted);
+  if (helpers !== undefined && helperKey !== undefined) return credentialsFromHelper(helperName(file, helpers[helperKey], `credHelpers["${helperKey}"]`), host, options);
+  if (config["credsStore"] !== undefined && config["credsStore"] !== "") return credentialsFromHelper(helperName(file, config["credsStore"], '"credsStore"'), host, options);
+  const auths = config["auths"];
+  if (auths === undefined) return undefined;
+  if (!isObject(auths)) invalid(file, '"auths" must be an object');
+  const key = Object.keys(auths).find((k) => authKeyHost(k) === wanted);
+  return key === undefined ? undefined : entryCredentials(file, host, auths[key]);
+}

@@ -1,0 +1,90 @@
+/**
+ * `plugin call <dir> <tool> --args JSON`: the built example's server started
+ * the way Hermes starts it, one tool called through the MCP SDK client, and
+ * what the model sees printed; every failure named by its code.
+ */
+import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PluginKitError, buildPluginPackage } from "../../src/kit/index.js";
+import { callPluginTool, parseCallArguments } from "../../src/kit/call.js";
+import { runCli } from "../support/cli.js";
+import { EXAMPLE_ENTRY, fixtureServerScript, kitErrorCode, manifestFor, mcpFor, tempDir, writePackage } from "./fixtures.js";
+
+const dirs: string[] = [];
+/** The code of a rejected call (a PluginKitError), else a description of what came back. */
+const rejectedCode = async (call: Promise<unknown>) =>
+  call.then(
+    () => "resolved",
+    (error: unknown) => (error instanceof PluginKitError ? error.code : `not a PluginKitError: ${String(error)}`),
+  );
+let example: string;
+
+beforeAll(async () => {
+  example = tempDir("call-example");
+  dirs.push(example);
+  await buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: example });
+});
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("plugin call (CLI)", () => {
+  it("prints what the model sees on stdout, the Hermes name and time on stderr", async () => {
+    const r = await runCli(["plugin", "call", example, "calculate", "--args", '{"expression": "2**10"}']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ result: JSON.stringify({ success: true, data: { expression: "2**10", result: 1024 } }) });
+    expect(r.stderr).toMatch(/^mcp__calculator__calculate \(server calculator\) answered in [0-9]+ ms; the model sees:\n$/);
+    const quiet = await runCli(["plugin", "call", example, "calculate", "--args", '{"expression": "1+1"}', "--quiet"]);
+    expect(quiet.stderr).toBe("");
+  });
+
+  it("a tool error is what the model sees too, with exit 1; --json gives the whole result", async () => {
+    const r = await runCli(["plugin", "call", example, "calculate", "--json"]);
+    expect(r.code).toBe(1);
+    const body = JSON.parse(r.stdout) as { ok: boolean; isError: boolean; modelSees: string; hermesName: string; arguments: unknown };
+    expect(body).toMatchObject({ ok: false, isError: true, hermesName: "mcp__calculator__calculate", arguments: {} });
+    expect(JSON.parse(body.modelSees).error).toContain("expression is required");
+  });
+
+  it.each([
+    [["calculate", "--args", "[1]"], "CALL_ARGUMENTS_INVALID"],
+    [["calculate", "--args", "{nope"], "CALL_ARGUMENTS_INVALID"],
+    [["no_such_tool"], "CALL_TOOL_UNKNOWN"],
+    [["calculate", "--server", "other"], "CALL_SERVER_UNKNOWN"],
+  ])("plugin call %j fails with %s", async (args, code) => {
+    const r = await runCli(["plugin", "call", example, ...args, "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code });
+  });
+
+  it("usage errors exit 2", async () => {
+    expect((await runCli(["plugin", "call", example])).code).toBe(2);
+    expect((await runCli(["plugin", "call", example, "calculate", "--timeout", "5"])).code).toBe(2);
+  });
+});
+
+describe("callPluginTool", () => {
+  it("names the listed tools when the tool is unknown", async () => {
+    expect(await rejectedCode(callPluginTool(example, "calc", {}))).toBe("CALL_TOOL_UNKNOWN");
+    await expect(callPluginTool(example, "calc", {})).rejects.toThrow("calculate, unit_convert");
+  });
+
+  it("refuses a directory without a built package, and a server that does not start", async () => {
+    const empty = tempDir("call-empty");
+    dirs.push(empty);
+    expect(await rejectedCode(callPluginTool(empty, "x", {}))).toBe("CALL_PACKAGE_INVALID");
+    const broken = writePackage({ manifest: manifestFor(), mcp: mcpFor("fixture"), serverScript: "process.exit(3);\n" });
+    dirs.push(broken);
+    expect(await rejectedCode(callPluginTool(broken, "x", {}, { timeoutMs: 5000 }))).toBe("CALL_FAILED");
+    const two = writePackage({ manifest: manifestFor(), mcp: { ...mcpFor("one"), mcpServers: { ...(mcpFor("one").mcpServers as object), ...(mcpFor("two").mcpServers as object) } }, serverScript: fixtureServerScript([{ name: "t" }]) });
+    dirs.push(two);
+    expect(await rejectedCode(callPluginTool(two, "t", {}))).toBe("CALL_SERVER_UNKNOWN");
+    expect((await callPluginTool(two, "t", {}, { server: "two" })).modelSees).toBe(JSON.stringify({ error: "t failed: fixture" }));
+  });
+
+  it("parseCallArguments takes a JSON object only", () => {
+    expect(parseCallArguments(undefined)).toEqual({});
+    expect(parseCallArguments('{"a": 1}')).toEqual({ a: 1 });
+    for (const bad of ["null", "3", '"x"', "[]", ""]) expect(kitErrorCode(() => parseCallArguments(bad))).toBe("CALL_ARGUMENTS_INVALID");
+  });
+});

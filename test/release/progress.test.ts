@@ -1,0 +1,107 @@
+/** Progress lines of long work (release/progress.ts) and the consumer's next steps (release/next-steps.ts). */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createProgress } from "../../release/progress.js";
+import { consumerNextSteps, shellWord } from "../../release/next-steps.js";
+
+function sink() {
+  const lines: string[] = [];
+  let pending = "";
+  const stream = {
+    write(chunk: string) {
+      pending += chunk;
+      const parts = pending.split("\n");
+      pending = parts.pop() ?? "";
+      lines.push(...parts);
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
+  return { lines, stream };
+}
+
+describe("createProgress", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("says when a task starts, every heartbeat while it runs, and when it ends with the elapsed time", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const { lines, stream } = sink();
+    const progress = createProgress(stream, { heartbeatMs: 10_000, now: () => clock, indent: "  " });
+    const task = progress.start("gate unit");
+    for (let i = 0; i < 3; i += 1) {
+      clock += 10_000;
+      vi.advanceTimersByTime(10_000);
+    }
+    clock += 1_500;
+    expect(task.done("ran", "3 files")).toBe(31_500);
+    vi.advanceTimersByTime(60_000);
+    expect(lines).toEqual([
+      "  ▸ gate unit",
+      "  … gate unit still running (10 s)",
+      "  … gate unit still running (20 s)",
+      "  … gate unit still running (30 s)",
+      "  ✓ gate unit (ran, 31.5 s) — 3 files",
+    ]);
+  });
+
+  it("a failed task says why on one line and stops its heartbeat; ending twice writes once", () => {
+    vi.useFakeTimers();
+    let clock = 0;
+    const { lines, stream } = sink();
+    const progress = createProgress(stream, { heartbeatMs: 10_000, now: () => clock });
+    const task = progress.start("stage");
+    clock = 2_000;
+    task.failed("registry said 503\nretry later");
+    task.done();
+    vi.advanceTimersByTime(30_000);
+    progress.skipped("github-release", "no GitHub here");
+    expect(lines).toEqual(["▸ stage", "✗ stage (2.0 s): registry said 503 retry later", "- github-release (no GitHub here)"]);
+  });
+
+  it("a silenced reporter still times its tasks", () => {
+    let clock = 0;
+    const task = createProgress(null, { now: () => clock }).start("build");
+    clock = 1234;
+    expect(task.done()).toBe(1234);
+  });
+});
+
+describe("consumerNextSteps", () => {
+  const bundle = `ghcr.io/acme/my-plugin@sha256:${"b".repeat(64)}`;
+  const receipt = `ghcr.io/acme/my-plugin@sha256:${"c".repeat(64)}`;
+
+  it("fills in the references, repository and tarball; installs with --ignore-scripts", () => {
+    const lines = consumerNextSteps({ repository: "ghcr.io/acme/my-plugin", bundleReference: bundle, receiptReference: receipt, packageName: "@acme/my-plugin", tarball: "acme-my-plugin-1.2.0.tgz" });
+    expect(lines[0]).toMatch(/^# read credentials for ghcr\.io: /);
+    expect(lines.slice(1)).toEqual([
+      `npx hermes-plugin-kit fetch --reference ${bundle} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect bundle`,
+      `npx hermes-plugin-kit fetch --reference ${receipt} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect receipt`,
+      `npx hermes-plugin-kit verify-final-receipt --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin --expect-bundle-reference ${bundle} --expect-receipt-reference ${receipt}`,
+      "npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/acme-my-plugin/release-receipt.json",
+      "npx hermes-plugin-kit fleet verify --lock fleet.lock.json --installed vendor/acme-my-plugin",
+      "npm install --ignore-scripts --save-exact ./vendor/acme-my-plugin/dist/acme-my-plugin-1.2.0.tgz",
+    ]);
+  });
+
+  it("a loopback registry gets --plain-http on every registry command; a layout store needs no credentials line", () => {
+    const plain = consumerNextSteps({ repository: "127.0.0.1:5000/acme/p", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz", plainHttp: true, credentialsHint: "export REGISTRY_USERNAME=u" });
+    expect(plain[0]).toBe("export REGISTRY_USERNAME=u");
+    expect(plain.filter((l) => l.includes(" fetch ") || l.includes("fleet verify")).every((l) => l.endsWith(" --plain-http"))).toBe(true);
+    const layout = consumerNextSteps({ repository: "oci-layout:/tmp/my store", bundleReference: "oci-layout:/tmp/my store@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/tmp/my store@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz" });
+    expect(layout[0]).toMatch(/^npx hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
+  });
+
+  it("names the gate commands when they are not the defaults", () => {
+    const gates = { unit: "npm test", public_contract: "just test-release", host_contract: "just test-contract", build_metadata: "just build && just check-dist" };
+    const lines = consumerNextSteps({ repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz", gates });
+    expect(lines[0]).toContain('"unit":"npm test"');
+    expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz", gates: { ...gates, unit: "just test" } })[0]).toMatch(/^npx hermes-plugin-kit fetch /);
+  });
+
+  it("shellWord quotes what a shell would split or expand", () => {
+    expect(shellWord("ghcr.io/a/b@sha256:00")).toBe("ghcr.io/a/b@sha256:00");
+    expect(shellWord("a b")).toBe("'a b'");
+    expect(shellWord("it's $HOME")).toBe(`'it'\\''s $HOME'`);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * `hermes-plugin-kit release run` through the real CLI: one JSON object on
+ * stdout; on stderr every step as it starts and ends with its time, each gate
+ * on its own line, then the consumer's next commands with the real references,
+ * which a consumer can run as printed. `--quiet` leaves stderr empty.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CLI, runCli } from "../support/cli.js";
+import { gitText } from "../../release/git.js";
+import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
+
+let rf: RunFixture;
+const env = { SEMANTIC_RELEASE_ENABLED: "true" };
+
+beforeAll(async () => {
+  rf = await createRunFixture("cli-run-plugin");
+});
+
+afterAll(async () => {
+  await rf.cleanup();
+});
+
+describe("release run (CLI)", () => {
+  let result: { released: boolean; bundle_reference: string; receipt_reference: string; next_steps: string[]; tarball: { filename: string } };
+
+  it("--dry-run: every check up to the first write passes, and nothing is written", async () => {
+    const before = await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.origin! });
+    const r = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir], { env, timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const planned = JSON.parse(r.stdout) as { dry_run: boolean; would_release: boolean; version: string; tag: string; checks: { check: string; status: string }[] };
+    expect(planned).toMatchObject({ dry_run: true, would_release: true, version: "0.8.0", tag: "v0.8.0" });
+    expect(planned.checks.map((c) => `${c.check}:${c.status}`)).toEqual([
+      "workspace:ok",
+      "origin main:ok",
+      "intent:ok",
+      "materialize:would",
+      "config:ok",
+      "gates:would",
+      "check-immutable:skipped",
+      "check-private:would",
+      "tags:ok",
+    ]);
+    expect(r.stderr).toContain("dry run: release run would release v0.8.0; nothing was written");
+    expect(await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.origin! })).toBe(before);
+    expect(await gitText(["tag", "--list"], { cwd: rf.repo.dir })).toBe("v0.7.0");
+    await expect(readdir(rf.workspace)).rejects.toThrow();
+    await expect(readdir(rf.storeDir)).rejects.toThrow();
+  }, 120_000);
+
+  it("prints one JSON object on stdout and each step's start and end on stderr, then the next steps", async () => {
+    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "55", "--install-command", rf.installCommand], { env, timeoutMs: 300_000 });
+    expect(r.code, r.stderr).toBe(0);
+    result = JSON.parse(r.stdout);
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    expect(result.released).toBe(true);
+    const err = r.stderr.split("\n");
+    for (const step of ["intent", "materialize", "restore", "gates", "build", "manifest", "check-private", "stage", "promote", "publish"]) {
+      expect(err).toContain(`▸ ${step}`);
+      expect(err.some((l) => new RegExp(`^✓ ${step} \\(ran, [0-9]+\\.[0-9] s\\)$`).test(l)), `${step} end line in\n${r.stderr}`).toBe(true);
+    }
+    for (const gate of ["unit", "public_contract", "host_contract", "build_metadata"]) expect(err).toContain(`▸ gate ${gate}`);
+    expect(err).toContain("- check-immutable (skipped: no GitHub repository configured (pass --github-release with GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY))");
+    const next = err.indexOf("Next, a consumer fetches, verifies, pins and installs this release:");
+    expect(next).toBeGreaterThan(0);
+    expect(err.slice(next + 1, next + 1 + result.next_steps.length)).toEqual(result.next_steps.map((l) => `  ${l}`));
+    expect(result.next_steps.join("\n")).toContain(`--reference ${result.bundle_reference} `);
+    expect(result.next_steps.join("\n")).toContain(`--expect-receipt-reference ${result.receipt_reference}`);
+  }, 300_000);
+
+  it("the printed next steps work as a consumer runs them", async () => {
+    const consumer = await mkdtemp(join(tmpdir(), "hpk-next-"));
+    try {
+      // The fixture's gate commands are not the defaults, so the steps say where the consumer states them.
+      const note = result.next_steps.find((l) => l.startsWith("# this release's gates are not the defaults"));
+      expect(note).toContain('"unit":"test -f index.js"');
+      await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "cli-run-plugin", hermesPluginKit: { repository: rf.repository, gates: { unit: "test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" } } }));
+      for (const line of result.next_steps.filter((l) => !l.startsWith("#"))) {
+        if (line.startsWith("npm install")) {
+          expect(line).toBe(`npm install --ignore-scripts --save-exact ./vendor/cli-run-plugin/dist/${result.tarball.filename}`);
+          expect(await readdir(join(consumer, "vendor", "cli-run-plugin", "dist"))).toEqual([result.tarball.filename]);
+          continue;
+        }
+        expect(line.startsWith("npx hermes-plugin-kit ")).toBe(true);
+        const run = spawnSync("sh", ["-c", line.replace("npx hermes-plugin-kit", `"${process.execPath}" "${CLI}"`)], { cwd: consumer, encoding: "utf8" });
+        expect(run.status, `${line}\n${run.stderr}`).toBe(0);
+      }
+    } finally {
+      await rm(consumer, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("--dry-run after the release stops where the real run would: origin's main is no longer the trigger", async () => {
+    const r = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--json"], { env, timeoutMs: 120_000 });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "PROMOTE_REMOTE_STATE" });
+  }, 120_000);
+
+  it("--quiet: the same JSON on stdout, nothing on stderr", async () => {
+    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--quiet"], { env, timeoutMs: 300_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    const again = JSON.parse(r.stdout);
+    expect({ ...again, steps: [] }).toEqual({ ...result, steps: [] });
+  }, 300_000);
+});
