@@ -12,15 +12,16 @@
  * Credentials are looked up for one exact `host[:port]` and returned to the
  * caller for that registry only; they are never logged or put in error text
  * (errors name the file, the host and the helper, never a value). The helper
- * runs with an argument array, a timeout and bounded output, and without this
- * process's token/password/secret environment variables.
+ * runs through the bounded runner (`subprocess.ts`): an argument array, a
+ * timeout, bounded output, and an allow-listed environment
+ * ({@link HELPER_ENV_NAMES}), so none of our tokens reach it.
  */
-import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { OciError } from "./errors.js";
 import type { RegistryCredentials } from "./registry-auth.js";
+import { BASE_ENV_NAMES, childEnvironment, runBounded } from "./subprocess.js";
 
 /** Largest config file read (bytes). */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -92,12 +93,22 @@ function entryCredentials(file: string, host: string, entry: unknown): RegistryC
   return undefined;
 }
 
-/** Environment of a credential helper: ours without any variable that looks like a secret. */
-function helperEnvironment(env: Readonly<Record<string, string | undefined>>): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && !/TOKEN|PASSWORD|SECRET|CREDENTIAL/i.test(name)) out[name] = value;
-  return out;
-}
+/**
+ * What a credential helper may see of our environment: the base names plus what the
+ * common helpers need to reach their store (D-Bus secret service, pass/GnuPG, the Docker config dir).
+ */
+export const HELPER_ENV_NAMES: readonly string[] = Object.freeze([
+  ...BASE_ENV_NAMES,
+  "USER",
+  "LOGNAME",
+  "DOCKER_CONFIG",
+  "XDG_RUNTIME_DIR",
+  "DBUS_SESSION_BUS_ADDRESS",
+  "DISPLAY",
+  "PASSWORD_STORE_DIR",
+  "GNUPGHOME",
+  "GPG_TTY",
+]);
 
 /**
  * Run `docker-credential-<name> get` for `host`.
@@ -109,44 +120,28 @@ export async function credentialsFromHelper(name: string, host: string, options:
   const fail = (what: string): never => {
     throw new OciError("OCI_CREDENTIAL_HELPER_FAILED", `credential helper ${program} ${what} for ${host}; check \`${program} list\` or log in again (docker login ${host})`);
   };
-  const result = await new Promise<{ code: number | null; stdout: string; error?: NodeJS.ErrnoException; timedOut: boolean; tooLarge: boolean }>((resolve) => {
-    const child = spawn(program, ["get"], { env: helperEnvironment(options.env ?? process.env), stdio: ["pipe", "pipe", "ignore"] });
-    let stdout = "";
-    let timedOut = false;
-    let tooLarge = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, options.helperTimeoutMs ?? HELPER_TIMEOUT_MS);
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-      if (stdout.length > MAX_HELPER_OUTPUT) {
-        tooLarge = true;
-        child.kill("SIGKILL");
-      }
-    });
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      resolve({ code: null, stdout: "", error, timedOut, tooLarge });
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, timedOut, tooLarge });
-    });
-    child.stdin.on("error", () => undefined);
-    child.stdin.end(host);
+  const run = await runBounded(program, ["get"], {
+    env: childEnvironment(HELPER_ENV_NAMES, {}, options.env ?? process.env),
+    timeoutMs: options.helperTimeoutMs ?? HELPER_TIMEOUT_MS,
+    maxOutputBytes: MAX_HELPER_OUTPUT,
+    input: host,
+    // The helper's stderr may carry secrets: it is discarded.
+    output: "stdout",
   });
-  if (result.error !== undefined) fail(result.error.code === "ENOENT" ? "is not on PATH" : `could not start (${result.error.code ?? "error"})`);
-  if (result.timedOut) fail("did not answer in time");
-  if (result.tooLarge) fail(`answered more than ${MAX_HELPER_OUTPUT} bytes`);
+  const { outcome } = run;
+  const stdout = run.stdout.toString("utf8");
+  if (outcome.kind === "start-failed") fail(outcome.errno === "ENOENT" ? "is not on PATH" : `could not start (${outcome.errno})`);
+  if (outcome.kind === "timeout") fail("did not answer in time");
+  if (outcome.kind === "output-limit") fail(`answered more than ${MAX_HELPER_OUTPUT} bytes`);
+  const code = outcome.kind === "exited" ? outcome.code : null;
   // The protocol's "not found" answer: no credentials for this host (anonymous access follows).
-  if (result.code !== 0) {
-    if (/credentials not found/i.test(result.stdout)) return undefined;
-    fail(`exited ${result.code ?? "by signal"}`);
+  if (code !== 0) {
+    if (/credentials not found/i.test(stdout)) return undefined;
+    fail(`exited ${code ?? "by signal"}`);
   }
   let answer: unknown;
   try {
-    answer = JSON.parse(result.stdout);
+    answer = JSON.parse(stdout);
   } catch {
     fail("did not answer JSON");
   }

@@ -19,7 +19,7 @@ let env: Record<string, string | undefined>;
 const HELPER = `#!/usr/bin/env python3
 import json, os, sys
 server = sys.stdin.read()
-log = os.environ["HELPER_LOG"]
+log = "__LOG__"
 with open(log, "a") as f:
     f.write(json.dumps({"argv": sys.argv[1:], "stdin": server, "env": sorted(os.environ)}) + "\\n")
 answers = {
@@ -48,10 +48,10 @@ beforeAll(async () => {
   bin = join(dir, "bin");
   await mkdir(bin);
   for (const name of ["docker-credential-fake", "docker-credential-store"]) {
-    await writeFile(join(bin, name), HELPER);
+    await writeFile(join(bin, name), HELPER.replace("__LOG__", join(dir, "helper.log")));
     await chmod(join(bin, name), 0o755);
   }
-  env = { PATH: `${bin}:${process.env["PATH"] ?? ""}`, HOME: join(dir, "home"), HELPER_LOG: join(dir, "helper.log"), GH_TOKEN: "gh-secret", REGISTRY_PASSWORD: "env-secret", SOURCE_PROMOTION_TOKEN: "promo-secret" };
+  env = { PATH: `${bin}:${process.env["PATH"] ?? ""}`, HOME: join(dir, "home"), GH_TOKEN: "gh-secret", REGISTRY_PASSWORD: "env-secret", SOURCE_PROMOTION_TOKEN: "promo-secret", UNRELATED_SETTING: "x" };
 });
 
 afterAll(async () => {
@@ -111,15 +111,15 @@ describe("auths entries", () => {
 });
 
 describe("credential helpers", () => {
-  it("credHelpers[host] runs docker-credential-<name> get with the host on stdin, without our secret variables", async () => {
+  it("credHelpers[host] runs docker-credential-<name> get with the host on stdin, in an allow-listed environment", async () => {
     const file = await config({ credHelpers: { "registry.example:5000": "fake" }, auths: { "registry.example:5000": { username: "file", password: "ignored" } } });
-    await writeFile(env["HELPER_LOG"] as string, "");
+    await writeFile(join(dir, "helper.log"), "");
     expect(await credentialsFromDockerConfig("registry.example:5000", { configFile: file, env })).toEqual({ username: "robot", password: "helper-secret-1" });
-    const calls = (await readFile(env["HELPER_LOG"] as string, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { argv: string[]; stdin: string; env: string[] });
+    const calls = (await readFile(join(dir, "helper.log"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { argv: string[]; stdin: string; env: string[] });
     expect(calls).toHaveLength(1);
     expect(calls[0]!.argv).toEqual(["get"]);
     expect(calls[0]!.stdin).toBe("registry.example:5000");
-    for (const name of ["GH_TOKEN", "REGISTRY_PASSWORD", "SOURCE_PROMOTION_TOKEN"]) expect(calls[0]!.env).not.toContain(name);
+    for (const name of ["GH_TOKEN", "REGISTRY_PASSWORD", "SOURCE_PROMOTION_TOKEN", "UNRELATED_SETTING"]) expect(calls[0]!.env).not.toContain(name);
     expect(calls[0]!.env).toContain("PATH");
   });
 
