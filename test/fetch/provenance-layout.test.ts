@@ -128,6 +128,17 @@ describe("release attest with a local key into the oci-layout store", () => {
     expect((await readFile(join(out, "release-manifest.json"))).equals(await readFile(fixture.files.get("release-manifest.json") as string))).toBe(true);
   });
 
+  it("fetch --provenance of the receipt checks the attestation of the bundle it names, bound to the receipt", async () => {
+    await fresh();
+    const attested = await attestRelease(attestOptions());
+    const out = join(root, "out-receipt");
+    const result = await fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, repository, outputDir: out, progress: null, expect: "receipt", provenance: keyCheck() });
+    expect(result.provenance?.attestations).toEqual([attested.attestation_reference]);
+    await fresh();
+    expect(await codeOf(() => fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, repository, outputDir: join(root, "out-receipt-none"), progress: null, expect: "receipt", provenance: keyCheck() }))).toBe("PROVENANCE_NOT_FOUND");
+    expect(await lstat(join(root, "out-receipt-none")).catch(() => null)).toBeNull();
+  });
+
   it("the CLI verifies a reference with the pinned key (text and JSON) and fetches with --provenance", async () => {
     await fresh();
     await attestRelease(attestOptions());

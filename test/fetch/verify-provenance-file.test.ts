@@ -152,6 +152,21 @@ describe("a statement signed with a local key", () => {
   });
 });
 
+describe("keyless signing failures", () => {
+  it("PROVENANCE_SIGNING_FAILED never echoes the identity token", async () => {
+    const secret = "not-a-jwt-" + "S3cr3t".repeat(4);
+    let error: unknown;
+    try {
+      await signStatement(Buffer.from("{}"), { kind: "keyless", identityToken: async () => secret, fulcioUrl: "http://127.0.0.1:9", rekorUrl: "http://127.0.0.1:9" });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as { code?: string }).code).toBe("PROVENANCE_SIGNING_FAILED");
+    expect((error as Error).message).not.toContain(secret);
+    expect((error as Error).message).toContain("<identity token>");
+  });
+});
+
 describe("signing keys", () => {
   it("refuses a key file readable by others, and keys that are not P-256 private keys: PROVENANCE_KEY_INVALID", async () => {
     const open = join(dir, "open.pem");
