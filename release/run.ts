@@ -87,6 +87,7 @@ export type RunStep = (typeof RUN_STEPS)[number];
  * the registry and git writes: `stage:verified`, `stage:private`,
  * `stage:upload:pushed:<n>` (after the n-th blob/manifest of the bundle
  * upload), `stage:upload:before-tag`, `stage:uploaded`, `stage:before-output`,
+ * `attest:pushed` (the attestation is in the store, not yet re-verified or recorded),
  * `promote:before-push`, `promote:pushed`, `publish:before-bind`,
  * `publish:bound`, `publish:receipt-upload:pushed:<n>`,
  * `publish:receipt-upload:before-tag`, `publish:receipt-uploaded`,
@@ -102,6 +103,7 @@ export const CRASH_POINTS = Object.freeze([
   "stage:upload:before-tag",
   "stage:uploaded",
   "stage:before-output",
+  "attest:pushed",
   "promote:before-push",
   "promote:pushed",
   "publish:before-bind",

@@ -301,8 +301,8 @@ export async function provenanceCheckFromFlags(flags: ProvenanceFlags): Promise<
   if (flags.key !== undefined) {
     const st = await lstat(flags.key).catch(() => null);
     if (st === null || !st.isFile() || st.size > 64 * 1024) throw new ProvenanceError("PROVENANCE_KEY_INVALID", `--key ${flags.key} is missing or not a regular file of at most 64 KiB`);
-    key = (await readFile(flags.key, "utf8")).trim() + "\n";
-    parsePublicKeyPem(key, `--key ${flags.key}`);
+    // Normalised to SPKI PEM, the form a fleet lock stores.
+    key = parsePublicKeyPem(await readFile(flags.key), `--key ${flags.key}`).export({ format: "pem", type: "spki" }).toString();
   }
   const policy: ProvenancePolicy = {
     ...(key === undefined ? {} : { key }),

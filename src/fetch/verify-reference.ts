@@ -8,7 +8,9 @@
  *    the bundle manifest passes every structural check (`inspectRelease`);
  * 2. its `release-manifest.json` layer (at most 1 MiB, verified while it
  *    streams) is read strictly and checked as a tested manifest of this
- *    repository; its digest is the tested manifest digest the statement must record;
+ *    repository (schema, identity, evidence; the gate commands are checked only
+ *    against `gatesFor`, since gate policy is `fetch`'s and `verify-manifest`'s);
+ *    its digest is the tested manifest digest the statement must record;
  * 3. with `--receipt`, the published receipt is verified offline (canonical
  *    bytes, `registry_reference` = R) and the statement must agree with it too;
  * 4. the attestations are found and verified (`verifyReleaseProvenance`).
@@ -31,7 +33,7 @@ export interface VerifyReferenceOptions extends Pick<DownloadOptions, "reference
   receipt?: string;
   /** Expected package (default: the one the tested manifest names). */
   package?: string;
-  /** Gate commands the tested manifest must record (default: `gatesFor(package)`, else the defaults). */
+  /** Gate commands the tested manifest must record (default: `gatesFor(package)`, else whatever it records: gate policy is fetch's). */
   gatesFor?: (packageName: string) => GateCommands | undefined;
 }
 
@@ -45,9 +47,20 @@ export interface VerifyReferenceResult extends ProvenanceSummary {
   receipt: boolean;
 }
 
-function policyFor(packageName: unknown, repository: string, gatesFor: VerifyReferenceOptions["gatesFor"]): ReleasePolicy {
+/** The gate commands the tested manifest records (provenance does not judge gate policy; fetch and verify-manifest do). */
+function recordedGates(doc: Record<string, unknown>): GateCommands {
+  const evidence = doc["evidence"] as Record<string, { command?: unknown } | undefined> | undefined;
+  const gates = { ...DEFAULT_GATE_COMMANDS };
+  for (const gate of Object.keys(gates) as Array<keyof GateCommands>) {
+    const command = evidence?.[gate]?.command;
+    if (typeof command === "string") gates[gate] = command;
+  }
+  return gates;
+}
+
+function policyFor(doc: Record<string, unknown>, packageName: unknown, repository: string, gatesFor: VerifyReferenceOptions["gatesFor"]): ReleasePolicy {
   if (!isNpmPackageName(packageName)) throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(packageName)}, which is not an npm package name`);
-  return { package: packageName, registryRepository: repository, gates: gatesFor?.(packageName) ?? { ...DEFAULT_GATE_COMMANDS } };
+  return { package: packageName, registryRepository: repository, gates: gatesFor?.(packageName) ?? recordedGates(doc) };
 }
 
 /**
@@ -62,7 +75,7 @@ export async function verifyReferenceProvenance(options: VerifyReferenceOptions)
   const bytes = await readAllBounded(await target.fetch(layer.descriptor), layer.descriptor.size, `${RELEASE_MANIFEST_FILE} of ${pinned.reference}`);
   const doc = parseReleaseJson(bytes);
   const repository = pinned.repository.repository;
-  const policy = policyFor(options.package ?? doc["package"], repository, options.gatesFor);
+  const policy = policyFor(doc, options.package ?? doc["package"], repository, options.gatesFor);
   const tested = verifyTestedManifest(doc, policy);
   const subject = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: manifest.digest, size: manifest.size };
   const verified = await verifyReleaseProvenance(target, repository, subject, bindingFromTestedManifest(tested, layer.descriptor.digest, manifest.digest), options.provenance);

@@ -42,4 +42,4 @@ it(`release run converges after SIGKILL at ${POINTS.length} points of the promot
   expect(POINTS.length).toBeGreaterThanOrEqual(10);
   const runs = await runCrashChain(rf, POINTS, github.env({ GITHUB_REPOSITORY: "acme/fixture-plugin" }));
   await expectCrashChainConverged(rf, runs, github, github.token);
-});
+}, 600_000); // a dozen real release runs on a shared 2-core machine

@@ -1,7 +1,8 @@
 /**
  * Crash injection, part 1 (issue 6 acceptance): the built `hermes-plugin-kit
  * release run` is killed with SIGKILL (HERMES_PLUGIN_KIT_CRASH_AT) at the
- * step boundaries of intent .. check-private and inside the bundle upload;
+ * step boundaries of intent .. check-private, inside the bundle upload and
+ * around the attestation push;
  * each kill hits a run that resumed from the previous one. The final run
  * converges (see `expectCrashChainConverged`). Part 2 is crash-publish.test.ts.
  */
@@ -21,6 +22,8 @@ const POINTS = [
   "stage:upload:pushed:2",
   "stage:upload:before-tag",
   "stage:before-output",
+  "attest:pushed",
+  "attest:done",
 ];
 
 let rf: RunFixture;
@@ -41,4 +44,4 @@ it(`release run converges after SIGKILL at ${POINTS.length} points of the build 
   expect(POINTS.length).toBeGreaterThanOrEqual(10);
   const runs = await runCrashChain(rf, POINTS, github.env({ GITHUB_REPOSITORY: "acme/fixture-plugin" }));
   await expectCrashChainConverged(rf, runs, github, github.token);
-});
+}, 600_000); // a dozen real release runs on a shared 2-core machine

@@ -5,8 +5,8 @@
  * `oci-layout:` store named by its package.json. The install command links
  * this repository's node_modules so the host_contract gate finds the real MCP SDK.
  */
-import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { createHash, generateKeyPairSync } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,9 @@ export interface RunFixture {
   triggerSha: string;
   /** `release run` install command for the restored checkout. */
   installCommand: string;
+  /** A throwaway P-256 attestation key (PEM, mode 0600) for `release run --attest-key`, and its public key. */
+  attestKey: string;
+  attestPub: string;
   cleanup(): Promise<void>;
 }
 
@@ -61,7 +64,14 @@ export async function createRunFixture(
   });
   const triggerSha = await repo.commit(trigger.message, trigger.files);
   await repo.git(["push", "--quiet", "origin", "main"]);
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const attestKey = join(scratch, "attest-key.pem");
+  const attestPub = join(scratch, "attest-key.pub");
+  await writeFile(attestKey, privateKey.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+  await writeFile(attestPub, publicKey.export({ format: "pem", type: "spki" }));
   return {
+    attestKey,
+    attestPub,
     repo,
     repository,
     storeDir,
@@ -86,13 +96,13 @@ export interface CrashRun {
  * Run the built `hermes-plugin-kit release run` over `rf.workspace` once per
  * crash point (HERMES_PLUGIN_KIT_CRASH_AT, each run resuming the previous
  * one's workspace), then once uninterrupted and once more to verify.
- * Every run uses run id 5150, the fixture's install command, `--github-release`
+ * Every run uses run id 5150, the fixture's install command and attestation key, `--github-release`
  * with `env` (GitHub emulator variables) and `SEMANTIC_RELEASE_ENABLED=true`.
  */
 export async function runCrashChain(rf: RunFixture, points: readonly string[], env: Record<string, string>): Promise<CrashRun[]> {
   const runs: CrashRun[] = [];
   const once = async (point: string | null) => {
-    const result = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "5150", "--install-command", rf.installCommand, "--github-release"], {
+    const result = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "5150", "--install-command", rf.installCommand, "--attest-key", rf.attestKey, "--github-release"], {
       cwd: rf.repo.root,
       env: { ...env, SEMANTIC_RELEASE_ENABLED: "true", HERMES_PLUGIN_KIT_CRASH_AT: point ?? "" },
     });
@@ -143,7 +153,15 @@ export async function expectCrashChainConverged(rf: RunFixture, runs: CrashRun[]
   const store = await LayoutTarget.open(rf.storeDir);
   const tags: Record<string, string> = {};
   for (const tag of await store.tags()) tags[tag] = (await store.resolve(tag)).digest;
-  expect(tags).toEqual({ [`candidate-5150-${String(result["release_sha"])}`]: bundleDigest, "v0.8.0": bundleDigest, "v0.8.0-receipt": receiptDigest });
+  const referrersTag = `sha256-${bundleDigest.slice("sha256:".length)}`;
+  expect(tags).toEqual({ [`candidate-5150-${String(result["release_sha"])}`]: bundleDigest, "v0.8.0": bundleDigest, "v0.8.0-receipt": receiptDigest, [referrersTag]: tags[referrersTag] });
+  // Exactly one attestation, whatever crashed around it (a killed attest is not signed again), and it verifies.
+  const { listReferrers } = await import("../../src/oci/referrers.js");
+  const bundle = await store.resolve(bundleDigest);
+  const attestations = (await listReferrers(store, bundle)).descriptors;
+  expect(attestations.map((d) => `${rf.repository}@${d.digest}`)).toEqual([result["attestation_reference"]]);
+  const provenance = await runCli(["verify-provenance", "--reference", String(result["bundle_reference"]), "--key", rf.attestPub, "--json"]);
+  expect(provenance.code, provenance.stderr).toBe(0);
   const manifests: string[] = [];
   for (const blob of await readdir(join(rf.storeDir, "blobs", "sha256"))) {
     const bytes = await readFile(join(rf.storeDir, "blobs", "sha256", blob));
