@@ -554,7 +554,8 @@ describe("release.yml steps run under bash", () => {
 
     it("no attestation yet: writes the predicate of the staged bundle and outputs attested=false with its digest", async () => {
       const result = await runStep(step("attest", "predicate"), context(), extra());
-      expect(result.stderr).toBe("");
+      // The first probe's refusal is the expected answer here: its error line is the only stderr.
+      expect(result.stderr).toMatch(/^hermes-plugin-kit: no attestation refers to .* \[PROVENANCE_NOT_FOUND\]\n$/);
       expect(result.code).toBe(0);
       expect(result.output).toBe(`attested=false\nsubject_digest=${bundleReference.split("@")[1]}\n`);
       expect(result.npxCalls.map((c) => c.split(" ").slice(0, 3).join(" "))).toEqual(["hermes-plugin-kit verify-provenance --reference", "hermes-plugin-kit release provenance-predicate"]);
