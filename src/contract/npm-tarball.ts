@@ -142,7 +142,7 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
     await handle.read(header, 0, 10, 0);
     checkGzipHeader(header, path);
     hash.update(header);
-    const inflate = createInflateRaw();
+    const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
     const maxBytes = (options.limits?.maxUnpackedBytes ?? 1024 * 1024 * 1024) + 64 * 1024 * 1024;
     const sink = new TarSink(parser, maxBytes, path);
     try {

@@ -57,6 +57,7 @@ export interface TarLimits {
 export const DEFAULT_TAR_LIMITS: Readonly<TarLimits> = Object.freeze({ maxMembers: 100_000, maxUnpackedBytes: 1024 * 1024 * 1024, maxPaxBytes: 64 * 1024, maxPathBytes: 4096 });
 
 const BLOCK = 512;
+const ZERO_BLOCK = Buffer.alloc(BLOCK);
 const PREFIX = "package/";
 const PAX_KEYS = new Set(["path", "size", "mtime"]);
 const TYPE_NAMES: Record<string, string> = {
@@ -271,7 +272,13 @@ export class StrictTarParser {
   }
 
   private consumeTrailer(rest: Buffer): void {
-    const nonZero = rest.findIndex((b) => b !== 0);
+    let nonZero = -1;
+    for (let i = 0; i < rest.length; i += 1) {
+      if (rest[i] !== 0) {
+        nonZero = i;
+        break;
+      }
+    }
     if (nonZero >= 0) {
       fail("TARBALL_TRAILING_DATA", `tar stream has data at byte ${this.offset + nonZero} after the end-of-archive marker`);
     }
@@ -280,7 +287,7 @@ export class StrictTarParser {
   }
 
   private header(block: Buffer, at: number): void {
-    if (block.every((b) => b === 0)) {
+    if (block.equals(ZERO_BLOCK)) {
       if (this.pax !== undefined) fail("TARBALL_PAX_INVALID", `pax header before byte ${at} is followed by the end of the archive, not a file`);
       this.state = "end";
       this.zeroBytes = BLOCK;
