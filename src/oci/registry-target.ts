@@ -37,7 +37,7 @@ import { RegistrySession, bodyError } from "./registry-session.js";
 import { listReferrersApi } from "./registry-referrers.js";
 import { listTags } from "./registry-tags.js";
 import { confirmStored, uploadBlob, type UploadLimits } from "./registry-upload.js";
-import type { RetryPolicy } from "./retry.js";
+import { sleep, type RetryPolicy } from "./retry.js";
 import type { Descriptor, Target } from "./target.js";
 
 export type { RegistryCredentials } from "./registry-auth.js";
@@ -86,6 +86,8 @@ export interface RegistryTargetOptions {
   trustedTokenRealms?: readonly string[];
 }
 
+/** Attempts of a manifest PUT refused with `MANIFEST_BLOB_UNKNOWN` while its blobs are present. */
+const MANIFEST_PUT_ATTEMPTS = 4;
 const MANIFEST_ACCEPT = [OCI_MANIFEST_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_LIST_MEDIA_TYPE].join(", ");
 
 /**
@@ -346,21 +348,41 @@ export class RegistryTarget implements Target {
     await confirmStored(this.session, desc, "blobs", desc.digest);
   }
 
+  /** True when every blob (and child manifest) `bytes` names answers `HEAD` here. */
+  private async referencesPresent(bytes: Buffer, mediaType: string): Promise<boolean> {
+    const parsed = parseManifest(bytes, mediaType);
+    for (const ref of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers, ...parsed.manifests]) {
+      if (!(await this.exists({ mediaType: ref.mediaType, digest: ref.digest, size: ref.size }))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * PUT manifest bytes by digest or tag, then confirm with `HEAD`. A refusal
+   * naming an unknown blob (`MANIFEST_BLOB_UNKNOWN`) while every referenced
+   * blob answers `HEAD` is the storage race of Debian's registry (another
+   * writer re-linking the same blob): repeated a bounded number of times.
+   * @throws OciError `OCI_MANIFEST_BLOB_UNKNOWN` (a blob really absent, or the race outlasting
+   *   the attempts), `OCI_DIGEST_MISMATCH`, and the HTTP errors.
+   */
   private async putManifest(desc: Descriptor, bytes: Buffer, reference: string): Promise<void> {
     const url = this.session.url(`manifests/${reference}`);
-    const res = await this.session.exchange({ method: "PUT", url, scope: "push", headers: { "content-type": desc.mediaType }, body: bytes }, true);
-    if (res.statusCode !== 201) {
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await this.session.exchange({ method: "PUT", url, scope: "push", headers: { "content-type": desc.mediaType }, body: bytes }, true);
+      if (res.statusCode === 201) {
+        discard(res);
+        const claimed = headerValue(res, "docker-content-digest");
+        if (claimed !== undefined && claimed !== desc.digest) {
+          throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describe(claimed)} for ${desc.digest}`);
+        }
+        break;
+      }
       const error = await this.session.statusError(res, "PUT", url, `manifest push ${reference}`);
-      // A manifest naming a blob the registry does not (yet) see: `copy` re-confirms the blobs and tries again.
-      if (res.statusCode === 400 && /MANIFEST_BLOB_UNKNOWN/.test(error.message)) {
+      if (res.statusCode !== 400 || !/MANIFEST_BLOB_UNKNOWN/.test(error.message)) throw error;
+      if (attempt >= MANIFEST_PUT_ATTEMPTS || !(await this.referencesPresent(bytes, desc.mediaType))) {
         throw new OciError("OCI_MANIFEST_BLOB_UNKNOWN", error.message, { cause: error });
       }
-      throw error;
-    }
-    discard(res);
-    const claimed = headerValue(res, "docker-content-digest");
-    if (claimed !== undefined && claimed !== desc.digest) {
-      throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describe(claimed)} for ${desc.digest}`);
+      await sleep(50 * 2 ** attempt);
     }
     await confirmStored(this.session, desc, "manifests", reference, MANIFEST_ACCEPT);
     this.remember(desc.digest, bytes);

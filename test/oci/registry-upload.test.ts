@@ -140,6 +140,23 @@ describe("pushes are confirmed with HEAD", () => {
   });
 });
 
+describe("a manifest refused with MANIFEST_BLOB_UNKNOWN", () => {
+  it("is pushed again while its blobs answer HEAD (the storage race of a second writer), by digest and by tag", async () => {
+    const s = await standIn({ manifestBlobUnknownTimes: 2 });
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: "v1" });
+    expect(s.tags.get("v1")).toBe(manifest.digest);
+    expect(s.requests.filter((r) => r.method === "PUT" && r.url.includes("/manifests/")).length).toBe(4);
+  });
+
+  it("is OCI_MANIFEST_BLOB_UNKNOWN at once when a blob really is absent", async () => {
+    const s = await standIn({});
+    const bytes = (await import("node:fs/promises")).readFile(path.join(layoutDir, "blobs", "sha256", manifest.digest.slice(7)));
+    const t = target(s);
+    expect(await codeOf(t.push(manifest, Readable.from([await bytes])))).toBe("OCI_MANIFEST_BLOB_UNKNOWN");
+    expect(s.requests.filter((r) => r.method === "PUT").length).toBe(1);
+  });
+});
+
 describe("CLI: release stage --chunk-size", () => {
   let fixture: ReleaseFixture;
   let cwd: string;

@@ -35,6 +35,8 @@ export interface StandInOptions {
   redirectBlobsToSecond?: boolean;
   /** Answer 201 to a finished upload but keep only this many bytes. */
   storeOnly?: number;
+  /** Refuse this many manifest PUTs with `400 MANIFEST_BLOB_UNKNOWN` although their blobs are present (a storage race). */
+  manifestBlobUnknownTimes?: number;
   /** Answer `status` (default 429) with `Retry-After: retryAfter` to requests for which `when` is true. */
   rateLimit?: { when: (req: SeenRequest, index: number) => boolean; retryAfter?: string; status?: number };
 }
@@ -185,7 +187,12 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     res.end(req.method === "HEAD" ? undefined : bytes);
   };
 
+  let raced = 0;
   const manifest = (req: http.IncomingMessage, res: http.ServerResponse, reference: string, body: Buffer): void => {
+    if (req.method === "PUT" && raced < (options.manifestBlobUnknownTimes ?? 0)) {
+      raced += 1;
+      return error(res, 400, "MANIFEST_BLOB_UNKNOWN");
+    }
     if (req.method === "PUT") {
       const doc = JSON.parse(body.toString("utf8")) as { config?: { digest: string }; layers?: Array<{ digest: string }> };
       const missing = [doc.config, ...(doc.layers ?? [])].filter((d) => d !== undefined && !blobs.has(d.digest));
