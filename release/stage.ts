@@ -54,6 +54,7 @@ import { formatReference, parseRepository, type Repository } from "../src/contra
 import type { TestedManifest } from "../src/contract/schemas.js";
 import { credentialsFromEnv, downloadRelease, type RegistryCredentials, type VerifiedDownload } from "../src/fetch/fetch.js";
 import { requirePrivate, requirePrivateForRead, type PrivacyEvidence } from "../src/fetch/privacy.js";
+import { TransferProgress } from "../src/fetch/progress.js";
 import { isOciError } from "../src/oci/errors.js";
 import { writeLayout } from "../src/oci/layout.js";
 import { LayoutTarget } from "../src/oci/layout-target.js";
@@ -293,7 +294,17 @@ export async function uploadArtifact(
   if (state === "same") return { descriptor: desc, tag: "already-tagged", copied: false };
   const source = await LayoutTarget.open(layoutDir);
   const manifestPresent = await target.exists(desc);
-  await copy(source, checkpointedTarget(target, label, access.hooks), desc.digest, { tag: null });
+  // The upload's progress bar on stderr (a TTY only, after 1 s; nothing when piped).
+  let bar: TransferProgress | undefined;
+  const onProgress = (bytes: number, total: number): void => {
+    bar ??= new TransferProgress(process.stderr, "upload", total);
+    bar.set(bytes);
+  };
+  try {
+    await copy(source, checkpointedTarget(target, label, access.hooks), desc.digest, { tag: null, onProgress });
+  } finally {
+    bar?.finish();
+  }
   await checkpoint(access.hooks, `${label}:before-tag`);
   const outcome = await bindTag(target, desc, tag, "uploaded OCI discovery tag does not match the tested digest");
   return { descriptor: desc, tag: outcome, copied: !manifestPresent };

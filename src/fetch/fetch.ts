@@ -28,10 +28,11 @@ import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
 import { credentialsFromDockerConfig } from "../oci/credential-store.js";
 import { credentialsFromEnv as registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
-import { fetchBlobToFile, fetchManifest } from "../oci/transfer.js";
+import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
 import { installPayload } from "./install.js";
+import { TransferProgress } from "./progress.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
@@ -65,8 +66,13 @@ export interface DownloadOptions {
    * `DEFAULT_GATE_COMMANDS` (as `verify-final-receipt` does).
    */
   policy?: { package?: string; gates?: GateCommands; gatesFor?: (packageName: string) => GateCommands | undefined };
-  /** Progress lines for blob downloads (default: stderr when it is a TTY, else none). `null` silences. */
+  /**
+   * Where the progress bar of the layer downloads goes (default stderr); it is
+   * drawn only on a TTY and only once the transfer has run `progressDelayMs`
+   * (default 1000 ms). `null` silences.
+   */
   progress?: NodeJS.WritableStream | null;
+  progressDelayMs?: number;
   /** Parent of the private temp directory (default the OS temp directory). */
   tmpDir?: string;
   /** Environment for the privacy gate (default `process.env`). */
@@ -193,10 +199,8 @@ async function defaultRequirePrivate(repository: Repository, options: { plainHtt
   return requirePrivateForRead(repository, { plainHttp: options.plainHttp, env: options.env });
 }
 
-function progressStream(option: NodeJS.WritableStream | null | undefined): NodeJS.WritableStream | null {
-  if (option !== undefined) return option;
-  return process.stderr.isTTY === true ? process.stderr : null;
-}
+/** Layers downloaded at once. */
+const LAYER_CONCURRENCY = 4;
 
 function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptions["policy"]): ReleasePolicy {
   const pkg = overrides?.package ?? doc["package"];
@@ -276,7 +280,6 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
  */
 export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
   const { pinned, target, manifest: checked } = await inspectRelease(options);
-  const progress = progressStream(options.progress);
 
   // G9: a fresh private temp directory.
   const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-fetch-"));
@@ -291,24 +294,9 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
     await fetchBlobToFile(target, checked.config, configPath);
     await requireRegularFile(configPath, "config");
     await rm(configPath);
-    const localFiles = new Map<string, string>();
     const payloadDir = join(dir, "payload");
     await mkdir(payloadDir, { mode: 0o700 });
-    for (const layer of checked.layers) {
-      const local = join(payloadDir, layer.title);
-      await mkdir(dirname(local), { recursive: true, mode: 0o700 });
-      const started = Date.now();
-      progress?.write(`fetching ${layer.title} (${layer.descriptor.size} bytes)...`);
-      try {
-        await fetchBlobToFile(target, layer.descriptor, local);
-      } catch (error) {
-        progress?.write(" failed\n");
-        throw error;
-      }
-      progress?.write(` done in ${Date.now() - started} ms\n`);
-      await requireRegularFile(local, layer.title);
-      localFiles.set(layer.title, local);
-    }
+    const localFiles = await downloadLayers(target, checked, payloadDir, options);
     const verified = checked.kind === "bundle" ? await verifyBundlePayload(payloadDir, localFiles, checked, options) : await verifyReceiptPayload(localFiles, options);
     const files: FetchedFile[] = [];
     for (const layer of [...checked.layers].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))) {
@@ -333,6 +321,32 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
     await cleanup();
     throw error;
   }
+}
+
+/** G9: every layer into `payloadDir/<title>`, up to 4 at once, under one progress bar; titles in manifest order. */
+async function downloadLayers(target: ReadOnlyTarget, checked: CheckedReleaseManifest, payloadDir: string, options: DownloadOptions): Promise<Map<string, string>> {
+  const total = checked.layers.reduce((n, layer) => n + layer.descriptor.size, 0);
+  const bar = new TransferProgress(options.progress === undefined ? process.stderr : options.progress, "fetch", total, {
+    ...(options.progressDelayMs === undefined ? {} : { delayMs: options.progressDelayMs }),
+  });
+  for (const layer of checked.layers) await mkdir(dirname(join(payloadDir, layer.title)), { recursive: true, mode: 0o700 });
+  try {
+    await forEachBounded(checked.layers, LAYER_CONCURRENCY, async (layer) => {
+      const part = bar.part();
+      await fetchBlobToFile(target, layer.descriptor, join(payloadDir, layer.title), { onProgress: (bytes) => part(bytes) });
+    });
+  } catch (error) {
+    bar.finish(false);
+    throw error;
+  }
+  bar.finish();
+  const localFiles = new Map<string, string>();
+  for (const layer of checked.layers) {
+    const local = join(payloadDir, layer.title);
+    await requireRegularFile(local, layer.title);
+    localFiles.set(layer.title, local);
+  }
+  return localFiles;
 }
 
 async function verifyBundlePayload(

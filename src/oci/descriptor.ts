@@ -95,6 +95,8 @@ export class DescriptorVerifier extends Transform {
   private readonly label: string;
   /** True once the whole content arrived and matched. */
   verified = false;
+  /** Called with the length of each chunk that passed the size check (progress displays). */
+  onBytes: ((bytes: number) => void) | undefined;
 
   /** @param label what the bytes are, for messages (e.g. `blob sha256:...`). */
   constructor(desc: Descriptor, label?: string) {
@@ -112,6 +114,7 @@ export class DescriptorVerifier extends Transform {
       return;
     }
     this.hash.update(chunk);
+    this.onBytes?.(chunk.length);
     callback(null, chunk);
   }
 

@@ -36,13 +36,16 @@ export interface HttpRequestOptions {
 export class HttpAgents {
   readonly http = new http.Agent({ keepAlive: true, maxSockets: 16 });
   readonly https: https.Agent;
+  /** The TLS trust roots when an extra CA was given (Node's store plus it); undefined: Node's default. */
+  readonly ca: string[] | undefined;
 
   /** @param extraCa PEM certificates trusted in addition to Node's root store (private registries). */
   constructor(extraCa?: string | Buffer) {
+    this.ca = extraCa === undefined ? undefined : [...tls.rootCertificates, extraCa.toString()];
     this.https = new https.Agent({
       keepAlive: true,
       maxSockets: 16,
-      ...(extraCa === undefined ? {} : { ca: [...tls.rootCertificates, extraCa.toString()] }),
+      ...(this.ca === undefined ? {} : { ca: this.ca }),
     });
   }
 

@@ -324,6 +324,30 @@ export class RegistrySession {
     }
   }
 
+  /**
+   * Headers for a request of our own to `url` (the blob fast path): the user
+   * agent, and `Authorization` only on the registry's own origin (a token for
+   * `scope` is fetched when the realm is known).
+   */
+  async requestHeaders(url: URL, scope: Scope): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { "user-agent": "hermes-plugin-kit" };
+    if (sameOrigin(url, this.base)) {
+      const auth = await this.authorization(scope);
+      if (auth !== undefined) headers["authorization"] = auth;
+    }
+    return headers;
+  }
+
+  /** TLS trust roots when an extra CA was configured (else Node's default store). */
+  get tlsCa(): string[] | undefined {
+    return this.agents.ca;
+  }
+
+  /** Request timeouts (ms): until the response head, and of body inactivity. */
+  get timeouts(): { headersTimeoutMs: number; bodyTimeoutMs: number } {
+    return { headersTimeoutMs: this.timeoutMs, bodyTimeoutMs: this.bodyTimeoutMs };
+  }
+
   /** The delay before repeating a request after a transport error, or the error to throw. */
   private transportRetry(error: unknown, opts: SendOptions, url: URL, attempt: number, unread: boolean): number {
     const code = errorCode(error);
@@ -362,10 +386,18 @@ export class RegistrySession {
     throw new OciError(code, `${where} answered ${describeRetryableStatus(status)}; ${verdict.reason}`);
   }
 
-  /** The checked next URL of a redirect (at most 5 hops, no downgrade, plain HTTP only to loopback with plainHttp). */
   private redirectTarget(res: HttpResponse, url: URL, redirects: number): URL {
     const location = headerValue(res, "location");
     discard(res);
+    return this.checkedRedirect(url, location, redirects);
+  }
+
+  /**
+   * The checked next URL of a redirect from `url` to `location` (hop number
+   * `redirects`): at most 5 hops, no downgrade, plain HTTP only to loopback with plainHttp.
+   * @throws OciError `OCI_RESPONSE_INVALID` (no Location), `OCI_REDIRECT_REFUSED`.
+   */
+  checkedRedirect(url: URL, location: string | undefined, redirects: number): URL {
     if (location === undefined) throw new OciError("OCI_RESPONSE_INVALID", `redirect without Location from ${url.origin}`);
     if (redirects > MAX_REDIRECTS) throw new OciError("OCI_REDIRECT_REFUSED", `more than ${MAX_REDIRECTS} redirects`);
     let next: URL;

@@ -32,6 +32,7 @@ import { OciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { schemeAllowed } from "./origin.js";
 import type { RegistryCredentials } from "./registry-auth.js";
+import { downloadBlob, singleValue } from "./blob-download.js";
 import { discard, headerValue } from "./registry-http.js";
 import { RegistrySession, bodyError } from "./registry-session.js";
 import { listReferrersApi } from "./registry-referrers.js";
@@ -88,6 +89,7 @@ export interface RegistryTargetOptions {
 
 /** Attempts of a manifest PUT refused with `MANIFEST_BLOB_UNKNOWN` while its blobs are present. */
 const MANIFEST_PUT_ATTEMPTS = 4;
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
 const MANIFEST_ACCEPT = [OCI_MANIFEST_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_LIST_MEDIA_TYPE].join(", ");
 
 /**
@@ -276,6 +278,30 @@ export class RegistryTarget implements Target {
     });
     body.pipe(verifier);
     return verifier;
+  }
+
+  /**
+   * The fast path of `fetchBlobToFile` (see `Target.fetchToFile` and
+   * `blob-download.ts`): the blob `GET` on a connection of its own, read into
+   * a fixed buffer, hashed and written without per-read allocations;
+   * redirects followed by the origin rules (credentials only to the
+   * registry's origin). Anything but the plain answer returns false, nothing
+   * written, so the general client takes over.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
+   */
+  async fetchToFile(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void): Promise<boolean> {
+    checkDescriptor(desc);
+    if (isManifestMediaType(desc.mediaType)) return false;
+    let url = this.session.url(`blobs/${desc.digest}`);
+    for (let hop = 1; ; hop += 1) {
+      const headers = await this.session.requestHeaders(url, "pull");
+      const request = { url, headers, ca: this.session.tlsCa, ...this.session.timeouts };
+      const answer = await downloadBlob(request, desc, fd, onProgress);
+      if (answer.kind === "written") return true;
+      const head = answer.head;
+      if (head === undefined || !REDIRECT_STATUS.has(head.status)) return false;
+      url = this.session.checkedRedirect(url, singleValue(head, "location"), hop);
+    }
   }
 
   /**

@@ -38,6 +38,15 @@ export interface ReadOnlyTarget {
   fetch(desc: Descriptor): Promise<Readable>;
   /** Whether content with this descriptor's digest exists. */
   exists(desc: Descriptor): Promise<boolean>;
+  /**
+   * Optional fast path of `fetchBlobToFile`: write the blob `desc` into the
+   * open file `fd` at positions 0 .. size-1, hashing every byte, and resolve
+   * `true` only when exactly `size` bytes hashing to `digest` were written;
+   * resolve `false` having written nothing when the caller should use
+   * {@link fetch} instead. `onProgress(bytes, total)` reports bytes received.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, ...
+   */
+  fetchToFile?(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void): Promise<boolean>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**

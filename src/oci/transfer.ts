@@ -72,8 +72,8 @@ export interface FetchBlobOptions {
   onProgress?: (writtenBytes: number, totalBytes: number) => void;
 }
 
-function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Readable {
-  if (verifiesDescriptor(stream, desc)) return stream;
+function ensureVerifying(stream: Readable, desc: Descriptor, label: string): DescriptorVerifier {
+  if (verifiesDescriptor(stream, desc)) return stream as DescriptorVerifier;
   const verifier = new DescriptorVerifier(desc, label);
   stream.on("error", (error) => verifier.destroy(error));
   verifier.on("error", () => stream.destroy());
@@ -111,12 +111,15 @@ export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, 
   const partial = `${filePath}.partial`;
   let source: Readable | undefined;
   try {
-    source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
-    // Open before streaming, so a failure can always remove the file it created.
     const handle = await open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o600);
     try {
       const onProgress = options.onProgress;
-      await pipeline(source, new FileSink(handle, onProgress === undefined ? undefined : (n) => onProgress(n, desc.size)));
+      // The target's own verified fast path, when it has one; else the verifying stream.
+      const written = typeof target.fetchToFile === "function" && (await target.fetchToFile(desc, handle.fd, onProgress));
+      if (!written) {
+        source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
+        await pipeline(source, new FileSink(handle, onProgress === undefined ? undefined : (n) => onProgress(n, desc.size)));
+      }
     } finally {
       await handle.close();
     }
@@ -145,24 +148,60 @@ export interface CopyOptions {
    * failures are never retried.
    */
   blobAttempts?: number;
+  /**
+   * Called as blob bytes reach the destination: `(bytes, totalBytes)`, both
+   * cumulative over the blobs of the graph (blobs the destination already
+   * has count as done; a repeated transfer takes its bytes back first).
+   */
+  onProgress?: (bytes: number, totalBytes: number) => void;
 }
 
 /** Failures after which a blob transfer is repeated with a fresh stream (never verification failures). */
 const TRANSIENT_CODES: readonly string[] = ["OCI_RETRY_EXHAUSTED", "OCI_TIMEOUT", "OCI_REQUEST_TOO_LARGE"];
 
-async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, attempts: number): Promise<void> {
+/** How one `copy` runs: bounds, and the progress counter. */
+interface CopyRun {
+  concurrency: number;
+  attempts: number;
+  /** Bytes of blobs to transfer (known so far) and done. */
+  total: number;
+  done: number;
+  onProgress: ((bytes: number, totalBytes: number) => void) | undefined;
+}
+
+function reportProgress(run: CopyRun, bytes: number): void {
+  run.done += bytes;
+  run.onProgress?.(run.done, run.total);
+}
+
+async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, run: CopyRun): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      if (await dst.exists(blob)) return;
+      if (await dst.exists(blob)) {
+        reportProgress(run, blob.size);
+        return;
+      }
       const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
-      await dst.push(blob, stream);
+      let sent = 0;
+      if (run.onProgress !== undefined) {
+        stream.onBytes = (bytes) => {
+          sent += bytes;
+          reportProgress(run, bytes);
+        };
+      }
+      try {
+        await dst.push(blob, stream);
+      } catch (error) {
+        reportProgress(run, -sent);
+        throw error;
+      }
       // Whatever the target said, the push counts only when the target now has the blob with its size.
       if (!(await dst.exists(blob))) {
         throw new OciError("OCI_NOT_FOUND", `OCI blob ${blob.digest} (${blob.size} bytes) was pushed but the destination does not have it`);
       }
       return;
     } catch (error) {
-      if (attempt >= attempts || !(error instanceof OciError) || !TRANSIENT_CODES.includes(error.code)) throw error;
+      if (attempt >= run.attempts || !(error instanceof OciError) || !TRANSIENT_CODES.includes(error.code)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
   }
@@ -175,7 +214,7 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
  * confirmed again (pushed when missing) and the manifest again, a bounded
  * number of times.
  */
-async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], attempts: number): Promise<void> {
+async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], run: CopyRun): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       if (await dst.exists(desc)) return;
@@ -184,7 +223,7 @@ async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, 
     } catch (error) {
       if (attempt >= MANIFEST_ATTEMPTS || !isOciError(error, "OCI_MANIFEST_BLOB_UNKNOWN")) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-      for (const blob of blobs) await transferBlob(src, dst, blob, attempts);
+      for (const blob of blobs) await transferBlob(src, dst, blob, { ...run, onProgress: undefined });
     }
   }
 }
@@ -192,23 +231,34 @@ async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, 
 const MANIFEST_ATTEMPTS = 5;
 const MAX_GRAPH_DEPTH = 4;
 
-async function mapBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Run `fn` over `items`, at most `limit` at a time. After the first failure
+ * nothing new starts; the running ones are awaited (so nothing is still
+ * writing when the caller cleans up), then the first failure is thrown.
+ */
+export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+  let failure: { error: unknown } | undefined;
+  const workers = Array.from({ length: Math.min(Math.max(1, limit), items.length) }, async () => {
+    while (next < items.length && failure === undefined) {
       const item = items[next] as T;
       next += 1;
-      await fn(item);
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(workers);
+  if (failure !== undefined) throw failure.error;
 }
 
-async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, concurrency: number, attempts: number): Promise<void> {
+async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, run: CopyRun): Promise<void> {
   if (depth > MAX_GRAPH_DEPTH) throw new OciError("OCI_MANIFEST_INVALID", `OCI index nesting deeper than ${MAX_GRAPH_DEPTH}`);
   const manifestBytes = await fetchManifest(src, desc);
   const parsed = parseManifest(manifestBytes, desc.mediaType);
-  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, concurrency, attempts);
+  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, run);
   const blobs: Descriptor[] = [];
   const seen = new Set<string>();
   for (const blob of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers]) {
@@ -216,9 +266,10 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
     seen.add(blob.digest);
     blobs.push({ mediaType: blob.mediaType, digest: blob.digest, size: blob.size });
   }
-  await mapBounded(blobs, concurrency, (blob) => transferBlob(src, dst, blob, attempts));
+  run.total += blobs.reduce((n, blob) => n + blob.size, 0);
+  await forEachBounded(blobs, run.concurrency, (blob) => transferBlob(src, dst, blob, run));
   const manifestDesc: Descriptor = { mediaType: desc.mediaType, digest: desc.digest, size: desc.size };
-  await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, attempts);
+  await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, run);
 }
 
 /**
@@ -242,7 +293,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   const desc: Descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 3, 8));
   const attempts = Math.max(1, Math.min(options.blobAttempts ?? 3, 5));
-  await copyGraph(src, dst, desc, 0, concurrency, attempts);
+  await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress });
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
   if (tag !== null) {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);

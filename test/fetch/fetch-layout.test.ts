@@ -59,12 +59,18 @@ describe("fetch from an oci-layout store", () => {
     expect((await readFile(join(out, "release-receipt.json"))).equals(staged.receiptBytes)).toBe(true);
   });
 
-  it("writes progress lines only to the given stream", async () => {
+  it("draws the progress bar only on a TTY stream, nothing on a pipe", async () => {
     const lines: string[] = [];
-    const sink = { write: (s: string) => lines.push(s) } as unknown as NodeJS.WritableStream;
-    const download = await downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: sink });
+    const tty = { isTTY: true, write: (s: string) => lines.push(s) } as unknown as NodeJS.WritableStream;
+    const download = await downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: tty, progressDelayMs: 0 });
     await download.cleanup();
-    expect(lines.join("")).toMatch(/fetching release-source\.bundle \(\d+ bytes\)\.\.\. done/);
+    expect(lines.join("")).toMatch(/\rfetch +\[[#.]+\] +[0-9]+% /);
+    expect(lines.join("")).toMatch(/\rfetch [0-9.]+ MiB in [0-9.]+ s \([0-9.]+ MB\/s\)\x1b\[K\n$/);
+    const piped: string[] = [];
+    const pipe = { write: (s: string) => piped.push(s) } as unknown as NodeJS.WritableStream;
+    const again = await downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: pipe, progressDelayMs: 0 });
+    await again.cleanup();
+    expect(piped).toEqual([]);
   });
 
   it("removes its private temp directory on success and failure", async () => {

@@ -140,6 +140,21 @@ describe("pushes are confirmed with HEAD", () => {
   });
 });
 
+describe("copy progress", () => {
+  it("reports cumulative bytes up to the total; blobs already there count as done", async () => {
+    const s = await standIn({});
+    const seen: Array<[number, number]> = [];
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null, onProgress: (bytes, total) => seen.push([bytes, total]) });
+    const total = 9 * MiB + 2;
+    expect(seen.at(-1)).toEqual([total, total]);
+    expect(seen.every(([bytes], i) => i === 0 || bytes >= (seen[i - 1] as [number, number])[0])).toBe(true);
+    expect(seen.length).toBeGreaterThan(3);
+    const again: Array<[number, number]> = [];
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null, onProgress: (bytes, t) => again.push([bytes, t]) });
+    expect(again.at(-1)).toEqual([total, total]);
+  });
+});
+
 describe("a manifest refused with MANIFEST_BLOB_UNKNOWN", () => {
   it("is pushed again while its blobs answer HEAD (the storage race of a second writer), by digest and by tag", async () => {
     const s = await standIn({ manifestBlobUnknownTimes: 2 });

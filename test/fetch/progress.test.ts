@@ -1,0 +1,65 @@
+/**
+ * The transfer progress bar: only on a TTY, only after the delay, redrawn at
+ * most 10 times a second, replaced by one summary line (nothing when never shown).
+ */
+import { describe, expect, it } from "vitest";
+import { TransferProgress } from "../../src/fetch/progress.js";
+
+function sink(tty: boolean): { stream: NodeJS.WritableStream; out: string[] } {
+  const out: string[] = [];
+  return { stream: { isTTY: tty, write: (s: string) => out.push(s) } as unknown as NodeJS.WritableStream, out };
+}
+
+describe("TransferProgress", () => {
+  it("draws nothing during the first second, then a throttled bar and a summary", () => {
+    let t = 0;
+    const { stream, out } = sink(true);
+    const bar = new TransferProgress(stream, "fetch", 100 * 1024 * 1024, { now: () => t });
+    t = 500;
+    bar.add(10 * 1024 * 1024);
+    expect(out).toEqual([]);
+    t = 1000;
+    bar.add(40 * 1024 * 1024);
+    t = 1050;
+    bar.add(1);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toBe("\rfetch  [##########..........]  50%  50.0/100.0 MiB  52.4 MB/s\x1b[K");
+    t = 2000;
+    const part = bar.part();
+    part(50 * 1024 * 1024);
+    part(50 * 1024 * 1024);
+    bar.finish();
+    bar.finish();
+    expect(out.at(-1)).toBe("\rfetch 100.0 MiB in 2.0 s (52.4 MB/s)\x1b[K\n");
+    expect(out).toHaveLength(3);
+  });
+
+  it("a transfer under the delay, a pipe and a null stream write nothing", () => {
+    let t = 0;
+    const fast = sink(true);
+    const quick = new TransferProgress(fast.stream, "fetch", 10, { now: () => t });
+    quick.add(10);
+    t = 900;
+    quick.finish();
+    expect(fast.out).toEqual([]);
+    const piped = sink(false);
+    const slow = new TransferProgress(piped.stream, "fetch", 10, { now: () => t, delayMs: 0 });
+    t = 5000;
+    slow.add(5);
+    slow.finish(false);
+    expect(piped.out).toEqual([]);
+    const none = new TransferProgress(null, "fetch", 10, { delayMs: 0 });
+    none.add(10);
+    none.finish();
+  });
+
+  it("a failed transfer that was shown ends with a stopped line", () => {
+    let t = 0;
+    const { stream, out } = sink(true);
+    const bar = new TransferProgress(stream, "upload", 4 * 1024 * 1024, { now: () => t });
+    t = 1500;
+    bar.add(1024 * 1024);
+    bar.finish(false);
+    expect(out.at(-1)).toBe("\rupload stopped after 1.0 of 4.0 MiB\x1b[K\n");
+  });
+});
