@@ -1,22 +1,26 @@
 #!/usr/bin/env node
-// OCI transport benchmark (issue 3 "Performance"; not a timed test).
+// OCI transport benchmark (DESIGN.md section 7 "Performance"; not a timed test).
 //
-// Builds a deterministic layout of --size-mib MiB in 4 layers, starts Debian's
-// docker-registry on 127.0.0.1 (temp storage), then measures in one run:
-//   push          copy(layout -> registry) with our RegistryTarget
-//   fetch-verify  resolve + fetchManifest + fetchBlobToFile per layer (SHA-256 verified while streaming)
-//   skopeo        skopeo copy docker://... oci:DIR of the same artifact
-// (fetch-verify and skopeo alternate, best of 2 each, `sync` before every timed phase)
-//   sha256sum     sha256sum over the same layer files
-// and prints MB/s for each, the ratio ours/skopeo and this process's peak RSS.
-// Last line: fetch_verify_vs_skopeo=<ratio> peak_rss_mib=<n> size_mib=<n>
+// Builds a deterministic layout of --size-mib MiB in 4 layers, then measures
+// --pairs pairs (default 5), each pair our run and the peer's, alternating:
+//   fetch-verify  ours: resolve + fetchManifest + fetchBlobToFile per layer (4 in parallel,
+//                 SHA-256 verified before each rename), in a fresh Node process so its
+//                 peak RSS is the fetch's own
+//                 peer: skopeo copy docker://... oci:DIR of the same artifact
+//   push          ours: copy(layout -> registry) in a fresh Node process
+//                 peer: skopeo copy oci:LAYOUT docker://...
+//                 each push into a fresh docker-registry (skopeo reuses blobs it has seen in a
+//                 registry through cross-repository mounts, so a used registry would not measure it)
+// `sync` runs before every timed phase. Figures: min/median/max MB/s of each side, and of the
+// per-pair ratio ours/peer. Also sha256sum over the same bytes, and the 1-minute load average.
+// Last line: fetch_verify_vs_skopeo=<median ratio> peak_rss_mib=<max fetch peak RSS> size_mib=<n> push_vs_skopeo=<median ratio>
 //
-// Usage: npm run bench:oci -- [--size-mib N] [--keep]
+// Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--keep]
 // Needs: dist/ (built automatically when missing), /usr/bin/docker-registry, skopeo, sha256sum.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes, randomFillSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -25,10 +29,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
-const sizeArg = args.indexOf("--size-mib");
-const sizeMib = sizeArg >= 0 ? Number(args[sizeArg + 1]) : 512;
-if (!Number.isInteger(sizeMib) || sizeMib < 4 || sizeMib % 4 !== 0) {
-  process.stderr.write("bench-oci: --size-mib must be a multiple of 4, at least 4\n");
+const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const sizeMib = Number(value("--size-mib", "512"));
+const pairs = Number(value("--pairs", "5"));
+if (!Number.isInteger(sizeMib) || sizeMib < 4 || sizeMib % 4 !== 0 || !Number.isInteger(pairs) || pairs < 1) {
+  process.stderr.write("bench-oci: --size-mib must be a multiple of 4, at least 4; --pairs a positive integer\n");
   process.exit(2);
 }
 const keep = args.includes("--keep");
@@ -41,9 +46,9 @@ if (!existsSync(entry)) {
 }
 const oci = await import(pathToFileURL(entry).href);
 
-function run(cmd, argv) {
+function run(cmd, argv, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, argv, { stdio: ["ignore", "pipe", "pipe"], ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -73,7 +78,9 @@ function probe(url) {
   });
 }
 
+/** A fresh docker-registry with its own storage under `dir`. */
 async function startRegistry(dir) {
+  await mkdir(dir, { recursive: true });
   const port = await freePort();
   const config = [
     "version: 0.1",
@@ -85,7 +92,16 @@ async function startRegistry(dir) {
   await writeFile(path.join(dir, "config.yml"), config);
   const child = spawn(registryBin, ["serve", path.join(dir, "config.yml")], { stdio: "ignore" });
   for (let i = 0; i < 300; i += 1) {
-    if ((await probe(`http://127.0.0.1:${port}/v2/`)) === 200) return { host: `127.0.0.1:${port}`, child };
+    if ((await probe(`http://127.0.0.1:${port}/v2/`)) === 200) {
+      return {
+        host: `127.0.0.1:${port}`,
+        async stop() {
+          child.kill("SIGTERM");
+          await new Promise((r) => child.once("exit", r));
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill("SIGKILL");
@@ -107,7 +123,6 @@ async function writeRandomFile(file, bytes) {
 }
 
 const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000);
-const fmt = (n) => n.toFixed(1);
 const time = async (fn) => {
   const t0 = process.hrtime.bigint();
   await fn();
@@ -116,7 +131,6 @@ const time = async (fn) => {
 
 /** Child mode: run one measured phase in a fresh process and print {ms, maxRssMib} as JSON. */
 async function runPhase(phase) {
-  const value = (name) => args[args.indexOf(name) + 1];
   const target = await oci.openTarget(value("--repository"), { plainHttp: true });
   let ms;
   if (phase === "push") {
@@ -146,68 +160,90 @@ if (phaseArg >= 0) {
   process.exit(0);
 }
 
+function stats(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  return { min: sorted[0], median, max: sorted[sorted.length - 1] };
+}
+const fmt = (s, digits = 1) => `${s.min.toFixed(digits)} / ${s.median.toFixed(digits)} / ${s.max.toFixed(digits)}`;
+
 const work = await mkdtemp(path.join(os.tmpdir(), "hpk-bench-oci-"));
-let registry;
+const registries = [];
 try {
   const totalBytes = sizeMib * 1024 * 1024;
-  const layerBytes = totalBytes / 4;
   const inputs = new Map();
   await mkdir(path.join(work, "in"));
   for (let i = 0; i < 4; i += 1) {
     const file = path.join(work, "in", `layer-${i}.bin`);
-    await writeRandomFile(file, layerBytes);
+    await writeRandomFile(file, totalBytes / 4);
     inputs.set(`dist/layer-${i}.bin`, file);
   }
   const layoutDir = path.join(work, "layout");
   const { manifest } = await oci.writeLayout(layoutDir, "application/vnd.hermes-plugin-kit.release.v2", inputs);
-  registry = await startRegistry(work);
-  const repository = `${registry.host}/bench/artifact`;
+  const source = await startRegistry(path.join(work, "registry-source"));
+  registries.push(source);
+  const repository = `${source.host}/bench/artifact`;
+  await phase("push", ["--repository", repository, "--layout", layoutDir]);
+  const skopeoHome = path.join(work, "skopeo-home");
+  await mkdir(skopeoHome);
+  const skopeoEnv = { HOME: skopeoHome, XDG_DATA_HOME: skopeoHome, XDG_CONFIG_HOME: skopeoHome };
 
-  // Our push and our fetch-verify each run in a fresh Node process, so each peak RSS is that transfer's own.
-  // Dirty pages are flushed (`sync`) before every timed phase; fetch-verify and skopeo alternate and the
-  // best of `rounds` runs of each is kept, so neither pays for the other's writeback.
-  await run("sync", []);
-  const push = await phase("push", ["--repository", repository, "--layout", layoutDir]);
-  const rounds = 2;
-  let fetched;
-  let skopeoMs = Infinity;
-  for (let round = 0; round < rounds; round += 1) {
-    const outDir = path.join(work, `fetched-${round}`);
+  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], load: [] };
+  for (let pair = 0; pair < pairs; pair += 1) {
+    rows.load.push(os.loadavg()[0]);
+    // Fetch: ours, then skopeo's, from the same registry.
+    const outDir = path.join(work, `fetched-${pair}`);
     await mkdir(outDir);
     await run("sync", []);
-    const result = await phase("fetch", ["--repository", repository, "--out", outDir]);
+    const fetched = await phase("fetch", ["--repository", repository, "--out", outDir]);
     for (let i = 0; i < 4; i += 1) {
       const got = await oci.hashFile(path.join(outDir, `layer-${i}.bin`));
       const want = await oci.hashFile(inputs.get(`dist/layer-${i}.bin`));
       if (got.digest !== want.digest) throw new Error(`fetched layer ${i} differs`);
     }
     await rm(outDir, { recursive: true, force: true });
-    if (fetched === undefined || result.ms < fetched.ms) fetched = { ms: result.ms, maxRssMib: Math.max(result.maxRssMib, fetched?.maxRssMib ?? 0) };
-    else fetched.maxRssMib = Math.max(fetched.maxRssMib, result.maxRssMib);
-
-    const skopeoDir = path.join(work, `skopeo-oci-${round}`);
+    rows.fetch.push(mbps(totalBytes, fetched.ms));
+    rows.fetchRss.push(fetched.maxRssMib);
+    const skopeoDir = path.join(work, `skopeo-oci-${pair}`);
     await run("sync", []);
-    const ms = await time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`]));
-    skopeoMs = Math.min(skopeoMs, ms);
+    const skopeoFetchMs = await time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`], skopeoEnv));
     await rm(skopeoDir, { recursive: true, force: true });
+    rows.skopeoFetch.push(mbps(totalBytes, skopeoFetchMs));
+    // Push: ours and skopeo's, each into a fresh registry.
+    const ours = await startRegistry(path.join(work, `registry-push-${pair}`));
+    await run("sync", []);
+    const pushed = await phase("push", ["--repository", `${ours.host}/bench/artifact`, "--layout", layoutDir]);
+    await ours.stop();
+    rows.push.push(mbps(totalBytes, pushed.ms));
+    rows.pushRss.push(pushed.maxRssMib);
+    const theirs = await startRegistry(path.join(work, `registry-skopeo-${pair}`));
+    await run("sync", []);
+    const skopeoPushMs = await time(() => run("skopeo", ["copy", "--quiet", "--dest-tls-verify=false", `oci:${layoutDir}:payload`, `docker://${theirs.host}/bench/artifact:bench`], skopeoEnv));
+    await theirs.stop();
+    rows.skopeoPush.push(mbps(totalBytes, skopeoPushMs));
+    process.stderr.write(
+      `pair ${pair + 1}/${pairs}: fetch ${rows.fetch.at(-1).toFixed(1)} vs ${rows.skopeoFetch.at(-1).toFixed(1)} MB/s, push ${rows.push.at(-1).toFixed(1)} vs ${rows.skopeoPush.at(-1).toFixed(1)} MB/s, fetch RSS ${fetched.maxRssMib} MiB, load ${os.loadavg()[0].toFixed(2)}\n`,
+    );
   }
-  const files = [...inputs.values()];
+  rows.load.push(os.loadavg()[0]);
   await run("sync", []);
-  const shaMs = await time(() => run("sha256sum", files));
+  const shaMs = await time(() => run("sha256sum", [...inputs.values()]));
 
-  const peakRssMib = Math.max(push.maxRssMib, fetched.maxRssMib);
-  const ours = mbps(totalBytes, fetched.ms);
-  const theirs = mbps(totalBytes, skopeoMs);
-  process.stdout.write(`artifact: ${sizeMib} MiB in 4 layers, manifest ${manifest.digest}\n`);
-  process.stdout.write(`push (ours, copy layout -> registry):    ${fmt(mbps(totalBytes, push.ms))} MB/s (${fmt(push.ms)} ms), peak RSS ${push.maxRssMib} MiB\n`);
-  process.stdout.write(`fetch-verify (ours, registry -> files):  ${fmt(ours)} MB/s (${fmt(fetched.ms)} ms), peak RSS ${fetched.maxRssMib} MiB\n`);
-  process.stdout.write(`skopeo copy docker:// -> oci:           ${fmt(theirs)} MB/s (${fmt(skopeoMs)} ms)\n`);
-  process.stdout.write(`sha256sum over the same bytes:           ${fmt(mbps(totalBytes, shaMs))} MB/s (${fmt(shaMs)} ms)\n`);
-  process.stdout.write(`fetch_verify_vs_skopeo=${(ours / theirs).toFixed(2)} peak_rss_mib=${peakRssMib} size_mib=${sizeMib}\n`);
+  const fetchRatio = stats(rows.fetch.map((v, i) => v / rows.skopeoFetch[i]));
+  const pushRatio = stats(rows.push.map((v, i) => v / rows.skopeoPush[i]));
+  process.stdout.write(`artifact: ${sizeMib} MiB in 4 layers, manifest ${manifest.digest}; ${pairs} pairs; min / median / max\n`);
+  process.stdout.write(`fetch-verify (ours, registry -> files):  ${fmt(stats(rows.fetch))} MB/s, peak RSS ${fmt(stats(rows.fetchRss), 0)} MiB\n`);
+  process.stdout.write(`skopeo copy docker:// -> oci:           ${fmt(stats(rows.skopeoFetch))} MB/s\n`);
+  process.stdout.write(`fetch ratio ours/skopeo (per pair):      ${fmt(fetchRatio, 2)}\n`);
+  process.stdout.write(`push (ours, copy layout -> registry):    ${fmt(stats(rows.push))} MB/s, peak RSS ${fmt(stats(rows.pushRss), 0)} MiB\n`);
+  process.stdout.write(`skopeo copy oci: -> docker://           ${fmt(stats(rows.skopeoPush))} MB/s\n`);
+  process.stdout.write(`push ratio ours/skopeo (per pair):       ${fmt(pushRatio, 2)}\n`);
+  process.stdout.write(`sha256sum over the same bytes:           ${mbps(totalBytes, shaMs).toFixed(1)} MB/s\n`);
+  process.stdout.write(`load average (1 min, ${os.cpus().length} cores):        ${fmt(stats(rows.load), 2)}\n`);
+  process.stdout.write(
+    `fetch_verify_vs_skopeo=${fetchRatio.median.toFixed(2)} peak_rss_mib=${Math.max(...rows.fetchRss)} size_mib=${sizeMib} push_vs_skopeo=${pushRatio.median.toFixed(2)}\n`,
+  );
 } finally {
-  if (registry) {
-    registry.child.kill("SIGTERM");
-    await new Promise((r) => registry.child.once("exit", r));
-  }
+  for (const registry of registries) await registry.stop().catch(() => undefined);
   if (!keep) await rm(work, { recursive: true, force: true });
 }
