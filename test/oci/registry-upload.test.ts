@@ -216,6 +216,14 @@ describe("CLI: release stage --chunk-size", () => {
     expect(result.code, result.stderr).toBe(0);
   });
 
+  it("every uploading step takes --chunk-size", async () => {
+    for (const step of ["check-private", "stage", "publish", "run"]) {
+      const help = await runCli(["release", step, "--help"], { cwd });
+      expect(help.code, step).toBe(0);
+      expect(help.stdout, step).toContain("--chunk-size <size>");
+    }
+  });
+
   it("a malformed --chunk-size is a usage error (exit 2) before any request", async () => {
     const s = await standIn({ credentials: CREDS });
     const repository = `${s.host}/acme/demo-plugin`;

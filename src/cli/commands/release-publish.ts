@@ -203,6 +203,7 @@ function registerStage(release: Command): void {
     .option("--output <file>", 'write {"bundle_reference": ...} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: StageFlags) => {
@@ -292,6 +293,7 @@ function registerPublish(release: Command): void {
     .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
     .action(async (flags: PublishFlags) => {
