@@ -63,7 +63,7 @@ describe("release materialize", () => {
     expect(changelog).toContain("## 0.7.0\n\n* initial");
     const heads = await fixtureGit(out, ["bundle", "list-heads", join(out, "release-source.bundle")]);
     const tagObject = await fixtureGit(repo.dir, ["rev-parse", "refs/tags/v0.8.0"]);
-    expect(heads.split("\n").sort()).toEqual([`${r.source_sha} refs/heads/release-candidate`, `${tagObject} refs/tags/v0.8.0`]);
+    expect(heads.split("\n").sort()).toEqual([`${r.source_sha} refs/heads/release-candidate`, `${tagObject} refs/tags/v0.8.0`].sort());
     expect(await readFile(join(out, "release-source.sha256"), "utf8")).toBe(`${r.bundle_sha256}  release-source.bundle\n`);
     expect(await fixtureGit(repo.dir, ["branch", "--list", "release-candidate"])).toBe("");
     expect(await fixtureGit(repo.dir, ["ls-remote", "origin"])).toBe(originBefore);
