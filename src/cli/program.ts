@@ -21,8 +21,25 @@ import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_USAGE, UsageError, setVerbosity } from "./output.js";
 import { packageVersion } from "./version.js";
 
-/** Build the program with every subcommand registered. */
-export function buildProgram(): Command {
+/**
+ * The top-level commands each module registers. A run whose first argument
+ * names one of them registers only that module (every other invocation, help
+ * included, registers all). test/cli/module-graph.test.ts checks the table
+ * against what the modules register.
+ */
+export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (program: Command) => void }[] = [
+  { names: ["verify-manifest", "verify-final-receipt"], register: registerContractCommands },
+  { names: ["fetch", "fleet"], register: registerFetchCommands },
+  { names: ["verify-provenance"], register: registerProvenanceCommands },
+  { names: ["release"], register: registerReleaseCommands },
+  { names: ["plugin"], register: registerKitCommands },
+];
+
+/**
+ * Build the program. With `command` (the first argument of a run) naming a
+ * command of {@link COMMAND_GROUPS}, only its module registers; otherwise every subcommand.
+ */
+export function buildProgram(command?: string): Command {
   const program = new Command();
   program
     .name("hermes-plugin-kit")
@@ -40,11 +57,8 @@ export function buildProgram(): Command {
     if (opts["quiet"] === true && opts["verbose"] === true) throw new UsageError("--quiet and --verbose exclude each other");
     setVerbosity(opts["quiet"] === true ? "quiet" : opts["verbose"] === true ? "verbose" : "normal");
   });
-  registerContractCommands(program);
-  registerFetchCommands(program);
-  registerProvenanceCommands(program);
-  registerReleaseCommands(program);
-  registerKitCommands(program);
+  const group = COMMAND_GROUPS.find((g) => command !== undefined && g.names.includes(command));
+  for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program);
   addVerbosityOptions(program);
   return program;
 }
@@ -64,7 +78,7 @@ function addVerbosityOptions(command: Command): void {
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(argv[0]);
   process.exitCode = 0;
   if (argv.length === 0) {
     program.outputHelp({ error: true });

@@ -254,8 +254,14 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
   return schemaParse(PublishedReceiptSchema, doc, "published receipt");
 }
 
-function schemaParse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, doc: unknown, label: string): T {
-  const result = schema.safeParse(doc);
+function schemaParse<T>(
+  schema: { safeParse(v: unknown, params?: { jitless?: boolean }): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } },
+  doc: unknown,
+  label: string,
+): T {
+  // A release document is parsed once or twice per process: zod's JIT (code generated on the first
+  // parse of each object schema) costs more than it saves here, so it is off for these parses.
+  const result = schema.safeParse(doc, { jitless: true });
   if (!result.success) {
     const issue = result.error.issues[0];
     fail("SCHEMA_INVALID", `${label} does not match its schema at ${issue ? issue.path.map(String).join(".") || "<root>" : "<root>"}: ${issue?.message ?? "invalid"}`);
