@@ -5,7 +5,8 @@
  * registry, git or privacy failure; one line `hermes-plugin-kit: <message>`
  * on stderr), 2 usage error (bad or missing flags). A command whose output is
  * JSON (every `release` step except `demo`; any command with `--json`) also
- * prints `{"ok":false,"code":"<CODE>","message":"..."}` on stdout.
+ * prints `{"ok":false,"code":"<CODE>","message":"..."}` on stdout; with
+ * `--json` given, that object is the only output.
  *
  * Streams: stdout carries the command's result only (text, or one JSON
  * object); progress, notes and next steps go to stderr. `--quiet` drops
@@ -32,6 +33,12 @@ export class UsageError extends HermesPluginKitError {
 export type Verbosity = "quiet" | "normal" | "verbose";
 
 let verbosity: Verbosity = "normal";
+let jsonRequested = false;
+
+/** Set by the program before an action runs: the user passed `--json` (everything goes into the one JSON object). */
+export function setJsonRequested(value: boolean): void {
+  jsonRequested = value;
+}
 
 /** Set by the program from `--quiet` / `--verbose` before an action runs. */
 export function setVerbosity(value: Verbosity): void {
@@ -78,9 +85,9 @@ export function printJson(value: unknown): void {
 
 /**
  * Run a command action: on success return its exit code (default 0); on
- * failure print `hermes-plugin-kit: <message> [<CODE>]` on stderr (and, when
- * `json` is set, `{"ok":false,"code","message"}` on stdout) and return 1
- * (2 for {@link UsageError}).
+ * failure print `hermes-plugin-kit: <message> [<CODE>]` on stderr and, when
+ * `json` is set, `{"ok":false,"code","message"}` on stdout (with `--json`
+ * given, only the JSON object), and return 1 (2 for {@link UsageError}).
  */
 export async function runAction(json: boolean, action: () => Promise<number | void>): Promise<number> {
   try {
@@ -92,8 +99,9 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     // File-system errors from Node carry an errno code (ENOENT, EEXIST, ...): report them as IO_<CODE>.
     const code = error instanceof HermesPluginKitError ? error.code : typeof errno === "string" && /^E[A-Z]+$/.test(errno) ? `IO_${errno}` : "INTERNAL";
     const message = error instanceof Error ? error.message : String(error);
-    // The error line always goes to stderr; a command whose output is JSON also answers on stdout.
-    process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
+    // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
+    // user asked for --json (then the JSON object is the whole answer).
+    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);

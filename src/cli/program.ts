@@ -18,7 +18,7 @@ import { registerFetchCommands } from "./commands/fetch.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError, setVerbosity } from "./output.js";
+import { EXIT_USAGE, UsageError, setJsonRequested, setVerbosity } from "./output.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -56,6 +56,7 @@ export function buildProgram(command?: string): Command {
     }
     if (opts["quiet"] === true && opts["verbose"] === true) throw new UsageError("--quiet and --verbose exclude each other");
     setVerbosity(opts["quiet"] === true ? "quiet" : opts["verbose"] === true ? "verbose" : "normal");
+    setJsonRequested(opts["json"] === true);
   });
   const group = COMMAND_GROUPS.find((g) => command !== undefined && g.names.includes(command));
   for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program);

@@ -77,7 +77,7 @@ function registerCheckPrivate(release: Command): void {
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: CheckPrivateFlags) => {
       process.exitCode = await runAction(true, async () => {
         const policy = await publishPolicy(flags.repository);
@@ -101,7 +101,7 @@ function registerCheckImmutable(release: Command): void {
   release
     .command("check-immutable")
     .description("Require immutable releases enabled for GITHUB_REPOSITORY (GH_TOKEN with Administration read; fails closed).")
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: { json?: boolean }) => {
       process.exitCode = await runAction(true, async () => {
         const { checkImmutableReleases } = await import("../../../release/check-immutable.js");
@@ -153,7 +153,7 @@ function registerGitHubRelease(release: Command): void {
     .option("--references <file>", "the references JSON written by `release publish`")
     .option("--package-name <name>", "package name in the release title (default: ./package.json name, else hermes-plugin-kit)")
     .option("--git-remote <remote>", "read the remote tag with `git ls-remote <remote>` instead of the GitHub API")
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: GitHubReleaseFlags) => {
       process.exitCode = await runAction(true, async () => {
         const { bundle, receipt } = await referencesFromFlags(flags);
@@ -205,7 +205,7 @@ function registerStage(release: Command): void {
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: StageFlags) => {
       process.exitCode = await runAction(true, async () => {
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
@@ -251,7 +251,7 @@ function registerPromote(release: Command): void {
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: PromoteFlags) => {
       process.exitCode = await runAction(true, async () => {
         const policy = await publishPolicy(flags.repository);
@@ -295,7 +295,7 @@ function registerPublish(release: Command): void {
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: PublishFlags) => {
       process.exitCode = await runAction(true, async () => {
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
@@ -352,7 +352,7 @@ function registerRun(release: Command): void {
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
-    .option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included")
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: RunFlags) => {
       process.exitCode = await runAction(true, async () => {
         if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);

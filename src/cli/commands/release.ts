@@ -17,7 +17,7 @@ export function registerReleaseCommands(program: Command): void {
   registerReleaseAttestSteps(release);
   // One output convention for every step: one JSON object on stdout, failures included; `--json` is accepted everywhere.
   for (const step of release.commands) {
-    if (!step.options.some((o) => o.long === "--json")) step.option("--json", "accepted for uniformity: a release step always prints one JSON object on stdout, failures included");
+    if (!step.options.some((o) => o.long === "--json")) step.option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr");
   }
   registerReleaseDemo(release);
 }
