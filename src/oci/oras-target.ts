@@ -33,6 +33,25 @@ import { openBlobStream } from "./layout.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import type { Descriptor, Target } from "./target.js";
 
+/**
+ * An `oras ... fetch --descriptor` answer: exactly `{mediaType, digest, size}` (reference 3.17 W4).
+ * @throws OciError `OCI_RESPONSE_INVALID`.
+ */
+function parseOrasDescriptor(out: Buffer, sub: string): Descriptor {
+  let json;
+  try {
+    json = parseStrictJson(out, { rejectIntegralFloats: false });
+  } catch {
+    throw new OciError("OCI_RESPONSE_INVALID", `oras ${sub} fetch --descriptor did not print a JSON object`);
+  }
+  const keys = Object.keys(json).sort().join(",");
+  const { mediaType, digest, size } = json;
+  if (keys !== "digest,mediaType,size" || typeof mediaType !== "string" || !isDigest(digest) || typeof size !== "number" || !Number.isSafeInteger(size) || size < 1) {
+    throw new OciError("OCI_RESPONSE_INVALID", `invalid OCI descriptor from oras (keys: ${keys})`);
+  }
+  return { mediaType, digest, size };
+}
+
 /** Options of {@link OrasTarget.open}. */
 export interface OrasTargetOptions {
   /** `host[:port]/path`. */
@@ -214,21 +233,11 @@ export class OrasTarget implements Target {
   async resolve(tagOrDigest: string): Promise<Descriptor> {
     if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describe(tagOrDigest)}`);
     const out = await this.must("manifest fetch", ["manifest", "fetch", "--descriptor", ...this.remoteFlags(), this.ref(tagOrDigest)]);
-    let json;
-    try {
-      json = parseStrictJson(out, { rejectIntegralFloats: false });
-    } catch {
-      throw new OciError("OCI_RESPONSE_INVALID", "oras manifest fetch --descriptor did not print a JSON object");
+    const found = parseOrasDescriptor(out, "manifest");
+    if (isDigest(tagOrDigest) && found.digest !== tagOrDigest) {
+      throw new OciError("OCI_DIGEST_MISMATCH", `oras resolved ${tagOrDigest} to ${found.digest}`);
     }
-    const keys = Object.keys(json).sort().join(",");
-    const { mediaType, digest, size } = json;
-    if (keys !== "digest,mediaType,size" || typeof mediaType !== "string" || !isDigest(digest) || typeof size !== "number" || !Number.isSafeInteger(size) || size < 1) {
-      throw new OciError("OCI_RESPONSE_INVALID", `invalid OCI descriptor from oras (keys: ${keys})`);
-    }
-    if (isDigest(tagOrDigest) && digest !== tagOrDigest) {
-      throw new OciError("OCI_DIGEST_MISMATCH", `oras resolved ${tagOrDigest} to ${digest}`);
-    }
-    return { mediaType, digest, size };
+    return found;
   }
 
   private tempPath(label: string): string {
@@ -262,12 +271,19 @@ export class OrasTarget implements Target {
     return stream;
   }
 
-  /** `oras blob fetch --descriptor` (or manifest): exit 0 is present, anything else absent. */
+  /**
+   * `oras blob fetch --descriptor` (or manifest): present when it exits 0 and
+   * reports `desc`'s size; anything else absent.
+   * @throws OciError `OCI_RESPONSE_INVALID` (not a descriptor), `OCI_DIGEST_MISMATCH` (another digest).
+   */
   async exists(desc: Descriptor): Promise<boolean> {
     checkDescriptor(desc);
     const sub = isManifestMediaType(desc.mediaType) ? "manifest" : "blob";
     const result = await this.run([sub, "fetch", "--descriptor", ...this.remoteFlags(), this.ref(desc.digest)]);
-    return result.code === 0;
+    if (result.code !== 0) return false;
+    const found = parseOrasDescriptor(result.stdout, sub);
+    if (found.digest !== desc.digest) throw new OciError("OCI_DIGEST_MISMATCH", `oras reports ${found.digest} for ${desc.digest}`);
+    return found.size === desc.size;
   }
 
   /**
@@ -296,6 +312,10 @@ export class OrasTarget implements Target {
       }
     } finally {
       await rm(file, { force: true });
+    }
+    // Like RegistryTarget: the push counts only when the registry now reports the content with its size.
+    if (!(await this.exists(desc))) {
+      throw new OciError("OCI_SIZE_MISMATCH", `oras pushed ${desc.digest} (${desc.size} bytes) but the registry does not report it with that size`);
     }
   }
 

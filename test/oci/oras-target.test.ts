@@ -124,6 +124,15 @@ describe("OrasTarget", () => {
     await target.close();
   });
 
+  it("a push the registry does not then report with its size fails (OCI_SIZE_MISMATCH), also through copy", async () => {
+    const target = await OrasTarget.open(options({ ORAS_STANDIN_SHORT: "1" }));
+    const layer = (await readLayout(layoutDir)).layers[0]?.descriptor as Descriptor;
+    const source = await LayoutTarget.open(layoutDir);
+    expect((await caught(target.push(layer, await source.fetch(layer)))).code).toBe("OCI_SIZE_MISMATCH");
+    expect((await caught(copy(source, target, "payload", { tag: "short" }))).code).toBe("OCI_SIZE_MISMATCH");
+    await target.close();
+  });
+
   it("requires exactly the three descriptor keys", async () => {
     const target = await OrasTarget.open(options({ ORAS_STANDIN_EXTRA_KEY: "1" }));
     expect((await caught(target.resolve("candidate-1"))).code).toBe("OCI_RESPONSE_INVALID");
