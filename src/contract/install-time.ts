@@ -24,7 +24,12 @@
  * is not a regular member of the tarball under its own spelling (escaping,
  * absolute, `..`, backslashes: npm would silently rewrite it),
  * `directories.bin` and `directories.man` (implicit links of every file in a
- * directory: list them in `bin`/`man` instead).
+ * directory: list them in `bin`/`man` instead), and a `dependencies`,
+ * `optionalDependencies` or `peerDependencies` entry that is not a registry
+ * version, range, tag or `npm:` alias of one (npm-package-arg's `git`,
+ * `remote`, `file` and `directory` specifiers: npm fetches bytes no digest
+ * pins, runs a git dependency's `prepare` and links a directory from outside
+ * the package).
  */
 import { ReleaseContractError } from "./errors.js";
 import { describe } from "./grammar.js";
@@ -67,6 +72,45 @@ function requireMember(where: string, field: string, value: unknown, files: Set<
   }
 }
 
+/** Fields whose entries npm installs with the package (npm 7+ installs peers too). */
+const DEPENDENCY_FIELDS = Object.freeze(["dependencies", "optionalDependencies", "peerDependencies"]);
+/** A package name as an `npm:` alias names it. */
+const ALIAS_NAME_RE = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/i;
+
+/**
+ * True for a registry specifier as npm-package-arg reads it: a version, a
+ * range, a dist-tag (empty = `latest`), or `npm:<name>@<one of those>`.
+ * Anything with `:`, `/` or `\\`, a leading `.` or `~/`, or a tarball file
+ * name is a git, URL, file or directory specifier.
+ */
+export function isRegistrySpecifier(spec: string): boolean {
+  if (spec.startsWith("npm:")) {
+    const rest = spec.slice(4);
+    const at = rest.indexOf("@", 1);
+    const name = at < 0 ? rest : rest.slice(0, at);
+    return ALIAS_NAME_RE.test(name) && (at < 0 || (!rest.slice(at + 1).startsWith("npm:") && isRegistrySpecifier(rest.slice(at + 1))));
+  }
+  if (/[:/\\]/.test(spec) || spec.startsWith(".") || /\.(?:tgz|tar\.gz|tar)$/i.test(spec.trim())) return false;
+  return /^[A-Za-z0-9.*^~<>=|+ \t_!'()-]*$/.test(spec);
+}
+
+/** Refuse dependencies npm would fetch from git, a URL or a path (see the module comment). */
+function checkDependencies(pkg: JsonObject, where: string): void {
+  for (const field of DEPENDENCY_FIELDS) {
+    const deps = pkg[field];
+    if (deps === undefined) continue;
+    if (!isRecord(deps)) fail("INSTALL_TIME_UNSAFE", `${where}package.json ${field} must be an object of registry specifiers, found ${describe(deps)}`);
+    for (const [name, spec] of Object.entries(deps)) {
+      if (typeof spec !== "string" || !isRegistrySpecifier(spec)) {
+        fail(
+          "INSTALL_TIME_UNSAFE",
+          `${where}package.json ${field}.${name} is ${describe(spec)}: expected a registry version, range, tag or npm: alias; npm would fetch a git, URL, file or directory dependency at install time (unpinned bytes, a git dependency's prepare script). Publish it to a registry and depend on its version`,
+        );
+      }
+    }
+  }
+}
+
 /** The `bin` and `man` checks (always refused when unsafe) for one package inside the tarball. */
 function checkLinks(pkg: JsonObject, where: string, files: Set<string>): void {
   const directories = pkg["directories"];
@@ -94,10 +138,11 @@ function behavioursOf(pkg: JsonObject, root: string, members: readonly TarballMe
   const where = root === "" ? "" : `${root}/`;
   const files = new Set(members.filter((m) => m.path.startsWith(where)).map((m) => m.path.slice(where.length)));
   checkLinks(pkg, where, files);
+  checkDependencies(pkg, where);
   const found: string[] = [];
   const scripts = isRecord(pkg["scripts"]) ? pkg["scripts"] : {};
   for (const name of INSTALL_SCRIPTS) if (typeof scripts[name] === "string" && (scripts[name] as string).length > 0) found.push(name);
-  const gypAtRoot = [...files].some((p) => !p.includes("/") && p.endsWith(".gyp"));
+  const gypAtRoot = [...files].some((p) => !p.includes("/") && p.toLowerCase().endsWith(".gyp"));
   if (gypAtRoot && pkg["gypfile"] !== false && !found.includes("install") && !found.includes("preinstall")) found.push("node-gyp");
   if (pkg["man"] !== undefined && !(Array.isArray(pkg["man"]) && pkg["man"].length === 0)) found.push("man");
   return found.map((b) => (root === "" ? b : `${root}:${b}`));

@@ -44,6 +44,8 @@ describe("installTimeBehaviour", () => {
     ["nothing for a gyp file below the root", {}, ["src/binding.gyp"], []],
     ["nothing for gypfile: false", { gypfile: false }, ["binding.gyp"], []],
     ["only the install script when one replaces node-gyp", { scripts: { install: "node build.js" } }, ["binding.gyp"], ["install"]],
+    ["a root gyp file in another case (case-insensitive file systems find binding.gyp)", {}, ["Binding.GYP"], ["node-gyp"]],
+    ["nothing for registry dependencies (versions, ranges, tags, npm: aliases)", { dependencies: { a: "1.2.3", b: "^1.0.0 || >=2.1 <3", c: "latest", d: "*", e: "", f: "npm:@s/f@~1.2.0" }, optionalDependencies: { g: "1.x" }, peerDependencies: { h: ">=1" } }, [], []],
   ])("%s", (_label, pkg, files, expected) => {
     expect(installTimeBehaviour(listing(pkg, files))).toEqual(expected);
   });
@@ -73,6 +75,19 @@ describe("installTimeBehaviour", () => {
     ["directories.bin (implicit links)", { directories: { bin: "./bin" } }, ["bin/a.js"]],
     ["directories.man (implicit links)", { directories: { man: "./man" } }, ["man/a.1"]],
     ["a man page outside the package", { man: ["../../usr/share/man/man1/ls.1"] }, []],
+    ["a git dependency (npm clones it and runs its prepare script)", { dependencies: { a: "git+https://example.invalid/a.git#v1" } }, []],
+    ["a GitHub shorthand dependency", { dependencies: { a: "acme/a#semver:^1" } }, []],
+    ["a github: dependency", { dependencies: { a: "github:acme/a" } }, []],
+    ["a file: dependency outside the package", { dependencies: { a: "file:../../a" } }, []],
+    ["a relative directory dependency", { dependencies: { a: "../a" } }, []],
+    ["a home-relative dependency", { dependencies: { a: "~/a" } }, []],
+    ["a tarball path dependency", { dependencies: { a: "a-1.0.0.tgz" } }, []],
+    ["a URL dependency", { optionalDependencies: { a: "https://example.invalid/a-1.0.0.tgz" } }, []],
+    ["a link: dependency", { dependencies: { a: "link:../a" } }, []],
+    ["an npm: alias to a git dependency", { dependencies: { a: "npm:b@git+ssh://git@example.invalid/b.git" } }, []],
+    ["a peer dependency from git (npm 7+ installs peers)", { peerDependencies: { a: "git://example.invalid/a.git" } }, []],
+    ["a dependency spec of another type", { dependencies: { a: 1 } }, []],
+    ["dependencies of another type", { dependencies: ["a"] }, []],
   ])("refuses %s whatever the policy says: INSTALL_TIME_UNSAFE", async (_label, pkg, files) => {
     expect(await codeOf(() => installTimeBehaviour(listing(pkg, files)))).toBe("INSTALL_TIME_UNSAFE");
   });
@@ -80,6 +95,7 @@ describe("installTimeBehaviour", () => {
   it("refuses a bundled package.json that cannot be read (what it runs cannot be checked)", async () => {
     expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": "{not json" })))).toBe("INSTALL_TIME_UNSAFE");
     expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", bin: { x: "../../x" } } })))).toBe("INSTALL_TIME_UNSAFE");
+    expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", dependencies: { b: "file:../../../b" } } })))).toBe("INSTALL_TIME_UNSAFE");
   });
 });
 
