@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildPluginPackage, doctorPluginPackage, type BuildResult } from "../../src/kit/index.js";
+import { buildPluginPackage, doctorPluginPackage, PluginKitError, type BuildResult } from "../../src/kit/index.js";
 import { EXAMPLE_ENTRY, REPO_ROOT, runCompiledCli, tempDir } from "./fixtures.js";
 
 const dirs: string[] = [];
@@ -180,14 +180,14 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
   ])("on %s, writing nothing", async (_label, files, entry, code) => {
     const dir = project(files as Record<string, string>);
     const target = path.join(dir, "out");
-    await expect(buildPluginPackage({ entry: path.join(dir, entry), outDir: target })).rejects.toMatchObject({ code });
+    await expect(buildPluginPackage({ entry: path.join(dir, entry), outDir: target })).rejects.toThrowWithCode(PluginKitError, code);
     expect(existsSync(target)).toBe(false);
   });
 
   it("on a symlinked skill file", async () => {
     const dir = project({ "src/entry.ts": plugin(', skills: [pluginSkill("skills/one")]'), "skills/one/SKILL.md": "---\nname: one\ndescription: d\n---\nb\n", "elsewhere.md": "x" });
     symlinkSync(path.join(dir, "elsewhere.md"), path.join(dir, "skills", "one", "notes.md"));
-    await expect(buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: path.join(dir, "out") })).rejects.toMatchObject({ code: "BUILD_OUTPUT_INVALID" });
+    await expect(buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: path.join(dir, "out") })).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_INVALID");
     expect(existsSync(path.join(dir, "out"))).toBe(false);
   });
 

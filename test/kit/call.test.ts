@@ -8,15 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PluginKitError, buildPluginPackage } from "../../src/kit/index.js";
 import { callPluginTool, parseCallArguments } from "../../src/kit/call.js";
 import { runCli } from "../support/cli.js";
-import { EXAMPLE_ENTRY, fixtureServerScript, kitErrorCode, manifestFor, mcpFor, tempDir, writePackage } from "./fixtures.js";
+import { EXAMPLE_ENTRY, fixtureServerScript, manifestFor, mcpFor, tempDir, writePackage } from "./fixtures.js";
 
 const dirs: string[] = [];
-/** The code of a rejected call (a PluginKitError), else a description of what came back. */
-const rejectedCode = async (call: Promise<unknown>) =>
-  call.then(
-    () => "resolved",
-    (error: unknown) => (error instanceof PluginKitError ? error.code : `not a PluginKitError: ${String(error)}`),
-  );
 let example: string;
 
 beforeAll(async () => {
@@ -65,26 +59,26 @@ describe("plugin call (CLI)", () => {
 
 describe("callPluginTool", () => {
   it("names the listed tools when the tool is unknown", async () => {
-    expect(await rejectedCode(callPluginTool(example, "calc", {}))).toBe("CALL_TOOL_UNKNOWN");
+    await expect(callPluginTool(example, "calc", {})).rejects.toThrowWithCode(PluginKitError, "CALL_TOOL_UNKNOWN");
     await expect(callPluginTool(example, "calc", {})).rejects.toThrow("calculate, unit_convert");
   });
 
   it("refuses a directory without a built package, and a server that does not start", async () => {
     const empty = tempDir("call-empty");
     dirs.push(empty);
-    expect(await rejectedCode(callPluginTool(empty, "x", {}))).toBe("CALL_PACKAGE_INVALID");
+    await expect(callPluginTool(empty, "x", {})).rejects.toThrowWithCode(PluginKitError, "CALL_PACKAGE_INVALID");
     const broken = writePackage({ manifest: manifestFor(), mcp: mcpFor("fixture"), serverScript: "process.exit(3);\n" });
     dirs.push(broken);
-    expect(await rejectedCode(callPluginTool(broken, "x", {}, { timeoutMs: 5000 }))).toBe("CALL_FAILED");
+    await expect(callPluginTool(broken, "x", {}, { timeoutMs: 5000 })).rejects.toThrowWithCode(PluginKitError, "CALL_FAILED");
     const two = writePackage({ manifest: manifestFor(), mcp: { ...mcpFor("one"), mcpServers: { ...(mcpFor("one").mcpServers as object), ...(mcpFor("two").mcpServers as object) } }, serverScript: fixtureServerScript([{ name: "t" }]) });
     dirs.push(two);
-    expect(await rejectedCode(callPluginTool(two, "t", {}))).toBe("CALL_SERVER_UNKNOWN");
+    await expect(callPluginTool(two, "t", {})).rejects.toThrowWithCode(PluginKitError, "CALL_SERVER_UNKNOWN");
     expect((await callPluginTool(two, "t", {}, { server: "two" })).modelSees).toBe(JSON.stringify({ error: "t failed: fixture" }));
   });
 
   it("parseCallArguments takes a JSON object only", () => {
     expect(parseCallArguments(undefined)).toEqual({});
     expect(parseCallArguments('{"a": 1}')).toEqual({ a: 1 });
-    for (const bad of ["null", "3", '"x"', "[]", ""]) expect(kitErrorCode(() => parseCallArguments(bad))).toBe("CALL_ARGUMENTS_INVALID");
+    for (const bad of ["null", "3", '"x"', "[]", ""]) expect(() => parseCallArguments(bad)).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
   });
 });

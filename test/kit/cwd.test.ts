@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { buildPluginPackage, doctorPluginPackage, formatDoctorReport, pluginDataPath, pluginPath, resolvePluginRoot, type DoctorReport } from "../../src/kit/index.js";
-import { kitErrorCode, tempDir } from "./fixtures.js";
+import { buildPluginPackage, doctorPluginPackage, formatDoctorReport, pluginDataPath, pluginPath, PluginKitError, resolvePluginRoot, type DoctorReport } from "../../src/kit/index.js";
+import { tempDir } from "./fixtures.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -110,16 +110,16 @@ describe("pluginPath and pluginDataPath", () => {
   it("refuses escapes, absolute and empty segments (PLUGIN_PATH_INVALID)", () => {
     process.env["PLUGIN_ROOT"] = "/opt/plugins/rates";
     for (const segments of [["..", "etc", "passwd"], ["data/../../x"], ["/etc/passwd"], [""], ["a\0b"]]) {
-      expect(kitErrorCode(() => pluginPath(...segments))).toBe("PLUGIN_PATH_INVALID");
+      expect(() => pluginPath(...segments)).toThrowWithCode(PluginKitError, "PLUGIN_PATH_INVALID");
     }
   });
 
   it("resolves data files against PLUGIN_DATA and refuses when it is unset", () => {
     process.env["PLUGIN_DATA"] = "/var/lib/hermes/data";
     expect(pluginDataPath("cache.json")).toBe("/var/lib/hermes/data/cache.json");
-    expect(kitErrorCode(() => pluginDataPath("..", "x"))).toBe("PLUGIN_PATH_INVALID");
+    expect(() => pluginDataPath("..", "x")).toThrowWithCode(PluginKitError, "PLUGIN_PATH_INVALID");
     delete process.env["PLUGIN_DATA"];
-    expect(kitErrorCode(() => pluginDataPath("cache.json"))).toBe("PLUGIN_DATA_MISSING");
+    expect(() => pluginDataPath("cache.json")).toThrowWithCode(PluginKitError, "PLUGIN_DATA_MISSING");
   });
 
   it("without PLUGIN_ROOT, the root comes from the running script, not the working directory", () => {

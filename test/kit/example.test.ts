@@ -1,6 +1,6 @@
 /**
  * Acceptance of the built example through the real MCP SDK client over
- * stdio (issue 7): schemas, augmented descriptions, envelope, instructive
+ * stdio (docs/kit.md, "What a tool call answers"): schemas, augmented descriptions, envelope, instructive
  * validation errors, handler failures, and a clean stdout.
  */
 import { spawn } from "node:child_process";

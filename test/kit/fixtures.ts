@@ -8,8 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect } from "vitest";
-import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL, PluginKitError } from "../../src/kit/index.js";
+import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL } from "../../src/kit/index.js";
 
 /** Repository root. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -98,15 +97,4 @@ export function runCompiledCli(args: string[], options: { cwd?: string } = {}): 
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/** The `code` of the PluginKitError that `fn` throws (fails the test when it throws anything else or nothing). */
-export function kitErrorCode(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(PluginKitError);
-    return (error as PluginKitError).code;
-  }
-  throw new Error("expected a PluginKitError");
 }

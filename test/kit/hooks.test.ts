@@ -20,6 +20,7 @@ import {
   normalizeCommandResult,
   normalizeHookResult,
   normalizeMiddlewareResult,
+  PluginKitError,
   registrationReceipt,
   setLogSink,
   setStderrLogLevel,
@@ -27,7 +28,7 @@ import {
   VALID_HOOKS,
   type LogSink,
 } from "../../src/kit/index.js";
-import { kitErrorCode, tempDir } from "./fixtures.js";
+import { tempDir } from "./fixtures.js";
 
 const ping = tool({ name: "ping", description: "Ping.", params: {}, handler: () => "pong" });
 const fn = () => undefined;
@@ -73,8 +74,8 @@ describe("definePlugin checks the host surface", () => {
     ["a timeout below 100 ms", { bridge: { timeoutMs: 50 } }, "BRIDGE_OPTION_INVALID"],
     ["an unknown bridge option", { bridge: { retries: 3 } }, "BRIDGE_OPTION_INVALID"],
   ])("refuses %s", (_label, options, code) => {
-    expect(kitErrorCode(() => checkHostSurface(options))).toBe(code);
-    expect(kitErrorCode(() => definePlugin({ name: "p", version: "1.0.0", description: "d", tools: [ping], ...(options as object) }))).toBe(code);
+    expect(() => checkHostSurface(options)).toThrowWithCode(PluginKitError, code);
+    expect(() => definePlugin({ name: "p", version: "1.0.0", description: "d", tools: [ping], ...(options as object) })).toThrowWithCode(PluginKitError, code);
   });
 });
 
@@ -86,29 +87,29 @@ describe("exact result shapes", () => {
     expect(normalizeHookResult("pre_tool_call", { action: "approve", message: "ask", rule_key: "k" })).toEqual({ action: "approve", message: "ask", rule_key: "k" });
     expect(normalizeHookResult("pre_tool_call", { action: "modify", args: { a: 1 } })).toEqual({ action: "modify", args: { a: 1 } });
     for (const bad of [{ action: "maybe" }, { action: "block" }, { action: "block", message: " " }, { action: "block", message: "x", extra: 1 }, { action: "modify", args: [1] }, "block", true]) {
-      expect(kitErrorCode(() => normalizeHookResult("pre_tool_call", bad))).toBe("HOOK_RESULT_INVALID");
+      expect(() => normalizeHookResult("pre_tool_call", bad)).toThrowWithCode(PluginKitError, "HOOK_RESULT_INVALID");
     }
   });
   it("pre_llm_call: {context}; transform hooks: a string; others: JSON", () => {
     expect(normalizeHookResult("pre_llm_call", "ctx")).toEqual({ context: "ctx" });
     expect(normalizeHookResult("pre_llm_call", { context: "ctx" })).toEqual({ context: "ctx" });
-    expect(kitErrorCode(() => normalizeHookResult("pre_llm_call", { context: 1 }))).toBe("HOOK_RESULT_INVALID");
+    expect(() => normalizeHookResult("pre_llm_call", { context: 1 })).toThrowWithCode(PluginKitError, "HOOK_RESULT_INVALID");
     expect(normalizeHookResult("transform_llm_output", "NEW")).toBe("NEW");
-    expect(kitErrorCode(() => normalizeHookResult("transform_tool_result", { text: "x" }))).toBe("HOOK_RESULT_INVALID");
+    expect(() => normalizeHookResult("transform_tool_result", { text: "x" })).toThrowWithCode(PluginKitError, "HOOK_RESULT_INVALID");
     expect(normalizeHookResult("post_tool_call", { seen: true, at: new Date(0) })).toEqual({ seen: true, at: "1970-01-01T00:00:00.000Z" });
     const cyclic: Record<string, unknown> = {};
     cyclic["self"] = cyclic;
-    expect(kitErrorCode(() => normalizeHookResult("on_session_end", cyclic))).toBe("HOOK_RESULT_INVALID");
+    expect(() => normalizeHookResult("on_session_end", cyclic)).toThrowWithCode(PluginKitError, "HOOK_RESULT_INVALID");
   });
   it("commands: text or nothing; middleware: {args}/{request} with trace fields", () => {
     expect(normalizeCommandResult("calc", "4")).toBe("4");
     expect(normalizeCommandResult("calc", undefined)).toBeNull();
-    expect(kitErrorCode(() => normalizeCommandResult("calc", 4))).toBe("COMMAND_RESULT_INVALID");
+    expect(() => normalizeCommandResult("calc", 4)).toThrowWithCode(PluginKitError, "COMMAND_RESULT_INVALID");
     expect(normalizeMiddlewareResult("tool_request", { args: { a: 1 }, source: "s", reason: "r", name: "n" })).toEqual({ args: { a: 1 }, source: "s", reason: "r", name: "n" });
     expect(normalizeMiddlewareResult("llm_request", { request: { model: "m" } })).toEqual({ request: { model: "m" } });
     expect(normalizeMiddlewareResult("llm_request", null)).toBeNull();
     for (const [kind, bad] of [["tool_request", { request: {} }], ["llm_request", { args: {} }], ["tool_request", { args: {}, extra: 1 }], ["tool_request", { args: {}, source: 1 }], ["tool_request", "x"]] as const) {
-      expect(kitErrorCode(() => normalizeMiddlewareResult(kind, bad))).toBe("MIDDLEWARE_RESULT_INVALID");
+      expect(() => normalizeMiddlewareResult(kind, bad)).toThrowWithCode(PluginKitError, "MIDDLEWARE_RESULT_INVALID");
     }
   });
 });
@@ -231,7 +232,7 @@ describe("plugin build and the companion directory", () => {
     const foreign = project(', commands: [{ name: "x", description: "d", handler: () => "" }]');
     mkdirSync(path.join(foreign, "out", "host", "hb-host"), { recursive: true });
     writeFileSync(path.join(foreign, "out", "host", "hb-host", "__init__.py"), "def register(ctx): pass\n");
-    await expect(buildPluginPackage({ entry: path.join(foreign, "entry.js"), outDir: path.join(foreign, "out") })).rejects.toMatchObject({ code: "BUILD_OUTPUT_INVALID" });
+    await expect(buildPluginPackage({ entry: path.join(foreign, "entry.js"), outDir: path.join(foreign, "out") })).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_INVALID");
     expect(readFileSync(path.join(foreign, "out", "host", "hb-host", "__init__.py"), "utf8")).toBe("def register(ctx): pass\n");
     // Refused before anything was written.
     expect(existsSync(path.join(foreign, "out", "dist"))).toBe(false);

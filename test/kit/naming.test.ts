@@ -9,7 +9,6 @@ import {
   validateServerName,
   validateToolName,
 } from "../../src/kit/index.js";
-import { kitErrorCode as codeOf } from "./fixtures.js";
 
 
 describe("tool names (reference A.2)", () => {
@@ -33,17 +32,17 @@ describe("tool names (reference A.2)", () => {
     ["list_prompts", "TOOL_NAME_MCP_UTILITY"],
     ["get_prompt", "TOOL_NAME_MCP_UTILITY"],
   ])("refuses %j with %s", (name, code) => {
-    expect(codeOf(() => validateToolName(name))).toBe(code);
+    expect(() => validateToolName(name)).toThrowWithCode(PluginKitError, code);
   });
   it("checks an explicit namespace", () => {
     expect(validateToolName("discord_read", { namespace: "discord" })).toBe("discord_read");
-    expect(codeOf(() => validateToolName("slack_read", { namespace: "discord" }))).toBe("TOOL_NAME_NAMESPACE");
-    expect(codeOf(() => validateToolName("todo_x", { namespace: "todo" }))).toBe("TOOL_NAME_NAMESPACE");
+    expect(() => validateToolName("slack_read", { namespace: "discord" })).toThrowWithCode(PluginKitError, "TOOL_NAME_NAMESPACE");
+    expect(() => validateToolName("todo_x", { namespace: "todo" })).toThrowWithCode(PluginKitError, "TOOL_NAME_NAMESPACE");
   });
   it("joins namespace, verb and noun", () => {
     expect(toolName("discord", "read", "thread")).toBe("discord_read_thread");
     expect(toolName("calc", "", "_sum_")).toBe("calc_sum");
-    expect(codeOf(() => toolName("Calc", "add", "x"))).toBe("TOOL_NAME_INVALID");
+    expect(() => toolName("Calc", "add", "x")).toThrowWithCode(PluginKitError, "TOOL_NAME_INVALID");
   });
 });
 
@@ -71,10 +70,10 @@ describe("Hermes names (reference B.7, B.8)", () => {
   });
   it("validates server names and refuses built-in toolset names", () => {
     expect(validateServerName("calculator")).toBe("calculator");
-    expect(codeOf(() => validateServerName("terminal"))).toBe("SERVER_NAME_SHADOWS_TOOLSET");
-    expect(codeOf(() => validateServerName("kanban"))).toBe("SERVER_NAME_SHADOWS_TOOLSET");
-    expect(codeOf(() => validateServerName("hermes-cli"))).toBe("SERVER_NAME_SHADOWS_TOOLSET");
-    expect(codeOf(() => validateServerName("Calc"))).toBe("SERVER_NAME_INVALID");
-    expect(codeOf(() => validateServerName("calc-"))).toBe("SERVER_NAME_INVALID");
+    expect(() => validateServerName("terminal")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
+    expect(() => validateServerName("kanban")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
+    expect(() => validateServerName("hermes-cli")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
+    expect(() => validateServerName("Calc")).toThrowWithCode(PluginKitError, "SERVER_NAME_INVALID");
+    expect(() => validateServerName("calc-")).toThrowWithCode(PluginKitError, "SERVER_NAME_INVALID");
   });
 });

@@ -20,7 +20,6 @@ import {
   setStderrLogLevel,
   stderrLogLevel,
 } from "../../src/kit/index.js";
-import { kitErrorCode as codeOf } from "./fixtures.js";
 
 
 afterEach(() => setStderrLogLevel("WARNING"));
@@ -35,8 +34,8 @@ describe("credential identity and correlation ids (reference A.16)", () => {
     expect(credentialIdentityHash(Buffer.from(secret))).toBe(hash);
   });
   it("refuses empty and non-string credentials", () => {
-    expect(codeOf(() => credentialIdentityHash(""))).toBe("CREDENTIAL_INVALID");
-    expect(codeOf(() => credentialIdentityHash(5 as never))).toBe("CREDENTIAL_INVALID");
+    expect(() => credentialIdentityHash("")).toThrowWithCode(PluginKitError, "CREDENTIAL_INVALID");
+    expect(() => credentialIdentityHash(5 as never)).toThrowWithCode(PluginKitError, "CREDENTIAL_INVALID");
   });
   it("makes 32-hex correlation ids", () => {
     const a = newCorrelationId();
@@ -86,10 +85,10 @@ describe("observability events", () => {
     expect(String(attributes["preview"]).endsWith("…")).toBe(true);
   });
   it("validates fields", () => {
-    expect(codeOf(() => new ObservabilityEvent({ plugin: " ", event: "e" }))).toBe("OBSERVABILITY_INVALID");
-    expect(codeOf(() => new ObservabilityEvent({ plugin: "p", event: "e", httpStatus: 99 }))).toBe("OBSERVABILITY_INVALID");
-    expect(codeOf(() => new ObservabilityEvent({ plugin: "p", event: "e", elapsedMs: -1 }))).toBe("OBSERVABILITY_INVALID");
-    expect(codeOf(() => new ObservabilityEvent({ plugin: "p", event: "e", attributes: [] as never }))).toBe("OBSERVABILITY_INVALID");
+    expect(() => new ObservabilityEvent({ plugin: " ", event: "e" })).toThrowWithCode(PluginKitError, "OBSERVABILITY_INVALID");
+    expect(() => new ObservabilityEvent({ plugin: "p", event: "e", httpStatus: 99 })).toThrowWithCode(PluginKitError, "OBSERVABILITY_INVALID");
+    expect(() => new ObservabilityEvent({ plugin: "p", event: "e", elapsedMs: -1 })).toThrowWithCode(PluginKitError, "OBSERVABILITY_INVALID");
+    expect(() => new ObservabilityEvent({ plugin: "p", event: "e", attributes: [] as never })).toThrowWithCode(PluginKitError, "OBSERVABILITY_INVALID");
   });
   it("logs WARNING for failure statuses and INFO otherwise", () => {
     const lines: string[] = [];
@@ -136,8 +135,8 @@ describe("logging (reference A.7, A.11)", () => {
       setLogSink(previous);
       delete process.env[name];
     }
-    expect(codeOf(() => configureStderrLogging({ envVar: "" }))).toBe("LOGGING_INVALID");
-    expect(codeOf(() => configureStderrLogging({ envVar: name, default: "chatty" as never }))).toBe("LOGGING_INVALID");
+    expect(() => configureStderrLogging({ envVar: "" })).toThrowWithCode(PluginKitError, "LOGGING_INVALID");
+    expect(() => configureStderrLogging({ envVar: name, default: "chatty" as never })).toThrowWithCode(PluginKitError, "LOGGING_INVALID");
   });
 });
 
@@ -150,11 +149,11 @@ describe("capability selection (reference A.10)", () => {
     expect(resolveCapabilitySelection(names, { capabilityGroups: groups })).toEqual({ capabilities: [], names: ["calculate", "extra", "unit_convert"] });
   });
   it("fails on unknown names, capabilities and conflicts", () => {
-    expect(codeOf(() => resolveCapabilitySelection(names, { capabilityGroups: { x: ["nope"] } }))).toBe("CAPABILITY_NAME_UNKNOWN");
-    expect(codeOf(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledCapabilities: ["nope"] }))).toBe("CAPABILITY_UNKNOWN");
-    expect(codeOf(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: ["nope"] }))).toBe("CAPABILITY_NAME_UNKNOWN");
-    expect(codeOf(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: [], enabledCapabilities: [] }))).toBe("CAPABILITY_CONFLICT");
-    expect(codeOf(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: [" "] }))).toBe("CAPABILITY_INVALID");
+    expect(() => resolveCapabilitySelection(names, { capabilityGroups: { x: ["nope"] } })).toThrowWithCode(PluginKitError, "CAPABILITY_NAME_UNKNOWN");
+    expect(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledCapabilities: ["nope"] })).toThrowWithCode(PluginKitError, "CAPABILITY_UNKNOWN");
+    expect(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: ["nope"] })).toThrowWithCode(PluginKitError, "CAPABILITY_NAME_UNKNOWN");
+    expect(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: [], enabledCapabilities: [] })).toThrowWithCode(PluginKitError, "CAPABILITY_CONFLICT");
+    expect(() => resolveCapabilitySelection(names, { capabilityGroups: groups, enabledNames: [" "] })).toThrowWithCode(PluginKitError, "CAPABILITY_INVALID");
   });
 });
 
@@ -182,9 +181,9 @@ describe("loadPluginConfig", () => {
       writeFileSync(path.join(base, "data", "config.json"), '{"threshold":1.0,"ratio":0.5}');
       expect(loadPluginConfig().settings).toMatchObject({ threshold: 1, ratio: 0.5 });
       writeFileSync(path.join(base, "data", "config.json"), '{"a":1,"a":2}');
-      expect(codeOf(() => loadPluginConfig())).toBe("CONFIG_INVALID");
+      expect(() => loadPluginConfig()).toThrowWithCode(PluginKitError, "CONFIG_INVALID");
       writeFileSync(path.join(base, "data", "config.json"), "[1]");
-      expect(codeOf(() => loadPluginConfig())).toBe("CONFIG_INVALID");
+      expect(() => loadPluginConfig()).toThrowWithCode(PluginKitError, "CONFIG_INVALID");
       delete process.env["PLUGIN_DATA"];
       expect(loadPluginConfig()).toMatchObject({ data: null, settings: { units: "metric" } });
     } finally {

@@ -21,7 +21,7 @@ import {
   type ParamsToolOptions,
   type PluginDefinition,
 } from "../../src/kit/index.js";
-import { tempDir, kitErrorCode as codeOf } from "./fixtures.js";
+import { tempDir } from "./fixtures.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -66,7 +66,7 @@ describe("definePlugin checks before serving", () => {
     ["a bad logging env var", { tools: [t("alpha")], logging: { envVar: "1BAD" } }, "LOGGING_INVALID"],
     ["duplicate skills", { tools: [t("alpha")], skills: [{ name: "s", dir: "/a" }, { name: "s", dir: "/b" }] }, "SKILL_DUPLICATE"],
   ])("refuses %s", (_label, options, code) => {
-    expect(codeOf(() => definePlugin({ ...base, ...(options as object) } as never))).toBe(code);
+    expect(() => definePlugin({ ...base, ...(options as object) } as never)).toThrowWithCode(PluginKitError, code);
   });
   it("formats the registration receipt like the Python kit", () => {
     expect(registrationReceipt("p", ["a", "b"], [], ["math"])).toBe(
@@ -98,8 +98,8 @@ describe("served surface and capability selection", () => {
   it("lists only the selected capability's tools and refuses the others", async () => {
     expect(plugin.selectTools({ capabilities: ["second"] })).toEqual({ capabilities: ["second"], names: ["beta", "gamma"] });
     expect(plugin.selectTools({ tools: ["alpha"] })).toEqual({ capabilities: [], names: ["alpha"] });
-    expect(codeOf(() => plugin.selectTools({ capabilities: ["third"] }))).toBe("CAPABILITY_UNKNOWN");
-    expect(codeOf(() => plugin.selectTools({ tools: ["delta"] }))).toBe("CAPABILITY_NAME_UNKNOWN");
+    expect(() => plugin.selectTools({ capabilities: ["third"] })).toThrowWithCode(PluginKitError, "CAPABILITY_UNKNOWN");
+    expect(() => plugin.selectTools({ tools: ["delta"] })).toThrowWithCode(PluginKitError, "CAPABILITY_NAME_UNKNOWN");
     const client = await connect(plugin, plugin.selectTools({ capabilities: ["first"] }));
     expect((await client.listTools()).tools.map((x) => x.name)).toEqual(["alpha"]);
     const refused = await client.callTool({ name: "beta", arguments: { q: "x" } });

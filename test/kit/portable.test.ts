@@ -119,21 +119,12 @@ describe("resolveReferenceFile", () => {
       symlinkSync(path.join(refs, "a.md"), path.join(refs, "inner.md"));
       expect(resolveReferenceFile(refs, "a.md")).toBe(path.join(refs, "a.md"));
       expect(resolveReferenceFile(refs, "inner.md")).toBe(path.join(refs, "a.md"));
-      const codeOf = (p: string) => {
-        try {
-          resolveReferenceFile(refs, p);
-        } catch (error) {
-          expect(error).toBeInstanceOf(PluginKitError);
-          return (error as PluginKitError).code;
-        }
-        return "none";
-      };
-      expect(codeOf("link.md")).toBe("REFERENCE_PATH_ESCAPE");
-      expect(codeOf("../outside.md")).toBe("REFERENCE_PATH_INVALID");
-      expect(codeOf("/etc/hostname")).toBe("REFERENCE_PATH_INVALID");
-      expect(codeOf("a\0.md")).toBe("REFERENCE_PATH_INVALID");
-      expect(codeOf("")).toBe("REFERENCE_PATH_INVALID");
-      expect(codeOf("nope.md")).toBe("REFERENCE_NOT_FOUND");
+      expect(() => resolveReferenceFile(refs, "link.md")).toThrowWithCode(PluginKitError, "REFERENCE_PATH_ESCAPE");
+      expect(() => resolveReferenceFile(refs, "../outside.md")).toThrowWithCode(PluginKitError, "REFERENCE_PATH_INVALID");
+      expect(() => resolveReferenceFile(refs, "/etc/hostname")).toThrowWithCode(PluginKitError, "REFERENCE_PATH_INVALID");
+      expect(() => resolveReferenceFile(refs, "a\0.md")).toThrowWithCode(PluginKitError, "REFERENCE_PATH_INVALID");
+      expect(() => resolveReferenceFile(refs, "")).toThrowWithCode(PluginKitError, "REFERENCE_PATH_INVALID");
+      expect(() => resolveReferenceFile(refs, "nope.md")).toThrowWithCode(PluginKitError, "REFERENCE_NOT_FOUND");
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

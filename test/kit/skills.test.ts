@@ -3,7 +3,6 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSkillDocument, pluginSkill, PluginKitError, qualifiedSkillName, referenceTool, referenceToolName, setLogSink } from "../../src/kit/index.js";
-import { kitErrorCode as codeOf } from "./fixtures.js";
 
 let root: string;
 beforeAll(() => {
@@ -48,22 +47,22 @@ describe("pluginSkill (portable rules, reference B.7)", () => {
     const lines: string[] = [];
     const previous = setLogSink((line) => lines.push(line));
     try {
-      expect(codeOf(() => pluginSkill(skill(dir, text), { root }))).toBe(code);
+      expect(() => pluginSkill(skill(dir, text), { root })).toThrowWithCode(PluginKitError, code);
     } finally {
       setLogSink(previous);
     }
     if (dir === "nested") expect(lines.some((line) => line.includes("WARNING") && line.includes("metadata.hermes"))).toBe(true);
   });
   it("refuses a missing or symlinked SKILL.md", () => {
-    expect(codeOf(() => pluginSkill("skills/absent", { root }))).toBe("SKILL_NOT_FOUND");
+    expect(() => pluginSkill("skills/absent", { root })).toThrowWithCode(PluginKitError, "SKILL_NOT_FOUND");
     mkdirSync(path.join(root, "skills", "linked"), { recursive: true });
     writeFileSync(path.join(root, "elsewhere.md"), GOOD.replace("good-skill", "linked"));
     symlinkSync(path.join(root, "elsewhere.md"), path.join(root, "skills", "linked", "SKILL.md"));
-    expect(codeOf(() => pluginSkill("skills/linked", { root }))).toBe("SKILL_NOT_FOUND");
+    expect(() => pluginSkill("skills/linked", { root })).toThrowWithCode(PluginKitError, "SKILL_NOT_FOUND");
   });
   it("parses the frontmatter and body", () => {
     expect(parseSkillDocument("---\nname: a\n---   \nbody").body).toBe("body");
-    expect(codeOf(() => parseSkillDocument("---\nname: a\nname: b\n---\n"))).toBe("SKILL_FRONTMATTER_INVALID_YAML");
+    expect(() => parseSkillDocument("---\nname: a\nname: b\n---\n")).toThrowWithCode(PluginKitError, "SKILL_FRONTMATTER_INVALID_YAML");
   });
 });
 
@@ -98,7 +97,7 @@ describe("referenceTool (reference A.9)", () => {
     expect(tool.name).toBe("ref_skill_read_reference");
     expect(tool.readOnly).toBe(true);
     expect(referenceToolName("9lives")).toBe("skill_9lives_read_reference");
-    expect(() => referenceTool(pluginSkill(skill("noref", GOOD.replace("good-skill", "noref")), { root }))).toThrow(expect.objectContaining({ code: "SKILL_REFERENCES_INVALID" }));
+    expect(() => referenceTool(pluginSkill(skill("noref", GOOD.replace("good-skill", "noref")), { root }))).toThrowWithCode(PluginKitError, "SKILL_REFERENCES_INVALID");
   });
   it("lists files (not following symlinks) and reads one", async () => {
     const listed = await tool.call({});

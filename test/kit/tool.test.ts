@@ -21,7 +21,6 @@ import {
   validateParameters,
   type LogSink,
 } from "../../src/kit/index.js";
-import { kitErrorCode as codeOf } from "./fixtures.js";
 
 
 const text = (result: { content: Array<{ text: string }> }) => result.content.map((c) => c.text).join("\n");
@@ -56,9 +55,9 @@ describe("argument helpers and parameters (reference A.3, A.4)", () => {
     });
   });
   it("refuses bad helper input with ARG_INVALID", () => {
-    expect(codeOf(() => arg("text", "x"))).toBe("ARG_INVALID");
-    expect(codeOf(() => strArg("x", { required: "yes" as unknown as boolean }))).toBe("ARG_INVALID");
-    expect(codeOf(() => buildParameters({ a: { type: "string" } as never }))).toBe("ARG_INVALID");
+    expect(() => arg("text", "x")).toThrowWithCode(PluginKitError, "ARG_INVALID");
+    expect(() => strArg("x", { required: "yes" as unknown as boolean })).toThrowWithCode(PluginKitError, "ARG_INVALID");
+    expect(() => buildParameters({ a: { type: "string" } as never })).toThrowWithCode(PluginKitError, "ARG_INVALID");
   });
   it("builds the parameters object in key order with required in declaration order", () => {
     const built = buildParameters({ b: strArg("b", { required: true, example: "x" }), a: intArg("a"), c: boolArg("c", { required: true }) });
@@ -71,22 +70,22 @@ describe("argument helpers and parameters (reference A.3, A.4)", () => {
   it("validates hand-written schemas", () => {
     const ok = validateFunctionSchema({ name: "t", description: "d", parameters: { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: true } }, "t");
     expect(ok.parameters).toEqual({ type: "object", properties: { a: { type: "string" } }, additionalProperties: false, required: ["a"] });
-    expect(codeOf(() => validateFunctionSchema({ properties: { a: { type: "string" } } }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
-    expect(codeOf(() => validateFunctionSchema({ name: "t", description: "d", properties: { a: { type: "string" } } }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
-    expect(codeOf(() => validateFunctionSchema({ type: "object", description: "d", properties: {} }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
-    expect(codeOf(() => validateFunctionSchema({ parameters: { type: "object", properties: {} }, properties: {} }, "t"))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
-    expect(codeOf(() => validateFunctionSchema({ name: "t" }, "t"))).toBe("SCHEMA_INVALID");
+    expect(() => validateFunctionSchema({ properties: { a: { type: "string" } } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(() => validateFunctionSchema({ name: "t", description: "d", properties: { a: { type: "string" } } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(() => validateFunctionSchema({ type: "object", description: "d", properties: {} }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(() => validateFunctionSchema({ parameters: { type: "object", properties: {} }, properties: {} }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(() => validateFunctionSchema({ name: "t" }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_INVALID");
     expect(validateFunctionSchema({ type: "object", properties: { a: { type: "integer" } }, required: ["a"] }, "t").parameters).toEqual({
       type: "object",
       properties: { a: { type: "integer" } },
       additionalProperties: false,
       required: ["a"],
     });
-    expect(codeOf(() => validateFunctionSchema({ name: "other", parameters: { type: "object", properties: {} } }, "t"))).toBe("SCHEMA_NAME_MISMATCH");
-    expect(codeOf(() => validateFunctionSchema({ parameters: { type: "array" } }, "t"))).toBe("SCHEMA_INVALID");
-    expect(codeOf(() => validateFunctionSchema({ parameters: { type: "object", properties: [] } }, "t"))).toBe("SCHEMA_INVALID");
-    expect(codeOf(() => validateFunctionSchema({ parameters: { type: "object", properties: {}, required: ["x"] } }, "t"))).toBe("SCHEMA_REQUIRED_UNKNOWN");
-    expect(codeOf(() => validateParameters({ type: "object", properties: { a: "string" } }))).toBe("SCHEMA_INVALID");
+    expect(() => validateFunctionSchema({ name: "other", parameters: { type: "object", properties: {} } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_NAME_MISMATCH");
+    expect(() => validateFunctionSchema({ parameters: { type: "array" } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_INVALID");
+    expect(() => validateFunctionSchema({ parameters: { type: "object", properties: [] } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_INVALID");
+    expect(() => validateFunctionSchema({ parameters: { type: "object", properties: {}, required: ["x"] } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_REQUIRED_UNKNOWN");
+    expect(() => validateParameters({ type: "object", properties: { a: "string" } })).toThrowWithCode(PluginKitError, "SCHEMA_INVALID");
   });
   it("augments descriptions with Python-repr examples (reference A.4)", () => {
     expect(augmentDescription("Read a thread.", ["thread_id"], { thread_id: "123" })).toBe("Read a thread. Required: `thread_id` (e.g. '123').");
@@ -114,14 +113,14 @@ describe("tool()", () => {
   });
   it("refuses definitions that break a rule, with the rule's code", () => {
     const handler = () => 1;
-    expect(codeOf(() => tool({ name: "memory", description: "d", params: {}, handler }))).toBe("TOOL_NAME_RESERVED");
-    expect(codeOf(() => tool({ name: "x", description: "d", handler } as never))).toBe("TOOL_SCHEMA_SOURCE");
-    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, schema: { parameters: { type: "object", properties: {} } }, handler } as never))).toBe("TOOL_SCHEMA_SOURCE");
-    expect(codeOf(() => tool({ name: "x", description: " ", params: {}, handler }))).toBe("TOOL_DESCRIPTION_REQUIRED");
-    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, handler: 5 as never }))).toBe("TOOL_OPTION_INVALID");
-    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, readOnly: "yes" as never, handler }))).toBe("TOOL_OPTION_INVALID");
-    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, examples: { nope: 1 }, handler }))).toBe("TOOL_OPTION_INVALID");
-    expect(codeOf(() => tool({ name: "x", description: "d", schema: { properties: {} } as never, handler }))).toBe("SCHEMA_TOP_LEVEL_PROPERTIES");
+    expect(() => tool({ name: "memory", description: "d", params: {}, handler })).toThrowWithCode(PluginKitError, "TOOL_NAME_RESERVED");
+    expect(() => tool({ name: "x", description: "d", handler } as never)).toThrowWithCode(PluginKitError, "TOOL_SCHEMA_SOURCE");
+    expect(() => tool({ name: "x", description: "d", params: {}, schema: { parameters: { type: "object", properties: {} } }, handler } as never)).toThrowWithCode(PluginKitError, "TOOL_SCHEMA_SOURCE");
+    expect(() => tool({ name: "x", description: " ", params: {}, handler })).toThrowWithCode(PluginKitError, "TOOL_DESCRIPTION_REQUIRED");
+    expect(() => tool({ name: "x", description: "d", params: {}, handler: 5 as never })).toThrowWithCode(PluginKitError, "TOOL_OPTION_INVALID");
+    expect(() => tool({ name: "x", description: "d", params: {}, readOnly: "yes" as never, handler })).toThrowWithCode(PluginKitError, "TOOL_OPTION_INVALID");
+    expect(() => tool({ name: "x", description: "d", params: {}, examples: { nope: 1 }, handler })).toThrowWithCode(PluginKitError, "TOOL_OPTION_INVALID");
+    expect(() => tool({ name: "x", description: "d", schema: { properties: {} } as never, handler })).toThrowWithCode(PluginKitError, "SCHEMA_TOP_LEVEL_PROPERTIES");
   });
   it("answers a missing, null or blank required argument with the instructive error and skips the handler", async () => {
     let called = 0;
@@ -211,7 +210,7 @@ describe("tool()", () => {
     expect(missing.isError).toBeUndefined();
     expect(text(missing)).toBe('{"success":false,"error":"q is required (e.g. \'x\')"}');
     expect((await t.call({ q: "boom" })).structuredContent).toEqual({ success: false, error: "soft failed: kaput" });
-    expect(codeOf(() => tool({ name: "x", description: "d", params: {}, errorMode: "loud" as never, handler: () => 1 }))).toBe("TOOL_OPTION_INVALID");
+    expect(() => tool({ name: "x", description: "d", params: {}, errorMode: "loud" as never, handler: () => 1 })).toThrowWithCode(PluginKitError, "TOOL_OPTION_INVALID");
   });
 
   it("accepts a zod object, infers the handler type and reports refinement failures", async () => {
