@@ -11,8 +11,10 @@
  *   starting `BREAKING CHANGE: ` or `BREAKING-CHANGE: ` (upper case, as the
  *   specification requires); a line that looks like a breaking marker but is
  *   not the exact token (`BREAKING CHANGES:`, `BREAKING CHANGE y`,
- *   `Breaking Change: y`, `* BREAKING CHANGE: y`, `BREAKING:`) is an error
- *   naming the commit, never a silent minor or patch;
+ *   `Breaking Change: y`, `* BREAKING CHANGE: y`, `BREAKING:`, and lines that
+ *   only read so: full-width letters, invisible characters, combining marks,
+ *   Cyrillic or Greek look-alike capitals) is an error naming the commit,
+ *   never a silent minor or patch;
  * - a revert names what it reverts: `This reverts commit <sha>.` or
  *   `Refs: <sha>` when that commit is an ancestor, else the quoted header of
  *   GitHub's `Revert "<header>" (#N)` title (or the subject of `revert:
@@ -43,6 +45,24 @@ const EXACT_BREAKING_LINE = /^BREAKING[ -]CHANGE:(?: .*)?$/;
 const BREAKING_LOOKING_LINE = /^[\s>*+-]*breaking(?:[\s_-]*changes?\b|\s*:)/i;
 /** A header subject that starts like a breaking marker (upper case: a deliberate token, not prose). */
 const BREAKING_LOOKING_SUBJECT = /^BREAKING(?:[\s_-]*CHANGES?\b|\s*:)/;
+/** Cyrillic and Greek capitals drawn like the Latin letters of "BREAKING CHANGE" (Unicode confusables). */
+const CONFUSABLE_CAPITALS: Readonly<Record<string, string>> = Object.freeze({
+  "\u0410": "A", "\u0391": "A", "\u0412": "B", "\u0392": "B", "\u0421": "C", "\u03f9": "C", "\u0415": "E", "\u0395": "E",
+  "\u041d": "H", "\u0397": "H", "\u0406": "I", "\u0399": "I", "\u04c0": "I", "\u041a": "K", "\u039a": "K", "\u039d": "N",
+});
+
+/**
+ * The form a reader sees: compatibility forms folded (full-width letters,
+ * ligatures), combining marks and invisible format characters (zero-width
+ * space, joiners, soft hyphen) dropped, confusable capitals mapped to Latin.
+ */
+function visibleSkeleton(line: string): string {
+  return line
+    .normalize("NFKD")
+    .replace(/[\p{M}\p{Cf}]/gu, "")
+    .replace(/[\u0391-\u03f9\u0400-\u04ff]/g, (c) => CONFUSABLE_CAPITALS[c] ?? c);
+}
+
 /** `This reverts commit <sha>.` (git's revert body) and `Refs: <sha>` (Conventional Commits' revert advice). */
 const REVERT_HASH_RE = /^(?:This reverts commit ([0-9a-f]{7,40})\.?|Refs: ([0-9a-f]{7,40}))\s*$/m;
 /** Most ancestors searched for a reverted header. */
@@ -137,10 +157,10 @@ function refuseAmbiguousBreakingMarkers(text: string, sha: string | undefined): 
         'expected a footer line starting exactly "BREAKING CHANGE: " or "BREAKING-CHANGE: " (upper case, Conventional Commits 1.0.0 items 12-16) or "!" before the header colon, ' +
         "so the release class is not guessed. Reword the commit before it reaches the release branch; for history already there, review it and seed a new baseline tag after it",
     );
-  if (subject !== undefined && BREAKING_LOOKING_SUBJECT.test(subject)) throw at(0, lines[0] as string);
+  if (subject !== undefined && BREAKING_LOOKING_SUBJECT.test(visibleSkeleton(subject))) throw at(0, lines[0] as string);
   for (let i = 1; i < lines.length; i += 1) {
     const line = lines[i] as string;
-    if (BREAKING_LOOKING_LINE.test(line) && !EXACT_BREAKING_LINE.test(line)) throw at(i, line);
+    if (BREAKING_LOOKING_LINE.test(visibleSkeleton(line)) && !EXACT_BREAKING_LINE.test(line)) throw at(i, line);
   }
 }
 

@@ -77,6 +77,14 @@ describe("ambiguous breaking-change markers", () => {
     "feat: BREAKING CHANGE drop node 18",
     "feat: BREAKING: drop node 18",
     'Revert "feat: x"\n\nBREAKING CHANGES: y',
+    "fix: x\n\nB\u200bREAKING CHANGE: y",
+    "fix: x\n\nBREAKING\u00adCHANGE: y",
+    "fix: x\n\n\uff22\uff32\uff25\uff21\uff2b\uff29\uff2e\uff27 CHANGE: y",
+    "fix: x\n\nBREAK\u0130NG CHANGE: y",
+    "fix: x\n\nBR\u0415AKING CHANGE: y",
+    "fix: x\n\nBREAKING \u0421HANGE: y",
+    "fix: x\n\nBREAKING CHANGE\uff1a y",
+    "feat: \u0392REAKING CHANGE drop node 18",
   ])("sibling %j: RELEASE_BREAKING_AMBIGUOUS", async (message) => {
     expect(await codeOf(() => classifyCommitMessage(message, "c".repeat(40)))).toBe("RELEASE_BREAKING_AMBIGUOUS");
   });
@@ -88,6 +96,7 @@ describe("ambiguous breaking-change markers", () => {
     ["fix: x\n\nbreaking the loop early is faster", "patch"],
     ["fix: x\n\nthis is not a breaking change", "patch"],
     ["docs: describe the breaking changes policy", null],
+    ["fix: caf\u00e9 \u0417\u0430\u043f\u0443\u0441\u043a \uff21", "patch"],
   ])("exact tokens and prose still classify: %j -> %s", (message, release) => {
     expect(classifyCommitMessage(message).release).toBe(release);
   });
