@@ -5,6 +5,9 @@
  * `~/.docker/config.json`. For a registry host the lookup order is the Docker
  * CLI's: `credHelpers[host]`, else `credsStore`, else the `auths` entry whose
  * key names the host (`host`, `https://host`, `https://host/v1/`, ...).
+ * Ambiguity is refused, never resolved by picking one: duplicate JSON keys,
+ * or two keys naming one host with different values (`127.0.0.1:5000` and
+ * `https://127.0.0.1:5000`), are `OCI_CREDENTIAL_CONFIG_INVALID`.
  * A credential helper is the executable `docker-credential-<name>` on PATH,
  * run as `docker-credential-<name> get` with the server address on stdin; it
  * answers `{"ServerURL","Username","Secret"}` on stdout (docker-credential-helpers protocol).
@@ -19,6 +22,7 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { parseStrictJson } from "../contract/canonical-json.js";
 import { OciError } from "./errors.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import { BASE_ENV_NAMES, childEnvironment, runBounded } from "./subprocess.js";
@@ -66,6 +70,18 @@ export function authKeyHost(key: string): string {
     .replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
     .replace(/\/.*$/, "")
     .toLowerCase();
+}
+
+/**
+ * The one key of `entries` naming `host` (after {@link authKeyHost}); several keys
+ * naming it with equal values count as one.
+ * @throws OciError `OCI_CREDENTIAL_CONFIG_INVALID` when keys naming the host disagree.
+ */
+function keyForHost(file: string, entries: Record<string, unknown>, host: string, where: string): string | undefined {
+  const keys = Object.keys(entries).filter((key) => authKeyHost(key) === host);
+  const values = new Set(keys.map((key) => JSON.stringify(entries[key])));
+  if (values.size > 1) invalid(file, `${where} names ${host} ${keys.length} times with different values (${keys.map((k) => JSON.stringify(k)).join(", ")}); keep one`);
+  return keys[0];
 }
 
 /** A helper name must be a plain word: it becomes part of an executable name looked up on PATH. */
@@ -141,9 +157,10 @@ export async function credentialsFromHelper(name: string, host: string, options:
   }
   let answer: unknown;
   try {
-    answer = JSON.parse(stdout);
+    // Strict: an answer naming `Secret` twice is ambiguous, not "the last one".
+    answer = parseStrictJson(stdout, { rejectIntegralFloats: false });
   } catch {
-    fail("did not answer JSON");
+    fail("did not answer JSON (one object, no duplicate keys)");
   }
   if (!isObject(answer) || typeof answer["Username"] !== "string" || typeof answer["Secret"] !== "string") fail('did not answer {"Username", "Secret"}');
   const { Username: username, Secret: secret } = answer as { Username: string; Secret: string };
@@ -175,20 +192,20 @@ export async function credentialsFromDockerConfig(host: string, options: DockerC
   if (bytes.length > MAX_CONFIG_BYTES) invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
   let config: unknown;
   try {
-    config = JSON.parse(bytes.toString("utf8"));
+    config = parseStrictJson(bytes, { rejectIntegralFloats: false });
   } catch {
-    invalid(file, "is not JSON");
+    invalid(file, "is not a JSON object without duplicate keys");
   }
   if (!isObject(config)) invalid(file, "is not a JSON object");
   const wanted = host.toLowerCase();
   const helpers = config["credHelpers"];
   if (helpers !== undefined && !isObject(helpers)) invalid(file, '"credHelpers" must be an object');
-  const helperKey = helpers === undefined ? undefined : Object.keys(helpers).find((key) => authKeyHost(key) === wanted);
+  const helperKey = helpers === undefined ? undefined : keyForHost(file, helpers, wanted, '"credHelpers"');
   if (helpers !== undefined && helperKey !== undefined) return credentialsFromHelper(helperName(file, helpers[helperKey], `credHelpers["${helperKey}"]`), host, options);
   if (config["credsStore"] !== undefined && config["credsStore"] !== "") return credentialsFromHelper(helperName(file, config["credsStore"], '"credsStore"'), host, options);
   const auths = config["auths"];
   if (auths === undefined) return undefined;
   if (!isObject(auths)) invalid(file, '"auths" must be an object');
-  const key = Object.keys(auths).find((k) => authKeyHost(k) === wanted);
+  const key = keyForHost(file, auths, wanted, '"auths"');
   return key === undefined ? undefined : entryCredentials(file, host, auths[key]);
 }

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LayoutTarget, RegistryTarget, parseChallenges, parseNextLink, tagIfAbsent, writeLayout, type Descriptor } from "../../src/oci/index.js";
+import { LayoutTarget, RegistryTarget, parseChallenges, parseNextLink, readLayout, tagIfAbsent, writeLayout, type Descriptor } from "../../src/oci/index.js";
 import { publishRelease } from "../../release/publish.js";
 import { refuseTagConflict, stageRelease } from "../../release/stage.js";
 import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
@@ -84,6 +84,15 @@ describe("a layout store", () => {
     // tag() replaces every entry of the name: the repair.
     await store.tag(a, "v1");
     expect((await store.resolve("v1")).digest).toBe(a.digest);
+  });
+
+  it("readLayout (the layout a release stages) refuses two entries named payload (OCI_LAYOUT_INVALID)", async () => {
+    const dir = path.join(work, "payload");
+    const a = (await writeLayout(dir, "application/vnd.example.a", new Map())).manifest;
+    const b = (await writeLayout(path.join(work, "payload-b"), "application/vnd.example.b", new Map())).manifest;
+    expect((await readLayout(dir)).manifest.digest).toBe(a.digest);
+    await writeIndex(dir, [entry(a, "payload"), entry(b, "payload")]);
+    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
   });
 
   it("the same descriptor twice under one name is not ambiguous (control)", async () => {

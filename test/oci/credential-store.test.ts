@@ -27,6 +27,7 @@ answers = {
     "tokens.example": {"ServerURL": server, "Username": "", "Secret": "bearer-2"},
     "refresh.example": {"ServerURL": server, "Username": "<token>", "Secret": "refresh-3"},
     "garbage.example": "not json",
+    "twice.example": '{"ServerURL": "twice.example", "Username": "robot", "Secret": "first-secret-4", "Secret": "second-secret-5"}',
 }
 if server == "broken.example":
     sys.exit(3)
@@ -103,6 +104,25 @@ describe("auths entries", () => {
     expect(await codeOf(() => credentialsFromDockerConfig("plain.example", { configFile: file, env }))).toBe(code);
   });
 
+  describe("ambiguity is refused, never resolved to one entry", () => {
+    it("two keys naming one host with different credentials, or one key written twice: OCI_CREDENTIAL_CONFIG_INVALID, no secret in the message", async () => {
+      const two = await config({ auths: { "127.0.0.1:5000": { username: "alice", password: "pw-a-11" }, "https://127.0.0.1:5000": { username: "mallory", password: "pw-m-22" } } });
+      const helpers = await config({ credHelpers: { "registry.example:5000": "fake", "https://registry.example:5000/v1/": "store" } });
+      const duplicate = await config('{"auths": {"plain.example": {"username": "bob", "password": "pw-b-33"}, "plain.example": {"username": "eve", "password": "pw-e-44"}}}');
+      for (const [file, host] of [[two, "127.0.0.1:5000"], [helpers, "registry.example:5000"], [duplicate, "plain.example"]] as const) {
+        const error = (await credentialsFromDockerConfig(host, { configFile: file, env }).catch((e: unknown) => e)) as Error & { code?: string };
+        expect(error.code).toBe("OCI_CREDENTIAL_CONFIG_INVALID");
+        expect(error.message).not.toMatch(/pw-[abem]-\d\d/);
+      }
+    });
+
+    it("two keys naming one host with the same credentials count as one (control)", async () => {
+      const same = { username: "alice", password: "pw" };
+      const file = await config({ auths: { "127.0.0.1:5000": same, "http://127.0.0.1:5000/v2/": same, "other.example": { username: "x", password: "y" } } });
+      expect(await credentialsFromDockerConfig("127.0.0.1:5000", { configFile: file, env })).toEqual(same);
+    });
+  });
+
   it("authKeyHost drops scheme and path", () => {
     expect(authKeyHost("https://index.docker.io/v1/")).toBe("index.docker.io");
     expect(authKeyHost("ghcr.io")).toBe("ghcr.io");
@@ -135,6 +155,7 @@ describe("credential helpers", () => {
     ["a helper not on PATH", "missing", "registry.example:5000", "OCI_CREDENTIAL_HELPER_FAILED"],
     ["a failing helper", "fake", "broken.example", "OCI_CREDENTIAL_HELPER_FAILED"],
     ["an answer that is not JSON", "fake", "garbage.example", "OCI_CREDENTIAL_HELPER_FAILED"],
+    ["an answer naming Secret twice (ambiguous)", "fake", "twice.example", "OCI_CREDENTIAL_HELPER_FAILED"],
     ["an identity token", "fake", "refresh.example", "OCI_CREDENTIAL_UNSUPPORTED"],
   ])("%s fails with its code and no secret in the message", async (_name, helper, host, code) => {
     const error = (await credentialsFromHelper(helper, host, { env }).then(
@@ -142,7 +163,7 @@ describe("credential helpers", () => {
       (e: unknown) => e,
     )) as (Error & { code?: string }) | undefined;
     expect(error?.code).toBe(code);
-    expect(String(error?.message)).not.toMatch(/refresh-3|helper-secret|not json/);
+    expect(String(error?.message)).not.toMatch(/refresh-3|helper-secret|not json|first-secret|second-secret/);
     expect(String(error?.message)).toContain(host);
   });
 });

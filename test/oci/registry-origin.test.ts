@@ -5,12 +5,15 @@
  * Library API (`RegistryTarget`, `copy`) and the CLI path (`release
  * check-private --bootstrap`, which serves stage and publish too).
  */
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import type http from "node:http";
+import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LayoutTarget, RegistryTarget, copy, writeLayout, type Descriptor } from "../../src/oci/index.js";
+import { LayoutTarget, RegistryTarget, copy, fetchBlobToFile, writeLayout, type Descriptor } from "../../src/oci/index.js";
 import { refusedHop } from "../../src/oci/origin.js";
 import { runCli } from "../support/cli.js";
 import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
@@ -95,6 +98,96 @@ describe("upload Location on another origin", () => {
     const code = await codeOf(target(s.host).push({ mediaType: "application/octet-stream", digest: sha(blob), size: blob.length }, Readable.from([blob])));
     expect(code).toBe("OCI_PLAIN_HTTP_REFUSED");
     expect(s.requests.map((r) => r.method)).toEqual(["HEAD", "POST"]);
+  });
+});
+
+describe("chunked uploads on another origin", () => {
+  it("every PATCH and the closing PUT to 127.0.0.2 carry no credentials", async () => {
+    const s = await standIn({ credentials: CREDS, secondHost: "127.0.0.2", uploadsOnSecond: true, secondWithoutAuth: true });
+    const desc = await copy(await LayoutTarget.open(layoutDir), target(s.host, { chunkSize: 64 * 1024 }), manifest.digest, { tag: "v1" });
+    expect(desc.digest).toBe(manifest.digest);
+    const second = s.requests.filter((r) => r.listener === "127.0.0.2");
+    expect(second.filter((r) => r.method === "PATCH").length).toBeGreaterThanOrEqual(5);
+    expect(second.some((r) => r.method === "PUT")).toBe(true);
+    expect(second.some((r) => r.authorization || r.cookie)).toBe(false);
+  });
+});
+
+describe("an HTTPS registry never steps down to plain HTTP, not even to loopback", () => {
+  const blob = Buffer.from("blob bytes over TLS");
+  const blobDesc: Descriptor = { mediaType: "application/octet-stream", digest: sha(blob), size: blob.length };
+  let pem = "";
+  let key: Buffer;
+
+  beforeAll(async () => {
+    const keyFile = path.join(work, "tls-key.pem");
+    const certFile = path.join(work, "tls-cert.pem");
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyFile, "-out", certFile], { stdio: "ignore" });
+    pem = await readFile(certFile, "utf8");
+    key = await readFile(keyFile);
+  });
+
+  /** An HTTPS registry answering with `handler`, and a plain-HTTP loopback listener that must never be reached. */
+  async function tlsRegistry(handler: (req: http.IncomingMessage, res: http.ServerResponse, plain: string) => void): Promise<{ target: RegistryTarget; plain: FakeRegistry }> {
+    const plain = await fake((_req, res) => void res.writeHead(200, { "content-length": "0" }).end());
+    const server = https.createServer({ key, cert: pem }, (req, res) => {
+      req.resume();
+      handler(req, res, plain.url);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    closers.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    const port = (server.address() as { port: number }).port;
+    return { target: new RegistryTarget({ registry: `127.0.0.1:${port}`, repository: "acme/kit", ca: pem, credentials: CREDS, retry: { maxAttempts: 1 } }), plain };
+  }
+
+  async function errorOf(p: Promise<unknown>): Promise<{ code: string; message: string }> {
+    try {
+      await p;
+    } catch (error) {
+      return error as { code: string; message: string };
+    }
+    return { code: "NO_ERROR", message: "" };
+  }
+
+  it("a blob redirect to http://127.0.0.1 is OCI_REDIRECT_REFUSED on the streaming and the file path, nothing written", async () => {
+    const { target: t, plain } = await tlsRegistry((_req, res, to) => void res.writeHead(307, { location: `${to}/blob?sig=1`, "content-length": "0" }).end());
+    const streamed = await errorOf(t.fetch(blobDesc));
+    expect(streamed.code).toBe("OCI_REDIRECT_REFUSED");
+    expect(streamed.message).toContain("downgrade");
+    const dir = await mkdtemp(path.join(work, "tls-out-"));
+    expect((await errorOf(fetchBlobToFile(t, blobDesc, path.join(dir, "blob")))).code).toBe("OCI_REDIRECT_REFUSED");
+    expect(await readdir(dir)).toEqual([]);
+    expect(plain.requests).toEqual([]);
+  });
+
+  it("an upload Location on http://127.0.0.1 is OCI_PLAIN_HTTP_REFUSED before a byte is sent", async () => {
+    const { target: t, plain } = await tlsRegistry((req, res, to) => {
+      if (req.method === "HEAD") return void res.writeHead(404, { "content-length": "0" }).end();
+      if (req.method === "POST") return void res.writeHead(202, { location: `${to}/v2/acme/kit/blobs/uploads/1?_state=abc`, "content-length": "0" }).end();
+      res.writeHead(500, { "content-length": "0" }).end();
+    });
+    const { Readable } = await import("node:stream");
+    const error = await errorOf(t.push(blobDesc, Readable.from([blob])));
+    expect(error.code).toBe("OCI_PLAIN_HTTP_REFUSED");
+    expect(error.message).toContain("downgrade");
+    expect(plain.requests).toEqual([]);
+  });
+
+  it("a Bearer realm on http://127.0.0.1 is OCI_PLAIN_HTTP_REFUSED before any token request", async () => {
+    const { target: t, plain } = await tlsRegistry((_req, res, to) => void res.writeHead(401, { "www-authenticate": `Bearer realm="${to}/token",service="svc"`, "content-length": "0" }).end());
+    const error = await errorOf(t.tags());
+    expect(error.code).toBe("OCI_PLAIN_HTTP_REFUSED");
+    expect(error.message).toContain("downgrade");
+    expect(plain.requests).toEqual([]);
+  });
+
+  it("a tag-list Link to http://127.0.0.1 (another origin) is OCI_LINK_INVALID", async () => {
+    const { target: t, plain } = await tlsRegistry((_req, res, to) => {
+      res.writeHead(200, { "content-type": "application/json", link: `<${to}/v2/acme/kit/tags/list?last=a>; rel="next"` });
+      res.end(JSON.stringify({ name: "acme/kit", tags: ["a"] }));
+    });
+    expect((await errorOf(t.tags())).code).toBe("OCI_LINK_INVALID");
+    expect(plain.requests).toEqual([]);
   });
 });
 

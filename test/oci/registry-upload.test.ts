@@ -128,6 +128,23 @@ describe("pushes are confirmed with HEAD", () => {
     expect(s2.tags.size).toBe(0);
   });
 
+  it("a chunk acknowledged short (Range ends before the bytes sent) is OCI_SIZE_MISMATCH before the upload is committed", async () => {
+    const s = await standIn({ acknowledgeShortBy: 1 });
+    expect(await codeOf(target(s, { chunkSize: 2 * MiB }).push(layer, Readable.from([bytes])))).toBe("OCI_SIZE_MISMATCH");
+    expect(s.requests.filter((r) => r.method === "PATCH")).toHaveLength(1);
+    expect(s.requests.some((r) => r.method === "PUT")).toBe(false);
+    expect(s.blobs.has(layer.digest)).toBe(false);
+  });
+
+  it("a registry that claims another digest for the stored blob fails with OCI_DIGEST_MISMATCH, nothing tagged", async () => {
+    const other = descriptorOf("application/octet-stream", Buffer.from("other")).digest;
+    const s = await standIn({ claimDigest: other });
+    expect(await codeOf(target(s).push(layer, Readable.from([bytes])))).toBe("OCI_DIGEST_MISMATCH");
+    const s2 = await standIn({ claimDigest: other });
+    expect(await codeOf(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" }))).toBe("OCI_DIGEST_MISMATCH");
+    expect(s2.tags.size).toBe(0);
+  });
+
   it("each blob and the manifest is HEADed after its upload (control: all stored)", async () => {
     const s = await standIn({});
     await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null });

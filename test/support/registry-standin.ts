@@ -33,6 +33,10 @@ export interface StandInOptions {
   uploadsOnSecond?: boolean;
   /** Blob GET/HEAD on the first listener redirect to the second listener. */
   redirectBlobsToSecond?: boolean;
+  /** Acknowledge each PATCH with a `Range` ending this many bytes short of what arrived. */
+  acknowledgeShortBy?: number;
+  /** Blob answers (201 and HEAD/GET) name this digest in `Docker-Content-Digest` instead of the stored one. */
+  claimDigest?: string;
   /** Answer 201 to a finished upload but keep only this many bytes. */
   storeOnly?: number;
   /** Refuse this many manifest PUTs with `400 MANIFEST_BLOB_UNKNOWN` although their blobs are present (a storage race). */
@@ -165,7 +169,8 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     parts.push(body);
     const size = have + body.length;
     if (req.method === "PATCH") {
-      res.writeHead(202, { location: `${origin(uploadHost(listener))}/v2/${name}/blobs/uploads/${id}?_state=abc`, range: `0-${size - 1}`, "content-length": "0" }).end();
+      const acknowledged = size - 1 - (options.acknowledgeShortBy ?? 0);
+      res.writeHead(202, { location: `${origin(uploadHost(listener))}/v2/${name}/blobs/uploads/${id}?_state=abc`, range: `0-${acknowledged}`, "content-length": "0" }).end();
       return;
     }
     const digest = url.searchParams.get("digest") ?? "";
@@ -173,7 +178,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     if (sha(all) !== digest) return error(res, 400, "DIGEST_INVALID");
     uploads.delete(id);
     blobs.set(digest, options.storeOnly === undefined ? all : all.subarray(0, options.storeOnly));
-    res.writeHead(201, { location: `/v2/${name}/blobs/${digest}`, "docker-content-digest": digest, "content-length": "0" }).end();
+    res.writeHead(201, { location: `/v2/${name}/blobs/${digest}`, "docker-content-digest": options.claimDigest ?? digest, "content-length": "0" }).end();
   };
 
   const blob = (req: http.IncomingMessage, res: http.ServerResponse, digest: string, listener: string, name: string): void => {
@@ -183,7 +188,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     }
     const bytes = blobs.get(digest);
     if (bytes === undefined) return error(res, 404, "BLOB_UNKNOWN");
-    res.writeHead(200, { "content-length": String(bytes.length), "docker-content-digest": digest, "content-type": "application/octet-stream" });
+    res.writeHead(200, { "content-length": String(bytes.length), "docker-content-digest": options.claimDigest ?? digest, "content-type": "application/octet-stream" });
     res.end(req.method === "HEAD" ? undefined : bytes);
   };
 
