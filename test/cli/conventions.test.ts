@@ -1,0 +1,96 @@
+/**
+ * One output convention on every command (src/cli/output.ts): each command
+ * that runs an action takes `--json`, `--quiet` and `--verbose`, the two
+ * verbosity flags exclude each other (exit 2), and the flag reaches the shared
+ * verbosity every action reads before it runs. The commander tree is walked,
+ * so a command added later is checked without editing this file.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { Command } from "commander";
+import { buildProgram } from "../../src/cli/program.js";
+import { UsageError, currentVerbosity, setVerbosity, type Verbosity } from "../../src/cli/output.js";
+import { runCli } from "../support/cli.js";
+
+/** Every command with an action, as its path of names (e.g. ["release", "run"]). */
+function leafCommands(): { path: string[]; command: Command }[] {
+  const leaves: { path: string[]; command: Command }[] = [];
+  const walk = (cmd: Command, path: string[]) => {
+    for (const sub of cmd.commands) {
+      if (sub.commands.length > 0) walk(sub, [...path, sub.name()]);
+      else leaves.push({ path: [...path, sub.name()], command: sub });
+    }
+  };
+  walk(buildProgram(), []);
+  return leaves;
+}
+
+/** The arguments a command needs to reach its action: its required arguments and mandatory options with a placeholder value. */
+function minimalArgs(command: Command): string[] {
+  const args = command.registeredArguments.filter((a) => a.required).map(() => "x");
+  const options = command.options.filter((o) => o.mandatory).flatMap((o) => [o.long as string, o.argChoices?.[0] ?? "1"]);
+  return [...args, ...options];
+}
+
+/**
+ * Parse `args` for the command at `path` with its action replaced by a probe:
+ * resolves to the verbosity the action saw, or rejects with what the parse threw.
+ * Nothing of the real action runs, so nothing is read, written or started.
+ */
+async function verbositySeenBy(path: string[], args: string[]): Promise<Verbosity> {
+  const program = buildProgram(path[0]);
+  let target: Command = program;
+  for (const name of path) target = target.commands.find((c) => c.name() === name) as Command;
+  let seen: Verbosity | undefined;
+  target.action(() => {
+    seen = currentVerbosity();
+  });
+  const silence = (c: Command) => {
+    c.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    c.commands.forEach(silence);
+  };
+  silence(program);
+  await program.parseAsync([...path, ...args], { from: "user" });
+  if (seen === undefined) throw new Error(`${path.join(" ")}: the action did not run`);
+  return seen;
+}
+
+const leaves = leafCommands();
+
+describe("every command", () => {
+  afterEach(() => setVerbosity("normal"));
+
+  it("the walk finds every command group, nested ones included", () => {
+    const names = leaves.map((l) => l.path.join(" "));
+    for (const expected of ["fetch", "verify-final-receipt", "verify-manifest", "verify-provenance", "release run", "release demo", "release stage", "plugin call", "plugin build"]) {
+      expect(names).toContain(expected);
+    }
+    expect(leaves.length).toBeGreaterThan(20);
+  });
+
+  it.each(leaves.map((l) => [l.path.join(" "), l] as const))("%s lists --json, --quiet and --verbose in its help", (_name, { command }) => {
+    const help = command.helpInformation();
+    for (const flag of ["--json", "--quiet", "--verbose"]) {
+      expect(command.options.some((o) => o.long === flag), `${flag} is not an option`).toBe(true);
+      expect(help).toContain(flag);
+    }
+  });
+
+  it.each(leaves.map((l) => [l.path.join(" "), l] as const))("%s: --quiet and --verbose reach the action; both together are a usage error", async (_name, { path, command }) => {
+    const args = minimalArgs(command);
+    expect(await verbositySeenBy(path, args)).toBe("normal");
+    expect(await verbositySeenBy(path, [...args, "--quiet"])).toBe("quiet");
+    expect(await verbositySeenBy(path, [...args, "--verbose"])).toBe("verbose");
+    const both = verbositySeenBy(path, [...args, "--quiet", "--verbose"]);
+    await expect(both).rejects.toBeInstanceOf(UsageError);
+    await expect(both).rejects.toThrow("--quiet and --verbose exclude each other");
+  });
+});
+
+describe("--quiet with --verbose through the real CLI", () => {
+  it("exits 2 with one line on stderr and writes nothing on stdout", async () => {
+    const r = await runCli(["verify-final-receipt", "--receipt", "release-receipt.json", "--quiet", "--verbose"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+  });
+});
