@@ -572,6 +572,8 @@ async function runLocked(
     plainHttp: options.plainHttp === true,
     ...(credentials === undefined ? {} : { credentials }),
     ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
+    // The upload bar follows the step lines: silenced with them (`--quiet`).
+    progress: options.progress === undefined ? process.stderr : options.progress,
     env,
     hooks,
   };

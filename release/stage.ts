@@ -141,6 +141,10 @@ export interface RegistryAccessOptions {
    * blobs above it go up in chunks (`RegistryTarget` `chunkSize`; default 64 MiB).
    */
   chunkSize?: number;
+  /** Where the upload progress bar goes (default stderr; drawn on a TTY only, `../src/fetch/progress.ts`); `null` silences. */
+  progress?: NodeJS.WritableStream | null;
+  /** On a `progress` stream that is not a TTY, write plain progress lines instead of nothing (`--verbose`). */
+  progressLines?: boolean;
   /** Test hooks. */
   hooks?: PipelineHooks;
 }
@@ -154,6 +158,9 @@ export interface RegistryAccess {
   hooks: PipelineHooks;
   /** Largest upload request body (bytes), when set. */
   chunkSize: number | undefined;
+  /** Where the upload progress bar goes (`null`: nowhere), and whether a non-TTY stream gets plain lines. */
+  progress: NodeJS.WritableStream | null;
+  progressLines: boolean;
 }
 
 /**
@@ -177,6 +184,8 @@ export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePol
     env,
     hooks: options.hooks ?? {},
     chunkSize: options.chunkSize === undefined ? undefined : checkChunkSize(options.chunkSize),
+    progress: options.progress === undefined ? process.stderr : options.progress,
+    progressLines: options.progressLines === true,
   };
 }
 
@@ -294,10 +303,10 @@ export async function uploadArtifact(
   if (state === "same") return { descriptor: desc, tag: "already-tagged", copied: false };
   const source = await LayoutTarget.open(layoutDir);
   const manifestPresent = await target.exists(desc);
-  // The upload's progress bar on stderr (a TTY only, after 1 s; nothing when piped).
+  // The upload's progress bar (stderr by default; a TTY only, after 1 s; nothing when piped unless plain lines were asked for).
   let bar: TransferProgress | undefined;
   const onProgress = (bytes: number, total: number): void => {
-    bar ??= new TransferProgress(process.stderr, "upload", total);
+    bar ??= new TransferProgress(access.progress, "upload", total, { plainLines: access.progressLines });
     bar.set(bytes);
   };
   try {

@@ -73,6 +73,8 @@ export interface DownloadOptions {
    */
   progress?: NodeJS.WritableStream | null;
   progressDelayMs?: number;
+  /** On a `progress` stream that is not a TTY, write plain progress lines instead of nothing (the CLI's `--verbose`). */
+  progressLines?: boolean;
   /** Parent of the private temp directory (default the OS temp directory). */
   tmpDir?: string;
   /** Environment for the privacy gate (default `process.env`). */
@@ -328,6 +330,7 @@ async function downloadLayers(target: ReadOnlyTarget, checked: CheckedReleaseMan
   const total = checked.layers.reduce((n, layer) => n + layer.descriptor.size, 0);
   const bar = new TransferProgress(options.progress === undefined ? process.stderr : options.progress, "fetch", total, {
     ...(options.progressDelayMs === undefined ? {} : { delayMs: options.progressDelayMs }),
+    plainLines: options.progressLines === true,
   });
   for (const layer of checked.layers) await mkdir(dirname(join(payloadDir, layer.title)), { recursive: true, mode: 0o700 });
   try {

@@ -3,8 +3,10 @@
  * show progress on stderr when it is a TTY; quiet otherwise"): one line,
  * redrawn in place at most 10 times a second, first drawn once the transfer
  * has run `delayMs` (default 1 s), so short transfers print nothing. On a
- * stream that is not a TTY nothing is ever written (piped output stays clean).
- * When the bar was shown, `finish` replaces it with one summary line.
+ * stream that is not a TTY nothing is written (piped output stays clean),
+ * unless `plainLines` asks for a log-friendly form (the CLI's `--verbose`):
+ * the same line without redraw codes, at most every 5 s. When the bar was
+ * shown, `finish` writes one summary line (replacing the bar on a TTY).
  *
  *   fetch  [##########..........]  51%  130.5/256.0 MiB  212.4 MB/s
  */
@@ -15,11 +17,14 @@ export interface TransferProgressOptions {
   delayMs?: number;
   /** Clock (ms); tests pass their own. */
   now?: () => number;
+  /** On a stream that is not a TTY, write plain lines (at most every 5 s) instead of nothing. Default false. */
+  plainLines?: boolean;
 }
 
 const MiB = 1024 * 1024;
 const BAR_WIDTH = 20;
 const REDRAW_MS = 100;
+const PLAIN_LINE_MS = 5000;
 
 /** A terminal progress bar over `totalBytes`; see the module comment. */
 export class TransferProgress {
@@ -27,13 +32,15 @@ export class TransferProgress {
   private readonly delayMs: number;
   private readonly now: () => number;
   private readonly tty: boolean;
+  private readonly plain: boolean;
   private done = 0;
   private lastDraw = -Infinity;
   private shown = false;
   private finished = false;
 
   /**
-   * @param stream where the bar goes (`null`: nowhere); drawn only when `stream.isTTY` is true.
+   * @param stream where the bar goes (`null`: nowhere); drawn only when `stream.isTTY` is true
+   *   (or as plain lines with `options.plainLines`).
    * @param label a short word before the bar, e.g. `fetch` or `upload`.
    * @param totalBytes the transfer's size in bytes.
    */
@@ -47,6 +54,7 @@ export class TransferProgress {
     this.started = this.now();
     this.delayMs = options.delayMs ?? 1000;
     this.tty = stream !== null && (stream as { isTTY?: boolean }).isTTY === true;
+    this.plain = stream !== null && !this.tty && options.plainLines === true;
   }
 
   /** Add `bytes` transferred (any part of the transfer). */
@@ -73,12 +81,12 @@ export class TransferProgress {
   }
 
   private maybeDraw(): void {
-    if (!this.tty || this.finished) return;
+    if (!(this.tty || this.plain) || this.finished) return;
     const t = this.now();
-    if (t - this.started < this.delayMs || t - this.lastDraw < REDRAW_MS) return;
+    if (t - this.started < this.delayMs || t - this.lastDraw < (this.tty ? REDRAW_MS : PLAIN_LINE_MS)) return;
     this.lastDraw = t;
     this.shown = true;
-    this.stream?.write(`\r${this.line(t)}\x1b[K`);
+    this.stream?.write(this.tty ? `\r${this.line(t)}\x1b[K` : `${this.line(t)}\n`);
   }
 
   private line(t: number): string {
@@ -98,6 +106,6 @@ export class TransferProgress {
     const summary = ok
       ? `${this.label} ${(this.totalBytes / MiB).toFixed(1)} MiB in ${seconds.toFixed(1)} s (${(this.totalBytes / 1e6 / seconds).toFixed(1)} MB/s)`
       : `${this.label} stopped after ${(this.done / MiB).toFixed(1)} of ${(this.totalBytes / MiB).toFixed(1)} MiB`;
-    this.stream?.write(`\r${summary}\x1b[K\n`);
+    this.stream?.write(this.tty ? `\r${summary}\x1b[K\n` : `${summary}\n`);
   }
 }

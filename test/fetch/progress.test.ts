@@ -1,6 +1,7 @@
 /**
  * The transfer progress bar: only on a TTY, only after the delay, redrawn at
- * most 10 times a second, replaced by one summary line (nothing when never shown).
+ * most 10 times a second, replaced by one summary line (nothing when never shown);
+ * on a pipe nothing, unless plain lines were asked for (`--verbose`).
  */
 import { describe, expect, it } from "vitest";
 import { TransferProgress } from "../../src/fetch/progress.js";
@@ -61,5 +62,41 @@ describe("TransferProgress", () => {
     bar.add(1024 * 1024);
     bar.finish(false);
     expect(out.at(-1)).toBe("\rupload stopped after 1.0 of 4.0 MiB\x1b[K\n");
+  });
+
+  it("plainLines on a pipe: the same line without redraw codes, at most every 5 s, then the summary", () => {
+    let t = 0;
+    const { stream, out } = sink(false);
+    const bar = new TransferProgress(stream, "fetch", 100 * 1024 * 1024, { now: () => t, plainLines: true });
+    t = 500;
+    bar.add(10 * 1024 * 1024);
+    expect(out).toEqual([]);
+    t = 1000;
+    bar.add(40 * 1024 * 1024);
+    t = 5999;
+    bar.add(1);
+    expect(out).toEqual(["fetch  [##########..........]  50%  50.0/100.0 MiB  52.4 MB/s\n"]);
+    t = 6000;
+    bar.set(75 * 1024 * 1024);
+    expect(out).toHaveLength(2);
+    expect(out[1]).toBe("fetch  [###############.....]  75%  75.0/100.0 MiB  13.1 MB/s\n");
+    bar.finish();
+    expect(out.at(-1)).toBe("fetch 100.0 MiB in 6.0 s (17.5 MB/s)\n");
+    expect(out.join("")).not.toMatch(/[\r\x1b]/);
+  });
+
+  it("plainLines changes nothing on a TTY, and a transfer under the delay still writes nothing", () => {
+    let t = 0;
+    const tty = sink(true);
+    const bar = new TransferProgress(tty.stream, "upload", 10, { now: () => t, plainLines: true });
+    t = 1500;
+    bar.add(5);
+    expect(tty.out).toEqual(["\rupload [##########..........]  50%  0.0/0.0 MiB  0.0 MB/s\x1b[K"]);
+    const piped = sink(false);
+    const quick = new TransferProgress(piped.stream, "fetch", 10, { now: () => t, plainLines: true });
+    t = 2000;
+    quick.add(10);
+    quick.finish();
+    expect(piped.out).toEqual([]);
   });
 });
