@@ -3,6 +3,7 @@
  * stdout; on stderr every step as it starts and ends with its time, each gate
  * on its own line, then the consumer's next commands with the real references,
  * which a consumer can run as printed. `--quiet` leaves stderr empty.
+ * `--dry-run` leaves every ref, tree, workspace, store and scratch directory as it was.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
@@ -28,8 +29,17 @@ describe("release run (CLI)", () => {
   let result: { released: boolean; bundle_reference: string; receipt_reference: string; next_steps: string[]; tarball: { filename: string } };
 
   it("--dry-run: every check up to the first write passes, and nothing is written", async () => {
-    const before = await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.origin! });
-    const r = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir], { env, timeoutMs: 120_000 });
+    // Everything a release writes: origin's refs, the checkout's refs, index and tree, the workspace,
+    // the store, and (through TMPDIR) any scratch file, which the dry run must remove again.
+    const snapshot = async () => ({
+      origin: await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.origin! }),
+      source: await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.dir }),
+      head: await gitText(["rev-parse", "HEAD"], { cwd: rf.repo.dir }),
+      status: await gitText(["status", "--porcelain", "--ignored"], { cwd: rf.repo.dir }),
+    });
+    const before = await snapshot();
+    const scratch = await mkdtemp(join(tmpdir(), "hpk-dry-run-tmp-"));
+    const r = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir], { env: { ...env, TMPDIR: scratch }, timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const planned = JSON.parse(r.stdout) as { dry_run: boolean; would_release: boolean; version: string; tag: string; checks: { check: string; status: string }[] };
     expect(planned).toMatchObject({ dry_run: true, would_release: true, version: "0.8.0", tag: "v0.8.0" });
@@ -45,10 +55,12 @@ describe("release run (CLI)", () => {
       "tags:ok",
     ]);
     expect(r.stderr).toContain("dry run: release run would release v0.8.0; nothing was written");
-    expect(await gitText(["for-each-ref", "--format=%(refname) %(objectname)"], { cwd: rf.repo.origin! })).toBe(before);
+    expect(await snapshot()).toEqual(before);
     expect(await gitText(["tag", "--list"], { cwd: rf.repo.dir })).toBe("v0.7.0");
     await expect(readdir(rf.workspace)).rejects.toThrow();
     await expect(readdir(rf.storeDir)).rejects.toThrow();
+    expect(await readdir(scratch)).toEqual([]);
+    await rm(scratch, { recursive: true, force: true });
   }, 120_000);
 
   it("prints one JSON object on stdout and each step's start and end on stderr, then the next steps", async () => {
