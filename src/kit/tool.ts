@@ -146,6 +146,19 @@ function isZodLike(value: unknown): value is ZodLike {
   return typeof value === "object" && value !== null && typeof (value as ZodLike).toJSONSchema === "function" && typeof (value as ZodLike).safeParse === "function";
 }
 
+/** The checked options of a tool: what {@link tool} lists and what its calls need. */
+interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: ParametersSchema;
+  required: string[];
+  examples: Record<string, unknown>;
+  validateRequired: boolean;
+  zodSchema: ZodLike | undefined;
+  handler: ToolHandler<unknown>;
+  errorMode: "isError" | "envelope";
+}
+
 /**
  * Define a tool. Exactly one of `params`, `schema` or `zod` declares the
  * arguments; the listed `inputSchema` is always the `parameters` object with
@@ -160,7 +173,42 @@ function isZodLike(value: unknown): value is ZodLike {
 export function tool<S extends z.ZodObject>(options: ZodToolOptions<S>): ToolDefinition;
 export function tool(options: ParamsToolOptions): ToolDefinition;
 export function tool(options: SchemaToolOptions): ToolDefinition;
-export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOptions<z.ZodObject>): ToolDefinition {
+export function tool(options: AnyToolOptions): ToolDefinition {
+  const name = checkToolOptions(options);
+  const { built, schemaDescription, zodSchema } = toolParameters(options, name);
+  const examples = toolExamples(options, name, built);
+  const spec: ToolSpec = {
+    name,
+    description: toolDescription(options.description, schemaDescription, name, built.required, examples),
+    parameters: built.parameters,
+    required: built.required,
+    examples,
+    validateRequired: options.validateRequired ?? true,
+    zodSchema,
+    handler: options.handler as ToolHandler<unknown>,
+    errorMode: options.errorMode ?? "isError",
+  };
+  const defaultLogger = new KitLogger("hermes_plugin_kit");
+  const definition: ToolDefinition = {
+    [TOOL_MARK]: true,
+    name,
+    description: spec.description,
+    inputSchema: spec.parameters,
+    required: spec.required,
+    examples,
+    readOnly: options.readOnly ?? false,
+    validateRequired: spec.validateRequired,
+    ...(options.title !== undefined ? { title: options.title } : {}),
+    errorMode: spec.errorMode,
+    call: (input, partial = {}) => callTool(spec, input, partial, partial.logger ?? defaultLogger),
+  };
+  return Object.freeze(definition);
+}
+
+type AnyToolOptions = ParamsToolOptions | SchemaToolOptions | ZodToolOptions<z.ZodObject>;
+
+/** The options' shape checks, in the order their codes are documented; returns the validated name. */
+function checkToolOptions(options: AnyToolOptions): string {
   if (options === null || typeof options !== "object") throw new PluginKitError("TOOL_OPTION_INVALID", "tool() needs an options object");
   const name = validateToolName(options.name, options.namespace !== undefined ? { namespace: options.namespace } : {});
   const sources = (["params", "schema", "zod"] as const).filter((key) => options[key] !== undefined);
@@ -177,107 +225,100 @@ export function tool(options: ParamsToolOptions | SchemaToolOptions | ZodToolOpt
   if (options.examples !== undefined && (options.examples === null || typeof options.examples !== "object" || Array.isArray(options.examples))) {
     throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': examples must be an object keyed by argument name`);
   }
+  return name;
+}
 
-  let built: BuiltParameters;
-  let schemaDescription: string | undefined;
-  let zodSchema: ZodLike | undefined;
-  if (options.params !== undefined) {
-    built = buildParameters(options.params);
-  } else if (options.schema !== undefined) {
+/** The `parameters` object from whichever of params, schema or zod the options declare. */
+function toolParameters(options: AnyToolOptions, name: string): { built: BuiltParameters; schemaDescription?: string; zodSchema?: ZodLike } {
+  if (options.params !== undefined) return { built: buildParameters(options.params) };
+  if (options.schema !== undefined) {
     const validated = validateFunctionSchema(options.schema, name);
-    built = validated;
-    schemaDescription = validated.description;
-  } else {
-    if (!isZodLike(options.zod)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': zod must be a zod object schema`);
-    zodSchema = options.zod;
-    built = validateParameters(zodSchema.toJSONSchema({ io: "input" }), "zod schema");
+    return { built: validated, ...(validated.description === undefined ? {} : { schemaDescription: validated.description }) };
   }
+  if (!isZodLike(options.zod)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': zod must be a zod object schema`);
+  return { built: validateParameters(options.zod.toJSONSchema({ io: "input" }), "zod schema"), zodSchema: options.zod };
+}
+
+/** Declared examples over the helpers' examples; each must name a listed argument. */
+function toolExamples(options: AnyToolOptions, name: string, built: BuiltParameters): Record<string, unknown> {
   const examples = { ...built.examples, ...structuredClone(options.examples ?? {}) };
   for (const key of Object.keys(examples)) {
     if (!(key in built.parameters.properties)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': example for unknown argument '${key}'`);
   }
-  const rawDescription = typeof options.description === "string" && options.description.trim() !== "" ? options.description : schemaDescription;
-  if (rawDescription === undefined || rawDescription.trim() === "") {
-    throw new PluginKitError("TOOL_DESCRIPTION_REQUIRED", `tool '${name}': a description is required`);
-  }
-  const description = augmentDescription(rawDescription, built.required, examples);
-  const readOnly = options.readOnly ?? false;
-  const validateRequired = options.validateRequired ?? true;
-  const handler = options.handler as ToolHandler<unknown>;
-  const parameters = built.parameters;
-  const required = built.required;
-  const defaultLogger = new KitLogger("hermes_plugin_kit");
-  const errorMode = options.errorMode ?? "isError";
-  const fail = (message: string): ToolCallResult => {
-    if (errorMode === "isError") return errorResult(message);
-    const envelope = { success: false, error: message };
-    return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope };
-  };
+  return examples;
+}
 
-  async function call(input: unknown, partial: Partial<ToolContext> = {}): Promise<ToolCallResult> {
-    const logger = partial.logger ?? defaultLogger;
-    const start = process.hrtime.bigint();
-    if (logger.isEnabled("DEBUG")) logger.debug(`${name}: invoked; args=${safeArguments(input)}; context=${safeArguments(partial.requestId === undefined ? {} : { request_id: partial.requestId })}`);
-    const checked = validateArguments(parameters, input, { required, examples, validateRequired });
-    if (!checked.ok) {
-      if (logger.isEnabled("WARNING")) logger.warning(`${name}: rejected call, ${rejectionSummary(checked.problems)}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-      return fail(checked.message);
-    }
-    let args: unknown = checked.args;
-    if (zodSchema) {
-      const parsed = zodSchema.safeParse(checked.args);
-      if (!parsed.success) {
-        const problems = zodProblems(parsed.error.issues);
-        logger.warning(`${name}: rejected call, ${rejectionSummary(problems)}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
-        return fail(formatArgumentProblems(problems));
-      }
-      args = parsed.data;
-    }
-    const context: ToolContext = {
-      signal: partial.signal ?? NEVER_ABORTED,
-      logger,
-      ...(partial.requestId !== undefined ? { requestId: partial.requestId } : {}),
-      ...(partial.meta !== undefined ? { meta: partial.meta } : {}),
-    };
-    let result: unknown;
-    try {
-      result = await handler(args, context);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`, error);
-      return fail(`${name} failed: ${message}`);
-    }
-    if (typeof result === "string") {
-      if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
-      return { content: [{ type: "text", text: result }] };
-    }
-    const envelope = { success: true, data: result === undefined ? null : result };
-    let text: string;
-    try {
-      text = JSON.stringify(envelope);
-    } catch (error) {
-      const message = `result is not JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`;
-      logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
-      return fail(`${name} failed: ${message}`);
-    }
-    if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
-    return { content: [{ type: "text", text }], structuredContent: envelope };
-  }
+/** The listed description: the option's (else the schema's), with the `Required:` clause appended. */
+function toolDescription(option: unknown, schemaDescription: string | undefined, name: string, required: readonly string[], examples: Record<string, unknown>): string {
+  const raw = typeof option === "string" && option.trim() !== "" ? option : schemaDescription;
+  if (raw === undefined || raw.trim() === "") throw new PluginKitError("TOOL_DESCRIPTION_REQUIRED", `tool '${name}': a description is required`);
+  return augmentDescription(raw, required, examples);
+}
 
-  const definition: ToolDefinition = {
-    [TOOL_MARK]: true,
-    name,
-    description,
-    inputSchema: parameters,
-    required,
-    examples,
-    readOnly,
-    validateRequired,
-    ...(options.title !== undefined ? { title: options.title } : {}),
-    errorMode,
-    call,
+/** A rejected call or a handler failure, answered in the tool's error mode. */
+function failure(spec: ToolSpec, message: string): ToolCallResult {
+  if (spec.errorMode === "isError") return errorResult(message);
+  const envelope = { success: false, error: message };
+  return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope };
+}
+
+/** One call: validate the arguments (kit rules, then zod), run the handler, answer in the envelope. */
+async function callTool(spec: ToolSpec, input: unknown, partial: Partial<ToolContext>, logger: KitLogger): Promise<ToolCallResult> {
+  const { name } = spec;
+  const start = process.hrtime.bigint();
+  if (logger.isEnabled("DEBUG")) logger.debug(`${name}: invoked; args=${safeArguments(input)}; context=${safeArguments(partial.requestId === undefined ? {} : { request_id: partial.requestId })}`);
+  const args = checkCallArguments(spec, input, logger, start);
+  if (!args.ok) return failure(spec, args.message);
+  const context: ToolContext = {
+    signal: partial.signal ?? NEVER_ABORTED,
+    logger,
+    ...(partial.requestId !== undefined ? { requestId: partial.requestId } : {}),
+    ...(partial.meta !== undefined ? { meta: partial.meta } : {}),
   };
-  return Object.freeze(definition);
+  let result: unknown;
+  try {
+    result = await spec.handler(args.value, context);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`, error);
+    return failure(spec, `${name} failed: ${message}`);
+  }
+  return answer(spec, result, logger, start);
+}
+
+/** The handler's arguments, or the message of a rejected call (logged at WARNING, paths only). */
+function checkCallArguments(spec: ToolSpec, input: unknown, logger: KitLogger, start: bigint): { ok: true; value: unknown } | { ok: false; message: string } {
+  const reject = (problems: readonly ArgumentProblem[], message: string) => {
+    if (logger.isEnabled("WARNING")) logger.warning(`${spec.name}: rejected call, ${rejectionSummary(problems)}; elapsed_ms=${elapsed(start)}; args=${safeArguments(input)}`);
+    return { ok: false as const, message };
+  };
+  const checked = validateArguments(spec.parameters, input, { required: spec.required, examples: spec.examples, validateRequired: spec.validateRequired });
+  if (!checked.ok) return reject(checked.problems, checked.message);
+  if (spec.zodSchema === undefined) return { ok: true, value: checked.args };
+  const parsed = spec.zodSchema.safeParse(checked.args);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const problems = zodProblems(parsed.error.issues);
+  return reject(problems, formatArgumentProblems(problems));
+}
+
+/** A handler's result as MCP answers it: a string passes through, anything else goes in the success envelope. */
+function answer(spec: ToolSpec, result: unknown, logger: KitLogger, start: bigint): ToolCallResult {
+  const { name } = spec;
+  if (typeof result === "string") {
+    if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=encoded_string`);
+    return { content: [{ type: "text", text: result }] };
+  }
+  const envelope = { success: true, data: result === undefined ? null : result };
+  let text: string;
+  try {
+    text = JSON.stringify(envelope);
+  } catch (error) {
+    const message = `result is not JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`;
+    logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
+    return failure(spec, `${name} failed: ${message}`);
+  }
+  if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);
+  return { content: [{ type: "text", text }], structuredContent: envelope };
 }
 
 /** One problem per zod issue path (first issue of each path), in zod's order. */
