@@ -111,7 +111,7 @@ function ownProblem(schema: Record<string, unknown>, value: unknown, path: strin
   for (const key of ["anyOf", "oneOf"] as const) {
     const branches = schema[key];
     if (Array.isArray(branches) && branches.length > 0) {
-      if (!branches.some((branch) => isPlainObject(branch) && checkValue(branch, value, path, depth + 1) === null)) return `${path} does not match any allowed form`;
+      if (!branches.some((branch) => isPlainObject(branch) && checkArgumentValue(branch, value, path, depth + 1) === null)) return `${path} does not match any allowed form`;
     }
   }
   if (typeof value === "string") return stringProblem(schema, value, path);
@@ -168,9 +168,9 @@ function collectObject(schema: Record<string, unknown>, value: Record<string, un
  * `minLength`/`maxLength`/`pattern`, `minimum`/`maximum`/`exclusiveMinimum`/
  * `exclusiveMaximum`, `minItems`/`maxItems`/`items`, `properties`/`required`/
  * `additionalProperties`, `anyOf`/`oneOf` (at least one branch matches).
- * {@link valueProblems} gives all of them.
+ * {@link argumentValueProblems} gives all of them.
  */
-export function checkValue(schema: Record<string, unknown>, value: unknown, path: string, depth = 0): string | null {
+export function checkArgumentValue(schema: Record<string, unknown>, value: unknown, path: string, depth = 0): string | null {
   let first: string | null = null;
   collectValue(schema, value, path, (_path, _kind, message) => {
     first = message;
@@ -180,7 +180,7 @@ export function checkValue(schema: Record<string, unknown>, value: unknown, path
 }
 
 /** Every problem of `value` against `schema` (one per bad path; at most 1000), in the order of {@link validateArguments}. */
-export function valueProblems(schema: Record<string, unknown>, value: unknown, path: string): string[] {
+export function argumentValueProblems(schema: Record<string, unknown>, value: unknown, path: string): string[] {
   const out: string[] = [];
   collectValue(schema, value, path, (_path, _kind, message) => out.push(message) < MAX_COLLECTED, 0);
   return out;

@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { assertCompanionWritable, companionDir, writeCompanion } from "./companion.js";
 import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
 import { isPluginDefinition, type PluginDefinition } from "./plugin.js";
-import { checkMcpConfig, checkPluginManifest, scanText, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
+import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
 import { pluginSkill } from "./skills.js";
 import { withStdoutOnStderr } from "./stdout.js";
 
@@ -300,7 +300,7 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   written.push(...writeCompanion(outDir, plugin, writeAtomic));
 
   const bundleText = readFileSync(serverFile, "utf8");
-  const scan = scanText(SERVER_SCRIPT, bundleText);
+  const scan = scanTextForInstallRisks(SERVER_SCRIPT, bundleText);
   const declared = new Set(plugin.skills.map((skill) => skill.name));
   const skillsDir = path.join(outDir, "skills");
   if (existsSync(skillsDir)) {

@@ -26,15 +26,11 @@ import {
   checkPluginManifest,
   SCAN_LARGE_FILE_BYTES,
   SCANNED_EXTENSIONS,
-  scanText,
+  scanTextForInstallRisks,
   type PackageFinding,
   type StdioServerEntry,
 } from "./portable.js";
 import { checkSkillFrontmatter, parseSkillDocument, qualifiedSkillName, SKILL_FILE_MAX_BYTES } from "./skills.js";
-
-export type { DoctorCall, DoctorServer, DoctorTool } from "./doctor-server.js";
-export { NATIVE_MANIFEST_FIELDS, type DoctorCompanion, type DoctorCompanionCall } from "./doctor-companion.js";
-export { FILTERED_ENV_NAMES, filteredServerEnvironment } from "./host-environment.js";
 
 /** One skill found under skills/. */
 export interface DoctorSkill {
@@ -150,7 +146,7 @@ function scanPackage(root: string, findings: PackageFinding[]): void {
     }
     if (size > SCAN_LARGE_FILE_BYTES) findings.push({ rule: "SCAN_LARGE_FILE", severity: "info", message: `${relative} is ${size} bytes (the install scanner notes files over 256 KiB)`, file: relative });
     if ((SCANNED_EXTENSIONS.includes(ext) || path.basename(relative) === "SKILL.md") && size <= 32 * 1024 * 1024) {
-      findings.push(...scanText(relative, readFileSync(path.join(root, relative), "utf8")));
+      findings.push(...scanTextForInstallRisks(relative, readFileSync(path.join(root, relative), "utf8")));
     }
   }
 }

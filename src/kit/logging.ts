@@ -98,7 +98,7 @@ const LEVEL_WORDS: Record<string, LogLevel> = {
  * `process.env[...]` pattern Hermes' install scanner rates high; call it only
  * with names your mcp.json declares.
  */
-export function readEnvironment(name: string): string | undefined {
+export function readEnvironmentVariable(name: string): string | undefined {
   for (const [key, value] of Object.entries(process.env)) if (key === name) return value;
   return undefined;
 }
@@ -119,7 +119,7 @@ export function configureStderrLogging(options: { envVar: string; default?: LogL
   const fallbackWord = (options.default ?? "WARNING").toLowerCase();
   const fallback = LEVEL_WORDS[fallbackWord];
   if (!fallback) throw new PluginKitError("LOGGING_INVALID", `default log level must be debug, info, warning or error, got ${String(options.default)}`);
-  const raw = readEnvironment(options.envVar)?.trim().toLowerCase() ?? "";
+  const raw = readEnvironmentVariable(options.envVar)?.trim().toLowerCase() ?? "";
   const level = raw === "" ? fallback : LEVEL_WORDS[raw];
   setStderrLogLevel(level ?? fallback);
   if (level === undefined) new KitLogger("hermes_plugin_kit").warning(`unknown log level in ${options.envVar}; using ${fallback}`);

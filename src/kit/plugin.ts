@@ -21,7 +21,7 @@ import { redactText } from "./redaction.js";
 import { MCP_SCHEMA_URL, PLUGIN_NAME_PATTERN, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
 import type { PluginSkill } from "./skills.js";
 import { guardStdout } from "./stdout.js";
-import { errorResult, isToolDefinition, type ToolCallResult, type ToolDefinition } from "./tool.js";
+import { toolErrorResult, isToolDefinition, type ToolCallResult, type ToolDefinition } from "./tool.js";
 
 const PLUGIN_MARK = Symbol.for("hermes-plugin-kit.plugin");
 
@@ -276,7 +276,7 @@ function createSdkServer(parts: ServerParts, selected: CapabilitySelection): Ser
     const entry = listedNames.has(toolName) ? byName.get(toolName) : undefined;
     if (!entry) {
       logger.warning(`${JSON.stringify(toolName).slice(0, 80)}: rejected call, unknown tool`);
-      return errorResult(`Unknown tool: ${toolName}. Available tools: ${[...listedNames].join(", ") || "<none>"}`);
+      return toolErrorResult(`Unknown tool: ${toolName}. Available tools: ${[...listedNames].join(", ") || "<none>"}`);
     }
     return entry.call(request.params.arguments, {
       signal: extra.signal,

@@ -195,7 +195,7 @@ const LOOPBACK_URL = /^(?:https?:\/\/)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(
  * `.env`/credential files (critical), prompt-injection wording in Markdown and
  * invisible Unicode (high). Returns findings with line numbers in messages.
  */
-export function scanText(file: string, text: string): PackageFinding[] {
+export function scanTextForInstallRisks(file: string, text: string): PackageFinding[] {
   const findings: PackageFinding[] = [];
   const lines = text.split("\n");
   const add = (rule: string, severity: FindingSeverity, index: number, what: string) =>

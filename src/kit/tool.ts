@@ -129,7 +129,7 @@ export function isToolDefinition(value: unknown): value is ToolDefinition {
 }
 
 /** An `isError` result carrying `text`. */
-export function errorResult(text: string): ToolCallResult {
+export function toolErrorResult(text: string): ToolCallResult {
   return { content: [{ type: "text", text }], isError: true };
 }
 
@@ -257,7 +257,7 @@ function toolDescription(option: unknown, schemaDescription: string | undefined,
 
 /** A rejected call or a handler failure, answered in the tool's error mode. */
 function failure(spec: ToolSpec, message: string): ToolCallResult {
-  if (spec.errorMode === "isError") return errorResult(message);
+  if (spec.errorMode === "isError") return toolErrorResult(message);
   const envelope = { success: false, error: message };
   return { content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope };
 }

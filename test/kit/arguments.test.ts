@@ -18,7 +18,7 @@ import {
   strArg,
   tool,
   validateArguments,
-  valueProblems,
+  argumentValueProblems,
   type LogSink,
   type ToolCallResult,
 } from "../../src/kit/index.js";
@@ -130,8 +130,8 @@ describe("nested objects and arrays", () => {
     expect(huge.ok || huge.message.split("\n").at(-1)).toBe("... and at least 980 more problems");
   });
 
-  it("valueProblems lists every problem of one value", () => {
-    expect(valueProblems({ type: "object", properties: { a: { type: "string" }, b: { type: "integer" } }, additionalProperties: false }, { a: 1, b: "x", c: 2 }, "v")).toEqual([
+  it("argumentValueProblems lists every problem of one value", () => {
+    expect(argumentValueProblems({ type: "object", properties: { a: { type: "string" }, b: { type: "integer" } }, additionalProperties: false }, { a: 1, b: "x", c: 2 }, "v")).toEqual([
       "v.a must be string",
       "v.b must be integer",
       "v.c is not an accepted argument (accepted: a, b)",
