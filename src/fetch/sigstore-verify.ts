@@ -267,6 +267,45 @@ function checkKeyMaterial(bundle: Bundle, signer: ExpectedSigner): void {
   }
 }
 
+/** The key the bundle says signed: the leaf certificate's, or (key mode) the pinned key; undefined when unreadable (the library decides). */
+function signingKeyOf(bundle: Bundle, signer: ExpectedSigner): KeyObject | undefined {
+  const material = bundle.verificationMaterial.content;
+  const der = material.$case === "certificate" ? material.certificate.rawBytes : material.$case === "x509CertificateChain" ? material.x509CertificateChain.certificates[0]?.rawBytes : undefined;
+  if (der === undefined) return signer.kind === "key" ? signer.key : undefined;
+  try {
+    return new X509Certificate(der).publicKey;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The signature over the content (DSSE PAE, or the artifact's bytes), checked
+ * before the library's log checks: `@sigstore/verify` compares log entry bodies
+ * first, so a tampered payload or a wrong signature would otherwise read as a log
+ * mismatch. The library still verifies everything afterwards.
+ * @throws ProvenanceError `PROVENANCE_SIGNATURE_INVALID`.
+ */
+function checkSignatureFirst(bundle: Bundle, entity: SignedEntity, signer: ExpectedSigner): void {
+  const key = signingKeyOf(bundle, signer);
+  if (key === undefined) return;
+  let ok = false;
+  try {
+    ok = entity.signature.verifySignature(key);
+  } catch {
+    ok = false;
+  }
+  if (!ok) {
+    const what = bundle.content.$case === "dsseEnvelope" ? "the DSSE payload" : "the artifact";
+    throw new ProvenanceError("PROVENANCE_SIGNATURE_INVALID", `the signature does not verify over ${what} with the signing ${signer.kind === "key" ? "key" : "certificate's key"}: the payload or the signature was altered, or another key signed`);
+  }
+}
+
+/** A message signature signs one digest: it must be the artifact's (checked before any signature work). */
+function checkMessageDigest(bundle: Bundle, artifact: BundleArtifact | undefined): void {
+  if (bundle.content.$case === "messageSignature") checkArtifact(bundle, artifact, undefined);
+}
+
 function artifactSha256(artifact: BundleArtifact): string {
   return "bytes" in artifact ? sha256(artifact.bytes).toString("hex") : artifact.sha256;
 }
@@ -316,7 +355,9 @@ export function verifySigstoreBundle(bundle: Bundle, options: { trust: CheckedTr
     }
     artifactBytes = options.artifact.bytes;
   }
+  checkMessageDigest(bundle, options.artifact);
   const entity = signedEntity(bundle, artifactBytes, options.signer);
+  checkSignatureFirst(bundle, entity, options.signer);
   const signer = runVerifier(options.trust, options.signer, entity);
   const statement = statementOf(bundle);
   let identity: SignerIdentity | undefined;

@@ -38,6 +38,7 @@ let receiptFile: string;
 
 const reference = () => `${repository}@${staged.bundle.digest}`;
 const keyCheck = (): ProvenanceCheckOptions => ({ policy: { key: key.publicPem } });
+const BAD_KEY_PEM = "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n";
 
 /** Reset the store to the staged release without attestations. */
 async function fresh(): Promise<LayoutTarget> {
@@ -217,17 +218,37 @@ describe("fails closed, each with its own code, and installs nothing", () => {
     ],
     ["a pinned key that is not a key", "PROVENANCE_KEY_INVALID", async (s) => {
       await pushAttestation(s, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
-      return { policy: { key: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n" } };
+      return { policy: { key: BAD_KEY_PEM } };
     }],
   ];
 
-  it.each(cases)("%s: %s", async (label, code, arrange) => {
+  /** The CLI flags of a library policy (key written to a file when it is not the test key). */
+  async function cliFlags(check: ProvenanceCheckOptions, label: string): Promise<string[]> {
+    let keyFile = key.pubFile;
+    if (check.policy.key !== key.publicPem) {
+      keyFile = join(root, `${label.replace(/[^a-z0-9]+/gi, "-")}.pub`);
+      await writeFile(keyFile, check.policy.key as string);
+    }
+    return ["--key", keyFile, ...(check.policy.repo === undefined ? [] : ["--repo", check.policy.repo])];
+  }
+
+  it.each(cases)("%s: %s (library and CLI)", async (label, code, arrange) => {
     const store = await fresh();
     const check = (await arrange(store)) ?? keyCheck();
     const out = join(root, `out-${label.replace(/[^a-z0-9]+/gi, "-")}`);
     expect(await codeOf(() => fetchInto(out, check))).toBe(code);
     expect(await lstat(out).catch(() => null)).toBeNull();
     expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check }))).toBe(code);
+    // The same verdict through the CLI: exit 1, the code last on stderr, nothing installed.
+    const flags = await cliFlags(check, label);
+    const verified = await runCli(["verify-provenance", "--reference", reference(), ...flags], { cwd: root });
+    expect(verified.stdout).toBe("");
+    expect(verified.stderr).toMatch(new RegExp(`^hermes-plugin-kit: .+ \\[${code}\\]\\n$`, "s"));
+    expect(verified.code).toBe(1);
+    const fetched = await runCli(["fetch", "--reference", reference(), "--repository", repository, "--output-dir", out, "--provenance", ...flags, "--json"], { cwd: root });
+    expect(JSON.parse(fetched.stdout)).toMatchObject({ ok: false, code });
+    expect(fetched.code).toBe(1);
+    expect(await lstat(out).catch(() => null)).toBeNull();
   });
 
   it("an attestation by another signer is set aside when one verifies under the policy", async () => {
@@ -289,6 +310,9 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     const lock = join(root, `fleet-${label.replace(/[^a-z]+/g, "-")}.lock.json`);
     await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
     expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null }))).toBe(code);
+    const cli = await runCli(["fleet", "verify", "--lock", lock], { cwd: root });
+    expect(cli.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+    expect(cli.code).toBe(1);
   });
 
   it("a plugin pinned without provenance is verified as before; a malformed pinned policy is FLEET_LOCK_INVALID", async () => {

@@ -6,7 +6,8 @@
  * - keyless round trip: signed with `@sigstore/mock`'s Fulcio and Rekor for a
  *   GitHub Actions-shaped OIDC identity, pushed as a referrer, discovered
  *   through the tag schema, verified with the trusted root built for the mock,
- *   and refused for another workflow, repository, ref, issuer, trusted root or run;
+ *   and refused for another workflow, repository, ref, issuer, trusted root or run
+ *   (through the CLI and the library API, each with its own code);
  * - the same with a local key, through the CLI (`release attest`,
  *   `verify-provenance --reference`, `fetch --provenance`).
  */
@@ -15,6 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseTrustedRoot } from "../../src/contract/trusted-root.js";
+import { fetchRelease } from "../../src/fetch/fetch.js";
+import type { ProvenanceFlags } from "../../src/fetch/provenance.js";
 import { verifyReferenceProvenance } from "../../src/fetch/verify-reference.js";
 import { RegistryTarget } from "../../src/oci/registry-target.js";
 import { referrersTag } from "../../src/oci/referrers.js";
@@ -109,6 +112,15 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     expect(JSON.parse(fetched.stdout).provenance.attestations).toEqual([attested.attestation_reference]);
   });
 
+  /** The CLI policy flags as `provenanceCheckFromFlags` takes them. */
+  function libraryFlags(args: string[], root: string[]): ProvenanceFlags {
+    const flags: Record<string, string> = {};
+    for (const [i, arg] of [...args, ...root].entries()) {
+      if (arg.startsWith("--")) flags[arg.slice(2).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase())] = [...args, ...root][i + 1] as string;
+    }
+    return flags as ProvenanceFlags;
+  }
+
   it.each([
     ["another workflow", ["--repo", "acme/demo-plugin", "--signer-workflow", "acme/demo-plugin/.github/workflows/other.yml"], "PROVENANCE_WORKFLOW_MISMATCH"],
     ["another repository", ["--repo", "acme/other-plugin"], "PROVENANCE_REPOSITORY_MISMATCH"],
@@ -124,6 +136,16 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     const fetched = await runCli(["fetch", "--reference", reference("keyless"), "--repository", releases.keyless.repository, "--output-dir", out, "--plain-http", "--provenance", ...args, ...root], { env: env() });
     expect(fetched.code).toBe(1);
     expect(fetched.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+    expect(await lstat(out).catch(() => null)).toBeNull();
+    const verified = await runCli(["verify-provenance", "--reference", reference("keyless"), "--plain-http", ...args, ...root], { env: env() });
+    expect(verified.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+    expect(verified.code).toBe(1);
+    // The library API keeps the same promise: the flags as a policy, the same code.
+    const { provenanceCheckFromFlags } = await import("../../src/fetch/provenance.js");
+    const check = await provenanceCheckFromFlags(libraryFlags(args, root));
+    const { repository } = releases.keyless;
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check }))).toBe(code);
+    expect(await codeOf(() => fetchRelease({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), outputDir: out, progress: null, provenance: check }))).toBe(code);
     expect(await lstat(out).catch(() => null)).toBeNull();
   });
 
