@@ -24,7 +24,7 @@ import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fet
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
-import { gitText, headCommit } from "./git.js";
+import { headCommit, remoteBranchCommit } from "./git.js";
 import { releaseIntent } from "./intent.js";
 import { cloneAtTrigger, type RunOptions } from "./run.js";
 import { PipelineError, openWriteTarget, resolveAccess, resolveTag } from "./stage.js";
@@ -87,9 +87,9 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   try {
     const clone = join(scratch, "source");
     await cloneAtTrigger(source, clone, trigger);
-    const remoteMain = (await gitText(["ls-remote", "origin", "refs/heads/main"], { cwd: clone })).split("\t")[0];
+    const remoteMain = await remoteBranchCommit(clone, "origin", "main");
     if (remoteMain !== trigger) {
-      throw new PipelineError("PROMOTE_REMOTE_STATE", `origin's main is ${remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain}, expected the trigger commit ${trigger} (push it to origin main first)`);
+      throw new PipelineError("PROMOTE_REMOTE_STATE", `origin's main is ${remoteMain ?? "absent"}, expected the trigger commit ${trigger} (push it to origin main first)`);
     }
     checks.push({ check: "origin main", status: "ok", detail: `origin's main is the trigger ${trigger}` });
     const intent = await releaseIntent({ dir: clone, environment: { ...process.env, ...env } as NodeJS.ProcessEnv, remote: "origin" });

@@ -213,21 +213,50 @@ export async function statusPorcelain(cwd: string, untracked: boolean): Promise<
   return out.split("\n").filter((l) => l.length > 0);
 }
 
+/** Options of {@link lsRemote}. */
+export interface LsRemoteOptions {
+  /** Extra environment of this git process only (e.g. the credential helper's variables for `release promote`). */
+  env?: Record<string, string>;
+  /** Timeout in milliseconds (default {@link GIT_TIMEOUT_MS}). */
+  timeoutMs?: number;
+}
+
 /**
- * Commit a remote tag points at, from `git ls-remote --tags <remote> refs/tags/<tag>`
+ * The one reader of `git ls-remote <remote> <refs...>`: full ref name ->
+ * object SHA, peeled lines kept as `<ref>^{}`. Only exact names count: git
+ * matches the patterns by their tail, so `refs/heads/main` also lists a
+ * branch `x/refs/heads/main`, which a caller must never take for `main`.
+ * @throws ReleaseStepError `GIT_FAILED`.
+ */
+export async function lsRemote(cwd: string, remote: string, refs: readonly string[], options: LsRemoteOptions = {}): Promise<ReadonlyMap<string, string>> {
+  const out = await gitText(["ls-remote", remote, ...refs], { cwd, ...options });
+  const listed = new Map<string, string>();
+  for (const line of out.split("\n")) {
+    const tab = line.indexOf("\t");
+    const sha = line.slice(0, tab);
+    if (tab > 0 && /^[0-9a-f]{40}$/.test(sha)) listed.set(line.slice(tab + 1), sha);
+  }
+  return listed;
+}
+
+/** A tag as {@link lsRemote} lists it: `object` its own object, `commit` the peeled `^{}` line for an annotated tag, else the object. */
+export function listedTag(listed: ReadonlyMap<string, string>, tag: string): { commit: string | undefined; object: string | undefined } {
+  const object = listed.get(`refs/tags/${tag}`);
+  return { commit: listed.get(`refs/tags/${tag}^{}`) ?? object, object };
+}
+
+/** Commit a remote branch points at (exact `refs/heads/<branch>`), or `undefined` when absent. @throws ReleaseStepError `GIT_FAILED`. */
+export async function remoteBranchCommit(cwd: string, remote: string, branch: string, timeoutMs = GIT_TIMEOUT_MS): Promise<string | undefined> {
+  return (await lsRemote(cwd, remote, [`refs/heads/${branch}`], { timeoutMs })).get(`refs/heads/${branch}`);
+}
+
+/**
+ * Commit a remote tag points at, from `git ls-remote <remote> refs/tags/<tag>`
  * (the peeled `^{}` line wins for annotated tags), or `undefined` when absent.
+ * @throws ReleaseStepError `GIT_FAILED`.
  */
 export async function remoteTagCommit(cwd: string, remote: string, tag: string, timeoutMs = GIT_TIMEOUT_MS): Promise<string | undefined> {
-  const out = await gitText(["ls-remote", "--tags", remote, `refs/tags/${tag}`, `refs/tags/${tag}^{}`], { cwd, timeoutMs });
-  let direct: string | undefined;
-  let peeled: string | undefined;
-  for (const line of out.split("\n")) {
-    const [sha, ref] = line.split("\t");
-    if (sha === undefined || ref === undefined) continue;
-    if (ref === `refs/tags/${tag}^{}`) peeled = sha;
-    else if (ref === `refs/tags/${tag}`) direct = sha;
-  }
-  return peeled ?? direct;
+  return listedTag(await lsRemote(cwd, remote, [`refs/tags/${tag}`, `refs/tags/${tag}^{}`], { timeoutMs }), tag).commit;
 }
 
 /** Names of the files changed between two commits (`git diff --name-only -z`). */

@@ -35,7 +35,7 @@ import type { ReleasePolicy } from "../src/contract/policy.js";
 import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseReference } from "../src/contract/reference.js";
 import type { TestedManifest } from "../src/contract/schemas.js";
-import { git, type ProcessResult } from "./git.js";
+import { git, listedTag, lsRemote, type ProcessResult } from "./git.js";
 import { releaseTagProblem } from "./release-tag.js";
 import { PipelineError, checkpoint, privateTempDir, resolveAccess, verifiedDownload, type RegistryAccessOptions } from "./stage.js";
 
@@ -153,18 +153,9 @@ function runGit(ctx: GitContext, args: string[], allowFailure = false): Promise<
  * @throws ReleaseStepError `GIT_FAILED`.
  */
 export async function readRemoteRefs(ctx: GitContext, remote: string, branch: string, tag: string): Promise<RemoteRefs> {
-  const out = (await runGit(ctx, ["ls-remote", remote, `refs/heads/${branch}`, `refs/tags/${tag}`, `refs/tags/${tag}^{}`])).stdout;
-  let main: string | undefined;
-  let direct: string | undefined;
-  let peeled: string | undefined;
-  for (const line of out.split("\n")) {
-    const [sha, ref] = line.split("\t");
-    if (sha === undefined || ref === undefined) continue;
-    if (ref === `refs/heads/${branch}`) main = sha;
-    else if (ref === `refs/tags/${tag}^{}`) peeled = sha;
-    else if (ref === `refs/tags/${tag}`) direct = sha;
-  }
-  return { main, tag: peeled ?? direct, tagObject: direct };
+  const listed = await lsRemote(ctx.cwd, remote, [`refs/heads/${branch}`, `refs/tags/${tag}`, `refs/tags/${tag}^{}`], { env: ctx.env, timeoutMs: ctx.timeoutMs });
+  const listedRelease = listedTag(listed, tag);
+  return { main: listed.get(`refs/heads/${branch}`), tag: listedRelease.commit, tagObject: listedRelease.object };
 }
 
 async function revParse(ctx: GitContext, rev: string): Promise<string | undefined> {
@@ -214,21 +205,23 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     const releaseSha = manifest.source_sha;
     const tag = manifest.tag;
     const scratch = join(work, "source.git");
+    // Only the git processes that reach the remote (ls-remote, push) get the credential helper and the token.
     const gitEnv: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+    const remoteEnv: Record<string, string> = { ...gitEnv };
     if (token !== undefined && token !== "") {
       const helper = join(work, "credential-helper");
       await writeFile(helper, HELPER_SCRIPT, { mode: 0o700 });
       await chmod(helper, 0o700);
-      gitEnv[SOURCE_PROMOTION_TOKEN_ENV] = token;
+      remoteEnv[SOURCE_PROMOTION_TOKEN_ENV] = token;
       const remote = credentialOrigin(absoluteUrl);
       if (remote !== undefined) {
-        gitEnv[HELPER_PROTOCOL_ENV] = remote.protocol;
-        gitEnv[HELPER_HOST_ENV] = remote.host;
+        remoteEnv[HELPER_PROTOCOL_ENV] = remote.protocol;
+        remoteEnv[HELPER_HOST_ENV] = remote.host;
       }
       const user = env[SOURCE_PROMOTION_USERNAME_ENV];
-      if (user !== undefined && user !== "") gitEnv[SOURCE_PROMOTION_USERNAME_ENV] = user;
+      if (user !== undefined && user !== "") remoteEnv[SOURCE_PROMOTION_USERNAME_ENV] = user;
       // Reset inherited helpers, then ours (config from the environment, not argv).
-      Object.assign(gitEnv, {
+      Object.assign(remoteEnv, {
         GIT_CONFIG_COUNT: "3",
         GIT_CONFIG_KEY_1: "credential.helper",
         GIT_CONFIG_VALUE_1: "",
@@ -269,13 +262,14 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     await runGit(ctx, ["remote", "add", "origin", absoluteUrl]);
 
     // 4. Remote state decision.
-    const before = await readRemoteRefs(ctx, "origin", branch, tag);
+    const remoteCtx: GitContext = { ...ctx, env: remoteEnv };
+    const before = await readRemoteRefs(remoteCtx, "origin", branch, tag);
     let outcome: PromoteResult["outcome"];
     if (before.main === releaseSha && before.tag === releaseSha && before.tagObject === tagObject) {
       outcome = "already-promoted";
     } else if (before.main === triggerSha && before.tag === undefined) {
       await checkpoint(access.hooks, "promote:before-push");
-      const pushed = await runGit(ctx, ["push", "--atomic", "--quiet", "origin", `${releaseSha}:refs/heads/${branch}`, `refs/tags/${tag}:refs/tags/${tag}`], true);
+      const pushed = await runGit(remoteCtx, ["push", "--atomic", "--quiet", "origin", `${releaseSha}:refs/heads/${branch}`, `refs/tags/${tag}:refs/tags/${tag}`], true);
       if (pushed.code !== 0) {
         process.stderr.write(`hermes-plugin-kit: git push --atomic exited ${pushed.code ?? "by signal"}; re-reading the remote refs to decide\n`);
       }
@@ -289,7 +283,7 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
       );
     }
     // 5. Confirm.
-    const after = await readRemoteRefs(ctx, "origin", branch, tag);
+    const after = await readRemoteRefs(remoteCtx, "origin", branch, tag);
     if (after.main !== releaseSha || after.tag !== releaseSha || after.tagObject !== tagObject) {
       throw new PipelineError(
         "PROMOTE_NOT_CONFIRMED",

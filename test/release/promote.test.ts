@@ -2,9 +2,13 @@
  * `release promote` with real git (reference 6.1 job 7, 6.3; scenario 25;
  * issue 6 item 3): atomic push of main + tag from the staged bundle,
  * resume, remote moved by someone else, tag elsewhere, missing token for a
- * network remote (before any work), credentials in the remote URL.
+ * network remote (before any work), credentials in the remote URL, the token
+ * only in the git processes that reach the remote.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { delimiter, join } from "node:path";
 import { hasCode } from "../../src/contract/errors.js";
 import { promoteRelease, isLocalRemote } from "../../release/promote.js";
 import { stageRelease } from "../../release/stage.js";
@@ -104,5 +108,31 @@ describe("release promote", () => {
     expect(hasCode(error, "PROMOTE_REMOTE_INVALID")).toBe(true);
     expect((error as Error).message).not.toContain("s3cret");
     await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, remote: "upstream", env: {} }), "PROMOTE_REMOTE_INVALID");
+  });
+
+  it("hands SOURCE_PROMOTION_TOKEN only to the git processes that reach the remote (ls-remote, push), never to local ones", async () => {
+    const remote = await createPromotionRemote(pf, "token-scope");
+    const shimDir = join(pf.root, "promote-git-shim");
+    await mkdir(shimDir, { recursive: true });
+    const log = join(pf.root, "promote-git.log");
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    await writeFile(join(shimDir, "git"), `#!/bin/sh\nprintf '%s\\t%s\\n' "\${SOURCE_PROMOTION_TOKEN:+token}" "$*" >> ${JSON.stringify(log)}\nexec ${realGit} "$@"\n`);
+    await chmod(join(shimDir, "git"), 0o755);
+    const path = process.env["PATH"];
+    process.env["PATH"] = `${shimDir}${delimiter}${path ?? ""}`;
+    try {
+      const result = await promoteRelease({ ...base(), repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "promote-secret" } });
+      expect(result.outcome).toBe("pushed");
+    } finally {
+      process.env["PATH"] = path;
+    }
+    const runs = (await readFile(log, "utf8")).split("\n").filter((l) => l.length > 0).map((l) => ({ token: l.startsWith("token\t"), args: l.slice(l.indexOf("\t") + 1).split(" ") }));
+    const subcommand = (args: string[]) => args.filter((a, i) => !a.startsWith("-") && args[i - 1] !== "-c")[0];
+    const withToken = runs.filter((r) => r.token).map((r) => subcommand(r.args));
+    const without = runs.filter((r) => !r.token).map((r) => subcommand(r.args));
+    expect(new Set(withToken)).toEqual(new Set(["ls-remote", "push"]));
+    expect(without).toEqual(expect.arrayContaining(["init", "fetch", "rev-parse", "diff", "remote"]));
+    expect(without).not.toContain("push");
+    expect(without).not.toContain("ls-remote");
   });
 });
