@@ -8,7 +8,7 @@
  * `SOURCE_PROMOTION_TOKEN` with Administration read). A missing token aborts
  * before any call; anything but `200 {"enabled": true}` fails closed.
  */
-import { callGitHubApi } from "../src/fetch/privacy.js";
+import { callGitHubApi } from "../src/github/api.js";
 import { GitHubReleaseError, githubApiFailure, githubClientFromEnv, githubRepositoryFromEnv, type GitHubStepOptions } from "./github-release.js";
 
 /** Result of {@link checkImmutableReleases}. */

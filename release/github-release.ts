@@ -10,8 +10,8 @@
  * before); it never edits a published release, never deletes, never
  * recreates. A 422 on publishing is terminal.
  *
- * All calls go through the real `@octokit/rest` client built by
- * `src/fetch/privacy.ts` (`GITHUB_API_URL`, token `GH_TOKEN`; no retry
+ * All calls go through the real `@octokit/rest` client of
+ * `src/github/api.ts` (`GITHUB_API_URL`, token `GH_TOKEN`; no retry
  * plugin). Owner and repository come from `GITHUB_REPOSITORY`.
  */
 import { HermesPluginKitError } from "../src/contract/errors.js";
@@ -19,7 +19,7 @@ import { isGitSha, isStableSemver } from "../src/contract/grammar.js";
 import { parseReference } from "../src/contract/reference.js";
 import { DEFAULT_PACKAGE } from "../src/contract/constants.js";
 import type { JsonValue } from "../src/contract/canonical-json.js";
-import { callGitHubApi, createGitHubClient, describeRateLimit, resolveGitHubApiUrl, type GitHubApiAnswer, type GitHubClient, type PrivacyEnv } from "../src/fetch/privacy.js";
+import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type GitHubApiAnswer, type GitHubClient, type GitHubEnv } from "../src/github/api.js";
 
 /**
  * A GitHub Release or repository-setting step failed closed. Codes:
@@ -46,8 +46,7 @@ export class GitHubReleaseError extends HermesPluginKitError {
   }
 }
 
-/** Environment of the GitHub steps: `GH_TOKEN`, `GITHUB_API_URL`, `GITHUB_REPOSITORY`. */
-export type GitHubEnv = PrivacyEnv;
+export type { GitHubEnv } from "../src/github/api.js";
 
 /** Options shared by the GitHub steps. */
 export interface GitHubStepOptions {
@@ -87,14 +86,10 @@ export function githubRepositoryFromEnv(env: GitHubEnv): GitHubRepository {
  * @throws GitHubReleaseError `GITHUB_TOKEN_MISSING`, `GITHUB_API_URL_INVALID`.
  */
 export function githubClientFromEnv(options: GitHubStepOptions): GitHubClient {
-  const env = options.env ?? process.env;
-  const token = env["GH_TOKEN"];
-  if (token === undefined || token.trim() === "") {
-    throw new GitHubReleaseError("GITHUB_TOKEN_MISSING", "GH_TOKEN is empty or unset; aborting before any GitHub API call");
-  }
-  const api = resolveGitHubApiUrl(env);
-  if ("error" in api) throw new GitHubReleaseError("GITHUB_API_URL_INVALID", api.error);
-  return createGitHubClient(api.url, token, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs });
+  const made = githubClientFromEnvironment(options.env ?? process.env, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs });
+  if ("client" in made) return made.client;
+  if (made.problem === "token-missing") throw new GitHubReleaseError("GITHUB_TOKEN_MISSING", "GH_TOKEN is empty or unset; aborting before any GitHub API call");
+  throw new GitHubReleaseError("GITHUB_API_URL_INVALID", made.reason);
 }
 
 /** Map a non-expected answer to a coded error. */

@@ -8,3 +8,34 @@ import { HermesPluginKitError } from "../contract/errors.js";
 
 /** A fetch, install, source-bundle or fleet check failed (DESIGN.md section 5). */
 export class FetchError extends HermesPluginKitError {}
+
+/**
+ * A privacy check failed closed. Codes:
+ * `PRIVACY_TOKEN_MISSING` (no `GH_TOKEN`, nothing was called),
+ * `PRIVACY_API_URL_INVALID` (`GITHUB_API_URL` not https, or plain http to a non-loopback host, or carrying credentials),
+ * `PRIVACY_REPOSITORY_UNSUPPORTED` (a ghcr.io path without `<owner>/<package>`),
+ * `PRIVACY_API_FAILED` (any HTTP status other than the expected ones; {@link PrivacyError.httpStatus} holds it),
+ * `PRIVACY_NO_STATUS` (no HTTP status at all: connection refused or dropped, timeout),
+ * `PRIVACY_API_MALFORMED` (a 200 whose body is not a strict JSON object),
+ * `PRIVACY_OWNER_UNKNOWN` (owner `type` not `User`/`Organization`),
+ * `PRIVACY_CREDENTIAL_UNKNOWN` (`GET /user` login not `[A-Za-z0-9-]+`),
+ * `PRIVACY_ABSENT` (package or repository absent, without bootstrap or still after it),
+ * `PRIVACY_IDENTITY_MISMATCH` (another name, package type or owner),
+ * `PRIVACY_PUBLIC`, `PRIVACY_INTERNAL`, `PRIVACY_VISIBILITY_UNVERIFIED` (visibility not exactly `private`),
+ * `PRIVACY_LINKED` (linked to a source repository),
+ * `PRIVACY_ANONYMOUS_READ` (the tag list was served anonymously),
+ * `PRIVACY_ANONYMOUS_CHECK_FAILED` (the anonymous probe got an answer that proves nothing),
+ * `PRIVACY_RATE_LIMITED` (the packages API or the anonymous probe stayed rate limited past the retry budget,
+ *   or asked for a longer wait: privacy unproven, try again later),
+ * `PRIVACY_PLAIN_HTTP_REFUSED` (plain HTTP requested for a non-loopback host),
+ * `PRIVACY_LAYOUT_SYMLINK`, `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
+ */
+export class PrivacyError extends HermesPluginKitError {
+  /** The HTTP status behind `PRIVACY_API_FAILED` / `PRIVACY_ANONYMOUS_CHECK_FAILED`, when there was one. */
+  readonly httpStatus: number | undefined;
+
+  constructor(code: string, message: string, options: { httpStatus?: number; cause?: unknown } = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.httpStatus = options.httpStatus;
+  }
+}
