@@ -190,5 +190,13 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     const anonymous = await runCli(["verify-provenance", "--reference", reference("key"), "--key", key.pubFile, "--plain-http"], { env: { REGISTRY_USERNAME: undefined, REGISTRY_PASSWORD: undefined, REGISTRY_TOKEN: undefined, GH_TOKEN: undefined } });
     expect(anonymous.code).toBe(1);
     expect(anonymous.stderr).toMatch(/\[(OCI_AUTH_FAILED|PRIVACY_[A-Z_]+)\]\n$/);
+    // The same credentials from a Docker client config (--registry-config, as fetch takes it); never printed.
+    const config = join(cwd, "docker-config.json");
+    await writeFile(config, JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString("base64") } } }));
+    const noEnv = { REGISTRY_USERNAME: undefined, REGISTRY_PASSWORD: undefined, REGISTRY_TOKEN: undefined, GH_TOKEN: undefined, DOCKER_CONFIG: undefined, HOME: cwd };
+    const viaConfig = await runCli(["verify-provenance", "--reference", reference("key"), "--key", key.pubFile, "--plain-http", "--registry-config", config], { env: noEnv });
+    expect(viaConfig.code, viaConfig.stderr).toBe(0);
+    expect(viaConfig.stdout).toContain(`attestation ${result.attestation_reference} (tag-schema)`);
+    expect(viaConfig.stdout + viaConfig.stderr).not.toContain(registry.password as string);
   });
 });

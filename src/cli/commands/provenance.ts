@@ -22,6 +22,7 @@ interface VerifyProvenanceFlags extends PolicyFlags {
   receipt?: string;
   package?: string;
   plainHttp?: boolean;
+  registryConfig?: string;
   bundle?: string;
   certificateIdentity?: string;
   certificateOidcIssuer?: string;
@@ -42,7 +43,7 @@ async function verifyReferenceForm(flags: VerifyProvenanceFlags, artifact: strin
   const { parseRepository } = await import("../../contract/reference.js");
   const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
   const { verifyReferenceProvenance } = await import("../../fetch/verify-reference.js");
-  const credentials = await resolveRegistryCredentials(parseRepository(repository));
+  const credentials = await resolveRegistryCredentials(parseRepository(repository), process.env, flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig });
   const result = await verifyReferenceProvenance({
     reference: flags.reference as string,
     repository,
@@ -101,6 +102,7 @@ export function registerProvenanceCommands(program: Command): void {
       .option("--receipt <file>", "--reference form: a published release-receipt.json the statement must agree with too")
       .option("--package <name>", "--reference form: expected npm package name (default: the one the release names)")
       .option("--plain-http", "--reference form: plain HTTP (loopback registries only)")
+      .option("--registry-config <file>", "--reference form: Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
       .option("--key <pem>", "verify with this PEM public key instead of a certificate identity (releases signed with a local key)")
       .option("--trusted-root <file>", "Sigstore trusted root JSON (validated strictly; default: the embedded public-good root)"),
   )
