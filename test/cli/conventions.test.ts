@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Command } from "commander";
 import { buildProgram } from "../../src/cli/program.js";
-import { UsageError, currentVerbosity, setVerbosity, type Verbosity } from "../../src/cli/output.js";
+import { UsageError, currentVerbosity, progressStream, setVerbosity, type Verbosity } from "../../src/cli/output.js";
 import { runCli } from "../support/cli.js";
 
 /** Every command with an action, as its path of names (e.g. ["release", "run"]). */
@@ -92,5 +92,39 @@ describe("--quiet with --verbose through the real CLI", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+  });
+});
+
+describe("progressStream", () => {
+  const tty = Object.getOwnPropertyDescriptor(process.stderr, "isTTY");
+  const setTty = (value: boolean) => Object.defineProperty(process.stderr, "isTTY", { value, configurable: true, writable: true });
+  afterEach(() => {
+    setVerbosity("normal");
+    if (tty === undefined) delete (process.stderr as { isTTY?: boolean }).isTTY;
+    else Object.defineProperty(process.stderr, "isTTY", tty);
+  });
+
+  it("step lines: stderr unless --quiet, terminal or not", () => {
+    for (const isTty of [true, false]) {
+      setTty(isTty);
+      setVerbosity("normal");
+      expect(progressStream()).toBe(process.stderr);
+      setVerbosity("verbose");
+      expect(progressStream()).toBe(process.stderr);
+      setVerbosity("quiet");
+      expect(progressStream()).toBeNull();
+    }
+  });
+
+  it("transfer bars: stderr on a terminal; on a pipe only with --verbose; never with --quiet", () => {
+    setTty(true);
+    expect(progressStream(true)).toBe(process.stderr);
+    setVerbosity("quiet");
+    expect(progressStream(true)).toBeNull();
+    setTty(false);
+    setVerbosity("normal");
+    expect(progressStream(true)).toBeNull();
+    setVerbosity("verbose");
+    expect(progressStream(true)).toBe(process.stderr);
   });
 });
