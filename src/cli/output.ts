@@ -6,7 +6,8 @@
  * on stderr), 2 usage error (bad or missing flags). A command whose output is
  * JSON (every `release` step except `demo`; any command with `--json`) also
  * prints `{"ok":false,"code":"<CODE>","message":"..."}` on stdout; with
- * `--json` given, that object is the only output.
+ * `--json` given, that object is the only output. Usage errors (exit 2) do the
+ * same with code `USAGE`, those commander finds itself included (`program.ts`).
  *
  * Streams: stdout carries the command's result only (text, or one JSON
  * object); progress, notes and next steps go to stderr. `--quiet` drops

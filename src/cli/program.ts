@@ -18,7 +18,7 @@ import { registerFetchCommands } from "./commands/fetch.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError, setJsonRequested, setVerbosity } from "./output.js";
+import { EXIT_USAGE, UsageError, printJson, setJsonRequested, setVerbosity } from "./output.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -50,6 +50,7 @@ export function buildProgram(command?: string): Command {
     .exitOverride();
   // Fail fast on empty option values (`--output-dir ""` would otherwise mean the current directory).
   program.hook("preAction", (_program, action) => {
+    usageFailure = action;
     const opts = action.opts();
     for (const [name, value] of Object.entries(opts)) {
       if (value === "") throw new UsageError(`--${name.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())} must not be empty`);
@@ -61,7 +62,45 @@ export function buildProgram(command?: string): Command {
   const group = COMMAND_GROUPS.find((g) => command !== undefined && g.names.includes(command));
   for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program);
   addVerbosityOptions(program);
+  answerUsageErrorsInJson(program);
   return program;
+}
+
+/** The command whose arguments a usage error is about (set by the leaf that failed to parse, or by the pre-action checks). */
+let usageFailure: Command | undefined;
+
+/**
+ * How `command` answers (src/cli/output.ts): every `release` step but `demo`
+ * always prints one JSON object on stdout, failures included; any command
+ * given `--json` does, and then that object is its whole answer (`only`).
+ */
+function jsonAnswer(command: Command): { json: boolean; only: boolean } {
+  const only = command.opts()["json"] === true;
+  return { json: only || (command.parent?.name() === "release" && command.name() !== "demo"), only };
+}
+
+/**
+ * Usage errors commander detects itself (a missing required option, an unknown
+ * flag, a bad argument) follow the same convention as the actions' errors:
+ * with `--json` given, commander's message and help stay off stderr, and
+ * {@link runCli} prints the JSON object.
+ */
+function answerUsageErrorsInJson(command: Command): void {
+  for (const sub of command.commands) {
+    if (sub.commands.length > 0) {
+      answerUsageErrorsInJson(sub);
+      continue;
+    }
+    sub.configureOutput({
+      writeErr: (text) => {
+        if (!jsonAnswer(sub).only) process.stderr.write(text);
+      },
+    });
+    sub.exitOverride((error) => {
+      usageFailure = sub;
+      throw error;
+    });
+  }
 }
 
 /** Give every command that runs an action `--quiet` and `--verbose` (a command may declare its own `--verbose` first). */
@@ -80,6 +119,7 @@ function addVerbosityOptions(command: Command): void {
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram(argv[0]);
+  usageFailure = undefined;
   process.exitCode = 0;
   if (argv.length === 0) {
     program.outputHelp({ error: true });
@@ -88,12 +128,15 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
+    const answer = usageFailure === undefined ? { json: false, only: false } : jsonAnswer(usageFailure);
     if (error instanceof UsageError) {
-      process.stderr.write(`hermes-plugin-kit: ${error.message}\n`);
+      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${error.message}\n`);
+      if (answer.json) printJson({ ok: false, code: error.code, message: error.message });
       return EXIT_USAGE;
     }
     if (error instanceof CommanderError) {
       if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(error.code)) return 0;
+      if (answer.json) printJson({ ok: false, code: "USAGE", message: error.message.replace(/^error: /, "") });
       return EXIT_USAGE;
     }
     throw error;

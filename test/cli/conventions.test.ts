@@ -86,12 +86,50 @@ describe("every command", () => {
   });
 });
 
-describe("--quiet with --verbose through the real CLI", () => {
-  it("exits 2 with one line on stderr and writes nothing on stdout", async () => {
+describe("usage errors follow the output convention (real CLI)", () => {
+  const stageFlags = ["--tag", "t", "--manifest", "m", "--artifact-dir", "a", "--source-bundle", "b", "--payload-checksums", "p"];
+
+  it("--quiet with --verbose: exit 2, one line on stderr, nothing on stdout of a text command", async () => {
     const r = await runCli(["verify-final-receipt", "--receipt", "release-receipt.json", "--quiet", "--verbose"]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+  });
+
+  it("a release step answers a usage error with its JSON object too; --json makes it the whole answer", async () => {
+    const missing = await runCli(["release", "stage"]);
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout)).toEqual({ ok: false, code: "USAGE", message: "required option '--tag <tag>' not specified" });
+    expect(missing.stderr).toContain("error: required option '--tag <tag>' not specified");
+    const quiet = await runCli(["release", "stage", "--json"]);
+    expect(quiet.code).toBe(2);
+    expect(JSON.parse(quiet.stdout)).toMatchObject({ ok: false, code: "USAGE" });
+    expect(quiet.stderr).toBe("");
+    const both = await runCli(["release", "stage", ...stageFlags, "--quiet", "--verbose"]);
+    expect(both.code).toBe(2);
+    expect(JSON.parse(both.stdout)).toEqual({ ok: false, code: "USAGE", message: "--quiet and --verbose exclude each other" });
+    expect(both.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+    const bothJson = await runCli(["release", "stage", ...stageFlags, "--quiet", "--verbose", "--json"]);
+    expect(bothJson.stdout.trim().split("\n")).toHaveLength(1);
+    expect(bothJson.stderr).toBe("");
+  });
+
+  it("a text command: stdout stays empty without --json, and with --json holds only the JSON object", async () => {
+    const text = await runCli(["fetch", "--reference", "r", "--output-dir", "o", "--bogus"]);
+    expect(text.code).toBe(2);
+    expect(text.stdout).toBe("");
+    expect(text.stderr).toContain("error: unknown option '--bogus'");
+    const json = await runCli(["fetch", "--reference", "r", "--output-dir", "o", "--bogus", "--json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, code: "USAGE", message: "unknown option '--bogus'" });
+    expect(json.stderr).toBe("");
+  });
+
+  it("help is not an error: exit 0, help on stdout, no JSON", async () => {
+    const r = await runCli(["release", "stage", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: hermes-plugin-kit release stage");
+    expect(r.stdout).not.toContain('"ok"');
   });
 });
 
