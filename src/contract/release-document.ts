@@ -116,6 +116,15 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
  * `install_time` record).
  */
 export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
+  const keys = checkDocumentHeader(doc, expectedState, policy);
+  const { version, sourceSha } = checkVersionIdentity(doc);
+  checkGateEvidence(doc, sourceSha, policy);
+  checkArtifactInventory(doc, version, expectedState === "published", policy);
+  if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
+}
+
+/** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
+function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): string[] {
   if (doc["schema_version"] !== 2) {
     fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describe(doc["schema_version"])}`);
   }
@@ -137,6 +146,11 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
     const parts = [extra.length > 0 ? `unexpected ${extra.map((k) => JSON.stringify(k)).join(", ")}` : "", missing.length > 0 ? `missing ${missing.map((k) => JSON.stringify(k)).join(", ")}` : ""].filter(Boolean);
     fail("RECEIPT_FIELDS_MISMATCH", `release receipt contains unexpected or missing fields: ${parts.join("; ")}`);
   }
+  return keys;
+}
+
+/** I6-I10: version, previous version, source SHA, tag, release class and promotion state. */
+function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: string } {
   const { version, previous_version: previous, source_sha: sourceSha } = doc;
   if (typeof version !== "string" || typeof previous !== "string" || typeof sourceSha !== "string") {
     fail("RECEIPT_IDENTITY_INCOMPLETE", "release receipt identity is incomplete: version, previous_version and source_sha must be strings");
@@ -154,6 +168,11 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
   if (!isObject(promotion) || !sameKeys(promotion, ["automatic_candidate", "state"]) || promotion["automatic_candidate"] !== expectedPromotion.automatic_candidate || promotion["state"] !== expectedPromotion.state) {
     fail("RECEIPT_PROMOTION_MISMATCH", `release receipt promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}`);
   }
+  return { version, sourceSha };
+}
+
+/** I11-I14: every test gate passed on this source with the policy's command, host contract and workflow evidence. */
+function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePolicy): void {
   const evidence = doc["evidence"];
   if (!isObject(evidence) || !sameKeys(evidence, EVIDENCE_KEYS)) {
     fail("EVIDENCE_INCOMPLETE", `release receipt evidence is incomplete: evidence must have exactly the keys ${EVIDENCE_KEYS.join(", ")}`);
@@ -189,17 +208,19 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
   ) {
     fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence is incomplete or used another source: evidence.workflow must be {name: "${WORKFLOW_NAME}", run_id: digits, run_attempt: integer >= 1, source_sha: "${sourceSha}"}`);
   }
+}
+
+/** I15-I16: exactly one npm tarball, its file record and its file name. */
+function checkArtifactInventory(doc: JsonObject, version: string, published: boolean, policy: ReleasePolicy): void {
   const artifacts = doc["artifacts"];
   if (!Array.isArray(artifacts) || artifacts.length !== 1) {
     fail("ARTIFACTS_INVENTORY", `release receipt must name exactly one npm tarball: artifacts has ${Array.isArray(artifacts) ? artifacts.length : "no"} entries`);
   }
-  const published = expectedState === "published";
   checkFileRecord(artifacts[0], "filename", published, "artifacts[0]");
   const expectedName = tarballFileName(policy.package, version);
   if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
     fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describe((artifacts[0] as Record<string, unknown>)["filename"])}`);
   }
-  if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
 }
 
 /**

@@ -152,6 +152,40 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
  */
 export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifestCheckOptions): CheckedReleaseManifest {
   checkManifestBytes(bytes, options.expectedDigest);
+  const manifest = parseManifestDocument(bytes);
+  const kind = artifactKindOf(manifest, options.expectedKind);
+  checkEmptyConfig(manifest["config"]);
+  const layers = manifest["layers"];
+  const expectedCount = LAYER_COUNT[kind];
+  if (!Array.isArray(layers) || layers.length !== expectedCount) {
+    throw new FetchError(
+      "FETCH_LAYER_INVENTORY",
+      `OCI layer inventory is incomplete or contains extra files: a release ${kind} has exactly ${expectedCount} layer(s), found ${Array.isArray(layers) ? layers.length : describe(layers)}`,
+    );
+  }
+  const checked: CheckedLayer[] = [];
+  const titles = new Set<string>();
+  for (const [index, layer] of layers.entries()) {
+    const one = checkLayer(layer, index, options.packageName);
+    if (titles.has(one.title)) {
+      throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describe(one.title)}`);
+    }
+    titles.add(one.title);
+    checked.push(one);
+  }
+  checkLayerPaths(kind, titles);
+  return {
+    digest: options.expectedDigest,
+    size: bytes.length,
+    artifactType: manifest["artifactType"] as string,
+    kind,
+    config: { ...EMPTY_CONFIG_DESCRIPTOR },
+    layers: checked,
+  };
+}
+
+/** J4 and G4: strict JSON, exactly the manifest keys, schemaVersion 2 and the OCI image manifest media type. */
+function parseManifestDocument(bytes: Uint8Array): JsonObject {
   let manifest: JsonObject;
   try {
     manifest = parseStrictJson(bytes, { rejectIntegralFloats: true });
@@ -170,6 +204,11 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
       `unsupported OCI release manifest: expected schemaVersion 2 and mediaType ${OCI_MANIFEST_MEDIA_TYPE}, found ${describe(manifest["schemaVersion"])} and ${describe(manifest["mediaType"])}`,
     );
   }
+  return manifest;
+}
+
+/** The artifact kind named by `artifactType` (bootstrap and anything else refused), checked against the kind the caller expects. */
+function artifactKindOf(manifest: JsonObject, expectedKind: ArtifactKind | undefined): ArtifactKind {
   const artifactType = manifest["artifactType"];
   let kind: ArtifactKind;
   if (artifactType === RELEASE_ARTIFACT_TYPE) kind = "bundle";
@@ -180,13 +219,17 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
       `unsupported OCI release manifest: artifactType must be ${RELEASE_ARTIFACT_TYPE} or ${RECEIPT_ARTIFACT_TYPE}, found ${describe(artifactType)}${artifactType === BOOTSTRAP_ARTIFACT_TYPE ? " (the private bootstrap artifact is never fetched)" : ""}`,
     );
   }
-  if (options.expectedKind !== undefined && options.expectedKind !== kind) {
+  if (expectedKind !== undefined && expectedKind !== kind) {
     throw new FetchError(
       "FETCH_ARTIFACT_TYPE_MISMATCH",
-      `expected a release ${options.expectedKind} (${ARTIFACT_TYPE_OF[options.expectedKind]}), found a release ${kind} (${artifactType})`,
+      `expected a release ${expectedKind} (${ARTIFACT_TYPE_OF[expectedKind]}), found a release ${kind} (${artifactType})`,
     );
   }
-  const config = manifest["config"];
+  return kind;
+}
+
+/** G5: the config is exactly the empty-config descriptor. */
+function checkEmptyConfig(config: JsonValue | undefined): void {
   if (
     !isObject(config) ||
     !hasExactKeys(config, DESCRIPTOR_KEYS) ||
@@ -199,57 +242,49 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
       `unexpected OCI release config: expected exactly ${JSON.stringify(EMPTY_CONFIG_DESCRIPTOR)}, found ${isObject(config) ? JSON.stringify(config).slice(0, 200) : describe(config)}`,
     );
   }
-  const layers = manifest["layers"];
-  const expectedCount = LAYER_COUNT[kind];
-  if (!Array.isArray(layers) || layers.length !== expectedCount) {
+}
+
+/** O1, O2, G7: one layer's descriptor, its single title annotation and the title allow-list. */
+function checkLayer(layer: JsonValue, index: number, packageName: string | undefined): CheckedLayer {
+  if (
+    !isObject(layer) ||
+    !hasExactKeys(layer, LAYER_KEYS) ||
+    layer["mediaType"] !== OCTET_STREAM_MEDIA_TYPE ||
+    !isDigest(layer["digest"]) ||
+    !isSize(layer["size"])
+  ) {
     throw new FetchError(
-      "FETCH_LAYER_INVENTORY",
-      `OCI layer inventory is incomplete or contains extra files: a release ${kind} has exactly ${expectedCount} layer(s), found ${Array.isArray(layers) ? layers.length : describe(layers)}`,
+      "FETCH_LAYER_DESCRIPTOR_INVALID",
+      `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describe(layer)}`,
     );
   }
-  const checked: CheckedLayer[] = [];
-  const titles = new Set<string>();
-  for (const [index, layer] of layers.entries()) {
-    if (
-      !isObject(layer) ||
-      !hasExactKeys(layer, LAYER_KEYS) ||
-      layer["mediaType"] !== OCTET_STREAM_MEDIA_TYPE ||
-      !isDigest(layer["digest"]) ||
-      !isSize(layer["size"])
-    ) {
-      throw new FetchError(
-        "FETCH_LAYER_DESCRIPTOR_INVALID",
-        `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describe(layer)}`,
-      );
-    }
-    const annotations = layer["annotations"];
-    if (!isObject(annotations) || !hasExactKeys(annotations, [TITLE_ANNOTATION]) || typeof annotations[TITLE_ANNOTATION] !== "string") {
-      throw new FetchError(
-        "FETCH_LAYER_ANNOTATION_INVALID",
-        `invalid OCI path annotation on layer ${index}: expected exactly one string ${TITLE_ANNOTATION}`,
-      );
-    }
-    const title = annotations[TITLE_ANNOTATION] as string;
-    if (!isAllowedPayloadTitle(title, options.packageName)) {
-      if (options.packageName !== undefined && isAllowedPayloadTitle(title)) {
-        throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${options.packageName}, but layer ${index} carries ${describe(title)}`);
-      }
-      throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describe(title)} is not on the payload allow-list`);
-    }
-    if (titles.has(title)) {
-      throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describe(title)}`);
-    }
-    titles.add(title);
-    checked.push({
-      title,
-      descriptor: {
-        mediaType: OCTET_STREAM_MEDIA_TYPE,
-        digest: layer["digest"] as string,
-        size: layer["size"] as number,
-        annotations: { [TITLE_ANNOTATION]: title },
-      },
-    });
+  const annotations = layer["annotations"];
+  if (!isObject(annotations) || !hasExactKeys(annotations, [TITLE_ANNOTATION]) || typeof annotations[TITLE_ANNOTATION] !== "string") {
+    throw new FetchError(
+      "FETCH_LAYER_ANNOTATION_INVALID",
+      `invalid OCI path annotation on layer ${index}: expected exactly one string ${TITLE_ANNOTATION}`,
+    );
   }
+  const title = annotations[TITLE_ANNOTATION] as string;
+  if (!isAllowedPayloadTitle(title, packageName)) {
+    if (packageName !== undefined && isAllowedPayloadTitle(title)) {
+      throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${packageName}, but layer ${index} carries ${describe(title)}`);
+    }
+    throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describe(title)} is not on the payload allow-list`);
+  }
+  return {
+    title,
+    descriptor: {
+      mediaType: OCTET_STREAM_MEDIA_TYPE,
+      digest: layer["digest"] as string,
+      size: layer["size"] as number,
+      annotations: { [TITLE_ANNOTATION]: title },
+    },
+  };
+}
+
+/** G8: the title set is exactly the kind's set. */
+function checkLayerPaths(kind: ArtifactKind, titles: ReadonlySet<string>): void {
   if (kind === "receipt") {
     if (!titles.has(RECEIPT_FILE)) {
       throw new FetchError("FETCH_LAYER_PATHS_UNEXPECTED", `receipt OCI artifact has unexpected paths: expected exactly ${RECEIPT_FILE}, found ${[...titles].join(", ")}`);
@@ -263,12 +298,4 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
       );
     }
   }
-  return {
-    digest: options.expectedDigest,
-    size: bytes.length,
-    artifactType: artifactType as string,
-    kind,
-    config: { ...EMPTY_CONFIG_DESCRIPTOR },
-    layers: checked,
-  };
 }

@@ -95,41 +95,16 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
   if (!isGitSha(expect.sourceSha)) {
     throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source_sha must be a lowercase 40-character Git SHA, found ${describe(expect.sourceSha)}`);
   }
-  const git = options.git ?? "git";
-  const timeoutMs = options.timeoutMs ?? 60_000;
   const bundle = resolve(bundlePath);
   const tagRef = `refs/tags/${expect.tag}`;
+  const expectedRefs = [RELEASE_CANDIDATE_REF, tagRef];
   const scratch = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-source-"));
   try {
-    const repo = join(scratch, "repo.git");
-    const env = isolatedEnv(scratch);
-    const step = async (name: string, args: string[]): Promise<Buffer> => {
-      const result = await runGit(git, args, env, timeoutMs);
-      if (result.code !== 0) {
-        throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle git ${name} verification failed (exit ${result.code === null ? "killed" : result.code})`);
-      }
-      return result.stdout;
-    };
-    await step("init", ["init", "--quiet", "--bare", repo]);
-    const gitDir = `--git-dir=${repo}`;
-    await step("bundle verify", [gitDir, "bundle", "verify", "--quiet", bundle]);
-    const heads = (await step("bundle list-heads", [gitDir, "bundle", "list-heads", bundle])).toString("utf8");
-    const refs = new Map<string, string>();
-    const lines = heads.split("\n").filter((l) => l.length > 0);
-    for (const line of lines) {
-      const match = /^([0-9a-f]{40}) (\S+)$/.exec(line);
-      if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describe(line)}`);
-      refs.set(match[2] as string, match[1] as string);
-    }
-    const expectedRefs = [RELEASE_CANDIDATE_REF, tagRef];
-    if (lines.length !== 2 || refs.size !== 2 || !expectedRefs.every((r) => refs.has(r))) {
-      throw new FetchError(
-        "SOURCE_BUNDLE_REFS_MISMATCH",
-        `source bundle refs do not match the release identity: expected exactly ${expectedRefs.join(" and ")}, found ${[...refs.keys()].join(", ") || "none"}`,
-      );
-    }
-    await step("fetch", [
-      gitDir,
+    const repo = await initScratchRepository(scratch, options.git ?? "git", options.timeoutMs ?? 60_000);
+    await repo.step("bundle verify", [repo.gitDir, "bundle", "verify", "--quiet", bundle]);
+    checkBundleHeads((await repo.step("bundle list-heads", [repo.gitDir, "bundle", "list-heads", bundle])).toString("utf8"), expectedRefs);
+    await repo.step("fetch", [
+      repo.gitDir,
       "-c",
       "transfer.fsckObjects=true",
       "-c",
@@ -144,32 +119,77 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
       `${tagRef}:${tagRef}`,
     ]);
     for (const ref of expectedRefs) {
-      const peeled = (await step("rev-parse", [gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])).toString("utf8").trim();
+      const peeled = (await repo.step("rev-parse", [repo.gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])).toString("utf8").trim();
       if (peeled !== expect.sourceSha) {
         throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describe(peeled)}, expected ${expect.sourceSha}`);
       }
     }
-    const object = `${expect.sourceSha}:package.json`;
-    const typeResult = await runGit(git, [gitDir, "cat-file", "-t", "--end-of-options", object], env, timeoutMs);
-    const sizeResult = await runGit(git, [gitDir, "cat-file", "-s", "--end-of-options", object], env, timeoutMs);
-    const size = Number(sizeResult.stdout.toString("utf8").trim());
-    if (typeResult.code !== 0 || typeResult.stdout.toString("utf8").trim() !== "blob" || sizeResult.code !== 0 || !Number.isSafeInteger(size) || size > MAX_PACKAGE_JSON_BYTES) {
-      throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle has no readable package.json (at most ${MAX_PACKAGE_JSON_BYTES} bytes) at ${expect.sourceSha}`);
-    }
-    const text = await step("cat-file", [gitDir, "cat-file", "blob", "--end-of-options", object]);
-    let pkg;
-    try {
-      pkg = parseStrictJson(text, { rejectIntegralFloats: false });
-    } catch (error) {
-      throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle package.json at ${expect.sourceSha} is not valid JSON: ${(error as Error).message}`);
-    }
-    if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
-      throw new FetchError(
-        "SOURCE_BUNDLE_PACKAGE_MISMATCH",
-        `source bundle package.json at ${expect.sourceSha} names ${describe(pkg["name"])}@${describe(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
-      );
-    }
+    await checkPackageJsonAt(repo, expect);
   } finally {
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The isolated scratch bare repository: `step` runs git and fails on a non-zero exit, `run` returns the result. */
+interface ScratchRepository {
+  gitDir: string;
+  step: (name: string, args: string[]) => Promise<Buffer>;
+  run: (args: string[]) => Promise<GitResult>;
+}
+
+/** Create the scratch bare repository `<scratch>/repo.git`. @throws FetchError `SOURCE_BUNDLE_GIT_FAILED`. */
+async function initScratchRepository(scratch: string, git: string, timeoutMs: number): Promise<ScratchRepository> {
+  const repo = join(scratch, "repo.git");
+  const env = isolatedEnv(scratch);
+  const run = (args: string[]) => runGit(git, args, env, timeoutMs);
+  const step = async (name: string, args: string[]): Promise<Buffer> => {
+    const result = await run(args);
+    if (result.code !== 0) {
+      throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle git ${name} verification failed (exit ${result.code === null ? "killed" : result.code})`);
+    }
+    return result.stdout;
+  };
+  await step("init", ["init", "--quiet", "--bare", repo]);
+  return { gitDir: `--git-dir=${repo}`, step, run };
+}
+
+/** The bundle's heads (`git bundle list-heads`) are exactly `expectedRefs`. @throws FetchError `SOURCE_BUNDLE_REFS_MISMATCH`. */
+function checkBundleHeads(heads: string, expectedRefs: readonly string[]): void {
+  const refs = new Map<string, string>();
+  const lines = heads.split("\n").filter((l) => l.length > 0);
+  for (const line of lines) {
+    const match = /^([0-9a-f]{40}) (\S+)$/.exec(line);
+    if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describe(line)}`);
+    refs.set(match[2] as string, match[1] as string);
+  }
+  if (lines.length !== 2 || refs.size !== 2 || !expectedRefs.every((r) => refs.has(r))) {
+    throw new FetchError(
+      "SOURCE_BUNDLE_REFS_MISMATCH",
+      `source bundle refs do not match the release identity: expected exactly ${expectedRefs.join(" and ")}, found ${[...refs.keys()].join(", ") || "none"}`,
+    );
+  }
+}
+
+/** `package.json` at the source SHA is a blob of at most {@link MAX_PACKAGE_JSON_BYTES} naming the expected package and version. @throws FetchError `SOURCE_BUNDLE_PACKAGE_MISMATCH`, `SOURCE_BUNDLE_GIT_FAILED`. */
+async function checkPackageJsonAt(repo: ScratchRepository, expect: SourceBundleExpectation): Promise<void> {
+  const object = `${expect.sourceSha}:package.json`;
+  const typeResult = await repo.run([repo.gitDir, "cat-file", "-t", "--end-of-options", object]);
+  const sizeResult = await repo.run([repo.gitDir, "cat-file", "-s", "--end-of-options", object]);
+  const size = Number(sizeResult.stdout.toString("utf8").trim());
+  if (typeResult.code !== 0 || typeResult.stdout.toString("utf8").trim() !== "blob" || sizeResult.code !== 0 || !Number.isSafeInteger(size) || size > MAX_PACKAGE_JSON_BYTES) {
+    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle has no readable package.json (at most ${MAX_PACKAGE_JSON_BYTES} bytes) at ${expect.sourceSha}`);
+  }
+  const text = await repo.step("cat-file", [repo.gitDir, "cat-file", "blob", "--end-of-options", object]);
+  let pkg;
+  try {
+    pkg = parseStrictJson(text, { rejectIntegralFloats: false });
+  } catch (error) {
+    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle package.json at ${expect.sourceSha} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
+    throw new FetchError(
+      "SOURCE_BUNDLE_PACKAGE_MISMATCH",
+      `source bundle package.json at ${expect.sourceSha} names ${describe(pkg["name"])}@${describe(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
+    );
   }
 }
