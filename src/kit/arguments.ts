@@ -1,5 +1,5 @@
 /**
- * Kit-owned validation of tool-call arguments (reference A.5, C.1): runs
+ * Kit-owned validation of tool-call arguments (Python kit @tool; docs/kit.md): runs
  * before the handler and before any SDK validation, and answers with an
  * instructive message the model can act on instead of a JSON-RPC error.
  *

@@ -12,7 +12,7 @@
  * `normalize*`). A callback that throws answers JSON-RPC error
  * {@link BRIDGE_ERRORS}.callback with `data: {code: "CALLBACK_RAISED",
  * errorType}`; an answer of the wrong shape answers `.result` with `data:
- * {code: "RESULT_INVALID"}`. Log lines follow reference A.6/A.7: invoked /
+ * {code: "RESULT_INVALID"}`. Log lines follow Python kit commands, middleware and hooks; Python kit redaction: invoked /
  * callback raised (error type only) / ok with `elapsed_ms`, context =
  * redacted `session_id`/`task_id`; payloads and exception messages are never
  * logged (the stack, redacted, only at DEBUG).
@@ -65,7 +65,7 @@ function resultType(value: unknown): string {
   return Array.isArray(value) ? "array" : typeof value;
 }
 
-/** How one callback logs (reference A.6): `<label>: invoked; <detail>`, `<label>: <raised>; elapsed_ms=..; error_type=..<suffix>`, `<label>: ok; elapsed_ms=..; result=..<suffix>`. */
+/** How one callback logs (Python kit commands, middleware and hooks): `<label>: invoked; <detail>`, `<label>: <raised>; elapsed_ms=..; error_type=..<suffix>`, `<label>: ok; elapsed_ms=..; result=..<suffix>`. */
 interface CallLabels {
   label: string;
   raised: string;

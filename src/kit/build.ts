@@ -1,6 +1,6 @@
 /**
  * `plugin build`: turn a plugin entry module into an Agent Plugins v1
- * package (reference C.1): `plugin.json`, `mcp.json`, one self-contained
+ * package (docs/kit.md): `plugin.json`, `mcp.json`, one self-contained
  * esbuild bundle `dist/server.js` (platform node, ESM, target node20) and
  * the validated skills under `skills/<name>/`.
  *

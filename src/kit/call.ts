@@ -3,7 +3,7 @@
  * the way Hermes does (the doctor's session: filtered environment, `mcp.json`
  * `cwd` or a fresh directory standing in for the host's), call one tool
  * through the official MCP SDK client and render the answer as the model
- * would see it (reference B.8, `render.ts`).
+ * would see it (Hermes MCP client, `render.ts`).
  */
 import { lstatSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";

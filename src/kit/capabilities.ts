@@ -1,5 +1,5 @@
 /**
- * Capability selection (reference A.10): named groups of tools an operator
+ * Capability selection (Python kit resolve_capability_selection): named groups of tools an operator
  * enables, resolved to the set of tools the server lists. Portable packages
  * get no `tools.include` filter from Hermes, so this is the plugin's own.
  */

@@ -1,5 +1,5 @@
 /**
- * Python source of the native companion's callbacks (reference A.6, A.7,
+ * Python source of the native companion's callbacks (Python kit commands, middleware and hooks; Python kit redaction,
  * A.12, B.1, B.2, B.4), appended to the transport (companion-transport.ts)
  * in the generated `__init__.py`: every answer checked against the exact
  * shape the host expects, the A.6 log lines (invoked / callback raised with
@@ -8,7 +8,7 @@
  * closed (`{"action": "block", ...}`) on every failure, other callbacks
  * re-raising as the Python kit does, and `register(ctx)` registering slash
  * commands, request middleware and hooks in that order, each sorted, then
- * the registration summary line (reference A.11).
+ * the registration summary line (Python kit config and logging helpers).
  */
 // An untagged template literal (backslashes doubled) is a pure value: bundles that never call
 // companionCallbacksSource() drop it.
@@ -157,7 +157,7 @@ def _names(values):
 
 
 def register(ctx):
-    """Register the plugin's slash commands, request middleware and hooks (reference A.12 order)."""
+    """Register the plugin's slash commands, request middleware and hooks (Python kit registration order)."""
     get_config = getattr(ctx, "get_config", None)
     if callable(get_config):
         try:

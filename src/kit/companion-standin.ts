@@ -44,7 +44,7 @@ class Manifest:
 
 
 class HostContext:
-    """Hermes' PluginContext registrars (reference B.1 signatures), recording."""
+    """Hermes' PluginContext registrars (Hermes PluginContext signatures), recording."""
 
     def __init__(self, name, version):
         self.manifest = Manifest(name, version)

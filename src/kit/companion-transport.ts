@@ -1,5 +1,5 @@
 /**
- * Python source of the native companion's transport (reference B.1, B.8),
+ * Python source of the native companion's transport (Hermes PluginContext; Hermes MCP client),
  * embedded in the generated `__init__.py` by companion.ts. Standard library
  * only, no network: it finds the portable package next to the companion
  * (plugin.json name and version must match; `plugin_root` setting

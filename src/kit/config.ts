@@ -2,7 +2,7 @@
  * Where a running plugin finds its files and settings. Hermes starts a
  * portable package's MCP server with `PLUGIN_ROOT` (the installed package)
  * and `PLUGIN_DATA` (a writable, profile-scoped data directory) in a
- * filtered environment (reference B.7, B.8); host settings
+ * filtered environment (Agent Plugins v1 loader; Hermes MCP client); host settings
  * (`plugins.entries.<id>.settings`) are not visible to an MCP server, so
  * operator configuration lives in `${PLUGIN_DATA}/config.json`.
  */

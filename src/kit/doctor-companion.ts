@@ -1,6 +1,6 @@
 /**
  * The doctor's check of native companions (`host/<dir>/`, companion.ts;
- * reference B.5, B.6): plugin.yaml keys Hermes reads, name, version equal to
+ * Hermes plugin.yaml manifest; `hermes plugins doctor`): plugin.yaml keys Hermes reads, name, version equal to
  * the portable package's, `provides_hooks` a list of `VALID_HOOKS` names,
  * `__init__.py` present; then, under Python 3 with the stand-in host context
  * (companion-standin.ts), `register` present and not raising, only standard
@@ -19,7 +19,7 @@ import { companionStandInSource } from "./companion-standin.js";
 import { BUILTIN_COMMAND_NAMES, COMMAND_NAME_PATTERN, REQUEST_MIDDLEWARE_KINDS, VALID_HOOKS } from "./hooks.js";
 import type { PackageFinding } from "./portable.js";
 
-/** Manifest fields Hermes knows (`_KNOWN_MANIFEST_FIELDS`, reference B.5, v1 and v2); others draw a warning from the host. */
+/** Manifest fields Hermes knows (`_KNOWN_MANIFEST_FIELDS`, Hermes plugin.yaml manifest, v1 and v2); others draw a warning from the host. */
 export const NATIVE_MANIFEST_FIELDS: readonly string[] = [
   "name", "version", "description", "author", "requires_env", "provides_tools", "provides_hooks", "kind", "hooks", "label",
   "optional_env", "platforms", "external_dependencies", "pip_dependencies", "provides_browser_providers", "provides_web_providers",

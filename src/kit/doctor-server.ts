@@ -1,5 +1,5 @@
 /**
- * The doctor's server exercise (reference B.8): start a package's stdio
+ * The doctor's server exercise (Hermes MCP client): start a package's stdio
  * server the way Hermes does (filtered environment; working directory only
  * when mcp.json sets `cwd`, otherwise a fresh empty directory standing in for
  * the host's own), list its tools through the official SDK `Client`, check

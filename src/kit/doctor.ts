@@ -1,6 +1,6 @@
 /**
  * `plugin doctor`: check a built Agent Plugins v1 package the way Hermes
- * would load it (reference B.6-B.9) and exercise its MCP servers through the
+ * would load it (`hermes plugins doctor`; Agent Plugins v1 loader; Hermes MCP client; Hermes install scanner) and exercise its MCP servers through the
  * official SDK `Client` over stdio.
  *
  * Steps: plugin.json, skills/ and mcp.json against the portable rules; each

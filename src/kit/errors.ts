@@ -11,7 +11,7 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * belong to; the doctor reports findings under the same codes.
  */
 export const PLUGIN_KIT_ERROR_CODES = [
-  // tool names (reference A.2, B.8)
+  // tool names (Python kit validate_tool_name; Hermes MCP client)
   "TOOL_NAME_REQUIRED",
   "TOOL_NAME_INVALID",
   "TOOL_NAME_RESERVED",
@@ -95,8 +95,9 @@ export type PluginKitErrorCode = (typeof PLUGIN_KIT_ERROR_CODES)[number];
 
 /**
  * A plugin definition, tool, skill, schema, capability selection or package
- * violates a rule of the kit (DESIGN.md section 6; reference sections A and
- * B.7-B.9). `code` is one of {@link PLUGIN_KIT_ERROR_CODES}.
+ * violates a rule of the kit (docs/kit.md; the Python kit's rules, Agent
+ * Plugins v1, Hermes' MCP client and install scanner). `code` is one of
+ * {@link PLUGIN_KIT_ERROR_CODES}.
  */
 export class PluginKitError extends HermesPluginKitError {
   declare readonly code: PluginKitErrorCode;

@@ -1,6 +1,6 @@
 /**
  * Hooks, slash commands and request middleware of a TypeScript plugin
- * (reference A.6, B.1, B.2, B.4): the names Hermes accepts, the checks
+ * (Python kit commands, middleware and hooks; Hermes PluginContext; Hermes VALID_HOOKS; Hermes middleware): the names Hermes accepts, the checks
  * `definePlugin` runs on them (zod at the boundary, one coded error per
  * rule), and the exact result shapes the host expects, enforced before an
  * answer crosses the bridge (see bridge.ts and companion.ts).
@@ -15,7 +15,7 @@ import * as z from "zod/mini";
 import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
 import type { KitLogger } from "./logging.js";
 
-/** Hook names Hermes accepts (`VALID_HOOKS`, hermes_cli/plugins.py, reference B.2; 39 names). */
+/** Hook names Hermes accepts (`VALID_HOOKS` in Hermes' hermes_cli/plugins.py; 39 names). */
 export const VALID_HOOKS = [
   "pre_tool_call", "post_tool_call", "transform_terminal_output", "transform_tool_result", "transform_llm_output", "pre_llm_call",
   "post_llm_call", "on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message", "pre_verify", "pre_api_request",
@@ -29,20 +29,20 @@ export const VALID_HOOKS = [
 /** One of {@link VALID_HOOKS}. */
 export type HookName = (typeof VALID_HOOKS)[number];
 
-/** Middleware kinds a TypeScript plugin can register (request kinds, reference B.4). */
+/** Middleware kinds a TypeScript plugin can register (request kinds, Hermes middleware). */
 export const REQUEST_MIDDLEWARE_KINDS = ["tool_request", "llm_request"] as const;
 /** One of {@link REQUEST_MIDDLEWARE_KINDS}. */
 export type RequestMiddlewareKind = (typeof REQUEST_MIDDLEWARE_KINDS)[number];
 /** Middleware kinds Hermes knows but the bridge cannot serve (their `next_call` is synchronous and single-use). */
 export const EXECUTION_MIDDLEWARE_KINDS = ["tool_execution", "llm_execution"] as const;
 
-/** Slash command grammar (the Python kit's, reference A.6): bare lowercase kebab-case. */
+/** Slash command grammar (the Python kit's): bare lowercase kebab-case. */
 export const COMMAND_NAME_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /**
  * Built-in Hermes slash commands and aliases (hermes_cli/commands.py
  * `COMMAND_REGISTRY`); a plugin command with one of these names is skipped by
- * the host (reference B.1 `register_command`: "built-in clash skipped").
+ * the host (Hermes PluginContext `register_command`: "built-in clash skipped").
  */
 export const BUILTIN_COMMAND_NAMES: readonly string[] = [
   "new", "reset", "clear", "history", "save", "retry", "undo", "title", "branch", "fork", "compress", "compact", "rollback",
@@ -56,7 +56,7 @@ export const BUILTIN_COMMAND_NAMES: readonly string[] = [
 
 /** Default time the companion waits for one bridged callback, in ms (start included). */
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5_000;
-/** Largest bridge timeout, in ms: below Hermes' 30 s `plugins.hook_callback_timeout` (reference B.2), start included. */
+/** Largest bridge timeout, in ms: below Hermes' 30 s `plugins.hook_callback_timeout`, start included. */
 export const BRIDGE_MAX_TIMEOUT_MS = 25_000;
 
 /** What every bridged callback receives besides its payload. */
@@ -93,7 +93,7 @@ export interface PreToolCallEvent extends HookEvent {
   task_id?: string;
 }
 
-/** What `pre_tool_call` may answer (reference B.2); `undefined`/`null` lets the call run. */
+/** What `pre_tool_call` may answer (Hermes VALID_HOOKS); `undefined`/`null` lets the call run. */
 export type PreToolCallDecision =
   | { action: "block"; message: string }
   | { action: "approve"; message: string; rule_key?: string }
@@ -102,7 +102,7 @@ export type PreToolCallDecision =
 type Maybe<T> = T | null | undefined | void;
 type HookFn<E, R> = (event: E, context: HookContext) => Maybe<R> | Promise<Maybe<R>>;
 
-/** Hooks whose results the host reads (reference B.2). */
+/** Hooks whose results the host reads (Hermes VALID_HOOKS). */
 interface ContractHooks {
   pre_tool_call?: HookFn<PreToolCallEvent, PreToolCallDecision>;
   pre_llm_call?: HookFn<HookEvent, string | { context: string }>;
@@ -134,7 +134,7 @@ export interface MiddlewareContext extends HostCallContext {
   kind: RequestMiddlewareKind;
 }
 
-/** Optional trace fields of a middleware answer (reference B.4). */
+/** Optional trace fields of a middleware answer (Hermes middleware). */
 interface MiddlewareTrace {
   source?: string;
   reason?: string;
@@ -275,7 +275,7 @@ function preToolCallDecision(value: unknown): PreToolCallDecision | null {
 }
 
 /**
- * The exact value the host receives for a hook's result (reference B.2):
+ * The exact value the host receives for a hook's result (Hermes VALID_HOOKS):
  * `undefined`/`null` -> `null`; `pre_tool_call` one of
  * {@link PreToolCallDecision} with exactly its keys; `pre_llm_call` a string
  * or `{context}` -> `{context: string}`; the `transform_*` hooks a string;
@@ -314,7 +314,7 @@ export function normalizeCommandResult(command: string, value: unknown): string 
 }
 
 /**
- * The exact value the host receives from request middleware (reference B.4):
+ * The exact value the host receives from request middleware (Hermes middleware):
  * `null` (keep the payload), `{args, source?, reason?, name?}` for
  * `tool_request`, `{request, source?, reason?, name?}` for `llm_request`.
  *

@@ -1,5 +1,5 @@
 /**
- * How Hermes launches a stdio MCP server (reference B.8 "stdio launch",
+ * How Hermes launches a stdio MCP server (Hermes MCP client "stdio launch",
  * B.7 "stdio" translation): a filtered environment (only `PATH`, `HOME`,
  * `USER`, `LANG`, `LC_ALL`, `TERM`, `SHELL`, `TMPDIR`, `XDG_*`, plus the
  * entry's `env` with placeholders expanded, `PLUGIN_ROOT` and
@@ -14,7 +14,7 @@ import { expandPlaceholders, type StdioServerEntry } from "./portable.js";
 /** Environment variables Hermes passes through to a stdio MCP server (besides `XDG_*`). */
 export const FILTERED_ENV_NAMES: readonly string[] = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR"];
 
-/** The environment Hermes gives a stdio server (reference B.8), plus the entry env and PLUGIN_ROOT/PLUGIN_DATA. */
+/** The environment Hermes gives a stdio server (Hermes MCP client), plus the entry env and PLUGIN_ROOT/PLUGIN_DATA. */
 export function filteredServerEnvironment(source: NodeJS.ProcessEnv, entry: StdioServerEntry, root: string, data: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(source)) {

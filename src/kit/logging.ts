@@ -1,5 +1,5 @@
 /**
- * stderr logging of a kit plugin (reference A.7, A.11). stdout of an MCP
+ * stderr logging of a kit plugin (Python kit redaction; Python kit config and logging helpers). stdout of an MCP
  * stdio server is the JSON-RPC channel, so every line goes to stderr (Hermes
  * appends it to `logs/mcp-stderr.log`). Arguments are logged only redacted
  * (secret-looking keys at any depth replaced by `***`) and truncated to 200

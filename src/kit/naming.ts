@@ -1,7 +1,7 @@
 /**
- * Tool and server names: the kit's name grammar (reference A.2), the names
+ * Tool and server names: the kit's name grammar (Python kit validate_tool_name), the names
  * Hermes reserves, and the Hermes registry name an MCP tool ends up with
- * (`mcp__<server>__<tool>`, reference B.7-B.8).
+ * (`mcp__<server>__<tool>`, Agent Plugins v1 loader; Hermes MCP client).
  */
 import { createHash } from "node:crypto";
 import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
@@ -9,15 +9,15 @@ import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
 /** Grammar of a tool name (and of an explicit namespace): `^[a-z][a-z0-9_]*$`. */
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 
-/** Names the Hermes agent loop owns; a plugin tool may not take them (reference A.2 rule 3). */
+/** Names the Hermes agent loop owns; a plugin tool may not take them (Python kit validate_tool_name rule 3). */
 export const RESERVED_TOOL_NAMES: readonly string[] = ["todo", "memory", "session_search", "delegate_task"];
 
-/** Reserved core prefix (reference A.2 rule 4). */
+/** Reserved core prefix (Python kit validate_tool_name rule 4). */
 export const RESERVED_TOOL_PREFIX = "memory_";
 
 /**
  * Names of the utility tools Hermes generates per MCP server when it
- * advertises resources or prompts (reference B.8); a plugin tool with one of
+ * advertises resources or prompts (Hermes MCP client); a plugin tool with one of
  * these names collides with them.
  */
 export const MCP_UTILITY_TOOL_NAMES: readonly string[] = ["list_resources", "read_resource", "list_prompts", "get_prompt"];
@@ -25,7 +25,7 @@ export const MCP_UTILITY_TOOL_NAMES: readonly string[] = ["list_resources", "rea
 /**
  * Built-in Hermes toolset names (hermes-agent `toolsets.py`). An MCP server
  * registers a bare toolset alias under its own name, so a server named like
- * one of these shadows the built-in toolset (reference B.8). Every name
+ * one of these shadows the built-in toolset (Hermes MCP client). Every name
  * starting with `hermes-` (the platform bundles) is refused as well.
  */
 export const BUILTIN_TOOLSET_NAMES: readonly string[] = [
@@ -35,7 +35,7 @@ export const BUILTIN_TOOLSET_NAMES: readonly string[] = [
   "yuanbao", "feishu_doc", "feishu_drive", "spotify", "debugging", "safe", "coding",
 ];
 
-/** Hermes' limit on a registry tool name, in characters (reference B.8). */
+/** Hermes' limit on a registry tool name, in characters (Hermes MCP client). */
 export const HERMES_TOOL_NAME_MAX = 64;
 
 /** Prefix of every Hermes registry name of an MCP tool (`MCP_TOOL_NAME_PREFIX`). */
@@ -46,10 +46,10 @@ function fail(code: PluginKitErrorCode, message: string): never {
 }
 
 /**
- * Validate a tool name (reference A.2, in that order): non-empty, matches
+ * Validate a tool name (Python kit validate_tool_name, in that order): non-empty, matches
  * {@link TOOL_NAME_PATTERN}, not a {@link RESERVED_TOOL_NAMES} entry, not
  * under {@link RESERVED_TOOL_PREFIX}, not an MCP utility name (kit
- * extension, reference B.8) and, when `namespace` is given, starting with
+ * extension, Hermes MCP client) and, when `namespace` is given, starting with
  * `<namespace>_`.
  *
  * @returns the name unchanged.
@@ -79,7 +79,7 @@ export function validateToolName(name: unknown, options: { namespace?: string } 
 /**
  * Join `namespace`, `verb` and `noun` (each stripped of leading/trailing `_`,
  * empty parts dropped) with `_` and validate the result with `namespace`
- * (reference A.2). `toolName("discord", "read", "thread") === "discord_read_thread"`.
+ * (Python kit validate_tool_name). `toolName("discord", "read", "thread") === "discord_read_thread"`.
  *
  * @throws PluginKitError as {@link validateToolName}.
  */
@@ -88,7 +88,7 @@ export function toolName(namespace: string, verb: string, noun: string): string 
   return validateToolName(parts.join("_"), { namespace });
 }
 
-/** Hermes' MCP name-component sanitizer: every char outside `[A-Za-z0-9_]` becomes `_` (reference B.8). */
+/** Hermes' MCP name-component sanitizer: every char outside `[A-Za-z0-9_]` becomes `_` (Hermes MCP client). */
 export function sanitizeNameComponent(value: string): string {
   return value.replace(/[^A-Za-z0-9_]/g, "_");
 }
@@ -96,7 +96,7 @@ export function sanitizeNameComponent(value: string): string {
 /**
  * The internal name Hermes gives a portable package's MCP server: the slug of
  * the mcp.json server name (lowercased, chars outside `[a-z0-9_-]` to `-`,
- * stripped of `-`/`_`, default `plugin`; reference B.7).
+ * stripped of `-`/`_`, default `plugin`; Agent Plugins v1 loader).
  */
 export function portableServerName(server: string): string {
   const slug = server.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "");
@@ -106,7 +106,7 @@ export function portableServerName(server: string): string {
 /**
  * The Hermes registry name of MCP tool `tool` of portable server `server`:
  * `mcp__<sanitized server slug>__<sanitized tool>` before any clamping
- * (reference B.8). Compare its length with {@link HERMES_TOOL_NAME_MAX}.
+ * (Hermes MCP client). Compare its length with {@link HERMES_TOOL_NAME_MAX}.
  */
 export function hermesToolName(server: string, tool: string): string {
   return `${MCP_TOOL_NAME_PREFIX}${sanitizeNameComponent(portableServerName(server))}__${sanitizeNameComponent(tool)}`;
@@ -115,7 +115,7 @@ export function hermesToolName(server: string, tool: string): string {
 /**
  * The name Hermes actually registers: {@link hermesToolName}, or for names
  * over 64 characters the first 55 characters + `_` + the first 8 hex of the
- * SHA-256 of the full name (newest hosts, reference B.8).
+ * SHA-256 of the full name (newest hosts, Hermes MCP client).
  */
 export function clampedHermesToolName(server: string, tool: string): string {
   const full = hermesToolName(server, tool);
@@ -160,7 +160,7 @@ export interface ToolNameProblem {
 
 /**
  * Check a server's raw MCP tool names as Hermes would register them
- * (reference B.8): duplicates, names that sanitize to the same Hermes name
+ * (Hermes MCP client): duplicates, names that sanitize to the same Hermes name
  * (Hermes skips both), and Hermes names over 64 characters (hash-clamped by
  * new hosts, unusable on older ones). Pure; returns every problem in listing
  * order.

@@ -1,6 +1,6 @@
 /**
  * Structured observability events (schema `hermes.plugin.observability.v1`,
- * reference A.16): redaction of secret-looking text and attribute keys,
+ * Python kit observability): redaction of secret-looking text and attribute keys,
  * bounds on every field, control-character escaping, credential identity
  * hashes and correlation ids. Pure except {@link logObservabilityEvent},
  * which writes one line through a {@link KitLogger}.
@@ -13,7 +13,7 @@ import { redactText } from "./redaction.js";
 /** Schema id carried by every event. */
 export const OBSERVABILITY_SCHEMA = "hermes.plugin.observability.v1";
 
-/** Prefix hashed before a credential (reference A.16). */
+/** Prefix hashed before a credential (Python kit observability). */
 const CREDENTIAL_PREFIX = "hermes-plugin-kit:credential-identity:v1\0";
 
 /** A new correlation id: a random UUID v4 as 32 lowercase hex characters (no dashes). */
@@ -123,7 +123,7 @@ const STRING_FIELDS: Array<[keyof ObservabilityEventInit, string]> = [
 ];
 
 /**
- * One observability event (reference A.16). Construction validates: `plugin`,
+ * One observability event (Python kit observability). Construction validates: `plugin`,
  * `event`, `correlationId` non-blank; `httpStatus` an integer 100..599;
  * `elapsedMs` finite and >= 0; `attributes` a plain object.
  *

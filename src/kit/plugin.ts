@@ -4,7 +4,7 @@
  * `mcp__<server>__<tool>` within 64 characters, sanitize collisions, server
  * names that shadow built-in toolsets), then served over stdio with the
  * official `@modelcontextprotocol/sdk` low-level `Server` and explicit
- * `tools/list` / `tools/call` handlers (reference A.12, C.1, C.2).
+ * `tools/list` / `tools/call` handlers (Python kit registration; docs/kit.md).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -150,7 +150,7 @@ export interface ReceiptHostSurface {
 }
 
 /**
- * The registration receipt line (reference A.11 format): the served tools,
+ * The registration receipt line (the Python kit's registration summary format): the served tools,
  * skills and capabilities and the hooks, slash commands and middleware kinds
  * the plugin serves through its native companion, each sorted; CLI commands,
  * providers and context engines are always `<none>`.

@@ -1,6 +1,6 @@
 /**
  * Agent Plugins v1 ("portable") package rules as Hermes applies them
- * (reference B.7, B.9): the literal `$schema` values, plugin.json and mcp.json
+ * (Agent Plugins v1 loader; Hermes install scanner): the literal `$schema` values, plugin.json and mcp.json
  * field rules, and the install scanner's patterns. Pure: every check takes a
  * parsed value (or file text) and returns findings; the doctor does the I/O.
  */
@@ -35,7 +35,7 @@ export interface PackageFinding {
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /**
- * Check parsed plugin.json (reference B.7 `_validate_manifest`): `$schema`,
+ * Check parsed plugin.json (Agent Plugins v1 loader `_validate_manifest`): `$schema`,
  * `name` grammar, string fields, `keywords`, `author`, `extensions`; unknown
  * fields are warnings (Hermes drops them).
  */
@@ -91,7 +91,7 @@ export function expandPlaceholders(value: string, root: string, data: string): s
 }
 
 /**
- * Check parsed mcp.json against Hermes' portable translator (reference B.7):
+ * Check parsed mcp.json against Hermes' portable translator (Agent Plugins v1 loader):
  * keys exactly `$schema`/`mcpServers`, the `$schema` literal, entry types
  * (`sse` refused), stdio keys, `command` (bare token on PATH or `./path`
  * inside `root`), `args` strings, `env` string map without
@@ -175,7 +175,7 @@ export function checkMcpConfig(value: unknown, root: string): { findings: Packag
   return { findings, servers: fileLevelErrors > 0 ? [] : servers };
 }
 
-/** Text-file extensions the Hermes install scanner reads (reference B.9). */
+/** Text-file extensions the Hermes install scanner reads. */
 export const SCANNED_EXTENSIONS: readonly string[] = [
   ".md", ".txt", ".py", ".sh", ".bash", ".js", ".ts", ".rb", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf",
   ".html", ".css", ".xml", ".tex", ".r", ".jl", ".pl", ".php", ".mjs", ".cjs",
@@ -188,7 +188,7 @@ export const SCAN_LARGE_FILE_BYTES = 256 * 1024;
 const LOOPBACK_URL = /^(?:https?:\/\/)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?:[:/]|$)/i;
 
 /**
- * Scan one text file the way the install scanner would (reference B.9,
+ * Scan one text file the way the install scanner would (Hermes install scanner,
  * subset): bracket `process.env[...]` access (high: install prompts for
  * confirmation), `fetch(` with a `${...KEY|TOKEN|SECRET|PASSWORD...}`
  * interpolation to a non-loopback URL (critical: install blocked), reads of

@@ -2,14 +2,14 @@
  * Redaction shared by the kit's log lines and observability events (one
  * module, so logging and observability do not import each other):
  *
- * - argument and context summaries (reference A.7): every object key whose
+ * - argument and context summaries (Python kit redaction): every object key whose
  *   lowercased name contains a secret-looking part has its value replaced by
  *   `***`, at any depth; then compact JSON truncated to 200 characters + `…`;
- * - free text (reference A.16): control characters escaped, bearer tokens,
+ * - free text (Python kit observability): control characters escaped, bearer tokens,
  *   `password=...`-style pairs and API-key shapes replaced by `***`.
  */
 
-/** Substrings that mark a key as secret (matched on the lowercased key, reference A.7). */
+/** Substrings that mark a key as secret (matched on the lowercased key, Python kit redaction). */
 export const REDACTED_KEY_PARTS: readonly string[] = ["token", "secret", "password", "passwd", "api_key", "apikey", "auth"];
 
 /** Maximum characters of a logged argument summary before `…` is appended. */
@@ -58,7 +58,7 @@ function escapeControl(text: string): string {
 }
 
 /**
- * Redact secret-looking substrings of free text (reference A.16): control
+ * Redact secret-looking substrings of free text (Python kit observability): control
  * characters escaped (`\n`, `\r`, `\t`, `\u00XX`); `Bearer <token>` ->
  * `Bearer ***`; `api_key|apikey|api-key|authorization|password|passwd|secret|token`
  * followed by `:` or `=` and a value -> `<word>=***`; Google-style `AIza...`
@@ -73,7 +73,7 @@ export function redactText(text: string): string {
 }
 
 /**
- * The context a log line may show (reference A.7): only `session_id` and
+ * The context a log line may show (Python kit redaction): only `session_id` and
  * `task_id` of the host's keyword arguments, when present and not null,
  * redacted and truncated like {@link safeArguments}. Payloads never.
  */

@@ -1,6 +1,6 @@
 /**
  * What the model sees: Hermes' rendering of an MCP `tools/call` result into
- * the registry's JSON string (reference B.8 `_render_call_tool_result`,
+ * the registry's JSON string (Hermes MCP client `_render_call_tool_result`,
  * text-only subset). Used by `plugin doctor` to show each result as the model
  * would read it.
  */

@@ -1,7 +1,7 @@
 /**
  * Tool schemas: argument helpers, the `parameters` object (which is the MCP
  * `inputSchema`), validation of hand-written schemas, and the description's
- * `Required:` clause (reference A.3, A.4, C.2).
+ * `Required:` clause (Python kit argument specs; Python kit build_schema; docs/kit.md).
  *
  * Invariant: arguments always live under `parameters`
  * (`{type: "object", properties, additionalProperties: false, required?}`);
@@ -51,7 +51,7 @@ function propertyFrom(value: ArgSpec | PropertySchema, label: string): { schema:
 }
 
 /**
- * Declare an argument of JSON type `type` (reference A.3): `{type,
+ * Declare an argument of JSON type `type` (Python kit argument specs): `{type,
  * description, enum?, ...extra}`; `required`/`example` are kept as kit
  * metadata. `enum` is emitted only when non-empty.
  *
@@ -147,7 +147,7 @@ export interface BuiltParameters {
 }
 
 /**
- * Build `parameters` from helper-declared arguments (reference A.4): the
+ * Build `parameters` from helper-declared arguments (Python kit build_schema): the
  * properties are the specs' schemas, `required` lists the required ones in
  * declaration order, examples are collected for the description and errors.
  *
@@ -206,7 +206,7 @@ export function validateParameters(parameters: unknown, label = "parameters"): B
 }
 
 /**
- * Validate a hand-written schema (reference A.4, supplied-schema path),
+ * Validate a hand-written schema (Python kit build_schema, supplied-schema path),
  * deep-copied. Two shapes are accepted: a function schema
  * `{name?, description?, parameters}` (`name`, when present, must equal
  * `toolName`), or the `parameters` object itself (`{type: "object",
@@ -275,7 +275,7 @@ export function pythonRepr(value: unknown): string {
 }
 
 /**
- * Append the `Required:` clause (reference A.4): `` Required: `k1` (e.g.
+ * Append the `Required:` clause (Python kit build_schema): `` Required: `k1` (e.g.
  * 'x'), `k2`. `` built from the required names in order and their examples
  * (Python repr). Unchanged when nothing is required or the description
  * already says `Required:`.

@@ -1,11 +1,11 @@
 /**
- * Plugin skills as Hermes' portable loader reads them (reference B.7):
+ * Plugin skills as Hermes' portable loader reads them (Agent Plugins v1 loader):
  * `skills/<dir>/SKILL.md` with YAML frontmatter between `---` lines, `name`
  * equal to the directory (lowercase kebab-case, <= 64), `description` 1-1024,
  * flat string `metadata`, string `license`, `compatibility` 1-500, string
  * `allowed-tools`. A skill that breaks a rule is silently skipped by Hermes,
  * so the kit refuses it up front. Also: qualified skill names and the
- * companion-file reference tool (reference A.9).
+ * companion-file reference tool (Python kit plugin_reference_tool).
  */
 import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
@@ -17,7 +17,7 @@ import { KitLogger } from "./logging.js";
 import { strArg } from "./schema.js";
 import { tool, type ToolDefinition } from "./tool.js";
 
-/** Portable skill name grammar (reference B.7). */
+/** Portable skill name grammar (Agent Plugins v1 loader). */
 export const SKILL_NAME_PATTERN = /^(?!.*--)[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** Largest SKILL.md read, in bytes. */
@@ -196,7 +196,7 @@ function relativeTo(root: string, target: string): string {
  * with the skill: `agent-plugin-<slug>-<sha8>:<skill>`, where slug is the
  * lowercased plugin key with every char outside `[a-z0-9_-]` turned into `-`
  * and stripped of `-`/`_` (default `plugin`) and sha8 the first 8 hex of
- * SHA-256(key) (reference B.7; `example-rules` -> `agent-plugin-example-rules-a0dbf553`).
+ * SHA-256(key) (Agent Plugins v1 loader; `example-rules` -> `agent-plugin-example-rules-a0dbf553`).
  */
 export function qualifiedSkillName(pluginKey: string, skill: string): string {
   return `${skillNamespace(pluginKey)}:${skill}`;
@@ -265,7 +265,7 @@ export function referenceToolName(skill: string): string {
 
 /**
  * A read-only tool (`readOnlyHint: true`) that lists (no `file_path`) or
- * reads (`file_path`) files under the skill's `references/` (reference A.9).
+ * reads (`file_path`) files under the skill's `references/` (Python kit plugin_reference_tool).
  * List result `{references_dir, files}` (sorted POSIX paths, at most 1000);
  * read result `{file_path, content}` (UTF-8). Refusals (see
  * {@link resolveReferenceFile}) answer `isError` `<tool> failed: <message>`.

@@ -1,5 +1,5 @@
 /**
- * stdout of a stdio MCP server is the JSON-RPC channel (reference B.8 "stdout
+ * stdout of a stdio MCP server is the JSON-RPC channel (Hermes MCP client "stdout
  * is the protocol channel", C.4 risk 7): one stray line before `initialize`
  * answers breaks the connection. {@link guardStdout} routes every
  * non-protocol write to stderr and hands the protocol a private writer:

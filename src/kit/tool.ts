@@ -1,7 +1,7 @@
 /**
  * `tool({...})`: one MCP tool with a kit-built schema, kit-owned argument
  * validation, the `{"success": true, "data": ...}` envelope and redacted
- * stderr logging (reference A.5, C.2; DESIGN.md section 6).
+ * stderr logging (Python kit @tool; docs/kit.md, "What a tool call answers").
  *
  * What a call answers (as MCP `CallToolResult`):
  * - success: text block `{"success":true,"data":<result>}` and the same
@@ -335,7 +335,7 @@ function zodProblems(issues: ReadonlyArray<{ path: PropertyKey[]; message: strin
 }
 
 /**
- * The WARNING line's summary of a rejection (reference A.5 `rejected call,
+ * The WARNING line's summary of a rejection (Python kit @tool `rejected call,
  * missing <key>`, extended to every problem): `missing a,b`, `invalid c`,
  * `unknown d`, joined by `, `. Paths only, never values.
  */

@@ -1,6 +1,6 @@
 /**
- * Every bad argument is named, one short line each (DESIGN.md section 6,
- * reference A.5/C.2 extended): missing required keys, wrong types, bounds,
+ * Every bad argument is named, one short line each (docs/kit.md, "What a
+ * tool call answers"; the Python kit's @tool, extended): missing required keys, wrong types, bounds,
  * patterns, unknown keys, nested objects and array items; the zod path and
  * the envelope error mode too.
  */

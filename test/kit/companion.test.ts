@@ -1,5 +1,5 @@
 /**
- * The native companion under Python 3 (DESIGN.md section 6; reference A.6,
+ * The native companion under Python 3 (docs/kit.md; Python kit commands, middleware and hooks,
  * A.7, A.12, B.1, B.2, B.4): the generated `__init__.py` is loaded by a
  * recording stand-in of Hermes' PluginContext and every hook, command and
  * middleware is fired through the real bridge to the real built server.

@@ -1,5 +1,5 @@
 /**
- * Hosts do not start servers in the package root (reference B.7/B.8): the
+ * Hosts do not start servers in the package root (Agent Plugins v1 loader; Hermes MCP client): the
  * doctor starts a server in a directory of its own unless mcp.json sets
  * `cwd`, and reports tools (and servers) that only work from the package
  * root; `pluginPath()` resolves package files without the working directory.

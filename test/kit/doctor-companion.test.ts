@@ -1,5 +1,5 @@
 /**
- * plugin doctor on native companions (reference B.5, B.6): the built
+ * plugin doctor on native companions (Hermes plugin.yaml manifest; `hermes plugins doctor`): the built
  * companion passes and every hook, command and middleware is driven once
  * through the Python stand-in; each defect fails with its rule code.
  */

@@ -11,7 +11,7 @@ import {
 } from "../../src/kit/index.js";
 
 
-describe("tool names (reference A.2)", () => {
+describe("tool names (Python kit validate_tool_name)", () => {
   it("accepts the grammar and returns the name", () => {
     expect(validateToolName("calculate")).toBe("calculate");
     expect(validateToolName("unit_convert2")).toBe("unit_convert2");
@@ -46,7 +46,7 @@ describe("tool names (reference A.2)", () => {
   });
 });
 
-describe("Hermes names (reference B.7, B.8)", () => {
+describe("Hermes names (Agent Plugins v1 loader; Hermes MCP client)", () => {
   it("builds mcp__<server>__<tool> from the sanitized slug", () => {
     expect(hermesToolName("calculator", "calculate")).toBe("mcp__calculator__calculate");
     expect(hermesToolName("My.Server", "read-file")).toBe("mcp__my_server__read_file");

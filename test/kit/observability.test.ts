@@ -24,7 +24,7 @@ import {
 
 afterEach(() => setStderrLogLevel("WARNING"));
 
-describe("credential identity and correlation ids (reference A.16)", () => {
+describe("credential identity and correlation ids (Python kit observability)", () => {
   it.each([
     ["test", "sha256:8007bafd6bee5a61"],
     ["sk-abc", "sha256:1d4429a4a890ee4c"],
@@ -108,7 +108,7 @@ describe("observability events", () => {
   });
 });
 
-describe("logging (reference A.7, A.11)", () => {
+describe("logging (Python kit redaction; Python kit config and logging helpers)", () => {
   it("redacts secret-looking keys at any depth and truncates to 200 characters", () => {
     expect(redactArguments({ auth: { api_key: "s3cr3t" }, list: [{ Token: "t" }], author: "x", ok: 1 })).toEqual({ auth: "***", list: [{ Token: "***" }], author: "***", ok: 1 });
     expect(redactArguments({ outer: { api_key: "s3cr3t", PASSWD: "p" } })).toEqual({ outer: { api_key: "***", PASSWD: "***" } });
@@ -140,7 +140,7 @@ describe("logging (reference A.7, A.11)", () => {
   });
 });
 
-describe("capability selection (reference A.10)", () => {
+describe("capability selection (Python kit resolve_capability_selection)", () => {
   const groups = { math: ["calculate"], units: ["unit_convert"] };
   const names = ["unit_convert", "calculate", "extra"];
   it("resolves capabilities, names, or everything", () => {

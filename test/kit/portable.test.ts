@@ -1,4 +1,4 @@
-/** Pure portable-package rules (reference B.7-B.9) and the model-view renderer (B.8). */
+/** Pure portable-package rules (Agent Plugins v1 loader; Hermes MCP client; Hermes install scanner) and the model-view renderer (Hermes MCP client). */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -95,7 +95,7 @@ describe("scanTextForInstallRisks (install scanner subset)", () => {
   });
 });
 
-describe("renderForModel (reference B.8)", () => {
+describe("renderForModel (Hermes MCP client)", () => {
   it("renders envelopes, errors and structured content as Hermes does", () => {
     const envelope = { success: true, data: 1 };
     expect(renderForModel({ content: [{ type: "text", text: JSON.stringify(envelope) }], structuredContent: envelope })).toBe(JSON.stringify({ result: JSON.stringify(envelope) }));

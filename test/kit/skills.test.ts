@@ -19,7 +19,7 @@ function skill(dir: string, text: string): string {
 
 const GOOD = "---\nname: good-skill\ndescription: Does good things.\nlicense: MIT\ncompatibility: node >= 20\nallowed-tools: calculate\nmetadata:\n  author: me\n---\n\n# Body\n";
 
-describe("pluginSkill (portable rules, reference B.7)", () => {
+describe("pluginSkill (portable rules, Agent Plugins v1 loader)", () => {
   it("accepts a valid skill relative to the plugin root", () => {
     const s = pluginSkill(skill("good-skill", GOOD), { root });
     expect(s.name).toBe("good-skill");
@@ -66,7 +66,7 @@ describe("pluginSkill (portable rules, reference B.7)", () => {
   });
 });
 
-describe("qualifiedSkillName (reference B.7 vectors)", () => {
+describe("qualifiedSkillName (Agent Plugins v1 loader vectors)", () => {
   it.each([
     ["example-rules", "agent-plugin-example-rules-a0dbf553"],
     ["my-ts-plugin", "agent-plugin-my-ts-plugin-ff214725"],
@@ -76,7 +76,7 @@ describe("qualifiedSkillName (reference B.7 vectors)", () => {
   });
 });
 
-describe("referenceTool (reference A.9)", () => {
+describe("referenceTool (Python kit plugin_reference_tool)", () => {
   let tool: ReturnType<typeof referenceTool>;
   let restoreSink: Parameters<typeof setLogSink>[0];
   beforeAll(() => {

@@ -1,5 +1,5 @@
 /**
- * stdout belongs to JSON-RPC (DESIGN.md section 6, reference C.4 risk 7):
+ * stdout belongs to JSON-RPC (docs/kit.md, "stdout"):
  * a built server routes every non-protocol stdout write (console methods,
  * process.stdout, fd 1, /dev/stdout, inherited child stdio; at module load
  * and in handlers) to stderr before any plugin code runs.

@@ -37,7 +37,7 @@ afterEach(() => {
   setStderrLogLevel("WARNING");
 });
 
-describe("argument helpers and parameters (reference A.3, A.4)", () => {
+describe("argument helpers and parameters (Python kit argument specs; Python kit build_schema)", () => {
   it("emits property schemas without kit metadata", () => {
     expect(strArg("Thread id", { required: true, example: "123", minLength: 1 }).schema).toEqual({ type: "string", description: "Thread id", minLength: 1 });
     expect(intArg("n", { minimum: 0, maximum: 9 }).schema).toEqual({ type: "integer", description: "n", minimum: 0, maximum: 9 });
@@ -87,7 +87,7 @@ describe("argument helpers and parameters (reference A.3, A.4)", () => {
     expect(() => validateFunctionSchema({ parameters: { type: "object", properties: {}, required: ["x"] } }, "t")).toThrowWithCode(PluginKitError, "SCHEMA_REQUIRED_UNKNOWN");
     expect(() => validateParameters({ type: "object", properties: { a: "string" } })).toThrowWithCode(PluginKitError, "SCHEMA_INVALID");
   });
-  it("augments descriptions with Python-repr examples (reference A.4)", () => {
+  it("augments descriptions with Python-repr examples (Python kit build_schema)", () => {
     expect(augmentDescription("Read a thread.", ["thread_id"], { thread_id: "123" })).toBe("Read a thread. Required: `thread_id` (e.g. '123').");
     expect(augmentDescription("Do.", ["a", "b", "c"], { a: 5, c: true })).toBe("Do. Required: `a` (e.g. 5), `b`, `c` (e.g. True).");
     expect(augmentDescription("Do. Required: `a`.", ["a"], {})).toBe("Do. Required: `a`.");

@@ -1,4 +1,4 @@
-"""A recording stand-in of Hermes' PluginContext (reference B.1 registrar signatures) for tests.
+"""A recording stand-in of Hermes' PluginContext (Hermes PluginContext registrar signatures) for tests.
 
 Usage: python3 host_standin.py <companion dir>
 Loads the companion's __init__.py as Hermes loads a native plugin, calls register(ctx), prints one JSON
