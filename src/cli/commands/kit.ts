@@ -14,7 +14,13 @@ function collectAlias(value: string, previous: Record<string, string> | undefine
 /** Register the kit subcommands on `program`. */
 export function registerKitCommands(program: Command): void {
   const plugin = program.command("plugin").description("Build and check Hermes plugins written with the kit (Agent Plugins v1 packages over MCP).");
+  registerPluginBuild(plugin);
+  registerPluginCall(plugin);
+  registerPluginDoctor(plugin);
+}
 
+/** `plugin build <entry> --out DIR`: bundle a plugin into a portable package. */
+function registerPluginBuild(plugin: Command): void {
   plugin
     .command("build")
     .description("Bundle <entry> (default export: definePlugin(...)) into a portable package: plugin.json, mcp.json, dist/server.js, skills/, and host/<name>-host/ (the native companion) when the plugin has hooks, slash commands or middleware.")
@@ -52,7 +58,10 @@ export function registerKitCommands(program: Command): void {
         return 0;
       });
     });
+}
 
+/** `plugin call <dir> <tool> [--args JSON]`: call one tool of a built package through the MCP SDK client. */
+function registerPluginCall(plugin: Command): void {
   plugin
     .command("call")
     .description("Start a built package's MCP server the way Hermes does, call one tool through the MCP SDK client, and print what the model would see (exit 1 when the tool answers an error).")
@@ -78,7 +87,10 @@ export function registerKitCommands(program: Command): void {
         return called.isError ? 1 : 0;
       });
     });
+}
 
+/** `plugin doctor <dir>`: check a built package as Hermes would load it. */
+function registerPluginDoctor(plugin: Command): void {
   plugin
     .command("doctor")
     .description(
