@@ -49,8 +49,8 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_RESPONSE_INVALID`: a registry or token response that is not what the protocol says (not JSON, wrong
  *   shape, missing `Location`, HTML where JSON belongs), or an ambiguous one (two different values of one
  *   header, duplicate JSON keys, a tag listed twice, two different tokens, two realms).
- * - `OCI_PAGINATION_LOOP`: tag-list pagination revisits a page or exceeds the page budget.
- * - `OCI_LINK_INVALID`: a tag-list `Link` header that is malformed (no angle brackets) or leaves the registry's origin.
+ * - `OCI_PAGINATION_LOOP`: tag-list or referrers pagination revisits a page or exceeds the page budget.
+ * - `OCI_LINK_INVALID`: a tag-list or referrers `Link` header that is malformed (no angle brackets) or leaves the registry's origin.
  * - `OCI_LAYOUT_INVALID`: an OCI image layout is malformed (bad `oci-layout`/`index.json`, symlinked or missing
  *   blob, unexpected manifest shape) (reference B-1, section 4).
  * - `OCI_LAYOUT_EXISTS`: `writeLayout` was given a directory that already exists.

@@ -15,12 +15,13 @@ import type { RegistrySession } from "./registry-session.js";
 export const MAX_TAG_PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Parse a tag-list `Link` header and return the `rel="next"` target as given
- * (not yet resolved), or undefined when there is no next link.
+ * Parse a pagination `Link` header (tag list, referrers) and return the
+ * `rel="next"` target as given (not yet resolved), or undefined when there is no next link.
+ * @param label what is paginated, for messages (default `tag list`).
  * @throws OciError `OCI_LINK_INVALID` when the header is not `<uri>; rel="next"` form,
  *   or names two different next pages.
  */
-export function parseNextLink(value: string | undefined): string | undefined {
+export function parseNextLink(value: string | undefined, label = "tag list"): string | undefined {
   if (value === undefined || value.trim() === "") return undefined;
   const parts = value.split(/,(?=\s*<)/);
   let sawLink = false;
@@ -35,8 +36,8 @@ export function parseNextLink(value: string | undefined): string | undefined {
     const relValue = rel.replace(/^rel\s*=\s*/i, "").replace(/^"|"$/g, "");
     if (relValue.split(/\s+/).includes("next")) next.add(m[1] as string);
   }
-  if (!sawLink) throw new OciError("OCI_LINK_INVALID", `tag list Link header is not of the form <uri>; rel="next": ${describe(value)}`);
-  if (next.size > 1) throw new OciError("OCI_LINK_INVALID", `tag list Link header names ${next.size} different next pages`);
+  if (!sawLink) throw new OciError("OCI_LINK_INVALID", `${label} Link header is not of the form <uri>; rel="next": ${describe(value)}`);
+  if (next.size > 1) throw new OciError("OCI_LINK_INVALID", `${label} Link header names ${next.size} different next pages`);
   return [...next][0];
 }
 
@@ -60,17 +61,20 @@ function pageTags(body: Buffer): string[] {
   return out;
 }
 
-/** The next page's URL: resolved against `url`, on the same origin. */
-function nextPage(link: string | undefined, url: URL): URL | undefined {
-  const next = parseNextLink(link);
+/**
+ * The next page's URL from a `Link` header: resolved against `url`, on the same origin.
+ * @throws OciError `OCI_LINK_INVALID` (malformed, not a URL, another origin).
+ */
+export function nextPageUrl(link: string | undefined, url: URL, label = "tag list"): URL | undefined {
+  const next = parseNextLink(link, label);
   if (next === undefined) return undefined;
   let resolved: URL;
   try {
     resolved = new URL(next, url);
   } catch {
-    throw new OciError("OCI_LINK_INVALID", `tag list Link target is not a URL`);
+    throw new OciError("OCI_LINK_INVALID", `${label} Link target is not a URL`);
   }
-  if (resolved.origin !== url.origin) throw new OciError("OCI_LINK_INVALID", `tag list Link leaves ${url.origin} for ${resolved.origin}`);
+  if (resolved.origin !== url.origin) throw new OciError("OCI_LINK_INVALID", `${label} Link leaves ${url.origin} for ${resolved.origin}`);
   return resolved;
 }
 
@@ -98,7 +102,7 @@ export async function listTags(session: RegistrySession, pageSize: number, maxPa
       seen.add(tag);
       out.push(tag);
     }
-    url = nextPage(link === "" ? undefined : link, url);
+    url = nextPageUrl(link === "" ? undefined : link, url);
   }
   return out;
 }

@@ -434,10 +434,12 @@ export class RegistryTarget implements Target {
 
   /**
    * The referrers API (distribution-spec v1.1 "Listing Referrers"):
-   * `GET /v2/<name>/referrers/<digest>` answering an OCI index (at most 4 MiB)
-   * whose `manifests` are returned; a 404 means the registry has no referrers
-   * API (`undefined`: use the tag schema, as Debian's registry 2.8 needs).
-   * @throws OciError `OCI_MANIFEST_INVALID` (not an index), `OCI_BODY_TOO_LARGE`, and the HTTP errors.
+   * `GET /v2/<name>/referrers/<digest>` answering OCI indexes (at most 4 MiB
+   * each, `Link` pages followed on the same origin, at most 16) whose `manifests`
+   * are returned; a 404 means the registry has no referrers API (`undefined`:
+   * use the tag schema, as Debian's registry 2.8 needs).
+   * @throws OciError `OCI_MANIFEST_INVALID` (not an index), `OCI_BODY_TOO_LARGE`, `OCI_LINK_INVALID`,
+   *   `OCI_PAGINATION_LOOP`, and the HTTP errors.
    */
   async referrers(subject: Descriptor): Promise<Descriptor[] | undefined> {
     checkDescriptor(subject);

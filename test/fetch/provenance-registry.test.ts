@@ -9,7 +9,9 @@
  *   and refused for another workflow, repository, ref, issuer, trusted root or run
  *   (through the CLI and the library API, each with its own code);
  * - the same with a local key, through the CLI (`release attest`,
- *   `verify-provenance --reference`, `fetch --provenance`).
+ *   `verify-provenance --reference`, `fetch --provenance`);
+ * - the same registry behind a loopback stand-in that speaks the referrers API
+ *   (paged, one descriptor per page): attestations written and discovered through the API.
  */
 import { mkdtemp, rm, writeFile, lstat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,6 +29,7 @@ import { codeOf } from "../support/contract-fixture.js";
 import { fixtureFacts, makeTestKey, pushAttestation, type TestKey } from "../support/provenance-fixture.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { startReferrersProxy, type ReferrersProxy } from "../support/referrers-proxy.js";
 import { startMockSigstore, type MockSigstore } from "../support/sigstore-mock.js";
 
 describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @sigstore/mock and with a local key", () => {
@@ -35,10 +38,14 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
   let dir: string;
   let key: TestKey;
   let rootFile: string;
-  const releases: Record<"keyless" | "run" | "key", { repository: string; fixture: ReleaseFixture; staged: StagedRelease }> = {} as never;
+  let proxy: ReferrersProxy;
+  let basicRegistry: RunningRegistry;
+  const releases: Record<"keyless" | "run" | "key" | "api", { repository: string; fixture: ReleaseFixture; staged: StagedRelease }> = {} as never;
   const credentials = () => ({ username: registry.username as string, password: registry.password as string });
+  const apiCredentials = () => ({ username: basicRegistry.username as string, password: basicRegistry.password as string });
+  const apiEnv = () => ({ REGISTRY_USERNAME: basicRegistry.username as string, REGISTRY_PASSWORD: basicRegistry.password as string });
   const env = () => ({ REGISTRY_USERNAME: registry.username as string, REGISTRY_PASSWORD: registry.password as string });
-  const reference = (kind: "keyless" | "run" | "key") => `${releases[kind].repository}@${releases[kind].staged.bundle.digest}`;
+  const reference = (kind: "keyless" | "run" | "key" | "api") => `${releases[kind].repository}@${releases[kind].staged.bundle.digest}`;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "hpk-provenance-registry-"));
@@ -47,10 +54,15 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     rootFile = join(dir, "mock-trusted-root.json");
     await writeFile(rootFile, JSON.stringify(sigstore.trustedRoot));
     key = await makeTestKey(dir, "release");
-    for (const kind of ["keyless", "run", "key"] as const) {
-      const repository = `${registry.host}/acme/${kind}-plugin`;
+    // A second registry (Basic auth: a Bearer realm stays on the registry's own origin, which the stand-in is not)
+    // behind a loopback stand-in that speaks the referrers API, one descriptor per page.
+    basicRegistry = await startRegistry({ auth: "basic" });
+    proxy = await startReferrersProxy(basicRegistry.url, { pageSize: 1 });
+    for (const kind of ["keyless", "run", "key", "api"] as const) {
+      const host = kind === "api" ? proxy.host : registry.host;
+      const repository = `${host}/acme/${kind}-plugin`;
       const fixture = await createReleaseFixture({ registryRepository: repository });
-      const target = new RegistryTarget({ registry: registry.host, repository: `acme/${kind}-plugin`, plainHttp: true, credentials: credentials() });
+      const target = new RegistryTarget({ registry: host, repository: `acme/${kind}-plugin`, plainHttp: true, credentials: kind === "api" ? apiCredentials() : credentials() });
       releases[kind] = { repository, fixture, staged: await stageFixture(fixture, target, repository) };
     }
   });
@@ -58,6 +70,8 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
   afterAll(async () => {
     for (const r of Object.values(releases)) await r.fixture.cleanup();
     await sigstore?.close();
+    await proxy?.close();
+    await basicRegistry?.stop();
     await registry?.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -198,5 +212,33 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     expect(viaConfig.code, viaConfig.stderr).toBe(0);
     expect(viaConfig.stdout).toContain(`attestation ${result.attestation_reference} (tag-schema)`);
     expect(viaConfig.stdout + viaConfig.stderr).not.toContain(registry.password as string);
+  });
+
+  it("a registry with the referrers API (loopback stand-in, paged): release attest writes no referrers tag; verify-provenance and fetch --provenance discover through the API", async () => {
+    const { fixture, repository, staged } = releases.api;
+    // Before any attestation the API answers an empty index: PROVENANCE_NOT_FOUND, and it says where it looked.
+    const none = await runCli(["verify-provenance", "--reference", reference("api"), "--key", key.pubFile, "--plain-http"], { env: apiEnv() });
+    expect(none.stderr).toMatch(/looked up through the referrers API.*\[PROVENANCE_NOT_FOUND\]\n$/);
+    expect(none.code).toBe(1);
+    const cwd = await mkdtemp(join(dir, "maintainer-api-"));
+    await writeFile(join(cwd, "package.json"), JSON.stringify({ name: fixture.packageName, version: "0.0.0", hermesPluginKit: { repository } }));
+    const attest = await runCli(["release", "attest", "--reference", reference("api"), "--key", key.keyFile, "--source-repository", "https://github.com/acme/demo-plugin", "--plain-http"], { cwd, env: { ...apiEnv(), GITHUB_REPOSITORY: undefined, GITHUB_REF: undefined, GITHUB_RUN_ATTEMPT: undefined } });
+    expect(attest.stderr).toBe("");
+    const result = JSON.parse(attest.stdout);
+    expect(result).toMatchObject({ outcome: "attested", discovery: "api" });
+    // A second copy of the same statement: the API answers two pages of one descriptor each.
+    const target = new RegistryTarget({ registry: proxy.host, repository: "acme/api-plugin", plainHttp: true, credentials: apiCredentials() });
+    const second = await pushAttestation(target, staged.bundle, await fixtureFacts(fixture, repository, staged.bundle.digest), { kind: "key", privateKey: key.privateKey });
+
+    const verified = await runCli(["verify-provenance", "--reference", reference("api"), "--key", key.pubFile, "--repo", "acme/demo-plugin", "--plain-http", "--json"], { env: apiEnv() });
+    expect(verified.stderr).toBe("");
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, discovery: "api", attestations: [result.attestation_reference, `${repository}@${second.digest}`] });
+    const out = join(dir, "api-out");
+    const fetched = await runCli(["fetch", "--reference", reference("api"), "--repository", repository, "--output-dir", out, "--plain-http", "--provenance", "--key", key.pubFile, "--json"], { env: apiEnv() });
+    expect(fetched.stderr).toBe("");
+    expect(JSON.parse(fetched.stdout).provenance).toMatchObject({ discovery: "api", attestations: [result.attestation_reference, `${repository}@${second.digest}`] });
+    const referrersPath = `/v2/acme/api-plugin/referrers/${staged.bundle.digest}`;
+    expect(proxy.requests).toContain(`GET ${referrersPath}?page=1`);
+    expect(proxy.requests.some((r) => r.includes(`/manifests/${referrersTag(staged.bundle.digest)}`))).toBe(false);
   });
 });

@@ -134,6 +134,35 @@ describeRegistry("referrers on Debian's docker-registry 2.8 and through a referr
     expect(proxy.requests.some((r) => r.includes("/manifests/sha256-"))).toBe(false);
   });
 
+  it("a paged referrers API: every Link rel=\"next\" page is read", async () => {
+    const paged = await startReferrersProxy(registry.url, { pageSize: 1 });
+    try {
+      const target = new RegistryTarget({ registry: paged.host, repository: "acme/paged", plainHttp: true, credentials: credentials() });
+      await roundTrip(target, "api");
+      expect(paged.requests.some((r) => /^GET \/v2\/acme\/paged\/referrers\/sha256:[0-9a-f]{64}\?page=2$/.test(r))).toBe(true);
+    } finally {
+      await paged.close();
+    }
+  });
+
+  it.each([
+    ["a next page on another origin", () => "http://127.0.0.9:1/elsewhere", "OCI_LINK_INVALID"],
+    ["a next page that is the first again", (path: string) => path, "OCI_PAGINATION_LOOP"],
+  ])("a referrers API with %s fails", async (_label, nextLink, code) => {
+    const bad = await startReferrersProxy(registry.url, { pageSize: 1, nextLink });
+    try {
+      const target = new RegistryTarget({ registry: bad.host, repository: "acme/bad-pages", plainHttp: true, credentials: credentials() });
+      const subject = await pushSubject(target, `bad-${code}`);
+      await pushReferrer(target, subject, attestation("one"));
+      // The second referrer makes a second page: both the push (which asks the API) and the listing refuse it.
+      expect(await codeOf(() => pushReferrer(target, subject, attestation("two")))).toBe(code);
+      expect(await codeOf(() => listReferrers(target, subject))).toBe(code);
+      expect(bad.requests.some((r) => r.includes("127.0.0.9"))).toBe(false);
+    } finally {
+      await bad.close();
+    }
+  });
+
   it("the referrers API needs the registry's credentials too: OCI_AUTH_FAILED without them", async () => {
     const writer = new RegistryTarget({ registry: proxy.host, repository: "acme/auth", plainHttp: true, credentials: credentials() });
     const subject = await pushSubject(writer, "auth");

@@ -7,7 +7,9 @@
  * and answered with the `OCI-Subject` header; `GET /v2/<name>/referrers/<digest>`
  * answers the recorded referrers as an OCI image index, after checking the
  * caller's credentials against the registry (`GET /v2/` with the same
- * `Authorization`). Records every request.
+ * `Authorization`), in pages of `pageSize` descriptors linked by
+ * `Link: <...?page=N>; rel="next"` ("Pagination"); `nextLink` replaces the
+ * next link a page carries (for loops and foreign origins). Records every request.
  */
 import { createHash } from "node:crypto";
 import http from "node:http";
@@ -50,8 +52,16 @@ function forward(upstream: URL, req: Outgoing, body: Buffer): Promise<{ status: 
   });
 }
 
+/** How the stand-in pages its referrers answers. */
+export interface ReferrersProxyOptions {
+  /** Descriptors per page (default: all on one page). */
+  pageSize?: number;
+  /** The `Link` target of a page that has a next one (default `<path>?page=<n+1>`). */
+  nextLink?: (path: string, page: number) => string;
+}
+
 /** Start the proxy in front of `upstreamUrl` (`http://127.0.0.1:PORT` of a docker-registry). */
-export async function startReferrersProxy(upstreamUrl: string): Promise<ReferrersProxy> {
+export async function startReferrersProxy(upstreamUrl: string, options: ReferrersProxyOptions = {}): Promise<ReferrersProxy> {
   const upstream = new URL(upstreamUrl);
   const requests: string[] = [];
   const referrers = new Map<string, Array<Record<string, unknown>>>();
@@ -68,8 +78,13 @@ export async function startReferrersProxy(upstreamUrl: string): Promise<Referrer
           res.writeHead(auth.status, { "www-authenticate": auth.headers["www-authenticate"] ?? "", "content-type": "application/json" }).end(auth.body);
           return;
         }
-        const index = JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: referrers.get(`${list[1]}@${list[2]}`) ?? [] });
-        res.writeHead(200, { "content-type": "application/vnd.oci.image.index.v1+json", "content-length": Buffer.byteLength(index) }).end(index);
+        const all = referrers.get(`${list[1]}@${list[2]}`) ?? [];
+        const size = options.pageSize ?? Math.max(1, all.length);
+        const page = Number(new URL(req.url ?? "/", "http://x").searchParams.get("page") ?? "0");
+        const index = JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: all.slice(page * size, (page + 1) * size) });
+        const headers: Record<string, string | number> = { "content-type": "application/vnd.oci.image.index.v1+json", "content-length": Buffer.byteLength(index) };
+        if ((page + 1) * size < all.length) headers["link"] = `<${options.nextLink?.(path, page) ?? `${path}?page=${page + 1}`}>; rel="next"`;
+        res.writeHead(200, headers).end(index);
         return;
       }
       const reply = await forward(upstream, { method: req.method ?? "GET", url: req.url ?? "/", headers: req.headers }, body);
