@@ -3,7 +3,47 @@
  * in src/kit/index.ts) and the pure release contract (`src/contract`, also at
  * `hermes-plugin-kit/contract`).
  */
-export * from "./contract/index.js";
+// The contract's public surface, the same names as src/contract/index.ts.
+export {
+  bindingFromReceipt, bindingFromTestedManifest, BOOTSTRAP_ARTIFACT_TYPE, BOOTSTRAP_TAG,
+  buildPublishedReceipt, bumpVersion, bundleChecksumPaths, bundleLayerTitles, bundlePayloadPaths,
+  canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
+  checkSignerIdentity, checkStatementAgainstPolicy, checkStatementAgainstSigner, compareCodePoints,
+  createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,
+  DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, describe, DOCUMENT_SCHEMAS, documentJsonSchemas,
+  documentJsonSchemaText, EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, EMPTY_CONFIG_DIGEST, EVIDENCE_KEYS,
+  EvidenceSchema, FleetLockSchema, FleetPluginSchema, formatPayloadChecksums, formatReference, FULCIO_OID,
+  GITHUB_ACTIONS_ISSUER, hasCode, hashFile, HermesPluginKitError, HostContractEvidenceSchema,
+  IN_TOTO_PAYLOAD_TYPE, IN_TOTO_STATEMENT_V1, inspectDistDir, inspectDistTarball, InstallTimeSchema,
+  isAllowedPayloadTitle, isDigest, isDiscoveryTag, isGitSha, isLoopbackHost, isNpmPackageName, isSha256Hex,
+  isStableSemver, LAYOUT_PREFIX, LAYOUT_REF_NAME, MAX_MANIFEST_BYTES, MAX_PACKAGE_JSON_BYTES,
+  MAX_RELEASE_JSON_BYTES, MAX_TRUSTED_ROOT_BYTES, OCI_EMPTY_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE,
+  OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, OCTET_STREAM_MEDIA_TYPE, OPTIONAL_RELEASE_KEYS, parsePaxRecords,
+  parsePayloadChecksums, parseProvenanceStatement, parseReference, parseReleaseJson, parseRepository,
+  parseStableSemver, parseStrictJson, parseTrustedRoot, PAYLOAD_CHECKSUMS_FILE, PayloadRecordSchema,
+  policyFromPackageJson, promotionFor, PromotionSchema, ProvenanceError, ProvenancePolicySchema,
+  provenanceStatement, PUBLISHED_RECEIPT_KEYS, PublishedArtifactSchema, PublishedReceiptSchema,
+  readNpmTarballFile, readPackageJsonFile, readReleaseJsonBytesFile, readReleaseJsonFile,
+  readTarballPackageJsonFile, RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE, receiptBytes, REF_NAME_ANNOTATION,
+  ReferencesOutputSchema, RELEASE_ARTIFACT_TYPE, RELEASE_BUILD_TYPE, RELEASE_CANDIDATE_REF,
+  RELEASE_MANIFEST_FILE, RELEASE_WORKFLOW_PATH, releaseClassOf, ReleaseContractError, requireDigest,
+  requireDiscoveryTag, requireGitSha, resolveProvenancePolicy, resolveVerificationPolicy, SCHEMA_ID_BASE,
+  SIGSTORE_BUNDLE_V03_MEDIA_TYPE, SLSA_PROVENANCE_V1, SOURCE_BUNDLE_FILE, StageOutputSchema,
+  STATIC_BUNDLE_PATHS, StrictTarParser, tarballFileName, TEST_GATES, TESTED_MANIFEST_KEYS,
+  TestedArtifactSchema, testedManifestBytes, TestedManifestSchema, TestGateEvidenceSchema, TITLE_ANNOTATION,
+  TRUSTED_ROOT_MEDIA_TYPES, verifyFinalReceipt, verifyFinalReceiptBytes, verifyManifest,
+  verifyReleaseIdentity, verifyTestedManifest, WORKFLOW_NAME, WorkflowEvidenceSchema,
+  writeTestedManifestFile, type BundleLayer, type CheckedTrustedRoot, type DistInspection, type Evidence,
+  type FinalReceiptExpectations, type FleetLock, type FleetPlugin, type GateCommands, type GateResult, type
+  HostContractEvidence, type JsonObject, type JsonValue, type LockedProvenancePolicy, type NpmTarball, type
+  PayloadChecksumEntry, type PayloadRecord, type PinnedReference, type PolicyOverrides, type Promotion, type
+  ProvenanceErrorCode, type ProvenanceFacts, type ProvenancePolicy, type PublishedArtifact, type
+  PublishedReceipt, type ReadNpmTarballOptions, type ReferencesOutput, type ReleaseBinding, type
+  ReleaseClass, type ReleasePolicy, type Repository, type ResolvedProvenancePolicy, type SemVer, type
+  SignerFacts, type SignerIdentity, type StageOutput, type StrictJsonOptions, type TarLimits, type
+  TarballMember, type TestGate, type TestGateEvidence, type TestedArtifact, type TestedManifest, type
+  TestedManifestInput, type WorkflowEvidence,
+} from "./contract/index.js";
 // The kit's public surface, the same names as src/kit/index.ts.
 export {
   arg, argumentValueProblems, arrayArg, augmentDescription, BINARY_EXTENSIONS, boolArg, BRIDGE_CAPABILITY,

@@ -2,17 +2,151 @@
  * `hermes-plugin-kit/contract`: the pure release contract (no network; file
  * reads only in functions whose name says so: `...File`, `...Dir`, `verifyManifest`).
  */
-export * from "./errors.js";
-export * from "./canonical-json.js";
-export * from "./constants.js";
-export * from "./grammar.js";
-export * from "./reference.js";
-export * from "./policy.js";
-export * from "./schemas.js";
-export * from "./release-document.js";
-export * from "./manifest.js";
-export * from "./json-schema.js";
-export * from "./payload.js";
+export { hasCode, HermesPluginKitError, ReleaseContractError } from "./errors.js";
+export {
+  canonicalJson,
+  canonicalJsonBytes,
+  canonicalJsonPretty,
+  compareCodePoints,
+  parseStrictJson,
+  type JsonObject,
+  type JsonValue,
+  type StrictJsonOptions,
+} from "./canonical-json.js";
+export {
+  BOOTSTRAP_ARTIFACT_TYPE,
+  BOOTSTRAP_TAG,
+  DEFAULT_PACKAGE,
+  DEFAULT_REGISTRY_REPOSITORY,
+  EMPTY_CONFIG_BYTES,
+  EMPTY_CONFIG_DESCRIPTOR,
+  EMPTY_CONFIG_DIGEST,
+  LAYOUT_REF_NAME,
+  MAX_MANIFEST_BYTES,
+  OCI_EMPTY_MEDIA_TYPE,
+  OCI_INDEX_MEDIA_TYPE,
+  OCI_LAYOUT_FILE,
+  OCI_MANIFEST_MEDIA_TYPE,
+  OCTET_STREAM_MEDIA_TYPE,
+  PAYLOAD_CHECKSUMS_FILE,
+  RECEIPT_ARTIFACT_TYPE,
+  RECEIPT_FILE,
+  REF_NAME_ANNOTATION,
+  RELEASE_ARTIFACT_TYPE,
+  RELEASE_CANDIDATE_REF,
+  RELEASE_MANIFEST_FILE,
+  SOURCE_BUNDLE_FILE,
+  STATIC_BUNDLE_PATHS,
+  TITLE_ANNOTATION,
+  WORKFLOW_NAME,
+} from "./constants.js";
+export {
+  bumpVersion,
+  describe,
+  isDigest,
+  isDiscoveryTag,
+  isGitSha,
+  isNpmPackageName,
+  isSha256Hex,
+  isStableSemver,
+  parseStableSemver,
+  releaseClassOf,
+  requireDigest,
+  requireDiscoveryTag,
+  requireGitSha,
+  tarballFileName,
+  type ReleaseClass,
+  type SemVer,
+} from "./grammar.js";
+export { formatReference, isLoopbackHost, LAYOUT_PREFIX, parseReference, parseRepository, type PinnedReference, type Repository } from "./reference.js";
+export {
+  DEFAULT_GATE_COMMANDS,
+  EVIDENCE_KEYS,
+  policyFromPackageJson,
+  readPackageJsonFile,
+  resolveVerificationPolicy,
+  TEST_GATES,
+  type GateCommands,
+  type PolicyOverrides,
+  type ReleasePolicy,
+  type TestGate,
+} from "./policy.js";
+export {
+  DOCUMENT_SCHEMAS,
+  EvidenceSchema,
+  FleetLockSchema,
+  FleetPluginSchema,
+  HostContractEvidenceSchema,
+  InstallTimeSchema,
+  PayloadRecordSchema,
+  PromotionSchema,
+  ProvenancePolicySchema,
+  PublishedArtifactSchema,
+  PublishedReceiptSchema,
+  ReferencesOutputSchema,
+  StageOutputSchema,
+  TestedArtifactSchema,
+  TestedManifestSchema,
+  TestGateEvidenceSchema,
+  WorkflowEvidenceSchema,
+  type Evidence,
+  type FleetLock,
+  type FleetPlugin,
+  type HostContractEvidence,
+  type LockedProvenancePolicy,
+  type PayloadRecord,
+  type Promotion,
+  type PublishedArtifact,
+  type PublishedReceipt,
+  type ReferencesOutput,
+  type StageOutput,
+  type TestGateEvidence,
+  type TestedArtifact,
+  type TestedManifest,
+  type WorkflowEvidence,
+} from "./schemas.js";
+export {
+  bundlePayloadPaths,
+  checkFileRecord,
+  OPTIONAL_RELEASE_KEYS,
+  parseReleaseJson,
+  promotionFor,
+  PUBLISHED_RECEIPT_KEYS,
+  TESTED_MANIFEST_KEYS,
+  verifyFinalReceipt,
+  verifyFinalReceiptBytes,
+  verifyReleaseIdentity,
+  verifyTestedManifest,
+  type FinalReceiptExpectations,
+} from "./release-document.js";
+export {
+  buildPublishedReceipt,
+  createTestedManifest,
+  hashFile,
+  inspectDistDir,
+  inspectDistTarball,
+  MAX_RELEASE_JSON_BYTES,
+  readReleaseJsonBytesFile,
+  readReleaseJsonFile,
+  readTarballPackageJsonFile,
+  receiptBytes,
+  testedManifestBytes,
+  verifyManifest,
+  writeTestedManifestFile,
+  type BundleLayer,
+  type DistInspection,
+  type GateResult,
+  type TestedManifestInput,
+} from "./manifest.js";
+export { documentJsonSchemas, documentJsonSchemaText, SCHEMA_ID_BASE } from "./json-schema.js";
+export {
+  bundleChecksumPaths,
+  bundleLayerTitles,
+  formatPayloadChecksums,
+  isAllowedPayloadTitle,
+  parsePayloadChecksums,
+  type PayloadChecksumEntry,
+} from "./payload.js";
 export { ProvenanceError, type ProvenanceErrorCode } from "./provenance-error.js";
 export {
   IN_TOTO_PAYLOAD_TYPE,
