@@ -4,8 +4,8 @@
  * index.json, stage/references output).
  *
  * Serialisation matches Python's `json.dumps(sort_keys=True, ensure_ascii=True)`
- * byte for byte (reference `original-release-contract.md` sections 2.3, 2.6, 4
- * and porting hazard 9.1): keys sorted recursively by Unicode code point,
+ * byte for byte (Python 3 `json` module documentation, `json.dumps`; docs/contract.md
+ * "Error codes", strict JSON J1-J4): keys sorted recursively by Unicode code point,
  * every character outside printable ASCII (U+0020..U+007E) escaped as a
  * lowercase `\uXXXX` (astral characters as surrogate pairs), compact separators
  * `,` `:` or 2-space indentation with `": "`, and exactly one trailing `\n`.

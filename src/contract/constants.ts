@@ -2,7 +2,8 @@
  * Literal values of the release contract: media types, artifact types,
  * annotation keys, payload file names and size ceilings.
  *
- * Values follow `original-release-contract.md` section 1 and DESIGN.md section 3.
+ * Values are the release contract's wire strings (docs/contract.md; OCI image-spec
+ * `manifest.md` and `annotations.md` for the media types and annotation keys).
  */
 
 /** OCI image manifest media type (OCI image-spec `manifest.md`). */

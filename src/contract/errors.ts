@@ -5,7 +5,8 @@
  * (tests and callers branch on it) and a human message that says what was
  * expected and what was found. Messages never contain secrets.
  *
- * Follows DESIGN.md section 7 ("One error class per area with a stable code").
+ * Each docs/ page lists its area's codes (docs/contract.md "Error codes",
+ * docs/fetch.md "Error codes", ...).
  */
 
 /** Base class of every coded error raised by this package. */
@@ -22,7 +23,7 @@ export class HermesPluginKitError extends Error {
 
 /**
  * A release document, grammar or payload violates the release contract
- * (reference `original-release-contract.md` section 3). Raised only by pure
+ * (docs/contract.md "Error codes"). Raised only by pure
  * checks in `src/contract`.
  */
 export class ReleaseContractError extends HermesPluginKitError {}

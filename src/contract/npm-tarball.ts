@@ -2,8 +2,7 @@
  * The one reader of npm tarballs: `release check-dist`, `verify-manifest`,
  * `create-manifest` and `fetch` all list a tarball through
  * {@link readNpmTarballFile}, so what the reviewer checks is what npm
- * installs (DESIGN.md section 5; reference `original-release-contract.md`
- * 3.5 D5-D8, adapted to one npm tarball).
+ * installs (docs/contract.md "Tarball reading: one reader, what npm installs").
  *
  * The gzip layer is read as strictly as the tar layer (`tar-ustar.ts`):
  * exactly one gzip member (RFC 1952 section 2.2) with no optional header

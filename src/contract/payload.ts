@@ -2,8 +2,7 @@
  * The `release-payload.sha256` checksum file of a release bundle and the
  * allow-list of payload paths (layer titles).
  *
- * Follows `original-release-contract.md` sections 2.4, 3.9 (P2-P4) and 3.13,
- * adapted to one npm tarball: the checksum file lists exactly three paths,
+ * Checks P2-P4 of docs/contract.md "Error codes", for one npm tarball: the checksum file lists exactly three paths,
  * `release-source.bundle`, `release-manifest.json` and
  * `dist/<name>-<version>.tgz`, each once, as `sha256sum` text-mode lines
  * (`<64 lowercase hex>` + two spaces + path), pure ASCII. Pure: no I/O.

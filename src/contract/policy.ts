@@ -3,8 +3,8 @@
  * data (as sigstore-js passes a verification policy) instead of flags.
  *
  * The policy of a releasing package comes from its package.json: `name`,
- * `hermesPluginKit.repository` and `hermesPluginKit.gates` (DESIGN.md section 3,
- * "Evidence gates"; issue 2 item 4).
+ * `hermesPluginKit.repository` and `hermesPluginKit.gates` (docs/release-build.md,
+ * evidence gates).
  */
 import { ReleaseContractError } from "./errors.js";
 import { describe, isNpmPackageName } from "./grammar.js";

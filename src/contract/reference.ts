@@ -1,5 +1,6 @@
 /**
- * Repository strings and digest-pinned references (DESIGN.md section 3):
+ * Repository strings and digest-pinned references (docs/fetch.md
+ * "hermes-plugin-kit fetch"; OCI distribution-spec "Pulling manifests"):
  *
  * - registry repository `host[:port]/path` (OCI distribution-spec name grammar
  *   for `path`), reference `host[:port]/path@sha256:<64 hex>`;

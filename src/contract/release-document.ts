@@ -2,8 +2,8 @@
  * Verification of release documents: the tested manifest (schema 2,
  * `receipt_state: "tested"`) and the published receipt (`"published"`).
  *
- * Checks run in the order of `original-release-contract.md` section 3.3
- * (I1-I16), 3.4 (F1-F2) and 3.8 (R1-R6), adapted to one npm tarball, each
+ * Checks run in the order of docs/contract.md "Error codes" (identity I1-I16,
+ * file records F1-F2, receipt R1-R6), for one npm tarball, each
  * failing with its own {@link ReleaseContractError} code. A final parse with
  * the zod schema (exact key sets) guards the returned type.
  */

@@ -4,8 +4,8 @@
  * output, references output, and the fleet lock. `receipts-schema/*.schema.json`
  * are generated from these (`npm run schemas`) and checked in.
  *
- * Field sets follow `original-release-contract.md` sections 2.3, 2.6, 2.8,
- * 2.9, adapted to one npm tarball: `artifacts` has one entry and `payload`
+ * Field sets are those of docs/contract.md and `receipts-schema/`, for one npm
+ * tarball: `artifacts` has one entry and `payload`
  * four records; evidence gates are `unit`, `public_contract`, `host_contract`
  * (records `mcp_sdk_version`), `build_metadata`, `workflow`.
  */

@@ -1,6 +1,6 @@
 /**
- * The anonymous read probe of the privacy gate (DESIGN.md section 3 "Privacy
- * gate"): `GET <registry>/v2/<path>/tags/list` without credentials, following
+ * The anonymous read probe of the privacy gate (docs/release-publish.md
+ * "The privacy gate"): `GET <registry>/v2/<path>/tags/list` without credentials, following
  * the registry's Bearer challenge anonymously (OCI distribution spec
  * "Listing Tags"; Docker registry token authentication), so that only a
  * refusal after the anonymous token flow counts as evidence. A bare first 401

@@ -6,7 +6,7 @@
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 
-/** A fetch, install, source-bundle or fleet check failed (DESIGN.md section 5). */
+/** A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes"). */
 export class FetchError extends HermesPluginKitError {}
 
 /**

@@ -1,8 +1,8 @@
 /**
  * `fetch`: download a digest-pinned release bundle or receipt, verify every
- * byte, and only then install it (DESIGN.md section 5; issue 4 items 1-6).
+ * byte, and only then install it (docs/fetch.md "hermes-plugin-kit fetch").
  *
- * Order (reference `original-release-contract.md` 3.12 G1-G11):
+ * Order (checks G1-G11):
  * reference pinned to the repository -> privacy on read (no bootstrap, no
  * write) -> manifest descriptor and bytes (<= 1 MiB, digest of the reference)
  * -> manifest structure (exact keys, artifactType, empty config, layer

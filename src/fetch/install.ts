@@ -1,7 +1,7 @@
 /**
  * Safe installation of verified payload files into the output directory `D`.
  *
- * Follows `original-release-contract.md` section 3.15 (X1-X3), strengthened:
+ * Checks X1-X3 (docs/fetch.md "Installing the verified tarball"), strengthened:
  * `D` and every directory between `D` and a file must be real directories
  * (never symlinks), an existing file with other bytes is never overwritten,
  * identical files are left untouched (a repeated fetch is a no-op), and on

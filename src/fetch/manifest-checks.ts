@@ -4,8 +4,8 @@
  * artifactType, the empty config, each layer descriptor, the title
  * allow-list and the layer inventory.
  *
- * Follows `original-release-contract.md` section 3.12 G3-G8 and 3.11 O1-O2,
- * adapted to one npm tarball: a release bundle has exactly 4 layers
+ * Checks G3-G8 and O1-O2 (docs/fetch.md "hermes-plugin-kit fetch"; OCI
+ * image-spec `manifest.md`, `descriptor.md`), for one npm tarball: a release bundle has exactly 4 layers
  * (`release-manifest.json`, `release-source.bundle`, `release-payload.sha256`,
  * `dist/<name>-<version>.tgz`), a receipt artifact exactly 1
  * (`release-receipt.json`). The bootstrap artifact is never accepted.

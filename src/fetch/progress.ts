@@ -1,6 +1,6 @@
 /**
- * The progress bar of long transfers (DESIGN.md section 7 "Long transfers
- * show progress on stderr when it is a TTY; quiet otherwise"): one line,
+ * The progress bar of long transfers (docs/fetch.md; shown on stderr when it
+ * is a TTY, quiet otherwise): one line,
  * redrawn in place at most 10 times a second, first drawn once the transfer
  * has run `delayMs` (default 1 s), so short transfers print nothing. On a
  * stream that is not a TTY nothing is written (piped output stays clean),

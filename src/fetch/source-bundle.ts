@@ -5,8 +5,8 @@
  * exactly the release refs at the release commit whose `package.json` names
  * the release.
  *
- * Follows `original-release-contract.md` section 3.10 (B1-B4), adapted:
- * `package.json` replaces `pyproject.toml`, and the refs are fetched with
+ * Checks B1-B4 (docs/fetch.md "hermes-plugin-kit fetch"; git-bundle(1)):
+ * `package.json` names the release, and the refs are fetched with
  * object checking (`git bundle verify` alone does not read the pack data, so
  * a truncated or corrupted pack is only caught by the real fetch).
  */

@@ -1,7 +1,7 @@
 /**
  * `verify-provenance --reference R [--receipt F]`: the provenance of a
  * digest-pinned release bundle in its repository, bound to what the release
- * says about itself (DESIGN.md section 5, "Provenance"), without downloading
+ * says about itself (docs/provenance.md), without downloading
  * the payload:
  *
  * 1. the reference is pinned to the repository, the privacy gate passes and
