@@ -4,11 +4,14 @@
  * dependencies; links that escape the package are refused whatever the
  * policy says; the record in the tested manifest is checked.
  */
+import { createRequire } from "node:module";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   checkInstallTimeRecord,
   installTimeBehaviour,
   installTimeDeclaredBy,
+  isRegistrySpecifier,
   requireInstallTimeAllowed,
   type InstallTimeInput,
 } from "../../src/contract/install-time.js";
@@ -167,5 +170,37 @@ describe("the install_time record of a tested manifest", () => {
   });
   it("a second optional key is still an unexpected field", async () => {
     expect(await codeOf(() => verifyTestedManifest({ ...base(), install_scripts: ["x"] } as unknown as JsonObject, POLICY))).toBe("RECEIPT_FIELDS_MISMATCH");
+  });
+});
+
+/** npm's own specifier parser (npm-package-arg, as bundled with the npm the project depends on) as the oracle. */
+const npa = createRequire(import.meta.url)("../../node_modules/npm/node_modules/npm-package-arg/lib/npa.js") as {
+  resolve: (name: string, spec: string) => { type: string; subSpec?: { type: string } };
+};
+const REGISTRY_TYPES = ["version", "range", "tag"];
+
+describe("isRegistrySpecifier against npm-package-arg", () => {
+  const fragment = fc.constantFrom("1.2.3", "^1", "~1.2", ">=1 <2", "||", " ", "x", "*", "latest", "next", "npm:", "@s/", "a", "@", "#", ":", "/", "\\", ".", "..", "~/", "file:", "link:", "git+", "git:", "ssh:", "https:", "http:", "//", "github:", "gitlab:", "acme/a", "a.tgz", ".tar.gz", ".tar", "C:", "-", "+build", "(", ")", "!", "'");
+  const spec = fc.oneof(fc.array(fragment, { maxLength: 6 }).map((parts) => parts.join("")), fc.string({ maxLength: 12 }));
+
+  it("never accepts what npm would fetch from git, a URL, a file or a directory", () => {
+    fc.assert(
+      fc.property(spec, (s) => {
+        if (!isRegistrySpecifier(s)) return;
+        let parsed: { type: string; subSpec?: { type: string } } | undefined;
+        try {
+          parsed = npa.resolve("dep", s);
+        } catch {
+          return; // npm refuses it too: nothing is fetched.
+        }
+        const type = parsed.type === "alias" ? parsed.subSpec?.type : parsed.type;
+        expect(REGISTRY_TYPES, `${JSON.stringify(s)} is ${parsed.type}`).toContain(type);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("accepts the registry forms npm documents", () => {
+    for (const s of ["1.2.3", "^1.0.0", "~1.2", ">=1 <2", "1.x", "*", "", "latest", "1.0.0 - 2.0.0", "npm:@s/f@^1", "npm:f"]) expect(isRegistrySpecifier(s), s).toBe(true);
   });
 });

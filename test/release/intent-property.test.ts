@@ -110,3 +110,48 @@ describe("prependChangelog", () => {
     );
   });
 });
+
+/** The exact token as a reader sees it, disguised: an invisible character inserted, or one letter swapped for a full-width or look-alike capital. */
+const LOOK_ALIKES: Record<string, string[]> = {
+  A: ["\uff21", "\u0410", "\u0391"],
+  B: ["\uff22", "\u0412", "\u0392"],
+  C: ["\uff23", "\u0421"],
+  E: ["\uff25", "\u0415", "\u0395"],
+  G: ["\uff27"],
+  H: ["\uff28", "\u041d", "\u0397"],
+  I: ["\uff29", "\u0406", "\u0399", "\u0130"],
+  K: ["\uff2b", "\u041a", "\u039a"],
+  N: ["\uff2e", "\u039d"],
+  R: ["\uff32"],
+};
+const disguisedToken = fc
+  .tuple(fc.constantFrom("BREAKING CHANGE", "BREAKING-CHANGE"), fc.nat(), fc.boolean(), fc.constantFrom("\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff"), fc.nat())
+  .map(([token, at, insert, invisible, pick]) => {
+    if (insert) {
+      const i = 1 + (at % (token.length - 1));
+      return token.slice(0, i) + invisible + token.slice(i);
+    }
+    const letters = [...token].map((c, i) => [c, i] as const).filter(([c]) => LOOK_ALIKES[c] !== undefined);
+    const [c, i] = letters[at % letters.length] as readonly [string, number];
+    const options = LOOK_ALIKES[c] as string[];
+    return token.slice(0, i) + (options[pick % options.length] as string) + token.slice(i + 1);
+  });
+
+describe("breaking markers that only read as the exact token", () => {
+  it("are RELEASE_BREAKING_AMBIGUOUS, never a silent minor or patch", () => {
+    fc.assert(
+      fc.property(message, disguisedToken, subject, fc.nat(), (m, token, text, at) => {
+        const body = [...m.body];
+        body.splice(at % (body.length + 1), 0, `${token}: ${text}`);
+        let code: string | undefined;
+        try {
+          classifyCommitMessage(render({ ...m, body }), "cd".repeat(20));
+        } catch (e) {
+          code = (e as { code?: string }).code;
+        }
+        expect(code).toBe("RELEASE_BREAKING_AMBIGUOUS");
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
