@@ -101,11 +101,16 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 function entryBody(entry: TransparencyLogEntry): Record<string, unknown> {
+  let body: unknown;
   try {
-    return JSON.parse(entry.canonicalizedBody.toString("utf8")) as Record<string, unknown>;
+    body = JSON.parse(entry.canonicalizedBody.toString("utf8"));
   } catch {
-    throw new ProvenanceError("PROVENANCE_TLOG_INVALID", `transparency log entry ${entry.logIndex} has a body that is not JSON`);
+    body = undefined;
   }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new ProvenanceError("PROVENANCE_TLOG_INVALID", `transparency log entry ${entry.logIndex} has a body that is not a JSON object`);
+  }
+  return body as Record<string, unknown>;
 }
 
 function isHashedRekordV2(entry: TransparencyLogEntry): boolean {

@@ -1,12 +1,14 @@
 /**
  * Strict trusted-root validation: the embedded public-good root and every
  * conformance root pass; each rule refuses its mutation with
- * `PROVENANCE_TRUSTED_ROOT_INVALID` and a message naming the field.
+ * `PROVENANCE_TRUSTED_ROOT_INVALID` and a message naming the field; a property
+ * test replaces any one value of the public-good root with any JSON value.
  */
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { generateKeyPairSync } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseTrustedRoot } from "../../src/contract/trusted-root.js";
 import { embeddedTrustedRoot } from "../../src/fetch/sigstore-trust.js";
@@ -88,5 +90,40 @@ describe("parseTrustedRoot", () => {
     expect(refusal(Buffer.from("{"))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID/);
     expect(refusal(Buffer.from("[]"))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID/);
     expect(refusal(Buffer.alloc(1024 * 1024 + 1, 0x20))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID: .*larger than/);
+  });
+});
+
+/** Every path to a value inside `value` (objects and arrays), root excluded. */
+function paths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
+  if (value === null || typeof value !== "object") return [];
+  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  return entries.flatMap(([k, v]) => [[...prefix, k], ...paths(v, [...prefix, k])]);
+}
+
+describe("parseTrustedRoot, property", () => {
+  const publicGood = embeddedTrustedRoot().json as Record<string, any>;
+  const all = paths(publicGood);
+
+  it("any JSON value, or the public-good root with any one value replaced, is accepted as given or refused with PROVENANCE_TRUSTED_ROOT_INVALID", () => {
+    const outcome = (doc: unknown) => {
+      try {
+        expect(parseTrustedRoot(bytes(doc)).json).toEqual(doc);
+        return "accepted";
+      } catch (error) {
+        expect((error as { code?: string }).code, (error as Error).message).toBe("PROVENANCE_TRUSTED_ROOT_INVALID");
+        return "refused";
+      }
+    };
+    fc.assert(fc.property(fc.jsonValue(), (doc) => void outcome(doc)), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.constantFrom(...all), fc.jsonValue(), (path, value) => {
+        const doc = clone(publicGood);
+        let node: any = doc;
+        for (const key of path.slice(0, -1)) node = node[key];
+        node[path[path.length - 1] as string] = value;
+        outcome(doc);
+      }),
+      { numRuns: 400 },
+    );
   });
 });
