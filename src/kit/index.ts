@@ -172,17 +172,15 @@ export {
   EXAMPLES_META_KEY,
   isPluginDefinition,
   type McpConfig,
-  type PluginCapabilities,
   type PluginDefinition,
-  type PluginLogging,
   type PluginManifest,
-  type PluginOptions,
   type ReceiptHostSurface,
   refusalLine,
   registrationReceipt,
   type RunningPlugin,
   servePluginModule,
 } from "./plugin.js";
+export { type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
 // Hooks, slash commands and request middleware (served through the native companion).
 export {
   BRIDGE_DEFAULT_TIMEOUT_MS,

@@ -14,67 +14,20 @@ import { bridgeCapability, BRIDGE_CAPABILITY, registerBridge } from "./bridge.js
 import { resolveCapabilitySelection, type CapabilitySelection } from "./capabilities.js";
 import { loadPluginConfig } from "./config.js";
 import { PluginKitError } from "./errors.js";
+import { checkPluginOptions, type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
 import { checkHostSurface, type BridgeOptions, type HostSurface, type PluginCommand, type PluginHooks, type PluginMiddleware } from "./hooks.js";
 import { configureStderrLogging, KitLogger, type LogLevel } from "./logging.js";
 import { checkHermesToolNames, clampedHermesToolName, hermesToolName, sanitizeNameComponent, validateServerName } from "./naming.js";
 import { redactText } from "./redaction.js";
-import { MCP_SCHEMA_URL, PLUGIN_NAME_PATTERN, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
+import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
 import type { PluginSkill } from "./skills.js";
 import { guardStdout } from "./stdout.js";
-import { toolErrorResult, isToolDefinition, type ToolCallResult, type ToolDefinition } from "./tool.js";
+import { toolErrorResult, type ToolCallResult, type ToolDefinition } from "./tool.js";
 
 const PLUGIN_MARK = Symbol.for("hermes-plugin-kit.plugin");
 
 /** `_meta` key under which a listed tool carries its argument examples (read by `plugin doctor`). */
 export const EXAMPLES_META_KEY = "hermes-plugin-kit/examples";
-
-/** Capability groups and the static default selection. */
-export interface PluginCapabilities {
-  /** Capability name -> member tool names. */
-  groups: Record<string, readonly string[]>;
-  /** Capabilities enabled when the operator's config names none (default: every tool). */
-  enabled?: readonly string[];
-}
-
-/** Logging of the served plugin. */
-export interface PluginLogging {
-  /** Operator flag read by `configureStderrLogging` (written to mcp.json `env`). */
-  envVar: string;
-  /** Value written for it in mcp.json (default `warning`). */
-  default?: "debug" | "info" | "warning" | "error";
-}
-
-/** Options of {@link definePlugin}. */
-export interface PluginOptions {
-  /** plugin.json `name`: 1-64 chars, `^(?!.*(?:--|\.\.))[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$`. */
-  name: string;
-  version: string;
-  description: string;
-  /** mcp.json server name (default: `name`); must not shadow a built-in Hermes toolset. */
-  server?: string;
-  tools: readonly ToolDefinition[];
-  skills?: readonly PluginSkill[];
-  capabilities?: PluginCapabilities;
-  /**
-   * Hermes hooks by name (`VALID_HOOKS`), served through the native
-   * companion `plugin build` writes (see hooks.ts for the result shapes).
-   */
-  hooks?: PluginHooks;
-  /** Slash commands `/<name>`, served through the native companion. */
-  commands?: readonly PluginCommand[];
-  /** Request middleware (`tool_request`, `llm_request`), served through the native companion. */
-  middleware?: PluginMiddleware;
-  /** Bridge settings of the native companion. */
-  bridge?: BridgeOptions;
-  logging?: PluginLogging;
-  /** Extra mcp.json `env` (public package data: never secrets; `PLUGIN_ROOT`/`PLUGIN_DATA` refused). */
-  env?: Record<string, string>;
-  author?: { name: string; email?: string; url?: string };
-  homepage?: string;
-  repository?: string;
-  license?: string;
-  keywords?: readonly string[];
-}
 
 /** plugin.json as written by `plugin build` (Agent Plugins 1.0.0). */
 export interface PluginManifest {
@@ -136,10 +89,6 @@ export function isPluginDefinition(value: unknown): value is PluginDefinition {
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[PLUGIN_MARK] === true;
 }
 
-function invalid(message: string): never {
-  throw new PluginKitError("PLUGIN_DEFINITION_INVALID", message);
-}
-
 const list = (values: readonly string[]) => (values.length > 0 ? values.join(",") : "<none>");
 
 /** Hooks, slash commands and middleware kinds listed by {@link registrationReceipt}. */
@@ -165,23 +114,15 @@ export function registrationReceipt(plugin: string, tools: readonly string[], sk
   );
 }
 
+/** The plugin's identity once its options have the right shape; the server name against Hermes' rules. */
 function checkIdentity(options: PluginOptions): { name: string; version: string; description: string; server: string } {
-  if (options === null || typeof options !== "object") invalid("definePlugin() needs an options object");
   const { name, version, description } = options;
-  if (typeof name !== "string" || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
-    throw new PluginKitError("PLUGIN_NAME_INVALID", `plugin name ${JSON.stringify(name)} must be 1-64 characters matching ${PLUGIN_NAME_PATTERN.source}`);
-  }
-  if (typeof version !== "string" || !/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/.test(version)) invalid(`plugin version ${JSON.stringify(version)} must be a SemVer string`);
-  if (typeof description !== "string" || description.trim() === "") invalid("plugin description must be a non-empty string");
   return { name, version, description, server: validateServerName(options.server ?? name) };
 }
 
+/** The tools, their names checked as Hermes will register them (`mcp__<server>__<tool>`). */
 function checkTools(server: string, options: PluginOptions): ToolDefinition[] {
-  if (!Array.isArray(options.tools) || options.tools.length === 0) invalid("tools must be a non-empty list of tool() definitions");
   const tools = [...options.tools];
-  tools.forEach((entry, index) => {
-    if (!isToolDefinition(entry)) invalid(`tools[${index}] was not built with tool()`);
-  });
   const problem = checkHermesToolNames(server, tools.map((entry) => entry.name))[0];
   if (problem) throw new PluginKitError(problem.code, problem.message);
   return tools;
@@ -191,7 +132,6 @@ function checkSkills(options: PluginOptions): PluginSkill[] {
   const skills = [...(options.skills ?? [])];
   const skillNames = new Set<string>();
   for (const skill of skills) {
-    if (!skill || typeof skill !== "object" || typeof skill.name !== "string" || typeof skill.dir !== "string") invalid("skills must be pluginSkill() results");
     if (skillNames.has(skill.name)) throw new PluginKitError("SKILL_DUPLICATE", `duplicate skill name: ${skill.name}`);
     skillNames.add(skill.name);
   }
@@ -201,44 +141,19 @@ function checkSkills(options: PluginOptions): PluginSkill[] {
 /** mcp.json `env`: the logging flag and the declared extra variables. */
 function mcpEnvironment(options: PluginOptions): Record<string, string> {
   const env: Record<string, string> = {};
-  if (options.logging !== undefined) {
-    if (typeof options.logging.envVar !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.logging.envVar)) {
-      throw new PluginKitError("LOGGING_INVALID", `logging.envVar ${JSON.stringify(options.logging.envVar)} must be an environment variable name`);
-    }
-    const level = options.logging.default ?? "warning";
-    if (!["debug", "info", "warning", "error"].includes(level)) throw new PluginKitError("LOGGING_INVALID", `logging.default must be debug, info, warning or error, got ${String(level)}`);
-    env[options.logging.envVar] = level;
-  }
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== "string") invalid(`env entry ${JSON.stringify(key)} must be NAME: string`);
-    if (key === "PLUGIN_ROOT" || key === "PLUGIN_DATA") invalid(`env key ${key} is set by Hermes and must not be declared`);
-    env[key] = value;
-  }
-  return env;
+  if (options.logging !== undefined) env[options.logging.envVar] = options.logging.default ?? "warning";
+  return { ...env, ...(options.env ?? {}) };
 }
 
 /** plugin.json fields besides `$schema`, name, version and description. */
 function manifestMetadata(options: PluginOptions): Partial<PluginManifest> {
-  const metadata: Partial<PluginManifest> = {};
-  if (options.author !== undefined) {
-    const author = options.author;
-    if (!author || typeof author.name !== "string" || Object.entries(author).some(([k, v]) => !["name", "email", "url"].includes(k) || typeof v !== "string")) {
-      invalid("author must be {name, email?, url?} of strings");
-    }
-    metadata.author = { ...author };
-  }
-  for (const key of ["homepage", "repository", "license"] as const) {
-    const value = options[key];
-    if (value !== undefined) {
-      if (typeof value !== "string") invalid(`${key} must be a string`);
-      metadata[key] = value;
-    }
-  }
-  if (options.keywords !== undefined) {
-    if (!Array.isArray(options.keywords) || !options.keywords.every((k) => typeof k === "string")) invalid("keywords must be a list of strings");
-    metadata.keywords = [...options.keywords];
-  }
-  return metadata;
+  return {
+    ...(options.author !== undefined ? { author: { ...options.author } } : {}),
+    ...(options.homepage !== undefined ? { homepage: options.homepage } : {}),
+    ...(options.repository !== undefined ? { repository: options.repository } : {}),
+    ...(options.license !== undefined ? { license: options.license } : {}),
+    ...(options.keywords !== undefined ? { keywords: [...options.keywords] } : {}),
+  };
 }
 
 /** Every name a host may use for one of these tools: `mcp__<server>__<tool>`, its clamped form, and older hosts' `mcp_<server>_<tool>`. */
@@ -300,6 +215,7 @@ function createSdkServer(parts: ServerParts, selected: CapabilitySelection): Ser
  *   `MIDDLEWARE_*`, `BRIDGE_OPTION_INVALID`).
  */
 export function definePlugin(options: PluginOptions): PluginDefinition {
+  checkPluginOptions(options);
   const { name, version, description, server } = checkIdentity(options);
   const tools = checkTools(server, options);
   const names = tools.map((entry) => entry.name);
