@@ -155,7 +155,10 @@ function copyTree(source: string, target: string, written: string[], outDir: str
 }
 
 /**
- * Build the package. Writes only inside `outDir`.
+ * Build the package. Writes only inside `outDir`. The steps, in order:
+ * resolve the paths, bundle and import the entry to read its definition,
+ * check the declared skills, bundle the server, copy the skills, write the
+ * manifests and the native companion, scan what was written.
  *
  * @throws PluginKitError `BUILD_ENTRY_INVALID` (entry missing or its default
  *   export is not a plugin), `BUILD_BUNDLE_FAILED` (esbuild errors),
@@ -165,10 +168,56 @@ function copyTree(source: string, target: string, written: string[], outDir: str
  *   `SCHEMA_TOP_LEVEL_PROPERTIES`).
  */
 export async function buildPluginPackage(options: BuildOptions): Promise<BuildResult> {
+  const paths = resolveBuildPaths(options);
+  const bundle = await createBundler(options, paths);
+  const plugin = await loadPluginDefinition(bundle, paths);
+  checkDeclaredSkills(plugin, paths.root);
+  assertCompanionWritable(paths.outDir, plugin);
+  const written: string[] = [];
+  const serverFile = await writeServerBundle(bundle, paths, written);
+  copySkills(plugin, paths.outDir, written);
+  writeManifests(plugin, paths.outDir, written);
+  // The native companion (hooks, slash commands, middleware), beside the portable package.
+  written.push(...writeCompanion(paths.outDir, plugin, writeAtomic));
+  const findings = scanPackage(plugin, paths.outDir, serverFile);
+  return {
+    outDir: paths.outDir,
+    files: [...new Set(written)].sort(),
+    plugin: {
+      name: plugin.name,
+      version: plugin.version,
+      server: plugin.server,
+      tools: plugin.tools.map((t) => t.name),
+      hermesNames: { ...plugin.hermesNames },
+      skills: plugin.skills.map((s) => s.name),
+      hooks: [...plugin.host.hooks.keys()].sort(),
+      commands: plugin.host.commands.map((c) => c.name).sort(),
+      middleware: [...plugin.host.middleware.keys()].sort(),
+      ...(plugin.host.empty ? {} : { companion: companionDir(plugin.name) }),
+    },
+    bundleBytes: lstatSync(serverFile).size,
+    findings,
+  };
+}
+
+/** Absolute entry, source root and output directory of a build. */
+interface BuildPaths {
+  entry: string;
+  root: string;
+  outDir: string;
+}
+
+/** Runs esbuild with the build's shared options plus `extra`; failures are `BUILD_BUNDLE_FAILED`. */
+type Bundler = (extra: Record<string, unknown>) => Promise<void>;
+
+function resolveBuildPaths(options: BuildOptions): BuildPaths {
   const entry = path.resolve(options.entry);
   if (!existsSync(entry) || !statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file`);
-  const root = path.resolve(options.root ?? findRoot(entry));
-  const outDir = path.resolve(options.outDir);
+  return { entry, root: path.resolve(options.root ?? findRoot(entry)), outDir: path.resolve(options.outDir) };
+}
+
+/** esbuild (loaded here, never at CLI start) with the options every bundle of this build shares. */
+async function createBundler(options: BuildOptions, paths: BuildPaths): Promise<Bundler> {
   const alias: Record<string, string> = { ...(options.kitAlias === false ? {} : { "hermes-plugin-kit": kitIndexPath() }), ...(options.alias ?? {}) };
   const esbuild = await import("esbuild");
   const common = {
@@ -178,30 +227,35 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
     target: "node20",
     alias,
     nodePaths: kitNodePaths(),
-    absWorkingDir: root,
+    absWorkingDir: paths.root,
     logLevel: "silent" as const,
     minify: options.minify !== false,
     external: ["esbuild"],
     banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
   };
-  const bundle = async (extra: Record<string, unknown>) => {
+  return async (extra) => {
     try {
       await esbuild.build({ ...common, ...extra });
     } catch (error) {
       const messages = (error as { errors?: Array<{ text: string; location?: { file: string; line: number } | null }> }).errors ?? [];
       const detail = messages.map((m) => (m.location ? `${m.location.file}:${m.location.line}: ${m.text}` : m.text)).join("; ") || String(error);
-      throw new PluginKitError("BUILD_BUNDLE_FAILED", `esbuild could not bundle ${path.relative(root, entry) || entry}: ${detail}`, { cause: error });
+      throw new PluginKitError("BUILD_BUNDLE_FAILED", `esbuild could not bundle ${path.relative(paths.root, paths.entry) || paths.entry}: ${detail}`, { cause: error });
     }
   };
+}
 
-  // 1. Import the entry to read the plugin definition.
+/**
+ * Bundle the entry to a private temp file and import it with `PLUGIN_ROOT`
+ * set to the source root (so relative skill paths resolve); its default
+ * export must be a `definePlugin(...)` result.
+ */
+async function loadPluginDefinition(bundle: Bundler, paths: BuildPaths): Promise<PluginDefinition> {
   const temp = mkdtempSync(path.join(os.tmpdir(), "hpk-build-"));
-  let plugin: PluginDefinition;
   try {
     const probe = path.join(temp, "entry.mjs");
-    await bundle({ entryPoints: [entry], outfile: probe });
+    await bundle({ entryPoints: [paths.entry], outfile: probe });
     const previousRoot = process.env.PLUGIN_ROOT;
-    process.env.PLUGIN_ROOT = root;
+    process.env.PLUGIN_ROOT = paths.root;
     let loaded: { default?: unknown };
     try {
       // The entry's module-load output must not reach this process's stdout (`plugin build --json`).
@@ -212,35 +266,58 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
       if (previousRoot === undefined) delete process.env.PLUGIN_ROOT;
       else process.env.PLUGIN_ROOT = previousRoot;
     }
-    if (!isPluginDefinition(loaded.default)) throw new PluginKitError("BUILD_ENTRY_INVALID", `the default export of ${path.relative(root, entry)} must be a definePlugin(...) result`);
-    plugin = loaded.default;
+    if (!isPluginDefinition(loaded.default)) throw new PluginKitError("BUILD_ENTRY_INVALID", `the default export of ${path.relative(paths.root, paths.entry)} must be a definePlugin(...) result`);
+    return loaded.default;
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }
+}
+
+/** Every declared skill lives at `skills/<name>` of the source root and holds regular files only. */
+function checkDeclaredSkills(plugin: PluginDefinition, root: string): void {
   for (const skill of plugin.skills) {
     if (path.resolve(skill.dir) !== path.join(root, "skills", skill.name)) {
       throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill '${skill.name}' must live at skills/${skill.name} of the package root (found ${skill.relativeDir})`);
     }
     checkSkillTree(skill.dir);
   }
+}
 
-  assertCompanionWritable(outDir, plugin);
-
-  // 2. Bundle the server.
-  mkdirSync(outDir, { recursive: true });
-  const written: string[] = [];
-  const serverFile = path.join(outDir, SERVER_SCRIPT);
+/**
+ * Bundle `dist/server.js`: a generated main that installs the stdout guard
+ * first, reports a failing entry as a refusal line, then serves the entry's
+ * default export. Staged under a temp name and renamed into place.
+ */
+async function writeServerBundle(bundle: Bundler, paths: BuildPaths, written: string[]): Promise<string> {
+  mkdirSync(paths.outDir, { recursive: true });
+  const serverFile = path.join(paths.outDir, SERVER_SCRIPT);
   const staged = `${serverFile}.tmp-${process.pid}`;
   mkdirSync(path.dirname(serverFile), { recursive: true });
   const main = [
     `import "${STDOUT_MODULE}";`,
     `import { refuseToServe } from "${GUARD_MODULE}";`,
-    `import plugin from ${JSON.stringify(entry)};`,
+    `import plugin from ${JSON.stringify(paths.entry)};`,
     `import { servePluginModule } from "hermes-plugin-kit";`,
     `process.off("uncaughtException", refuseToServe);`,
     `servePluginModule(async () => ({ default: plugin }));`,
     "",
   ].join("\n");
+  try {
+    await bundle({
+      stdin: { contents: main, resolveDir: path.dirname(paths.entry), sourcefile: "hermes-plugin-kit-main.js", loader: "js" },
+      outfile: staged,
+      plugins: [virtualModulesPlugin(path.dirname(paths.entry))],
+    });
+    renameSync(staged, serverFile);
+  } finally {
+    rmSync(staged, { force: true });
+  }
+  written.push(SERVER_SCRIPT);
+  return serverFile;
+}
+
+/** The esbuild plugin serving the two virtual modules of the server main (refusal guard, stdout guard). */
+function virtualModulesPlugin(resolveDir: string): { name: string; setup(build: { onResolve: Function; onLoad: Function }): void } {
   const guard = [
     `import { refusalLine } from "hermes-plugin-kit";`,
     `export function refuseToServe(error) {`,
@@ -252,26 +329,17 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   ].join("\n");
   const stdoutGuard = `import { guardStdout } from ${JSON.stringify(stdoutGuardPath())};\nguardStdout();\n`;
   const virtualModules: Record<string, string> = { [GUARD_MODULE]: guard, [STDOUT_MODULE]: stdoutGuard };
-  const guardPlugin = {
+  return {
     name: "hermes-plugin-kit-guard",
-    setup(build: { onResolve: Function; onLoad: Function }) {
+    setup(build) {
       build.onResolve({ filter: new RegExp(`^(?:${GUARD_MODULE}|${STDOUT_MODULE})$`) }, (args: { path: string }) => ({ path: args.path, namespace: "hermes-plugin-kit" }));
-      build.onLoad({ filter: /.*/, namespace: "hermes-plugin-kit" }, (args: { path: string }) => ({ contents: virtualModules[args.path], loader: "js", resolveDir: path.dirname(entry) }));
+      build.onLoad({ filter: /.*/, namespace: "hermes-plugin-kit" }, (args: { path: string }) => ({ contents: virtualModules[args.path], loader: "js", resolveDir }));
     },
   };
-  try {
-    await bundle({
-      stdin: { contents: main, resolveDir: path.dirname(entry), sourcefile: "hermes-plugin-kit-main.js", loader: "js" },
-      outfile: staged,
-      plugins: [guardPlugin],
-    });
-    renameSync(staged, serverFile);
-  } finally {
-    rmSync(staged, { force: true });
-  }
-  written.push(SERVER_SCRIPT);
+}
 
-  // 3. Skills.
+/** Copy each skill to `skills/<name>` of the output (left alone when it is the same directory) and check it as Hermes will load it. */
+function copySkills(plugin: PluginDefinition, outDir: string, written: string[]): void {
   for (const skill of plugin.skills) {
     const target = path.join(outDir, "skills", skill.name);
     const same = existsSync(target) && realpathSync(target) === realpathSync(skill.dir);
@@ -287,8 +355,10 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
       throw recode(error);
     }
   }
+}
 
-  // 4. Manifests.
+/** plugin.json and mcp.json, written only when they pass the portable checks. */
+function writeManifests(plugin: PluginDefinition, outDir: string, written: string[]): void {
   const manifest = plugin.manifest();
   const mcp = plugin.mcpConfig();
   const findings = [...checkPluginManifest(manifest), ...checkMcpConfig(mcp, outDir).findings].filter((f) => f.severity === "error");
@@ -296,11 +366,15 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   writeAtomic(path.join(outDir, "plugin.json"), JSON.stringify(manifest, null, 2) + "\n");
   writeAtomic(path.join(outDir, "mcp.json"), JSON.stringify(mcp, null, 2) + "\n");
   written.push("plugin.json", "mcp.json");
-  // 5. The native companion (hooks, slash commands, middleware), beside the portable package.
-  written.push(...writeCompanion(outDir, plugin, writeAtomic));
+}
 
-  const bundleText = readFileSync(serverFile, "utf8");
-  const scan = scanTextForInstallRisks(SERVER_SCRIPT, bundleText);
+/**
+ * The install scanner's findings on the bundle plus a warning per skill
+ * directory in the output the plugin does not declare (Hermes loads every
+ * `skills/<dir>/SKILL.md`); a blocking finding fails the build.
+ */
+function scanPackage(plugin: PluginDefinition, outDir: string, serverFile: string): PackageFinding[] {
+  const scan = scanTextForInstallRisks(SERVER_SCRIPT, readFileSync(serverFile, "utf8"));
   const declared = new Set(plugin.skills.map((skill) => skill.name));
   const skillsDir = path.join(outDir, "skills");
   if (existsSync(skillsDir)) {
@@ -317,22 +391,5 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   }
   const blocking = scan.filter((f) => f.severity === "error");
   if (blocking.length > 0) throw new PluginKitError("BUILD_OUTPUT_INVALID", `the bundle trips Hermes' install scanner: ${blocking.map((f) => f.message).join("; ")}`);
-  return {
-    outDir,
-    files: [...new Set(written)].sort(),
-    plugin: {
-      name: plugin.name,
-      version: plugin.version,
-      server: plugin.server,
-      tools: plugin.tools.map((t) => t.name),
-      hermesNames: { ...plugin.hermesNames },
-      skills: plugin.skills.map((s) => s.name),
-      hooks: [...plugin.host.hooks.keys()].sort(),
-      commands: plugin.host.commands.map((c) => c.name).sort(),
-      middleware: [...plugin.host.middleware.keys()].sort(),
-      ...(plugin.host.empty ? {} : { companion: companionDir(plugin.name) }),
-    },
-    bundleBytes: lstatSync(serverFile).size,
-    findings: scan,
-  };
+  return scan;
 }
