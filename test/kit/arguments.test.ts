@@ -5,7 +5,7 @@
  * the envelope error mode too.
  */
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   arrayArg,
@@ -13,28 +13,16 @@ import {
   intArg,
   MAX_ARGUMENT_PROBLEM_LINES,
   objectArg,
-  setLogSink,
-  setStderrLogLevel,
   strArg,
   tool,
   validateArguments,
   argumentValueProblems,
-  type LogSink,
   type ToolCallResult,
 } from "../../src/kit/index.js";
+import { captureKitLog } from "./fixtures.js";
 
 const text = (result: ToolCallResult) => result.content.map((c) => c.text).join("\n");
-let lines: string[] = [];
-let previous: LogSink;
-beforeEach(() => {
-  lines = [];
-  previous = setLogSink((line) => lines.push(line));
-  setStderrLogLevel("DEBUG");
-});
-afterEach(() => {
-  setLogSink(previous);
-  setStderrLogLevel("WARNING");
-});
+const lines = captureKitLog();
 
 const ZERO_DIGEST = "sha256:" + "0".repeat(64);
 const verifyArtifact = tool({

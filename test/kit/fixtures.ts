@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL } from "../../src/kit/index.js";
+import { afterEach, beforeEach } from "vitest";
+import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL, setLogSink, setStderrLogLevel, type LogSink } from "../../src/kit/index.js";
 
 /** Repository root. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -98,3 +99,24 @@ export function runCompiledCli(args: string[], options: { cwd?: string } = {}): 
     });
   });
 }
+
+/**
+ * Capture the kit's log lines at DEBUG for every test of the enclosing
+ * suite: returns the array they are appended to (emptied before each test);
+ * the previous sink and the WARNING level come back after each test.
+ */
+export function captureKitLog(): string[] {
+  const lines: string[] = [];
+  let previous: LogSink | undefined;
+  beforeEach(() => {
+    lines.length = 0;
+    previous = setLogSink((line) => lines.push(line));
+    setStderrLogLevel("DEBUG");
+  });
+  afterEach(() => {
+    if (previous !== undefined) setLogSink(previous);
+    setStderrLogLevel("WARNING");
+  });
+  return lines;
+}
+

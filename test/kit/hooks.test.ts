@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   BRIDGE_CAPABILITY,
@@ -22,13 +22,10 @@ import {
   normalizeMiddlewareResult,
   PluginKitError,
   registrationReceipt,
-  setLogSink,
-  setStderrLogLevel,
   tool,
   VALID_HOOKS,
-  type LogSink,
 } from "../../src/kit/index.js";
-import { tempDir } from "./fixtures.js";
+import { captureKitLog, tempDir } from "./fixtures.js";
 
 const ping = tool({ name: "ping", description: "Ping.", params: {}, handler: () => "pong" });
 const fn = () => undefined;
@@ -125,17 +122,7 @@ describe("the registration receipt lists the real host surface", () => {
 });
 
 describe("bridge methods on the server", () => {
-  let lines: string[] = [];
-  let previous: LogSink;
-  beforeEach(() => {
-    lines = [];
-    previous = setLogSink((line) => lines.push(line));
-    setStderrLogLevel("DEBUG");
-  });
-  afterEach(() => {
-    setLogSink(previous);
-    setStderrLogLevel("WARNING");
-  });
+  const lines = captureKitLog();
 
   const plugin = definePlugin({
     name: "bridged",

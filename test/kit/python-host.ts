@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { closeChild, followLines } from "./child-lines.js";
 
 /** The stand-in script. */
 export const HOST_STANDIN = path.join(path.dirname(fileURLToPath(import.meta.url)), "python", "host_standin.py");
@@ -45,29 +46,18 @@ export interface HostStandIn {
 export async function startHost(companionDir: string, options: { env: Record<string, string>; cwd: string; settings?: Record<string, unknown> }): Promise<HostStandIn> {
   const args = [HOST_STANDIN, companionDir, ...(options.settings ? [JSON.stringify(options.settings)] : [])];
   const child = spawn("python3", args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
-  let buffer = "";
-  let stderr = "";
   const waiting: Array<(line: string) => void> = [];
   const lines: string[] = [];
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("utf8");
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      const next = waiting.shift();
-      if (next) next(line);
-      else lines.push(line);
-    }
+  const stderr = followLines(child, (line) => {
+    const next = waiting.shift();
+    if (next) next(line);
+    else lines.push(line);
   });
   const nextLine = (timeoutMs: number) =>
     new Promise<string>((resolve, reject) => {
       const queued = lines.shift();
       if (queued !== undefined) return resolve(queued);
-      const timer = setTimeout(() => reject(new Error(`host stand-in answered nothing in ${timeoutMs} ms; stderr: ${stderr.slice(-2000)}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`host stand-in answered nothing in ${timeoutMs} ms; stderr: ${stderr().slice(-2000)}`)), timeoutMs);
       waiting.push((line) => {
         clearTimeout(timer);
         resolve(line);
@@ -77,19 +67,12 @@ export async function startHost(companionDir: string, options: { env: Record<str
   return {
     child,
     registration,
-    stderr: () => stderr,
+    stderr,
     async request(body, timeoutMs = 30_000) {
       child.stdin?.write(JSON.stringify(body) + "\n");
       return JSON.parse(await nextLine(timeoutMs)) as HostAnswer;
     },
-    close() {
-      return new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.stdin?.end();
-        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-      });
-    },
+    close: () => closeChild(child, 5000),
   };
 }
 

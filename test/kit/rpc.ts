@@ -4,6 +4,7 @@
  * hides non-protocol lines behind `onerror`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { closeChild, followLines } from "./child-lines.js";
 
 /** Every stdout line of the session, parsed or not. */
 export interface RawLine {
@@ -28,36 +29,25 @@ export function rawSession(script: string, env: Record<string, string>, cwd: str
   const child = spawn(process.execPath, [script], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
   const lines: RawLine[] = [];
   const pending = new Map<number, (message: Record<string, unknown>) => void>();
-  let buffer = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8");
-  });
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("utf8");
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      const text = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        json = undefined;
-      }
-      lines.push(json ? { text, json } : { text });
-      if (json && typeof json["id"] === "number") pending.get(json["id"])?.(json);
+  const stderr = followLines(child, (text) => {
+    let json: Record<string, unknown> | undefined;
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      json = undefined;
     }
+    lines.push(json ? { text, json } : { text });
+    if (json && typeof json["id"] === "number") pending.get(json["id"])?.(json);
   });
   let nextId = 1;
   const session: RawSession = {
     child,
     lines,
-    stderr: () => stderr,
+    stderr,
     request(method, params, timeoutMs = 15_000) {
       const id = nextId++;
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${method} timed out; stderr: ${stderr.slice(-500)}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`${method} timed out; stderr: ${stderr().slice(-500)}`)), timeoutMs);
         pending.set(id, (message) => {
           clearTimeout(timer);
           resolve(message);
@@ -73,14 +63,7 @@ export function rawSession(script: string, env: Record<string, string>, cwd: str
       session.notify("notifications/initialized");
       return answer["result"] as Record<string, unknown>;
     },
-    close() {
-      return new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.stdin?.end();
-        setTimeout(() => child.kill("SIGKILL"), 2000).unref();
-      });
-    },
+    close: () => closeChild(child, 2000),
   };
   return session;
 }

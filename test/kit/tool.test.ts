@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   arg,
@@ -12,30 +12,18 @@ import {
   objectArg,
   PluginKitError,
   pythonRepr,
-  setLogSink,
-  setStderrLogLevel,
   strArg,
   tool,
   validateArguments,
   validateFunctionSchema,
   validateParameters,
-  type LogSink,
 } from "../../src/kit/index.js";
+import { captureKitLog } from "./fixtures.js";
 
 
 const text = (result: { content: Array<{ text: string }> }) => result.content.map((c) => c.text).join("\n");
 
-let lines: string[] = [];
-let previousSink: LogSink;
-beforeEach(() => {
-  lines = [];
-  previousSink = setLogSink((line) => lines.push(line));
-  setStderrLogLevel("DEBUG");
-});
-afterEach(() => {
-  setLogSink(previousSink);
-  setStderrLogLevel("WARNING");
-});
+const lines = captureKitLog();
 
 describe("argument helpers and parameters (Python kit argument specs; Python kit build_schema)", () => {
   it("emits property schemas without kit metadata", () => {
