@@ -19,6 +19,8 @@
  *   `Refs: <sha>` when that commit is an ancestor, else the quoted header of
  *   GitHub's `Revert "<header>" (#N)` title (or the subject of `revert:
  *   <header>`) matched against the subjects of its ancestors, newest first;
+ *   git 2.43+'s `Reapply "<header>"` reverts the commit titled
+ *   `Revert "<header>"`;
  * - a revert and the commit it reverts cancel when both are in the range
  *   (processed newest first, so a revert of a revert restores the original).
  */
@@ -34,6 +36,13 @@ const HEADER_RE = /^([a-z]+)(?:\(([^()\r\n]+)\))?!?: (\S.*)$/;
 const BREAKING_HEADER_RE = /^([a-z]+)(?:\(([^()\r\n]+)\))?!: (\S.*)$/;
 /** GitHub's revert title (also git's default revert subject): `Revert "<header>"`, optionally ` (#N)`. */
 export const GITHUB_REVERT_RE = /^Revert "(.+)"(?: \(#[0-9]+\))?$/;
+/** git 2.43+'s title for reverting a revert: `Reapply "<header>"`, the revert's own title with `Revert` replaced. */
+const REAPPLY_RE = /^Reapply "(.+)"(?: \(#[0-9]+\))?$/;
+
+/** True for a revert title that is not a conventional header: GitHub's and git's `Revert "<header>"`, git's `Reapply "<header>"`. */
+export function isRevertTitle(subject: string): boolean {
+  return GITHUB_REVERT_RE.test(subject) || REAPPLY_RE.test(subject);
+}
 const NEVER = /[^\s\S]/;
 /** A breaking footer: the keyword, a colon, then the text (if any) after one space. */
 const NOTES_PATTERN = "^(KEYWORDS):(?: (.*))?$";
@@ -188,7 +197,7 @@ export function classifyCommitMessage(message: string, sha?: string): CommitClas
   } catch {
     throw invalid();
   }
-  const github = GITHUB_REVERT_RE.test(header);
+  const github = isRevertTitle(header);
   const type = github ? "revert" : typeof parsed.type === "string" ? parsed.type : undefined;
   if (type === undefined || !ALLOWED_COMMIT_TYPES.includes(type) || (!github && !HEADER_RE.test(header))) throw invalid();
   refuseAmbiguousBreakingMarkers(text, sha);
@@ -214,11 +223,13 @@ export function revertTargetOf(message: string): RevertTarget | undefined {
   const text = message.replace(/\r\n/g, "\n");
   const header = text.split("\n", 1)[0] ?? "";
   const github = GITHUB_REVERT_RE.exec(header);
+  const reapply = REAPPLY_RE.test(header);
   const conventional = /^revert(?:\([^()\r\n]+\))?!?: (\S.*)$/.exec(header);
-  if (github === null && conventional === null) return undefined;
+  if (github === null && !reapply && conventional === null) return undefined;
   const target: RevertTarget = {};
   const quoted = github?.[1] ?? conventional?.[1];
-  if (quoted !== undefined) target.header = quoted.replace(/^"(.*)"$/, "$1");
+  if (reapply) target.header = `Revert "${header.slice('Reapply "'.length)}`;
+  else if (quoted !== undefined) target.header = quoted.replace(/^"(.*)"$/, "$1");
   const hash = REVERT_HASH_RE.exec(text.slice(header.length));
   if (hash !== null) target.hash = (hash[1] ?? hash[2]) as string;
   return target;

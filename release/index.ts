@@ -16,6 +16,7 @@ export {
   ALLOWED_COMMIT_TYPES,
   COMMIT_PARSER_OPTIONS,
   GITHUB_REVERT_RE,
+  isRevertTitle,
   classifyCommitMessage,
   readHistory,
   resolveReverts,

@@ -29,7 +29,7 @@ import { bumpVersion, type ReleaseClass } from "../src/contract/grammar.js";
 import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { currentBranch, git, headCommit, isAncestor, remoteTagCommit, remotes, resolveCommit, statusPorcelain } from "./git.js";
-import { GITHUB_REVERT_RE, readHistory, strongerBump, type HistoryCommit } from "./history.js";
+import { isRevertTitle, readHistory, strongerBump, type HistoryCommit } from "./history.js";
 import { pluginConfigs, semanticReleaseDryRun, semanticReleaseEnvironment } from "./semantic-release-run.js";
 
 /** The baseline of a release: the last released version and its tag. */
@@ -155,7 +155,8 @@ export async function publicRepositoryUrl(dir: string): Promise<string | undefin
  * (conventionalcommits preset, compare and reference links off) for the chosen version.
  * Issue and user mentions link to the public GitHub repository when one is
  * known ({@link publicRepositoryUrl}) and stay plain text otherwise. GitHub
- * revert titles, which the preset cannot parse, are listed under `### Reverts`.
+ * and git revert titles (`Revert "..."`, `Reapply "..."`), which the preset
+ * cannot parse, are listed under `### Reverts`.
  */
 export async function renderNotes(dir: string, commits: HistoryCommit[], previous: { version: string; tag: string; sha: string }, next: { version: string; tag: string; sha: string }): Promise<string> {
   const { generateNotes } = await import("@semantic-release/release-notes-generator");
@@ -171,7 +172,7 @@ export async function renderNotes(dir: string, commits: HistoryCommit[], previou
     nextRelease: { version: next.version, gitTag: next.tag, gitHead: next.sha, type: "release" },
   });
   if (publicUrl === undefined) notes = notes.replace(/\[([^\]]*)\]\(https:\/\/unlinked\.invalid[^)]*\)/g, "$1");
-  const missing = commits.filter((c) => GITHUB_REVERT_RE.test(c.subject) && !notes.includes(c.sha.slice(0, 7)));
+  const missing = commits.filter((c) => isRevertTitle(c.subject) && !notes.includes(c.sha.slice(0, 7)));
   notes = notes.trim() + "\n";
   const reverted = (c: HistoryCommit) => (c.reverts !== undefined ? ` (reverts ${c.reverts.slice(0, 7)})` : "");
   if (missing.length > 0) notes += `\n### Reverts\n\n${missing.map((c) => `* ${c.subject} ${c.sha.slice(0, 7)}${reverted(c)}`).join("\n")}\n`;

@@ -144,6 +144,25 @@ describe("reverts name what they revert", () => {
     expect(r.commits.map((c) => c.cancelled_by ?? null)).toEqual([null, shas[2], shas[1]]);
   });
 
+  it("git 2.43+'s Reapply \"<header>\" (its title for reverting a revert) restores the original, by title or by hash", async () => {
+    const { repo, shas } = await history([], ["feat: add export", 'Revert "feat: add export" (#41)', 'Reapply "feat: add export" (#41)']);
+    const r = await intentOf(repo);
+    expect(r).toMatchObject({ released: true, release_class: "minor", version: "1.5.0" });
+    expect(r.commits.map((c) => c.reverts ?? null)).toEqual([null, shas[0], shas[1]]);
+    expect(r.commits.map((c) => c.cancelled_by ?? null)).toEqual([null, shas[2], shas[1]]);
+    const byHash = await history([], ["feat: add export", 'Revert "feat: add export"\n\nThis reverts commit <sha0>.\n', 'Reapply "feat: add export"\n\nThis reverts commit <sha1>.\n']);
+    const viaHash = await intentOf(byHash.repo);
+    expect(viaHash).toMatchObject({ released: true, release_class: "minor" });
+    expect(viaHash.commits[2]).toMatchObject({ reverts: byHash.shas[1], cancelled_by: byHash.shas[1] });
+  });
+
+  it("a Reapply of a revert released earlier releases a patch naming the revert", async () => {
+    const { repo, shas } = await history(["feat: add export", 'Revert "feat: add export" (#41)'], ['Reapply "feat: add export" (#41)']);
+    const r = await intentOf(repo);
+    expect(r).toMatchObject({ released: true, release_class: "patch", version: "1.4.3" });
+    expect(r.commits[0]).toMatchObject({ reverts: shas[1] });
+  });
+
   it("`revert: <header>` with `Refs: <sha>` names the commit; a hash beats a reused header", async () => {
     const { repo, shas } = await history(["feat: add export", "feat: add export"], ["revert: feat: add export\n\nRefs: <sha0>\n"]);
     const r = await intentOf(repo);
@@ -166,6 +185,8 @@ describe("reverts name what they revert", () => {
     expect(revertTargetOf('Revert "feat: a" (#41)')).toEqual({ header: "feat: a" });
     expect(revertTargetOf('Revert "feat: a"\n\nThis reverts commit abcdef1.\n')).toEqual({ header: "feat: a", hash: "abcdef1" });
     expect(revertTargetOf("revert: feat: a\n\nRefs: 0123abc\n")).toEqual({ header: "feat: a", hash: "0123abc" });
+    expect(revertTargetOf('Reapply "feat: a" (#41)')).toEqual({ header: 'Revert "feat: a" (#41)' });
+    expect(revertTargetOf('Reapply "feat: a"\n\nThis reverts commit abcdef1.\n')).toEqual({ header: 'Revert "feat: a"', hash: "abcdef1" });
     expect(revertTargetOf("feat: a\n\nThis reverts commit abcdef1.\n")).toBeUndefined();
   });
 });
