@@ -21,6 +21,24 @@ import { DEFAULT_PACKAGE } from "../src/contract/constants.js";
 import type { JsonValue } from "../src/contract/canonical-json.js";
 import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type GitHubApiAnswer, type GitHubClient, type GitHubEnv } from "../src/github/api.js";
 
+/** The codes of {@link GitHubReleaseError}. */
+export type GitHubReleaseErrorCode =
+  | "GITHUB_TOKEN_MISSING"
+  | "GITHUB_API_URL_INVALID"
+  | "GITHUB_REPOSITORY_INVALID"
+  | "GITHUB_INPUT_INVALID"
+  | "GITHUB_API_FAILED"
+  | "GITHUB_RATE_LIMITED"
+  | "GITHUB_NO_STATUS"
+  | "GITHUB_API_MALFORMED"
+  | "GITHUB_TAG_MISMATCH"
+  | "GITHUB_RELEASE_AMBIGUOUS"
+  | "GITHUB_RELEASE_MISMATCH"
+  | "GITHUB_RELEASE_HAS_ASSETS"
+  | "GITHUB_RELEASE_NOT_IMMUTABLE"
+  | "GITHUB_RELEASE_IMMUTABLE_REJECTED"
+  | "IMMUTABLE_RELEASES_DISABLED";
+
 /**
  * A GitHub Release or repository-setting step failed closed. Codes:
  * `GITHUB_TOKEN_MISSING` (no `GH_TOKEN`; nothing was called),
@@ -37,10 +55,11 @@ import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type Git
  * `IMMUTABLE_RELEASES_DISABLED` (repository setting off or unreadable).
  */
 export class GitHubReleaseError extends HermesPluginKitError {
+  declare readonly code: GitHubReleaseErrorCode;
   /** The HTTP status behind the failure, when there was one. */
   readonly httpStatus: number | undefined;
 
-  constructor(code: string, message: string, options: { httpStatus?: number } = {}) {
+  constructor(code: GitHubReleaseErrorCode, message: string, options: { httpStatus?: number } = {}) {
     super(code, message);
     this.httpStatus = options.httpStatus;
   }

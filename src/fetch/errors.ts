@@ -9,6 +9,31 @@ import { HermesPluginKitError } from "../contract/errors.js";
 /** A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes"). */
 export class FetchError extends HermesPluginKitError {}
 
+/** The codes of {@link PrivacyError} (docs/release-publish.md "The privacy gate"). */
+export type PrivacyErrorCode =
+  | "PRIVACY_TOKEN_MISSING"
+  | "PRIVACY_API_URL_INVALID"
+  | "PRIVACY_REPOSITORY_UNSUPPORTED"
+  | "PRIVACY_API_FAILED"
+  | "PRIVACY_NO_STATUS"
+  | "PRIVACY_API_MALFORMED"
+  | "PRIVACY_OWNER_UNKNOWN"
+  | "PRIVACY_CREDENTIAL_UNKNOWN"
+  | "PRIVACY_ABSENT"
+  | "PRIVACY_IDENTITY_MISMATCH"
+  | "PRIVACY_PUBLIC"
+  | "PRIVACY_INTERNAL"
+  | "PRIVACY_VISIBILITY_UNVERIFIED"
+  | "PRIVACY_LINKED"
+  | "PRIVACY_ANONYMOUS_READ"
+  | "PRIVACY_ANONYMOUS_CHECK_FAILED"
+  | "PRIVACY_RATE_LIMITED"
+  | "PRIVACY_PLAIN_HTTP_REFUSED"
+  | "PRIVACY_LAYOUT_SYMLINK"
+  | "PRIVACY_LAYOUT_NOT_DIRECTORY"
+  | "PRIVACY_LAYOUT_OWNER"
+  | "PRIVACY_LAYOUT_PERMISSIONS";
+
 /**
  * A privacy check failed closed. Codes:
  * `PRIVACY_TOKEN_MISSING` (no `GH_TOKEN`, nothing was called),
@@ -31,10 +56,11 @@ export class FetchError extends HermesPluginKitError {}
  * `PRIVACY_LAYOUT_SYMLINK`, `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
  */
 export class PrivacyError extends HermesPluginKitError {
+  declare readonly code: PrivacyErrorCode;
   /** The HTTP status behind `PRIVACY_API_FAILED` / `PRIVACY_ANONYMOUS_CHECK_FAILED`, when there was one. */
   readonly httpStatus: number | undefined;
 
-  constructor(code: string, message: string, options: { httpStatus?: number; cause?: unknown } = {}) {
+  constructor(code: PrivacyErrorCode, message: string, options: { httpStatus?: number; cause?: unknown } = {}) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     this.httpStatus = options.httpStatus;
   }

@@ -35,7 +35,7 @@ import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type Git
 import { probeAnonymousRead, type AnonymousReadEvidence } from "./anonymous-probe.js";
 import { PrivacyError } from "./errors.js";
 
-export { PrivacyError } from "./errors.js";
+export { PrivacyError, type PrivacyErrorCode } from "./errors.js";
 export { parseWwwAuthenticate, probeAnonymousRead, type AnonymousProbe, type AnonymousReadEvidence, type AuthChallenge } from "./anonymous-probe.js";
 
 /** Environment variables the gate reads (a subset of `process.env`). */
