@@ -5,9 +5,11 @@
  *
  * - with a local P-256 key (`release attest --key`): the bundle carries the
  *   key's hint (`base64(sha256(SPKI))`) and no transparency log entry;
- * - keylessly: a Fulcio certificate for an OIDC identity token and a Rekor
- *   entry (CI uses GitHub's attest action instead; this path serves tests
- *   against `@sigstore/mock` and self-hosted Sigstore instances).
+ * - keylessly: a Fulcio certificate for an OIDC identity token, and a Rekor
+ *   entry and/or an RFC 3161 timestamp (a Sigstore instance without a log, such
+ *   as GitHub's for private repositories, timestamps only). CI uses GitHub's
+ *   attest action instead; this path serves tests against `@sigstore/mock` and
+ *   self-hosted Sigstore instances.
  *
  * The private key never leaves this process: it is read from a file that
  * must be private to the user (like ssh refuses a group-readable key).
@@ -15,7 +17,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, type KeyObject } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
 import { bundleToJSON, type Bundle } from "@sigstore/bundle";
-import { DSSEBundleBuilder, FulcioSigner, RekorWitness, type Signer } from "@sigstore/sign";
+import { DSSEBundleBuilder, FulcioSigner, RekorWitness, TSAWitness, type Signer, type Witness } from "@sigstore/sign";
 import { canonicalJsonBytes } from "../src/contract/canonical-json.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../src/contract/provenance.js";
 import { ProvenanceError } from "../src/contract/provenance-error.js";
@@ -27,7 +29,10 @@ export type ProvenanceSigner =
       kind: "keyless";
       identityToken: () => Promise<string>;
       fulcioUrl: string;
-      rekorUrl: string;
+      /** Rekor base URL (omit for an instance without a transparency log; then `tsaUrl` is needed). */
+      rekorUrl?: string;
+      /** Timestamp authority base URL (RFC 3161, `POST /api/v1/timestamp`). */
+      tsaUrl?: string;
       /** Rekor v1 entry kind for the envelope (default `dsse`; `intoto` for logs that store proposed entries as given). */
       rekorEntryType?: "dsse" | "intoto";
       timeoutMs?: number;
@@ -85,6 +90,19 @@ function localKeySigner(privateKey: KeyObject): Signer {
 }
 
 /**
+ * The witnesses of a keyless signature: the Rekor log and/or the timestamp authority.
+ * @throws ProvenanceError `PROVENANCE_SIGNING_FAILED` when neither is given (nothing would vouch for the signing time).
+ */
+function keylessWitnesses(signer: Extract<ProvenanceSigner, { kind: "keyless" }>): Witness[] {
+  const options = { timeout: signer.timeoutMs ?? 30_000, retry: 0 };
+  const witnesses: Witness[] = [];
+  if (signer.rekorUrl !== undefined) witnesses.push(new RekorWitness({ rekorBaseURL: signer.rekorUrl, entryType: signer.rekorEntryType ?? "dsse", ...options }));
+  if (signer.tsaUrl !== undefined) witnesses.push(new TSAWitness({ tsaBaseURL: signer.tsaUrl, ...options }));
+  if (witnesses.length === 0) throw new ProvenanceError("PROVENANCE_SIGNING_FAILED", "keyless signing needs a Rekor URL or a timestamp authority URL to vouch for the signing time");
+  return witnesses;
+}
+
+/**
  * Sign the statement's exact bytes as a DSSE envelope and return the
  * Sigstore bundle (v0.3) as canonical JSON bytes.
  * @throws ProvenanceError `PROVENANCE_SIGNING_FAILED` when signing or a Sigstore service fails (message names the step).
@@ -98,7 +116,7 @@ export async function signStatement(statementBytes: Uint8Array, signer: Provenan
       ? new DSSEBundleBuilder({ signer: localKeySigner(signer.privateKey), witnesses: [] })
       : new DSSEBundleBuilder({
           signer: new FulcioSigner({ identityProvider: { getToken }, fulcioBaseURL: signer.fulcioUrl, timeout: signer.timeoutMs ?? 30_000, retry: 0 }),
-          witnesses: [new RekorWitness({ rekorBaseURL: signer.rekorUrl, entryType: signer.rekorEntryType ?? "dsse", timeout: signer.timeoutMs ?? 30_000, retry: 0 })],
+          witnesses: keylessWitnesses(signer),
         });
   let bundle: Bundle;
   try {

@@ -199,7 +199,12 @@ function runVerifier(trust: CheckedTrustedRoot, signer: ExpectedSigner, entity: 
   // Entries that are present are still verified (the verifier checks every entry it is given).
   // A certificate needs an SCT from a CT log the root trusts; a root without CT logs (a private Sigstore
   // instance) cannot vouch for any, so none is required, and a certificate carrying SCTs still fails there.
-  const thresholds = signer.kind === "key" ? { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 } : { ctlogThreshold: trust.counts.ctlogs > 0 ? 1 : 0 };
+  // Likewise a root without transparency logs (GitHub's instance for private repositories) requires no log
+  // entry; the signing time must then come from a timestamp authority it trusts (timestampThreshold 1).
+  const thresholds =
+    signer.kind === "key"
+      ? { tlogThreshold: 0, ctlogThreshold: 0, timestampThreshold: 0 }
+      : { ctlogThreshold: trust.counts.ctlogs > 0 ? 1 : 0, tlogThreshold: trust.counts.tlogs > 0 ? 1 : 0, timestampThreshold: 1 };
   try {
     return new Verifier(material, thresholds).verify(entity);
   } catch (error) {

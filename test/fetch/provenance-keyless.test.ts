@@ -21,6 +21,7 @@ import type { ProvenanceCheckOptions } from "../../src/fetch/provenance.js";
 import { verifyReferenceProvenance } from "../../src/fetch/verify-reference.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { pushReferrer } from "../../src/oci/referrers.js";
+import type { Descriptor } from "../../src/oci/target.js";
 import type { ProvenanceSigner } from "../../release/provenance-sign.js";
 import { runCli } from "../support/cli.js";
 import { codeOf } from "../support/contract-fixture.js";
@@ -171,3 +172,44 @@ describe("fleet pins a keyless policy", () => {
     expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null, trustedRoot: check().trustedRoot }))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
   });
 });
+
+describe("a Sigstore instance without a transparency log (the shape of GitHub's for private repositories)", () => {
+  /** Fulcio certificate + RFC 3161 timestamp from the mock's TSA, no Rekor entry. */
+  const timestamped = (): ProvenanceSigner => {
+    const token = sigstore.token({ repository: "acme/demo-plugin", runId: fixture.manifest.evidence.workflow.run_id, runAttempt: String(fixture.manifest.evidence.workflow.run_attempt) });
+    return { kind: "keyless", identityToken: async () => token, fulcioUrl: sigstore.url, tsaUrl: sigstore.url };
+  };
+  const noLog = () => ({ policy: { repo: "acme/demo-plugin" }, trustedRoot: parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRootWithoutLog))) });
+
+  it("verifies with that instance's trusted root (library and CLI); refused without the timestamp and under a root that expects a log", async () => {
+    const noLogFile = join(root, "mock-trusted-root-without-log.json");
+    await writeFile(noLogFile, JSON.stringify(sigstore.trustedRootWithoutLog));
+    const store = await fresh();
+    const pushed = await pushAttestation(store, staged.bundle, await facts(), timestamped());
+    const bundle = JSON.parse((await readFile(join(storeDir, "blobs", "sha256", await layerOf(store, pushed)))).toString("utf8"));
+    expect(bundle.verificationMaterial.tlogEntries ?? []).toEqual([]);
+    expect(bundle.verificationMaterial.timestampVerificationData.rfc3161Timestamps).toHaveLength(1);
+
+    expect((await verifyReferenceProvenance({ reference: reference(), repository, provenance: noLog() })).attestations).toEqual([`${repository}@${pushed.digest}`]);
+    const cli = await runCli(["verify-provenance", "--reference", reference(), "--repo", "acme/demo-plugin", "--trusted-root", noLogFile, "--json"], { cwd: root });
+    expect(cli.stderr).toBe("");
+    expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, attestations: [`${repository}@${pushed.digest}`] });
+    // The root of an instance with a log (and no timestamp authority) vouches for neither the missing entry nor the timestamp.
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check() }))).toBe("PROVENANCE_TIMESTAMP_INVALID");
+
+    // The same attestation with its timestamp removed: nothing vouches for the signing time.
+    await fresh();
+    await pushAttestation(await LayoutTarget.open(storeDir), staged.bundle, await facts(), timestamped(), (b) => (b["verificationMaterial"]["timestampVerificationData"]["rfc3161Timestamps"] = []));
+    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: noLog() }))).toBe("PROVENANCE_TIMESTAMP_INVALID");
+    const refused = await runCli(["verify-provenance", "--reference", reference(), "--repo", "acme/demo-plugin", "--trusted-root", noLogFile], { cwd: root });
+    expect(refused.stderr).toMatch(/\[PROVENANCE_TIMESTAMP_INVALID\]\n$/);
+    expect(refused.code).toBe(1);
+  });
+});
+
+/** The hex digest of the one layer of the referrer manifest `desc` in `store`. */
+async function layerOf(store: LayoutTarget, desc: Descriptor): Promise<string> {
+  const { fetchManifest } = await import("../../src/oci/transfer.js");
+  const manifest = JSON.parse((await fetchManifest(store, desc)).toString("utf8"));
+  return (manifest.layers[0].digest as string).slice("sha256:".length);
+}

@@ -6,7 +6,7 @@
  */
 import { createHash, generateKeyPairSync } from "node:crypto";
 import http from "node:http";
-import { fulcioHandler, initializeCA, initializeTLog, rekorHandler } from "@sigstore/mock";
+import { fulcioHandler, initializeCA, initializeTLog, initializeTSA, rekorHandler, tsaHandler } from "@sigstore/mock";
 
 /** A GitHub Actions identity: what the OIDC token claims (and Fulcio puts in the certificate). */
 export interface GitHubIdentity {
@@ -23,8 +23,13 @@ export interface GitHubIdentity {
 export interface MockSigstore {
   /** Base URL of both Fulcio and Rekor (`http://127.0.0.1:PORT`). */
   url: string;
-  /** The trusted root JSON for this mock. */
+  /** The trusted root JSON for this mock (its CA and its Rekor). */
   trustedRoot: Record<string, unknown>;
+  /**
+   * The trusted root of the same CA with no transparency log and the mock's timestamp
+   * authority instead: the shape of GitHub's Sigstore instance for private repositories.
+   */
+  trustedRootWithoutLog: Record<string, unknown>;
   /** An unsigned OIDC token with GitHub Actions claims (the mock Fulcio decodes, not verifies, it). */
   token(identity: GitHubIdentity): string;
   /** Paths of the requests served. */
@@ -35,7 +40,7 @@ export interface MockSigstore {
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 const b64 = (bytes: Buffer) => bytes.toString("base64");
 
-/** Start the mock on 127.0.0.1 (Fulcio `POST /api/v2/signingCert`, Rekor `POST /api/v1/log/entries`). */
+/** Start the mock on 127.0.0.1 (Fulcio `POST /api/v2/signingCert`, Rekor `POST /api/v1/log/entries`, TSA `POST /api/v1/timestamp`). */
 export async function startMockSigstore(): Promise<MockSigstore> {
   const clock = new Date();
   const requests: string[] = [];
@@ -68,8 +73,11 @@ export async function startMockSigstore(): Promise<MockSigstore> {
   const tlog = await initializeTLog(url, p256());
   const fulcio = fulcioHandler(ca, { subjectClaim: "job_workflow_url" });
   const rekor = rekorHandler(tlog);
+  const tsa = await initializeTSA(p256());
+  const timestamps = tsaHandler(tsa);
   handlers.set(fulcio.path, fulcio.fn);
   handlers.set(rekor.path, rekor.fn);
+  handlers.set(timestamps.path, timestamps.fn);
 
   const start = new Date(clock.getTime() - 3_600_000).toISOString();
   const log = (publicKey: Buffer, logId: Buffer) => ({
@@ -85,10 +93,16 @@ export async function startMockSigstore(): Promise<MockSigstore> {
     ctlogs: [],
     timestampAuthorities: [],
   };
+  const trustedRootWithoutLog = {
+    ...trustedRoot,
+    tlogs: [],
+    timestampAuthorities: [{ subject: { organization: "sigstore.mock", commonName: "tsa" }, uri: url, certChain: { certificates: [{ rawBytes: b64(tsa.intCertificate) }, { rawBytes: b64(tsa.rootCertificate) }] }, validFor: { start } }],
+  };
 
   return {
     url,
     trustedRoot,
+    trustedRootWithoutLog,
     requests,
     token(identity) {
       const workflow = `${identity.repository}/${identity.workflowPath ?? ".github/workflows/release.yml"}@${identity.ref ?? "refs/heads/main"}`;
