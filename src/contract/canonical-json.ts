@@ -170,7 +170,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * Same as {@link canonicalJson} but indented by 2 spaces with `": "` after keys
- * (the tested `release-manifest.json` form, reference section 2.3).
+ * (the tested `release-manifest.json` form, docs/contract.md).
  */
 export function canonicalJsonPretty(value: unknown): string {
   return serialise(value, 2, 0, new Set()) + "\n";
@@ -380,7 +380,7 @@ class Parser {
  * Strictly parse JSON bytes or text.
  *
  * Stricter than `JSON.parse`: refuses duplicate keys at any depth
- * (`JSON_DUPLICATE_KEY`, reference J2), `NaN`/`Infinity` (`JSON_NON_FINITE`),
+ * (`JSON_DUPLICATE_KEY`, check J2), `NaN`/`Infinity` (`JSON_NON_FINITE`),
  * a byte-order mark (`JSON_BOM`), bytes that are not UTF-8
  * (`JSON_INVALID_UTF8`), a non-object top level (`JSON_NOT_OBJECT`, J3, unless
  * `requireObject: false`), integral floats such as `1.0` (`JSON_AMBIGUOUS_NUMBER`,

@@ -1,5 +1,5 @@
 /**
- * Scalar grammars of the release contract (reference section 1 and 3.2):
+ * Scalar grammars of the release contract (checks S1-S5, docs/contract.md):
  * stable SemVer, release class, Git SHA, OCI digest, discovery tag, tarball
  * name, and digest-pinned references.
  */
@@ -27,7 +27,7 @@ export function isStableSemver(value: unknown): value is string {
 }
 
 /**
- * Parse a stable SemVer (reference S1).
+ * Parse a stable SemVer (check S1, docs/contract.md).
  * @throws ReleaseContractError `SEMVER_INVALID`.
  */
 export function parseStableSemver(value: unknown): SemVer {
@@ -43,7 +43,7 @@ export function parseStableSemver(value: unknown): SemVer {
 
 /**
  * Release class of `previous -> next` when it is exactly one SemVer bump
- * (reference S2): major `X+1.0.0`, minor `X.Y+1.0`, patch `X.Y.Z+1`.
+ * (check S2, docs/contract.md): major `X+1.0.0`, minor `X.Y+1.0`, patch `X.Y.Z+1`.
  * @throws ReleaseContractError `SEMVER_INVALID` for a bad version,
  *   `RELEASE_NOT_ONE_BUMP` for equal, skipped, downgraded or two-level changes.
  */
@@ -70,7 +70,7 @@ export function isGitSha(value: unknown): value is string {
 }
 
 /**
- * Require a lowercase 40-character Git SHA (reference S3).
+ * Require a lowercase 40-character Git SHA (check S3, docs/contract.md).
  * @throws ReleaseContractError `GIT_SHA_INVALID` naming `label`.
  */
 export function requireGitSha(value: unknown, label: string): string {
@@ -107,7 +107,7 @@ export function isDiscoveryTag(value: unknown): value is string {
 }
 
 /**
- * Require an OCI discovery tag (reference S5, OCI distribution-spec tag grammar).
+ * Require an OCI discovery tag (check S5, docs/contract.md; OCI distribution-spec tag grammar).
  * @throws ReleaseContractError `TAG_INVALID`.
  */
 export function requireDiscoveryTag(value: unknown): string {

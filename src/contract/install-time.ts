@@ -7,7 +7,7 @@
  *
  * Behaviours a release may declare (`hermesPluginKit.installTime` in the
  * releasing package's package.json) and the tested manifest then records
- * (`install_time`, reference section 2.3 adapted):
+ * (`install_time`, docs/contract.md "Install-time behaviour"):
  * - `preinstall`, `install`, `postinstall`: run for every install of the package;
  * - `prepare`, `preprepare`, `postprepare`: run when it is installed from git
  *   or from a directory (`npm install ./dir`, `file:` links);

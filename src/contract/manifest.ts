@@ -1,8 +1,8 @@
 /**
  * The tested manifest (`release-manifest.json`) and the distribution
  * directory it describes: inspection of `dist/` recomputed from bytes
- * (reference 3.5, adapted to one npm tarball), `createTestedManifest` (3.6),
- * `verifyManifest` (3.7) and the published receipt builder (2.6).
+ * (one npm tarball), `createTestedManifest`, `verifyManifest` and the
+ * published receipt builder (docs/contract.md, docs/release-build.md).
  *
  * Functions whose name ends in `File`/`Dir` or that take a directory read files;
  * everything else is pure.
@@ -57,8 +57,8 @@ export interface DistInspection {
 }
 
 /**
- * Inspect a distribution directory for `policy.package@version` (reference
- * 3.5 D1-D9, adapted): the directory is not a symlink (`DIST_SYMLINK`); it
+ * Inspect a distribution directory for `policy.package@version` (checks
+ * D1-D9, docs/release-build.md): the directory is not a symlink (`DIST_SYMLINK`); it
  * holds exactly one entry (`DIST_INVENTORY`), named `<name>-<version>.tgz`
  * (`DIST_FILENAME_MISMATCH`), a regular non-symlink file
  * (`ARTIFACT_NOT_REGULAR`), which the one strict tarball reader accepts
@@ -141,7 +141,7 @@ export interface TestedManifestInput {
 }
 
 /**
- * Assemble and validate a tested manifest (reference 3.6 C1-C6): release class
+ * Assemble and validate a tested manifest (checks C1-C6, docs/contract.md): release class
  * from the versions (`RELEASE_NOT_ONE_BUMP`), tag `v<version>`
  * (`TAG_VERSION_MISMATCH`), SHAs (`GIT_SHA_INVALID`), workflow run id/attempt
  * (`WORKFLOW_EVIDENCE_INVALID`), install-time behaviours declared by the
@@ -191,7 +191,7 @@ export async function writeTestedManifestFile(path: string, manifest: TestedMani
 export const MAX_RELEASE_JSON_BYTES = 1024 * 1024;
 
 /**
- * Read a release JSON file (reference J1): it must be a regular file (not a
+ * Read a release JSON file (check J1, docs/contract.md): it must be a regular file (not a
  * FIFO, device or directory; opened without following a final symlink) of at
  * most {@link MAX_RELEASE_JSON_BYTES}; otherwise `RELEASE_JSON_UNREADABLE`
  * (`RELEASE_JSON_TOO_LARGE` when over the limit). Then strict parsing codes
@@ -227,7 +227,7 @@ export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
 }
 
 /**
- * Verify a tested manifest against a distribution directory (reference 3.7):
+ * Verify a tested manifest against a distribution directory (docs/contract.md):
  * validate the manifest, recompute the dist records and compare sha256
  * (`ARTIFACT_SHA256_MISMATCH`) and size (`ARTIFACT_SIZE_MISMATCH`), then the
  * tarball's install-time behaviour with the recorded `install_time`
@@ -259,7 +259,7 @@ export interface BundleLayer {
 
 /**
  * Build the published receipt from the tested manifest, the bundle reference
- * and the bundle's layers (reference 2.6): `receipt_state` published,
+ * and the bundle's layers (docs/contract.md): `receipt_state` published,
  * `registry_reference`, `blob_digest` per artifact, `payload` sorted by path;
  * then verify it with `verifyFinalReceipt` before returning (SP4).
  */

@@ -22,7 +22,7 @@ export interface PayloadChecksumEntry {
   sha256: string;
 }
 
-/** Characters a checksum path may use (reference 2.4). */
+/** Characters a checksum path may use (docs/contract.md). */
 const CHECKSUM_PATH_RE = /^[A-Za-z0-9_./-]+$/;
 /**
  * Universal line breaks as Python's `str.splitlines` knows them for ASCII
@@ -78,7 +78,7 @@ export function formatPayloadChecksums(entries: readonly PayloadChecksumEntry[])
 }
 
 /**
- * Parse and check `release-payload.sha256` (reference P2-P4).
+ * Parse and check `release-payload.sha256` (check P2-P4, docs/contract.md).
  *
  * @param input the file's bytes (or text).
  * @param expectedPaths the exact path set the file must list (see {@link bundleChecksumPaths}).
@@ -134,7 +134,7 @@ export function parsePayloadChecksums(input: Uint8Array | string, expectedPaths:
 }
 
 /**
- * True when `title` is an allowed payload path (reference 3.13, adapted):
+ * True when `title` is an allowed payload path (docs/fetch.md, adapted):
  * one of `release-manifest.json`, `release-source.bundle`,
  * `release-payload.sha256`, `release-receipt.json`, or
  * `dist/<stem>-<semver>.tgz` with a stable SemVer (no leading zeros) and

@@ -41,11 +41,11 @@ export const PUBLISHED_RECEIPT_KEYS = Object.freeze([...TESTED_MANIFEST_KEYS, "p
  * The one optional top-level key of both documents: `install_time`, present
  * exactly when the tarball has install-time behaviour its policy declared
  * (`install-time.ts`), so documents of packages without any keep the exact
- * 12/14 keys of reference section 2.3/2.6.
+ * 12/14 keys of docs/contract.md.
  */
 export const OPTIONAL_RELEASE_KEYS = Object.freeze(["install_time"]);
 
-/** The promotion object a release class requires (reference section 2.3). */
+/** The promotion object a release class requires (docs/contract.md). */
 export function promotionFor(cls: ReleaseClass): Promotion {
   return cls === "major"
     ? { automatic_candidate: false, state: "manual_migration_required" }
@@ -75,7 +75,7 @@ function isTrueInteger(value: unknown): value is number {
 }
 
 /**
- * Check a file record (reference F1-F2): exact keys `{<nameKey>, sha256, size}`
+ * Check a file record (check F1-F2, docs/contract.md): exact keys `{<nameKey>, sha256, size}`
  * plus `blob_digest` when published; name a non-empty string; sha256 64
  * lowercase hex; size a true integer >= 1; `blob_digest` = `sha256:` + sha256.
  * @throws ReleaseContractError `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`.
@@ -101,7 +101,7 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
 
 /**
  * Verify the identity part shared by tested manifests and published receipts
- * (reference I1-I16) for `expectedState`.
+ * (check I1-I16, docs/contract.md) for `expectedState`.
  *
  * Codes: `RECEIPT_SCHEMA_UNSUPPORTED` (I1), `RECEIPT_STATE_MISMATCH` (I2),
  * `RECEIPT_PACKAGE_MISMATCH` (I3), `RECEIPT_REGISTRY_MISMATCH` (I4),
@@ -224,7 +224,7 @@ function checkArtifactInventory(doc: JsonObject, version: string, published: boo
 }
 
 /**
- * Verify a tested manifest (reference 3.3 with state `tested`).
+ * Verify a tested manifest (docs/contract.md "Error codes", state `tested`).
  * @returns the typed manifest.
  * @throws ReleaseContractError with the codes of {@link verifyReleaseIdentity}, or `SCHEMA_INVALID`.
  */
@@ -240,8 +240,8 @@ export interface FinalReceiptExpectations {
 }
 
 /**
- * Verify a published receipt offline (reference 3.8 R1-R6, adapted): identity
- * (3.3, state `published`), `registry_reference` digest-pinned in the policy's
+ * Verify a published receipt offline (checks R1-R6, docs/contract.md): identity
+ * (I1-I16, state `published`), `registry_reference` digest-pinned in the policy's
  * repository, exactly 4 payload records sorted by path with the bundle paths,
  * and the artifact agreeing with its payload record.
  *
@@ -291,7 +291,7 @@ function schemaParse<T>(
 }
 
 /**
- * Parse release JSON bytes (reference J1-J3): strict JSON, object top level,
+ * Parse release JSON bytes (check J1-J3, docs/contract.md): strict JSON, object top level,
  * no duplicate keys. Codes of `parseStrictJson` (`JSON_DUPLICATE_KEY`, ...).
  */
 export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
@@ -301,7 +301,7 @@ export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
 /**
  * Verify a published receipt from its file bytes: the bytes must be exactly
  * the canonical compact form with one trailing newline
- * (`RECEIPT_NOT_CANONICAL`, reference 2.6: the receipt reference is the digest
+ * (`RECEIPT_NOT_CANONICAL`, docs/contract.md: the receipt reference is the digest
  * of an OCI manifest over these bytes, so any other spelling is another
  * receipt), then every check of {@link verifyFinalReceipt}.
  */

@@ -149,7 +149,7 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
 }
 
 /**
- * Registry credentials as reference 5.1 logs in: `REGISTRY_USERNAME` +
+ * Registry credentials as the release steps log in (docs/release-publish.md): `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD` when set; else for `ghcr.io` the login of `GH_TOKEN`'s
  * user (`GET /user` through the GitHub API at `GITHUB_API_URL`) with the token
  * as password; else the Docker client configuration (`registryConfig`, else

@@ -33,7 +33,7 @@ import { FetchError } from "./errors.js";
 /** Which artifact a manifest is: a release bundle or a receipt. */
 export type ArtifactKind = "bundle" | "receipt";
 
-/** Number of layers of each artifact kind (reference G6, adapted: one tarball). */
+/** Number of layers of each artifact kind (check G6 (docs/fetch.md), adapted: one tarball). */
 export const LAYER_COUNT: Readonly<Record<ArtifactKind, number>> = Object.freeze({ bundle: 4, receipt: 1 });
 
 /** artifactType of each artifact kind. */
@@ -92,7 +92,7 @@ function isSize(value: JsonValue | undefined): value is number {
 }
 
 /**
- * Check raw manifest bytes against the pinned digest (reference G3): at
+ * Check raw manifest bytes against the pinned digest (check G3, docs/fetch.md): at
  * most {@link MAX_MANIFEST_BYTES} (1 MiB) and SHA-256 equal to `expectedDigest`.
  * @throws FetchError `FETCH_MANIFEST_TOO_LARGE`, `FETCH_MANIFEST_DIGEST_MISMATCH`.
  */
@@ -107,7 +107,7 @@ export function checkManifestBytes(bytes: Uint8Array, expectedDigest: string): v
 }
 
 /**
- * Check a manifest descriptor reported by a target (reference G3, O1):
+ * Check a manifest descriptor reported by a target (check G3, O1, docs/fetch.md):
  * `{mediaType: OCI manifest type, digest: expectedDigest, size: expectedSize}`
  * with a size of at most 1 MiB (the manifest body is checked separately).
  * @throws FetchError `FETCH_MANIFEST_UNSUPPORTED` (another media type, e.g. an
@@ -130,7 +130,7 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
 }
 
 /**
- * Check a release manifest's bytes and structure (reference G3-G8).
+ * Check a release manifest's bytes and structure (check G3-G8, docs/fetch.md).
  *
  * @param bytes the raw manifest bytes as downloaded.
  * @returns the artifact kind, config and the layers with their titles.

@@ -46,7 +46,7 @@ export interface PrivacyOptions {
   /**
    * Bootstrap callback: when the package (or registry repository) is absent,
    * it is called once to push the zero-layer bootstrap artifact to tag
-   * `private-bootstrap` (reference 2.10); the lookup then runs again. For an
+   * `private-bootstrap` (docs/release-publish.md); the lookup then runs again. For an
    * `oci-layout:` store its presence means "create the directory 0700".
    * Without it an absent package fails with `PRIVACY_ABSENT`.
    */
@@ -63,7 +63,7 @@ export interface PrivacyOptions {
   retry?: Partial<RetryPolicy>;
 }
 
-/** Positive evidence from the GitHub Packages API (reference 5.1). */
+/** Positive evidence from the GitHub Packages API (docs/release-publish.md). */
 export interface GitHubPackageEvidence {
   apiUrl: string;
   owner: string;
@@ -197,7 +197,7 @@ function apiFailure(what: string, answer: GitHubApiAnswer): PrivacyError {
 
 /**
  * The login of the token's user (`GET /user`), checked against
- * `[A-Za-z0-9-]+` (reference 5.1 session setup; the registry username for ghcr.io).
+ * `[A-Za-z0-9-]+` (docs/release-publish.md; the registry username for ghcr.io).
  * @throws PrivacyError `PRIVACY_TOKEN_MISSING`, `PRIVACY_API_FAILED`, `PRIVACY_NO_STATUS`, `PRIVACY_CREDENTIAL_UNKNOWN`.
  */
 export async function packageCredentialLogin(options: Omit<PrivacyOptions, "bootstrap"> = {}): Promise<string> {

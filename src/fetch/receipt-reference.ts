@@ -1,7 +1,7 @@
 /**
  * The digest reference of a published receipt's OCI artifact, computed from
  * the receipt bytes alone: the receipt manifest `writeLayout` makes (artifactType
- * receipt, one layer `release-receipt.json`, reference section 4) is
+ * receipt, one layer `release-receipt.json`; docs/fetch.md) is
  * deterministic. Kept apart from `fleet.ts` so `verify-final-receipt` can pin
  * a receipt reference without loading the registry client.
  */

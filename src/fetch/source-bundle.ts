@@ -77,7 +77,7 @@ async function runGit(git: string, args: string[], env: ChildEnvironment, timeou
 }
 
 /**
- * Verify a release source bundle (reference B1-B4) in a fresh scratch bare
+ * Verify a release source bundle (check B1-B4, docs/fetch.md) in a fresh scratch bare
  * repository that is always removed afterwards.
  *
  * @param bundlePath the `release-source.bundle` file.
