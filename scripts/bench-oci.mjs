@@ -197,8 +197,8 @@ try {
     await run("sync", []);
     const fetched = await phase("fetch", ["--repository", repository, "--out", outDir]);
     for (let i = 0; i < 4; i += 1) {
-      const got = await oci.hashFile(path.join(outDir, `layer-${i}.bin`));
-      const want = await oci.hashFile(inputs.get(`dist/layer-${i}.bin`));
+      const got = await oci.digestFile(path.join(outDir, `layer-${i}.bin`));
+      const want = await oci.digestFile(inputs.get(`dist/layer-${i}.bin`));
       if (got.digest !== want.digest) throw new Error(`fetched layer ${i} differs`);
     }
     await rm(outDir, { recursive: true, force: true });

@@ -11,9 +11,8 @@
 import { isLoopbackHost, type Repository } from "../contract/reference.js";
 import { OciError } from "../oci/errors.js";
 import { refusedHop } from "../oci/origin.js";
-import { parseChallenges, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
+import { parseChallenges, parseTokenResponse, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
 import { HttpAgents, discard, headerValue, headerValues, sendRequest, type HttpResponse } from "../oci/registry-http.js";
-import { parseTokenResponse } from "../oci/registry-session.js";
 import { RETRYABLE_STATUS, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
 import { networkReason } from "../github/api.js";
 import { PrivacyError } from "./errors.js";

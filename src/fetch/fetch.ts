@@ -27,7 +27,7 @@ import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
 import { credentialsFromDockerConfig } from "../oci/credential-store.js";
-import { credentialsFromEnv as registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
+import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
@@ -130,7 +130,7 @@ export interface VerifiedDownload extends FetchResult {
 
 /**
  * Registry credentials from the environment: `REGISTRY_USERNAME` +
- * `REGISTRY_PASSWORD` or `REGISTRY_TOKEN` (the OCI layer's `credentialsFromEnv`), else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
+ * `REGISTRY_PASSWORD` or `REGISTRY_TOKEN` (the OCI layer's `registryCredentialsFromEnv`), else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
  * GHCR accepts any user name with a token). Returns undefined when none apply.
  * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set.
  */

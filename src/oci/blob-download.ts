@@ -227,6 +227,53 @@ function connect(url: URL, request: BlobDownloadRequest, buffer: Buffer, onData:
   return net.connect({ host, port, onread }, onConnect);
 }
 
+/** One step of reading the response head: more bytes needed, a final outcome, or the body's first bytes. */
+type HeadStep = { kind: "more"; buffered: Buffer } | { kind: "done"; outcome: BlobDownloadAnswer | Error } | { kind: "body"; rest: Buffer };
+
+/** Add `bytes` to the head read so far (`buffered`) and decide: only the plain answer goes on to the body. */
+function headStep(buffered: Buffer, bytes: Buffer, desc: Descriptor, label: string): HeadStep {
+  const head = buffered.length === 0 ? bytes : Buffer.concat([buffered, bytes]);
+  const end = head.indexOf("\r\n\r\n");
+  if (end < 0) {
+    if (head.length > MAX_HEAD_BYTES) return { kind: "done", outcome: new OciError("OCI_RESPONSE_INVALID", `${label}: response head larger than ${MAX_HEAD_BYTES} bytes`) };
+    return { kind: "more", buffered: head };
+  }
+  const parsed = parseResponseHead(head.subarray(0, end).toString("latin1"));
+  try {
+    if (parsed === undefined || !plainAnswer(parsed, desc, label)) return { kind: "done", outcome: { kind: "other", head: parsed } };
+  } catch (error) {
+    return { kind: "done", outcome: error as Error };
+  }
+  return { kind: "body", rest: head.subarray(end + 4) };
+}
+
+/**
+ * The socket's failure events: before the body they end the attempt with
+ * `other` (the general client takes over; a stalled head is `OCI_TIMEOUT`),
+ * during the body they fail the sink (truncation, timeout).
+ */
+function watchSocket(socket: net.Socket, label: string, sink: () => BodySink | undefined, finish: (outcome: BlobDownloadAnswer | Error) => void): void {
+  socket.on("timeout", () => {
+    const error = new OciError("OCI_TIMEOUT", `${label}: body timed out`);
+    const body = sink();
+    if (body === undefined) finish(error);
+    else body.fail(error);
+    socket.destroy();
+  });
+  socket.on("error", (error) => {
+    const body = sink();
+    if (body === undefined) finish({ kind: "other", head: undefined });
+    else body.fail(new OciError("OCI_SIZE_MISMATCH", `${label}: connection closed before all bytes arrived (truncated)`, { cause: error }));
+  });
+  for (const event of ["end", "close"]) {
+    socket.on(event, () => {
+      const body = sink();
+      if (body === undefined) finish({ kind: "other", head: undefined });
+      else body.end();
+    });
+  }
+}
+
 /**
  * Download the blob `desc` from `request.url` into the open file `fd`
  * (positions 0 .. size-1), verified; see the module comment.
@@ -239,7 +286,7 @@ export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd:
   const label = `OCI blob ${desc.digest}`;
   return new Promise<BlobDownloadAnswer>((resolve, reject) => {
     let settled = false;
-    let head: Buffer | null = Buffer.alloc(0);
+    let head: Buffer = Buffer.alloc(0);
     let sink: BodySink | undefined;
     let paused = false;
     const finish = (outcome: BlobDownloadAnswer | Error): void => {
@@ -250,76 +297,33 @@ export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd:
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     };
-    const events = {
-      pause: () => {
-        if (!paused) {
-          paused = true;
-          socket.pause();
-        }
-      },
-      resume: () => {
-        if (paused) {
-          paused = false;
-          socket.resume();
-        }
-      },
-      settle: (error?: Error) => finish(error ?? { kind: "written" }),
-      progress: onProgress,
+    const flow = (pause: boolean): void => {
+      if (paused === pause) return;
+      paused = pause;
+      if (pause) socket.pause();
+      else socket.resume();
     };
+    const events = { pause: () => flow(true), resume: () => flow(false), settle: (error?: Error) => finish(error ?? { kind: "written" }), progress: onProgress };
     const onHead = (bytes: Buffer): void => {
-      head = head === null ? bytes : Buffer.concat([head, bytes]);
-      const end = head.indexOf("\r\n\r\n");
-      if (end < 0) {
-        if (head.length > MAX_HEAD_BYTES) finish(new OciError("OCI_RESPONSE_INVALID", `${label}: response head larger than ${MAX_HEAD_BYTES} bytes`));
+      const step = headStep(head, bytes, desc, label);
+      if (step.kind === "more") {
+        head = step.buffered;
         return;
       }
-      const parsed = parseResponseHead(head.subarray(0, end).toString("latin1"));
-      const rest = head.subarray(end + 4);
-      head = null;
       clearTimeout(headTimer);
-      try {
-        if (parsed === undefined || !plainAnswer(parsed, desc, label)) {
-          finish({ kind: "other", head: parsed });
-          return;
-        }
-      } catch (error) {
-        finish(error as Error);
-        return;
-      }
+      if (step.kind === "done") return finish(step.outcome);
       socket.setTimeout(request.bodyTimeoutMs);
       sink = new BodySink(desc, fd, label, events);
-      if (rest.length > 0) sink.take(rest);
+      if (step.rest.length > 0) sink.take(step.rest);
     };
-    const socket = connect(
-      request.url,
-      request,
-      Buffer.allocUnsafeSlow(BUFFER_BYTES),
-      (n, buf) => {
-        if (settled) return;
-        const view = buf.subarray(0, n);
-        if (sink !== undefined) sink.take(view);
-        else onHead(Buffer.from(view));
-      },
-      () => socket.write(requestText(request.url, request.headers)),
-    );
+    const onData = (n: number, buf: Buffer): void => {
+      if (settled) return;
+      const view = buf.subarray(0, n);
+      if (sink !== undefined) sink.take(view);
+      else onHead(Buffer.from(view));
+    };
+    const socket = connect(request.url, request, Buffer.allocUnsafeSlow(BUFFER_BYTES), onData, () => socket.write(requestText(request.url, request.headers)));
     const headTimer = setTimeout(() => finish({ kind: "other", head: undefined }), request.headersTimeoutMs);
-    socket.on("timeout", () => {
-      const error = new OciError("OCI_TIMEOUT", `${label}: body timed out`);
-      if (sink === undefined) finish(error);
-      else sink.fail(error);
-      socket.destroy();
-    });
-    socket.on("error", (error) => {
-      if (sink === undefined) finish({ kind: "other", head: undefined });
-      else sink.fail(new OciError("OCI_SIZE_MISMATCH", `${label}: connection closed before all bytes arrived (truncated)`, { cause: error }));
-    });
-    socket.on("end", () => {
-      if (sink === undefined) finish({ kind: "other", head: undefined });
-      else sink.end();
-    });
-    socket.on("close", () => {
-      if (sink === undefined) finish({ kind: "other", head: undefined });
-      else sink.end();
-    });
+    watchSocket(socket, label, () => sink, finish);
   });
 }

@@ -9,7 +9,7 @@
  * `digest` went through. Consumers must not trust the bytes before the stream
  * finished cleanly. Reference `original-release-contract.md` 3.11 and 3.14.
  */
-import { hashFile as hashFileSha256 } from "../contract/manifest.js";
+import { hashFile } from "../contract/manifest.js";
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
@@ -181,11 +181,12 @@ export async function readAllBounded(
 }
 
 /**
- * SHA-256 and size of a regular file, streamed (never read whole).
+ * The OCI digest and size of a regular file: the project's one streaming
+ * file hash (`hashFile` in src/contract/manifest.ts), as `sha256:<hex>`.
  * @returns `{digest: "sha256:<hex>", size}` (bytes).
  */
-export async function hashFile(filePath: string): Promise<{ digest: string; size: number }> {
-  const { sha256, size } = await hashFileSha256(filePath);
+export async function digestFile(filePath: string): Promise<{ digest: string; size: number }> {
+  const { sha256, size } = await hashFile(filePath);
   return { digest: "sha256:" + sha256, size };
 }
 
@@ -208,7 +209,7 @@ export async function verifyBlobFile(filePath: string, desc: Descriptor): Promis
   if (st.size !== desc.size) {
     throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
   }
-  const found = await hashFile(filePath);
+  const found = await digestFile(filePath);
   if (found.size !== desc.size) {
     throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, read ${found.size}`);
   }

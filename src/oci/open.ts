@@ -5,11 +5,13 @@
  * Plain HTTP only for loopback hosts and only with `plainHttp: true`.
  */
 import { HermesPluginKitError } from "../contract/errors.js";
-import { isLoopbackHost, parseRepository } from "../contract/reference.js";
+import { parseRepository } from "../contract/reference.js";
 import { OciError } from "./errors.js";
 import { LayoutTarget } from "./layout-target.js";
 import { OrasTarget, type OrasTargetOptions } from "./oras-target.js";
-import { RegistryTarget, type RegistryCredentials, type RegistryTargetOptions } from "./registry-target.js";
+import { requirePlainHttpAllowed } from "./origin.js";
+import type { RegistryCredentials } from "./registry-auth.js";
+import { RegistryTarget, type RegistryTargetOptions } from "./registry-target.js";
 import type { Target } from "./target.js";
 
 /** Options of {@link openTarget}. */
@@ -49,9 +51,7 @@ export async function openTarget(repository: string, options: OpenTargetOptions 
   if (parsed.kind === "layout") {
     return LayoutTarget.open(parsed.dir, { create: options.create === true });
   }
-  if (options.plainHttp === true && !isLoopbackHost(parsed.host)) {
-    throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${parsed.host}`);
-  }
+  requirePlainHttpAllowed(parsed.host, options.plainHttp === true);
   if (options.transport === "oras") {
     const orasOptions: OrasTargetOptions = { repository, plainHttp: options.plainHttp === true };
     if (options.credentials !== undefined) orasOptions.credentials = options.credentials;

@@ -19,7 +19,7 @@ import { finished, pipeline } from "node:stream/promises";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { LAYOUT_REF_NAME } from "../contract/constants.js";
 import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
-import { isLoopbackHost, parseRepository } from "../contract/reference.js";
+import { parseRepository } from "../contract/reference.js";
 import {
   DescriptorVerifier,
   STREAM_HIGH_WATER_MARK,
@@ -29,6 +29,7 @@ import {
 } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded } from "./subprocess.js";
+import { requirePlainHttpAllowed } from "./origin.js";
 import { openBlobStream } from "./layout.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import type { Descriptor, Target } from "./target.js";
@@ -129,9 +130,7 @@ export class OrasTarget implements Target {
       throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository for oras: ${describe(options.repository)}`);
     }
     if (parsed.kind !== "registry") throw new OciError("OCI_REPOSITORY_INVALID", `oras needs a registry repository, not ${describe(options.repository)}`);
-    if (options.plainHttp === true && !isLoopbackHost(parsed.host)) {
-      throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${parsed.host}`);
-    }
+    requirePlainHttpAllowed(parsed.host, options.plainHttp === true);
     if (options.credentials !== undefined && "token" in options.credentials) {
       throw new OciError("OCI_AUTH_FAILED", "the oras transport needs a username and password (REGISTRY_USERNAME/REGISTRY_PASSWORD)");
     }

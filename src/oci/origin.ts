@@ -10,8 +10,21 @@
  *   origin a server points at gets none.
  */
 import { isLoopbackHost } from "../contract/reference.js";
+import { OciError } from "./errors.js";
 
-/** True when `url` may be contacted at all: `https:`, or `http:` to a loopback host with `plainHttp`. */
+/**
+ * The plain-HTTP rule of a repository (DESIGN.md section 3 "Repository"),
+ * checked once where a registry repository is opened (`openTarget`,
+ * `RegistryTarget`, `OrasTarget`): `plainHttp` only for a loopback host.
+ * @throws OciError `OCI_PLAIN_HTTP_REFUSED`.
+ */
+export function requirePlainHttpAllowed(host: string, plainHttp: boolean): void {
+  if (plainHttp && !isLoopbackHost(host)) {
+    throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${host}; drop --plain-http (plainHttp) or use a loopback registry`);
+  }
+}
+
+/** True when `url` may be contacted at all: `https:`, or `http:` to a loopback host with `plainHttp` (the same rule for every URL a server hands us). */
 export function schemeAllowed(url: URL, plainHttp: boolean): boolean {
   if (url.protocol === "https:") return true;
   return url.protocol === "http:" && plainHttp && isLoopbackHost(url.hostname);

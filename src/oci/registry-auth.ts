@@ -1,8 +1,11 @@
 /**
  * Registry authentication pieces (OCI distribution-spec + the Docker token
- * flow GHCR uses): `WWW-Authenticate` challenge parsing, credential shapes,
- * and reading credentials from the environment or stdin (never argv).
+ * flow GHCR uses): the one `WWW-Authenticate` challenge parser (RFC 9110
+ * section 11.6.1; also the privacy probe's), token endpoint answers,
+ * credential shapes, and reading credentials from the environment or stdin
+ * (never argv).
  */
+import { parseStrictJson } from "../contract/canonical-json.js";
 import { OciError } from "./errors.js";
 
 /**
@@ -60,7 +63,7 @@ export function parseChallenges(header: string | undefined): AuthChallenge[] {
  * (GitHub Actions: `REGISTRY_USERNAME=${{ github.actor }}`, `REGISTRY_PASSWORD=${{ secrets.GITHUB_TOKEN }}`.)
  * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set.
  */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryCredentials | undefined {
+export function registryCredentialsFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryCredentials | undefined {
   const username = env["REGISTRY_USERNAME"];
   const password = env["REGISTRY_PASSWORD"];
   const token = env["REGISTRY_TOKEN"];
@@ -91,4 +94,29 @@ export async function readSecretFromStream(stream: NodeJS.ReadableStream = proce
   const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
   if (text.length === 0) throw new OciError("OCI_AUTH_FAILED", "no secret on stdin");
   return text;
+}
+
+/**
+ * A token endpoint's answer: strict JSON (duplicate keys refused), `token`
+ * and/or `access_token` (both present must agree), optional `expires_in` (s).
+ * @returns the token and its expiry (`expires_in` - 10 s, default 60 s).
+ * @throws OciError `OCI_RESPONSE_INVALID`.
+ */
+export function parseTokenResponse(body: Buffer, origin: string): { token: string; expiresAt: number } {
+  let obj: Record<string, unknown>;
+  try {
+    obj = parseStrictJson(body, { rejectIntegralFloats: false });
+  } catch {
+    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} did not answer a JSON object (duplicate keys are refused)`);
+  }
+  const candidates = [obj["token"], obj["access_token"]].filter((t) => t !== undefined && t !== "");
+  const token = candidates[0];
+  if (candidates.length === 2 && candidates[0] !== candidates[1]) {
+    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} answered two different tokens (token and access_token)`);
+  }
+  if (typeof token !== "string" || /[\r\n]/.test(token)) {
+    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} answered without a token`);
+  }
+  const expiresIn = typeof obj["expires_in"] === "number" && obj["expires_in"] > 0 ? obj["expires_in"] : 60;
+  return { token, expiresAt: Date.now() + Math.max(1, expiresIn - 10) * 1000 };
 }

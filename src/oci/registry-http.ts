@@ -61,6 +61,35 @@ export class HttpAgents {
   }
 }
 
+/** Socket error codes of a reset or refused connection (retried while a body can be replayed). */
+export const RESET_CODES: ReadonlySet<string> = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ECONNABORTED"]);
+/** Error codes of a stalled request ({@link sendRequest}'s own, and the socket's). */
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "ETIMEDOUT"]);
+
+/** The `code` of a Node/transport error, if any. */
+export function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  if (e && typeof e.code === "string") return e.code;
+  if (e && e.cause && typeof e.cause.code === "string") return e.cause.code;
+  return undefined;
+}
+
+/** True for Node/OpenSSL TLS and certificate error codes. */
+export function isTlsErrorCode(code: string): boolean {
+  return code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || code === "EPROTO" || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code);
+}
+
+/**
+ * Map a stream/transport error of a response body to an {@link OciError}:
+ * timeouts -> `OCI_TIMEOUT`, early close/reset -> `OCI_SIZE_MISMATCH`.
+ */
+export function bodyError(error: unknown, label: string): OciError {
+  if (error instanceof OciError) return error;
+  const code = errorCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return new OciError("OCI_TIMEOUT", `${label}: body timed out`, { cause: error });
+  return new OciError("OCI_SIZE_MISMATCH", `${label}: connection closed before all bytes arrived (truncated)`, { cause: error });
+}
+
 function codedError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }

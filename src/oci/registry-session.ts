@@ -18,19 +18,16 @@
  * OCI Distribution Spec v1.1 (auth per the Docker token specification).
  */
 import { Readable } from "node:stream";
-import { parseStrictJson } from "../contract/canonical-json.js";
 import { OciError, type OciErrorCode } from "./errors.js";
 import { refusedHop, sameOrigin, schemeAllowed } from "./origin.js";
-import { parseChallenges, type AuthChallenge, type RegistryCredentials } from "./registry-auth.js";
-import { HttpAgents, discard, headerValue, headerValues, sendRequest, type HttpResponse } from "./registry-http.js";
+import { parseChallenges, parseTokenResponse, type AuthChallenge, type RegistryCredentials } from "./registry-auth.js";
+import { HttpAgents, RESET_CODES, TIMEOUT_CODES, bodyError, discard, errorCode, headerValue, headerValues, isTlsErrorCode, sendRequest, type HttpResponse } from "./registry-http.js";
 import { RETRYABLE_STATUS, describeRetryableStatus, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "./retry.js";
 
 /** Ceiling of error bodies and token responses (bytes). */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_REDIRECTS = 5;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
-const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "ECONNREFUSED", "ECONNABORTED"]);
-const TIMEOUT_CODES = new Set(["HEADERS_TIMEOUT", "BODY_TIMEOUT", "ETIMEDOUT"]);
 
 /** The token scope of a request: `pull`, `push` (`pull,push`) or none (`/v2/`, token endpoints). */
 export type Scope = "pull" | "push" | "none";
@@ -61,30 +58,6 @@ export interface RegistrySessionOptions {
   bodyTimeoutMs?: number | undefined;
   /** Token realm origins (`https://auth.example`) that may receive the credentials besides the registry's own origin. */
   trustedTokenRealms?: readonly string[] | undefined;
-}
-
-/** The `code` of a Node/transport error, if any. */
-export function errorCode(error: unknown): string | undefined {
-  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  if (e && typeof e.code === "string") return e.code;
-  if (e && e.cause && typeof e.cause.code === "string") return e.cause.code;
-  return undefined;
-}
-
-/** True for Node/OpenSSL TLS and certificate error codes. */
-function isTlsErrorCode(code: string): boolean {
-  return code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || code === "EPROTO" || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code);
-}
-
-/**
- * Map a stream/transport error of a response body to an {@link OciError}:
- * timeouts -> `OCI_TIMEOUT`, early close/reset -> `OCI_SIZE_MISMATCH`.
- */
-export function bodyError(error: unknown, label: string): OciError {
-  if (error instanceof OciError) return error;
-  const code = errorCode(error);
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return new OciError("OCI_TIMEOUT", `${label}: body timed out`, { cause: error });
-  return new OciError("OCI_SIZE_MISMATCH", `${label}: connection closed before all bytes arrived (truncated)`, { cause: error });
 }
 
 /** Authentication, retries, redirects and the origin rules of one registry; see the module comment. */
@@ -492,29 +465,4 @@ export class RegistrySession {
   allows(url: URL): boolean {
     return schemeAllowed(url, this.plainHttp);
   }
-}
-
-/**
- * A token endpoint's answer: strict JSON (duplicate keys refused), `token`
- * and/or `access_token` (both present must agree), optional `expires_in` (s).
- * @returns the token and its expiry (`expires_in` - 10 s, default 60 s).
- * @throws OciError `OCI_RESPONSE_INVALID`.
- */
-export function parseTokenResponse(body: Buffer, origin: string): { token: string; expiresAt: number } {
-  let obj: Record<string, unknown>;
-  try {
-    obj = parseStrictJson(body, { rejectIntegralFloats: false });
-  } catch {
-    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} did not answer a JSON object (duplicate keys are refused)`);
-  }
-  const candidates = [obj["token"], obj["access_token"]].filter((t) => t !== undefined && t !== "");
-  const token = candidates[0];
-  if (candidates.length === 2 && candidates[0] !== candidates[1]) {
-    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} answered two different tokens (token and access_token)`);
-  }
-  if (typeof token !== "string" || /[\r\n]/.test(token)) {
-    throw new OciError("OCI_RESPONSE_INVALID", `token endpoint ${origin} answered without a token`);
-  }
-  const expiresIn = typeof obj["expires_in"] === "number" && obj["expires_in"] > 0 ? obj["expires_in"] : 60;
-  return { token, expiresAt: Date.now() + Math.max(1, expiresIn - 10) * 1000 };
 }

@@ -30,23 +30,16 @@ import {
 } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
-import { schemeAllowed } from "./origin.js";
+import { requirePlainHttpAllowed } from "./origin.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import { downloadBlob, singleValue } from "./blob-download.js";
-import { discard, headerValue } from "./registry-http.js";
-import { RegistrySession, bodyError } from "./registry-session.js";
+import { bodyError, discard, headerValue } from "./registry-http.js";
+import { RegistrySession } from "./registry-session.js";
 import { listReferrersApi } from "./registry-referrers.js";
 import { listTags } from "./registry-tags.js";
 import { confirmStored, uploadBlob, type UploadLimits } from "./registry-upload.js";
 import { sleep, type RetryPolicy } from "./retry.js";
 import type { Descriptor, Target } from "./target.js";
-
-export type { RegistryCredentials } from "./registry-auth.js";
-export { credentialsFromEnv, readSecretFromStream, parseChallenges } from "./registry-auth.js";
-export { MAX_ERROR_BODY_BYTES } from "./registry-session.js";
-export { MAX_TAG_PAGE_BYTES, parseNextLink } from "./registry-tags.js";
-export { MIN_CHUNK_BYTES } from "./registry-upload.js";
-export { parseRetryAfter, type RetryPolicy } from "./retry.js";
 
 /** Default largest upload request body, and chunk size above it (bytes): 64 MiB. */
 export const DEFAULT_CHUNK_SIZE = 64 * 1024 * 1024;
@@ -135,10 +128,8 @@ export class RegistryTarget implements Target {
     this.registry = options.registry;
     this.repository = options.repository;
     this.plainHttp = options.plainHttp === true;
+    requirePlainHttpAllowed(parsed.host, this.plainHttp);
     const base = new URL(`${this.plainHttp ? "http" : "https"}://${options.registry}`);
-    if (this.plainHttp && !schemeAllowed(base, true)) {
-      throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${base.hostname}`);
-    }
     this.session = new RegistrySession({
       base,
       repository: options.repository,

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { credentialsFromEnv, parseChallenges, parseNextLink, parseRetryAfter, readSecretFromStream } from "../../src/oci/index.js";
+import { registryCredentialsFromEnv, parseChallenges, parseNextLink, parseRetryAfter, readSecretFromStream } from "../../src/oci/index.js";
 
 async function codeOf(fn: () => unknown): Promise<string> {
   try {
@@ -56,10 +56,10 @@ describe("parseRetryAfter", () => {
 
 describe("credentials", () => {
   it("come from REGISTRY_USERNAME/REGISTRY_PASSWORD or REGISTRY_TOKEN", async () => {
-    expect(credentialsFromEnv({ REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: "p" })).toEqual({ username: "u", password: "p" });
-    expect(credentialsFromEnv({ REGISTRY_TOKEN: "t" })).toEqual({ token: "t" });
-    expect(credentialsFromEnv({})).toBeUndefined();
-    expect(await codeOf(() => credentialsFromEnv({ REGISTRY_USERNAME: "u" }))).toBe("OCI_AUTH_FAILED");
+    expect(registryCredentialsFromEnv({ REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: "p" })).toEqual({ username: "u", password: "p" });
+    expect(registryCredentialsFromEnv({ REGISTRY_TOKEN: "t" })).toEqual({ token: "t" });
+    expect(registryCredentialsFromEnv({})).toBeUndefined();
+    expect(await codeOf(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "u" }))).toBe("OCI_AUTH_FAILED");
   });
 
   it("or from stdin, one trailing newline removed, bounded", async () => {
