@@ -9,9 +9,13 @@ default:
 install:
     npm ci --engine-strict
 
-# Unit lane (evidence gate `unit`): the whole test suite.
+# The whole test suite (CI).
 test:
     npm test
+
+# Unit lane (evidence gate `unit`): every test outside the two lanes below, so the three gates run the suite once.
+test-unit:
+    npm run build && npx vitest run --exclude 'test/contract/**' --exclude 'test/release/**' --exclude 'test/kit/**'
 
 # Run one test file or name pattern, e.g. `just test-one canonical-json`.
 test-one name:

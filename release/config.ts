@@ -12,11 +12,11 @@ import { join } from "node:path";
 import { z } from "zod";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isNpmPackageName, isStableSemver } from "../src/contract/grammar.js";
-import { policyFromPackageJson, type ReleasePolicy } from "../src/contract/policy.js";
+import { policyFromPackageJson, type PackagePolicy } from "../src/contract/policy.js";
 import { ReleaseStepError } from "./errors.js";
 
-export { TEST_GATES, DEFAULT_GATE_COMMANDS } from "../src/contract/policy.js";
-export type { TestGate, GateCommands, ReleasePolicy } from "../src/contract/policy.js";
+export { TEST_GATES, DEFAULT_GATE_COMMANDS, DEFAULT_INSTALL_COMMAND } from "../src/contract/policy.js";
+export type { TestGate, GateCommands, ReleasePolicy, PackagePolicy } from "../src/contract/policy.js";
 
 /** The release-relevant view of a package's package.json. */
 export interface ReleaseConfig {
@@ -31,9 +31,10 @@ export interface ReleaseConfig {
   /**
    * The release policy: `package` (= `name`), `registryRepository`
    * (`hermesPluginKit.repository`) and the declared gate commands
-   * (`hermesPluginKit.gates` over the defaults).
+   * (`hermesPluginKit.gates` over the defaults) and the install command
+   * (`hermesPluginKit.install`, default `npm ci`).
    */
-  policy: ReleasePolicy;
+  policy: PackagePolicy;
 }
 
 const gateCommand = z.string().min(1).max(1000).refine((s) => !/[\0\r\n]/.test(s), "a gate command is one line");
@@ -44,6 +45,7 @@ const PackageJsonSchema = z.object({
   files: z.array(z.string().min(1)).optional(),
   hermesPluginKit: z.object({
     repository: z.string().min(1).max(512),
+    install: gateCommand.optional(),
     gates: z
       .object({
         unit: gateCommand.optional(),
@@ -85,9 +87,9 @@ export async function readReleaseConfig(dir: string): Promise<ReleaseConfig> {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: field ${where || "(root)"} ${issue?.message ?? "is invalid"}`);
   }
   const data = parsed.data;
-  let policy: ReleasePolicy;
+  let policy: PackagePolicy;
   try {
-    policy = policyFromPackageJson(doc);
+    policy = policyFromPackageJson(doc, undefined, path);
   } catch (error) {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: ${(error as Error).message}`);
   }

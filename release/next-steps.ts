@@ -5,7 +5,7 @@
  * and `release demo` print them after success and return them as
  * `next_steps`. Pure: builds strings, reads and writes nothing.
  */
-import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../src/contract/policy.js";
+import { DEFAULT_GATE_COMMANDS, TEST_GATES, type GateCommands } from "../src/contract/policy.js";
 
 /** What {@link consumerNextSteps} fills in. */
 export interface NextStepsInput {
@@ -26,8 +26,8 @@ export interface NextStepsInput {
    * started registry names its password file); default: a generic hint. Never a secret.
    */
   credentialsHint?: string;
-  /** The release's gate commands; when they are not the defaults the consumer must state them (a note line says how). */
-  gates?: GateCommands;
+  /** The release's gate commands; when they are not the defaults a note line shows how a consumer pins them (`--expect-gate`). */
+  gates?: Partial<GateCommands>;
   /** The command that runs the CLI (default `npx hermes-plugin-kit`). */
   cli?: string;
 }
@@ -55,9 +55,12 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
     lines.push(input.credentialsHint ?? `# read credentials for ${host}: REGISTRY_USERNAME + REGISTRY_PASSWORD, REGISTRY_TOKEN, or \`docker login ${host}\``);
   }
   const gates = input.gates;
-  if (gates !== undefined && (Object.keys(DEFAULT_GATE_COMMANDS) as (keyof GateCommands)[]).some((gate) => gates[gate] !== DEFAULT_GATE_COMMANDS[gate])) {
-    // The consumer commands expect the default gate commands unless told otherwise (DESIGN.md section 5, "Whose policy").
-    lines.push(`# this release's gates are not the defaults: run these in a directory whose package.json is {"name": ${JSON.stringify(input.packageName)}, "hermesPluginKit": {"repository": ..., "gates": ${JSON.stringify(gates)}}}`);
+  const custom = gates === undefined ? [] : TEST_GATES.filter((gate) => gates[gate] !== undefined && gates[gate] !== DEFAULT_GATE_COMMANDS[gate]);
+  if (gates !== undefined && custom.length > 0) {
+    // The receipt proves its gates passed and the verified tarball declares them; a consumer pins commands only if it
+    // requires them (DESIGN.md section 5, "Whose policy"): nothing is read from the consumer's directory.
+    const pins = custom.map((gate) => `--expect-gate ${shellWord(`${gate}=${gates[gate] ?? ""}`)}`).join(" ");
+    lines.push(`# this release's gates are not the defaults; to require exactly these commands, add to verify-final-receipt and fleet add: ${pins}`);
   }
   lines.push(
     `${cli} fetch --reference ${shellWord(input.bundleReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect bundle${plain}`,

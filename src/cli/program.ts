@@ -15,6 +15,7 @@
 import { Command, CommanderError } from "commander";
 import { registerContractCommands } from "./commands/contract.js";
 import { registerFetchCommands } from "./commands/fetch.js";
+import { registerFleetCommands } from "./commands/fleet.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
@@ -29,7 +30,8 @@ import { packageVersion } from "./version.js";
  */
 export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (program: Command) => void }[] = [
   { names: ["verify-manifest", "verify-final-receipt"], register: registerContractCommands },
-  { names: ["fetch", "fleet"], register: registerFetchCommands },
+  { names: ["fetch", "resolve"], register: registerFetchCommands },
+  { names: ["fleet"], register: registerFleetCommands },
   { names: ["verify-provenance"], register: registerProvenanceCommands },
   { names: ["release"], register: registerReleaseCommands },
   { names: ["plugin"], register: registerKitCommands },

@@ -1,14 +1,25 @@
 /**
  * Release policy: what a tested manifest or receipt must match, passed in as
- * data (as sigstore-js passes a verification policy) instead of flags.
+ * data (as sigstore-js passes a verification policy) instead of flags. This
+ * module is the one place policy is resolved (docs/fetch.md, what a consumer pins;
+ * docs/release-build.md "Gate commands"):
  *
- * The policy of a releasing package comes from its package.json: `name`,
- * `hermesPluginKit.repository` and `hermesPluginKit.gates` (docs/release-build.md,
- * evidence gates).
+ * - a **producer** (the release steps) reads its own checkout's package.json:
+ *   {@link policyFromPackageJson} (`name`, `hermesPluginKit.repository`,
+ *   `hermesPluginKit.gates`, `hermesPluginKit.install`);
+ * - a **consumer** gets expectations only from what it pins (the reference,
+ *   `--repository`, `--package`, `--expect-gate`, a fleet lock) or from a
+ *   local policy file it names explicitly (`--policy package.json`):
+ *   {@link resolveConsumerExpectations}, completed per document by
+ *   {@link policyForDocument}; the release's own verified bytes declare the
+ *   gates that ran ({@link gatesDeclaredBy} on the tarball's package.json,
+ *   checked by {@link checkDeclaredGates}).
+ *
+ * Every expectation carries the place it came from, and errors name it.
  */
 import { ReleaseContractError } from "./errors.js";
 import { describe, isNpmPackageName } from "./grammar.js";
-import { parseRepository } from "./reference.js";
+import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
 
@@ -22,13 +33,29 @@ export const EVIDENCE_KEYS = [...TEST_GATES, "workflow"] as const;
 /** The command each test gate must have run, exactly. */
 export type GateCommands = Record<TestGate, string>;
 
-/** Default gate commands (the `justfile` recipes of a releasing package). */
+/**
+ * Default gate commands: npm scripts, so a plugin project needs no other
+ * tool (`hermes-plugin-kit init` writes `test`, `build` and `doctor` scripts).
+ */
 export const DEFAULT_GATE_COMMANDS: Readonly<GateCommands> = Object.freeze({
-  unit: "just test",
-  public_contract: "just test-release",
-  host_contract: "just test-contract",
-  build_metadata: "just build && just check-dist",
+  unit: "npm test",
+  public_contract: "npm run doctor -- --no-call",
+  host_contract: "npm run doctor",
+  build_metadata: "npm run build",
 });
+
+/** Default install command: what makes a restored checkout runnable before its gates. */
+export const DEFAULT_INSTALL_COMMAND = "npm ci";
+
+/** Where each expectation of a policy came from (named in error messages). */
+export interface PolicySources {
+  /** e.g. `--package`, `the release's own package name`. */
+  package?: string;
+  /** e.g. `--repository`, `the pinned reference`, `package.json hermesPluginKit.repository (--policy)`. */
+  repository?: string;
+  /** e.g. `--expect-gate`, `the fleet lock`, `package.json hermesPluginKit.gates of the checkout`. */
+  gates?: string;
+}
 
 /** What release documents are checked against. */
 export interface ReleasePolicy {
@@ -36,8 +63,14 @@ export interface ReleasePolicy {
   package: string;
   /** The one registry repository allowed, e.g. `ghcr.io/owner/name` or `oci-layout:/srv/store`. */
   registryRepository: string;
-  /** Declared gate commands. */
-  gates: GateCommands;
+  /**
+   * Pinned gate commands: a gate listed here must have run exactly this
+   * command; a gate not listed may have run any non-empty command (it must
+   * still have passed on `source_sha`).
+   */
+  gates: Partial<GateCommands>;
+  /** Where the expectations came from. */
+  sources?: PolicySources;
   /**
    * Install-time behaviours the releasing package declares
    * (`hermesPluginKit.installTime`, see `install-time.ts`); absent = none.
@@ -46,44 +79,83 @@ export interface ReleasePolicy {
   installTime?: readonly string[];
 }
 
+/** The policy a releasing package declares for itself (producer side): every gate and the install command. */
+export interface PackagePolicy extends ReleasePolicy {
+  gates: GateCommands;
+  /** `hermesPluginKit.install` (default {@link DEFAULT_INSTALL_COMMAND}): run in the restored checkout before the gates. */
+  install: string;
+}
+
+function invalid(message: string): never {
+  throw new ReleaseContractError("POLICY_INVALID", message);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function requireCommand(value: unknown, field: string): string {
+  if (typeof value !== "string" || value.trim().length === 0 || value.length > 1000 || /[\0\r\n]/.test(value)) {
+    invalid(`${field} must be a non-empty one-line command string, found ${describe(value)}`);
+  }
+  return value;
+}
+
 /**
- * Derive the policy from a parsed package.json object: `name`,
- * `hermesPluginKit.repository` (or `repositoryOverride`), `hermesPluginKit.gates`
- * merged over {@link DEFAULT_GATE_COMMANDS}, `hermesPluginKit.installTime`.
+ * The gate commands a package.json declares: `hermesPluginKit.gates` over
+ * {@link DEFAULT_GATE_COMMANDS}.
+ * @param origin names the file in error messages.
  * @throws ReleaseContractError `POLICY_INVALID` naming the field.
  */
-export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string): ReleasePolicy {
-  if (pkg === null || typeof pkg !== "object" || Array.isArray(pkg)) {
-    throw new ReleaseContractError("POLICY_INVALID", "package.json must be an object");
+export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateCommands {
+  const section = isRecord(pkg) ? pkg["hermesPluginKit"] : undefined;
+  const declared = isRecord(section) ? section["gates"] : undefined;
+  const gates: GateCommands = { ...DEFAULT_GATE_COMMANDS };
+  if (declared === undefined) return gates;
+  if (!isRecord(declared)) invalid(`${origin} hermesPluginKit.gates must be an object`);
+  for (const [key, value] of Object.entries(declared)) {
+    if (!(TEST_GATES as readonly string[]).includes(key)) {
+      invalid(`${origin} hermesPluginKit.gates has unknown gate ${describe(key)} (expected one of ${TEST_GATES.join(", ")})`);
+    }
+    gates[key as TestGate] = requireCommand(value, `${origin} hermesPluginKit.gates.${key}`);
   }
-  const record = pkg as Record<string, unknown>;
-  const name = record["name"];
-  if (!isNpmPackageName(name)) throw new ReleaseContractError("POLICY_INVALID", `package.json name must be an npm package name, found ${describe(name)}`);
-  const section = record["hermesPluginKit"];
-  const kit = section !== null && typeof section === "object" && !Array.isArray(section) ? (section as Record<string, unknown>) : {};
+  return gates;
+}
+
+/**
+ * Derive a releasing package's own policy from its parsed package.json:
+ * `name`, `hermesPluginKit.repository` (or `repositoryOverride`, the
+ * `--repository` flag), `hermesPluginKit.gates` merged over
+ * {@link DEFAULT_GATE_COMMANDS}, `hermesPluginKit.install` (default `npm ci`).
+ * @param origin names the file in error messages and sources (default `package.json`).
+ * @throws ReleaseContractError `POLICY_INVALID` naming the field.
+ */
+export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string, origin = "package.json"): PackagePolicy {
+  if (!isRecord(pkg)) invalid(`${origin} must be an object`);
+  const name = pkg["name"];
+  if (!isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describe(name)}`);
+  const section = pkg["hermesPluginKit"];
+  if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object`);
+  const kit = section ?? {};
   const repository = repositoryOverride ?? kit["repository"];
   if (typeof repository !== "string") {
-    throw new ReleaseContractError("POLICY_INVALID", `package.json hermesPluginKit.repository must name the registry repository, found ${describe(repository)}`);
+    invalid(`${origin} hermesPluginKit.repository must name the registry repository, found ${describe(repository)} (or pass --repository)`);
   }
   parseRepository(repository);
-  const gates: GateCommands = { ...DEFAULT_GATE_COMMANDS };
-  const declared = kit["gates"];
-  if (declared !== undefined) {
-    if (declared === null || typeof declared !== "object" || Array.isArray(declared)) {
-      throw new ReleaseContractError("POLICY_INVALID", "package.json hermesPluginKit.gates must be an object");
-    }
-    for (const [key, value] of Object.entries(declared as Record<string, unknown>)) {
-      if (!(TEST_GATES as readonly string[]).includes(key)) {
-        throw new ReleaseContractError("POLICY_INVALID", `package.json hermesPluginKit.gates has unknown gate ${describe(key)} (expected one of ${TEST_GATES.join(", ")})`);
-      }
-      if (typeof value !== "string" || value.trim().length === 0) {
-        throw new ReleaseContractError("POLICY_INVALID", `package.json hermesPluginKit.gates.${key} must be a non-empty command string`);
-      }
-      gates[key as TestGate] = value;
-    }
-  }
+  const install = kit["install"] === undefined ? DEFAULT_INSTALL_COMMAND : requireCommand(kit["install"], `${origin} hermesPluginKit.install`);
   const installTime = installTimeDeclaredBy(pkg);
-  return { package: name, registryRepository: repository, gates, ...(installTime.length > 0 ? { installTime } : {}) };
+  return {
+    package: name,
+    registryRepository: repository,
+    gates: gatesDeclaredBy(pkg, origin),
+    install,
+    ...(installTime.length > 0 ? { installTime } : {}),
+    sources: {
+      package: `${origin} name`,
+      repository: repositoryOverride !== undefined ? "--repository" : `${origin} hermesPluginKit.repository`,
+      gates: `${origin} hermesPluginKit.gates`,
+    },
+  };
 }
 
 /**
@@ -92,51 +164,169 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string)
  * @throws ReleaseContractError `POLICY_INVALID` when it exists but is not valid JSON.
  */
 export async function readPackageJsonFile(dir: string): Promise<Record<string, unknown> | undefined> {
-  const { readFile } = await import("node:fs/promises");
   const { join } = await import("node:path");
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(join(dir, "package.json"));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new ReleaseContractError("POLICY_INVALID", `cannot read ${join(dir, "package.json")}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
-  }
-  try {
-    return parseStrictJson(bytes, { rejectIntegralFloats: false });
-  } catch (error) {
-    throw new ReleaseContractError("POLICY_INVALID", `${join(dir, "package.json")} is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
-/** Inputs of {@link resolveVerificationPolicy}. */
-export interface PolicyOverrides {
-  /** Expected package name; default: the package.json `name` when it declares `hermesPluginKit`, else `fallbackPackage`. */
-  package?: string;
-  /** Expected repository; default: package.json `hermesPluginKit.repository`, else `fallbackRepository`. */
-  repository?: string;
-  /** Used when neither the flag nor package.json gives a package. */
-  fallbackPackage?: string;
-  /** Used when neither the flag nor package.json gives a repository. */
-  fallbackRepository?: string;
+  return readPolicyFile(join(dir, "package.json"), true);
 }
 
 /**
- * Resolve the policy a consumer command verifies against: explicit overrides
- * first, then the `hermesPluginKit` section of the package.json in `dir`,
- * then the fallbacks. Gate commands come from that package.json's
- * `hermesPluginKit.gates` when it is the releasing package, else the defaults.
- * @throws ReleaseContractError `POLICY_INVALID` when no repository can be determined.
+ * Read a policy file (a package.json) named explicitly by the caller.
+ * @param allowMissing return `undefined` instead of failing when the file does not exist.
+ * @throws ReleaseContractError `POLICY_INVALID` (unreadable, larger than 1 MiB, not strict JSON, not an object).
  */
-export async function resolveVerificationPolicy(dir: string, overrides: PolicyOverrides): Promise<ReleasePolicy> {
-  const pkg = await readPackageJsonFile(dir);
-  const kit = pkg?.["hermesPluginKit"];
-  const declared = kit !== null && typeof kit === "object" && !Array.isArray(kit) ? (kit as Record<string, unknown>) : undefined;
-  const repository = overrides.repository ?? (typeof declared?.["repository"] === "string" ? (declared["repository"] as string) : undefined) ?? overrides.fallbackRepository;
-  if (repository === undefined) {
-    throw new ReleaseContractError("POLICY_INVALID", "no registry repository to verify against: pass --repository or set hermesPluginKit.repository in package.json");
+export async function readPolicyFile(path: string, allowMissing?: false): Promise<Record<string, unknown>>;
+export async function readPolicyFile(path: string, allowMissing: true): Promise<Record<string, unknown> | undefined>;
+export async function readPolicyFile(path: string, allowMissing = false): Promise<Record<string, unknown> | undefined> {
+  const { readFile, stat } = await import("node:fs/promises");
+  let bytes: Buffer;
+  try {
+    const st = await stat(path);
+    if (!st.isFile() || st.size > 1024 * 1024) invalid(`policy file ${path} must be a regular file of at most 1 MiB`);
+    bytes = await readFile(path);
+  } catch (error) {
+    if (error instanceof ReleaseContractError) throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" && allowMissing) return undefined;
+    invalid(`cannot read policy file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
   }
-  const pkgName = overrides.package ?? (declared !== undefined && typeof pkg?.["name"] === "string" ? (pkg["name"] as string) : undefined) ?? overrides.fallbackPackage;
-  const sameReleasingPackage = declared !== undefined && pkg?.["name"] === pkgName;
-  const base = sameReleasingPackage ? policyFromPackageJson(pkg, repository) : policyFromPackageJson({ name: pkgName, hermesPluginKit: { repository } });
-  return base;
+  let doc: unknown;
+  try {
+    doc = parseStrictJson(bytes, { rejectIntegralFloats: false });
+  } catch (error) {
+    invalid(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isRecord(doc)) invalid(`${path} must hold a JSON object`);
+  return doc;
+}
+
+/**
+ * Parse one `--expect-gate` value, `<gate>=<command>` (e.g. `unit=npm test`).
+ * @throws ReleaseContractError `POLICY_INVALID` (no `=`, unknown gate, empty or multi-line command).
+ */
+export function parseGatePin(value: string): [TestGate, string] {
+  const at = value.indexOf("=");
+  if (at <= 0) invalid(`--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found ${describe(value)}`);
+  const gate = value.slice(0, at).trim();
+  if (!(TEST_GATES as readonly string[]).includes(gate)) invalid(`--expect-gate names unknown gate ${describe(gate)} (expected one of ${TEST_GATES.join(", ")})`);
+  return [gate as TestGate, requireCommand(value.slice(at + 1), `--expect-gate ${gate}`)];
+}
+
+/** What a consumer pins (flags, a fleet lock entry) and an optional explicit policy file. */
+export interface ConsumerPins {
+  /** `--repository`. */
+  repository?: string;
+  /** `--package`. */
+  package?: string;
+  /** `--expect-gate` pins (or a fleet lock's `gates`). */
+  gates?: Partial<GateCommands>;
+  /** Where {@link gates} came from (default `--expect-gate`). */
+  gatesSource?: string;
+  /** The digest-pinned reference the consumer gave (its repository is the default pinned repository). */
+  reference?: string;
+  /** `--policy <file>`: a package.json the consumer names explicitly, with its parsed content. */
+  policyFile?: { path: string; json: Record<string, unknown> };
+}
+
+/** A consumer's resolved expectations, before a document names its package. */
+export interface ConsumerExpectations {
+  /** The pinned repository. */
+  repository: string;
+  /** The pinned package name, when one was pinned. */
+  package?: string;
+  /** Pinned gate commands. */
+  gates: Partial<GateCommands>;
+  sources: PolicySources;
+}
+
+/**
+ * Resolve a consumer's expectations, in this order: explicit flags
+ * (`--repository`, `--package`, `--expect-gate`), then the policy file the
+ * consumer named (`--policy`: its `hermesPluginKit.repository`, `name` and
+ * declared gates), then the repository of the pinned reference. The current
+ * directory is never read.
+ * @throws ReleaseContractError `POLICY_INVALID` (no repository from any of them,
+ *   a malformed policy file), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
+ */
+export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpectations {
+  const sources: PolicySources = {};
+  let filePolicy: { repository?: string; package?: string; gates?: GateCommands } = {};
+  if (pins.policyFile !== undefined) {
+    const origin = `${pins.policyFile.path} (--policy)`;
+    const json = pins.policyFile.json;
+    const kit = isRecord(json["hermesPluginKit"]) ? json["hermesPluginKit"] : undefined;
+    const name = json["name"];
+    filePolicy = {
+      ...(typeof kit?.["repository"] === "string" ? { repository: kit["repository"] } : {}),
+      ...(isNpmPackageName(name) ? { package: name } : {}),
+      ...(kit !== undefined ? { gates: gatesDeclaredBy(json, origin) } : {}),
+    };
+    if (filePolicy.repository !== undefined) sources.repository = `${origin} hermesPluginKit.repository`;
+    if (filePolicy.package !== undefined) sources.package = `${origin} name`;
+    if (filePolicy.gates !== undefined) sources.gates = `${origin} hermesPluginKit.gates`;
+  }
+  let repository = filePolicy.repository;
+  if (pins.repository !== undefined) {
+    repository = pins.repository;
+    sources.repository = "--repository";
+  }
+  if (repository === undefined && pins.reference !== undefined) {
+    repository = parseReference(pins.reference).repository.repository;
+    sources.repository = "the pinned reference";
+  }
+  if (repository === undefined) {
+    invalid("no pinned repository: pass --repository, a digest-pinned reference, or --policy <package.json> naming hermesPluginKit.repository");
+  }
+  parseRepository(repository);
+  let pkg = filePolicy.package;
+  if (pins.package !== undefined) {
+    if (!isNpmPackageName(pins.package)) invalid(`--package must be an npm package name, found ${describe(pins.package)}`);
+    pkg = pins.package;
+    sources.package = "--package";
+  }
+  const gates: Partial<GateCommands> = { ...(filePolicy.gates ?? {}) };
+  if (pins.gates !== undefined && Object.keys(pins.gates).length > 0) {
+    Object.assign(gates, pins.gates);
+    sources.gates = pins.gatesSource ?? "--expect-gate";
+  }
+  return { repository, ...(pkg === undefined ? {} : { package: pkg }), gates, sources };
+}
+
+/**
+ * Complete consumer expectations for one release document: the package is
+ * the pinned one, else the one the document names (`the release's own
+ * package name`).
+ * @throws ReleaseContractError `POLICY_INVALID` when the document names no npm package and none was pinned.
+ */
+export function policyForDocument(expect: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
+  const pkg = expect.package ?? doc["package"];
+  if (!isNpmPackageName(pkg)) invalid(`the release names package ${describe(doc["package"])}, which is not an npm package name`);
+  return {
+    package: pkg,
+    registryRepository: expect.repository,
+    gates: { ...expect.gates },
+    sources: { ...expect.sources, package: expect.sources.package ?? "the release's own package name" },
+  };
+}
+
+/**
+ * Check that the gate commands recorded in a tested manifest's or receipt's
+ * evidence are those the release's own package.json declares (read from the
+ * verified tarball).
+ * @param origin names the declaring file in the message (e.g. `package/package.json of hello-1.0.0.tgz`).
+ * @throws ReleaseContractError `GATE_COMMAND_MISMATCH`.
+ */
+export function checkDeclaredGates(evidence: Record<string, unknown>, declared: GateCommands, origin: string): void {
+  for (const gate of TEST_GATES) {
+    const entry = evidence[gate];
+    const command = isRecord(entry) ? entry["command"] : undefined;
+    if (command !== declared[gate]) {
+      throw new ReleaseContractError(
+        "GATE_COMMAND_MISMATCH",
+        `gate ${gate} ran ${describe(command)}, but the release's own ${origin} declares ${JSON.stringify(declared[gate])} (hermesPluginKit.gates.${gate})`,
+      );
+    }
+  }
+}
+
+/** ` (from <source>)`, or empty. */
+export function sourceSuffix(source: string | undefined): string {
+  return source === undefined ? "" : ` (from ${source})`;
 }

@@ -14,7 +14,7 @@ import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORK
 import { describe, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
 import { parseReference } from "./reference.js";
-import { EVIDENCE_KEYS, TEST_GATES } from "./policy.js";
+import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./schemas.js";
 import { checkInstallTimeRecord } from "./install-time.js";
@@ -132,10 +132,10 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describe(doc["receipt_state"])}`);
   }
   if (doc["package"] !== policy.package) {
-    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}, found ${describe(doc["package"])}`);
+    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describe(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
-    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}, found ${describe(doc["registry_repository"])}`);
+    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describe(doc["registry_repository"])}; the repository you pin is set with --repository`);
   }
   const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);
@@ -183,8 +183,13 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
     if (!isObject(entry) || !sameKeys(entry, keys) || entry["status"] !== "passed" || entry["result"] !== "passed") {
       fail("GATE_NOT_PASSED", `release receipt gate ${gate} did not pass: evidence.${gate} must be exactly {${keys.join(", ")}} with status and result "passed"`);
     }
-    if (entry["command"] !== policy.gates[gate]) {
-      fail("GATE_COMMAND_MISMATCH", `release receipt gate ${gate} did not pass: evidence.${gate}.command must be ${JSON.stringify(policy.gates[gate])}, found ${describe(entry["command"])}`);
+    const command = entry["command"];
+    if (typeof command !== "string" || command.trim().length === 0) {
+      fail("GATE_NOT_PASSED", `release receipt gate ${gate} records no command: evidence.${gate}.command must be a non-empty string, found ${describe(command)}`);
+    }
+    const pinned = policy.gates[gate];
+    if (pinned !== undefined && command !== pinned) {
+      fail("GATE_COMMAND_MISMATCH", `release receipt gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}`);
     }
     if (entry["source_sha"] !== sourceSha) {
       fail("GATE_OTHER_SOURCE", `release receipt gate ${gate} used another source: evidence.${gate}.source_sha is ${describe(entry["source_sha"])}, expected ${sourceSha}`);

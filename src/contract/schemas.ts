@@ -124,15 +124,34 @@ export const ProvenancePolicySchema = z.strictObject({
   cert_oidc_issuer: z.string().min(1).optional(),
 });
 
-/** One pinned plugin of a fleet lock. */
+const fleetTarball = z.strictObject({ filename: z.string().regex(/^[a-z0-9][a-z0-9._-]*-(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.tgz$/), sha256: sha256Hex });
+const gateCommand = z.string().min(1).max(1000).regex(/^[^\0\r\n]+$/, "one line");
+
+/** A previous pin of a plugin, kept in its `history` by `fleet upgrade`. */
+export const FleetPinSchema = z.strictObject({
+  version: semver,
+  bundle_reference: reference,
+  receipt_reference: reference,
+  tarball: fleetTarball,
+});
+
+/**
+ * One pinned plugin of a fleet lock. `gates` pins gate commands its releases
+ * must have run (`fleet add --expect-gate`); `history` holds the pins it had
+ * before each `fleet upgrade`, oldest first.
+ */
 export const FleetPluginSchema = z.strictObject({
   name: z.string().min(1),
   version: semver,
   bundle_reference: reference,
   receipt_reference: reference,
-  tarball: z.strictObject({ filename: z.string().regex(/^[a-z0-9][a-z0-9._-]*-(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.tgz$/), sha256: sha256Hex }),
+  tarball: fleetTarball,
   /** Present when the plugin's provenance must verify (`fleet verify` enforces it). */
   provenance: ProvenancePolicySchema.optional(),
+  gates: z
+    .strictObject({ unit: gateCommand.optional(), public_contract: gateCommand.optional(), host_contract: gateCommand.optional(), build_metadata: gateCommand.optional() })
+    .optional(),
+  history: z.array(FleetPinSchema).optional(),
 });
 
 /** `fleet.lock.json`: `schema_version` 1 and the pinned plugins. */
@@ -155,6 +174,7 @@ export type StageOutput = z.infer<typeof StageOutputSchema>;
 export type ReferencesOutput = z.infer<typeof ReferencesOutputSchema>;
 export type FleetPlugin = z.infer<typeof FleetPluginSchema>;
 export type LockedProvenancePolicy = z.infer<typeof ProvenancePolicySchema>;
+export type FleetPin = z.infer<typeof FleetPinSchema>;
 export type FleetLock = z.infer<typeof FleetLockSchema>;
 
 /** Every schema that is published as JSON Schema, by file stem. */

@@ -18,10 +18,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
+import { ReleaseContractError, hasCode } from "../contract/errors.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
-import { readReleaseJsonFile, verifyManifest } from "../contract/manifest.js";
+import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
-import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
+import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, type GateCommands, type PolicySources, type ReleasePolicy } from "../contract/policy.js";
 import { isLoopbackHost, parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
@@ -31,7 +32,7 @@ import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/reg
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
-import { installPayload } from "./install.js";
+import { installPayload, replaceInstall } from "./install.js";
 import { TransferProgress } from "./progress.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
@@ -61,11 +62,13 @@ export interface DownloadOptions {
   /**
    * What the release documents must match besides the repository (which is
    * always `repository`): `package` (default: the package the tested manifest
-   * or receipt names, which must be an npm package name) and the gate
-   * commands: `gates`, else `gatesFor(package)`, else
-   * `DEFAULT_GATE_COMMANDS` (as `verify-final-receipt` does).
+   * or receipt names, which must be an npm package name) and pinned gate
+   * commands (`gates`; a gate not pinned may have run any command, and a
+   * bundle's evidence must always name the gates its own tarball's
+   * package.json declares). `sources` names where each expectation came
+   * from, for error messages (see `src/contract/policy.ts`).
    */
-  policy?: { package?: string; gates?: GateCommands; gatesFor?: (packageName: string) => GateCommands | undefined };
+  policy?: { package?: string; gates?: Partial<GateCommands>; sources?: PolicySources };
   /**
    * Where the progress bar of the layer downloads goes (default stderr); it is
    * drawn only on a TTY and only once the transfer has run `progressDelayMs`
@@ -209,13 +212,31 @@ function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptio
   if (!isNpmPackageName(pkg)) {
     throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(doc["package"])}, which is not an npm package name`);
   }
-  const gates = overrides?.gates ?? overrides?.gatesFor?.(pkg) ?? { ...DEFAULT_GATE_COMMANDS };
-  return { package: pkg, registryRepository: repository, gates };
+  return policyForDocument(
+    { repository, package: pkg, gates: overrides?.gates ?? {}, sources: { repository: "--repository", ...overrides?.sources, ...(overrides?.package === undefined ? { package: "the release's own package name" } : {}) } },
+    doc,
+  );
 }
 
 async function requireRegularFile(path: string, label: string): Promise<void> {
   const st = await lstat(path).catch(() => null);
   if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label}`);
+}
+
+/** G1: the reference names the pinned repository; a mismatch names where the pin came from. */
+function pinnedReference(options: DownloadOptions): PinnedReference {
+  try {
+    return parseReference(options.reference, options.repository);
+  } catch (error) {
+    const source = options.policy?.sources?.repository;
+    if (hasCode(error, "REFERENCE_REPOSITORY_MISMATCH") && source !== undefined) {
+      throw new ReleaseContractError(
+        "REFERENCE_REPOSITORY_MISMATCH",
+        `${(error as Error).message} (the pinned repository is from ${source}; pass the reference of that repository, or pin its repository with --repository)`,
+      );
+    }
+    throw error;
+  }
 }
 
 /** What {@link inspectRelease} found: the pinned reference, the open target and the checked manifest. */
@@ -234,7 +255,7 @@ export interface InspectedRelease {
  * @throws the G1-G8 codes listed on {@link downloadRelease}.
  */
 export async function inspectRelease(options: DownloadOptions): Promise<InspectedRelease> {
-  const pinned = parseReference(options.reference, options.repository);
+  const pinned = pinnedReference(options);
   const repository = pinned.repository;
   const plainHttp = options.plainHttp === true;
   if (plainHttp && repository.kind === "registry" && !isLoopbackHost(repository.host)) {
@@ -362,6 +383,11 @@ async function verifyBundlePayload(
   const doc = await readReleaseJsonFile(localFiles.get(RELEASE_MANIFEST_FILE) as string);
   const policy = policyFor(doc, options.repository, options.policy);
   const manifest = await verifyManifest(doc, join(payloadDir, "dist"), policy);
+  // The release's own verified bytes declare the gates that had to run: the
+  // evidence must name exactly the commands its tarball's package.json declares.
+  const tarballName = (manifest.artifacts[0] as TestedManifest["artifacts"][number]).filename;
+  const origin = `package/package.json of ${tarballName}`;
+  checkDeclaredGates(manifest.evidence, gatesDeclaredBy(await readTarballPackageJsonFile(join(payloadDir, "dist", tarballName)), origin), origin);
   // G10: the layer titles are exactly this release's.
   const expectedTitles = bundleLayerTitles(policy.package, manifest.version);
   const titles = [...localFiles.keys()].sort();
@@ -407,6 +433,8 @@ export interface FetchReleaseOptions extends DownloadOptions {
    * --provenance`; `src/fetch/provenance.ts`, loaded only when asked).
    */
   provenance?: ProvenanceCheckOptions;
+  /** Replace the whole output directory after verification (`--replace`, see `replaceInstall`). */
+  replace?: boolean;
 }
 
 /**
@@ -427,7 +455,7 @@ export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchR
       const { verifyDownloadProvenance } = await import("./provenance.js");
       provenance = await verifyDownloadProvenance(download, options.provenance);
     }
-    await installPayload(
+    await (options.replace === true ? replaceInstall : installPayload)(
       options.outputDir,
       download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
     );

@@ -22,7 +22,7 @@ import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, basename } from "node:path";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
-import { DEFAULT_GATE_COMMANDS, type GateCommands } from "../contract/policy.js";
+import { type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
@@ -142,10 +142,59 @@ export interface FleetAddOptions {
   receiptPath: string;
   /** Expected package (default: the receipt's). */
   package?: string;
-  /** Expected gate commands (default `DEFAULT_GATE_COMMANDS`). */
-  gates?: GateCommands;
+  /** Expected repository (default: the receipt's `registry_repository`). */
+  repository?: string;
+  /** Gate commands to pin (`--expect-gate`): the receipt must record them, and the lock keeps them for `fleet verify`. */
+  gates?: Partial<GateCommands>;
   /** Provenance policy pinned with the plugin (`fleet verify` then requires its attestation to verify). */
   provenance?: ProvenancePolicy;
+}
+
+/**
+ * Read a local receipt file (at most 1 MiB, a regular file), verify it offline
+ * against the pins, and require its canonical bytes.
+ * @returns the receipt, its bytes and the pin derived from it.
+ * @throws FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
+ */
+export async function readPinnableReceipt(
+  receiptPath: string,
+  pins: { package?: string; repository?: string; repositorySource?: string; gates?: Partial<GateCommands> },
+): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
+  const st = await lstat(receiptPath).catch(() => null);
+  if (st === null || !st.isFile() || st.size > MAX_RECEIPT_BYTES) {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
+  }
+  const bytes = await readFile(receiptPath);
+  const doc = parseStrictJson(bytes);
+  const repository = pins.repository ?? doc["registry_repository"];
+  const pkg = pins.package ?? doc["package"];
+  if (typeof repository !== "string" || !isNpmPackageName(pkg)) {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name a registry repository and an npm package`);
+  }
+  const policy: ReleasePolicy = {
+    package: pkg,
+    registryRepository: repository,
+    gates: { ...pins.gates },
+    sources: {
+      package: pins.package === undefined ? "the receipt's own package" : "--package",
+      repository: pins.repository === undefined ? "the receipt's own registry_repository" : (pins.repositorySource ?? "--repository"),
+      gates: "--expect-gate",
+    },
+  };
+  const receipt: PublishedReceipt = verifyFinalReceipt(doc, policy);
+  if (!Buffer.from(canonicalJson(receipt), "utf8").equals(bytes)) {
+    throw new FetchError("FLEET_RECEIPT_NOT_CANONICAL", `receipt ${receiptPath} is not in its published canonical form (compact, sorted keys, one trailing newline), so its receipt reference cannot be derived`);
+  }
+  const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
+  const pin: FleetPlugin = {
+    name: receipt.package,
+    version: receipt.version,
+    bundle_reference: receipt.registry_reference,
+    receipt_reference: receiptReferenceFor(repository, bytes),
+    tarball: { filename: artifact.filename, sha256: artifact.sha256 },
+    ...(pins.gates !== undefined && Object.keys(pins.gates).length > 0 ? { gates: { ...pins.gates } } : {}),
+  };
+  return { receipt, bytes, pin };
 }
 
 /**
@@ -159,35 +208,16 @@ export interface FleetAddOptions {
  *   `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
  */
 export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
-  const st = await lstat(options.receiptPath).catch(() => null);
-  if (st === null || !st.isFile() || st.size > MAX_RECEIPT_BYTES) {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${options.receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
-  }
-  const bytes = await readFile(options.receiptPath);
-  const doc = parseStrictJson(bytes);
-  const repository = doc["registry_repository"];
-  const pkg = options.package ?? doc["package"];
-  if (typeof repository !== "string" || !isNpmPackageName(pkg)) {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${options.receiptPath} does not name a registry repository and an npm package`);
-  }
-  const receipt: PublishedReceipt = verifyFinalReceipt(doc, { package: pkg, registryRepository: repository, gates: options.gates ?? { ...DEFAULT_GATE_COMMANDS } });
-  if (!Buffer.from(canonicalJson(receipt), "utf8").equals(bytes)) {
-    throw new FetchError("FLEET_RECEIPT_NOT_CANONICAL", `receipt ${options.receiptPath} is not in its published canonical form (compact, sorted keys, one trailing newline), so its receipt reference cannot be derived`);
-  }
-  const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
-  const plugin: FleetPlugin = {
-    name: receipt.package,
-    version: receipt.version,
-    bundle_reference: receipt.registry_reference,
-    receipt_reference: receiptReferenceFor(repository, bytes),
-    tarball: { filename: artifact.filename, sha256: artifact.sha256 },
-    ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }),
-  };
+  const { pin } = await readPinnableReceipt(options.receiptPath, options);
+  const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
   const lock = await readFleetLockFile(options.lockPath, true);
   const same = lock.plugins.find((p) => p.name === plugin.name);
   if (same !== undefined) {
     if (canonicalJson(same) === canonicalJson(plugin)) return { plugin, changed: false };
-    throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins ${plugin.name} ${same.version} (${same.bundle_reference}); remove it before pinning ${plugin.version}`);
+    throw new FetchError(
+      "FLEET_PLUGIN_CONFLICT",
+      `fleet lock already pins ${plugin.name} ${same.version} (${same.bundle_reference}); to move the pin to ${plugin.version} run \`fleet upgrade --lock ${options.lockPath} --receipt ${options.receiptPath}\` (the old pin is kept in its history), or \`fleet remove --lock ${options.lockPath} --name ${plugin.name}\` first`,
+    );
   }
   const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);
   if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${plugin.tarball.filename} for ${clash.name}`);
@@ -228,6 +258,17 @@ async function hashRegularFile(path: string): Promise<string> {
   } finally {
     await handle.close();
   }
+}
+
+/** The expectations of one pinned plugin: its name, and its gate pins from the lock over any given ones. */
+function pluginPolicy(base: DownloadOptions["policy"], plugin: FleetPlugin): NonNullable<DownloadOptions["policy"]> {
+  const gates = { ...base?.gates, ...plugin.gates };
+  return {
+    ...base,
+    package: plugin.name,
+    gates,
+    sources: { ...base?.sources, package: "the fleet lock", repository: "the fleet lock", ...(plugin.gates !== undefined ? { gates: "the fleet lock" } : {}) },
+  };
 }
 
 /**
@@ -276,7 +317,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
       reference: plugin.receipt_reference,
       repository: parsed.repository,
       expect: "receipt",
-      policy: { ...options.policy, package: plugin.name },
+      policy: pluginPolicy(options.policy, plugin),
     });
     let receipt: PublishedReceipt;
     try {
@@ -308,7 +349,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
       reference: plugin.bundle_reference,
       repository: parsed.repository,
       expect: "bundle",
-      policy: { ...options.policy, package: plugin.name },
+      policy: pluginPolicy(options.policy, plugin),
     });
     const layers = bundle.manifest.layers
       .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))

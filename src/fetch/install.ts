@@ -110,7 +110,10 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
     if (!st.isFile()) throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} exists and is not a regular file`);
     const existing = await sha256OfFile(target);
     if (existing !== file.sha256) {
-      throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} holds sha256 ${existing}, the verified payload is ${file.sha256}`);
+      throw new FetchError(
+        "INSTALL_OVERWRITE_REFUSED",
+        `refusing to overwrite different bytes: ${file.path} holds sha256 ${existing}, the verified payload is ${file.sha256} (${outputDir} holds another release: fetch into a new directory, or pass --replace to swap the whole directory after verification)`,
+      );
     }
     unchanged.push(file.path);
   }
@@ -251,5 +254,44 @@ export async function installPayload(outputDir: string, files: readonly InstallF
     for (const dir of createdDirs.reverse()) await rmdir(dir).catch(() => undefined);
     if (error instanceof FetchError) throw error;
     throw new FetchError("INSTALL_FAILED", `cannot install into ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Replace `D` with a directory holding exactly `files` (`fetch --replace`):
+ * the files are installed into a fresh sibling directory with every check of
+ * {@link installPayload}, then `D` is moved aside and the new directory is
+ * renamed into its place, and the old one is removed. Both renames stay in
+ * one parent directory, so each is atomic; if the second fails the old `D` is
+ * renamed back. When `D` does not exist this is {@link installPayload}.
+ * @throws FetchError codes of {@link installPayload}; `INSTALL_OUTPUT_SYMLINK`
+ *   (D is a symlink), `INSTALL_UNSAFE_PATH` (D is not a directory), `INSTALL_FAILED`.
+ */
+export async function replaceInstall(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
+  const root = resolve(outputDir);
+  const st = await lstatOrNull(root);
+  if (st === null) return installPayload(outputDir, files, options);
+  if (st.isSymbolicLink()) throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
+  if (!st.isDirectory()) throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  const tag = randomBytes(6).toString("hex");
+  const base = root.split("/").pop() as string;
+  const fresh = join(dirname(root), `.${base}.hpk-new-${tag}`);
+  const old = join(dirname(root), `.${base}.hpk-old-${tag}`);
+  const { rename, rm } = await import("node:fs/promises");
+  try {
+    const result = await installPayload(fresh, files, options);
+    await rename(root, old);
+    try {
+      await rename(fresh, root);
+    } catch (error) {
+      await rename(old, root);
+      throw error;
+    }
+    await rm(old, { recursive: true, force: true });
+    return result;
+  } catch (error) {
+    await rm(fresh, { recursive: true, force: true });
+    if (error instanceof FetchError) throw error;
+    throw new FetchError("INSTALL_FAILED", `cannot replace ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
 }

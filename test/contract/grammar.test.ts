@@ -163,13 +163,23 @@ describe("repositories and references (S4)", () => {
 describe("policy from package.json", () => {
   it("uses defaults and overrides", () => {
     const p = policyFromPackageJson({ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { unit: "npm test" } } });
-    expect(p).toEqual({ package: "demo", registryRepository: "ghcr.io/a/demo", gates: { unit: "npm test", public_contract: "just test-release", host_contract: "just test-contract", build_metadata: "just build && just check-dist" } });
+    expect(p).toMatchObject({
+      package: "demo",
+      registryRepository: "ghcr.io/a/demo",
+      gates: { unit: "npm test", public_contract: "npm run doctor -- --no-call", host_contract: "npm run doctor", build_metadata: "npm run build" },
+      install: "npm ci",
+    });
+    const custom = policyFromPackageJson({ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { unit: "just test" }, install: "npm ci --offline" } }, "oci-layout:/srv/x");
+    expect(custom).toMatchObject({ registryRepository: "oci-layout:/srv/x", gates: { unit: "just test" }, install: "npm ci --offline", sources: { repository: "--repository" } });
   });
   it.each([
     [{ name: "demo" }],
     [{ name: "Demo", hermesPluginKit: { repository: "ghcr.io/a/demo" } }],
     [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { lint: "x" } } }],
     [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", gates: { unit: "" } } }],
+    [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", install: "npm ci\nrm -rf /" } }],
+    [{ name: "demo", hermesPluginKit: { repository: "ghcr.io/a/demo", install: 7 } }],
+    [{ name: "demo", hermesPluginKit: "ghcr.io/a/demo" }],
   ])("refuses %j with POLICY_INVALID", async (pkg) => {
     expect(await codeOf(() => policyFromPackageJson(pkg))).toBe("POLICY_INVALID");
   });

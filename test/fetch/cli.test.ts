@@ -1,6 +1,7 @@
 /**
  * The built CLI as a real subprocess against a real registry: `fetch`
- * (default repository from package.json, --json shape, exit codes 0/1/2,
+ * (repository pinned by the reference or --repository, never by the current
+ * directory's package.json; --policy explicit; --json shape, exit codes 0/1/2,
  * secrets only from the environment and never echoed), `fleet add` and
  * `fleet verify`. Needs `npx tsc -p tsconfig.build.json` first.
  */
@@ -32,7 +33,8 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "hpk-fetch-cli-"));
   checkout = join(work, "checkout");
   await mkdir(checkout);
-  await writeFile(join(checkout, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", hermesPluginKit: { repository } }));
+  // A consumer's own plugin project: its policy (another repository, other gates) must not apply to someone else's release.
+  await writeFile(join(checkout, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", hermesPluginKit: { repository: "ghcr.io/consumer/own-plugin", gates: { unit: "just unit" } } }));
 }, 120_000);
 
 afterAll(async () => {
@@ -42,7 +44,7 @@ afterAll(async () => {
 });
 
 describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
-  it("fetch --json with the repository from package.json: exit 0, exact shape, quiet stderr when not a TTY; rerun is a no-op", async () => {
+  it("fetch --json inside another plugin project (its package.json is not read): exit 0, exact shape, quiet stderr when not a TTY; rerun is a no-op", async () => {
     const out = join(work, "D1");
     const args = ["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", out, "--plain-http", "--json"];
     const first = await runCli(args, { cwd: checkout, env: env() });
@@ -65,7 +67,7 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     const ok = await runCli(["verify-final-receipt", "--receipt", join(out, "release-receipt.json"), "--package", "demo-plugin", "--expect-bundle-reference", `${repository}@${staged.bundle.digest}`], { cwd: checkout, env: env() });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
-    const wrong = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!, "--package", "demo-plugin"], { cwd: checkout, env: env() });
+    const wrong = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!, "--package", "demo-plugin", "--repository", repository], { cwd: checkout, env: env() });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/\[RECEIPT_STATE_MISMATCH\]/);
     const asBundle = await runCli(["fetch", "--reference", `${repository}@${staged.receipt.digest}`, "--output-dir", join(work, "R2"), "--expect", "bundle", "--plain-http"], { cwd: checkout, env: env() });
@@ -84,14 +86,49 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     await expect(readdir(out)).rejects.toThrow();
   });
 
-  it("usage errors exit 2: a missing flag, no repository anywhere, a bad --expect", async () => {
+  it("usage errors exit 2: a missing flag, a bad --expect, a malformed --expect-gate; verify-final-receipt with nothing pinned", async () => {
     expect((await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`], { cwd: checkout, env: env() })).code).toBe(2);
-    const bare = join(work, "bare");
-    await mkdir(bare, { recursive: true });
-    const noRepo = await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", join(work, "D3")], { cwd: bare, env: env() });
-    expect(noRepo.code).toBe(2);
-    expect(noRepo.stderr).toMatch(/--repository/);
     expect((await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", join(work, "D3"), "--expect", "wheel"], { cwd: checkout, env: env() })).code).toBe(2);
+    const badPin = await runCli(["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", join(work, "D3"), "--expect-gate", "lint=npm run lint"], { cwd: checkout, env: env() });
+    expect(badPin.code).toBe(2);
+    expect(badPin.stderr).toMatch(/unknown gate "lint"/);
+    const unpinned = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!], { cwd: checkout, env: env() });
+    expect(unpinned.code).toBe(2);
+    expect(unpinned.stderr).toMatch(/--expect-bundle-reference/);
+    await expect(readdir(join(work, "D3"))).rejects.toThrow();
+  });
+
+  it("--repository and --policy pin the repository and name themselves when the reference names another; the cwd is never read", async () => {
+    const reference = `${repository}@${staged.bundle.digest}`;
+    const flag = await runCli(["fetch", "--reference", reference, "--output-dir", join(work, "P1"), "--repository", "ghcr.io/consumer/own-plugin", "--plain-http"], { cwd: checkout, env: env() });
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toMatch(/\[REFERENCE_REPOSITORY_MISMATCH\]/);
+    expect(flag.stderr).toMatch(/from --repository/);
+    const policy = await runCli(["fetch", "--reference", reference, "--output-dir", join(work, "P1"), "--policy", "package.json", "--plain-http"], { cwd: checkout, env: env() });
+    expect(policy.code).toBe(1);
+    expect(policy.stderr).toMatch(/\[REFERENCE_REPOSITORY_MISMATCH\]/);
+    expect(policy.stderr).toMatch(/package\.json \(--policy\) hermesPluginKit\.repository/);
+    await expect(readdir(join(work, "P1"))).rejects.toThrow();
+  });
+
+  it("--expect-gate: a pinned command the release ran passes; another one fails with GATE_COMMAND_MISMATCH naming the pin, not 'did not pass'", async () => {
+    const reference = `${repository}@${staged.receipt.digest}`;
+    const ok = await runCli(["fetch", "--reference", reference, "--output-dir", join(work, "G1"), "--expect-gate", "unit=npm test", "--plain-http"], { cwd: checkout, env: env() });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const bad = await runCli(["fetch", "--reference", reference, "--output-dir", join(work, "G2"), "--expect-gate", "unit=just unit", "--plain-http"], { cwd: checkout, env: env() });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/\[GATE_COMMAND_MISMATCH\]/);
+    expect(bad.stderr).toMatch(/ran "npm test", not the pinned command "just unit" \(from --expect-gate\)/);
+    expect(bad.stderr).not.toMatch(/did not pass/);
+    const receipt = join(work, "G1", "release-receipt.json");
+    const offline = await runCli(["verify-final-receipt", "--receipt", receipt, "--repository", repository, "--expect-gate", "host_contract=just contract"], { cwd: checkout, env: env() });
+    expect(offline.code).toBe(1);
+    expect(offline.stderr).toMatch(/\[GATE_COMMAND_MISMATCH\]/);
+    const wrongRepo = await runCli(["verify-final-receipt", "--receipt", receipt, "--repository", "ghcr.io/consumer/own-plugin"], { cwd: checkout, env: env() });
+    expect(wrongRepo.code).toBe(1);
+    expect(wrongRepo.stderr).toMatch(/\[RECEIPT_REGISTRY_MISMATCH\]/);
+    expect(wrongRepo.stderr).toMatch(/\(from --repository\)/);
   });
 
   it("wrong registry credentials fail closed without echoing the secret", async () => {

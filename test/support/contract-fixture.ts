@@ -14,17 +14,18 @@ import {
   createTestedManifest,
   inspectDistDir,
   type PublishedReceipt,
-  type ReleasePolicy,
+  type PackagePolicy,
   type TestedManifest,
 } from "../../src/contract/index.js";
 
 const run = promisify(execFile);
 
 export const SOURCE_SHA = "a".repeat(40);
-export const POLICY: ReleasePolicy = {
+export const POLICY: PackagePolicy = {
   package: "demo-plugin",
   registryRepository: "ghcr.io/acme/demo-plugin",
   gates: { ...DEFAULT_GATE_COMMANDS },
+  install: "npm ci",
 };
 export const BUNDLE_DIGEST = "sha256:" + "b".repeat(64);
 export const BUNDLE_REFERENCE = `${POLICY.registryRepository}@${BUNDLE_DIGEST}`;

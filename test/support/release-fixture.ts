@@ -20,7 +20,7 @@ import {
   createTestedManifest,
   inspectDistDir,
   testedManifestBytes,
-  type ReleasePolicy,
+  type PackagePolicy,
   type TestedManifest,
 } from "../../src/contract/index.js";
 import { bundleChecksumPaths, formatPayloadChecksums } from "../../src/contract/payload.js";
@@ -44,7 +44,7 @@ export interface ReleaseFixtureOptions {
 /** A built payload: payload path -> local file. */
 export interface ReleaseFixture {
   root: string;
-  policy: ReleasePolicy;
+  policy: PackagePolicy;
   packageName: string;
   version: string;
   /** The release commit the manifest names. */
@@ -94,7 +94,7 @@ export async function createReleaseFixture(options: ReleaseFixtureOptions): Prom
   const version = options.version ?? "0.8.0";
   const [major, minor] = version.split(".").map(Number) as [number, number];
   const previousVersion = minor > 0 ? `${major}.${minor - 1}.0` : `${major - 1}.0.0`;
-  const policy: ReleasePolicy = { package: packageName, registryRepository: options.registryRepository, gates: { ...DEFAULT_GATE_COMMANDS } };
+  const policy: PackagePolicy = { package: packageName, registryRepository: options.registryRepository, gates: { ...DEFAULT_GATE_COMMANDS }, install: "npm ci" };
   const root = await mkdtemp(join(tmpdir(), "hpk-fixture-"));
   const repoDir = join(root, "repo");
   await mkdir(repoDir);

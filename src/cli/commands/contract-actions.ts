@@ -1,40 +1,46 @@
 /**
  * The actions of `verify-manifest` and `verify-final-receipt` (declared in
  * `contract.ts`, which loads this module only when one of them runs). Offline:
- * the contract's checks, and the receipt reference computed from the receipt bytes.
+ * the contract's checks against the consumer's pins (`src/contract/policy.ts`
+ * resolves them), and the receipt reference computed from the receipt bytes.
  */
+import { join } from "node:path";
 import { ReleaseContractError } from "../../contract/errors.js";
-import { readReleaseJsonBytesFile, readReleaseJsonFile, verifyManifest } from "../../contract/manifest.js";
-import { resolveVerificationPolicy } from "../../contract/policy.js";
+import { readReleaseJsonBytesFile, readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../../contract/manifest.js";
+import { checkDeclaredGates, gatesDeclaredBy, policyForDocument } from "../../contract/policy.js";
 import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
-import { printJson, printLine } from "../output.js";
+import { consumerExpectations } from "../consumer-policy.js";
+import { printJson, printLine, UsageError } from "../output.js";
 import type { VerifyManifestOptions, VerifyReceiptOptions } from "./contract.js";
 
-/** `verify-manifest`: the tested manifest against the tarball in the artifact directory. */
+/** `verify-manifest`: the tested manifest against the tarball in the artifact directory, and the gates its package.json declares. */
 export async function verifyManifestAction(opts: VerifyManifestOptions): Promise<void> {
   const doc = await readReleaseJsonFile(opts.manifest);
-  const policy = await resolveVerificationPolicy(process.cwd(), {
-    package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
-    repository: opts.repository,
-    fallbackRepository: typeof doc["registry_repository"] === "string" ? doc["registry_repository"] : undefined,
-  });
+  const own = typeof doc["registry_repository"] === "string" ? doc["registry_repository"] : undefined;
+  const pinned = opts.repository !== undefined || opts.policy !== undefined;
+  const expectations = await consumerExpectations(!pinned && own !== undefined ? { ...opts, repository: own } : opts);
+  if (!pinned) expectations.sources.repository = "the manifest's own registry_repository";
+  const policy = policyForDocument(expectations, doc);
   const manifest = await verifyManifest(doc, opts.artifactDir, policy);
   const artifact = manifest.artifacts[0];
+  if (artifact !== undefined) {
+    const origin = `package/package.json of ${artifact.filename}`;
+    checkDeclaredGates(manifest.evidence, gatesDeclaredBy(await readTarballPackageJsonFile(join(opts.artifactDir, artifact.filename)), origin), origin);
+  }
   if (opts.json === true) printJson({ ok: true, package: manifest.package, version: manifest.version, source_sha: manifest.source_sha, artifacts: manifest.artifacts });
   else printLine(`verified ${manifest.package} ${manifest.version} (${manifest.release_class}) ${artifact?.filename} sha256:${artifact?.sha256}`);
 }
 
 /** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
 export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
+  if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
+    throw new UsageError("nothing pinned to verify against: pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>");
+  }
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
   const doc = parseReleaseJson(bytes);
-  const pinnedRepo = opts.expectBundleReference?.slice(0, Math.max(0, opts.expectBundleReference.lastIndexOf("@")));
-  const policy = await resolveVerificationPolicy(process.cwd(), {
-    package: opts.package ?? (typeof doc["package"] === "string" ? doc["package"] : undefined),
-    repository: opts.repository,
-    fallbackRepository: pinnedRepo !== undefined && pinnedRepo.length > 0 ? pinnedRepo : undefined,
-  });
+  const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
+  const policy = policyForDocument(expectations, doc);
   const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
   const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
   if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {

@@ -1,55 +1,56 @@
 /**
- * CLI wiring of the offline contract checks: `verify-manifest`, `verify-final-receipt`.
- * The actions live in `contract-actions.ts`, loaded when one runs (one module,
- * so the bundle gives the offline verify path few chunks); `--help` and other
- * commands start without the contract modules and zod.
+ * CLI wiring of the offline contract checks: `verify-manifest`,
+ * `verify-final-receipt`. Expectations come from the consumer's pins
+ * (`--repository`, `--package`, `--expect-gate`, `--expect-bundle-reference`)
+ * or an explicit `--policy` file, never from the current directory
+ * (DESIGN.md section 5 "Whose policy"). The actions live in
+ * `contract-actions.ts`, loaded when one runs (one module, so the bundle gives
+ * the offline verify path few chunks); `--help` and other commands start
+ * without the contract modules and zod.
  */
 import type { Command } from "commander";
+import { addGatePolicyOptions, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { runAction } from "../output.js";
 
 /** Flags of `verify-manifest`. */
-export interface VerifyManifestOptions {
+export interface VerifyManifestOptions extends ConsumerPolicyFlags {
   manifest: string;
   artifactDir: string;
-  package?: string;
-  repository?: string;
   json?: boolean;
 }
 
 /** Flags of `verify-final-receipt`. */
-export interface VerifyReceiptOptions {
+export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
   receipt: string;
   expectReceiptReference?: string;
-  package?: string;
-  repository?: string;
   expectBundleReference?: string;
   json?: boolean;
 }
 
 /** Register `verify-manifest` and `verify-final-receipt`. */
 export function registerContractCommands(program: Command): void {
-  program
+  const verifyManifestCommand = program
     .command("verify-manifest")
     .description("Verify a tested release-manifest.json against the npm tarball in an artifact directory (offline).")
     .requiredOption("--manifest <file>", "release-manifest.json to verify")
     .requiredOption("--artifact-dir <dir>", "directory holding exactly the one npm tarball")
     .option("--package <name>", "expected package name (default: the manifest's package)")
-    .option("--repository <repo>", "expected registry repository (default: package.json hermesPluginKit.repository)")
-    .option("--json", "print a JSON result instead of text")
-    .action(async (opts: VerifyManifestOptions) => {
-      process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyManifestAction(opts));
-    });
+    .option("--repository <repo>", "expected registry repository (default: the manifest's registry_repository)")
+    .option("--json", "print a JSON result instead of text");
+  addGatePolicyOptions(verifyManifestCommand).action(async (opts: VerifyManifestOptions) => {
+    process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyManifestAction(opts));
+  });
 
-  program
+  const verifyReceiptCommand = program
     .command("verify-final-receipt")
-    .description("Verify a published release-receipt.json offline; compare its registry_reference with the bundle reference you pinned.")
+    .description("Verify a published release-receipt.json offline against what you pinned; compare its registry_reference with the bundle reference you pinned.")
     .requiredOption("--receipt <file>", "release-receipt.json to verify")
-    .option("--repository <repo>", "the only registry repository allowed (default: package.json hermesPluginKit.repository, else the repository of --expect-bundle-reference)")
+    .option("--repository <repo>", "the only registry repository allowed (default: the repository of --expect-bundle-reference)")
     .option("--package <name>", "expected package name (default: the receipt's package; the repository and bundle reference are the pins)")
     .option("--expect-bundle-reference <ref>", "require registry_reference to equal this digest-pinned bundle reference")
     .option("--expect-receipt-reference <ref>", "require the receipt's own digest reference (its deterministic OCI receipt artifact) to equal this pinned reference")
-    .option("--json", "print a JSON result instead of text")
-    .action(async (opts: VerifyReceiptOptions) => {
-      process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyReceiptAction(opts));
-    });
+    .option("--json", "print a JSON result instead of text");
+  addGatePolicyOptions(verifyReceiptCommand).action(async (opts: VerifyReceiptOptions) => {
+    process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyReceiptAction(opts));
+  });
 }

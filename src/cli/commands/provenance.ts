@@ -13,7 +13,6 @@
  */
 import type { Command } from "commander";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
-import { checkoutPackageJson, gatesFromCheckout } from "./fetch.js";
 import { POLICY_FLAG_NAMES, addPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
 interface VerifyProvenanceFlags extends PolicyFlags {
@@ -35,7 +34,6 @@ async function verifyReferenceForm(flags: VerifyProvenanceFlags, artifact: strin
   if (flags.certificateIdentity !== undefined || flags.certificateOidcIssuer !== undefined) {
     throw new UsageError("--certificate-identity/--certificate-oidc-issuer belong to --bundle; with --reference use --owner/--repo, --signer-workflow, --source-ref, --cert-oidc-issuer");
   }
-  const pkg = await checkoutPackageJson(process.cwd());
   // The consumer pins the reference; its repository is the expectation unless --repository names another.
   const repository = flags.repository ?? flags.reference?.slice(0, Math.max(0, (flags.reference ?? "").lastIndexOf("@")));
   if (repository === undefined || repository === "") throw new UsageError("no repository: pass a digest-pinned --reference <repository>@sha256:<64 hex>");
@@ -52,7 +50,6 @@ async function verifyReferenceForm(flags: VerifyProvenanceFlags, artifact: strin
     provenance,
     ...(flags.receipt === undefined ? {} : { receipt: flags.receipt }),
     ...(flags.package === undefined ? {} : { package: flags.package }),
-    gatesFor: await gatesFromCheckout(pkg),
   });
   if (flags.json === true) printJson(result);
   else {

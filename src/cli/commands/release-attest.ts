@@ -28,7 +28,7 @@ function runAttemptOf(value: string | undefined): number | undefined {
 
 /** Options both commands share, from the flags. */
 async function inputsOf(flags: AttestFlags) {
-  const policy = await publishPolicy(flags.repository);
+  const policy = await publishPolicy({ ...(flags.repository === undefined ? {} : { repository: flags.repository }) });
   const runAttempt = runAttemptOf(flags.runAttempt);
   return {
     policy,

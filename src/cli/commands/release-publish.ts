@@ -29,20 +29,11 @@ async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
   }
 }
 
-/**
- * The release policy for a publishing step: the checkout's package.json
- * (`hermesPluginKit.repository`), with `--repository` naming the repository
- * when given (a checkout without package.json then gets a minimal policy).
- */
-export async function publishPolicy(repositoryFlag: string | undefined): Promise<ReleasePolicy> {
-  const { policyFromPackageJson } = await import("../../contract/policy.js");
-  const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
-  const pkg = await cwdPackageJson();
-  if (pkg !== undefined) {
-    return policyFromPackageJson(pkg, repositoryFlag);
-  }
-  if (repositoryFlag === undefined) throw new UsageError("--repository is required outside a checkout whose package.json declares hermesPluginKit.repository");
-  return policyFromPackageJson({ name: DEFAULT_PACKAGE, hermesPluginKit: { repository: repositoryFlag } });
+/** The flags every publishing step takes to find its policy. */
+export interface PolicyFlags {
+  repository?: string;
+  dir?: string;
+  package?: string;
 }
 
 /**
@@ -58,7 +49,42 @@ async function registryCredentials(policy: ReleasePolicy, registryConfig: string
 
 const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
 
-interface CheckPrivateFlags {
+/**
+ * The release policy of a publishing step (producers read their own
+ * checkout): `<--dir>/package.json`, else `./package.json` when it is the
+ * package being released, else a policy from `--package` + `--repository`
+ * alone (no gate pins: the tested manifest's own evidence is verified).
+ * `--repository` always names the repository. `needsPackage: false`
+ * (check-private) accepts `--repository` alone.
+ */
+export async function publishPolicy(flags: PolicyFlags, needsPackage = true): Promise<ReleasePolicy> {
+  const { policyFromPackageJson, readPolicyFile } = await import("../../contract/policy.js");
+  const { isNpmPackageName } = await import("../../contract/grammar.js");
+  if (flags.dir !== undefined) {
+    const { join } = await import("node:path");
+    const path = join(flags.dir, "package.json");
+    return policyFromPackageJson(await readPolicyFile(path), flags.repository, path);
+  }
+  const pkg = await cwdPackageJson();
+  if (pkg !== undefined && (flags.package === undefined || pkg["name"] === flags.package)) {
+    return policyFromPackageJson(pkg, flags.repository, "./package.json");
+  }
+  if (!needsPackage && flags.package === undefined && flags.repository !== undefined) {
+    // check-private proves a property of the repository alone.
+    return { package: "(any package)", registryRepository: flags.repository, gates: {}, sources: { repository: "--repository" } };
+  }
+  if (flags.package === undefined || flags.repository === undefined) {
+    throw new UsageError(
+      pkg === undefined
+        ? "no package.json here: pass --dir <checkout>, or --package <name> with --repository <repository>"
+        : "pass --repository with --package when releasing a package other than ./package.json's",
+    );
+  }
+  if (!isNpmPackageName(flags.package)) throw new UsageError(`--package must be an npm package name, found ${JSON.stringify(flags.package)}`);
+  return { package: flags.package, registryRepository: flags.repository, gates: {}, sources: { package: "--package", repository: "--repository" } };
+}
+
+interface CheckPrivateFlags extends PolicyFlags {
   registryConfig?: string;
   json?: boolean;
   repository?: string;
@@ -72,15 +98,17 @@ function registerCheckPrivate(release: Command): void {
   release
     .command("check-private")
     .description("Require positive evidence that the private repository is private (GitHub Packages API + refused anonymous read; layout: 0700, own uid).")
-    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
     .option("--bootstrap", "when the package is absent, push the zero-layer bootstrap artifact to private-bootstrap (layout: create 0700), then re-check")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
+    .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
+    .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
     .action(async (flags: CheckPrivateFlags) => {
       process.exitCode = await runAction(true, async () => {
-        const policy = await publishPolicy(flags.repository);
+        const policy = await publishPolicy(flags, false);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const { checkPrivate } = await import("../../../release/check-private.js");
         const evidence = await checkPrivate({
@@ -151,17 +179,17 @@ function registerGitHubRelease(release: Command): void {
     .option("--bundle-reference <reference>", "digest-pinned bundle reference")
     .option("--receipt-reference <reference>", "digest-pinned receipt reference")
     .option("--references <file>", "the references JSON written by `release publish`")
-    .option("--package-name <name>", "package name in the release title (default: ./package.json name, else hermes-plugin-kit)")
+    .option("--package-name <name>", "package name in the release title (default: ./package.json name; required outside a checkout)")
     .option("--git-remote <remote>", "read the remote tag with `git ls-remote <remote>` instead of the GitHub API")
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: GitHubReleaseFlags) => {
       process.exitCode = await runAction(true, async () => {
         const { bundle, receipt } = await referencesFromFlags(flags);
         const pkgName = (await cwdPackageJson())?.["name"];
-        const { DEFAULT_PACKAGE } = await import("../../contract/constants.js");
         const { createGitHubRelease } = await import("../../../release/github-release.js");
         const { remoteTagCommit } = await import("../../../release/git.js");
-        const packageName = flags.packageName ?? (typeof pkgName === "string" ? pkgName : DEFAULT_PACKAGE);
+        const packageName = flags.packageName ?? (typeof pkgName === "string" ? pkgName : undefined);
+        if (packageName === undefined) throw new UsageError("no package.json here: pass --package-name <name> (the released package's name, used in the release title)");
         const remote = flags.gitRemote;
         const result = await createGitHubRelease({
           version: flags.releaseVersion,
@@ -176,7 +204,7 @@ function registerGitHubRelease(release: Command): void {
     });
 }
 
-interface StageFlags {
+interface StageFlags extends PolicyFlags {
   registryConfig?: string;
   json?: boolean;
   repository?: string;
@@ -201,15 +229,17 @@ function registerStage(release: Command): void {
     .requiredOption("--source-bundle <file>", "release-source.bundle")
     .requiredOption("--payload-checksums <file>", "release-payload.sha256")
     .option("--output <file>", 'write {"bundle_reference": ...} here, last')
-    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
+    .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
+    .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
     .action(async (flags: StageFlags) => {
       process.exitCode = await runAction(true, async () => {
+        const policy = await publishPolicy(flags);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
-        const policy = await publishPolicy(flags.repository);
         const { stageRelease } = await import("../../../release/stage.js");
         printJson(
           await stageRelease({
@@ -230,7 +260,7 @@ function registerStage(release: Command): void {
     });
 }
 
-interface PromoteFlags {
+interface PromoteFlags extends PolicyFlags {
   registryConfig?: string;
   json?: boolean;
   reference: string;
@@ -248,13 +278,15 @@ function registerPromote(release: Command): void {
     .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
     .option("--remote <name>", "remote of the current checkout to promote", "origin")
     .option("--branch <name>", "branch to promote", "main")
-    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
+    .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
+    .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
     .action(async (flags: PromoteFlags) => {
       process.exitCode = await runAction(true, async () => {
-        const policy = await publishPolicy(flags.repository);
+        const policy = await publishPolicy(flags);
         const { promoteRelease } = await import("../../../release/promote.js");
         printJson(
           await promoteRelease({
@@ -262,7 +294,7 @@ function registerPromote(release: Command): void {
             policy,
             repository: policy.registryRepository,
             reference: flags.reference,
-            repoDir: process.cwd(),
+            repoDir: flags.dir ?? process.cwd(),
             remote: flags.remote ?? "origin",
             branch: flags.branch ?? "main",
             plainHttp: flags.plainHttp === true,
@@ -272,7 +304,7 @@ function registerPromote(release: Command): void {
     });
 }
 
-interface PublishFlags {
+interface PublishFlags extends PolicyFlags {
   registryConfig?: string;
   json?: boolean;
   reference: string;
@@ -291,15 +323,17 @@ function registerPublish(release: Command): void {
     .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
     .option("--output <file>", "write the receipt bytes here")
     .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
-    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
+    .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
+    .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
+    .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
     .action(async (flags: PublishFlags) => {
       process.exitCode = await runAction(true, async () => {
+        const policy = await publishPolicy(flags);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
-        const policy = await publishPolicy(flags.repository);
         const { publishRelease } = await import("../../../release/publish.js");
         printJson(
           await publishRelease({
@@ -326,7 +360,6 @@ interface RunFlags {
   runId?: string;
   runAttempt?: string;
   plainHttp?: boolean;
-  installCommand?: string;
   mcpSdkVersion?: string;
   githubRelease?: boolean;
   chunkSize?: string;
@@ -343,7 +376,6 @@ function registerRun(release: Command): void {
     .option("--source <dir>", "the package checkout: HEAD is the trigger, origin the remote to promote (default: current directory)")
     .option("--run-id <id>", "run id recorded in evidence and the candidate tag (default: chosen once per workspace)")
     .option("--run-attempt <n>", "run attempt (default 1)")
-    .option("--install-command <command>", "bash command run in the restored checkout before the gates (e.g. 'npm ci --ignore-scripts')")
     .option("--pass-env <name...>", "also pass these environment variables to the install and gate commands (otherwise an allow-list); pipeline credentials are refused")
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
@@ -365,7 +397,6 @@ function registerRun(release: Command): void {
           githubRelease: flags.githubRelease === true,
           ...(flags.runId === undefined ? {} : { runId: flags.runId }),
           ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
-          ...(flags.installCommand === undefined ? {} : { installCommand: flags.installCommand }),
           ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
           ...(flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig }),
           ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),

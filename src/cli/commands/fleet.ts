@@ -1,0 +1,166 @@
+/**
+ * CLI wiring of `fleet add | verify | list | remove | upgrade` (logic in
+ * `src/fetch/fleet.ts` and `src/fetch/fleet-edit.ts`). Gate pins come from
+ * `--expect-gate` and are kept in the lock; nothing is read from the current
+ * directory's package.json.
+ */
+import type { Command } from "commander";
+import type { FleetPlugin } from "../../contract/schemas.js";
+import { collect, gatePins } from "../consumer-policy.js";
+import { printJson, printLine, runAction, UsageError } from "../output.js";
+import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
+
+interface FleetAddOptions extends PolicyFlags {
+  provenance?: boolean;
+  lock: string;
+  receipt: string;
+  repository?: string;
+  package?: string;
+  expectGate?: string[];
+  json?: boolean;
+}
+
+interface FleetVerifyOptions {
+  trustedRoot?: string;
+  lock: string;
+  installed?: string;
+  plainHttp?: boolean;
+  registryConfig?: string;
+  json?: boolean;
+}
+
+function pinLine(plugin: FleetPlugin): string {
+  return `${plugin.name} ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference}, ${plugin.tarball.filename} sha256:${plugin.tarball.sha256}`;
+}
+
+function registerAdd(fleet: Command): void {
+  const add = addPolicyFlags(
+    fleet
+      .command("add")
+      .description("Pin a plugin in the fleet lock from its verified published receipt (release-receipt.json); with --provenance also pin who must have signed its attestation.")
+      .requiredOption("--lock <file>", "fleet lock file (created when absent)")
+      .requiredOption("--receipt <file>", "the plugin's published release-receipt.json")
+      .option("--repository <repo>", "the repository the receipt must name (default: the receipt's own)")
+      .option("--package <name>", "the package the receipt must name (default: the receipt's own)")
+      .option("--provenance", "pin a provenance policy (--key, or --owner/--repo ...): fleet verify then requires a verifying attestation")
+      .option("--key <pem>", "with --provenance: the public key the plugin's releases are attested with (stored in the lock)"),
+  ).option("--json", "print the pinned entry as JSON");
+  add.option("--expect-gate <gate=command>", 'pin a gate command its releases must have run, kept in the lock (repeatable)', collect);
+  add.action(async (opts: FleetAddOptions) => {
+    process.exitCode = await runAction(opts.json === true, async () => {
+      if (opts.provenance !== true && hasPolicyFlags(opts)) throw new UsageError("--key, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
+      const provenance = opts.provenance === true ? (await provenanceCheckOf(opts)).policy : undefined;
+      const { addPluginToLock } = await import("../../fetch/fleet.js");
+      const gates = await gatePins(opts.expectGate);
+      const { plugin, changed } = await addPluginToLock({
+        lockPath: opts.lock,
+        receiptPath: opts.receipt,
+        ...(opts.repository === undefined ? {} : { repository: opts.repository }),
+        ...(opts.package === undefined ? {} : { package: opts.package }),
+        ...(gates === undefined ? {} : { gates }),
+        ...(provenance === undefined ? {} : { provenance }),
+      });
+      if (opts.json === true) printJson({ ok: true, changed, plugin });
+      else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}`);
+    });
+  });
+}
+
+function registerVerify(fleet: Command): void {
+  fleet
+    .command("verify")
+    .description("Fetch and verify each pinned receipt by digest and check it against the pinned bundle reference, gate pins and tarball (and the installed file).")
+    .requiredOption("--lock <file>", "fleet lock file")
+    .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
+    .option("--plain-http", "use plain HTTP (loopback registries only)")
+    .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
+    .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
+    .option("--json", "print the verified plugins as JSON")
+    .action(async (opts: FleetVerifyOptions) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        let trustedRoot: import("../../contract/trusted-root.js").CheckedTrustedRoot | undefined;
+        if (opts.trustedRoot !== undefined) {
+          const { readTrustedRootFile } = await import("../../fetch/sigstore-trust.js");
+          trustedRoot = await readTrustedRootFile(opts.trustedRoot);
+        }
+        const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
+        const { verifyFleetLock } = await import("../../fetch/fleet.js");
+        type Credentials = Awaited<ReturnType<typeof resolveRegistryCredentials>>;
+        const credentialCache = new Map<string, Credentials>();
+        const results = await verifyFleetLock({
+          lockPath: opts.lock,
+          plainHttp: opts.plainHttp === true,
+          ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
+          ...(trustedRoot === undefined ? {} : { trustedRoot }),
+          credentialsFor: async (repository) => {
+            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig }));
+            return credentialCache.get(repository.repository);
+          },
+        });
+        if (opts.json === true) printJson({ ok: true, plugins: results });
+        else {
+          for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}${r.attestations !== undefined ? `; provenance ${r.attestations.join(", ")}` : ""}`);
+          printLine(`fleet lock ${opts.lock}: ${results.length} plugin(s) verified`);
+        }
+      });
+    });
+}
+
+function registerEdits(fleet: Command): void {
+  fleet
+    .command("list")
+    .description("List the plugins a fleet lock pins (name, version, references, tarball, gate pins, history length).")
+    .requiredOption("--lock <file>", "fleet lock file")
+    .option("--json", "print the pinned plugins as JSON")
+    .action(async (opts: { lock: string; json?: boolean }) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const { listFleetLock } = await import("../../fetch/fleet-edit.js");
+        const plugins = await listFleetLock(opts.lock);
+        if (opts.json === true) printJson({ ok: true, plugins });
+        else {
+          for (const p of plugins) printLine(`${pinLine(p)}${p.history !== undefined ? ` (${p.history.length} earlier pin(s))` : ""}`);
+          printLine(`fleet lock ${opts.lock}: ${plugins.length} plugin(s)`);
+        }
+      });
+    });
+
+  fleet
+    .command("remove")
+    .description("Remove a plugin's pin (and its history) from the fleet lock.")
+    .requiredOption("--lock <file>", "fleet lock file")
+    .requiredOption("--name <name>", "npm package name of the pinned plugin")
+    .option("--json", "print the removed entry as JSON")
+    .action(async (opts: { lock: string; name: string; json?: boolean }) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const { removePluginFromLock } = await import("../../fetch/fleet-edit.js");
+        const removed = await removePluginFromLock(opts.lock, opts.name);
+        if (opts.json === true) printJson({ ok: true, removed });
+        else printLine(`removed ${pinLine(removed)}`);
+      });
+    });
+
+  fleet
+    .command("upgrade")
+    .description("Move a plugin's pin to a newer verified release of the same package and repository; the old pin is kept in its history.")
+    .requiredOption("--lock <file>", "fleet lock file")
+    .requiredOption("--receipt <file>", "the newer release's published release-receipt.json")
+    .option("--expect-gate <gate=command>", "replace the plugin's gate pins (repeatable; default: keep the lock's)", collect)
+    .option("--json", "print the new entry and the previous pin as JSON")
+    .action(async (opts: { lock: string; receipt: string; expectGate?: string[]; json?: boolean }) => {
+      process.exitCode = await runAction(opts.json === true, async () => {
+        const { upgradePluginInLock } = await import("../../fetch/fleet-edit.js");
+        const gates = await gatePins(opts.expectGate);
+        const { plugin, previous } = await upgradePluginInLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
+        if (opts.json === true) printJson({ ok: true, plugin, previous });
+        else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history)`);
+      });
+    });
+}
+
+/** Register `fleet` and its verbs on `program`. */
+export function registerFleetCommands(program: Command): void {
+  const fleet = program.command("fleet").description("Pin co-loaded plugins by digest in a fleet lock, verify, list, remove and upgrade the pins.");
+  registerAdd(fleet);
+  registerVerify(fleet);
+  registerEdits(fleet);
+}

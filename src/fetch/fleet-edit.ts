@@ -1,0 +1,96 @@
+/**
+ * Day-to-day edits of a fleet lock (DESIGN.md section 5): `fleet list`,
+ * `fleet remove --name N`, `fleet upgrade --receipt F`. An upgrade moves a
+ * pin only to a newer verified release of the same package in the same
+ * repository, and keeps the old pin in the plugin's `history`. Lock bytes
+ * and atomic writes are those of `fleet.ts`.
+ */
+import { parseStableSemver } from "../contract/grammar.js";
+import type { GateCommands } from "../contract/policy.js";
+import { parseReference } from "../contract/reference.js";
+import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
+import { FetchError } from "./errors.js";
+import { readFleetLockFile, readPinnableReceipt, writeFleetLockFile } from "./fleet.js";
+
+/**
+ * `fleet list`: the pinned plugins, in lock order (sorted by name).
+ * @throws FetchError `FLEET_LOCK_UNREADABLE`, `FLEET_LOCK_INVALID`.
+ */
+export async function listFleetLock(lockPath: string): Promise<FleetPlugin[]> {
+  return (await readFleetLockFile(lockPath)).plugins;
+}
+
+/**
+ * `fleet remove`: drop the plugin named `name` (with its history).
+ * @returns the removed entry.
+ * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (no such plugin; the message lists the pinned names), `FLEET_LOCK_*`.
+ */
+export async function removePluginFromLock(lockPath: string, name: string): Promise<FleetPlugin> {
+  const lock = await readFleetLockFile(lockPath);
+  const found = lock.plugins.find((p) => p.name === name);
+  if (found === undefined) {
+    const names = lock.plugins.map((p) => p.name);
+    throw new FetchError("FLEET_PLUGIN_NOT_PINNED", `fleet lock ${lockPath} does not pin ${JSON.stringify(name)} (it pins ${names.length > 0 ? names.join(", ") : "nothing"})`);
+  }
+  await writeFleetLockFile(lockPath, { ...lock, plugins: lock.plugins.filter((p) => p !== found) });
+  return found;
+}
+
+/** Options of {@link upgradePluginInLock}. */
+export interface FleetUpgradeOptions {
+  lockPath: string;
+  /** The newer release's published `release-receipt.json`. */
+  receiptPath: string;
+  /** Gate pins to replace the plugin's pinned ones (default: keep the lock's). */
+  gates?: Partial<GateCommands>;
+}
+
+function compareSemver(a: string, b: string): number {
+  const x = parseStableSemver(a);
+  const y = parseStableSemver(b);
+  return x.major - y.major || x.minor - y.minor || x.patch - y.patch;
+}
+
+/**
+ * `fleet upgrade`: verify the receipt offline against the lock's pins (the
+ * plugin's package, the repository of its pinned references, its gate pins),
+ * require a strictly newer version, then move the pin and append the old pin
+ * to the plugin's `history`.
+ * @returns the new entry and the pin it replaced.
+ * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (use `fleet add`), `FLEET_UPGRADE_NOT_NEWER`,
+ *   `FLEET_PLUGIN_CONFLICT` (the tarball file name is pinned by another plugin),
+ *   `FLEET_RECEIPT_*`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`
+ *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...).
+ */
+export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous: FleetPin }> {
+  const lock = await readFleetLockFile(options.lockPath);
+  const { readFile } = await import("node:fs/promises");
+  let named: unknown;
+  try {
+    named = JSON.parse(await readFile(options.receiptPath, "utf8"))["package"];
+  } catch {
+    named = undefined;
+  }
+  const current = lock.plugins.find((p) => p.name === named);
+  if (current === undefined) {
+    throw new FetchError(
+      "FLEET_PLUGIN_NOT_PINNED",
+      `fleet lock ${options.lockPath} does not pin the receipt's package ${JSON.stringify(named)}; pin it with \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath}\``,
+    );
+  }
+  const repository = parseReference(current.bundle_reference).repository.repository;
+  const gates = options.gates !== undefined && Object.keys(options.gates).length > 0 ? options.gates : current.gates;
+  const { pin } = await readPinnableReceipt(options.receiptPath, { package: current.name, repository, repositorySource: "the repository of the plugin's pinned references in the fleet lock", ...(gates === undefined ? {} : { gates }) });
+  if (compareSemver(pin.version, current.version) <= 0) {
+    throw new FetchError(
+      "FLEET_UPGRADE_NOT_NEWER",
+      `fleet upgrade moves a pin only to a newer release: ${current.name} is pinned at ${current.version}, the receipt is ${pin.version}${pin.version === current.version ? " (already pinned)" : ""}`,
+    );
+  }
+  const clash = lock.plugins.find((p) => p !== current && p.tarball.filename === pin.tarball.filename);
+  if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${pin.tarball.filename} for ${clash.name}`);
+  const previous: FleetPin = { version: current.version, bundle_reference: current.bundle_reference, receipt_reference: current.receipt_reference, tarball: current.tarball };
+  const plugin: FleetPlugin = { ...pin, ...(gates === undefined ? {} : { gates }), ...(current.provenance === undefined ? {} : { provenance: current.provenance }), history: [...(current.history ?? []), previous] };
+  await writeFleetLockFile(options.lockPath, { ...lock, plugins: lock.plugins.map((p) => (p === current ? plugin : p)) });
+  return { plugin, previous };
+}

@@ -1,0 +1,66 @@
+/**
+ * `resolve`: the digest reference a tag points to now, for pinning
+ * (DESIGN.md section 3: tags are discovery aids; `fetch` refuses them). The
+ * privacy gate on read runs first, as for every read of a release repository.
+ */
+import { ReleaseContractError } from "../contract/errors.js";
+import { requireDiscoveryTag } from "../contract/grammar.js";
+import { isLoopbackHost, parseRepository, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { FetchError } from "./errors.js";
+import type { DownloadOptions } from "./fetch.js";
+
+/** A parsed `<repository>:<tag>`. */
+export interface TagReference {
+  repository: Repository;
+  tag: string;
+}
+
+/**
+ * Parse `<repository>:<tag>` (`host[:port]/path:tag` or `oci-layout:<dir>:tag`):
+ * the tag follows the last `:` after the last `/`.
+ * @throws ReleaseContractError `TAG_REFERENCE_INVALID` (no tag, or a digest
+ *   reference, which needs no resolving), `TAG_INVALID`, `REPOSITORY_INVALID`.
+ */
+export function parseTagReference(value: string): TagReference {
+  if (value.includes("@")) {
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${JSON.stringify(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
+  }
+  const slash = value.lastIndexOf("/");
+  const colon = value.lastIndexOf(":");
+  const minColon = value.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0;
+  if (colon <= slash || colon < minColon) {
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${JSON.stringify(value)}`);
+  }
+  const tag = requireDiscoveryTag(value.slice(colon + 1));
+  return { repository: parseRepository(value.slice(0, colon)), tag };
+}
+
+/** Options of {@link resolveTagReference}: the reading parts of {@link DownloadOptions}. */
+export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" | "env" | "openTarget" | "requirePrivate">;
+
+/**
+ * Resolve `<repository>:<tag>` to `<repository>@sha256:<hex>` after the
+ * privacy gate on read.
+ * @returns the digest reference and the manifest descriptor's media type and size.
+ * @throws the codes of {@link parseTagReference}; FetchError
+ *   `FETCH_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
+ */
+export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
+  const { repository, tag } = parseTagReference(value);
+  const plainHttp = options.plainHttp === true;
+  if (plainHttp && repository.kind === "registry" && !isLoopbackHost(repository.host)) {
+    throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
+  }
+  const env = options.env ?? process.env;
+  if (options.requirePrivate !== undefined) await options.requirePrivate(repository, { plainHttp, env });
+  else {
+    const { requirePrivateForRead } = await import("./privacy.js");
+    await requirePrivateForRead(repository, { plainHttp, env });
+  }
+  const target =
+    options.openTarget !== undefined
+      ? await options.openTarget(repository, { plainHttp, ...(options.credentials === undefined ? {} : { credentials: options.credentials }) })
+      : await (await import("../oci/open.js")).openTarget(repository.repository, { plainHttp, ...(options.credentials === undefined ? {} : { credentials: options.credentials }) });
+  const descriptor = await target.resolve(tag);
+  return { reference: `${repository.repository}@${descriptor.digest}`, digest: descriptor.digest, mediaType: descriptor.mediaType, size: descriptor.size, tag };
+}

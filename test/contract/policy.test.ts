@@ -1,0 +1,112 @@
+/**
+ * The one home of policy resolution (DESIGN.md section 5, "Whose policy"):
+ * consumer expectations come from pins and an explicit policy file only,
+ * each named as the source of its expectation; gate pins are optional; the
+ * release's own tarball declares the gates its evidence must name.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_GATE_COMMANDS,
+  checkDeclaredGates,
+  gatesDeclaredBy,
+  parseGatePin,
+  policyForDocument,
+  resolveConsumerExpectations,
+  verifyFinalReceipt,
+} from "../../src/contract/index.js";
+import type { JsonObject } from "../../src/contract/canonical-json.js";
+import { BUNDLE_REFERENCE, POLICY, codeOf, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+
+const REF = `ghcr.io/acme/demo-plugin@sha256:${"c".repeat(64)}`;
+
+describe("resolveConsumerExpectations", () => {
+  it("defaults the repository to the pinned reference's and pins nothing else", () => {
+    expect(resolveConsumerExpectations({ reference: REF })).toEqual({ repository: "ghcr.io/acme/demo-plugin", gates: {}, sources: { repository: "the pinned reference" } });
+  });
+
+  it("flags win over the policy file, the policy file over the reference; each names its source", () => {
+    const policyFile = { path: "pkg/package.json", json: { name: "mine", hermesPluginKit: { repository: "ghcr.io/me/mine", gates: { unit: "just unit" } } } };
+    const fromFile = resolveConsumerExpectations({ reference: REF, policyFile });
+    expect(fromFile.repository).toBe("ghcr.io/me/mine");
+    expect(fromFile.package).toBe("mine");
+    expect(fromFile.gates).toEqual({ ...DEFAULT_GATE_COMMANDS, unit: "just unit" });
+    expect(fromFile.sources).toEqual({
+      repository: "pkg/package.json (--policy) hermesPluginKit.repository",
+      package: "pkg/package.json (--policy) name",
+      gates: "pkg/package.json (--policy) hermesPluginKit.gates",
+    });
+    const flags = resolveConsumerExpectations({ reference: REF, policyFile, repository: "ghcr.io/x/y", package: "y", gates: { host_contract: "npm run doctor" } });
+    expect(flags).toMatchObject({ repository: "ghcr.io/x/y", package: "y", sources: { repository: "--repository", package: "--package", gates: "--expect-gate" } });
+    expect(flags.gates.host_contract).toBe("npm run doctor");
+  });
+
+  it("refuses when nothing names a repository, and malformed pins", async () => {
+    expect(await codeOf(() => resolveConsumerExpectations({}))).toBe("POLICY_INVALID");
+    expect(await codeOf(() => resolveConsumerExpectations({ repository: "owner/name" }))).toBe("REPOSITORY_INVALID");
+    expect(await codeOf(() => resolveConsumerExpectations({ reference: REF, package: "Not A Name" }))).toBe("POLICY_INVALID");
+    expect(await codeOf(() => resolveConsumerExpectations({ reference: "ghcr.io/acme/demo:v1" }))).toBe("REFERENCE_NOT_PINNED");
+  });
+
+  it("policyForDocument takes the pinned package, else the release's own", () => {
+    const open = resolveConsumerExpectations({ reference: REF });
+    expect(policyForDocument(open, { package: "demo-plugin" })).toMatchObject({ package: "demo-plugin", sources: { package: "the release's own package name" } });
+    expect(policyForDocument(resolveConsumerExpectations({ reference: REF, package: "other" }), { package: "demo-plugin" }).package).toBe("other");
+  });
+});
+
+describe("parseGatePin", () => {
+  it("splits at the first =", () => {
+    expect(parseGatePin("unit=npm test -- --reporter=dot")).toEqual(["unit", "npm test -- --reporter=dot"]);
+  });
+  it.each(["unit", "=npm test", "lint=npm run lint", "unit=", "unit=a\nb"])("refuses %j with POLICY_INVALID", async (value) => {
+    expect(await codeOf(() => parseGatePin(value))).toBe("POLICY_INVALID");
+  });
+  it("property: any known gate and one-line command round-trips", () => {
+    fc.assert(
+      fc.property(fc.constantFrom("unit", "public_contract", "host_contract", "build_metadata"), fc.string({ minLength: 1, maxLength: 80 }).filter((s) => s.trim().length > 0 && !/[\0\r\n]/.test(s)), (gate, command) => {
+        expect(parseGatePin(`${gate}=${command}`)).toEqual([gate, command]);
+      }),
+    );
+  });
+});
+
+describe("gate pins in receipt verification", () => {
+  it("an unpinned gate accepts the command the release ran; a pinned one must match, and the mismatch names the pin's source", async () => {
+    const dir = await tempDir();
+    const receipt = receiptFor(await testedManifestFor(await packTinyPackage(dir, "demo-plugin", "0.8.0")));
+    const doc = JSON.parse(JSON.stringify(receipt)) as JsonObject;
+    const open = { package: POLICY.package, registryRepository: POLICY.registryRepository, gates: {} };
+    expect(verifyFinalReceipt(doc, open, { bundleReference: BUNDLE_REFERENCE }).version).toBe("0.8.0");
+    const pinned = { ...open, gates: { unit: "just unit" }, sources: { gates: "--expect-gate" } };
+    let message = "";
+    try {
+      verifyFinalReceipt(doc, pinned);
+    } catch (error) {
+      message = (error as Error).message;
+      expect((error as { code: string }).code).toBe("GATE_COMMAND_MISMATCH");
+    }
+    expect(message).toContain('ran "npm test", not the pinned command "just unit" (from --expect-gate)');
+    expect(message).not.toContain("did not pass");
+    const noCommand = JSON.parse(JSON.stringify(doc)) as { evidence: { unit: { command: string } } };
+    noCommand.evidence.unit.command = " ";
+    expect(await codeOf(() => verifyFinalReceipt(noCommand as unknown as JsonObject, open))).toBe("GATE_NOT_PASSED");
+  });
+});
+
+describe("checkDeclaredGates", () => {
+  const evidence = Object.fromEntries(Object.entries(DEFAULT_GATE_COMMANDS).map(([g, command]) => [g, { command }]));
+  it("passes when the evidence names the declared gates", () => {
+    expect(() => checkDeclaredGates(evidence, gatesDeclaredBy({ name: "x" }), "package/package.json")).not.toThrow();
+  });
+  it("fails with GATE_COMMAND_MISMATCH naming the declaring file when the tarball declares another command", async () => {
+    const declared = gatesDeclaredBy({ name: "x", hermesPluginKit: { gates: { unit: "npm run test:all" } } });
+    expect(await codeOf(() => checkDeclaredGates(evidence, declared, "package/package.json of x-1.0.0.tgz"))).toBe("GATE_COMMAND_MISMATCH");
+    expect(() => checkDeclaredGates(evidence, declared, "package/package.json of x-1.0.0.tgz")).toThrow(/x-1\.0\.0\.tgz declares "npm run test:all"/);
+  });
+  it("gatesDeclaredBy refuses unknown gates and empty commands", async () => {
+    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: { lint: "x" } } }))).toBe("POLICY_INVALID");
+    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: { unit: "" } } }))).toBe("POLICY_INVALID");
+    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: [] } }))).toBe("POLICY_INVALID");
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * Day-to-day consumer verbs against an `oci-layout:` store holding two real
+ * releases (0.8.0 and 0.9.0) of one package: `fleet list/remove/upgrade`
+ * (history kept), gate pins kept in the lock, `resolve` of a tag, and a fetch
+ * of an upgrade into a directory holding the previous version (`--replace`).
+ */
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { addPluginToLock, readFleetLockFile, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
+import { parseTagReference, resolveTagReference } from "../../src/fetch/resolve.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+
+let root: string;
+let repository: string;
+let otherRepository: string;
+const fixtures: ReleaseFixture[] = [];
+let v8: StagedRelease;
+let v9: StagedRelease;
+let receipt8: string;
+let receipt9: string;
+let receipt9Elsewhere: string;
+const openLayout: OpenReadTarget = async (repo) => {
+  if (repo.kind !== "layout") throw new Error("layout only");
+  return LayoutTarget.open(repo.dir);
+};
+let counter = 0;
+const lockPath = () => join(root, `lock-${(counter += 1)}.json`);
+
+async function stage(store: string, version: string): Promise<StagedRelease> {
+  const repo = `oci-layout:${store}`;
+  const fixture = await createReleaseFixture({ registryRepository: repo, version });
+  fixtures.push(fixture);
+  const staged = await stageFixture(fixture, await LayoutTarget.open(store, { create: true }), repo);
+  await chmod(store, 0o700);
+  return staged;
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-fleet-edit-"));
+  repository = `oci-layout:${join(root, "store")}`;
+  otherRepository = `oci-layout:${join(root, "other-store")}`;
+  v8 = await stage(join(root, "store"), "0.8.0");
+  v9 = await stage(join(root, "store"), "0.9.0");
+  const elsewhere = await stage(join(root, "other-store"), "0.9.0");
+  receipt8 = join(root, "receipt-0.8.0.json");
+  receipt9 = join(root, "receipt-0.9.0.json");
+  receipt9Elsewhere = join(root, "receipt-0.9.0-elsewhere.json");
+  await writeFile(receipt8, v8.receiptBytes);
+  await writeFile(receipt9, v9.receiptBytes);
+  await writeFile(receipt9Elsewhere, elsewhere.receiptBytes);
+}, 60_000);
+
+afterAll(async () => {
+  for (const f of fixtures) await f.cleanup();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("fleet upgrade / list / remove", () => {
+  it("fleet add of a pinned package names fleet upgrade; upgrade moves the pin and keeps the old one in history", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8 });
+    const conflict = addPluginToLock({ lockPath: lock, receiptPath: receipt9 });
+    await expect(conflict).rejects.toMatchObject({ code: "FLEET_PLUGIN_CONFLICT" });
+    await expect(conflict).rejects.toThrow(/fleet upgrade --lock .* --receipt /);
+    const { plugin, previous } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
+    expect(previous.version).toBe("0.8.0");
+    expect(plugin.version).toBe("0.9.0");
+    expect(plugin.bundle_reference).toBe(`${repository}@${v9.bundle.digest}`);
+    const listed = await listFleetLock(lock);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]!.history).toEqual([{ version: "0.8.0", bundle_reference: `${repository}@${v8.bundle.digest}`, receipt_reference: `${repository}@${v8.receipt.digest}`, tarball: previous.tarball }]);
+    // The upgraded pin verifies against the store.
+    const verified = await verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null });
+    expect(verified.map((r) => r.version)).toEqual(["0.9.0"]);
+  });
+
+  it("refuses an older or the same version (FLEET_UPGRADE_NOT_NEWER), another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt9 });
+    const before = await readFile(lock);
+    expect(await codeOf(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 }))).toBe("FLEET_UPGRADE_NOT_NEWER");
+    expect(await codeOf(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 }))).toBe("FLEET_UPGRADE_NOT_NEWER");
+    const lock8 = lockPath();
+    await addPluginToLock({ lockPath: lock8, receiptPath: receipt8 });
+    const other = upgradePluginInLock({ lockPath: lock8, receiptPath: receipt9Elsewhere });
+    await expect(other).rejects.toMatchObject({ code: "RECEIPT_REGISTRY_MISMATCH" });
+    await expect(other).rejects.toThrow(/pinned references in the fleet lock/);
+    const empty = lockPath();
+    await writeFile(empty, '{"plugins":[],"schema_version":1}\n');
+    expect(await codeOf(() => upgradePluginInLock({ lockPath: empty, receiptPath: receipt9 }))).toBe("FLEET_PLUGIN_NOT_PINNED");
+    expect((await readFile(lock)).equals(before)).toBe(true);
+    expect(otherRepository).not.toBe(repository);
+  });
+
+  it("fleet remove drops the pin; an unknown name lists what is pinned", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8 });
+    const missing = removePluginFromLock(lock, "nope");
+    await expect(missing).rejects.toMatchObject({ code: "FLEET_PLUGIN_NOT_PINNED" });
+    await expect(missing).rejects.toThrow(/it pins demo-plugin/);
+    const removed = await removePluginFromLock(lock, "demo-plugin");
+    expect(removed.version).toBe("0.8.0");
+    expect((await readFleetLockFile(lock)).plugins).toEqual([]);
+  });
+
+  it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
+    const lock = lockPath();
+    expect(await codeOf(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "just unit" } }))).toBe("GATE_COMMAND_MISMATCH");
+    await expect(readFile(lock)).rejects.toThrow();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "npm test" } });
+    const { plugin } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
+    expect(plugin.gates).toEqual({ unit: "npm test" });
+    const doc = JSON.parse(await readFile(lock, "utf8")) as { plugins: { gates: Record<string, string> }[] };
+    doc.plugins[0]!.gates = { host_contract: "just contract" };
+    await writeFile(lock, JSON.stringify(doc));
+    const verify = verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null });
+    await expect(verify).rejects.toMatchObject({ code: "GATE_COMMAND_MISMATCH" });
+    await expect(verify).rejects.toThrow(/from the fleet lock/);
+  });
+});
+
+describe("resolve", () => {
+  it("resolves a tag to the digest reference after the privacy gate; fetch still refuses the tag", async () => {
+    const resolved = await resolveTagReference(`${repository}:v0.9.0`, { openTarget: openLayout });
+    expect(resolved.reference).toBe(`${repository}@${v9.bundle.digest}`);
+    expect(await codeOf(() => fetchRelease({ reference: `${repository}:v0.9.0`, repository, outputDir: join(root, "never"), openTarget: openLayout, progress: null }))).toBe("REFERENCE_NOT_PINNED");
+    expect(await codeOf(() => resolveTagReference(`${repository}:v9.9.9`, { openTarget: openLayout }))).toBe("OCI_NOT_FOUND");
+  });
+
+  it.each([
+    [`oci-layout:/srv/store@sha256:${"a".repeat(64)}`, "TAG_REFERENCE_INVALID"],
+    ["ghcr.io/acme/plugin", "TAG_REFERENCE_INVALID"],
+    ["127.0.0.1:5000/acme/plugin", "TAG_REFERENCE_INVALID"],
+    ["ghcr.io/acme/plugin:-bad", "TAG_INVALID"],
+    ["ghcr.io/Acme/plugin:v1", "REPOSITORY_INVALID"],
+  ])("parseTagReference(%s) -> %s", async (value, code) => {
+    expect(await codeOf(() => parseTagReference(value))).toBe(code);
+  });
+
+  it("parses host:port/path:tag and oci-layout:<dir>:tag", () => {
+    expect(parseTagReference("127.0.0.1:5000/acme/plugin:v1.2.0")).toMatchObject({ tag: "v1.2.0", repository: { repository: "127.0.0.1:5000/acme/plugin" } });
+    expect(parseTagReference("oci-layout:/srv/store:v1.2.0")).toMatchObject({ tag: "v1.2.0", repository: { repository: "oci-layout:/srv/store" } });
+  });
+});
+
+describe("fetch an upgrade into a directory holding the previous version", () => {
+  it("is refused with the fix (a new directory or --replace); --replace swaps the whole directory after verification", async () => {
+    const out = join(root, "vendor");
+    await fetchRelease({ reference: `${repository}@${v8.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    await fetchRelease({ reference: `${repository}@${v8.receipt.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    const before = (await readdir(out, { recursive: true })).sort();
+    const refused = fetchRelease({ reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    await expect(refused).rejects.toMatchObject({ code: "INSTALL_OVERWRITE_REFUSED" });
+    await expect(refused).rejects.toThrow(/fetch into a new directory, or pass --replace/);
+    expect((await readdir(out, { recursive: true })).sort()).toEqual(before);
+    await fetchRelease({ reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true });
+    const after = (await readdir(out, { recursive: true })).sort();
+    expect(after).toContain("dist/demo-plugin-0.9.0.tgz");
+    expect(after).not.toContain("dist/demo-plugin-0.8.0.tgz");
+    expect(after).not.toContain("release-receipt.json");
+    expect((await readdir(root)).filter((n) => n.includes(".hpk-"))).toEqual([]);
+  });
+
+  it("a failing verification with --replace leaves the directory exactly as it was", async () => {
+    const out = join(root, "vendor-2");
+    await fetchRelease({ reference: `${repository}@${v8.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    const before = (await readdir(out, { recursive: true })).sort();
+    const wrongKind = fetchRelease({ reference: `${repository}@${v9.receipt.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true, expect: "bundle" });
+    await expect(wrongKind).rejects.toMatchObject({ code: "FETCH_ARTIFACT_TYPE_MISMATCH" });
+    expect((await readdir(out, { recursive: true })).sort()).toEqual(before);
+  });
+});
