@@ -34,7 +34,7 @@ export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (pro
   { names: ["fleet"], register: registerFleetCommands },
   { names: ["verify-provenance"], register: registerProvenanceCommands },
   { names: ["release"], register: registerReleaseCommands },
-  { names: ["plugin"], register: registerKitCommands },
+  { names: ["init", "plugin"], register: registerKitCommands },
 ];
 
 /**

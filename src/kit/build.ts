@@ -18,7 +18,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { assertCompanionWritable, companionDir, writeCompanion } from "./companion.js";
 import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
-import { isPluginDefinition, type PluginDefinition } from "./plugin.js";
+import { isPluginDefinition, UNBUILT_PLUGIN_VERSION, type PluginDefinition } from "./plugin.js";
 import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
 import { pluginSkill } from "./skills.js";
 import { withStdoutOnStderr } from "./stdout.js";
@@ -154,6 +154,42 @@ function copyTree(source: string, target: string, written: string[], outDir: str
   }
 }
 
+/** `version` of `<root>/package.json` with the file's path, or undefined when there is no package.json version. */
+function readPackageVersion(root: string): { version: string; file: string } | undefined {
+  const file = path.join(root, "package.json");
+  if (!existsSync(file)) return undefined;
+  let version: unknown;
+  try {
+    version = (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>)["version"];
+  } catch (error) {
+    throw new PluginKitError("BUILD_ENTRY_INVALID", `${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (version === undefined) return undefined;
+  if (typeof version !== "string" || !/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/.test(version)) {
+    throw new PluginKitError("BUILD_VERSION_MISMATCH", `${file} version must be a SemVer string, found ${JSON.stringify(version)}`);
+  }
+  return { version, file };
+}
+
+/**
+ * The plugin's version is package.json's: a different version declared in
+ * definePlugin is an error, and so is no version anywhere.
+ */
+function checkPluginVersion(pluginVersion: string, pkg: { version: string; file: string } | undefined): void {
+  if (pkg === undefined) {
+    if (pluginVersion === UNBUILT_PLUGIN_VERSION) {
+      throw new PluginKitError("BUILD_VERSION_MISSING", "the plugin has no version: set \"version\" in the package's package.json (plugin build takes it from there)");
+    }
+    return;
+  }
+  if (pluginVersion !== pkg.version) {
+    throw new PluginKitError(
+      "BUILD_VERSION_MISMATCH",
+      `definePlugin declares version ${JSON.stringify(pluginVersion)} but ${pkg.file} has ${JSON.stringify(pkg.version)}; remove version from definePlugin (plugin build takes it from package.json) or make them equal`,
+    );
+  }
+}
+
 /**
  * Build the package. Writes only inside `outDir`. The steps, in order:
  * resolve the paths, bundle and import the entry to read its definition,
@@ -163,7 +199,9 @@ function copyTree(source: string, target: string, written: string[], outDir: str
  * @throws PluginKitError `BUILD_ENTRY_INVALID` (entry missing or its default
  *   export is not a plugin), `BUILD_BUNDLE_FAILED` (esbuild errors),
  *   `BUILD_OUTPUT_INVALID` (a skill outside `skills/<name>`, symlinks, or the
- *   written plugin.json/mcp.json failing the portable checks), and any
+ *   written plugin.json/mcp.json failing the portable checks),
+ *   `BUILD_VERSION_MISMATCH` (definePlugin declares another version than
+ *   package.json), `BUILD_VERSION_MISSING` (no version anywhere), and any
  *   definition error the entry raises (its own code, e.g.
  *   `SCHEMA_TOP_LEVEL_PROPERTIES`).
  */
@@ -171,6 +209,7 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   const paths = resolveBuildPaths(options);
   const bundle = await createBundler(options, paths);
   const plugin = await loadPluginDefinition(bundle, paths);
+  checkPluginVersion(plugin.version, paths.packageVersion);
   checkDeclaredSkills(plugin, paths.root);
   assertCompanionWritable(paths.outDir, plugin);
   const written: string[] = [];
@@ -205,6 +244,8 @@ interface BuildPaths {
   entry: string;
   root: string;
   outDir: string;
+  /** `version` of `<root>/package.json` (the plugin's version) and that file, when it has one. */
+  packageVersion: { version: string; file: string } | undefined;
 }
 
 /** Runs esbuild with the build's shared options plus `extra`; failures are `BUILD_BUNDLE_FAILED`. */
@@ -213,11 +254,13 @@ type Bundler = (extra: Record<string, unknown>) => Promise<void>;
 function resolveBuildPaths(options: BuildOptions): BuildPaths {
   const entry = path.resolve(options.entry);
   if (!existsSync(entry) || !statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file`);
-  return { entry, root: path.resolve(options.root ?? findRoot(entry)), outDir: path.resolve(options.outDir) };
+  const root = path.resolve(options.root ?? findRoot(entry));
+  return { entry, root, outDir: path.resolve(options.outDir), packageVersion: readPackageVersion(root) };
 }
 
 /** esbuild (loaded here, never at CLI start) with the options every bundle of this build shares. */
 async function createBundler(options: BuildOptions, paths: BuildPaths): Promise<Bundler> {
+  const packageVersion = paths.packageVersion;
   const alias: Record<string, string> = { ...(options.kitAlias === false ? {} : { "hermes-plugin-kit": kitIndexPath() }), ...(options.alias ?? {}) };
   const esbuild = await import("esbuild");
   const common = {
@@ -231,6 +274,8 @@ async function createBundler(options: BuildOptions, paths: BuildPaths): Promise<
     logLevel: "silent" as const,
     minify: options.minify !== false,
     external: ["esbuild"],
+    // The plugin's version comes from package.json (definePlugin reads it when it declares none).
+    define: (packageVersion === undefined ? {} : { __HERMES_PLUGIN_KIT_PACKAGE_VERSION__: JSON.stringify(packageVersion.version) }) as Record<string, string>,
     banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
   };
   return async (extra) => {

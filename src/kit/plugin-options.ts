@@ -32,7 +32,12 @@ export interface PluginLogging {
 export interface PluginOptions {
   /** plugin.json `name`: 1-64 chars, `^(?!.*(?:--|\.\.))[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$`. */
   name: string;
-  version: string;
+  /**
+   * plugin.json `version`. Leave it out: `plugin build` takes it from the
+   * package's package.json (a different value here fails the build with
+   * `BUILD_VERSION_MISMATCH`). Outside a build it is `UNBUILT_PLUGIN_VERSION`.
+   */
+  version?: string;
   description: string;
   /** mcp.json server name (default: `name`); must not shadow a built-in Hermes toolset. */
   server?: string;
@@ -104,7 +109,7 @@ const PLUGIN_OPTIONS = z.strictObject(
       z.maxLength(64, { error: (issue) => `must be 1-64 characters, found ${found(issue.input)}` }),
       z.regex(PLUGIN_NAME_PATTERN, { error: (issue) => `must match ${PLUGIN_NAME_PATTERN.source}, found ${found(issue.input)}` }),
     ),
-    version: z.string({ error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }).check(z.regex(SEMVER, { error: (issue) => `must be a SemVer string, found ${found(issue.input)}` })),
+    version: z.optional(z.string({ error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }).check(z.regex(SEMVER, { error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }))),
     description: nonEmptyString("must be a non-empty string"),
     server: z.optional(aString("must be a string")),
     tools: z.array(TOOL, section("a non-empty list of tool() definitions")).check(z.minLength(1, section("a non-empty list of tool() definitions"))),

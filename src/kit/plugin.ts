@@ -114,9 +114,24 @@ export function registrationReceipt(plugin: string, tools: readonly string[], sk
   );
 }
 
-/** The plugin's identity once its options have the right shape; the server name against Hermes' rules. */
+/** The version of a plugin defined without one, outside `plugin build`. */
+export const UNBUILT_PLUGIN_VERSION = "0.0.0-unbuilt";
+
+declare const __HERMES_PLUGIN_KIT_PACKAGE_VERSION__: string | undefined;
+
+/** The package.json version `plugin build` injects into the bundle (esbuild `define`), else undefined. */
+function builtPackageVersion(): string | undefined {
+  return typeof __HERMES_PLUGIN_KIT_PACKAGE_VERSION__ === "string" ? __HERMES_PLUGIN_KIT_PACKAGE_VERSION__ : undefined;
+}
+
+/**
+ * The plugin's identity once its options have the right shape; the server name against Hermes' rules.
+ * The version is the one given, else the package.json version `plugin build` injected, else {@link UNBUILT_PLUGIN_VERSION}.
+ */
 function checkIdentity(options: PluginOptions): { name: string; version: string; description: string; server: string } {
-  const { name, version, description } = options;
+  const { name, description } = options;
+  const version = options.version ?? builtPackageVersion() ?? UNBUILT_PLUGIN_VERSION;
+  if (!/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/.test(version)) throw new PluginKitError("PLUGIN_DEFINITION_INVALID", `plugin version ${JSON.stringify(version)} must be a SemVer string`);
   return { name, version, description, server: validateServerName(options.server ?? name) };
 }
 

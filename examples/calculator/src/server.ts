@@ -14,7 +14,6 @@
  */
 import { all, create, type MathJsInstance } from "mathjs";
 import { definePlugin, numberArg, pluginSkill, strArg, tool } from "hermes-plugin-kit";
-import packageJson from "../package.json" with { type: "json" };
 
 /**
  * mathjs functions an expression may not call: the ones that reach outside
@@ -132,7 +131,6 @@ function calcCommand(rawArgs: string): string {
 
 export default definePlugin({
   name: "hermes-calculator",
-  version: packageJson.version,
   description: "A calculator and unit converter for Hermes, served over MCP.",
   server: "calculator",
   tools: [calculate, unitConvert],

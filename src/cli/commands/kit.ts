@@ -1,5 +1,5 @@
 /**
- * CLI wiring of the kit commands `plugin build`, `plugin call` and `plugin doctor` (logic lives in src/kit).
+ * CLI wiring of the kit commands `init`, `plugin build`, `plugin call` and `plugin doctor` (logic lives in src/kit).
  * esbuild and the MCP SDK load inside the actions only.
  */
 import { InvalidArgumentError, type Command } from "commander";
@@ -11,8 +11,38 @@ function collectAlias(value: string, previous: Record<string, string> | undefine
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
+/** `init <dir> [--name N] [--repository R]`: scaffold a plugin project. */
+function registerInit(program: Command): void {
+  program
+    .command("init")
+    .description("Scaffold a Hermes plugin project in <dir> (new or empty): package.json with the kit as an exact dev dependency and npm-script gates, src/index.ts with one tool, a skill, an MCP SDK client test, .gitignore, pinned GitHub workflows.")
+    .argument("<dir>", "project directory (created; must be absent or empty)")
+    .option("--name <name>", "npm package and plugin name (default: the directory's name)")
+    .option("--repository <repository>", "private OCI repository of its releases, e.g. ghcr.io/acme/my-plugin (default: a placeholder to edit)")
+    .option("--json", "print the result as JSON")
+    .action(async (dir: string, options: { name?: string; repository?: string; json?: boolean }) => {
+      process.exitCode = await runAction(options.json === true, async () => {
+        const { initPluginProject } = await import("../../kit/init.js");
+        const result = initPluginProject({ dir, ...(options.name === undefined ? {} : { name: options.name }), ...(options.repository === undefined ? {} : { repository: options.repository }) });
+        if (options.json === true) {
+          printJson({ ok: true, ...result });
+          return 0;
+        }
+        printLine(`created plugin project ${result.name} in ${result.dir}`);
+        for (const file of result.files) printLine(`  ${file}`);
+        printLine("next:");
+        printLine(`  cd ${dir} && npm install && npm test && npm run doctor`);
+        if (result.repositoryIsPlaceholder) printLine(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);
+        printLine("  git init -b main, commit, add an origin, tag the baseline (git tag v0.1.0), push main and the tag");
+        printLine("  then: SEMANTIC_RELEASE_ENABLED=true npx hermes-plugin-kit release run --workspace ../release-work");
+        return 0;
+      });
+    });
+}
+
 /** Register the kit subcommands on `program`. */
 export function registerKitCommands(program: Command): void {
+  registerInit(program);
   const plugin = program.command("plugin").description("Build and check Hermes plugins written with the kit (Agent Plugins v1 packages over MCP).");
   registerPluginBuild(plugin);
   registerPluginCall(plugin);

@@ -1,0 +1,122 @@
+/**
+ * `hermes-plugin-kit init <dir>`: scaffold a plugin project outside this
+ * repository (DESIGN.md section 6). The dev dependencies are pinned to the
+ * exact versions this kit was released with (the kit itself by name, the MCP
+ * SDK the kit bundles, the vitest the kit tests with); files come from
+ * `init-templates.ts`. Nothing is written unless every check passed, and
+ * never into a non-empty directory.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, lstatSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseRepository } from "../contract/reference.js";
+import { isNpmPackageName } from "../contract/grammar.js";
+import { PluginKitError } from "./errors.js";
+import { validateServerName } from "./naming.js";
+import { PLUGIN_NAME_PATTERN } from "./portable.js";
+import { scaffoldFiles } from "./init-templates.js";
+
+/** Options of {@link initPluginProject}. */
+export interface InitOptions {
+  /** Project directory (created; must be absent or empty). */
+  dir: string;
+  /** npm package and plugin name (default: the directory's base name). */
+  name?: string;
+  /** `hermesPluginKit.repository` (default `ghcr.io/your-github-owner/<name>`, to be edited). */
+  repository?: string;
+}
+
+/** What {@link initPluginProject} wrote. */
+export interface InitResult {
+  dir: string;
+  name: string;
+  server: string;
+  repository: string;
+  /** Whether the repository is the placeholder default. */
+  repositoryIsPlaceholder: boolean;
+  /** Project-relative paths written, sorted. */
+  files: string[];
+  /** Exact dev dependency versions. */
+  devDependencies: Record<string, string>;
+}
+
+/** The kit's own package.json (the nearest one above this module named hermes-plugin-kit). */
+function kitPackageJson(): Record<string, unknown> {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 6; depth += 1) {
+    const file = path.join(dir, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+      if (pkg["name"] === "hermes-plugin-kit") return pkg;
+    }
+    dir = path.dirname(dir);
+  }
+  throw new PluginKitError("INIT_FAILED", "cannot find hermes-plugin-kit's own package.json to pin the dev dependencies");
+}
+
+function exactVersion(pkg: Record<string, unknown>, field: string, name: string): string {
+  const deps = pkg[field] as Record<string, unknown> | undefined;
+  const version = deps?.[name];
+  if (typeof version !== "string" || !/^\d+\.\d+\.\d+$/.test(version)) {
+    throw new PluginKitError("INIT_FAILED", `hermes-plugin-kit's package.json ${field}.${name} must be an exact version, found ${JSON.stringify(version)}`);
+  }
+  return version;
+}
+
+/** The server name derived from a plugin name (`[a-z0-9_-]`, no trailing `-`). */
+function serverNameFor(name: string): string {
+  return name.replace(/[^a-z0-9_-]+/g, "-").replace(/[-_]+$/, "");
+}
+
+/**
+ * Write the scaffold into `dir`.
+ * @throws PluginKitError `INIT_TARGET_NOT_EMPTY` (dir exists and is not an
+ *   empty directory), `INIT_NAME_INVALID` (not an npm package name and a
+ *   plugin name), `INIT_REPOSITORY_INVALID`, `SERVER_NAME_SHADOWS_TOOLSET`,
+ *   `INIT_FAILED`.
+ */
+export function initPluginProject(options: InitOptions): InitResult {
+  const dir = path.resolve(options.dir);
+  const name = options.name ?? path.basename(dir);
+  if (!isNpmPackageName(name) || name.startsWith("@") || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
+    throw new PluginKitError(
+      "INIT_NAME_INVALID",
+      `plugin name ${JSON.stringify(name)} must be an npm package name without a scope and match ${PLUGIN_NAME_PATTERN.source} (1-64 characters); pass --name`,
+    );
+  }
+  const server = validateServerName(serverNameFor(name));
+  const repositoryIsPlaceholder = options.repository === undefined;
+  const repository = options.repository ?? `ghcr.io/your-github-owner/${name.replace(/\./g, "-")}`;
+  try {
+    parseRepository(repository);
+  } catch (error) {
+    throw new PluginKitError("INIT_REPOSITORY_INVALID", `${(error as Error).message}; pass --repository host/owner/name or oci-layout:<dir>`);
+  }
+  if (existsSync(dir)) {
+    const st = lstatSync(dir);
+    if (!st.isDirectory() || readdirSync(dir).length > 0) {
+      throw new PluginKitError("INIT_TARGET_NOT_EMPTY", `${dir} exists and is not an empty directory; init writes only into a new or empty directory`);
+    }
+  }
+  const kit = kitPackageJson();
+  const versions = {
+    kit: typeof kit["version"] === "string" ? kit["version"] : "0.0.0",
+    mcpSdk: exactVersion(kit, "dependencies", "@modelcontextprotocol/sdk"),
+    vitest: exactVersion(kit, "devDependencies", "vitest"),
+  };
+  const files = scaffoldFiles({ name, server, repository, versions });
+  for (const [relative, content] of files) {
+    const file = path.join(dir, relative);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content, { flag: "wx" });
+  }
+  return {
+    dir,
+    name,
+    server,
+    repository,
+    repositoryIsPlaceholder,
+    files: [...files.keys()].sort(),
+    devDependencies: { "@modelcontextprotocol/sdk": versions.mcpSdk, "hermes-plugin-kit": versions.kit, vitest: versions.vitest },
+  };
+}

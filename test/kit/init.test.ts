@@ -1,0 +1,140 @@
+/**
+ * `hermes-plugin-kit init` and the plugin version taken from package.json at
+ * build time (DESIGN.md section 6). The scaffold's own npm install, tests and
+ * release run against a real npm registry in test/journey.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { buildPluginPackage } from "../../src/kit/build.js";
+import { initPluginProject } from "../../src/kit/init.js";
+import { codeOf } from "../support/contract-fixture.js";
+import { runCli } from "../support/cli.js";
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-init-"));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const kitPackage = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+describe("init", () => {
+  it("scaffolds the project: exact dev dependencies by name, npm-script gates, policy, one tool, a skill, an MCP client test, pinned workflows", async () => {
+    const dir = join(root, "hello-plugin");
+    const result = initPluginProject({ dir, repository: "ghcr.io/acme/hello-plugin" });
+    expect(result.files).toEqual([
+      ".github/workflows/release.yml",
+      ".github/workflows/test.yml",
+      ".gitignore",
+      "package.json",
+      "skills/hello-plugin/SKILL.md",
+      "src/index.ts",
+      "test/plugin.test.ts",
+    ]);
+    const pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | string>;
+    expect(pkg["type"]).toBe("module");
+    expect(pkg["devDependencies"]).toEqual({
+      "@modelcontextprotocol/sdk": kitPackage.dependencies["@modelcontextprotocol/sdk"],
+      "hermes-plugin-kit": kitPackage.version,
+      vitest: kitPackage.devDependencies["vitest"],
+    });
+    expect(Object.keys(pkg["scripts"] as Record<string, string>)).toEqual(expect.arrayContaining(["build", "test", "doctor"]));
+    expect(pkg["hermesPluginKit"]).toEqual({ repository: "ghcr.io/acme/hello-plugin" });
+    expect(await readFile(join(dir, "src/index.ts"), "utf8")).not.toMatch(/version:/);
+    for (const file of [".github/workflows/release.yml", ".github/workflows/test.yml"]) {
+      const doc = YAML.parse(await readFile(join(dir, file), "utf8")) as { permissions: unknown; jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }> };
+      expect(doc.permissions).toEqual({ contents: "read" });
+      const uses = Object.values(doc.jobs).flatMap((job) => job.steps.filter((s) => s.uses !== undefined));
+      expect(uses.length).toBeGreaterThan(0);
+      for (const step of uses) expect(step.uses).toMatch(/^[\w-]+\/[\w-]+@[0-9a-f]{40}$/);
+      expect(uses.find((s) => s.uses!.startsWith("actions/checkout@"))!.with!["persist-credentials"]).toBe(false);
+    }
+  });
+
+  it("builds with the kit: plugin.json takes its version from package.json", async () => {
+    const dir = join(root, "versioned");
+    initPluginProject({ dir, name: "versioned", repository: "oci-layout:/srv/store" });
+    const pkgPath = join(dir, "package.json");
+    const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
+    await writeFile(pkgPath, JSON.stringify({ ...pkg, version: "3.4.5" }, null, 2));
+    const built = await buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir });
+    expect(built.plugin.version).toBe("3.4.5");
+    expect(JSON.parse(await readFile(join(dir, "plugin.json"), "utf8"))).toMatchObject({ name: "versioned", version: "3.4.5" });
+    expect(built.plugin.tools).toEqual(["greet"]);
+  });
+
+  it.each([
+    ["a name that is no plugin name", { name: "Hello_World" }, "INIT_NAME_INVALID"],
+    ["a scoped name", { name: "@acme/hello" }, "INIT_NAME_INVALID"],
+    ["a repository without a host", { name: "ok-name", repository: "acme/hello" }, "INIT_REPOSITORY_INVALID"],
+    ["a server name that shadows a Hermes toolset", { name: "web" }, "SERVER_NAME_SHADOWS_TOOLSET"],
+  ])("refuses %s (%j) with %s and writes nothing", async (_label, options, code) => {
+    const dir = join(root, `refused-${code}-${String((options as { name?: string }).name).replace(/[^a-z]/gi, "")}`);
+    expect(await codeOf(() => initPluginProject({ dir, ...options }))).toBe(code);
+    await expect(readdir(dir)).rejects.toThrow();
+  });
+
+  it("refuses a non-empty directory and leaves it as it was", async () => {
+    const dir = join(root, "busy");
+    await mkdir(dir);
+    await writeFile(join(dir, "notes.txt"), "mine");
+    expect(await codeOf(() => initPluginProject({ dir }))).toBe("INIT_TARGET_NOT_EMPTY");
+    expect(await readdir(dir)).toEqual(["notes.txt"]);
+  });
+
+  it("CLI: init prints the next steps and the placeholder repository; a mistyped flag names the closest known one (exit 2)", async () => {
+    const dir = join(root, "cli-plugin");
+    const made = await runCli(["init", dir]);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain("npm install && npm test && npm run doctor");
+    expect(made.stdout).toContain("ghcr.io/your-github-owner/cli-plugin");
+    const typo = await runCli(["init", join(root, "other"), "--repositry", "ghcr.io/a/b"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown option '--repositry'/);
+    expect(typo.stderr).toMatch(/Did you mean --repository\?/);
+  });
+});
+
+describe("plugin version from package.json", () => {
+  async function project(name: string, packageVersion: string | undefined, declared: string | undefined): Promise<string> {
+    const dir = join(root, name);
+    initPluginProject({ dir, name, repository: "oci-layout:/srv/store" });
+    const pkgPath = join(dir, "package.json");
+    const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
+    if (packageVersion === undefined) delete pkg["version"];
+    else pkg["version"] = packageVersion;
+    await writeFile(pkgPath, JSON.stringify(pkg, null, 2));
+    if (declared !== undefined) {
+      const entry = join(dir, "src/index.ts");
+      await writeFile(entry, (await readFile(entry, "utf8")).replace(`name: ${JSON.stringify(name)},`, `name: ${JSON.stringify(name)},\n  version: ${JSON.stringify(declared)},`));
+    }
+    return dir;
+  }
+
+  it("a definePlugin version equal to package.json's builds", async () => {
+    const dir = await project("same-version", "1.2.3", "1.2.3");
+    expect((await buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir })).plugin.version).toBe("1.2.3");
+  });
+
+  it("a different definePlugin version is an error, not a warning (BUILD_VERSION_MISMATCH); nothing is written", async () => {
+    const dir = await project("other-version", "1.2.3", "1.0.0");
+    const build = buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir });
+    await expect(build).rejects.toMatchObject({ code: "BUILD_VERSION_MISMATCH" });
+    await expect(build).rejects.toThrow(/declares version "1\.0\.0" but .*package\.json has "1\.2\.3"/);
+    await expect(readFile(join(dir, "plugin.json"))).rejects.toThrow();
+  });
+
+  it("no version anywhere is BUILD_VERSION_MISSING", async () => {
+    const dir = await project("no-version", undefined, undefined);
+    expect(await codeOf(() => buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir }))).toBe("BUILD_VERSION_MISSING");
+  });
+});
