@@ -21,14 +21,12 @@
  * references and receipt bytes.
  */
 import { spawn } from "node:child_process";
-import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { stringify as yamlStringify } from "yaml";
 import { HermesPluginKitError } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
@@ -36,9 +34,10 @@ import { git } from "./git.js";
 import { consumerNextSteps, shellWord } from "./next-steps.js";
 import { createProgress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
+import { DemoError, keptRegistryLines, startDemoRegistry, type DemoRegistry } from "./demo-registry.js";
+import { installTarballOffline } from "./demo-consumer.js";
 
-/** Error of the demo's own steps (`DEMO_*` codes). */
-export class DemoError extends HermesPluginKitError {}
+export { DemoError } from "./demo-registry.js";
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -50,6 +49,8 @@ export interface DemoOptions {
   plainHttp?: boolean;
   /** Start Debian's docker-registry (Basic auth) on a loopback port. */
   startRegistry?: boolean;
+  /** With `startRegistry`: leave the registry running after the demo (address, credential variables and how to stop it are printed). */
+  keepRegistry?: boolean;
   /** Workspace directory (default: a new temp directory); reuse it to resume. */
   workspace?: string;
   /** Where step lines go (default stderr; `null` silences them). */
@@ -86,6 +87,8 @@ export interface DemoResult {
   github_release: string;
   /** After success: what a consumer runs next, one shell line each, with this release's references. */
   next_steps?: string[];
+  /** Set with `keepRegistry`: the registry left running. */
+  kept_registry?: { host: string; pid: number; credentials_file: string; stop: string };
   error?: { code: string; message: string };
 }
 
@@ -101,7 +104,6 @@ interface DemoState {
   registry: string;
   plain_http: boolean;
   registry_port?: number;
-  registry_username?: string;
 }
 
 function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -125,108 +127,6 @@ async function sha256OfFile(path: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest("hex");
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolvePromise(port));
-    });
-  });
-}
-
-async function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const server = net.createServer();
-    server.once("error", () => resolvePromise(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolvePromise(true)));
-  });
-}
-
-/** A docker-registry process started for the demo. */
-interface DemoRegistry {
-  host: string;
-  username: string;
-  password: string;
-  stop(): Promise<void>;
-}
-
-/**
- * Start Debian's docker-registry with htpasswd Basic auth; storage, port and
- * password live in `<workspace>/docker-registry` so a rerun reaches the same
- * repository with the same content.
- * @throws DemoError `DEMO_REGISTRY_UNAVAILABLE`, `DEMO_REGISTRY_START`.
- */
-async function startDemoRegistry(workspace: string, state: DemoState): Promise<DemoRegistry> {
-  const binary = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
-  if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (apt-get install docker-registry apache2-utils)`);
-  const dir = join(workspace, "docker-registry");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const secretPath = join(dir, "password");
-  let password: string;
-  try {
-    password = (await readFile(secretPath, "utf8")).trim();
-  } catch {
-    password = randomBytes(16).toString("hex");
-    await writeFile(secretPath, password + "\n", { mode: 0o600 });
-  }
-  const username = "hermes-demo";
-  const htpasswd = await run("htpasswd", ["-iBn", username], { input: password });
-  if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); install apache2-utils`);
-  await writeFile(join(dir, "htpasswd"), htpasswd.stdout.trim() + "\n", { mode: 0o600 });
-  let port = state.registry_port;
-  if (port === undefined || !(await portFree(port))) {
-    if (port !== undefined) throw new DemoError("DEMO_REGISTRY_START", `the workspace's registry port ${port} is busy; stop what uses it or use a new workspace`);
-    port = await freePort();
-  }
-  state.registry_port = port;
-  const config = {
-    version: 0.1,
-    log: { level: "error", accesslog: { disabled: true } },
-    storage: { filesystem: { rootdirectory: join(dir, "storage") }, delete: { enabled: false } },
-    http: { addr: `127.0.0.1:${port}`, secret: randomBytes(16).toString("hex") },
-    auth: { htpasswd: { realm: "hermes-demo", path: join(dir, "htpasswd") } },
-  };
-  await writeFile(join(dir, "config.yml"), yamlStringify(config), { mode: 0o600 });
-  const child = spawn(binary, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
-  let tail = "";
-  child.stderr.on("data", (d: Buffer) => (tail = (tail + d.toString()).slice(-2000)));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const status = await new Promise<number | null>((res) => {
-      const req = net.connect(port as number, "127.0.0.1", () => {
-        req.end("GET /v2/ HTTP/1.0\r\n\r\n");
-      });
-      let data = "";
-      req.on("data", (d) => (data += d.toString()));
-      req.on("end", () => res(Number(/^HTTP\/1\.[01] (\d{3})/.exec(data)?.[1] ?? 0) || null));
-      req.on("error", () => res(null));
-    });
-    if (status === 401 || status === 200) break;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail.trim().slice(-300)}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    host: `127.0.0.1:${port}`,
-    username,
-    password,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise<void>((r) => child.once("exit", () => r()));
-        child.kill("SIGTERM");
-        const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
-    },
-  };
 }
 
 /** The part of `plugin doctor --json` the demo reads. */
@@ -279,7 +179,9 @@ async function prepareSource(workspace: string, packageDir: string, repository: 
   await copyPackage(packageDir, source);
   const pkg = parseStrictJson(await readFile(pkgPath), { rejectIntegralFloats: false }) as Record<string, unknown>;
   const kit = (typeof pkg["hermesPluginKit"] === "object" && pkg["hermesPluginKit"] !== null ? pkg["hermesPluginKit"] : {}) as Record<string, unknown>;
-  pkg["hermesPluginKit"] = { ...kit, repository };
+  // The demo's store, and (for a package without its own) the offline install command: both are
+  // visible in the released package.json, so the gates' environment is exactly what the policy says.
+  pkg["hermesPluginKit"] = { ...kit, repository, ...(kit["install"] === undefined && pkg["name"] !== "hermes-plugin-kit" ? { install: kitLinkInstallCommand() } : {}) };
   await writeFile(pkgPath, JSON.stringify(pkg, null, 2) + "\n");
   const lockPath = join(source, "package-lock.json");
   if (!existsSync(lockPath)) {
@@ -305,23 +207,15 @@ async function prepareSource(workspace: string, packageDir: string, repository: 
 }
 
 /**
- * The install command run in the restored checkout before the gates: no
- * network, so `node_modules` is made of links to this repository's installed
- * dependencies plus `hermes-plugin-kit` itself, and `node_modules/.bin` holds
- * `just` and `hermes-plugin-kit`.
+ * The install command the demo declares (`hermesPluginKit.install`) for a
+ * package that declares none and is not the kit itself, such as the
+ * example: no network, so npm links this checkout of the kit into the
+ * restored copy's `node_modules` (its bin, `hermes-plugin-kit`, lands in
+ * `node_modules/.bin`, the gates' own PATH entry; the kit's `node_modules`
+ * resolves what it bundles). Nothing is saved to package.json or a lock.
  */
-export function offlineInstallCommand(kitRoot = KIT_ROOT): string {
-  const nm = JSON.stringify(join(kitRoot, "node_modules"));
-  const root = JSON.stringify(kitRoot);
-  const cli = JSON.stringify(join(kitRoot, "dist", "src", "cli", "main.js"));
-  return [
-    "set -eu",
-    "rm -rf node_modules && mkdir -p node_modules/.bin",
-    `for entry in ${nm}/* ${nm}/.bin/*; do [ -e "$entry" ] || continue; case "$entry" in */.bin/*) ln -s "$entry" "node_modules/.bin/$(basename "$entry")" ;; */.bin) ;; *) ln -s "$entry" "node_modules/$(basename "$entry")" ;; esac; done`,
-    `[ -e node_modules/hermes-plugin-kit ] || ln -s ${root} node_modules/hermes-plugin-kit`,
-    `printf '#!/bin/sh\\nexec \"%s\" \"%s\" "$@"\\n' ${JSON.stringify(process.execPath)} ${cli} > node_modules/.bin/hermes-plugin-kit`,
-    "chmod 0755 node_modules/.bin/hermes-plugin-kit",
-  ].join("\n");
+export function kitLinkInstallCommand(kitRoot = KIT_ROOT): string {
+  return `npm install --offline --no-save --no-package-lock --ignore-scripts --no-audit --no-fund ${JSON.stringify(kitRoot)}`;
 }
 
 /**
@@ -395,7 +289,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       state = { schema: 1, package_dir: packageDir, registry: wanted, plain_http: options.plainHttp === true || options.startRegistry === true };
     }
     if (options.startRegistry === true || state.registry.startsWith("start")) {
-      registry = await timed("start docker-registry (Basic auth, loopback)", () => startDemoRegistry(workspace, state), (r) => r.host);
+      registry = await timed("start docker-registry (Basic auth, loopback)", async () => {
+        const started = await startDemoRegistry(workspace, state.registry_port, options.keepRegistry === true);
+        state.registry_port = Number(started.host.split(":")[1]);
+        return started;
+      }, (r) => r.host);
       const name = basename(packageDir) === "." ? "plugin" : basename(packageDir).toLowerCase().replace(/[^a-z0-9]+/g, "-");
       state.registry = `start:${registry.host}/demo/${name}`;
     }
@@ -414,10 +312,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           source: src.source,
           workspace: join(workspace, "release"),
           plainHttp,
-          installCommand: offlineInstallCommand(),
           gateOutput: options.gateOutput ?? "log",
           attestKey: attestKey.keyFile,
-          env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true", PATH: `${join(KIT_ROOT, "node_modules", ".bin")}:${process.env["PATH"] ?? ""}` },
+          env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true" },
           ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
           progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
         });
@@ -461,12 +358,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", attestKey.pubFile]));
     await timed("consumer: fleet verify (pins, receipt by digest, provenance, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
     const app = join(workspace, "app");
-    await timed("consumer: npm install the fetched tarball into a scratch project (offline)", async () => {
-      await mkdir(app, { recursive: true });
-      if (!existsSync(join(app, "package.json"))) await writeFile(join(app, "package.json"), JSON.stringify({ name: "demo-consumer-app", version: "1.0.0", private: true }, null, 2) + "\n");
-      const r = await run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--save-exact", tarballPath], { cwd: app });
-      if (r.code !== 0) throw new DemoError("DEMO_NPM_INSTALL", `npm install exited ${r.code}: ${r.stderr.trim().split("\n").slice(-3).join(" | ")}`);
-    });
+    await timed(
+      "consumer: npm install the fetched tarball into a scratch project (offline, --ignore-scripts)",
+      () => installTarballOffline(app, tarballPath, join(workspace, "release", "restore")),
+      (how) => how,
+    );
     const installed = join(app, "node_modules", src.name);
     if (existsSync(join(installed, "plugin.json"))) {
       await timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
@@ -497,7 +393,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";
     result.error = { code, message: error instanceof Error ? error.message : String(error) };
   } finally {
-    await registry?.stop();
+    if (registry !== undefined && options.keepRegistry === true) {
+      result.kept_registry = { host: registry.host, pid: registry.pid, credentials_file: join(registry.dir, "credentials.env"), stop: `kill ${registry.pid}` };
+      for (const text of keptRegistryLines(registry, result.registry)) out?.write(`${text}\n`);
+    } else await registry?.stop();
   }
   return result;
 }

@@ -25,8 +25,8 @@ import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
 import { headCommit, remoteBranchCommit } from "./git.js";
-import { releaseIntent } from "./intent.js";
-import { cloneAtTrigger, type RunOptions } from "./run.js";
+import { disarmedReason, releaseIntent } from "./intent.js";
+import { cloneAtTrigger, remoteMainAdvice, type RunOptions } from "./run.js";
 import { PipelineError, openWriteTarget, resolveAccess, resolveTag } from "./stage.js";
 
 /** One check of a dry run. */
@@ -77,7 +77,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   const checks: DryRunCheck[] = [];
   const result: DryRunResult = { dry_run: true, would_release: false, workspace: ws, checks };
   if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
-    result.reason = "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true";
+    result.reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
     return result;
   }
   checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
@@ -89,7 +89,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
     await cloneAtTrigger(source, clone, trigger);
     const remoteMain = await remoteBranchCommit(clone, "origin", "main");
     if (remoteMain !== trigger) {
-      throw new PipelineError("PROMOTE_REMOTE_STATE", `origin's main is ${remoteMain ?? "absent"}, expected the trigger commit ${trigger} (push it to origin main first)`);
+      throw new PipelineError("PROMOTE_REMOTE_STATE", await remoteMainAdvice(source, remoteMain, trigger));
     }
     checks.push({ check: "origin main", status: "ok", detail: `origin's main is the trigger ${trigger}` });
     const intent = await releaseIntent({ dir: clone, environment: { ...process.env, ...env } as NodeJS.ProcessEnv, remote: "origin" });
@@ -105,7 +105,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
     const policy = config.policy;
     result.repository = policy.registryRepository;
     checks.push({ check: "config", status: "ok", detail: `${policy.package} -> ${policy.registryRepository}; gates ${Object.entries(policy.gates).map(([g, c]) => `${g}: ${JSON.stringify(c)}`).join(", ")}` });
-    checks.push({ check: "gates", status: "would", detail: `${options.installCommand === undefined ? "" : `run ${JSON.stringify(options.installCommand)}, then `}run the four gates on the restored source, npm pack once, write the tested manifest` });
+    checks.push({ check: "gates", status: "would", detail: `run the install command ${JSON.stringify(policy.install)} (hermesPluginKit.install), then the four gates hermetically on the restored source, npm pack once, write the tested manifest` });
     if (options.githubRelease === true) {
       await checkImmutableReleases({ env });
       checks.push({ check: "check-immutable", status: "ok", detail: "immutable releases are enabled" });

@@ -72,6 +72,8 @@ export const RELEASE_STEP_CODES = [
   "RELEASE_EVIDENCE_INVALID",
   /** The MCP SDK version exercised by the host contract is unknown or inconsistent. */
   "RELEASE_MCP_SDK_VERSION",
+  /** A program or npm script a gate command needs is not available to it (hermetic PATH). */
+  "RELEASE_GATE_TOOL_MISSING",
 ] as const;
 
 /** One of {@link RELEASE_STEP_CODES}. */

@@ -10,11 +10,13 @@
  * It is run as `bash -c <declared command>` in the checkout: this is the only
  * place the release steps use a shell, and only for that declared string,
  * because gate commands are shell command lines (`a && b`). Its stdout and
- * stderr go to our stderr. Known credential variables are removed from its
- * environment. The checkout must be clean before, and HEAD and the tracked
+ * stderr go to our stderr. It runs hermetically (`commandEnvironment`): the
+ * checkout's own `node_modules/.bin` first on `PATH`, no `node_modules/.bin`
+ * of the caller, no credential variables; a tool it needs that is not on that
+ * `PATH` fails before it runs, naming the tool (`gate-tools.ts`). The checkout must be clean before, and HEAD and the tracked
  * tree must be unchanged after; the evidence records HEAD as `source_sha`.
  */
-import { lstat, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
 import { delimiter, dirname, join, resolve as resolvePath } from "node:path";
 import { canonicalJsonPretty, parseStrictJson } from "../src/contract/canonical-json.js";
 import { isStableSemver } from "../src/contract/grammar.js";
@@ -22,6 +24,7 @@ import { TEST_GATES, type TestGate } from "../src/contract/policy.js";
 import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { headCommit, runProcess, statusPorcelain } from "./git.js";
+import { requireGateTools } from "./gate-tools.js";
 import { proveReleaseIdentity } from "./materialize.js";
 import { commandEnvironment, RELEASE_CREDENTIAL_VARIABLES } from "./command-env.js";
 
@@ -98,21 +101,54 @@ export function requireTestGate(name: string): TestGate {
   return name as TestGate;
 }
 
-/**
- * Version of `@modelcontextprotocol/sdk` installed in `dir`
- * (`node_modules/@modelcontextprotocol/sdk/package.json`).
- * @throws ReleaseStepError `RELEASE_MCP_SDK_VERSION` when absent or not stable SemVer.
- */
-export async function installedMcpSdkVersion(dir: string): Promise<string> {
-  const path = join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json");
-  let version: unknown;
+/** The `version` of `<packageDir>/package.json`, if it is a stable SemVer. */
+async function packageVersionIn(packageDir: string): Promise<string | undefined> {
   try {
-    version = parseStrictJson(await readFile(path), { rejectIntegralFloats: false })["version"];
+    const version = parseStrictJson(await readFile(join(packageDir, "package.json")), { rejectIntegralFloats: false })["version"];
+    return isStableSemver(version) ? version : undefined;
   } catch {
-    throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", `cannot read the installed MCP SDK version from ${path}; install dependencies first (npm ci)`);
+    return undefined;
   }
-  if (!isStableSemver(version)) throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", `installed MCP SDK version must be stable SemVer, found ${JSON.stringify(version)}`);
-  return version;
+}
+
+/** Resolve `node_modules/<name>` from `fromDir` the way Node does: the nearest ancestor holding it (following symlinks). */
+async function resolvePackageDir(fromDir: string, name: string): Promise<string | undefined> {
+  let dir = await realpath(fromDir).catch(() => resolvePath(fromDir));
+  for (let depth = 0; depth < 64; depth += 1) {
+    const candidate = join(dir, "node_modules", ...name.split("/"));
+    const st = await lstat(join(candidate, "package.json")).catch(() => undefined);
+    if (st !== undefined) return realpath(candidate);
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+  return undefined;
+}
+
+const MCP_SDK = "@modelcontextprotocol/sdk";
+
+/**
+ * Version of the MCP SDK a plugin built in `dir` bundles: the one
+ * `hermes-plugin-kit` resolves from where the checkout installed it (the kit
+ * imports the SDK, and `plugin build` bundles the kit), or, for the kit's
+ * own checkout, the one the kit resolves from itself. A checkout without the
+ * kit falls back to the SDK it installs itself.
+ * @returns `{version, from}` where `from` is the SDK's directory.
+ * @throws ReleaseStepError `RELEASE_MCP_SDK_VERSION` when no SDK resolves or its version is not stable SemVer.
+ */
+export async function bundledMcpSdkVersion(dir: string): Promise<{ version: string; from: string }> {
+  const own = parseStrictJson(await readFile(join(dir, "package.json")), { rejectIntegralFloats: false })["name"];
+  const kitDir = own === "hermes-plugin-kit" ? dir : await resolvePackageDir(dir, "hermes-plugin-kit");
+  const sdkDir = (kitDir !== undefined ? await resolvePackageDir(kitDir, MCP_SDK) : undefined) ?? (await resolvePackageDir(dir, MCP_SDK));
+  if (sdkDir === undefined) {
+    throw new ReleaseStepError(
+      "RELEASE_MCP_SDK_VERSION",
+      `cannot find the MCP SDK the plugin bundles: neither hermes-plugin-kit nor ${dir} resolves ${MCP_SDK}; the install command (hermesPluginKit.install, default npm ci) must install the kit`,
+    );
+  }
+  const version = await packageVersionIn(sdkDir);
+  if (version === undefined) throw new ReleaseStepError("RELEASE_MCP_SDK_VERSION", `${join(sdkDir, "package.json")} must hold a stable SemVer version`);
+  return { version, from: sdkDir };
 }
 
 /**
@@ -123,7 +159,8 @@ export async function installedMcpSdkVersion(dir: string): Promise<string> {
  * @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`, `RELEASE_CONFIG_INVALID`,
  *   `RELEASE_TREE_DIRTY` (tracked changes before the run),
  *   `RELEASE_IDENTITY_MISMATCH` (with `expectedSha`),
- *   `RELEASE_MCP_SDK_VERSION` (host_contract), `SUBPROCESS_FAILED` (bash
+ *   `RELEASE_MCP_SDK_VERSION` (host_contract), `RELEASE_GATE_TOOL_MISSING`
+ *   (a command of the gate is not on its PATH), `SUBPROCESS_FAILED` (bash
  *   missing or timeout), `RELEASE_GATE_TREE_CHANGED` (HEAD or tracked files
  *   changed; no evidence written), `RELEASE_GATE_FAILED` (non-zero exit).
  */
@@ -140,13 +177,15 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
     if (options.expectedSha !== undefined) await proveReleaseIdentity(dir, { triggerSha: options.expectedSha, version: config.version, releaseSha: sourceSha });
   };
   await prove();
-  const mcpSdkVersion = gate === "host_contract" ? await installedMcpSdkVersion(dir) : undefined;
+  const mcpSdkVersion = gate === "host_contract" ? (await bundledMcpSdkVersion(dir)).version : undefined;
+  const env = commandEnvironment(dir, options.passEnv ?? []);
+  await requireGateTools(gate, command, dir, env);
   const started = performance.now();
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
   if (logFile !== undefined) await mkdir(evidenceDir, { recursive: true });
   const run = await runProcess("bash", ["--norc", "--noprofile", "-c", command], {
     cwd: dir,
-    env: commandEnvironment(dir, options.passEnv ?? []),
+    env,
     timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },
@@ -169,7 +208,8 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   await writeFile(`${file}.partial`, canonicalJsonPretty(evidence));
   await rename(`${file}.partial`, file);
   if (!passed) {
-    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}; evidence recorded as failed in ${file}${logFile !== undefined ? `; output in ${logFile}` : ""}`);
+    const notFound = run.code === 127 ? " (127: a command was not found; the output names it)" : "";
+    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}${notFound}; evidence recorded as failed in ${file}${logFile !== undefined ? `; output in ${logFile}` : ""}`);
   }
   return { gate, passed, exit_code: run.code, duration_ms: duration, evidence_file: file, evidence };
 }

@@ -67,7 +67,10 @@ export async function checkBaseline(dir: string, expectedPackage?: string): Prom
   const tag = `v${config.version}`;
   const tagSha = await resolveCommit(dir, `refs/tags/${tag}`);
   if (tagSha === undefined) {
-    throw new ReleaseStepError("RELEASE_BASELINE_MISSING", `baseline tag ${tag} is missing; seed and review it before enabling releases`);
+    throw new ReleaseStepError(
+      "RELEASE_BASELINE_MISSING",
+      `baseline tag ${tag} (the version in package.json) is missing in ${dir}: if origin has it, run git fetch --tags; for a first release, tag the commit that released ${config.version} (git tag ${tag} <commit>), push it (git push origin ${tag}) and review it before enabling releases`,
+    );
   }
   const head = await headCommit(dir);
   if (!(await isAncestor(dir, tagSha, head))) {
@@ -283,4 +286,13 @@ export async function refuseExistingTag(dir: string, tag: string, remote: string
   if (onRemote !== undefined) {
     throw new ReleaseStepError("RELEASE_TAG_EXISTS", `tag ${tag} already exists on ${remote} at commit ${onRemote}; refusing to release it again`);
   }
+}
+
+/**
+ * Why a run is disarmed, saying what was found: the switch must be exactly
+ * `true` (reference 6.0), so `1`, `TRUE` or `yes` disarm it too.
+ */
+export function disarmedReason(value: string | undefined): string {
+  if (value === undefined || value === "") return "disarmed: SEMANTIC_RELEASE_ENABLED is not set (set it to exactly true to release)";
+  return `disarmed: SEMANTIC_RELEASE_ENABLED is ${JSON.stringify(value)}, not exactly "true" (only the lowercase word true arms a release; 1, TRUE and yes do not)`;
 }

@@ -23,8 +23,10 @@
  * commit's date), and part-2 steps are idempotent, so any interrupted run
  * converges to the same digests and receipt bytes and never moves a tag.
  *
- * The install command (`installCommand`) runs like a gate: without any
- * credential in its environment (an allow-list plus `gatePassEnv`, `command-env.ts`).
+ * Before the gates, the install command the released package.json declares
+ * (`hermesPluginKit.install`, default `npm ci`) runs in the restored checkout
+ * like a gate: hermetic `PATH` (the checkout's `node_modules/.bin` only), no
+ * credential variable in its environment (an allow-list plus `gatePassEnv`, `command-env.ts`).
  *
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
@@ -47,7 +49,7 @@ import { evidenceFile, runGate } from "./gate.js";
 import { commandEnvironment } from "./command-env.js";
 import { createGitHubRelease } from "./github-release.js";
 import { git, gitText, headCommit, remoteTagCommit, runProcess } from "./git.js";
-import { releaseIntent } from "./intent.js";
+import { disarmedReason, releaseIntent } from "./intent.js";
 import { checksumsStep, createManifestStep, readGateEvidence, verifyManifestStep } from "./manifest-steps.js";
 import { materializeRelease, proveReleaseIdentity, SOURCE_BUNDLE_CHECKSUM_FILE } from "./materialize.js";
 import { promoteRelease } from "./promote.js";
@@ -133,8 +135,6 @@ export interface RunOptions {
   chunkSize?: number;
   /** Docker client config to read credentials from (default `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`). */
   registryConfig?: string;
-  /** A bash command run in the restored checkout before the gates (e.g. `npm ci`). */
-  installCommand?: string;
   /** Where gate and install command output goes: our stderr (default) or `<workspace>/evidence/<gate>.log`. */
   gateOutput?: "stderr" | "log";
   /** Variables the install and gate commands get besides their allow-list (`--pass-env`), never a pipeline credential. */
@@ -299,8 +299,9 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
 
   // The disarm switch governs every run, fresh or resumed (reference 6.0).
   if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
-    progress.skipped("release run", "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true");
-    return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true", workspace: ws, steps: [] };
+    const reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
+    progress.skipped("release run", reason);
+    return { released: false, reason, workspace: ws, steps: [] };
   }
   await mkdir(ws, { recursive: true, mode: 0o700 });
   const release = await lockWorkspace(ws);
@@ -418,13 +419,10 @@ async function runLocked(
       // Promotion will require origin's main at the trigger: say so now, before anything is built.
       const remoteMain = (await gitText(["ls-remote", "origin", "refs/heads/main"], { cwd: paths.source })).split("\t")[0];
       if (remoteMain !== current.trigger_sha) {
-        throw new PipelineError(
-          "PROMOTE_REMOTE_STATE",
-          `origin's main is ${remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain}, expected the trigger commit ${current.trigger_sha} (push it to origin main first)`,
-        );
+        throw new PipelineError("PROMOTE_REMOTE_STATE", await remoteMainAdvice(source, remoteMain, current.trigger_sha));
       }
       const intent = await releaseIntent({ dir: paths.source, environment: intentEnv, remote: "origin" });
-      if (!("previous_version" in intent)) return { released: false, reason: "disarmed: SEMANTIC_RELEASE_ENABLED is not exactly true" };
+      if (!("previous_version" in intent)) return { released: false, reason: disarmedReason(intentEnv["SEMANTIC_RELEASE_ENABLED"]) };
       if (!intent.released || intent.version === null || intent.tag === null) return { released: false, reason: `nothing to release since v${intent.previous_version}` };
       return { released: true, version: intent.version, previous_version: intent.previous_version, tag: intent.tag, release_class: intent.release_class };
     },
@@ -479,14 +477,27 @@ async function runLocked(
       await rm(paths.evidence, { recursive: true, force: true });
       // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
       await git(["clean", "-ffdxq"], { cwd: paths.restore });
-      if (options.installCommand !== undefined) {
-        const installEnv = commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env });
-        await mkdir(paths.evidence, { recursive: true });
-        const installCommand = options.installCommand;
-        await part("install command", () =>
-          runProcess("bash", ["--norc", "--noprofile", "-c", installCommand], { cwd: paths.restore, env: installEnv, timeoutMs: 15 * 60_000, output: options.gateOutput === "log" ? { file: join(paths.evidence, "install.log") } : "stderr", label: "install command" }),
-        );
-      }
+      // The policy's install command (hermesPluginKit.install, default npm ci) makes the restored checkout
+      // runnable, hermetically: nothing of the caller's node_modules is on its PATH, no credential variable.
+      const install = (await readReleaseConfig(paths.restore)).policy.install;
+      await mkdir(paths.evidence, { recursive: true });
+      const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
+      await part(`install: ${install}`, async () => {
+        const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
+          cwd: paths.restore,
+          env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env }),
+          timeoutMs: 15 * 60_000,
+          allowFailure: true,
+          output: logFile === undefined ? "stderr" : { file: logFile },
+          label: "install command",
+        });
+        if (installed.code !== 0) {
+          throw new PipelineError(
+            "RUN_INSTALL_FAILED",
+            `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}`,
+          );
+        }
+      });
       for (const gate of ["unit", "public_contract", "host_contract"] as const) {
         await part(`gate ${gate}${options.gateOutput === "log" ? ` (log: ${join(paths.evidence, `${gate}.log`)})` : ""}`, () => runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] }));
       }
@@ -741,4 +752,17 @@ export async function cloneAtTrigger(source: string, dir: string, trigger: strin
   await git(["clone", "--quiet", "--no-checkout", source, dir], { cwd: resolve(dir, ".."), timeoutMs: 600_000 });
   await git(["checkout", "--quiet", "-B", "main", trigger], { cwd: dir });
   await git(["remote", "set-url", "origin", absoluteOrigin], { cwd: dir });
+}
+
+/** The fix when origin's main is not the trigger commit: push, or pull first when origin is ahead. */
+export async function remoteMainAdvice(source: string, remoteMain: string | undefined, trigger: string): Promise<string> {
+  const found = remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain;
+  const head = `origin's main is ${found}, expected the trigger commit ${trigger} (HEAD of ${source})`;
+  if (found === "absent") return `${head}: push it first (git push origin HEAD:main)`;
+  const known = (await git(["cat-file", "-e", `${remoteMain as string}^{commit}`], { cwd: source, allowFailure: true })).code === 0;
+  if (!known) return `${head}: origin has commits you do not have; run git pull (or git fetch origin and rebase), then push and rerun`;
+  const behind = (await git(["merge-base", "--is-ancestor", remoteMain as string, trigger], { cwd: source, allowFailure: true })).code === 0;
+  return behind
+    ? `${head}: push it first (git push origin HEAD:main)`
+    : `${head}: origin's main is ahead of or diverged from your HEAD; run git pull, then push and rerun`;
 }

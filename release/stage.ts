@@ -82,9 +82,11 @@ import { copy, tagIfAbsent } from "../src/oci/transfer.js";
  * - `PROMOTE_REMOTE_STATE`: remote `main`/tag are neither (trigger, absent) nor (release, release).
  * - `PROMOTE_NOT_CONFIRMED`: after the push, remote `main` and the tag do not both equal the release SHA.
  * - `OUTPUT_WRITE_FAILED`: an output file could not be written.
- * - `RUN_WORKSPACE_INVALID`, `RUN_WORKSPACE_LOCKED`, `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED`: see `release/run.ts`.
+ * - `RUN_WORKSPACE_INVALID`, `RUN_WORKSPACE_LOCKED`, `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED`,
+ *   `RUN_INSTALL_FAILED`: see `release/run.ts`.
  */
 export type PipelineErrorCode =
+  | "RUN_INSTALL_FAILED"
   | "STAGE_INPUT_INVALID"
   | "STAGE_TAG_MISMATCH"
   | "STAGE_BYTES_DIFFER"

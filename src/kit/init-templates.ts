@@ -149,7 +149,7 @@ const GITIGNORE = `# Build output of \`npm run build\` (packed by \`npm pack\` t
 /mcp.json
 /dist/
 node_modules/
-*.tgz
+/*.tgz
 `;
 
 function testWorkflow(): string {

@@ -84,15 +84,41 @@ describe("release demo (embedded oci-layout store)", () => {
   }, DEMO_TEST_TIMEOUT_MS);
 });
 
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 describeRegistry("release demo --start-registry", () => {
-  it("releases through Debian's docker-registry with Basic auth and resumes on the same port", async () => {
+  it("--keep-registry leaves it running and says how to reach and stop it; a rerun reuses it on the same port and, without the flag, stops it", async () => {
     const ws = await tempDir("hpk-demo-reg-test-");
     workspaces.push(ws);
-    const first = await demo(["--start-registry", "--workspace", ws]);
-    expect(first.registry).toMatch(/^127\.0\.0\.1:[0-9]+\/demo\/calculator$/);
-    const receipt1 = await checkRelease(first);
+    const kept = await runCli(["release", "demo", "--start-registry", "--keep-registry", "--workspace", ws], { timeoutMs: 240_000 });
+    expect(kept.code, kept.stderr).toBe(0);
+    const pid = Number(/registry left running: http:\/\/127\.0\.0\.1:\d+ \(docker-registry, Basic auth, pid (\d+)\)/.exec(kept.stdout)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    expect(kept.stdout).toContain("set REGISTRY_USERNAME and REGISTRY_PASSWORD from");
+    expect(kept.stdout).toContain(`kill ${pid}`);
+    const password = (await readFile(join(ws, "docker-registry", "password"), "utf8")).trim();
+    expect(kept.stdout).not.toContain(password);
+    expect(alive(pid)).toBe(true);
+    const first = JSON.parse(await readFile(join(ws, "demo-state.json"), "utf8")) as { registry: string };
+    const repository = first.registry.slice("start:".length);
+    expect(repository).toMatch(/^127\.0\.0\.1:[0-9]+\/demo\/calculator$/);
+    // The printed references stay usable: a consumer with the printed credential variables fetches by digest.
+    const credentials = Object.fromEntries((await readFile(join(ws, "docker-registry", "credentials.env"), "utf8")).trim().split("\n").map((l) => l.split("=") as [string, string]));
+    const bundle = /bundle reference:\s+(\S+)/.exec(kept.stdout)?.[1] as string;
+    const fetched = await runCli(["fetch", "--reference", bundle, "--output-dir", join(ws, "later"), "--plain-http"], { env: credentials });
+    expect(fetched.code, fetched.stderr).toBe(0);
     const second = await demo(["--start-registry", "--workspace", ws]);
-    expect(second.bundle_reference).toBe(first.bundle_reference);
-    expect(await checkRelease(second)).toEqual(receipt1);
+    expect(second.registry).toBe(repository);
+    expect(second.bundle_reference).toBe(bundle);
+    await checkRelease(second);
+    for (let i = 0; i < 100 && alive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pid)).toBe(false);
   }, DEMO_TEST_TIMEOUT_MS);
 });

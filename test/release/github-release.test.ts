@@ -276,7 +276,10 @@ describe("hermes-plugin-kit release github-release (built CLI, real git remote)"
   });
 
   it("a remote tag at another commit fails with GITHUB_TAG_MISMATCH (exit 1) and creates nothing", async () => {
-    const result = await runCli(["release", "github-release", "--release-version", "1.2.3", "--release-sha", OTHER_SHA, "--references", references, "--git-remote", remote], { cwd: dir, env });
+    const unnamed = await runCli(["release", "github-release", "--release-version", "1.2.3", "--release-sha", OTHER_SHA, "--references", references, "--git-remote", remote], { cwd: dir, env });
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("--package-name");
+    const result = await runCli(["release", "github-release", "--release-version", "1.2.3", "--release-sha", OTHER_SHA, "--references", references, "--git-remote", remote, "--package-name", "fixture-plugin"], { cwd: dir, env });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("GITHUB_TAG_MISMATCH");
     expect(api.releases("acme", repo)).toHaveLength(0);

@@ -64,7 +64,7 @@ describe("release run (CLI)", () => {
   }, 120_000);
 
   it("prints one JSON object on stdout and each step's start and end on stderr, then the next steps", async () => {
-    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "55", "--install-command", rf.installCommand], { env, timeoutMs: 300_000 });
+    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "55",], { env, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     result = JSON.parse(r.stdout);
     expect(r.stdout.trim().split("\n")).toHaveLength(1);

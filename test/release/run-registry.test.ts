@@ -27,7 +27,7 @@ describeRegistry("release run through a Basic-auth registry", () => {
 
   it("releases, then a rerun verifies every step and converges", async () => {
     const credentials = { username: registry.username!, password: registry.password! };
-    const options = { source: rf.repo.dir, workspace: rf.workspace, env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true" }, progress: null, runId: "31", installCommand: rf.installCommand, plainHttp: true, credentials };
+    const options = { source: rf.repo.dir, workspace: rf.workspace, env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true" }, progress: null, runId: "31", plainHttp: true, credentials };
     const first = (await runRelease(options)) as Extract<RunResult, { released: true }>;
     expect(first.released).toBe(true);
     expect(first.bundle_reference.startsWith(`${repository}@sha256:`)).toBe(true);

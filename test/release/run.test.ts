@@ -37,7 +37,7 @@ describe("release run", () => {
   });
 
   it("runs every step: promoted source, bound tags, a verifying receipt", async () => {
-    const result = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null, runId: "4242", installCommand: rf.installCommand });
+    const result = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null, runId: "4242" });
     expect(result.released).toBe(true);
     first = result as Extract<RunResult, { released: true }>;
     expect(first.version).toBe("0.8.0");

@@ -2,7 +2,7 @@
  * A package ready for `release run`: a real git repository (fixed identity
  * and dates) of a small npm package with a baseline tag `v0.7.0`, one
  * `feat:` commit on top, a local bare `origin` holding both, and a private
- * `oci-layout:` store named by its package.json. The install command links
+ * `oci-layout:` store named by its package.json. The policy's install command (hermesPluginKit.install) links
  * this repository's node_modules so the host_contract gate finds the real MCP SDK.
  */
 import { createHash, generateKeyPairSync } from "node:crypto";
@@ -29,8 +29,6 @@ export interface RunFixture {
   workspace: string;
   /** The trigger commit (HEAD of the checkout, pushed to origin main). */
   triggerSha: string;
-  /** `release run` install command for the restored checkout. */
-  installCommand: string;
   /** A throwaway P-256 attestation key (PEM, mode 0600) for `release run --attest-key`, and its public key. */
   attestKey: string;
   attestPub: string;
@@ -58,6 +56,8 @@ export async function createRunFixture(
     packageJson: {
       hermesPluginKit: {
         repository,
+        // The policy's install command makes the restored checkout runnable (here: this repository's node_modules).
+        install: `ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`,
         gates: { unit: "test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" },
       },
     },
@@ -77,7 +77,6 @@ export async function createRunFixture(
     storeDir,
     workspace: join(scratch, "workspace"),
     triggerSha,
-    installCommand: `ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`,
     cleanup: async () => {
       await repo.cleanup();
       await rm(scratch, { recursive: true, force: true });
@@ -96,13 +95,13 @@ export interface CrashRun {
  * Run the built `hermes-plugin-kit release run` over `rf.workspace` once per
  * crash point (HERMES_PLUGIN_KIT_CRASH_AT, each run resuming the previous
  * one's workspace), then once uninterrupted and once more to verify.
- * Every run uses run id 5150, the fixture's install command and attestation key, `--github-release`
+ * Every run uses run id 5150, the fixture's attestation key, `--github-release`
  * with `env` (GitHub emulator variables) and `SEMANTIC_RELEASE_ENABLED=true`.
  */
 export async function runCrashChain(rf: RunFixture, points: readonly string[], env: Record<string, string>): Promise<CrashRun[]> {
   const runs: CrashRun[] = [];
   const once = async (point: string | null) => {
-    const result = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "5150", "--install-command", rf.installCommand, "--attest-key", rf.attestKey, "--github-release"], {
+    const result = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "5150", "--attest-key", rf.attestKey, "--github-release"], {
       cwd: rf.repo.root,
       env: { ...env, SEMANTIC_RELEASE_ENABLED: "true", HERMES_PLUGIN_KIT_CRASH_AT: point ?? "" },
     });

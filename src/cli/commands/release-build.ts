@@ -62,14 +62,18 @@ export function registerReleaseBuildSteps(release: Command): void {
   withIntentFlags(release.command("intent"))
     .description("Decide the next version: baseline, strict conventional history, semantic-release dry-run. Disarmed unless SEMANTIC_RELEASE_ENABLED=true.")
     .action((flags: IntentFlags) =>
-      step(async () =>
-        (await import("../../../release/intent.js")).releaseIntent({
+      step(async () => {
+        const { disarmedReason, releaseIntent } = await import("../../../release/intent.js");
+        const result = await releaseIntent({
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.package !== undefined ? { expectedPackage: flags.package } : {}),
           remote: remoteOf(flags),
           ...(flags.verbose === true ? { log: process.stderr } : {}),
-        }),
-      )(),
+        });
+        // stdout stays the documented JSON; the reason goes to stderr.
+        if ("disarmed" in result) process.stderr.write(`hermes-plugin-kit: release intent ${disarmedReason(process.env["SEMANTIC_RELEASE_ENABLED"])}\n`);
+        return result;
+      })(),
     );
 
   withIntentFlags(release.command("materialize"))

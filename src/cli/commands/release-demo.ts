@@ -7,6 +7,7 @@ interface DemoFlags {
   registry?: string;
   plainHttp?: boolean;
   startRegistry?: boolean;
+  keepRegistry?: boolean;
   workspace?: string;
   json?: boolean;
 }
@@ -20,11 +21,13 @@ export function registerReleaseDemo(release: Command): void {
     .option("--registry <repo>", "use a running registry repository host:port/ns/name instead of the embedded oci-layout store")
     .option("--plain-http", "plain HTTP to a loopback --registry")
     .option("--start-registry", "start Debian's docker-registry with Basic auth on a free loopback port")
+    .option("--keep-registry", "with --start-registry: leave the registry running afterwards and print its address, the credential variables to set and how to stop it")
     .option("--workspace <dir>", "workspace directory (default: a new temp directory); rerun with the same one to resume")
     .option("--json", "print the result as one JSON object on stdout (step lines always go to stderr)")
     .action(async (flags: DemoFlags) => {
       process.exitCode = await runAction(flags.json === true, async () => {
         if (flags.registry !== undefined && flags.startRegistry === true) throw new UsageError("--registry and --start-registry exclude each other");
+        if (flags.keepRegistry === true && flags.startRegistry !== true) throw new UsageError("--keep-registry goes with --start-registry (it keeps the registry the demo starts)");
         if (flags.plainHttp === true && flags.registry === undefined) throw new UsageError("--plain-http goes with --registry (the embedded store and --start-registry need no flag)");
         const { DemoError, runDemo } = await import("../../../release/demo.js");
         const result = await runDemo({
@@ -32,6 +35,7 @@ export function registerReleaseDemo(release: Command): void {
           ...(flags.registry === undefined ? {} : { registry: flags.registry }),
           plainHttp: flags.plainHttp === true,
           startRegistry: flags.startRegistry === true,
+          keepRegistry: flags.keepRegistry === true,
           ...(flags.workspace === undefined ? {} : { workspace: flags.workspace }),
           out: progressStream(),
           ...(currentVerbosity() === "verbose" ? { gateOutput: "stderr" as const } : {}),

@@ -1,0 +1,155 @@
+/**
+ * The demo's own registry (`release demo --start-registry`): Debian's
+ * docker-registry with htpasswd Basic auth on a loopback port. Storage, port,
+ * password and pid live in `<workspace>/docker-registry` (mode 0700), so a
+ * rerun reaches the same repository. With `--keep-registry` the process is
+ * detached and left running after the demo; `<dir>/credentials.env` (0600)
+ * holds `REGISTRY_USERNAME` and `REGISTRY_PASSWORD`, never printed.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, openSync } from "node:fs";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import { join } from "node:path";
+import { stringify as yamlStringify } from "yaml";
+import { HermesPluginKitError } from "../src/contract/errors.js";
+import { isProcessAlive } from "../src/oci/lock-owner.js";
+import { BASE_ENV_NAMES, childEnvironment } from "../src/oci/subprocess.js";
+import { runProcess } from "./git.js";
+
+/** Error of the demo's own steps (`DEMO_*` codes). */
+export class DemoError extends HermesPluginKitError {}
+
+/** A docker-registry process the demo started (or found still running from `--keep-registry`). */
+export interface DemoRegistry {
+  /** `127.0.0.1:<port>`. */
+  host: string;
+  username: string;
+  password: string;
+  /** Process id of docker-registry. */
+  pid: number;
+  /** The directory holding its config, storage, password, pid and `credentials.env`. */
+  dir: string;
+  /** Stop the process (SIGTERM, then SIGKILL after 3 s) and remove the pid file. */
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const server = net.createServer();
+    server.once("error", () => resolvePromise(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolvePromise(true)));
+  });
+}
+
+/** HTTP status of `GET /v2/` on the port, or null when nothing answers. */
+function probe(port: number): Promise<number | null> {
+  return new Promise((res) => {
+    const req = net.connect(port, "127.0.0.1", () => req.end("GET /v2/ HTTP/1.0\r\n\r\n"));
+    let data = "";
+    req.setTimeout(2000, () => req.destroy());
+    req.on("data", (d) => (data += d.toString()));
+    req.on("end", () => res(Number(/^HTTP\/1\.[01] (\d{3})/.exec(data)?.[1] ?? 0) || null));
+    req.on("error", () => res(null));
+    req.on("close", () => res(Number(/^HTTP\/1\.[01] (\d{3})/.exec(data)?.[1] ?? 0) || null));
+  });
+}
+
+function stopper(pid: number, pidFile: string): () => Promise<void> {
+  return async () => {
+    if (isProcessAlive(pid)) {
+      process.kill(pid, "SIGTERM");
+      for (let i = 0; i < 60 && isProcessAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+      if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
+    }
+    await rm(pidFile, { force: true });
+  };
+}
+
+/**
+ * Start (or, after `--keep-registry`, find running) the demo registry.
+ * @param port the workspace's port from an earlier run, if any.
+ * @param keep detach the process so it outlives the demo.
+ * @throws DemoError `DEMO_REGISTRY_UNAVAILABLE` (no docker-registry binary), `DEMO_REGISTRY_START`.
+ */
+export async function startDemoRegistry(workspace: string, port: number | undefined, keep: boolean): Promise<DemoRegistry> {
+  const binary = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
+  if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (apt-get install docker-registry apache2-utils)`);
+  const dir = join(workspace, "docker-registry");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const secretPath = join(dir, "password");
+  let password: string;
+  try {
+    password = (await readFile(secretPath, "utf8")).trim();
+  } catch {
+    password = randomBytes(16).toString("hex");
+    await writeFile(secretPath, password + "\n", { mode: 0o600 });
+  }
+  const username = "hermes-demo";
+  await writeFile(join(dir, "credentials.env"), `REGISTRY_USERNAME=${username}\nREGISTRY_PASSWORD=${password}\n`, { mode: 0o600 });
+  const pidFile = join(dir, "registry.pid");
+  const previous = Number((await readFile(pidFile, "utf8").catch(() => "")).trim());
+  if (port !== undefined && Number.isSafeInteger(previous) && previous > 0 && isProcessAlive(previous) && (await probe(port)) === 401) {
+    // Left running by an earlier --keep-registry run of this workspace.
+    return { host: `127.0.0.1:${port}`, username, password, pid: previous, dir, stop: stopper(previous, pidFile) };
+  }
+  const htpasswd = await runProcess("htpasswd", ["-iBn", username], { cwd: dir, env: childEnvironment(BASE_ENV_NAMES), timeoutMs: 30_000, input: password, allowFailure: true });
+  if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); install apache2-utils`);
+  await writeFile(join(dir, "htpasswd"), htpasswd.stdout.trim() + "\n", { mode: 0o600 });
+  if (port === undefined || !(await portFree(port))) {
+    if (port !== undefined) throw new DemoError("DEMO_REGISTRY_START", `the workspace's registry port ${port} is busy; stop what uses it or use a new workspace`);
+    port = await freePort();
+  }
+  const config = {
+    version: 0.1,
+    log: { level: "error", accesslog: { disabled: true } },
+    storage: { filesystem: { rootdirectory: join(dir, "storage") }, delete: { enabled: false } },
+    http: { addr: `127.0.0.1:${port}`, secret: randomBytes(16).toString("hex") },
+    auth: { htpasswd: { realm: "hermes-demo", path: join(dir, "htpasswd") } },
+  };
+  await writeFile(join(dir, "config.yml"), yamlStringify(config), { mode: 0o600 });
+  const logFile = join(dir, "registry.log");
+  const log = openSync(logFile, "a", 0o600);
+  const child = spawn(binary, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", log], detached: keep });
+  closeSync(log);
+  if (child.pid === undefined) throw new DemoError("DEMO_REGISTRY_START", `docker-registry could not start (${binary})`);
+  const pid = child.pid;
+  await writeFile(pidFile, `${pid}\n`, { mode: 0o600 });
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const status = await probe(port);
+    if (status === 401 || status === 200) break;
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill("SIGKILL");
+      const tail = (await readFile(logFile, "utf8").catch(() => "")).trim().slice(-300);
+      throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (keep) child.unref();
+  return { host: `127.0.0.1:${port}`, username, password, pid, dir, stop: stopper(pid, pidFile) };
+}
+
+/** The lines `--keep-registry` prints: address, the credential variables and where their values are, how to stop it. */
+export function keptRegistryLines(registry: DemoRegistry, repository: string): string[] {
+  const env = join(registry.dir, "credentials.env");
+  return [
+    `registry left running: http://${registry.host} (docker-registry, Basic auth, pid ${registry.pid}); repository ${repository}`,
+    `  credentials: set REGISTRY_USERNAME and REGISTRY_PASSWORD from ${env} (mode 0600): set -a; . ${env}; set +a`,
+    `  then e.g.: npx hermes-plugin-kit fetch --plain-http --reference <bundle reference> --output-dir ./vendor`,
+    `  stop it: kill ${registry.pid}   (pid also in ${join(registry.dir, "registry.pid")}; rerun the demo with the same --workspace to reuse it)`,
+  ];
+}

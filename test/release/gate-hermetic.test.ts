@@ -1,0 +1,156 @@
+/**
+ * Gates are hermetic (DESIGN.md section 4): they run in the checkout with its
+ * own `node_modules/.bin` first and no `node_modules/.bin` of the caller on
+ * PATH; a gate that cannot run names the missing tool; the MCP SDK version in
+ * the evidence is the one the plugin bundles (through the kit), not the
+ * plugin's own; the install command comes from the policy.
+ */
+import { chmod, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandWords, requireGateTools } from "../../release/gate-tools.js";
+import { commandEnvironment } from "../../release/command-env.js";
+import { bundledMcpSdkVersion, runGate } from "../../release/gate.js";
+import { disarmedReason } from "../../release/intent.js";
+import { codeOf, tempDir } from "../support/contract-fixture.js";
+import { createFixtureRepo, type FixtureRepo } from "../support/git-fixture.js";
+
+let work: string;
+beforeAll(async () => {
+  work = await tempDir("hpk-gate-hermetic-");
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+async function fakeTool(dir: string, name: string, script = "#!/bin/sh\necho from-$0\n"): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, name), script);
+  await chmod(join(dir, name), 0o755);
+}
+
+describe("the gate environment (commandEnvironment)", () => {
+  it("puts the checkout's node_modules/.bin first, drops every other node_modules/.bin, the caller's package context and credentials", () => {
+    const env = commandEnvironment("/w/checkout", [], {
+      PATH: ["/caller/node_modules/.bin", "/usr/local/bin", "/caller/parent/node_modules/.bin/", "/usr/bin"].join(delimiter),
+      npm_package_name: "caller",
+      npm_lifecycle_event: "demo",
+      npm_config_local_prefix: "/caller",
+      INIT_CWD: "/caller",
+      NODE_PATH: "/caller/node_modules",
+      GH_TOKEN: "secret",
+      REGISTRY_PASSWORD: "secret",
+      HOME: "/root",
+    });
+    expect(env["PATH"]).toBe(["/w/checkout/node_modules/.bin", "/usr/local/bin", "/usr/bin"].join(delimiter));
+    for (const name of ["npm_package_name", "npm_lifecycle_event", "npm_config_local_prefix", "INIT_CWD", "NODE_PATH", "GH_TOKEN", "REGISTRY_PASSWORD"]) expect(env[name]).toBeUndefined();
+    expect(env["HOME"]).toBe("/root");
+  });
+});
+
+describe("requireGateTools", () => {
+  it("splits simple commands and skips env assignments", () => {
+    expect(commandWords("CI=1 npm test && npm run doctor -- --no-call; just build | tee x")).toEqual([
+      ["npm", "test"],
+      ["npm", "run", "doctor", "--", "--no-call"],
+      ["just", "build"],
+      ["tee", "x"],
+    ]);
+  });
+
+  it("names the missing program, the npm script that needs it, and the fix", async () => {
+    const dir = join(work, "tools");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "package.json"), JSON.stringify({ name: "x", scripts: { predoctor: "npm run build", build: "hermes-plugin-kit plugin build src/index.ts --out .", doctor: "hermes-plugin-kit plugin doctor ." } }));
+    const env = commandEnvironment(dir, [], { PATH: process.env["PATH"] });
+    const missing = requireGateTools("host_contract", "npm run doctor", dir, env);
+    await expect(missing).rejects.toMatchObject({ code: "RELEASE_GATE_TOOL_MISSING" });
+    await expect(missing).rejects.toThrow(/hermes-plugin-kit is not on its PATH \(needed by npm script "build"/);
+    await expect(missing).rejects.toThrow(/devDependency so the install command \(hermesPluginKit.install, default npm ci\) provides it/);
+    const noScript = requireGateTools("unit", "npm run lint", dir, env);
+    await expect(noScript).rejects.toThrow(/npm script "lint" is not defined in package.json/);
+    await expect(requireGateTools("unit", "just test", dir, env)).rejects.toThrow(/just is not on its PATH/);
+    await fakeTool(join(dir, "node_modules", ".bin"), "hermes-plugin-kit");
+    await expect(requireGateTools("host_contract", "npm run doctor", dir, env)).resolves.toBeUndefined();
+    await expect(requireGateTools("unit", "test -f package.json && echo ok", dir, env)).resolves.toBeUndefined();
+  });
+});
+
+describe("runGate is hermetic", () => {
+  let repo: FixtureRepo;
+  beforeAll(async () => {
+    repo = await createFixtureRepo({ origin: false, gates: { unit: "fixture-tool", public_contract: "true", host_contract: "true", build_metadata: "true" } });
+  });
+  afterAll(async () => {
+    await repo.cleanup();
+  });
+
+  it("a tool only in the caller's node_modules/.bin does not make the gate pass: RELEASE_GATE_TOOL_MISSING, no evidence", async () => {
+    const callerBin = join(work, "caller", "node_modules", ".bin");
+    await fakeTool(callerBin, "fixture-tool");
+    const previous = process.env["PATH"];
+    process.env["PATH"] = `${callerBin}${delimiter}${previous ?? ""}`;
+    try {
+      const ev = join(work, "ev-caller");
+      expect(await codeOf(() => runGate({ gate: "unit", dir: repo.dir, evidenceDir: ev }))).toBe("RELEASE_GATE_TOOL_MISSING");
+      await expect(readFile(join(ev, "unit.json"))).rejects.toThrow();
+      // The same tool installed in the checkout's own node_modules/.bin (git-ignored) runs.
+      await fakeTool(join(repo.dir, "node_modules", ".bin"), "fixture-tool");
+      const passed = await runGate({ gate: "unit", dir: repo.dir, evidenceDir: ev, output: "log" });
+      expect(passed.passed).toBe(true);
+      expect(await readFile(join(ev, "unit.log"), "utf8")).toContain(join(repo.dir, "node_modules", ".bin", "fixture-tool"));
+    } finally {
+      process.env["PATH"] = previous;
+    }
+  });
+});
+
+describe("bundledMcpSdkVersion", () => {
+  async function pkg(dir: string, json: Record<string, unknown>): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "package.json"), JSON.stringify(json));
+  }
+
+  it("is the SDK the kit resolves (what plugin build bundles), not the plugin's own", async () => {
+    const plugin = join(work, "plugin-a");
+    await pkg(plugin, { name: "plugin-a", version: "1.0.0" });
+    await pkg(join(plugin, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "1.0.0" });
+    const kit = join(work, "elsewhere", "hermes-plugin-kit");
+    await pkg(kit, { name: "hermes-plugin-kit", version: "0.3.0" });
+    await pkg(join(kit, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "1.32.2" });
+    await symlink(kit, join(plugin, "node_modules", "hermes-plugin-kit"));
+    expect((await bundledMcpSdkVersion(plugin)).version).toBe("1.32.2");
+  });
+
+  it("a kit that shares the plugin's hoisted SDK reports that one; the kit's own checkout reports its own", async () => {
+    const plugin = join(work, "plugin-b");
+    await pkg(plugin, { name: "plugin-b", version: "1.0.0" });
+    await pkg(join(plugin, "node_modules", "hermes-plugin-kit"), { name: "hermes-plugin-kit", version: "0.3.0" });
+    await pkg(join(plugin, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "1.30.0" });
+    expect((await bundledMcpSdkVersion(plugin)).version).toBe("1.30.0");
+    const self = join(work, "kit-checkout");
+    await pkg(self, { name: "hermes-plugin-kit", version: "0.3.0" });
+    await pkg(join(self, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "1.31.0" });
+    expect((await bundledMcpSdkVersion(self)).version).toBe("1.31.0");
+  });
+
+  it("no SDK anywhere, or an unstable version -> RELEASE_MCP_SDK_VERSION naming the install command", async () => {
+    const bare = join(work, "plugin-c");
+    await pkg(bare, { name: "plugin-c", version: "1.0.0" });
+    const none = bundledMcpSdkVersion(bare);
+    await expect(none).rejects.toMatchObject({ code: "RELEASE_MCP_SDK_VERSION" });
+    await expect(none).rejects.toThrow(/install command/);
+    await pkg(join(bare, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "2.0.0-beta.1" });
+    expect(await codeOf(() => bundledMcpSdkVersion(bare))).toBe("RELEASE_MCP_SDK_VERSION");
+  });
+});
+
+describe("disarm switch message", () => {
+  it.each([
+    [undefined, /is not set/],
+    ["1", /is "1", not exactly "true".*1, TRUE and yes do not/],
+    ["TRUE", /is "TRUE", not exactly "true"/],
+  ])("SEMANTIC_RELEASE_ENABLED=%s explains itself", (value, pattern) => {
+    expect(disarmedReason(value)).toMatch(pattern);
+  });
+});
