@@ -24,9 +24,9 @@ import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fet
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
-import { headCommit, remoteBranchCommit } from "./git.js";
+import { headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
-import { cloneAtTrigger, remoteMainAdvice, type RunOptions } from "./run.js";
+import { cloneAtTrigger, type RunOptions } from "./run.js";
 import { PipelineError, openWriteTarget, resolveAccess, resolveTag } from "./stage.js";
 
 /** One check of a dry run. */

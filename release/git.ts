@@ -269,3 +269,16 @@ export async function changedFiles(cwd: string, from: string, to: string): Promi
 export async function remotes(cwd: string): Promise<string[]> {
   return (await gitText(["remote"], { cwd })).split("\n").filter((r) => r.length > 0);
 }
+
+/** The fix when origin's main is not the trigger commit: push, or pull first when origin is ahead. */
+export async function remoteMainAdvice(source: string, remoteMain: string | undefined, trigger: string): Promise<string> {
+  const found = remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain;
+  const head = `origin's main is ${found}, expected the trigger commit ${trigger} (HEAD of ${source})`;
+  if (found === "absent") return `${head}: push it first (git push origin HEAD:main)`;
+  const known = (await git(["cat-file", "-e", `${remoteMain as string}^{commit}`], { cwd: source, allowFailure: true })).code === 0;
+  if (!known) return `${head}: origin has commits you do not have; run git pull (or git fetch origin and rebase), then push and rerun`;
+  const behind = (await git(["merge-base", "--is-ancestor", remoteMain as string, trigger], { cwd: source, allowFailure: true })).code === 0;
+  return behind
+    ? `${head}: push it first (git push origin HEAD:main)`
+    : `${head}: origin's main is ahead of or diverged from your HEAD; run git pull, then push and rerun`;
+}

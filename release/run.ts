@@ -48,7 +48,7 @@ import { readReleaseConfig } from "./config.js";
 import { evidenceFile, runGate } from "./gate.js";
 import { commandEnvironment } from "./command-env.js";
 import { createGitHubRelease } from "./github-release.js";
-import { git, gitText, headCommit, remoteTagCommit, runProcess } from "./git.js";
+import { git, gitText, headCommit, remoteMainAdvice, remoteTagCommit, runProcess } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
 import { checksumsStep, createManifestStep, readGateEvidence, verifyManifestStep } from "./manifest-steps.js";
 import { materializeRelease, proveReleaseIdentity, SOURCE_BUNDLE_CHECKSUM_FILE } from "./materialize.js";
@@ -752,17 +752,4 @@ export async function cloneAtTrigger(source: string, dir: string, trigger: strin
   await git(["clone", "--quiet", "--no-checkout", source, dir], { cwd: resolve(dir, ".."), timeoutMs: 600_000 });
   await git(["checkout", "--quiet", "-B", "main", trigger], { cwd: dir });
   await git(["remote", "set-url", "origin", absoluteOrigin], { cwd: dir });
-}
-
-/** The fix when origin's main is not the trigger commit: push, or pull first when origin is ahead. */
-export async function remoteMainAdvice(source: string, remoteMain: string | undefined, trigger: string): Promise<string> {
-  const found = remoteMain === "" || remoteMain === undefined ? "absent" : remoteMain;
-  const head = `origin's main is ${found}, expected the trigger commit ${trigger} (HEAD of ${source})`;
-  if (found === "absent") return `${head}: push it first (git push origin HEAD:main)`;
-  const known = (await git(["cat-file", "-e", `${remoteMain as string}^{commit}`], { cwd: source, allowFailure: true })).code === 0;
-  if (!known) return `${head}: origin has commits you do not have; run git pull (or git fetch origin and rebase), then push and rerun`;
-  const behind = (await git(["merge-base", "--is-ancestor", remoteMain as string, trigger], { cwd: source, allowFailure: true })).code === 0;
-  return behind
-    ? `${head}: push it first (git push origin HEAD:main)`
-    : `${head}: origin's main is ahead of or diverged from your HEAD; run git pull, then push and rerun`;
 }

@@ -12,6 +12,7 @@ import { commandWords, requireGateTools } from "../../release/gate-tools.js";
 import { commandEnvironment } from "../../release/command-env.js";
 import { bundledMcpSdkVersion, runGate } from "../../release/gate.js";
 import { disarmedReason } from "../../release/intent.js";
+import { runCli } from "../support/cli.js";
 import { codeOf, tempDir } from "../support/contract-fixture.js";
 import { createFixtureRepo, type FixtureRepo } from "../support/git-fixture.js";
 
@@ -152,5 +153,15 @@ describe("disarm switch message", () => {
     ["TRUE", /is "TRUE", not exactly "true"/],
   ])("SEMANTIC_RELEASE_ENABLED=%s explains itself", (value, pattern) => {
     expect(disarmedReason(value)).toMatch(pattern);
+  });
+
+  it("release intent keeps its JSON on stdout and says why on stderr; release run reports the reason", async () => {
+    const intent = await runCli(["release", "intent", "--dir", work], { env: { SEMANTIC_RELEASE_ENABLED: "1" } });
+    expect(intent.code).toBe(0);
+    expect(intent.stdout).toBe('{"released":false,"disarmed":true}\n');
+    expect(intent.stderr).toMatch(/SEMANTIC_RELEASE_ENABLED is "1", not exactly "true"/);
+    const run = await runCli(["release", "run", "--workspace", join(work, "ws"), "--source", work], { env: { SEMANTIC_RELEASE_ENABLED: "TRUE" } });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ released: false, reason: expect.stringMatching(/is "TRUE", not exactly "true"/) });
   });
 });

@@ -181,7 +181,7 @@ describe("release intent", () => {
   it("baseline: missing tag, non-ancestor tag, untracked file, package mismatch", async () => {
     const untagged = await repoWith(["fix: x"], { tagBaseline: false });
     expect(await codeOf(releaseIntent({ dir: untagged.dir, environment: ARMED }))).toBe("RELEASE_BASELINE_MISSING");
-    await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).rejects.toThrow(/baseline tag v0\.7\.0/);
+    await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).rejects.toThrow(/baseline tag v0\.7\.0 .* git fetch --tags.*git tag v0\.7\.0 <commit>/);
 
     const offBranch = await repoWith(["fix: x"], { tagBaseline: false });
     await fixtureGit(offBranch.dir, ["checkout", "--quiet", "--orphan", "side"]);

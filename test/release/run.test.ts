@@ -130,7 +130,18 @@ describe("release run", () => {
       await unpushed.repo.commit("fix: not pushed\n", { "lib/extra.js": "export const extra = 1;\n" });
       const error = await runRelease({ source: unpushed.repo.dir, workspace: unpushed.workspace, env, progress: null, runId: "3" }).catch((e: unknown) => e);
       expect(hasCode(error, "PROMOTE_REMOTE_STATE"), String(error)).toBe(true);
+      expect(String(error)).toMatch(/push it first \(git push origin HEAD:main\)/);
       await expect(readFile(join(unpushed.workspace, "source-bundle", "release-source.bundle"))).rejects.toThrow();
+      // origin ahead of the checkout (someone else pushed): the fix is to pull first.
+      const behind = await createRunFixture("behind-plugin");
+      try {
+        await behind.repo.git(["reset", "--hard", "-q", "HEAD~1"]);
+        const ahead = await runRelease({ source: behind.repo.dir, workspace: behind.workspace, env, progress: null, runId: "4" }).catch((e: unknown) => e);
+        expect(hasCode(ahead, "PROMOTE_REMOTE_STATE"), String(ahead)).toBe(true);
+        expect(String(ahead)).toMatch(/ahead of or diverged from your HEAD; run git pull/);
+      } finally {
+        await behind.cleanup();
+      }
     } finally {
       await unpushed.cleanup();
     }
