@@ -53,7 +53,7 @@ describeRegistry("registry credentials from a Docker client config (CLI)", () =>
     expect(ok.stdout + ok.stderr).not.toContain(registry.password!);
     const none = await runCli(fetchArgs("A2"), { cwd: work, env: noEnv() });
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/\[OCI_AUTH_FAILED\]/);
+    expect(JSON.parse(none.stdout)).toMatchObject({ ok: false, code: "OCI_AUTH_FAILED" });
   });
 
   it("$DOCKER_CONFIG with a credential helper for the host", async () => {
@@ -74,7 +74,7 @@ describeRegistry("registry credentials from a Docker client config (CLI)", () =>
     const other = await writeConfig("other.json", { auths: { "127.0.0.1:1": { username: registry.username, password: registry.password } } });
     const refused = await runCli([...fetchArgs("O1"), "--registry-config", other], { cwd: work, env: noEnv() });
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/\[OCI_AUTH_FAILED\]/);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: "OCI_AUTH_FAILED" });
     const right = await writeConfig("right.json", { auths: { [registry.host]: { username: registry.username, password: registry.password } } });
     const wrongEnv = await runCli([...fetchArgs("O2"), "--registry-config", right], { cwd: work, env: { ...noEnv(), REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: "wrong-env-secret-77" } });
     expect(wrongEnv.code).toBe(1);

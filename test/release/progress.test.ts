@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createProgress } from "../../release/progress.js";
 import { consumerNextSteps, shellWord } from "../../release/next-steps.js";
+import { DEFAULT_GATE_COMMANDS } from "../../src/contract/policy.js";
 
 function sink() {
   const lines: string[] = [];
@@ -92,11 +93,15 @@ describe("consumerNextSteps", () => {
     expect(layout[0]).toMatch(/^npx hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
   });
 
-  it("names the gate commands when they are not the defaults", () => {
+  it("names the gate commands that are not the defaults as --expect-gate pins; default gates need no line", () => {
+    const refs = { repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz" };
     const gates = { unit: "npm test", public_contract: "just test-release", host_contract: "just test-contract", build_metadata: "just build && just check-dist" };
-    const lines = consumerNextSteps({ repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz", gates });
-    expect(lines[0]).toContain('"unit":"npm test"');
-    expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz", gates: { ...gates, unit: "just test" } })[0]).toMatch(/^npx hermes-plugin-kit fetch /);
+    const lines = consumerNextSteps({ ...refs, gates });
+    expect(lines[0]).toBe(
+      "# this release's gates are not the defaults; to require exactly these commands, add to verify-final-receipt and fleet add: --expect-gate 'public_contract=just test-release' --expect-gate 'host_contract=just test-contract' --expect-gate 'build_metadata=just build && just check-dist'",
+    );
+    expect(lines.filter((l) => l.startsWith("#"))).toHaveLength(1);
+    expect(consumerNextSteps({ ...refs, gates: { ...DEFAULT_GATE_COMMANDS } })[0]).toMatch(/^npx hermes-plugin-kit fetch /);
   });
 
   it("shellWord quotes what a shell would split or expand", () => {

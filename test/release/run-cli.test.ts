@@ -86,10 +86,10 @@ describe("release run (CLI)", () => {
   it("the printed next steps work as a consumer runs them", async () => {
     const consumer = await mkdtemp(join(tmpdir(), "hpk-next-"));
     try {
-      // The fixture's gate commands are not the defaults, so the steps say where the consumer states them.
+      // The fixture's gate commands are not the defaults: a note shows the --expect-gate pins; the commands
+      // work in an empty directory (no package.json: nothing is read from the consumer's directory).
       const note = result.next_steps.find((l) => l.startsWith("# this release's gates are not the defaults"));
-      expect(note).toContain('"unit":"test -f index.js"');
-      await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "cli-run-plugin", hermesPluginKit: { repository: rf.repository, gates: { unit: "test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" } } }));
+      expect(note).toContain("--expect-gate 'unit=test -f index.js'");
       for (const line of result.next_steps.filter((l) => !l.startsWith("#"))) {
         if (line.startsWith("npm install")) {
           expect(line).toBe(`npm install --ignore-scripts --save-exact ./vendor/cli-run-plugin/dist/${result.tarball.filename}`);
