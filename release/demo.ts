@@ -88,7 +88,7 @@ export interface DemoResult {
   /** After success: what a consumer runs next, one shell line each, with this release's references. */
   next_steps?: string[];
   /** Set with `keepRegistry`: the registry left running. */
-  kept_registry?: { host: string; pid: number; credentials_file: string; stop: string };
+  kept_registry?: { host: string; pid: number; credentials_file: string; stop: string; instructions: string[] };
   error?: { code: string; message: string };
 }
 
@@ -386,7 +386,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       packageName: src.name,
       tarball: release.tarball.filename,
       plainHttp,
-      ...(registry === undefined ? {} : { credentialsHint: `export REGISTRY_USERNAME=${registry.username} REGISTRY_PASSWORD="$(cat ${shellWord(join(workspace, "docker-registry", "password"))})"` }),
+      ...(registry === undefined ? {} : { credentialsHint: `set -a; . ${shellWord(join(registry.dir, "credentials.env"))}; set +a   # REGISTRY_USERNAME and REGISTRY_PASSWORD of the demo registry` }),
     });
     result.ok = true;
   } catch (error) {
@@ -394,8 +394,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     result.error = { code, message: error instanceof Error ? error.message : String(error) };
   } finally {
     if (registry !== undefined && options.keepRegistry === true) {
-      result.kept_registry = { host: registry.host, pid: registry.pid, credentials_file: join(registry.dir, "credentials.env"), stop: `kill ${registry.pid}` };
-      for (const text of keptRegistryLines(registry, result.registry)) out?.write(`${text}\n`);
+      // The CLI prints the instructions (stdout in text mode, stderr with --json); the JSON result carries them.
+      result.kept_registry = { host: registry.host, pid: registry.pid, credentials_file: join(registry.dir, "credentials.env"), stop: `kill ${registry.pid}`, instructions: keptRegistryLines(registry, result.registry) };
     } else await registry?.stop();
   }
   return result;

@@ -477,27 +477,8 @@ async function runLocked(
       await rm(paths.evidence, { recursive: true, force: true });
       // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
       await git(["clean", "-ffdxq"], { cwd: paths.restore });
-      // The policy's install command (hermesPluginKit.install, default npm ci) makes the restored checkout
-      // runnable, hermetically: nothing of the caller's node_modules is on its PATH, no credential variable.
       const install = (await readReleaseConfig(paths.restore)).policy.install;
-      await mkdir(paths.evidence, { recursive: true });
-      const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
-      await part(`install: ${install}`, async () => {
-        const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
-          cwd: paths.restore,
-          env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env }),
-          timeoutMs: 15 * 60_000,
-          allowFailure: true,
-          output: logFile === undefined ? "stderr" : { file: logFile },
-          label: "install command",
-        });
-        if (installed.code !== 0) {
-          throw new PipelineError(
-            "RUN_INSTALL_FAILED",
-            `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}`,
-          );
-        }
-      });
+      await part(`install: ${install}`, () => runInstallCommand(install, paths, options, env));
       for (const gate of ["unit", "public_contract", "host_contract"] as const) {
         await part(`gate ${gate}${options.gateOutput === "log" ? ` (log: ${join(paths.evidence, `${gate}.log`)})` : ""}`, () => runGate({ gate, dir: paths.restore, evidenceDir: paths.evidence, output: options.gateOutput ?? "stderr", passEnv: options.gatePassEnv ?? [] }));
       }
@@ -752,4 +733,29 @@ export async function cloneAtTrigger(source: string, dir: string, trigger: strin
   await git(["clone", "--quiet", "--no-checkout", source, dir], { cwd: resolve(dir, ".."), timeoutMs: 600_000 });
   await git(["checkout", "--quiet", "-B", "main", trigger], { cwd: dir });
   await git(["remote", "set-url", "origin", absoluteOrigin], { cwd: dir });
+}
+
+/**
+ * The policy's install command (`hermesPluginKit.install`, default `npm ci`) in
+ * the restored checkout: what makes it runnable, hermetically (no caller's
+ * `node_modules/.bin` on its PATH, no credential variable; `command-env.ts`).
+ * @throws PipelineError `RUN_INSTALL_FAILED` naming the command, where it came from, and its log.
+ */
+async function runInstallCommand(install: string, paths: ReturnType<typeof layout>, options: RunOptions, env: Readonly<Record<string, string | undefined>>): Promise<void> {
+  await mkdir(paths.evidence, { recursive: true });
+  const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
+  const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
+    cwd: paths.restore,
+    env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...env }),
+    timeoutMs: 15 * 60_000,
+    allowFailure: true,
+    output: logFile === undefined ? "stderr" : { file: logFile },
+    label: "install command",
+  });
+  if (installed.code !== 0) {
+    throw new PipelineError(
+      "RUN_INSTALL_FAILED",
+      `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}`,
+    );
+  }
 }

@@ -6,6 +6,7 @@
  * the official MCP SDK client, and GitHub workflows whose actions are pinned
  * by commit SHA.
  */
+import { releaseWorkflow, testWorkflow } from "./init-workflows.js";
 
 /** What the templates are filled with. */
 export interface ScaffoldValues {
@@ -18,11 +19,6 @@ export interface ScaffoldValues {
   /** Exact versions of the dev dependencies. */
   versions: { kit: string; mcpSdk: string; vitest: string };
 }
-
-/** Pinned actions (the same commits this repository's workflows use). */
-const CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683 # v4.2.2";
-const SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0";
-const NODE_VERSION = "20.20.2";
 
 function packageJson(v: ScaffoldValues): string {
   const pkg = {
@@ -152,84 +148,6 @@ node_modules/
 /*.tgz
 `;
 
-function testWorkflow(): string {
-  return `# Tests of the plugin. Read-only: no secrets, no write permission.
-name: test
-
-on:
-  push:
-  pull_request:
-
-permissions:
-  contents: read
-
-jobs:
-  test:
-    runs-on: ubuntu-24.04
-    timeout-minutes: 15
-    steps:
-      - uses: ${CHECKOUT}
-        with:
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: "${NODE_VERSION}"
-      - run: npm ci --no-audit --no-fund
-      - run: npm test
-      - run: npm run doctor
-`;
-}
-
-function releaseWorkflow(v: ScaffoldValues): string {
-  return `# Gated private release with hermes-plugin-kit: intent, release commit + tag + source bundle, the
-# gates of package.json (hermesPluginKit.gates, default npm scripts) on the restored source after the
-# policy's install command (default npm ci), one npm pack, tested manifest, privacy check, staging to
-# ${v.repository}, atomic promotion of main + tag, receipt, immutable GitHub Release.
-# Disarmed unless the repository variable SEMANTIC_RELEASE_ENABLED is exactly "true". Gate and install
-# commands run without any credential variable in their environment.
-name: release
-
-on:
-  push:
-    branches: [main]
-  workflow_dispatch:
-
-permissions:
-  contents: read
-
-concurrency:
-  group: release-main
-  cancel-in-progress: false
-
-jobs:
-  release:
-    if: vars.SEMANTIC_RELEASE_ENABLED == 'true'
-    runs-on: ubuntu-24.04
-    timeout-minutes: 60
-    environment: private-artifacts
-    permissions:
-      contents: read
-    steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          fetch-depth: 0
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: "${NODE_VERSION}"
-      - run: npm ci --no-audit --no-fund
-      - name: Release (resumable; rerun the job to resume)
-        env:
-          SEMANTIC_RELEASE_ENABLED: \${{ vars.SEMANTIC_RELEASE_ENABLED }}
-          GH_TOKEN: \${{ secrets.PRIVATE_ARTIFACTS_TOKEN }}
-          SOURCE_PROMOTION_TOKEN: \${{ secrets.SOURCE_PROMOTION_TOKEN }}
-        run: |
-          git switch --force-create main "$GITHUB_SHA"
-          npx hermes-plugin-kit release run --workspace "$RUNNER_TEMP/release" --run-id "$GITHUB_RUN_ID" --run-attempt "$GITHUB_RUN_ATTEMPT" --github-release
-`;
-}
-
 /** Every scaffold file: project-relative path -> content. */
 export function scaffoldFiles(v: ScaffoldValues): Map<string, string> {
   return new Map([
@@ -239,6 +157,6 @@ export function scaffoldFiles(v: ScaffoldValues): Map<string, string> {
     ["test/plugin.test.ts", pluginTest(v)],
     [".gitignore", GITIGNORE],
     [".github/workflows/test.yml", testWorkflow()],
-    [".github/workflows/release.yml", releaseWorkflow(v)],
+    [".github/workflows/release.yml", releaseWorkflow(v.repository)],
   ]);
 }

@@ -60,6 +60,42 @@ describe("init", () => {
     }
   });
 
+  it("release.yml attests the staged bundle keylessly exactly as this repository's release workflow does; only that job may mint an OIDC token or write attestations and packages", async () => {
+    type Job = { needs?: string | string[]; if?: string; permissions?: Record<string, string>; outputs?: Record<string, string>; steps: { uses?: string; run?: string; env?: Record<string, string> }[] };
+    type Workflow = { permissions: unknown; env: Record<string, string>; jobs: Record<string, Job> };
+    const parse = async (file: string) => {
+      const text = await readFile(file, "utf8");
+      return { text, doc: YAML.parse(text, { uniqueKeys: true, strict: true }) as Workflow };
+    };
+    const dir = join(root, "attest-plugin");
+    initPluginProject({ dir, repository: "ghcr.io/acme/attest-plugin" });
+    const scaffold = await parse(join(dir, ".github/workflows/release.yml"));
+    const ours = await parse(new URL("../../.github/workflows/release.yml", import.meta.url).pathname);
+    // The attest job is this repository's, unchanged: the pinned attest action, its inputs, the predicate and verify steps.
+    expect(scaffold.doc.jobs["attest"]).toEqual(ours.doc.jobs["attest"]);
+    expect(scaffold.doc.jobs["attest"]!.permissions).toEqual({ contents: "read", "id-token": "write", attestations: "write", packages: "write" });
+    expect(scaffold.doc.permissions).toEqual({ contents: "read" });
+    expect(scaffold.doc.env).toEqual({ NODE_VERSION: ours.doc.env["NODE_VERSION"], PRIVATE_REPOSITORY: "ghcr.io/acme/attest-plugin" });
+    const elevated = Object.entries(scaffold.doc.jobs).filter(([, job]) => ["id-token", "attestations", "packages"].some((p) => job.permissions?.[p] !== undefined && job.permissions[p] !== "none"));
+    expect(elevated.map(([name]) => name)).toEqual(["attest"]);
+    // Nothing is promoted or published before the staged bundle is attested.
+    const needsOf = (job: Job) => (job.needs === undefined ? [] : Array.isArray(job.needs) ? job.needs : [job.needs]);
+    expect(needsOf(scaffold.doc.jobs["promote"]!)).toContain("attest");
+    expect(needsOf(scaffold.doc.jobs["publish"]!)).toContain("promote");
+    // Every needs.<job>.outputs.<name> a job reads is a job it needs, and that job declares the output.
+    for (const [name, job] of Object.entries(scaffold.doc.jobs)) {
+      for (const [, from, output] of JSON.stringify(job).matchAll(/needs\.([\w-]+)\.outputs\.([\w-]+)/g)) {
+        expect(needsOf(job), `${name} reads needs.${from}`).toContain(from);
+        expect(Object.keys(scaffold.doc.jobs[from!]!.outputs ?? {}), `${from} declares ${output}`).toContain(output);
+      }
+    }
+    // Each action is pinned to the commit this repository's workflows use.
+    const pins = (text: string) => new Map([...text.matchAll(/uses:\s+([^@\s]+)@([0-9a-f]{40})/g)].map((m) => [m[1], m[2]]));
+    const ourPins = pins(ours.text);
+    for (const [action, sha] of pins(scaffold.text)) expect(ourPins.get(action), action).toBe(sha);
+    expect(pins(scaffold.text).has("actions/attest")).toBe(true);
+  });
+
   it("builds with the kit: plugin.json takes its version from package.json", async () => {
     const dir = join(root, "versioned");
     initPluginProject({ dir, name: "versioned", repository: "oci-layout:/srv/store" });

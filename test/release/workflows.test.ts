@@ -388,8 +388,13 @@ function resolveEnv(env: Record<string, string> | undefined, context: Record<str
   return out;
 }
 
-async function runStep(target: Step, context: Record<string, string | undefined>, extraEnv: Record<string, string> = {}): Promise<StepRun> {
+/**
+ * Run one step's script under bash in a fresh directory, as Actions runs it in the job's checkout;
+ * `checkout` holds the files of that checkout the step reads (e.g. its package.json).
+ */
+async function runStep(target: Step, context: Record<string, string | undefined>, extraEnv: Record<string, string> = {}, checkout: Record<string, string> = {}): Promise<StepRun> {
   const dir = await mkdtemp(join(work, "step-"));
+  for (const [name, text] of Object.entries(checkout)) await writeFile(join(dir, name), text);
   const script = join(dir, "step.sh");
   const output = join(dir, "github-output");
   const npxLog = join(dir, "npx.log");
@@ -531,11 +536,12 @@ describe("release.yml steps run under bash", () => {
     let bundleReference: string;
     const context = () => ({ "secrets.PRIVATE_ARTIFACTS_TOKEN": "any-token", "needs.build-stage.outputs.bundle_reference": bundleReference });
     const extra = () => ({ GITHUB_REPOSITORY: "acme/demo-plugin", PRIVATE_REPOSITORY: repository });
+    const checkout = () => ({ "package.json": JSON.stringify({ name: "hermes-plugin-kit", version: "0.1.0", hermesPluginKit: { repository } }) });
 
     beforeAll(async () => {
       storeDir = join(work, "attest-store");
       repository = `oci-layout:${storeDir}`;
-      // The step runs outside a checkout, so its policy names the kit's own package.
+      // The step runs in the job's checkout of hermes-plugin-kit: its package.json names the package (see `checkout`).
       fixture = await createReleaseFixture({ registryRepository: repository, packageName: "hermes-plugin-kit" });
       const staged = await stageFixture(fixture, await LayoutTarget.open(storeDir, { create: true }), repository);
       await chmod(storeDir, 0o700);
@@ -546,16 +552,17 @@ describe("release.yml steps run under bash", () => {
     });
 
     it("an empty PRIVATE_ARTIFACTS_TOKEN exits non-zero before anything is invoked", async () => {
-      const result = await runStep(step("attest", "predicate"), { ...context(), "secrets.PRIVATE_ARTIFACTS_TOKEN": "" }, extra());
+      const result = await runStep(step("attest", "predicate"), { ...context(), "secrets.PRIVATE_ARTIFACTS_TOKEN": "" }, extra(), checkout());
       expect(result.code).not.toBe(0);
       expect(result.npxCalls).toEqual([]);
       expect(result.output).toBe("");
     });
 
     it("no attestation yet: writes the predicate of the staged bundle and outputs attested=false with its digest", async () => {
-      const result = await runStep(step("attest", "predicate"), context(), extra());
-      // The first probe's refusal is the expected answer here: its error line is the only stderr.
-      expect(result.stderr).toMatch(/^hermes-plugin-kit: no attestation refers to .* \[PROVENANCE_NOT_FOUND\]\n$/);
+      const result = await runStep(step("attest", "predicate"), context(), extra(), checkout());
+      // The first probe's refusal (PROVENANCE_NOT_FOUND) is the expected answer here; with --json it is the
+      // JSON object the step reads, and nothing reaches stderr.
+      expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
       expect(result.output).toBe(`attested=false\nsubject_digest=${bundleReference.split("@")[1]}\n`);
       expect(result.npxCalls.map((c) => c.split(" ").slice(0, 3).join(" "))).toEqual(["hermes-plugin-kit verify-provenance --reference", "hermes-plugin-kit release provenance-predicate"]);
@@ -566,7 +573,7 @@ describe("release.yml steps run under bash", () => {
       const target = await LayoutTarget.open(storeDir);
       const subject = await target.resolve(bundleReference.split("@")[1]!);
       await pushAttestation(target, subject, await fixtureFacts(fixture, repository, subject.digest), { kind: "key", privateKey: key.privateKey });
-      const result = await runStep(step("attest", "predicate"), context(), extra());
+      const result = await runStep(step("attest", "predicate"), context(), extra(), checkout());
       expect(result.code).toBe(1);
       expect(result.stdout).toContain("::error::the bundle has attestations that do not verify for this release (PROVENANCE_CERTIFICATE_REQUIRED)");
       expect(result.output).toBe("");

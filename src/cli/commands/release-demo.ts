@@ -1,6 +1,6 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
-import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, progressStream, runAction } from "../output.js";
+import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, printNote, progressStream, runAction } from "../output.js";
 
 interface DemoFlags {
   package?: string;
@@ -42,6 +42,7 @@ export function registerReleaseDemo(release: Command): void {
         });
         if (flags.json === true) {
           printJson(result);
+          for (const line of result.kept_registry?.instructions ?? []) printNote(line);
           if (result.ok) printNextSteps(result.next_steps ?? []);
           return result.ok ? 0 : 1;
         }
@@ -52,6 +53,7 @@ export function registerReleaseDemo(release: Command): void {
         if (result.tarball_sha256 !== undefined) printLine(`tarball sha256:    ${result.tarball_sha256}  ${result.tarball ?? ""}`);
         printLine(`store:             ${result.registry}`);
         printLine(`workspace:         ${result.workspace}`);
+        for (const line of result.kept_registry?.instructions ?? []) printLine(line);
         if (!result.ok) {
           const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
           throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
