@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { fixturePackageJson } from "../support/git-fixture.js";
-import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
+import { createRunFixture, REPO_ROOT, type RunFixture } from "../support/release-run-fixture.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,8 @@ beforeAll(async () => {
     packageJson: {
       hermesPluginKit: {
         repository,
+        // The policy's install command makes the restored checkout runnable (this repository's node_modules).
+        install: `ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`,
         gates: { unit: "sleep 11 && test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" },
       },
     },
@@ -39,7 +41,7 @@ afterAll(async () => {
 
 describe("release run progress on a pipe", () => {
   it("a gate over 10 s reports it is still running; stderr has plain lines only; stdout one JSON object", async () => {
-    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--install-command", rf.installCommand], { env: { SEMANTIC_RELEASE_ENABLED: "true" }, timeoutMs: 300_000 });
+    const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir], { env: { SEMANTIC_RELEASE_ENABLED: "true" }, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ released: true, version: "0.8.0" });
