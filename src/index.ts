@@ -9,7 +9,7 @@ export {
   buildPublishedReceipt, bumpVersion, bundleChecksumPaths, bundleLayerTitles, bundlePayloadPaths,
   canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
   checkSignerIdentity, checkStatementAgainstPolicy, checkStatementAgainstSigner, compareCodePoints,
-  createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,
+  checkDeclaredGates, createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_INSTALL_COMMAND, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,
   DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, describe, DOCUMENT_SCHEMAS, documentJsonSchemas,
   documentJsonSchemaText, EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, EMPTY_CONFIG_DIGEST, EVIDENCE_KEYS,
   EvidenceSchema, FleetLockSchema, FleetPluginSchema, formatPayloadChecksums, formatReference, FULCIO_OID,
@@ -21,13 +21,13 @@ export {
   OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, OCTET_STREAM_MEDIA_TYPE, OPTIONAL_RELEASE_KEYS, parsePaxRecords,
   parsePayloadChecksums, parseProvenanceStatement, parseReference, parseReleaseJson, parseRepository,
   parseStableSemver, parseStrictJson, parseTrustedRoot, PAYLOAD_CHECKSUMS_FILE, PayloadRecordSchema,
-  policyFromPackageJson, promotionFor, PromotionSchema, ProvenanceError, ProvenancePolicySchema,
+  gatesDeclaredBy, parseGatePin, policyForDocument, policyFromPackageJson, promotionFor, PromotionSchema, ProvenanceError, ProvenancePolicySchema,
   provenanceStatement, PUBLISHED_RECEIPT_KEYS, PublishedArtifactSchema, PublishedReceiptSchema,
-  readNpmTarballFile, readPackageJsonFile, readReleaseJsonBytesFile, readReleaseJsonFile,
+  readNpmTarballFile, readPackageJsonFile, readPolicyFile, readReleaseJsonBytesFile, readReleaseJsonFile,
   readTarballPackageJsonFile, RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE, receiptBytes, REF_NAME_ANNOTATION,
   ReferencesOutputSchema, RELEASE_ARTIFACT_TYPE, RELEASE_BUILD_TYPE, RELEASE_CANDIDATE_REF,
   RELEASE_MANIFEST_FILE, RELEASE_WORKFLOW_PATH, releaseClassOf, ReleaseContractError, requireDigest,
-  requireDiscoveryTag, requireGitSha, resolveProvenancePolicy, resolveVerificationPolicy, SCHEMA_ID_BASE,
+  requireDiscoveryTag, requireGitSha, resolveConsumerExpectations, resolveProvenancePolicy, SCHEMA_ID_BASE,
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE, SLSA_PROVENANCE_V1, SOURCE_BUNDLE_FILE, StageOutputSchema,
   STATIC_BUNDLE_PATHS, StrictTarParser, tarballFileName, TEST_GATES, TESTED_MANIFEST_KEYS,
   TestedArtifactSchema, testedManifestBytes, TestedManifestSchema, TestGateEvidenceSchema, TITLE_ANNOTATION,
@@ -36,7 +36,7 @@ export {
   writeTestedManifestFile, type BundleLayer, type CheckedTrustedRoot, type DistInspection, type Evidence,
   type FinalReceiptExpectations, type FleetLock, type FleetPlugin, type GateCommands, type GateResult, type
   HostContractEvidence, type JsonObject, type JsonValue, type LockedProvenancePolicy, type NpmTarball, type
-  PayloadChecksumEntry, type PayloadRecord, type PinnedReference, type PolicyOverrides, type Promotion, type
+  PayloadChecksumEntry, type PayloadRecord, type PinnedReference, type PackagePolicy, type PolicySources, type ConsumerExpectations, type ConsumerPins, type Promotion, type
   ProvenanceErrorCode, type ProvenanceFacts, type ProvenancePolicy, type PublishedArtifact, type
   PublishedReceipt, type ReadNpmTarballOptions, type ReferencesOutput, type ReleaseBinding, type
   ReleaseClass, type ReleasePolicy, type Repository, type ResolvedProvenancePolicy, type SemVer, type

@@ -60,14 +60,23 @@ export {
 } from "./grammar.js";
 export { formatReference, isLoopbackHost, LAYOUT_PREFIX, parseReference, parseRepository, type PinnedReference, type Repository } from "./reference.js";
 export {
+  checkDeclaredGates,
+  type ConsumerExpectations,
+  type ConsumerPins,
   DEFAULT_GATE_COMMANDS,
+  DEFAULT_INSTALL_COMMAND,
   EVIDENCE_KEYS,
+  gatesDeclaredBy,
+  parseGatePin,
+  policyForDocument,
   policyFromPackageJson,
   readPackageJsonFile,
-  resolveVerificationPolicy,
+  readPolicyFile,
+  resolveConsumerExpectations,
   TEST_GATES,
   type GateCommands,
-  type PolicyOverrides,
+  type PackagePolicy,
+  type PolicySources,
   type ReleasePolicy,
   type TestGate,
 } from "./policy.js";
