@@ -5,7 +5,8 @@
 // --pairs pairs (default 5), each pair our run and the peer's, alternating:
 //   fetch-verify  ours: resolve + fetchManifest + fetchBlobToFile per layer (4 in parallel,
 //                 SHA-256 verified before each rename), in a fresh Node process so its
-//                 peak RSS is the fetch's own
+//                 peak RSS is the fetch's own; timed as the whole process, start-up included,
+//                 like the skopeo process it is compared with
 //                 peer: skopeo copy docker://... oci:DIR of the same artifact
 //   push          ours: copy(layout -> registry) in a fresh Node process
 //                 peer: skopeo copy oci:LAYOUT docker://...
@@ -149,9 +150,13 @@ async function runPhase(phase) {
   process.stdout.write(JSON.stringify({ ms, maxRssMib: Math.round(process.resourceUsage().maxRSS / 1024) }) + "\n");
 }
 
+/** Run one phase in a fresh Node process; `ms` is the whole process's wall time (start-up included, as skopeo's is). */
 async function phase(name, extra) {
-  const out = await run(process.execPath, [fileURLToPath(import.meta.url), "--phase", name, ...extra]);
-  return JSON.parse(out.trim().split("\n").pop());
+  let out;
+  const ms = await time(async () => {
+    out = await run(process.execPath, [fileURLToPath(import.meta.url), "--phase", name, ...extra]);
+  });
+  return { ...JSON.parse(out.trim().split("\n").pop()), ms };
 }
 
 const phaseArg = args.indexOf("--phase");

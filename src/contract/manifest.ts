@@ -7,14 +7,14 @@
  * Functions whose name ends in `File`/`Dir` or that take a directory read files;
  * everything else is pure.
  */
-import { createHash } from "node:crypto";
-import { constants as fsConstants, createReadStream } from "node:fs";
+import { constants as fsConstants } from "node:fs";
 import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ReleaseContractError } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
+import { hashFile } from "./file-hash.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
 import { describe, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
@@ -28,16 +28,7 @@ function fail(code: string, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 
-/** SHA-256 (hex) and size in bytes of a file, streamed. */
-export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash("sha256");
-  let size = 0;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest("hex"), size };
-}
+export { hashFile } from "./file-hash.js";
 
 /**
  * Read `package/package.json` out of an npm tarball through the one strict

@@ -9,7 +9,7 @@
  * `digest` went through. Consumers must not trust the bytes before the stream
  * finished cleanly. Reference `original-release-contract.md` 3.11 and 3.14.
  */
-import { hashFile } from "../contract/manifest.js";
+import { hashFile } from "../contract/file-hash.js";
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
@@ -182,7 +182,7 @@ export async function readAllBounded(
 
 /**
  * The OCI digest and size of a regular file: the project's one streaming
- * file hash (`hashFile` in src/contract/manifest.ts), as `sha256:<hex>`.
+ * file hash (`hashFile` in src/contract/file-hash.ts), as `sha256:<hex>`.
  * @returns `{digest: "sha256:<hex>", size}` (bytes).
  */
 export async function digestFile(filePath: string): Promise<{ digest: string; size: number }> {
