@@ -755,7 +755,8 @@ async function runInstallCommand(install: string, paths: ReturnType<typeof layou
   if (installed.code !== 0) {
     throw new PipelineError(
       "RUN_INSTALL_FAILED",
-      `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}`,
+      `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}; ` +
+        `run it in your checkout to see why, or declare another command in package.json hermesPluginKit.install (e.g. "npm install --no-save" when npm ci refuses a lock your registry cannot complete)`,
     );
   }
 }

@@ -6,7 +6,8 @@
  * a tampered output is detected instead of skipped.
  */
 import { spawn } from "node:child_process";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
@@ -14,6 +15,7 @@ import { hasCode } from "../../src/contract/errors.js";
 import { verifyFinalReceipt } from "../../src/contract/release-document.js";
 import { runRelease, type RunResult } from "../../release/run.js";
 import { gitText } from "../../release/git.js";
+import { fixturePackageJson } from "../support/git-fixture.js";
 import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
 import { storeTags } from "../support/release-pipeline-fixture.js";
 
@@ -144,6 +146,28 @@ describe("release run", () => {
       }
     } finally {
       await unpushed.cleanup();
+    }
+  });
+
+  it("an install command that fails stops the run before any gate: RUN_INSTALL_FAILED names the command, where it came from and the fix; nothing is staged", async () => {
+    const parent = await mkdtemp(join(tmpdir(), "hpk-run-install-"));
+    const repository = `oci-layout:${join(parent, "store")}`;
+    const install = "echo 'npm error Missing: helper@ from lock file' >&2; exit 3";
+    const packageJson = fixturePackageJson({ name: "install-fails-plugin", packageJson: { hermesPluginKit: { repository, install } } });
+    const failing = await createRunFixture("install-fails-plugin", { message: "feat: a failing install\n", files: { "package.json": packageJson } }, repository);
+    try {
+      const error = await runRelease({ source: failing.repo.dir, workspace: failing.workspace, env, progress: null, gateOutput: "log", runId: "5" }).catch((e: unknown) => e);
+      expect(hasCode(error, "RUN_INSTALL_FAILED"), String(error)).toBe(true);
+      const message = (error as Error).message;
+      expect(message).toContain(`the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited 3`);
+      expect(message).toContain(join(failing.workspace, "evidence", "install.log"));
+      expect(message).toMatch(/run it in your checkout to see why, or declare another command in package\.json hermesPluginKit\.install/);
+      expect(await readFile(join(failing.workspace, "evidence", "install.log"), "utf8")).toContain("Missing: helper@ from lock file");
+      await expect(readFile(join(failing.workspace, "evidence", "unit.json"))).rejects.toThrow();
+      await expect(readdir(join(parent, "store"))).rejects.toThrow();
+    } finally {
+      await failing.cleanup();
+      await rm(parent, { recursive: true, force: true });
     }
   });
 
