@@ -19,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { assertCompanionWritable, companionDir, writeCompanion } from "./companion.js";
 import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
 import { isPluginDefinition, UNBUILT_PLUGIN_VERSION, type PluginDefinition } from "./plugin.js";
+import { PLUGIN_VERSION_PATTERN } from "./plugin-options.js";
 import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
 import { pluginSkill } from "./skills.js";
 import { withStdoutOnStderr } from "./stdout.js";
@@ -165,7 +166,7 @@ function readPackageVersion(root: string): { version: string; file: string } | u
     throw new PluginKitError("BUILD_ENTRY_INVALID", `${file} is not valid JSON: ${(error as Error).message}`);
   }
   if (version === undefined) return undefined;
-  if (typeof version !== "string" || !/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/.test(version)) {
+  if (typeof version !== "string" || !PLUGIN_VERSION_PATTERN.test(version)) {
     throw new PluginKitError("BUILD_VERSION_MISMATCH", `${file} version must be a SemVer string, found ${JSON.stringify(version)}`);
   }
   return { version, file };

@@ -179,6 +179,7 @@ export {
   registrationReceipt,
   type RunningPlugin,
   servePluginModule,
+  UNBUILT_PLUGIN_VERSION,
 } from "./plugin.js";
 export { type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
 // Hooks, slash commands and request middleware (served through the native companion).

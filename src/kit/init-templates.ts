@@ -1,5 +1,5 @@
 /**
- * The files `hermes-plugin-kit init` writes (DESIGN.md section 6): a plugin
+ * The files `hermes-plugin-kit init` writes (docs/kit.md, "`hermes-plugin-kit init`"): a plugin
  * project outside this repository with the kit as an exact dev dependency by
  * name, npm-script gates (the policy's defaults), one tool with a required
  * argument, one skill, a vitest test that talks to the built server through

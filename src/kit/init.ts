@@ -1,6 +1,6 @@
 /**
  * `hermes-plugin-kit init <dir>`: scaffold a plugin project outside this
- * repository (DESIGN.md section 6). The dev dependencies are pinned to the
+ * repository (docs/kit.md, "`hermes-plugin-kit init`"). The dev dependencies are pinned to the
  * exact versions this kit was released with (the kit itself by name, the MCP
  * SDK the kit bundles, the vitest the kit tests with); files come from
  * `init-templates.ts`. Nothing is written unless every check passed, and

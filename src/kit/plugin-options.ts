@@ -66,7 +66,7 @@ export interface PluginOptions {
 }
 
 /** SemVer 2.0.0 as plugin.json takes it (build metadata and pre-release allowed). */
-const SEMVER = /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/;
+export const PLUGIN_VERSION_PATTERN = /^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?$/;
 /** An environment variable name mcp.json `env` may declare. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Set by Hermes for every server; a package must not declare them. */
@@ -109,7 +109,7 @@ const PLUGIN_OPTIONS = z.strictObject(
       z.maxLength(64, { error: (issue) => `must be 1-64 characters, found ${found(issue.input)}` }),
       z.regex(PLUGIN_NAME_PATTERN, { error: (issue) => `must match ${PLUGIN_NAME_PATTERN.source}, found ${found(issue.input)}` }),
     ),
-    version: z.optional(z.string({ error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }).check(z.regex(SEMVER, { error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }))),
+    version: z.optional(z.string({ error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }).check(z.regex(PLUGIN_VERSION_PATTERN, { error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }))),
     description: nonEmptyString("must be a non-empty string"),
     server: z.optional(aString("must be a string")),
     tools: z.array(TOOL, section("a non-empty list of tool() definitions")).check(z.minLength(1, section("a non-empty list of tool() definitions"))),

@@ -1,6 +1,6 @@
 /**
  * `hermes-plugin-kit init` and the plugin version taken from package.json at
- * build time (DESIGN.md section 6). The scaffold's own npm install, tests and
+ * build time (docs/kit.md, "`hermes-plugin-kit init`"). The scaffold's own npm install, tests and
  * release run against a real npm registry in test/journey.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { buildPluginPackage } from "../../src/kit/build.js";
+import { PluginKitError } from "../../src/kit/errors.js";
 import { initPluginProject } from "../../src/kit/init.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { runCli } from "../support/cli.js";
 
 let root: string;
@@ -115,7 +115,7 @@ describe("init", () => {
     ["a server name that shadows a Hermes toolset", { name: "web" }, "SERVER_NAME_SHADOWS_TOOLSET"],
   ])("refuses %s (%j) with %s and writes nothing", async (_label, options, code) => {
     const dir = join(root, `refused-${code}-${String((options as { name?: string }).name).replace(/[^a-z]/gi, "")}`);
-    expect(await codeOf(() => initPluginProject({ dir, ...options }))).toBe(code);
+    await expect(() => initPluginProject({ dir, ...options })).toThrowWithCode(PluginKitError, code);
     await expect(readdir(dir)).rejects.toThrow();
   });
 
@@ -123,7 +123,7 @@ describe("init", () => {
     const dir = join(root, "busy");
     await mkdir(dir);
     await writeFile(join(dir, "notes.txt"), "mine");
-    expect(await codeOf(() => initPluginProject({ dir }))).toBe("INIT_TARGET_NOT_EMPTY");
+    await expect(() => initPluginProject({ dir })).toThrowWithCode(PluginKitError, "INIT_TARGET_NOT_EMPTY");
     expect(await readdir(dir)).toEqual(["notes.txt"]);
   });
 
@@ -164,13 +164,13 @@ describe("plugin version from package.json", () => {
   it("a different definePlugin version is an error, not a warning (BUILD_VERSION_MISMATCH); nothing is written", async () => {
     const dir = await project("other-version", "1.2.3", "1.0.0");
     const build = buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir });
-    await expect(build).rejects.toMatchObject({ code: "BUILD_VERSION_MISMATCH" });
+    await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_VERSION_MISMATCH");
     await expect(build).rejects.toThrow(/declares version "1\.0\.0" but .*package\.json has "1\.2\.3"/);
     await expect(readFile(join(dir, "plugin.json"))).rejects.toThrow();
   });
 
   it("no version anywhere is BUILD_VERSION_MISSING", async () => {
     const dir = await project("no-version", undefined, undefined);
-    expect(await codeOf(() => buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir }))).toBe("BUILD_VERSION_MISSING");
+    await expect(() => buildPluginPackage({ entry: join(dir, "src/index.ts"), outDir: dir })).toThrowWithCode(PluginKitError, "BUILD_VERSION_MISSING");
   });
 });
