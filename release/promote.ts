@@ -175,26 +175,11 @@ async function revParse(ctx: GitContext, rev: string): Promise<string | undefine
 export async function promoteRelease(options: PromoteOptions): Promise<PromoteResult> {
   const { policy } = options;
   const access = resolveAccess(options, policy);
-  const env = access.env;
   const repoDir = resolve(options.repoDir ?? process.cwd());
   const remoteName = options.remote ?? "origin";
   const branch = options.branch ?? "main";
-  const timeoutMs = options.gitTimeoutMs ?? 120_000;
   // 1. The remote, and the credential rule, before any work.
-  const urlRead = await git(["config", "--get", `remote.${remoteName}.url`], { cwd: repoDir, allowFailure: true });
-  const remoteUrl = urlRead.stdout.trim();
-  if (urlRead.code !== 0 || remoteUrl.length === 0) {
-    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the checkout ${repoDir} has no remote ${describe(remoteName)}`);
-  }
-  if (urlHasCredentials(remoteUrl)) {
-    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the URL of remote ${remoteName} carries credentials; use ${SOURCE_PROMOTION_TOKEN_ENV} instead`);
-  }
-  const local = isLocalRemote(remoteUrl);
-  const token = env[SOURCE_PROMOTION_TOKEN_ENV];
-  if (!local && (token === undefined || token === "")) {
-    throw new PipelineError("PROMOTE_TOKEN_MISSING", `${SOURCE_PROMOTION_TOKEN_ENV} must contain the source promotion credential for the remote ${remoteName}; nothing was done`);
-  }
-  const absoluteUrl = local && !remoteUrl.startsWith("file://") ? resolve(repoDir, remoteUrl) : remoteUrl;
+  const { absoluteUrl, token } = await promotionRemote(repoDir, remoteName, access.env);
   const pinned = parseReference(options.reference, policy.registryRepository);
 
   const work = await privateTempDir(options.tmpDir, "hpk-promote-");
@@ -204,65 +189,19 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
     const manifest = download.document as TestedManifest;
     const releaseSha = manifest.source_sha;
     const tag = manifest.tag;
-    const scratch = join(work, "source.git");
-    // Only the git processes that reach the remote (ls-remote, push) get the credential helper and the token.
-    const gitEnv: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
-    const remoteEnv: Record<string, string> = { ...gitEnv };
-    if (token !== undefined && token !== "") {
-      const helper = join(work, "credential-helper");
-      await writeFile(helper, HELPER_SCRIPT, { mode: 0o700 });
-      await chmod(helper, 0o700);
-      remoteEnv[SOURCE_PROMOTION_TOKEN_ENV] = token;
-      const remote = credentialOrigin(absoluteUrl);
-      if (remote !== undefined) {
-        remoteEnv[HELPER_PROTOCOL_ENV] = remote.protocol;
-        remoteEnv[HELPER_HOST_ENV] = remote.host;
-      }
-      const user = env[SOURCE_PROMOTION_USERNAME_ENV];
-      if (user !== undefined && user !== "") remoteEnv[SOURCE_PROMOTION_USERNAME_ENV] = user;
-      // Reset inherited helpers, then ours (config from the environment, not argv).
-      Object.assign(remoteEnv, {
-        GIT_CONFIG_COUNT: "3",
-        GIT_CONFIG_KEY_1: "credential.helper",
-        GIT_CONFIG_VALUE_1: "",
-        GIT_CONFIG_KEY_2: "credential.helper",
-        GIT_CONFIG_VALUE_2: helper,
-      });
-    }
-    const ctx: GitContext = { cwd: work, env: gitEnv, timeoutMs };
-    let triggerSha: string;
-    let tagObject: string;
+    const ctx: GitContext = { cwd: work, env: { GIT_TERMINAL_PROMPT: "0" }, timeoutMs: options.gitTimeoutMs ?? 120_000 };
+    // 3. Source identity in a scratch repository.
+    let source: BundledSource;
     try {
-      // 3. Source identity in a scratch repository.
-      await runGit(ctx, ["init", "--quiet", "--bare", scratch]);
-      ctx.cwd = scratch;
-      const bundle = download.localFiles.get(SOURCE_BUNDLE_FILE) as string;
-      await runGit(ctx, ["fetch", "--quiet", "--no-tags", bundle, `${RELEASE_CANDIDATE_REF}:${RELEASE_CANDIDATE_REF}`, `refs/tags/${tag}:refs/tags/${tag}`]);
-      const candidate = await revParse(ctx, `${RELEASE_CANDIDATE_REF}^{commit}`);
-      const tagged = await revParse(ctx, `refs/tags/${tag}^{commit}`);
-      if (candidate !== releaseSha || tagged !== releaseSha) {
-        throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle refs do not name the release commit ${releaseSha}: release-candidate ${candidate ?? "missing"}, ${tag} ${tagged ?? "missing"}`);
-      }
-      const tagProblem = await releaseTagProblem(scratch, manifest.version, releaseSha);
-      if (tagProblem !== undefined) throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle: ${tagProblem}`);
-      tagObject = (await revParse(ctx, `refs/tags/${tag}`)) as string;
-      const parents = (await runGit(ctx, ["rev-list", "--parents", "-n", "1", releaseSha])).stdout.trim().split(" ").slice(1);
-      if (parents.length !== 1 || !isGitSha(parents[0])) {
-        throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `release commit ${releaseSha} must have exactly one parent (the trigger commit), found ${parents.length}`);
-      }
-      triggerSha = parents[0] as string;
-      const touched = (await runGit(ctx, ["diff", "--name-only", "-z", "--no-renames", triggerSha, releaseSha])).stdout.split("\0").filter((p) => p.length > 0);
-      const foreign = touched.filter((p) => !PROMOTABLE_FILES.includes(p));
-      if (foreign.length > 0) {
-        throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `release commit touches files other than ${PROMOTABLE_FILES.join(", ")}: ${foreign.slice(0, 5).join(", ")}`);
-      }
+      source = await proveBundledSource(ctx, join(work, "source.git"), download.localFiles.get(SOURCE_BUNDLE_FILE) as string, manifest);
     } finally {
       await download.cleanup();
     }
+    const { triggerSha, tagObject } = source;
     await runGit(ctx, ["remote", "add", "origin", absoluteUrl]);
 
-    // 4. Remote state decision.
-    const remoteCtx: GitContext = { ...ctx, env: remoteEnv };
+    // 4. Remote state decision. Only the git processes that reach the remote (ls-remote, push) get the credential helper and the token.
+    const remoteCtx: GitContext = { ...ctx, env: await remoteGitEnvironment(work, token, absoluteUrl, access.env) };
     const before = await readRemoteRefs(remoteCtx, "origin", branch, tag);
     let outcome: PromoteResult["outcome"];
     if (before.main === releaseSha && before.tag === releaseSha && before.tagObject === tagObject) {
@@ -302,4 +241,90 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The remote's URL (a local path made absolute) and the token, checked before any work.
+ * @throws PipelineError `PROMOTE_REMOTE_INVALID` (no such remote, credentials in its URL),
+ *   `PROMOTE_TOKEN_MISSING` (a network remote without {@link SOURCE_PROMOTION_TOKEN_ENV}).
+ */
+async function promotionRemote(repoDir: string, remoteName: string, env: Readonly<Record<string, string | undefined>>): Promise<{ absoluteUrl: string; token: string | undefined }> {
+  const urlRead = await git(["config", "--get", `remote.${remoteName}.url`], { cwd: repoDir, allowFailure: true });
+  const remoteUrl = urlRead.stdout.trim();
+  if (urlRead.code !== 0 || remoteUrl.length === 0) {
+    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the checkout ${repoDir} has no remote ${describe(remoteName)}`);
+  }
+  if (urlHasCredentials(remoteUrl)) {
+    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the URL of remote ${remoteName} carries credentials; use ${SOURCE_PROMOTION_TOKEN_ENV} instead`);
+  }
+  const local = isLocalRemote(remoteUrl);
+  const token = env[SOURCE_PROMOTION_TOKEN_ENV];
+  if (!local && (token === undefined || token === "")) {
+    throw new PipelineError("PROMOTE_TOKEN_MISSING", `${SOURCE_PROMOTION_TOKEN_ENV} must contain the source promotion credential for the remote ${remoteName}; nothing was done`);
+  }
+  return { absoluteUrl: local && !remoteUrl.startsWith("file://") ? resolve(repoDir, remoteUrl) : remoteUrl, token };
+}
+
+/**
+ * The environment of the git processes that reach the remote: with a token,
+ * our credential helper (written to `work`, mode 0700) replaces inherited
+ * helpers through `GIT_CONFIG_*` (config from the environment, not argv),
+ * answering only for the remote's protocol and host.
+ */
+async function remoteGitEnvironment(work: string, token: string | undefined, absoluteUrl: string, env: Readonly<Record<string, string | undefined>>): Promise<Record<string, string>> {
+  const remoteEnv: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+  if (token === undefined || token === "") return remoteEnv;
+  const helper = join(work, "credential-helper");
+  await writeFile(helper, HELPER_SCRIPT, { mode: 0o700 });
+  await chmod(helper, 0o700);
+  remoteEnv[SOURCE_PROMOTION_TOKEN_ENV] = token;
+  const remote = credentialOrigin(absoluteUrl);
+  if (remote !== undefined) {
+    remoteEnv[HELPER_PROTOCOL_ENV] = remote.protocol;
+    remoteEnv[HELPER_HOST_ENV] = remote.host;
+  }
+  const user = env[SOURCE_PROMOTION_USERNAME_ENV];
+  if (user !== undefined && user !== "") remoteEnv[SOURCE_PROMOTION_USERNAME_ENV] = user;
+  return { ...remoteEnv, GIT_CONFIG_COUNT: "3", GIT_CONFIG_KEY_1: "credential.helper", GIT_CONFIG_VALUE_1: "", GIT_CONFIG_KEY_2: "credential.helper", GIT_CONFIG_VALUE_2: helper };
+}
+
+/** What {@link proveBundledSource} proved about the release commit. */
+interface BundledSource {
+  /** The release commit's one parent. */
+  triggerSha: string;
+  /** The annotated release tag's object. */
+  tagObject: string;
+}
+
+/**
+ * Unbundle the source bundle into `scratch` (a bare repository; `ctx.cwd`
+ * moves there) and prove the release identity: both refs at the release
+ * commit, the exact release tag, one parent, only {@link PROMOTABLE_FILES} touched.
+ * @throws PipelineError `PROMOTE_SOURCE_MISMATCH`; ReleaseStepError `GIT_FAILED`.
+ */
+async function proveBundledSource(ctx: GitContext, scratch: string, bundle: string, manifest: TestedManifest): Promise<BundledSource> {
+  const releaseSha = manifest.source_sha;
+  const tag = manifest.tag;
+  await runGit(ctx, ["init", "--quiet", "--bare", scratch]);
+  ctx.cwd = scratch;
+  await runGit(ctx, ["fetch", "--quiet", "--no-tags", bundle, `${RELEASE_CANDIDATE_REF}:${RELEASE_CANDIDATE_REF}`, `refs/tags/${tag}:refs/tags/${tag}`]);
+  const candidate = await revParse(ctx, `${RELEASE_CANDIDATE_REF}^{commit}`);
+  const tagged = await revParse(ctx, `refs/tags/${tag}^{commit}`);
+  if (candidate !== releaseSha || tagged !== releaseSha) {
+    throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle refs do not name the release commit ${releaseSha}: release-candidate ${candidate ?? "missing"}, ${tag} ${tagged ?? "missing"}`);
+  }
+  const tagProblem = await releaseTagProblem(scratch, manifest.version, releaseSha);
+  if (tagProblem !== undefined) throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `source bundle: ${tagProblem}`);
+  const tagObject = (await revParse(ctx, `refs/tags/${tag}`)) as string;
+  const parents = (await runGit(ctx, ["rev-list", "--parents", "-n", "1", releaseSha])).stdout.trim().split(" ").slice(1);
+  if (parents.length !== 1 || !isGitSha(parents[0])) {
+    throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `release commit ${releaseSha} must have exactly one parent (the trigger commit), found ${parents.length}`);
+  }
+  const triggerSha = parents[0] as string;
+  const touched = (await runGit(ctx, ["diff", "--name-only", "-z", "--no-renames", triggerSha, releaseSha])).stdout.split("\0").filter((p) => p.length > 0);
+  const foreign = touched.filter((p) => !PROMOTABLE_FILES.includes(p));
+  if (foreign.length > 0) {
+    throw new PipelineError("PROMOTE_SOURCE_MISMATCH", `release commit touches files other than ${PROMOTABLE_FILES.join(", ")}: ${foreign.slice(0, 5).join(", ")}`);
+  }
+  return { triggerSha, tagObject };
 }
