@@ -18,6 +18,25 @@ const UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02
 const DOWNLOAD = "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093 # v4.3.0";
 const ATTEST = "actions/attest@1e69f48acb82d1966a394da916b4c1698aa569d6 # v4.2.2";
 const NODE_VERSION = "20.20.2";
+/** The first steps of a job that needs no history: the trigger commit without persisted credentials, then Node. */
+const SHALLOW_CHECKOUT_AND_NODE = `      - uses: ${CHECKOUT}
+        with:
+          ref: \${{ github.sha }}
+          persist-credentials: false
+      - uses: ${SETUP_NODE}
+        with:
+          node-version: \${{ env.NODE_VERSION }}
+`;
+/** The first steps of a release job: the trigger commit with full history and no persisted credentials, then Node. */
+const CHECKOUT_AND_NODE = `      - uses: ${CHECKOUT}
+        with:
+          ref: \${{ github.sha }}
+          fetch-depth: 0
+          persist-credentials: false
+      - uses: ${SETUP_NODE}
+        with:
+          node-version: \${{ env.NODE_VERSION }}
+`;
 
 /** `.github/workflows/test.yml`: install, test, doctor; read-only. */
 export function testWorkflow(): string {
@@ -66,14 +85,7 @@ function attestJob(): string {
     outputs:
       attested: \${{ steps.predicate.outputs.attested }}
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - run: npm ci --engine-strict --no-audit --no-fund
+${SHALLOW_CHECKOUT_AND_NODE}      - run: npm ci --engine-strict --no-audit --no-fund
       - name: Keep a verifying attestation, or write the provenance predicate
         id: predicate
         env:
@@ -198,15 +210,7 @@ function materializeJob(): string {
       release_sha: \${{ steps.materialize.outputs.release_sha }}
       source_artifact_name: \${{ steps.materialize.outputs.source_artifact_name }}
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          fetch-depth: 0
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - run: npm ci --no-audit --no-fund
+${CHECKOUT_AND_NODE}      - run: npm ci --no-audit --no-fund
       - name: Materialize the release locally
         id: materialize
         env:
@@ -259,15 +263,7 @@ function buildStageJob(): string {
     outputs:
       bundle_reference: \${{ steps.stage.outputs.bundle_reference }}
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          fetch-depth: 0
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - uses: ${DOWNLOAD}
+${CHECKOUT_AND_NODE}      - uses: ${DOWNLOAD}
         with:
           name: \${{ needs.materialize.outputs.source_artifact_name }}
           path: \${{ runner.temp }}/source
@@ -331,15 +327,7 @@ function promoteJob(): string {
     permissions:
       contents: read
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          fetch-depth: 0
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - run: npm ci --no-audit --no-fund
+${CHECKOUT_AND_NODE}      - run: npm ci --no-audit --no-fund
       - name: Require immutable releases
         env:
           GH_TOKEN: \${{ secrets.SOURCE_PROMOTION_TOKEN }}
@@ -376,14 +364,7 @@ function publishJob(): string {
       bundle_reference: \${{ steps.publish.outputs.bundle_reference }}
       receipt_reference: \${{ steps.publish.outputs.receipt_reference }}
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - run: npm ci --no-audit --no-fund
+${SHALLOW_CHECKOUT_AND_NODE}      - run: npm ci --no-audit --no-fund
       - name: Publish privately and write the receipt
         id: publish
         env:
@@ -411,14 +392,7 @@ function githubReleaseJob(): string {
     permissions:
       contents: write
     steps:
-      - uses: ${CHECKOUT}
-        with:
-          ref: \${{ github.sha }}
-          persist-credentials: false
-      - uses: ${SETUP_NODE}
-        with:
-          node-version: \${{ env.NODE_VERSION }}
-      - run: npm ci --no-audit --no-fund
+${SHALLOW_CHECKOUT_AND_NODE}      - run: npm ci --no-audit --no-fund
       - name: Create or verify the immutable GitHub Release
         env:
           GH_TOKEN: \${{ github.token }}
