@@ -304,7 +304,7 @@ export async function createGitHubRelease(input: GitHubReleaseInput, options: Gi
   const { tag, references, title } = validateInput(input);
   const client = githubClientFromEnv(options);
   const repository = githubRepositoryFromEnv(env);
-  const slug = `${repository.owner}/${repository.repo}`;
+  const ctx: ReleaseContext = { client, repository, tag, references };
 
   const remote = input.remoteTagCommit !== undefined ? await input.remoteTagCommit() : await githubTagCommit(client, repository, tag);
   if (remote !== input.releaseSha) {
@@ -314,92 +314,23 @@ export async function createGitHubRelease(input: GitHubReleaseInput, options: Gi
     );
   }
 
-  const expectBody = (view: ReleaseView, state: string) => {
-    if (view.tagName !== tag) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `${state} release ${view.id} is for tag ${JSON.stringify(view.tagName)}, expected ${tag}`);
-    if (view.prerelease) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `${state} release ${view.id} is a prerelease`);
-    const found = readReleaseReferences(view.body);
-    if (found === undefined || found.bundle_reference !== references.bundle_reference || found.receipt_reference !== references.receipt_reference) {
-      throw new GitHubReleaseError(
-        "GITHUB_RELEASE_MISMATCH",
-        `${state} release ${view.id} for ${tag} must hold exactly the bundle reference ${references.bundle_reference} and the receipt reference ${references.receipt_reference}, found ${found === undefined ? "other or additional references" : `${found.bundle_reference} and ${found.receipt_reference}`}; it is never edited`,
-      );
-    }
-  };
-  const expectNoAssets = async (view: ReleaseView, state: string) => {
-    const answer = await callGitHubApi(client, "GET /repos/{owner}/{repo}/releases/{release_id}/assets", { ...repository, release_id: view.id, per_page: 100 });
-    if (answer.status !== 200) throw githubApiFailure(`assets of release ${view.id}`, answer);
-    const assets = arrayOf(answer, `assets of release ${view.id}`);
-    if (assets.length !== 0 || view.assets !== 0) {
-      throw new GitHubReleaseError("GITHUB_RELEASE_HAS_ASSETS", `${state} release ${view.id} for ${tag} must have zero assets, found ${Math.max(assets.length, view.assets)}`);
-    }
-  };
-  const verifyPublished = async (id: number): Promise<GitHubReleaseResult["html_url"]> => {
-    const answer = await callGitHubApi(client, "GET /repos/{owner}/{repo}/releases/{release_id}", { ...repository, release_id: id });
-    if (answer.status !== 200) throw githubApiFailure(`release ${id}`, answer);
-    const view = releaseView(objectOf(answer, `release ${id}`), `release ${id}`);
-    if (view.draft) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `release ${id} for ${tag} is still a draft after publishing`);
-    expectBody(view, "published");
-    await expectNoAssets(view, "published");
-    if (view.immutable !== true) {
-      throw new GitHubReleaseError("GITHUB_RELEASE_NOT_IMMUTABLE", `published release ${id} for ${tag} must be immutable, found immutable ${JSON.stringify(view.immutable ?? null)}`);
-    }
-    return view.htmlUrl;
-  };
-  const result = (id: number, htmlUrl: string | null, outcome: GitHubReleaseResult["outcome"]): GitHubReleaseResult => ({
-    repository: slug,
-    tag,
-    release_id: id,
-    html_url: htmlUrl,
-    immutable: true,
-    assets: 0,
-    bundle_reference: references.bundle_reference,
-    receipt_reference: references.receipt_reference,
-    outcome,
-  });
-  const publish = async (view: ReleaseView, outcome: "created" | "published-draft"): Promise<GitHubReleaseResult> => {
-    expectBody(view, "draft");
-    await expectNoAssets(view, "draft");
-    const answer = await callGitHubApi(client, "PATCH /repos/{owner}/{repo}/releases/{release_id}", { ...repository, release_id: view.id, draft: false });
-    if (answer.status === 422) {
-      throw new GitHubReleaseError(
-        "GITHUB_RELEASE_IMMUTABLE_REJECTED",
-        `GitHub refused to publish release ${view.id} for ${tag} (HTTP 422); an immutable release is never retried, edited or recreated`,
-        { httpStatus: 422 },
-      );
-    }
-    if (answer.status !== 200) throw githubApiFailure(`publishing release ${view.id}`, answer);
-    return result(view.id, await verifyPublished(view.id), outcome);
-  };
-
   // Resume: a published release for the tag is only verified.
   const byTag = await callGitHubApi(client, "GET /repos/{owner}/{repo}/releases/tags/{tag}", { ...repository, tag });
   if (byTag.status === 200) {
     const view = releaseView(objectOf(byTag, `release ${tag}`), `release ${tag}`);
-    if (view.draft) return publish(view, "published-draft");
-    return result(view.id, await verifyPublished(view.id), "verified");
+    if (view.draft) return publishDraft(ctx, view, "published-draft");
+    return releaseResult(ctx, view.id, await verifyPublished(ctx, view.id), "verified");
   }
   if (byTag.status !== 404) throw githubApiFailure(`release for ${tag}`, byTag);
 
-  // Drafts are not found by tag: list every release (bounded) and look for ours.
-  const matches: ReleaseView[] = [];
-  for (let page = 1; page <= MAX_RELEASE_PAGES; page += 1) {
-    const answer = await callGitHubApi(client, "GET /repos/{owner}/{repo}/releases", { ...repository, per_page: 100, page });
-    if (answer.status !== 200) throw githubApiFailure("the release list", answer);
-    const list = arrayOf(answer, "the release list");
-    for (const item of list) {
-      if (item === null || typeof item !== "object" || Array.isArray(item)) throw new GitHubReleaseError("GITHUB_API_MALFORMED", "GitHub API returned an unreadable release list");
-      if (item["tag_name"] === tag) matches.push(releaseView(item, `release list entry for ${tag}`));
-    }
-    if (list.length < 100) break;
-    if (page === MAX_RELEASE_PAGES) throw new GitHubReleaseError("GITHUB_RELEASE_AMBIGUOUS", `more than ${MAX_RELEASE_PAGES * 100} releases: cannot prove there is no draft for ${tag}`);
-  }
+  const matches = await releasesInList(ctx);
   if (matches.length > 1) {
     throw new GitHubReleaseError("GITHUB_RELEASE_AMBIGUOUS", `found ${matches.length} releases for ${tag} (ids ${matches.map((m) => m.id).join(", ")}); refusing to choose, edit or delete`);
   }
   const existing = matches[0];
   if (existing !== undefined) {
-    if (!existing.draft) return result(existing.id, await verifyPublished(existing.id), "verified");
-    return publish(existing, "published-draft");
+    if (!existing.draft) return releaseResult(ctx, existing.id, await verifyPublished(ctx, existing.id), "verified");
+    return publishDraft(ctx, existing, "published-draft");
   }
 
   const body = releaseBody(title, references);
@@ -415,5 +346,98 @@ export async function createGitHubRelease(input: GitHubReleaseInput, options: Gi
   if (created.status !== 201) throw githubApiFailure(`creating the draft release for ${tag}`, created);
   const draft = releaseView(objectOf(created, `draft release ${tag}`), `draft release ${tag}`);
   if (!draft.draft) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `release ${draft.id} for ${tag} was not created as a draft`);
-  return publish(draft, "created");
+  return publishDraft(ctx, draft, "created");
+}
+
+/** What every call of one GitHub Release step shares. */
+interface ReleaseContext {
+  client: GitHubClient;
+  repository: GitHubRepository;
+  tag: string;
+  references: { bundle_reference: string; receipt_reference: string };
+}
+
+/** The release body holds exactly the two references, for the tag, not a prerelease. @throws GitHubReleaseError `GITHUB_RELEASE_MISMATCH`. */
+function expectBody(ctx: ReleaseContext, view: ReleaseView, state: string): void {
+  if (view.tagName !== ctx.tag) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `${state} release ${view.id} is for tag ${JSON.stringify(view.tagName)}, expected ${ctx.tag}`);
+  if (view.prerelease) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `${state} release ${view.id} is a prerelease`);
+  const found = readReleaseReferences(view.body);
+  if (found === undefined || found.bundle_reference !== ctx.references.bundle_reference || found.receipt_reference !== ctx.references.receipt_reference) {
+    throw new GitHubReleaseError(
+      "GITHUB_RELEASE_MISMATCH",
+      `${state} release ${view.id} for ${ctx.tag} must hold exactly the bundle reference ${ctx.references.bundle_reference} and the receipt reference ${ctx.references.receipt_reference}, found ${found === undefined ? "other or additional references" : `${found.bundle_reference} and ${found.receipt_reference}`}; it is never edited`,
+    );
+  }
+}
+
+/** The release has zero assets (its list and its count). @throws GitHubReleaseError `GITHUB_RELEASE_HAS_ASSETS` and the API codes. */
+async function expectNoAssets(ctx: ReleaseContext, view: ReleaseView, state: string): Promise<void> {
+  const answer = await callGitHubApi(ctx.client, "GET /repos/{owner}/{repo}/releases/{release_id}/assets", { ...ctx.repository, release_id: view.id, per_page: 100 });
+  if (answer.status !== 200) throw githubApiFailure(`assets of release ${view.id}`, answer);
+  const assets = arrayOf(answer, `assets of release ${view.id}`);
+  if (assets.length !== 0 || view.assets !== 0) {
+    throw new GitHubReleaseError("GITHUB_RELEASE_HAS_ASSETS", `${state} release ${view.id} for ${ctx.tag} must have zero assets, found ${Math.max(assets.length, view.assets)}`);
+  }
+}
+
+/** Verify a published release: not a draft, the body, zero assets, immutable. @returns its HTML URL. */
+async function verifyPublished(ctx: ReleaseContext, id: number): Promise<GitHubReleaseResult["html_url"]> {
+  const answer = await callGitHubApi(ctx.client, "GET /repos/{owner}/{repo}/releases/{release_id}", { ...ctx.repository, release_id: id });
+  if (answer.status !== 200) throw githubApiFailure(`release ${id}`, answer);
+  const view = releaseView(objectOf(answer, `release ${id}`), `release ${id}`);
+  if (view.draft) throw new GitHubReleaseError("GITHUB_RELEASE_MISMATCH", `release ${id} for ${ctx.tag} is still a draft after publishing`);
+  expectBody(ctx, view, "published");
+  await expectNoAssets(ctx, view, "published");
+  if (view.immutable !== true) {
+    throw new GitHubReleaseError("GITHUB_RELEASE_NOT_IMMUTABLE", `published release ${id} for ${ctx.tag} must be immutable, found immutable ${JSON.stringify(view.immutable ?? null)}`);
+  }
+  return view.htmlUrl;
+}
+
+/** The step's result for release `id`. */
+function releaseResult(ctx: ReleaseContext, id: number, htmlUrl: string | null, outcome: GitHubReleaseResult["outcome"]): GitHubReleaseResult {
+  return {
+    repository: `${ctx.repository.owner}/${ctx.repository.repo}`,
+    tag: ctx.tag,
+    release_id: id,
+    html_url: htmlUrl,
+    immutable: true,
+    assets: 0,
+    bundle_reference: ctx.references.bundle_reference,
+    receipt_reference: ctx.references.receipt_reference,
+    outcome,
+  };
+}
+
+/** Verify a draft, publish it (a 422 is terminal), then verify the published release. */
+async function publishDraft(ctx: ReleaseContext, view: ReleaseView, outcome: "created" | "published-draft"): Promise<GitHubReleaseResult> {
+  expectBody(ctx, view, "draft");
+  await expectNoAssets(ctx, view, "draft");
+  const answer = await callGitHubApi(ctx.client, "PATCH /repos/{owner}/{repo}/releases/{release_id}", { ...ctx.repository, release_id: view.id, draft: false });
+  if (answer.status === 422) {
+    throw new GitHubReleaseError(
+      "GITHUB_RELEASE_IMMUTABLE_REJECTED",
+      `GitHub refused to publish release ${view.id} for ${ctx.tag} (HTTP 422); an immutable release is never retried, edited or recreated`,
+      { httpStatus: 422 },
+    );
+  }
+  if (answer.status !== 200) throw githubApiFailure(`publishing release ${view.id}`, answer);
+  return releaseResult(ctx, view.id, await verifyPublished(ctx, view.id), outcome);
+}
+
+/** Every release for the tag in the (bounded) release list: drafts are not found by tag. @throws GitHubReleaseError `GITHUB_RELEASE_AMBIGUOUS` past the bound, and the API codes. */
+async function releasesInList(ctx: ReleaseContext): Promise<ReleaseView[]> {
+  const matches: ReleaseView[] = [];
+  for (let page = 1; page <= MAX_RELEASE_PAGES; page += 1) {
+    const answer = await callGitHubApi(ctx.client, "GET /repos/{owner}/{repo}/releases", { ...ctx.repository, per_page: 100, page });
+    if (answer.status !== 200) throw githubApiFailure("the release list", answer);
+    const list = arrayOf(answer, "the release list");
+    for (const item of list) {
+      if (item === null || typeof item !== "object" || Array.isArray(item)) throw new GitHubReleaseError("GITHUB_API_MALFORMED", "GitHub API returned an unreadable release list");
+      if (item["tag_name"] === ctx.tag) matches.push(releaseView(item, `release list entry for ${ctx.tag}`));
+    }
+    if (list.length < 100) break;
+    if (page === MAX_RELEASE_PAGES) throw new GitHubReleaseError("GITHUB_RELEASE_AMBIGUOUS", `more than ${MAX_RELEASE_PAGES * 100} releases: cannot prove there is no draft for ${ctx.tag}`);
+  }
+  return matches;
 }
