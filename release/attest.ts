@@ -33,7 +33,9 @@ import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { pushReferrer } from "../src/oci/referrers.js";
 import type { Descriptor } from "../src/oci/target.js";
 import { publicKeyPem, signStatement, type ProvenanceSigner } from "./provenance-sign.js";
-import { checkpoint, openWriteTarget, outputJsonBytes, resolveAccess, verifiedDownload, writeOutputFile, type RegistryAccess, type RegistryAccessOptions } from "./stage.js";
+import { checkpoint } from "./checkpoint.js";
+import { outputJsonBytes, writeOutputFile } from "./output.js";
+import { openWriteTarget, resolveAccess, verifiedDownload, type RegistryAccess, type RegistryAccessOptions } from "./registry-access.js";
 
 /** Inputs of {@link attestRelease} (the `release attest` flags). */
 export interface AttestOptions extends RegistryAccessOptions {

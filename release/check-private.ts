@@ -6,7 +6,7 @@
  * (`src/fetch/privacy.ts`). Without `--bootstrap` it is the read-only gate
  * (`requirePrivateForRead`). With `--bootstrap` an absent package gets the
  * zero-layer bootstrap artifact at tag `private-bootstrap` — pushed by the
- * same callback `release stage` uses (`bootstrapPusher` in `release/stage.ts`)
+ * same callback `release stage` uses (`bootstrapPusher` in `release/registry-access.ts`)
  * — and must then be positively private; an absent `oci-layout:` store is
  * created 0700. Registry access (repository = the policy's repository,
  * credentials from the environment) is resolved exactly as `stage` does.
@@ -14,7 +14,8 @@
 import { rm } from "node:fs/promises";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { requirePrivateForRead, type PrivacyEvidence } from "../src/fetch/privacy.js";
-import { privateTempDir, requirePrivateWithBootstrap, resolveAccess, type RegistryAccessOptions } from "./stage.js";
+import { privateTempDir } from "./output.js";
+import { requirePrivateWithBootstrap, resolveAccess, type RegistryAccessOptions } from "./registry-access.js";
 
 /** Options of {@link checkPrivate}. */
 export interface CheckPrivateOptions extends RegistryAccessOptions {

@@ -27,7 +27,8 @@ import { readReleaseConfig } from "./config.js";
 import { headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
 import { cloneAtTrigger, type RunOptions } from "./run.js";
-import { PipelineError, openWriteTarget, resolveAccess, resolveTag } from "./stage.js";
+import { PipelineError } from "./errors.js";
+import { openWriteTarget, resolveAccess, resolveTag } from "./registry-access.js";
 
 /** One check of a dry run. */
 export interface DryRunCheck {

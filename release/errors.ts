@@ -1,7 +1,9 @@
 /**
- * The error class of the maintainer release steps in `release/` (intent,
- * materialize, restore, build, check-dist, gate, create-manifest,
- * verify-manifest, checksums) and the git adapter they share.
+ * The two error classes of the maintainer release pipeline in `release/`:
+ * {@link ReleaseStepError} for the build half (intent, materialize, restore,
+ * build, check-dist, gate, create-manifest, verify-manifest, checksums) and
+ * the git adapter they share; {@link PipelineError} for the registry half
+ * (stage, promote, publish, attest) and `release run`.
  *
  * Contract violations found by the pure checks in `src/contract` keep their
  * own class (`ReleaseContractError`); this class covers what the steps find
@@ -84,7 +86,71 @@ export type ReleaseStepCode = (typeof RELEASE_STEP_CODES)[number];
  * Raised by every module in `release/` owned by the build half of the pipeline.
  */
 export class ReleaseStepError extends HermesPluginKitError {
+  declare readonly code: ReleaseStepCode;
+
   constructor(code: ReleaseStepCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+/**
+ * Stable codes of {@link PipelineError} (stage, promote, publish, attest, run;
+ * docs/release-publish.md and docs/release-run.md "Error codes").
+ */
+export const PIPELINE_ERROR_CODES = [
+  /**
+   * The artifact directory is a symlink or not a directory, an input is missing, a symlink, not a
+   * regular file, empty, or has a name outside the allow-list (T1/T2).
+   */
+  "STAGE_INPUT_INVALID",
+  /** `--tag` is not `candidate-<run_id>-<source_sha>` of the tested manifest (T4). */
+  "STAGE_TAG_MISMATCH",
+  /** The re-downloaded payload differs from the tested inputs (SP1). */
+  "STAGE_BYTES_DIFFER",
+  /** The repository is not the policy's registry repository. */
+  "RELEASE_REPOSITORY_MISMATCH",
+  /** A tag already names another digest; nothing was written (W1/W2). */
+  "RELEASE_TAG_CONFLICT",
+  /** After binding, a tag does not resolve to the expected digest (W1/W2). */
+  "RELEASE_TAG_MISMATCH",
+  /** The reference is not a tested release bundle (SP2). */
+  "PUBLISH_REQUIRES_TESTED",
+  /** The bundle fetched after binding differs from the first fetch (SP3). */
+  "PUBLISH_PAYLOAD_CHANGED",
+  /** The re-downloaded receipt bytes differ from the uploaded ones (SP5). */
+  "PUBLISH_RECEIPT_CHANGED",
+  /** `SOURCE_PROMOTION_TOKEN` is empty for a non-local remote (nothing was done). */
+  "PROMOTE_TOKEN_MISSING",
+  /** The remote is missing, or its URL carries credentials. */
+  "PROMOTE_REMOTE_INVALID",
+  /** The release commit's identity facts do not hold (parent, tag, touched files). */
+  "PROMOTE_SOURCE_MISMATCH",
+  /** Remote `main`/tag are neither (trigger, absent) nor (release, release). */
+  "PROMOTE_REMOTE_STATE",
+  /** After the push, remote `main` and the tag do not both equal the release SHA. */
+  "PROMOTE_NOT_CONFIRMED",
+  /** An output file could not be written. */
+  "OUTPUT_WRITE_FAILED",
+  /** The run workspace is not a usable directory (see `release/run.ts`). */
+  "RUN_WORKSPACE_INVALID",
+  /** The run state file is malformed or belongs to another run (see `release/run.ts`). */
+  "RUN_STATE_INVALID",
+  /** A step's recorded result no longer verifies on resume (see `release/run.ts`). */
+  "RUN_STEP_DIVERGED",
+  /** Another live process holds the run workspace's lock (see `release/run.ts`). */
+  "RUN_WORKSPACE_LOCKED",
+  /** The policy's install command (`hermesPluginKit.install`) of `release run` exited non-zero (see `release/run.ts`). */
+  "RUN_INSTALL_FAILED",
+] as const;
+
+/** One of {@link PIPELINE_ERROR_CODES}. */
+export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
+
+/** A stage, promote, publish, attest or run failure; `code` is one of {@link PIPELINE_ERROR_CODES}. */
+export class PipelineError extends HermesPluginKitError {
+  declare readonly code: PipelineErrorCode;
+
+  constructor(code: PipelineErrorCode, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
   }
 }

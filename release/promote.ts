@@ -37,7 +37,10 @@ import { parseReference } from "../src/contract/reference.js";
 import type { TestedManifest } from "../src/contract/schemas.js";
 import { git, listedTag, lsRemote, type ProcessResult } from "./git.js";
 import { releaseTagProblem } from "./release-tag.js";
-import { PipelineError, checkpoint, privateTempDir, resolveAccess, verifiedDownload, type RegistryAccessOptions } from "./stage.js";
+import { checkpoint } from "./checkpoint.js";
+import { PipelineError } from "./errors.js";
+import { privateTempDir } from "./output.js";
+import { resolveAccess, verifiedDownload, type RegistryAccessOptions } from "./registry-access.js";
 
 /** Files a release commit may touch (reference 6.1 job 2, adapted to npm). */
 export const PROMOTABLE_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);

@@ -37,20 +37,18 @@ import type { TestedManifest } from "../src/contract/schemas.js";
 import type { VerifiedDownload } from "../src/fetch/fetch.js";
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { writeLayout } from "../src/oci/layout.js";
+import { checkpoint } from "./checkpoint.js";
+import { PipelineError } from "./errors.js";
+import { outputJsonBytes, privateTempDir, writeOutputFile } from "./output.js";
 import {
-  PipelineError,
   bindTag,
-  checkpoint,
   openWriteTarget,
-  outputJsonBytes,
-  privateTempDir,
   refuseTagConflict,
   resolveAccess,
   uploadArtifact,
   verifiedDownload,
-  writeOutputFile,
   type RegistryAccessOptions,
-} from "./stage.js";
+} from "./registry-access.js";
 
 /** Inputs of {@link publishRelease} (the `release publish` flags). */
 export interface PublishOptions extends RegistryAccessOptions {

@@ -14,7 +14,8 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget, RegistryTarget, parseChallenges, parseNextLink, readLayout, tagIfAbsent, writeLayout, type Descriptor } from "../../src/oci/index.js";
 import { publishRelease } from "../../release/publish.js";
-import { refuseTagConflict, stageRelease } from "../../release/stage.js";
+import { refuseTagConflict } from "../../release/registry-access.js";
+import { stageRelease } from "../../release/stage.js";
 import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
 import { createPipelineFixture, preBindTag, stageInputs, storeIndex, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 

@@ -85,7 +85,7 @@ export function registerReleaseAttestSteps(release: Command): void {
       process.exitCode = await runAction(flags.json === true, async () => {
         const inputs = await inputsOf(flags);
         const { provenancePredicate } = await import("../../../release/attest.js");
-        const { outputJsonBytes, writeOutputFile } = await import("../../../release/stage.js");
+        const { outputJsonBytes, writeOutputFile } = await import("../../../release/output.js");
         const { output: _output, ...rest } = inputs;
         const result = await provenancePredicate(rest);
         await writeOutputFile(flags.output as string, outputJsonBytes(result.predicate));
