@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join, resolve as resolvePath } from "node:path";
+import { dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isStableSemver } from "../src/contract/grammar.js";
@@ -286,6 +286,112 @@ async function absent(path: string): Promise<boolean> {
 }
 
 /**
+ * HEAD must be the trigger commit. When HEAD is instead the release commit
+ * already made from it (tagged, parent = trigger), say so.
+ * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH`, `RELEASE_TAG_EXISTS`.
+ */
+async function requireTriggerHead(dir: string, trigger: string): Promise<void> {
+  if (!/^[0-9a-f]{40}$/.test(trigger)) throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `--expected-sha must be a lowercase 40-character Git SHA, found ${JSON.stringify(trigger)}`);
+  const head = await headCommit(dir);
+  if (head === trigger) return;
+  const config = await readReleaseConfig(dir);
+  const tag = `v${config.version}`;
+  const tagged = await resolveCommit(dir, `refs/tags/${tag}`);
+  const parent = await resolveCommit(dir, "HEAD^");
+  if (tagged === head && parent === trigger) {
+    throw new ReleaseStepError("RELEASE_TAG_EXISTS", `already materialized: tag ${tag} exists on HEAD ${head}, whose parent is the trigger ${trigger}; refusing to release again`);
+  }
+  throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `HEAD is ${head}, expected the trigger commit ${trigger}`);
+}
+
+/**
+ * The outputs (bundle, checksum file) and the `release-candidate` branch must not exist yet.
+ * @throws ReleaseStepError `RELEASE_OUTPUT_NOT_EMPTY`.
+ */
+async function refuseExistingOutputs(dir: string, paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    if (!(await absent(path))) throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `${path} already exists; refusing to overwrite a source bundle`);
+  }
+  if ((await resolveCommit(dir, `refs/heads/${RELEASE_CANDIDATE_BRANCH}`)) !== undefined) {
+    throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `branch ${RELEASE_CANDIDATE_BRANCH} already exists in ${dir}`);
+  }
+}
+
+/** The new texts of the three release files. */
+interface ReleaseFileTexts {
+  packageJson: string;
+  lockfile: string;
+  changelog: string;
+}
+
+/**
+ * Write the three release files and commit them as the release bot. Until
+ * the commit exists, a failure puts the three files back as they were.
+ * @throws ReleaseStepError `GIT_FAILED`.
+ */
+async function commitReleaseFiles(dir: string, trigger: string, version: string, texts: ReleaseFileTexts, dateSeconds: number | undefined): Promise<void> {
+  const originals = new Map<string, Buffer | undefined>();
+  for (const file of RELEASE_COMMIT_FILES) originals.set(file, await readFile(join(dir, file)).catch(() => undefined));
+  const rollback = async () => {
+    for (const [file, bytes] of originals) {
+      if (bytes === undefined) await rm(join(dir, file), { force: true });
+      else await writeFile(join(dir, file), bytes);
+    }
+    await git(["reset", "--quiet", "--", ...RELEASE_COMMIT_FILES], { cwd: dir, allowFailure: true });
+  };
+  const date = `${dateSeconds ?? Math.floor(Date.now() / 1000)} +0000`;
+  const identity = {
+    GIT_AUTHOR_NAME: RELEASE_BOT_IDENTITY.name,
+    GIT_AUTHOR_EMAIL: RELEASE_BOT_IDENTITY.email,
+    GIT_COMMITTER_NAME: RELEASE_BOT_IDENTITY.name,
+    GIT_COMMITTER_EMAIL: RELEASE_BOT_IDENTITY.email,
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_DATE: date,
+  };
+  try {
+    await writeFile(join(dir, "package.json"), texts.packageJson);
+    await writeFile(join(dir, "package-lock.json"), texts.lockfile);
+    await writeFile(join(dir, "CHANGELOG.md"), texts.changelog);
+    await git(["add", "--", ...RELEASE_COMMIT_FILES], { cwd: dir });
+    await git(["-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-m", releaseCommitMessage(version), "--", ...RELEASE_COMMIT_FILES], { cwd: dir, env: identity });
+  } catch (error) {
+    if ((await headCommit(dir)) === trigger) await rollback();
+    throw error;
+  }
+}
+
+/**
+ * Bundle `release-candidate` (at the proved release commit) and the tag into
+ * `<bundlePath>.partial`, check its refs name exactly that commit and the tag
+ * object just written, then rename it into place and write the checksum file.
+ * @returns the bundle's SHA-256 (hex).
+ * @throws ReleaseStepError `RELEASE_BUNDLE_REFS`, `GIT_FAILED`.
+ */
+async function writeSourceBundle(dir: string, out: { bundlePath: string; checksumPath: string }, release: { version: string; tag: string }, sourceSha: string, tagObject: string): Promise<string> {
+  const { version, tag } = release;
+  await mkdir(dirname(out.bundlePath), { recursive: true });
+  const partial = `${out.bundlePath}.partial`;
+  await rm(partial, { force: true });
+  await git(["branch", RELEASE_CANDIDATE_BRANCH, sourceSha], { cwd: dir });
+  try {
+    await git(["bundle", "create", "--quiet", partial, RELEASE_CANDIDATE_REF, `refs/tags/${tag}`], { cwd: dir, timeoutMs: 600_000 });
+  } finally {
+    await git(["branch", "-D", RELEASE_CANDIDATE_BRANCH], { cwd: dir });
+  }
+  const heads = await bundleHeads(dir, partial);
+  const refs = requireReleaseBundleRefs(heads, version);
+  // The bundle lists the annotated tag's object: it must be the tag just written, peeling to the release commit.
+  const tagPeeled = await resolveCommit(dir, refs.tagSha);
+  if (refs.candidateSha !== sourceSha || refs.tagSha !== tagObject || tagPeeled !== sourceSha) {
+    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha} and tag object ${refs.tagSha} (peeled ${tagPeeled ?? "nothing"}), expected ${sourceSha} and tag object ${tagObject}`);
+  }
+  const digest = await sha256File(partial);
+  await rename(partial, out.bundlePath);
+  await writeFile(out.checksumPath, `${digest}  ${SOURCE_BUNDLE_FILE}\n`);
+  return digest;
+}
+
+/**
  * `release materialize --expected-sha S` (reference sections 2.2, 6.1 job 2).
  *
  * Order: HEAD check, intent (baseline, history, next tag absent locally and
@@ -304,32 +410,15 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
   const dir = resolvePath(options.dir ?? process.cwd());
   const outputDir = resolvePath(options.outputDir ?? process.cwd());
   const trigger = options.expectedSha;
-  if (!/^[0-9a-f]{40}$/.test(trigger)) throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `--expected-sha must be a lowercase 40-character Git SHA, found ${JSON.stringify(trigger)}`);
-  const head = await headCommit(dir);
-  if (head !== trigger) {
-    const config = await readReleaseConfig(dir);
-    const tag = `v${config.version}`;
-    const tagged = await resolveCommit(dir, `refs/tags/${tag}`);
-    const parent = await resolveCommit(dir, "HEAD^");
-    if (tagged === head && parent === trigger) {
-      throw new ReleaseStepError("RELEASE_TAG_EXISTS", `already materialized: tag ${tag} exists on HEAD ${head}, whose parent is the trigger ${trigger}; refusing to release again`);
-    }
-    throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `HEAD is ${head}, expected the trigger commit ${trigger}`);
-  }
+  await requireTriggerHead(dir, trigger);
   const intent = await releaseIntent({ ...options, dir, environment });
   if (!("previous_version" in intent)) return { released: false, disarmed: true };
   if (!intent.released || intent.version === null || intent.tag === null || intent.release_class === null) {
     return { released: false, previous_version: intent.previous_version, trigger_sha: trigger };
   }
   const { version, tag } = intent;
-  const bundlePath = join(outputDir, SOURCE_BUNDLE_FILE);
-  const checksumPath = join(outputDir, SOURCE_BUNDLE_CHECKSUM_FILE);
-  for (const path of [bundlePath, checksumPath]) {
-    if (!(await absent(path))) throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `${path} already exists; refusing to overwrite a source bundle`);
-  }
-  if ((await resolveCommit(dir, `refs/heads/${RELEASE_CANDIDATE_BRANCH}`)) !== undefined) {
-    throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `branch ${RELEASE_CANDIDATE_BRANCH} already exists in ${dir}`);
-  }
+  const out = { bundlePath: join(outputDir, SOURCE_BUNDLE_FILE), checksumPath: join(outputDir, SOURCE_BUNDLE_CHECKSUM_FILE) };
+  await refuseExistingOutputs(dir, [out.bundlePath, out.checksumPath]);
   const { packageJson, lockfile } = await versionedManifests(dir, intent.previous_version, version);
   let changelog: string | undefined;
   try {
@@ -337,58 +426,11 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-
-  // Writes start here. Until the commit exists, a failure puts the three files back as they were.
-  const originals = new Map<string, Buffer | undefined>();
-  for (const file of RELEASE_COMMIT_FILES) originals.set(file, await readFile(join(dir, file)).catch(() => undefined));
-  const rollback = async () => {
-    for (const [file, bytes] of originals) {
-      if (bytes === undefined) await rm(join(dir, file), { force: true });
-      else await writeFile(join(dir, file), bytes);
-    }
-    await git(["reset", "--quiet", "--", ...RELEASE_COMMIT_FILES], { cwd: dir, allowFailure: true });
-  };
-  const date = `${options.dateSeconds ?? Math.floor(Date.now() / 1000)} +0000`;
-  const identity = {
-    GIT_AUTHOR_NAME: RELEASE_BOT_IDENTITY.name,
-    GIT_AUTHOR_EMAIL: RELEASE_BOT_IDENTITY.email,
-    GIT_COMMITTER_NAME: RELEASE_BOT_IDENTITY.name,
-    GIT_COMMITTER_EMAIL: RELEASE_BOT_IDENTITY.email,
-    GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_DATE: date,
-  };
-  try {
-    await writeFile(join(dir, "package.json"), packageJson);
-    await writeFile(join(dir, "package-lock.json"), lockfile);
-    await writeFile(join(dir, "CHANGELOG.md"), prependChangelog(changelog, intent.notes));
-    await git(["add", "--", ...RELEASE_COMMIT_FILES], { cwd: dir });
-    await git(["-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-m", releaseCommitMessage(version), "--", ...RELEASE_COMMIT_FILES], { cwd: dir, env: identity });
-  } catch (error) {
-    if ((await headCommit(dir)) === trigger) await rollback();
-    throw error;
-  }
+  // Writes start here.
+  await commitReleaseFiles(dir, trigger, version, { packageJson, lockfile, changelog: prependChangelog(changelog, intent.notes) }, options.dateSeconds);
   const tagObject = await createReleaseTag(dir, version, await headCommit(dir));
   const proved = await proveReleaseIdentity(dir, { triggerSha: trigger, version });
-
-  await mkdir(outputDir, { recursive: true });
-  const partial = `${bundlePath}.partial`;
-  await rm(partial, { force: true });
-  await git(["branch", RELEASE_CANDIDATE_BRANCH, proved.source_sha], { cwd: dir });
-  try {
-    await git(["bundle", "create", "--quiet", partial, RELEASE_CANDIDATE_REF, `refs/tags/${tag}`], { cwd: dir, timeoutMs: 600_000 });
-  } finally {
-    await git(["branch", "-D", RELEASE_CANDIDATE_BRANCH], { cwd: dir });
-  }
-  const heads = await bundleHeads(dir, partial);
-  const refs = requireReleaseBundleRefs(heads, version);
-  // The bundle lists the annotated tag's object: it must be the tag just written, peeling to the release commit.
-  const tagPeeled = await resolveCommit(dir, refs.tagSha);
-  if (refs.candidateSha !== proved.source_sha || refs.tagSha !== tagObject || tagPeeled !== proved.source_sha) {
-    throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha} and tag object ${refs.tagSha} (peeled ${tagPeeled ?? "nothing"}), expected ${proved.source_sha} and tag object ${tagObject}`);
-  }
-  const digest = await sha256File(partial);
-  await rename(partial, bundlePath);
-  await writeFile(checksumPath, `${digest}  ${SOURCE_BUNDLE_FILE}\n`);
+  const digest = await writeSourceBundle(dir, out, { version, tag }, proved.source_sha, tagObject);
   return {
     released: true,
     previous_version: intent.previous_version,
@@ -397,9 +439,9 @@ export async function materializeRelease(options: MaterializeOptions): Promise<M
     release_class: intent.release_class,
     source_sha: proved.source_sha,
     trigger_sha: trigger,
-    bundle: bundlePath,
+    bundle: out.bundlePath,
     bundle_sha256: digest,
-    checksum_file: checksumPath,
+    checksum_file: out.checksumPath,
     notes: intent.notes,
   };
 }

@@ -37,6 +37,7 @@ import type { TestedManifest } from "../src/contract/schemas.js";
 import type { VerifiedDownload } from "../src/fetch/fetch.js";
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { writeLayout } from "../src/oci/layout.js";
+import type { Descriptor } from "../src/oci/target.js";
 import { checkpoint } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
 import { outputJsonBytes, privateTempDir, writeOutputFile } from "./output.js";
@@ -47,6 +48,7 @@ import {
   resolveAccess,
   uploadArtifact,
   verifiedDownload,
+  type RegistryAccess,
   type RegistryAccessOptions,
 } from "./registry-access.js";
 
@@ -100,30 +102,9 @@ export async function publishRelease(options: PublishOptions): Promise<PublishRe
   const pinned = parseReference(options.reference, policy.registryRepository);
   const work = await privateTempDir(options.tmpDir, "hpk-publish-");
   try {
-    // SP2: a tested bundle, verified end to end.
-    const first = await verifiedDownload(access, pinned.reference, policy, { tmpDir: work });
-    let manifest: TestedManifest;
-    let firstLayers: string;
-    let firstDocument: string;
-    try {
-      if (first.kind !== "bundle") {
-        throw new PipelineError("PUBLISH_REQUIRES_TESTED", `publication requires a tested bundle, not a receipt: ${pinned.reference}`);
-      }
-      manifest = first.document as TestedManifest;
-      firstLayers = layerMap(first);
-      firstDocument = canonicalJson(first.document);
-    } finally {
-      await first.cleanup();
-    }
-    const layers: BundleLayer[] = first.files.map((f) => ({ path: f.path, digest: `sha256:${f.sha256}`, size: f.size }));
-    // SP4: build and verify the receipt; its deterministic layout.
-    const receipt = buildPublishedReceipt(manifest, pinned.reference, layers, policy);
-    const bytes = receiptBytes(receipt);
-    const receiptFile = join(work, "receipt", RECEIPT_FILE);
-    await writeLayoutInput(receiptFile, bytes);
-    const receiptLayout = join(work, "receipt-layout");
-    const written = await writeLayout(receiptLayout, RECEIPT_ARTIFACT_TYPE, new Map([[RECEIPT_FILE, receiptFile]]));
-    const receiptReference = formatReference(access.repository.repository, written.manifest.digest);
+    const tested = await fetchTestedBundle(access, pinned.reference, policy, work);
+    const { manifest } = tested;
+    const receipt = await writeReceiptLayout(access, work, buildPublishedReceipt(manifest, pinned.reference, tested.layers, policy));
     const tag = manifest.tag;
     const receiptTag = `${manifest.tag}-receipt`;
 
@@ -131,55 +112,120 @@ export async function publishRelease(options: PublishOptions): Promise<PublishRe
     const target = await openWriteTarget(access);
     const bundleDesc = await target.resolve(pinned.digest);
     await refuseTagConflict(target, tag, pinned.digest);
-    await refuseTagConflict(target, receiptTag, written.manifest.digest);
+    await refuseTagConflict(target, receiptTag, receipt.manifest.digest);
 
     // W2: privacy re-check without bootstrap, then bind v<V> to the same digest.
     await requirePrivateForRead(access.repository, { env: access.env, plainHttp: access.plainHttp });
     await checkpoint(access.hooks, "publish:before-bind");
     const bind = await bindTag(target, bundleDesc, tag, "published OCI tag does not match the tested digest");
     await checkpoint(access.hooks, "publish:bound");
-
-    // SP3: the same content after binding.
-    const second = await verifiedDownload(access, pinned.reference, policy, { expect: "bundle", tmpDir: work });
-    try {
-      if (layerMap(second) !== firstLayers || canonicalJson(second.document) !== firstDocument) {
-        throw new PipelineError("PUBLISH_PAYLOAD_CHANGED", `registry changed the published release payload of ${pinned.reference}`);
-      }
-    } finally {
-      await second.cleanup();
-    }
+    await requireSamePayload(access, pinned.reference, policy, work, tested);
 
     // W1 for the receipt artifact, then SP5.
-    const upload = await uploadArtifact(access, receiptLayout, written.manifest, receiptTag, "publish:receipt-upload");
+    const upload = await uploadArtifact(access, receipt.layoutDir, receipt.manifest, receiptTag, "publish:receipt-upload");
     await checkpoint(access.hooks, "publish:receipt-uploaded");
-    const echoed = await verifiedDownload(access, receiptReference, policy, { expect: "receipt", tmpDir: work });
-    try {
-      const got = await readFile(echoed.localFiles.get(RECEIPT_FILE) as string);
-      if (!got.equals(bytes)) {
-        throw new PipelineError("PUBLISH_RECEIPT_CHANGED", `registry changed the published receipt bytes of ${receiptReference}`);
-      }
-    } finally {
-      await echoed.cleanup();
-    }
+    await requireSameReceipt(access, receipt, policy, work);
     await checkpoint(access.hooks, "publish:before-output");
-    if (options.output !== undefined) await writeOutputFile(options.output, bytes);
+    if (options.output !== undefined) await writeOutputFile(options.output, receipt.bytes);
     await checkpoint(access.hooks, "publish:before-references");
     if (options.references !== undefined) {
-      await writeOutputFile(options.references, outputJsonBytes({ bundle_reference: pinned.reference, receipt_reference: receiptReference }));
+      await writeOutputFile(options.references, outputJsonBytes({ bundle_reference: pinned.reference, receipt_reference: receipt.reference }));
     }
     return {
       bundle_reference: pinned.reference,
-      receipt_reference: receiptReference,
+      receipt_reference: receipt.reference,
       version: manifest.version,
       tag,
       receipt_tag: receiptTag,
       bind,
       receipt_bind: upload.tag,
-      receipt_sha256: createHash("sha256").update(bytes).digest("hex"),
-      receipt_size: bytes.length,
+      receipt_sha256: createHash("sha256").update(receipt.bytes).digest("hex"),
+      receipt_size: receipt.bytes.length,
     };
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The tested bundle as first fetched (SP2): its manifest, layers, and what SP3 compares. */
+interface TestedBundle {
+  manifest: TestedManifest;
+  layers: BundleLayer[];
+  /** {@link layerMap} of the first fetch. */
+  layerMap: string;
+  /** Canonical JSON of the tested manifest as first fetched. */
+  document: string;
+}
+
+/**
+ * SP2: `reference` is a tested release bundle, verified end to end.
+ * @throws PipelineError `PUBLISH_REQUIRES_TESTED`; the download codes of `downloadRelease`.
+ */
+async function fetchTestedBundle(access: RegistryAccess, reference: string, policy: ReleasePolicy, work: string): Promise<TestedBundle> {
+  const first = await verifiedDownload(access, reference, policy, { tmpDir: work });
+  try {
+    if (first.kind !== "bundle") {
+      throw new PipelineError("PUBLISH_REQUIRES_TESTED", `publication requires a tested bundle, not a receipt: ${reference}`);
+    }
+    return {
+      manifest: first.document as TestedManifest,
+      layers: first.files.map((f) => ({ path: f.path, digest: `sha256:${f.sha256}`, size: f.size })),
+      layerMap: layerMap(first),
+      document: canonicalJson(first.document),
+    };
+  } finally {
+    await first.cleanup();
+  }
+}
+
+/** The receipt artifact in a local deterministic layout, ready to upload. */
+interface ReceiptLayout {
+  /** The receipt's canonical bytes. */
+  bytes: Buffer;
+  layoutDir: string;
+  manifest: Descriptor;
+  /** `<repository>@<manifest digest>`. */
+  reference: string;
+}
+
+/** SP4: the receipt's bytes and their deterministic layout (the receipt was verified when built). */
+async function writeReceiptLayout(access: RegistryAccess, work: string, receipt: ReturnType<typeof buildPublishedReceipt>): Promise<ReceiptLayout> {
+  const bytes = receiptBytes(receipt);
+  const receiptFile = join(work, "receipt", RECEIPT_FILE);
+  await writeLayoutInput(receiptFile, bytes);
+  const layoutDir = join(work, "receipt-layout");
+  const written = await writeLayout(layoutDir, RECEIPT_ARTIFACT_TYPE, new Map([[RECEIPT_FILE, receiptFile]]));
+  return { bytes, layoutDir, manifest: written.manifest, reference: formatReference(access.repository.repository, written.manifest.digest) };
+}
+
+/**
+ * SP3: the bundle fetched after binding has the same layers and tested manifest as the first fetch.
+ * @throws PipelineError `PUBLISH_PAYLOAD_CHANGED`; the download codes of `downloadRelease`.
+ */
+async function requireSamePayload(access: RegistryAccess, reference: string, policy: ReleasePolicy, work: string, tested: TestedBundle): Promise<void> {
+  const second = await verifiedDownload(access, reference, policy, { expect: "bundle", tmpDir: work });
+  try {
+    if (layerMap(second) !== tested.layerMap || canonicalJson(second.document) !== tested.document) {
+      throw new PipelineError("PUBLISH_PAYLOAD_CHANGED", `registry changed the published release payload of ${reference}`);
+    }
+  } finally {
+    await second.cleanup();
+  }
+}
+
+/**
+ * SP5: the receipt re-downloaded by digest has exactly the uploaded bytes.
+ * @throws PipelineError `PUBLISH_RECEIPT_CHANGED`; the download codes of `downloadRelease`.
+ */
+async function requireSameReceipt(access: RegistryAccess, receipt: ReceiptLayout, policy: ReleasePolicy, work: string): Promise<void> {
+  const echoed = await verifiedDownload(access, receipt.reference, policy, { expect: "receipt", tmpDir: work });
+  try {
+    const got = await readFile(echoed.localFiles.get(RECEIPT_FILE) as string);
+    if (!got.equals(receipt.bytes)) {
+      throw new PipelineError("PUBLISH_RECEIPT_CHANGED", `registry changed the published receipt bytes of ${receipt.reference}`);
+    }
+  } finally {
+    await echoed.cleanup();
   }
 }
 
