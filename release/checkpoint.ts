@@ -2,7 +2,7 @@
  * Checkpoint hooks of the release pipeline: named points (step boundaries,
  * each blob pushed during an upload, before a tag is bound) where
  * `release run` injects crashes (`HERMES_PLUGIN_KIT_CRASH_AT`) to prove every
- * step resumes (docs/release-run.md "Crash points").
+ * step resumes (docs/release-run.md, `release run`, crash injection).
  */
 
 /**

@@ -95,7 +95,7 @@ export class ReleaseStepError extends HermesPluginKitError {
 
 /**
  * Stable codes of {@link PipelineError} (stage, promote, publish, attest, run;
- * docs/release-publish.md and docs/release-run.md "Error codes").
+ * docs/release-run.md "Error codes (`PipelineError`)").
  */
 export const PIPELINE_ERROR_CODES = [
   /**

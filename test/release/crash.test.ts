@@ -1,16 +1,11 @@
 /**
- * Crash injection, part 1 (issue 6 acceptance): the built `hermes-plugin-kit
- * release run` is killed with SIGKILL (HERMES_PLUGIN_KIT_CRASH_AT) at the
- * step boundaries of intent .. check-private, inside the bundle upload and
- * around the attestation push;
- * each kill hits a run that resumed from the previous one. The final run
- * converges (see `expectCrashChainConverged`). Part 2 is crash-publish.test.ts.
+ * Crash injection, part 1: SIGKILL at the step boundaries of intent ..
+ * check-private, inside the bundle upload and around the attestation push
+ * (harness: test/support/crash-harness.ts). Part 2 is crash-publish.test.ts.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
-import { createRunFixture, expectCrashChainConverged, runCrashChain, type RunFixture } from "../support/release-run-fixture.js";
+import { crashChainTest } from "../support/crash-harness.js";
 
-const POINTS = [
+crashChainTest("build and staging half", [
   "intent:done",
   "materialize:done",
   "restore:recorded",
@@ -24,24 +19,4 @@ const POINTS = [
   "stage:before-output",
   "attest:pushed",
   "attest:done",
-];
-
-let rf: RunFixture;
-let github: GitHubEmulator;
-
-beforeAll(async () => {
-  rf = await createRunFixture();
-  github = await startGitHubEmulator();
-  github.setImmutableReleases("acme", "fixture-plugin", true);
-});
-
-afterAll(async () => {
-  await github?.close();
-  await rf?.cleanup();
-});
-
-it(`release run converges after SIGKILL at ${POINTS.length} points of the build and staging half`, async () => {
-  expect(POINTS.length).toBeGreaterThanOrEqual(10);
-  const runs = await runCrashChain(rf, POINTS, github.env({ GITHUB_REPOSITORY: "acme/fixture-plugin" }));
-  await expectCrashChainConverged(rf, runs, github, github.token);
-}, 600_000); // a dozen real release runs on a shared 2-core machine
+]);

@@ -28,17 +28,14 @@ let api: GitHubEmulator;
 let env: Record<string, string>;
 const errorTexts: string[] = [];
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
+/** `promise`, with the message of any error it rejects with kept for the no-secret check. */
+async function recorded(promise: Promise<unknown>): Promise<unknown> {
   try {
-    await promise;
+    return await promise;
   } catch (error) {
-    if (error instanceof GitHubReleaseError) {
-      errorTexts.push(error.message);
-      return error.code;
-    }
+    if (error instanceof Error) errorTexts.push(error.message);
     throw error;
   }
-  throw new Error("expected a GitHubReleaseError, the call succeeded");
 }
 
 const writes = () => api.requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path.replace(/\/\d+$/, "/{id}")}`);
@@ -107,9 +104,9 @@ describe("createGitHubRelease", () => {
 
   it("the remote tag missing or at another commit fails closed before any release call", async () => {
     api.setRef("acme", repo, "tags/v1.2.3", OTHER_SHA);
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_TAG_MISMATCH");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_TAG_MISMATCH");
     api.deleteRef("acme", repo, "tags/v1.2.3");
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_TAG_MISMATCH");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_TAG_MISMATCH");
     expect(api.count("GET", /releases/)).toBe(0);
     expect(writes()).toEqual([]);
   });
@@ -118,13 +115,13 @@ describe("createGitHubRelease", () => {
     api.deleteRef("acme", repo, "tags/v1.2.3");
     expect((await createGitHubRelease({ ...INPUT, remoteTagCommit: async () => SHA }, { env })).outcome).toBe("created");
     expect(api.count("GET", /\/git\//)).toBe(0);
-    expect(await codeOf(createGitHubRelease({ ...INPUT, remoteTagCommit: async () => OTHER_SHA }, { env }))).toBe("GITHUB_TAG_MISMATCH");
+    await expect(recorded(createGitHubRelease({ ...INPUT, remoteTagCommit: async () => OTHER_SHA }, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_TAG_MISMATCH");
   });
 
   it("a published release with other references is never edited (GITHUB_RELEASE_MISMATCH)", async () => {
     await createGitHubRelease({ ...INPUT, receiptReference: `127.0.0.1:5000/acme/widget@sha256:${"c".repeat(64)}` }, { env });
     api.requests.length = 0;
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_MISMATCH");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_MISMATCH");
     expect(writes()).toEqual([]);
   });
 
@@ -132,29 +129,28 @@ describe("createGitHubRelease", () => {
     const first = await createGitHubRelease(INPUT, { env });
     api.addAsset("acme", repo, first.release_id, "widget-1.2.3.tgz");
     api.requests.length = 0;
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_HAS_ASSETS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_HAS_ASSETS");
     expect(writes()).toEqual([]);
   });
 
   it("a repository without immutable releases: the published release is not immutable and the step fails", async () => {
     api.setImmutableReleases("acme", repo, false);
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_NOT_IMMUTABLE");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_NOT_IMMUTABLE");
     // A rerun still fails, and never edits.
     api.requests.length = 0;
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_NOT_IMMUTABLE");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_NOT_IMMUTABLE");
     expect(writes()).toEqual([]);
   });
 
   it("a 422 when publishing is terminal: no retry, no delete, no recreate", async () => {
     api.fail(/\/releases\/\d+$/, 422, { method: "PATCH" });
-    const code = await codeOf(createGitHubRelease(INPUT, { env }));
-    expect(code).toBe("GITHUB_RELEASE_IMMUTABLE_REJECTED");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_IMMUTABLE_REJECTED");
     expect(writes()).toEqual([`POST /repos/acme/${repo}/releases`, `PATCH /repos/acme/${repo}/releases/{id}`]);
   });
 
   it("a draft left by a crashed run (POST answered without a status) is found, verified and published once", async () => {
     api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_NO_STATUS");
     expect(api.releases("acme", repo)).toHaveLength(1);
     expect(api.releases("acme", repo)[0]!.draft).toBe(true);
     const resumed = await createGitHubRelease(INPUT, { env });
@@ -165,7 +161,7 @@ describe("createGitHubRelease", () => {
 
   it("a publish answered without a status converges on rerun by verification", async () => {
     api.fail(/\/releases\/\d+$/, "drop-after", { method: "PATCH", times: 1 });
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_NO_STATUS");
     expect((await createGitHubRelease(INPUT, { env })).outcome).toBe("verified");
     expect(api.count("POST", `/repos/acme/${repo}/releases`)).toBe(1);
     expect(api.count("PATCH", /\/releases\/\d+$/)).toBe(1);
@@ -173,13 +169,13 @@ describe("createGitHubRelease", () => {
 
   it("a draft with other references or an asset is refused, never edited or deleted", async () => {
     api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
-    await codeOf(createGitHubRelease({ ...INPUT, bundleReference: `127.0.0.1:5000/acme/widget@sha256:${"d".repeat(64)}` }, { env }));
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_MISMATCH");
+    await expect(recorded(createGitHubRelease({ ...INPUT, bundleReference: `127.0.0.1:5000/acme/widget@sha256:${"d".repeat(64)}` }, { env }))).rejects.toBeInstanceOf(GitHubReleaseError);
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_MISMATCH");
     const draft = api.releases("acme", repo)[0]!;
     draft.body = releaseBody("widget 1.2.3", { bundle_reference: BUNDLE, receipt_reference: RECEIPT });
     api.addAsset("acme", repo, draft.id, "release-receipt.json");
     api.requests.length = 0;
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_HAS_ASSETS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_HAS_ASSETS");
     expect(writes()).toEqual([]);
   });
 
@@ -187,7 +183,7 @@ describe("createGitHubRelease", () => {
     // Two racing creators each left a draft.
     const seed = { tag_name: "v1.2.3", target_commitish: "main", name: "x", body: "", draft: true, prerelease: false, immutable: false, created_at: "", published_at: null, assets: [] };
     api.releases("acme", repo).push({ ...seed, id: 1 }, { ...seed, id: 2 });
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_RELEASE_AMBIGUOUS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_RELEASE_AMBIGUOUS");
     expect(writes()).toEqual([]);
   });
 
@@ -195,7 +191,7 @@ describe("createGitHubRelease", () => {
     const seed = (id: number, tag: string) => ({ id, tag_name: tag, target_commitish: "main", name: tag, body: "", draft: false, prerelease: false, immutable: true, created_at: "", published_at: "", assets: [] });
     // Our draft is the oldest release, behind 150 newer ones (page 2 of 100).
     api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
-    expect(await codeOf(createGitHubRelease(INPUT, { env }))).toBe("GITHUB_NO_STATUS");
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_NO_STATUS");
     const draftId = api.releases("acme", repo)[0]!.id;
     for (let i = 0; i < 150; i += 1) api.releases("acme", repo).push(seed(draftId + 1 + i, `v0.0.${i}`));
     api.requests.length = 0;
@@ -207,7 +203,7 @@ describe("createGitHubRelease", () => {
 
   it("a draft answered by the tag endpoint is verified and published, not recreated", async () => {
     api.fail(`/repos/acme/${repo}/releases`, "drop-after", { method: "POST", times: 1 });
-    await codeOf(createGitHubRelease(INPUT, { env }));
+    await expect(recorded(createGitHubRelease(INPUT, { env }))).rejects.toBeInstanceOf(GitHubReleaseError);
     const draft = api.releases("acme", repo)[0]!;
     api.fail(`/repos/acme/${repo}/releases/tags/v1.2.3`, { status: 200, body: JSON.stringify({ id: draft.id, tag_name: "v1.2.3", draft: true, prerelease: false, immutable: false, body: draft.body, assets: [], html_url: null }) }, { times: 1 });
     expect((await createGitHubRelease(INPUT, { env })).outcome).toBe("published-draft");
@@ -224,12 +220,12 @@ describe("createGitHubRelease", () => {
   });
 
   it("missing token, repository or malformed inputs abort before any call", async () => {
-    expect(await codeOf(createGitHubRelease(INPUT, { env: { ...env, GH_TOKEN: "" } }))).toBe("GITHUB_TOKEN_MISSING");
-    expect(await codeOf(createGitHubRelease(INPUT, { env: { ...env, GITHUB_REPOSITORY: "acme" } }))).toBe("GITHUB_REPOSITORY_INVALID");
-    expect(await codeOf(createGitHubRelease({ ...INPUT, version: "1.2" }, { env }))).toBe("GITHUB_INPUT_INVALID");
-    expect(await codeOf(createGitHubRelease({ ...INPUT, releaseSha: "ABC" }, { env }))).toBe("GITHUB_INPUT_INVALID");
-    expect(await codeOf(createGitHubRelease({ ...INPUT, bundleReference: "127.0.0.1:5000/acme/widget:v1.2.3" }, { env }))).toBe("GITHUB_INPUT_INVALID");
-    expect(await codeOf(createGitHubRelease({ ...INPUT, receiptReference: BUNDLE }, { env }))).toBe("GITHUB_INPUT_INVALID");
+    await expect(recorded(createGitHubRelease(INPUT, { env: { ...env, GH_TOKEN: "" } }))).toThrowWithCode(GitHubReleaseError, "GITHUB_TOKEN_MISSING");
+    await expect(recorded(createGitHubRelease(INPUT, { env: { ...env, GITHUB_REPOSITORY: "acme" } }))).toThrowWithCode(GitHubReleaseError, "GITHUB_REPOSITORY_INVALID");
+    await expect(recorded(createGitHubRelease({ ...INPUT, version: "1.2" }, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_INPUT_INVALID");
+    await expect(recorded(createGitHubRelease({ ...INPUT, releaseSha: "ABC" }, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_INPUT_INVALID");
+    await expect(recorded(createGitHubRelease({ ...INPUT, bundleReference: "127.0.0.1:5000/acme/widget:v1.2.3" }, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_INPUT_INVALID");
+    await expect(recorded(createGitHubRelease({ ...INPUT, receiptReference: BUNDLE }, { env }))).toThrowWithCode(GitHubReleaseError, "GITHUB_INPUT_INVALID");
     expect(api.requests).toHaveLength(0);
   });
 });

@@ -20,7 +20,7 @@ import type { JsonObject } from "../../src/contract/canonical-json.js";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { runCli } from "../support/cli.js";
-import { codeOf, passedGates } from "../support/contract-fixture.js";
+import { passedGates } from "../support/contract-fixture.js";
 import { createFixtureRepo, type FixtureRepo } from "../support/git-fixture.js";
 import { createReleaseFixture, stageFixture, variantWithTarball, type ReleaseFixture } from "../support/release-fixture.js";
 import { fileEntry, gzip, tarStream } from "../support/tar-craft.js";
@@ -85,9 +85,9 @@ describe("the handed input: a plugin package with preinstall, install and postin
     await expect(verifyManifest(recorded as unknown as JsonObject, dist, config.policy)).resolves.toMatchObject({ install_time: ["install", "postinstall", "preinstall"] });
     // A manifest that hides the behaviour (a forger omitting the record) does not describe this tarball.
     const hidden = createTestedManifest(input);
-    expect(await codeOf(() => verifyManifest(hidden as unknown as JsonObject, dist, config.policy))).toBe("INSTALL_TIME_MISMATCH");
+    await expect(() => verifyManifest(hidden as unknown as JsonObject, dist, config.policy)).toThrowWithCode("INSTALL_TIME_MISMATCH");
     const partial = { ...recorded, install_time: ["postinstall"] };
-    expect(await codeOf(() => verifyManifest(partial as unknown as JsonObject, dist, config.policy))).toBe("INSTALL_TIME_MISMATCH");
+    await expect(() => verifyManifest(partial as unknown as JsonObject, dist, config.policy)).toThrowWithCode("INSTALL_TIME_MISMATCH");
   });
 });
 
@@ -134,7 +134,7 @@ describe("fetch reports install-time behaviour", () => {
 
   it("a tarball whose behaviour the manifest does not record is refused; nothing is installed", async () => {
     const out = join(root, "out-forged");
-    expect(await codeOf(() => fetchRelease({ reference: references["forged"]!, repository, outputDir: out, openTarget: openLayout, progress: null }))).toBe("INSTALL_TIME_MISMATCH");
+    await expect(() => fetchRelease({ reference: references["forged"]!, repository, outputDir: out, openTarget: openLayout, progress: null })).toThrowWithCode("INSTALL_TIME_MISMATCH");
     expect(await readdir(out).catch(() => "absent")).toBe("absent");
   });
 

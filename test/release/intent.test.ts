@@ -30,15 +30,6 @@ async function intentOf(repo: FixtureRepo): Promise<Extract<IntentResult, { prev
   return r;
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    return hasCode(error, (error as { code: string }).code) ? (error as { code: string }).code : `uncoded: ${String(error)}`;
-  }
-  return "no error";
-}
-
 describe("classifyCommitMessage (strict pass)", () => {
   it.each([
     ["fix: repair", "patch"],
@@ -175,12 +166,12 @@ describe("release intent", () => {
     const r = await intentOf(repo);
     expect(r).toMatchObject({ released: true, version: "0.8.0", commits: [{ subject: "feat: more" }] });
     await createReleaseTag(repo.dir, "0.8.0", await repo.head());
-    expect(await codeOf(releaseIntent({ dir: repo.dir, environment: ARMED }))).toBe("RELEASE_TAG_EXISTS");
+    await expect(releaseIntent({ dir: repo.dir, environment: ARMED })).toThrowWithCode("RELEASE_TAG_EXISTS");
   });
 
   it("baseline: missing tag, non-ancestor tag, untracked file, package mismatch", async () => {
     const untagged = await repoWith(["fix: x"], { tagBaseline: false });
-    expect(await codeOf(releaseIntent({ dir: untagged.dir, environment: ARMED }))).toBe("RELEASE_BASELINE_MISSING");
+    await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).toThrowWithCode("RELEASE_BASELINE_MISSING");
     await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).rejects.toThrow(/baseline tag v0\.7\.0 .* git fetch --tags.*git tag v0\.7\.0 <commit>/);
 
     const offBranch = await repoWith(["fix: x"], { tagBaseline: false });
@@ -188,14 +179,14 @@ describe("release intent", () => {
     await offBranch.commit("chore: unrelated");
     await fixtureGit(offBranch.dir, ["tag", "v0.7.0"]);
     await fixtureGit(offBranch.dir, ["checkout", "--quiet", "main"]);
-    expect(await codeOf(releaseIntent({ dir: offBranch.dir, environment: ARMED }))).toBe("RELEASE_BASELINE_NOT_ANCESTOR");
+    await expect(releaseIntent({ dir: offBranch.dir, environment: ARMED })).toThrowWithCode("RELEASE_BASELINE_NOT_ANCESTOR");
 
     const dirty = await repoWith(["fix: x"]);
     await writeFile(join(dirty.dir, "stray.txt"), "untracked\n");
-    expect(await codeOf(releaseIntent({ dir: dirty.dir, environment: ARMED }))).toBe("RELEASE_TREE_DIRTY");
+    await expect(releaseIntent({ dir: dirty.dir, environment: ARMED })).toThrowWithCode("RELEASE_TREE_DIRTY");
 
     const named = await repoWith(["fix: x"]);
-    expect(await codeOf(releaseIntent({ dir: named.dir, environment: ARMED, expectedPackage: "other-name" }))).toBe("RELEASE_PACKAGE_MISMATCH");
+    await expect(releaseIntent({ dir: named.dir, environment: ARMED, expectedPackage: "other-name" })).toThrowWithCode("RELEASE_PACKAGE_MISMATCH");
   });
 
   it("stops when v<next> already exists on the remote on a commit off the branch, naming it, before any write", async () => {

@@ -18,16 +18,6 @@ import { describeRegistry, startRegistry, type RunningRegistry } from "../suppor
 
 const BOOTSTRAP_DIGEST = "sha256:2c83e94c3884c6aea03e57999e7833e8444d8ea6860a5df81a8af216e9ec884e";
 
-async function code(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PrivacyError) return error.code;
-    throw error;
-  }
-  return "OK";
-}
-
 /** The digest a tag names in the registry's filesystem storage, or null. */
 async function storedTag(registry: RunningRegistry, repo: string, tag: string): Promise<string | null> {
   const link = join(registry.storageDir, "docker/registry/v2/repositories", repo, "_manifests/tags", tag, "current/link");
@@ -69,7 +59,7 @@ describeRegistry("anonymous read probe against docker-registry", () => {
 
   it("no auth: an absent repository proves nothing (PRIVACY_ABSENT); after the bootstrap push the tags are served anonymously", async () => {
     const repository = parseRepository(`${none.host}/acme/open`);
-    expect(await code(requirePrivateForRead(repository, { plainHttp: true, env: {} }))).toBe("PRIVACY_ABSENT");
+    await expect(requirePrivateForRead(repository, { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, "PRIVACY_ABSENT");
     const cwd = await mkdtemp(join(tmpdir(), "hpk-check-private-none-"));
     try {
       await writeFile(join(cwd, "package.json"), JSON.stringify({ name: "widget", version: "1.0.0", hermesPluginKit: { repository: repository.repository } }));
@@ -81,7 +71,7 @@ describeRegistry("anonymous read probe against docker-registry", () => {
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
-    expect(await code(requirePrivateForRead(repository, { plainHttp: true, env: {} }))).toBe("PRIVACY_ANONYMOUS_READ");
+    await expect(requirePrivateForRead(repository, { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, "PRIVACY_ANONYMOUS_READ");
   });
 
   it("Bearer with anonymous pull (a public package): the anonymous token reads the tags -> PRIVACY_ANONYMOUS_READ", async () => {
@@ -98,7 +88,7 @@ describeRegistry("anonymous read probe against docker-registry", () => {
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
-    expect(await code(requirePrivate(repository, { plainHttp: true, env: {} }))).toBe("PRIVACY_ANONYMOUS_READ");
+    await expect(requirePrivate(repository, { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, "PRIVACY_ANONYMOUS_READ");
   });
 });
 

@@ -126,16 +126,6 @@ async function startProbeRegistry(initial: ProbeMode): Promise<ProbeRegistry> {
   };
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PrivacyError) return error.code;
-    throw error;
-  }
-  throw new Error("expected a PrivacyError, the call succeeded");
-}
-
 const allErrorTexts: string[] = [];
 async function errorOf(promise: Promise<unknown>): Promise<PrivacyError> {
   try {
@@ -219,7 +209,7 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
 
   it("an absent package without bootstrap fails with PRIVACY_ABSENT (reads never bootstrap)", async () => {
     api.setPackage("acme", "widget", "absent");
-    expect(await codeOf(requirePrivateForRead(repository, { env, plainHttp: true }))).toBe("PRIVACY_ABSENT");
+    await expect(requirePrivateForRead(repository, { env, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_ABSENT");
     expect(registry.requests).toHaveLength(0);
   });
 
@@ -292,27 +282,27 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
   it("owner lookup OK, package lookup drops the connection (no HTTP status): PRIVACY_NO_STATUS, no bootstrap", async () => {
     api.fail("/users/acme/packages/container/widget", "drop");
     let calls = 0;
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true, bootstrap: async () => void calls++ }))).toBe("PRIVACY_NO_STATUS");
+    await expect(requirePrivate(repository, { env, plainHttp: true, bootstrap: async () => void calls++ })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
     expect(calls).toBe(0);
   });
 
   it("an API that never answers fails closed with PRIVACY_NO_STATUS after the per-request timeout", async () => {
     api.fail("/users/acme/packages/container/widget", "hang");
     const started = Date.now();
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true, timeoutMs: 300, bootstrap: async () => undefined }))).toBe("PRIVACY_NO_STATUS");
+    await expect(requirePrivate(repository, { env, plainHttp: true, timeoutMs: 300, bootstrap: async () => undefined })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("an unknown owner type fails with PRIVACY_OWNER_UNKNOWN", async () => {
     api.setOwner("acme", "Bot");
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true }))).toBe("PRIVACY_OWNER_UNKNOWN");
+    await expect(requirePrivate(repository, { env, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_OWNER_UNKNOWN");
     expect(api.count("GET", /packages/)).toBe(0);
   });
 
   it("a missing GH_TOKEN aborts before any API call", async () => {
     for (const token of [undefined, "", "  "]) {
       const noToken = { ...env, GH_TOKEN: token };
-      expect(await codeOf(requirePrivate(repository, { env: noToken, plainHttp: true }))).toBe("PRIVACY_TOKEN_MISSING");
+      await expect(requirePrivate(repository, { env: noToken, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_TOKEN_MISSING");
     }
     expect(api.requests).toHaveLength(0);
     expect(registry.requests).toHaveLength(0);
@@ -331,12 +321,12 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
       status: 200,
       body: '{"name":"widget","package_type":"container","owner":{"login":"acme"},"visibility":"public","visibility":"private"}',
     });
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true }))).toBe("PRIVACY_API_MALFORMED");
+    await expect(requirePrivate(repository, { env, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_API_MALFORMED");
   });
 
   it("a 200 that is not JSON is refused", async () => {
     api.setPackage("acme", "widget", { status: 200, body: "<html>ok</html>", contentType: "text/html" });
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true }))).toBe("PRIVACY_API_MALFORMED");
+    await expect(requirePrivate(repository, { env, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_API_MALFORMED");
   });
 
   it("a 2xx other than 200 (202) fails closed", async () => {
@@ -347,8 +337,8 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
   });
 
   it("GITHUB_API_URL over plain http to a non-loopback host, or with credentials, is refused before any call", async () => {
-    expect(await codeOf(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: "http://api.example.invalid" }, plainHttp: true }))).toBe("PRIVACY_API_URL_INVALID");
-    expect(await codeOf(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: `http://user:pw@127.0.0.1:1` }, plainHttp: true }))).toBe("PRIVACY_API_URL_INVALID");
+    await expect(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: "http://api.example.invalid" }, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_API_URL_INVALID");
+    await expect(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: `http://user:pw@127.0.0.1:1` }, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_API_URL_INVALID");
     expect(api.requests).toHaveLength(0);
   });
 
@@ -356,12 +346,12 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     const closed = await startGitHubEmulator();
     const url = closed.url;
     await closed.close();
-    expect(await codeOf(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: url }, plainHttp: true }))).toBe("PRIVACY_NO_STATUS");
+    await expect(requirePrivate(repository, { env: { ...env, GITHUB_API_URL: url }, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
   });
 
   it("the API check and the anonymous probe are independent: API private but tags served anonymously fails", async () => {
     registry.mode = "bearer-open";
-    expect(await codeOf(requirePrivate(repository, { env, plainHttp: true }))).toBe("PRIVACY_ANONYMOUS_READ");
+    await expect(requirePrivate(repository, { env, plainHttp: true })).toThrowWithCode(PrivacyError, "PRIVACY_ANONYMOUS_READ");
     expect(registry.requests.map((r) => r.path.split("?")[0])).toEqual(["/v2/acme/widget/tags/list", "/token", "/v2/acme/widget/tags/list"]);
   });
 
@@ -370,13 +360,13 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     api.fail("/users/acme", 500);
     const error = await errorOf(requirePrivateForRead(ghcr, { env: api.env() }));
     expect(error.code).toBe("PRIVACY_API_FAILED");
-    expect(await codeOf(requirePrivateForRead(ghcr, { env: { GITHUB_API_URL: api.url } }))).toBe("PRIVACY_TOKEN_MISSING");
+    await expect(requirePrivateForRead(ghcr, { env: { GITHUB_API_URL: api.url } })).toThrowWithCode(PrivacyError, "PRIVACY_TOKEN_MISSING");
   });
 
   it("GET /user gives the credential login used as the registry username", async () => {
     expect(await packageCredentialLogin({ env })).toBe("release-bot");
     api.fail("/user", 403);
-    expect(await codeOf(packageCredentialLogin({ env }))).toBe("PRIVACY_API_FAILED");
+    await expect(packageCredentialLogin({ env })).toThrowWithCode(PrivacyError, "PRIVACY_API_FAILED");
   });
 });
 
@@ -434,13 +424,13 @@ describe("anonymous read probe (registries without a packages API)", () => {
     ["drop", "PRIVACY_NO_STATUS"],
   ] as const)("registry answering %s fails closed with %s", async (mode, code) => {
     registry.mode = mode;
-    expect(await codeOf(requirePrivateForRead(repository, { plainHttp: true, env: {} }))).toBe(code);
+    await expect(requirePrivateForRead(repository, { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, code);
   });
 
   it("a registry that never answers fails closed with PRIVACY_NO_STATUS after the timeout", async () => {
     registry.mode = "hang";
     const started = Date.now();
-    expect(await codeOf(requirePrivateForRead(repository, { plainHttp: true, env: {}, timeoutMs: 300 }))).toBe("PRIVACY_NO_STATUS");
+    await expect(requirePrivateForRead(repository, { plainHttp: true, env: {}, timeoutMs: 300 })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -458,18 +448,18 @@ describe("anonymous read probe (registries without a packages API)", () => {
     expect(calls).toBe(1);
     expect(evidence.bootstrapped).toBe(true);
     registry.mode = "absent";
-    expect(await codeOf(requirePrivate(repository, { plainHttp: true, env: {}, bootstrap: async () => { registry.mode = "open"; } }))).toBe("PRIVACY_ANONYMOUS_READ");
+    await expect(requirePrivate(repository, { plainHttp: true, env: {}, bootstrap: async () => { registry.mode = "open"; } })).toThrowWithCode(PrivacyError, "PRIVACY_ANONYMOUS_READ");
     registry.mode = "absent";
-    expect(await codeOf(requirePrivate(repository, { plainHttp: true, env: {}, bootstrap: async () => undefined }))).toBe("PRIVACY_ABSENT");
+    await expect(requirePrivate(repository, { plainHttp: true, env: {}, bootstrap: async () => undefined })).toThrowWithCode(PrivacyError, "PRIVACY_ABSENT");
   });
 
   it("plain HTTP is refused for a non-loopback registry before any request", async () => {
-    expect(await codeOf(requirePrivateForRead(parseRepository("registry.example.invalid/acme/widget"), { plainHttp: true, env: {} }))).toBe("PRIVACY_PLAIN_HTTP_REFUSED");
+    await expect(requirePrivateForRead(parseRepository("registry.example.invalid/acme/widget"), { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, "PRIVACY_PLAIN_HTTP_REFUSED");
   });
 
   it("an https probe of a plain-http registry gets no status and fails closed", async () => {
     registry.mode = "basic";
-    expect(await codeOf(requirePrivateForRead(repository, { env: {}, timeoutMs: 5000 }))).toBe("PRIVACY_NO_STATUS");
+    await expect(requirePrivateForRead(repository, { env: {}, timeoutMs: 5000 })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
   });
 });
 
@@ -507,7 +497,7 @@ describe("oci-layout stores", () => {
     const dir = join(root, "store");
     await mkdir(dir);
     await chmod(dir, mode);
-    expect(await codeOf(requirePrivateForRead(parseRepository(`oci-layout:${dir}`)))).toBe("PRIVACY_LAYOUT_PERMISSIONS");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${dir}`))).toThrowWithCode(PrivacyError, "PRIVACY_LAYOUT_PERMISSIONS");
   });
 
   it("refuses a directory owned by another uid", async () => {
@@ -515,21 +505,21 @@ describe("oci-layout stores", () => {
     await mkdir(dir, { mode: 0o700 });
     await chown(dir, 4321, 4321);
     expect(process.getuid!()).toBe(0);
-    expect(await codeOf(requirePrivateForRead(parseRepository(`oci-layout:${dir}`)))).toBe("PRIVACY_LAYOUT_OWNER");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${dir}`))).toThrowWithCode(PrivacyError, "PRIVACY_LAYOUT_OWNER");
   });
 
   it("refuses a symlink to a private directory, and a regular file", async () => {
     const real = join(root, "real");
     await mkdir(real, { mode: 0o700 });
     await symlink(real, join(root, "link"));
-    expect(await codeOf(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "link")}`)))).toBe("PRIVACY_LAYOUT_SYMLINK");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "link")}`))).toThrowWithCode(PrivacyError, "PRIVACY_LAYOUT_SYMLINK");
     await writeFile(join(root, "file"), "x", { mode: 0o600 });
-    expect(await codeOf(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "file")}`)))).toBe("PRIVACY_LAYOUT_NOT_DIRECTORY");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "file")}`))).toThrowWithCode(PrivacyError, "PRIVACY_LAYOUT_NOT_DIRECTORY");
   });
 
   it("an absent store is refused on read (and not created), and created 0700 with bootstrap", async () => {
     const dir = join(root, "new", "store");
-    expect(await codeOf(requirePrivateForRead(parseRepository(`oci-layout:${dir}`)))).toBe("PRIVACY_ABSENT");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${dir}`))).toThrowWithCode(PrivacyError, "PRIVACY_ABSENT");
     await expect(lstat(join(root, "new"))).rejects.toMatchObject({ code: "ENOENT" });
     let calls = 0;
     const evidence = await requirePrivate(parseRepository(`oci-layout:${dir}`), { bootstrap: async () => void calls++ });

@@ -15,15 +15,6 @@ import { stageRelease } from "../../release/stage.js";
 import { fixtureGit } from "../support/release-fixture.js";
 import { createPipelineFixture, createPromotionRemote, revParse, stageInputs, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, `expected a failure with ${code}`).toBeDefined();
-  if (!hasCode(error, code)) throw error;
-}
-
 let pf: PipelineFixture;
 let reference: string;
 
@@ -72,7 +63,7 @@ describe("release promote", () => {
       await fixtureGit(scratch, args);
       await fixtureGit(scratch, ["push", "--quiet", remote.origin, `${pf.fixture.sourceSha}:refs/heads/main`, "refs/tags/v0.8.0:refs/tags/v0.8.0"]);
       const before = await revParse(remote.origin, "refs/tags/v0.8.0");
-      await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+      await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} })).toThrowWithCode("PROMOTE_REMOTE_STATE");
       expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBe(before);
     }
   });
@@ -80,7 +71,7 @@ describe("release promote", () => {
   it("fails closed with nothing changed when someone else moved main", async () => {
     const remote = await createPromotionRemote(pf, "moved");
     await fixtureGit(pf.fixture.repoDir, ["push", "--quiet", remote.origin, `${pf.fixture.otherSha}:refs/heads/main`, "--force"]);
-    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+    await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} })).toThrowWithCode("PROMOTE_REMOTE_STATE");
     expect(await revParse(remote.origin, "refs/heads/main")).toBe(pf.fixture.otherSha);
     expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBeUndefined();
   });
@@ -88,7 +79,7 @@ describe("release promote", () => {
   it("fails closed when the tag already exists on the remote at another commit", async () => {
     const remote = await createPromotionRemote(pf, "tagged");
     await fixtureGit(pf.fixture.repoDir, ["push", "--quiet", remote.origin, `${remote.triggerSha}:refs/tags/v0.8.0`]);
-    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} }), "PROMOTE_REMOTE_STATE");
+    await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} })).toThrowWithCode("PROMOTE_REMOTE_STATE");
     expect(await revParse(remote.origin, "refs/heads/main")).toBe(remote.triggerSha);
   });
 
@@ -97,8 +88,8 @@ describe("release promote", () => {
     await fixtureGit(remote.checkout, ["remote", "set-url", "origin", "https://git.example.invalid/acme/x.git"]);
     // A reference into a store that does not exist: any download attempt would fail with another code.
     const unreachable = { ...base(), repository: `oci-layout:${pf.root}/missing`, policy: { ...pf.fixture.policy, registryRepository: `oci-layout:${pf.root}/missing` }, reference: `oci-layout:${pf.root}/missing@${reference.split("@")[1]}` };
-    await expectCode(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: {} }), "PROMOTE_TOKEN_MISSING");
-    await expectCode(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "" } }), "PROMOTE_TOKEN_MISSING");
+    await expect(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: {} })).toThrowWithCode("PROMOTE_TOKEN_MISSING");
+    await expect(promoteRelease({ ...unreachable, repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "" } })).toThrowWithCode("PROMOTE_TOKEN_MISSING");
   });
 
   it("refuses a remote URL that carries credentials, and a missing remote", async () => {
@@ -107,7 +98,7 @@ describe("release promote", () => {
     const error = await promoteRelease({ ...base(), repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "t" } }).catch((e: unknown) => e);
     expect(hasCode(error, "PROMOTE_REMOTE_INVALID")).toBe(true);
     expect((error as Error).message).not.toContain("s3cret");
-    await expectCode(promoteRelease({ ...base(), repoDir: remote.checkout, remote: "upstream", env: {} }), "PROMOTE_REMOTE_INVALID");
+    await expect(promoteRelease({ ...base(), repoDir: remote.checkout, remote: "upstream", env: {} })).toThrowWithCode("PROMOTE_REMOTE_INVALID");
   });
 
   it("hands SOURCE_PROMOTION_TOKEN only to the git processes that reach the remote (ls-remote, push), never to local ones", async () => {

@@ -17,15 +17,6 @@ import { stageRelease } from "../../release/stage.js";
 import { sha256File } from "../support/release-fixture.js";
 import { createPipelineFixture, preBindTag, stageInputs, storeBlobs, storeIndex, storeTags, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, `expected a failure with ${code}`).toBeDefined();
-  if (!hasCode(error, code)) throw error;
-}
-
 async function absent(path: string): Promise<boolean> {
   return readFile(path).then(
     () => false,
@@ -52,8 +43,8 @@ const base = () => ({ policy: pf.fixture.policy, repository: pf.repository });
 
 describe("release publish: refusals", () => {
   it("refuses a tag reference and another repository", async () => {
-    await expectCode(publishRelease({ ...base(), reference: `${pf.repository}:v0.8.0` }), "REFERENCE_NOT_PINNED");
-    await expectCode(publishRelease({ ...base(), reference: `oci-layout:${pf.root}/other@${bundleDigest}` }), "REFERENCE_REPOSITORY_MISMATCH");
+    await expect(publishRelease({ ...base(), reference: `${pf.repository}:v0.8.0` })).toThrowWithCode("REFERENCE_NOT_PINNED");
+    await expect(publishRelease({ ...base(), reference: `oci-layout:${pf.root}/other@${bundleDigest}` })).toThrowWithCode("REFERENCE_REPOSITORY_MISMATCH");
   });
 
   it("refuses when v<V> is bound to another digest; nothing changes (scenario 26)", async () => {
@@ -61,7 +52,7 @@ describe("release publish: refusals", () => {
     const before = await storeIndex(pf.storeDir);
     const output = join(pf.root, "r26.json");
     const references = join(pf.root, "p26.json");
-    await expectCode(publishRelease({ ...base(), reference: bundleReference, output, references }), "RELEASE_TAG_CONFLICT");
+    await expect(publishRelease({ ...base(), reference: bundleReference, output, references })).toThrowWithCode("RELEASE_TAG_CONFLICT");
     expect(await storeIndex(pf.storeDir)).toBe(before);
     expect((await storeTags(pf.storeDir))["v0.8.0"]).toBe(other);
     expect(await absent(output)).toBe(true);
@@ -82,7 +73,7 @@ describe("release publish: receipt tag conflict", () => {
     await preBindTag(pf2.storeDir, "v0.8.0-receipt", join(pf2.root, "scratch-27"));
     const before = await storeIndex(pf2.storeDir);
     const references = join(pf2.root, "p27.json");
-    await expectCode(publishRelease({ policy: pf2.fixture.policy, repository: pf2.repository, reference: ref2, references }), "RELEASE_TAG_CONFLICT");
+    await expect(publishRelease({ policy: pf2.fixture.policy, repository: pf2.repository, reference: ref2, references })).toThrowWithCode("RELEASE_TAG_CONFLICT");
     expect(await storeIndex(pf2.storeDir)).toBe(before);
     expect(Object.keys(await storeTags(pf2.storeDir)).sort()).toEqual([pf2.candidateTag, "v0.8.0-receipt"].sort());
     expect(await absent(references)).toBe(true);
@@ -101,7 +92,7 @@ describe("release publish: round trip, retry, privacy", () => {
   it("refuses a store that turned group-readable after staging: v<V> is never created (scenario 39)", async () => {
     await chmod(pf3.storeDir, 0o750);
     try {
-      await expectCode(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: ref3 }), "PRIVACY_LAYOUT_PERMISSIONS");
+      await expect(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: ref3 })).toThrowWithCode("PRIVACY_LAYOUT_PERMISSIONS");
     } finally {
       await chmod(pf3.storeDir, 0o700);
     }
@@ -157,7 +148,7 @@ describe("release publish: round trip, retry, privacy", () => {
       },
     };
     try {
-      await expectCode(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: ref3, output, references, hooks }), "OCI_DIGEST_MISMATCH");
+      await expect(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: ref3, output, references, hooks })).toThrowWithCode("OCI_DIGEST_MISMATCH");
     } finally {
       await writeFile(blob, original);
     }
@@ -167,6 +158,6 @@ describe("release publish: round trip, retry, privacy", () => {
 
   it("refuses a receipt reference: publication requires a tested bundle (SP2)", async () => {
     const receiptRef = JSON.parse(await readFile(join(pf3.root, "publication.json"), "utf8")).receipt_reference as string;
-    await expectCode(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: receiptRef }), "PUBLISH_REQUIRES_TESTED");
+    await expect(publishRelease({ policy: pf3.fixture.policy, repository: pf3.repository, reference: receiptRef })).toThrowWithCode("PUBLISH_REQUIRES_TESTED");
   });
 });

@@ -14,15 +14,6 @@ import { runCli } from "../support/cli.js";
 import { copyFixture, sha256File, variantWithChecksums, variantWithRefsAtOtherCommit, writeChecksums } from "../support/release-fixture.js";
 import { createPipelineFixture, stageInputs, storeBlobs, storeIndex, storeTags, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error, `expected a failure with ${code}`).toBeDefined();
-  if (!hasCode(error, code)) throw error;
-}
-
 let pf: PipelineFixture;
 
 beforeAll(async () => {
@@ -35,20 +26,20 @@ afterAll(async () => {
 
 describe("release stage: failures before any upload", () => {
   it("refuses a tag that is not candidate-<run_id>-<source_sha> of the manifest (T4)", async () => {
-    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: `candidate-99-${pf.fixture.sourceSha}` }), "STAGE_TAG_MISMATCH");
-    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: "v0.8.0" }), "STAGE_TAG_MISMATCH");
+    await expect(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: `candidate-99-${pf.fixture.sourceSha}` })).toThrowWithCode("STAGE_TAG_MISMATCH");
+    await expect(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: "v0.8.0" })).toThrowWithCode("STAGE_TAG_MISMATCH");
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
   });
 
   it("refuses another repository than the policy's", async () => {
-    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: `oci-layout:${pf.root}/elsewhere`, tag: pf.candidateTag }), "RELEASE_REPOSITORY_MISMATCH");
+    await expect(stageRelease({ ...stageInputs(pf.fixture), repository: `oci-layout:${pf.root}/elsewhere`, tag: pf.candidateTag })).toThrowWithCode("RELEASE_REPOSITORY_MISMATCH");
   });
 
   it("refuses an extra file in dist and a symlinked tarball (scenario 40)", async () => {
     const extra = await copyFixture(pf.fixture);
     const inputs = stageInputs(extra);
     await writeFile(join(inputs.artifactDir, "private-notes.txt"), "secret\n");
-    await expectCode(stageRelease({ ...inputs, repository: pf.repository, tag: pf.candidateTag }), "STAGE_INPUT_INVALID");
+    await expect(stageRelease({ ...inputs, repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("STAGE_INPUT_INVALID");
     await extra.cleanup();
 
     const linked = await copyFixture(pf.fixture);
@@ -57,7 +48,7 @@ describe("release stage: failures before any upload", () => {
     await copyFile(tarball, join(linked.root, "real.tgz"));
     await rm(tarball);
     await symlink(join(linked.root, "real.tgz"), tarball);
-    await expectCode(stageRelease({ ...li, repository: pf.repository, tag: pf.candidateTag }), "STAGE_INPUT_INVALID");
+    await expect(stageRelease({ ...li, repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("STAGE_INPUT_INVALID");
     await linked.cleanup();
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
   });
@@ -66,9 +57,9 @@ describe("release stage: failures before any upload", () => {
     const copy = await copyFixture(pf.fixture);
     const inputs = stageInputs(copy);
     await symlink(inputs.artifactDir, join(copy.root, "dist-link"));
-    await expectCode(stageRelease({ ...inputs, artifactDir: join(copy.root, "dist-link"), repository: pf.repository, tag: pf.candidateTag }), "STAGE_INPUT_INVALID");
+    await expect(stageRelease({ ...inputs, artifactDir: join(copy.root, "dist-link"), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("STAGE_INPUT_INVALID");
     await copyFile(inputs.manifest, join(copy.root, "manifest.json"));
-    await expectCode(stageRelease({ ...inputs, manifest: join(copy.root, "manifest.json"), repository: pf.repository, tag: pf.candidateTag }), "STAGE_INPUT_INVALID");
+    await expect(stageRelease({ ...inputs, manifest: join(copy.root, "manifest.json"), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("STAGE_INPUT_INVALID");
     await copy.cleanup();
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
   });
@@ -81,7 +72,7 @@ describe("release stage: failures before any upload", () => {
     ];
     for (const [code, edit] of edits) {
       const variant = await variantWithChecksums(pf.fixture, edit);
-      await expectCode(stageRelease({ ...stageInputs(variant), repository: pf.repository, tag: pf.candidateTag }), code);
+      await expect(stageRelease({ ...stageInputs(variant), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode(code);
       await variant.cleanup();
     }
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
@@ -89,7 +80,7 @@ describe("release stage: failures before any upload", () => {
 
   it("refuses a bundle whose refs point at another commit (scenario 32), a failed gate (scenario 34) and a gate of another source (scenario 33)", async () => {
     const moved = await variantWithRefsAtOtherCommit(pf.fixture);
-    await expectCode(stageRelease({ ...stageInputs(moved), repository: pf.repository, tag: pf.candidateTag }), "SOURCE_BUNDLE_SHA_MISMATCH");
+    await expect(stageRelease({ ...stageInputs(moved), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("SOURCE_BUNDLE_SHA_MISMATCH");
     await moved.cleanup();
 
     const failed = await copyFixture(pf.fixture);
@@ -98,12 +89,12 @@ describe("release stage: failures before any upload", () => {
     doc["evidence"]["host_contract"]["result"] = "failed";
     await writeFile(manifestPath, canonicalJsonPretty(doc));
     await writeChecksums(failed);
-    await expectCode(stageRelease({ ...stageInputs(failed), repository: pf.repository, tag: pf.candidateTag }), "GATE_NOT_PASSED");
+    await expect(stageRelease({ ...stageInputs(failed), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("GATE_NOT_PASSED");
     doc["evidence"]["host_contract"]["result"] = "passed";
     doc["evidence"]["unit"]["source_sha"] = "c".repeat(40);
     await writeFile(manifestPath, canonicalJsonPretty(doc));
     await writeChecksums(failed);
-    await expectCode(stageRelease({ ...stageInputs(failed), repository: pf.repository, tag: pf.candidateTag }), "GATE_OTHER_SOURCE");
+    await expect(stageRelease({ ...stageInputs(failed), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("GATE_OTHER_SOURCE");
     await failed.cleanup();
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
   });
@@ -111,7 +102,7 @@ describe("release stage: failures before any upload", () => {
   it("refuses a group-readable store (privacy) before any upload, and creates a missing one 0700", async () => {
     await mkdir(pf.storeDir, { mode: 0o755 });
     await chmod(pf.storeDir, 0o755);
-    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag }), "PRIVACY_LAYOUT_PERMISSIONS");
+    await expect(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag })).toThrowWithCode("PRIVACY_LAYOUT_PERMISSIONS");
     expect(await storeBlobs(pf.storeDir)).toEqual([]);
     await rm(pf.storeDir, { recursive: true });
   });
@@ -174,7 +165,7 @@ describe("release stage: round trip and retry", () => {
     await writeChecksums(attempt2);
     expect(await sha256File(manifestPath)).not.toBe(await sha256File(pf.fixture.files.get("release-manifest.json")!));
     const output = join(pf.root, "never-written.json");
-    await expectCode(stageRelease({ ...stageInputs(attempt2), repository: pf.repository, tag: pf.candidateTag, output }), "RELEASE_TAG_CONFLICT");
+    await expect(stageRelease({ ...stageInputs(attempt2), repository: pf.repository, tag: pf.candidateTag, output })).toThrowWithCode("RELEASE_TAG_CONFLICT");
     expect(await storeTags(pf.storeDir)).toEqual(before);
     await expect(readFile(output)).rejects.toThrow();
     await attempt2.cleanup();
@@ -193,7 +184,7 @@ describe("release stage: round trip and retry", () => {
         await writeFile(blob, bytes);
       },
     };
-    await expectCode(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag, output, hooks }), "OCI_DIGEST_MISMATCH");
+    await expect(stageRelease({ ...stageInputs(pf.fixture), repository: pf.repository, tag: pf.candidateTag, output, hooks })).toThrowWithCode("OCI_DIGEST_MISMATCH");
     await expect(readFile(output)).rejects.toThrow();
   });
 });

@@ -14,7 +14,6 @@ import type { JsonObject } from "../../src/contract/canonical-json.js";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { runCli } from "../support/cli.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { createReleaseFixture, stageFixture, variantWithTarball, type ReleaseFixture } from "../support/release-fixture.js";
 import { smugglingTarball } from "../support/tar-craft.js";
 
@@ -52,7 +51,7 @@ function distOf(f: ReleaseFixture): string {
 
 describe("the smuggling tarball is refused on every path with TARBALL_ENTRY_TYPE", () => {
   it("release check-dist (library and CLI)", async () => {
-    expect(await codeOf(() => checkDist({ policy: evil.policy }, distOf(evil), evil.version))).toBe("TARBALL_ENTRY_TYPE");
+    await expect(() => checkDist({ policy: evil.policy }, distOf(evil), evil.version)).toThrowWithCode("TARBALL_ENTRY_TYPE");
     const checkout = join(root, "checkout");
     await mkdir(checkout, { recursive: true });
     await writeFile(join(checkout, "package.json"), JSON.stringify({ name: evil.packageName, version: evil.version, hermesPluginKit: { repository } }));
@@ -62,7 +61,7 @@ describe("the smuggling tarball is refused on every path with TARBALL_ENTRY_TYPE
   });
 
   it("verify-manifest (library and CLI)", async () => {
-    expect(await codeOf(() => verifyManifest(evil.manifest as unknown as JsonObject, distOf(evil), evil.policy))).toBe("TARBALL_ENTRY_TYPE");
+    await expect(() => verifyManifest(evil.manifest as unknown as JsonObject, distOf(evil), evil.policy)).toThrowWithCode("TARBALL_ENTRY_TYPE");
     const manifestFile = join(root, "evil-manifest.json");
     await writeFile(manifestFile, testedManifestBytes(evil.manifest));
     const r = await runCli(["verify-manifest", "--manifest", manifestFile, "--artifact-dir", distOf(evil), "--repository", repository, "--package", evil.packageName, "--json"], { cwd: root });
@@ -72,7 +71,7 @@ describe("the smuggling tarball is refused on every path with TARBALL_ENTRY_TYPE
 
   it("fetch (library and CLI): nothing is installed, the output directory is not created", async () => {
     const out = join(root, "out-lib");
-    expect(await codeOf(() => fetchRelease({ reference, repository, outputDir: out, openTarget: openLayout, progress: null }))).toBe("TARBALL_ENTRY_TYPE");
+    await expect(() => fetchRelease({ reference, repository, outputDir: out, openTarget: openLayout, progress: null })).toThrowWithCode("TARBALL_ENTRY_TYPE");
     expect(await readdir(out).catch(() => "absent")).toBe("absent");
     const cliOut = join(root, "out-cli");
     const r = await runCli(["fetch", "--reference", reference, "--repository", repository, "--output-dir", cliOut, "--json"], { cwd: root });
@@ -82,7 +81,7 @@ describe("the smuggling tarball is refused on every path with TARBALL_ENTRY_TYPE
   });
 
   it("control: the honest fixture passes the strict reader on the same paths (check-dist then stops at publint's verdict on the tiny package)", async () => {
-    expect(await codeOf(() => checkDist({ policy: fixture.policy }, distOf(fixture), fixture.version))).toBe("RELEASE_DIST_LINT");
+    await expect(() => checkDist({ policy: fixture.policy }, distOf(fixture), fixture.version)).toThrowWithCode("RELEASE_DIST_LINT");
     await expect(verifyManifest(fixture.manifest as unknown as JsonObject, distOf(fixture), fixture.policy)).resolves.toMatchObject({ version: fixture.version });
   });
 });
