@@ -13,7 +13,7 @@ import { commandEnvironment } from "../../release/command-env.js";
 import { bundledMcpSdkVersion, runGate } from "../../release/gate.js";
 import { disarmedReason } from "../../release/intent.js";
 import { runCli } from "../support/cli.js";
-import { codeOf, tempDir } from "../support/contract-fixture.js";
+import { tempDir } from "../support/contract-fixture.js";
 import { createFixtureRepo, type FixtureRepo } from "../support/git-fixture.js";
 
 let work: string;
@@ -93,7 +93,7 @@ describe("runGate is hermetic", () => {
     process.env["PATH"] = `${callerBin}${delimiter}${previous ?? ""}`;
     try {
       const ev = join(work, "ev-caller");
-      expect(await codeOf(() => runGate({ gate: "unit", dir: repo.dir, evidenceDir: ev }))).toBe("RELEASE_GATE_TOOL_MISSING");
+      await expect(() => runGate({ gate: "unit", dir: repo.dir, evidenceDir: ev })).toThrowWithCode("RELEASE_GATE_TOOL_MISSING");
       await expect(readFile(join(ev, "unit.json"))).rejects.toThrow();
       // The same tool installed in the checkout's own node_modules/.bin (git-ignored) runs.
       await fakeTool(join(repo.dir, "node_modules", ".bin"), "fixture-tool");
@@ -142,7 +142,7 @@ describe("bundledMcpSdkVersion", () => {
     await expect(none).rejects.toMatchObject({ code: "RELEASE_MCP_SDK_VERSION" });
     await expect(none).rejects.toThrow(/install command/);
     await pkg(join(bare, "node_modules", "@modelcontextprotocol", "sdk"), { name: "@modelcontextprotocol/sdk", version: "2.0.0-beta.1" });
-    expect(await codeOf(() => bundledMcpSdkVersion(bare))).toBe("RELEASE_MCP_SDK_VERSION");
+    await expect(() => bundledMcpSdkVersion(bare)).toThrowWithCode("RELEASE_MCP_SDK_VERSION");
   });
 });
 
