@@ -141,6 +141,8 @@ export const PIPELINE_ERROR_CODES = [
   "RUN_WORKSPACE_LOCKED",
   /** The policy's install command (`hermesPluginKit.install`) of `release run` exited non-zero (see `release/run.ts`). */
   "RUN_INSTALL_FAILED",
+  /** `release run`'s source checkout is not a directory; refused before the workspace is created (see `release/run.ts`). */
+  "RUN_SOURCE_INVALID",
 ] as const;
 
 /** One of {@link PIPELINE_ERROR_CODES}. */

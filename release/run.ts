@@ -32,7 +32,7 @@
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
 import { createHash } from "node:crypto";
-import { link, lstat, mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
@@ -302,6 +302,10 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     const reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
     progress.skipped("release run", reason);
     return { released: false, reason, workspace: ws, steps: [] };
+  }
+  // A source that is not there fails before anything is written (no workspace is created for it).
+  if (!(await stat(source).then((st) => st.isDirectory(), () => false))) {
+    throw new PipelineError("RUN_SOURCE_INVALID", `the source checkout ${source} is not a directory: pass --source <the release checkout, a git clone whose origin is the release remote>`);
   }
   await mkdir(ws, { recursive: true, mode: 0o700 });
   const release = await lockWorkspace(ws);

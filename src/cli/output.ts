@@ -61,6 +61,14 @@ export function progressStream(ttyOnly = false): NodeJS.WritableStream | null {
   return process.stderr;
 }
 
+/**
+ * Options of a transfer's progress bar (fetch, stage and publish uploads): a
+ * bar on a terminal, plain lines on a pipe under `--verbose`, nothing under `--quiet`.
+ */
+export function transferProgress(): { progress: NodeJS.WritableStream | null; progressLines: boolean } {
+  return { progress: progressStream(true), progressLines: verbosity === "verbose" };
+}
+
 /** Write a note line to stderr (silent under `--quiet`). */
 export function printNote(line: string): void {
   if (verbosity !== "quiet") process.stderr.write(line + "\n");

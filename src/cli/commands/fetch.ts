@@ -7,7 +7,7 @@
  */
 import type { Command } from "commander";
 import { addGatePolicyOptions, consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
-import { printJson, printLine, progressStream, runAction, UsageError } from "../output.js";
+import { printJson, printLine, printNote, runAction, transferProgress, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
 interface FetchOptions extends ConsumerPolicyFlags, PolicyFlags {
@@ -67,11 +67,11 @@ export function registerFetchCommands(program: Command): void {
         ...(opts.expect === undefined ? {} : { expect: opts.expect as "bundle" | "receipt" }),
         policy: { ...(expectations.package === undefined ? {} : { package: expectations.package }), gates: expectations.gates, sources: expectations.sources },
         ...(provenance === undefined ? {} : { provenance }),
-        progress: progressStream(true),
+        ...transferProgress(),
       });
       if (result.install_time.length > 0) {
-        process.stderr.write(
-          `hermes-plugin-kit: note: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them\n`,
+        printNote(
+          `hermes-plugin-kit: note: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
         );
       }
       if (opts.json === true) printJson(result);

@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { printJson, runAction, UsageError } from "../output.js";
-import { publishPolicy } from "./release-publish.js";
+import { publishPolicy, REGISTRY_CONFIG_HELP, registryCredentials } from "./release-publish.js";
 
 interface AttestFlags {
   reference: string;
@@ -17,6 +17,7 @@ interface AttestFlags {
   runAttempt?: string;
   output?: string;
   plainHttp?: boolean;
+  registryConfig?: string;
   json?: boolean;
 }
 
@@ -31,6 +32,7 @@ async function inputsOf(flags: AttestFlags) {
   const policy = await publishPolicy({ ...(flags.repository === undefined ? {} : { repository: flags.repository }) });
   const runAttempt = runAttemptOf(flags.runAttempt);
   return {
+    ...(await registryCredentials(policy, flags.registryConfig)),
     policy,
     repository: policy.registryRepository,
     reference: flags.reference,
@@ -50,7 +52,8 @@ function sharedOptions(command: Command): Command {
     .option("--workflow-ref <ref>", "ref the release workflow ran at (default: $GITHUB_REF, else refs/heads/main)")
     .option("--run-attempt <n>", "workflow run attempt recorded (default: $GITHUB_RUN_ATTEMPT, else the tested manifest's)")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--json", "print failures as a JSON object on stdout");
+    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
+    .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr");
 }
 
 /** Register `release attest` and `release provenance-predicate`. */
@@ -66,7 +69,7 @@ export function registerReleaseAttestSteps(release: Command): void {
   )
     .option("--output <file>", "write the result JSON here")
     .action(async (flags: AttestFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const inputs = await inputsOf(flags);
         const { readSigningKeyFile } = await import("../../../release/provenance-sign.js");
         const { attestRelease } = await import("../../../release/attest.js");
@@ -82,7 +85,7 @@ export function registerReleaseAttestSteps(release: Command): void {
   )
     .requiredOption("--output <file>", "where the predicate JSON is written")
     .action(async (flags: AttestFlags) => {
-      process.exitCode = await runAction(flags.json === true, async () => {
+      process.exitCode = await runAction(true, async () => {
         const inputs = await inputsOf(flags);
         const { provenancePredicate } = await import("../../../release/attest.js");
         const { outputJsonBytes, writeOutputFile } = await import("../../../release/output.js");

@@ -41,10 +41,17 @@ export function registerReleaseDemo(release: Command): void {
           ...(currentVerbosity() === "verbose" ? { gateOutput: "stderr" as const } : {}),
         });
         if (flags.json === true) {
-          printJson(result);
+          // A failure carries the convention's top-level code and message besides the steps that ran.
+          printJson(result.ok ? result : { ...result, code: result.error?.code ?? "DEMO_FAILED", message: result.error?.message ?? "demo failed" });
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
           if (result.ok) printNextSteps(result.next_steps ?? []);
           return result.ok ? 0 : 1;
+        }
+        if (!result.ok) {
+          // stdout carries a result only: a kept registry's instructions are a note, where to resume is in the error line.
+          for (const line of result.kept_registry?.instructions ?? []) printNote(line);
+          const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
+          throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
@@ -54,10 +61,6 @@ export function registerReleaseDemo(release: Command): void {
         printLine(`store:             ${result.registry}`);
         printLine(`workspace:         ${result.workspace}`);
         for (const line of result.kept_registry?.instructions ?? []) printLine(line);
-        if (!result.ok) {
-          const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
-          throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
-        }
         printNextSteps(result.next_steps ?? []);
         return 0;
       });

@@ -17,7 +17,7 @@ import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { ReleasePolicy } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../oci/registry-auth.js";
-import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, UsageError } from "../output.js";
+import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, transferProgress, UsageError } from "../output.js";
 
 /** The package.json of the current directory, or undefined when absent or unreadable. */
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
@@ -40,14 +40,14 @@ export interface PolicyFlags {
  * Credentials for the policy's repository: the environment's (`REGISTRY_*`, `GH_TOKEN` for
  * ghcr.io), else the Docker client config's (`--registry-config`, `$DOCKER_CONFIG`, `~/.docker/config.json`).
  */
-async function registryCredentials(policy: ReleasePolicy, registryConfig: string | undefined): Promise<{ credentials?: RegistryCredentials }> {
+export async function registryCredentials(policy: ReleasePolicy, registryConfig: string | undefined): Promise<{ credentials?: RegistryCredentials }> {
   const { parseRepository } = await import("../../contract/reference.js");
   const { credentialsFromEnvOrConfig } = await import("../../fetch/fetch.js");
   const credentials = await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), process.env, registryConfig === undefined ? {} : { registryConfig });
   return credentials === undefined ? {} : { credentials };
 }
 
-const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
+export const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
 
 /**
  * The release policy of a publishing step (producers read their own
@@ -244,6 +244,7 @@ function registerStage(release: Command): void {
         printJson(
           await stageRelease({
             ...(chunkSize === undefined ? {} : { chunkSize }),
+            ...transferProgress(),
             ...(await registryCredentials(policy, flags.registryConfig)),
             policy,
             repository: policy.registryRepository,
@@ -338,6 +339,7 @@ function registerPublish(release: Command): void {
         printJson(
           await publishRelease({
             ...(chunkSize === undefined ? {} : { chunkSize }),
+            ...transferProgress(),
             ...(await registryCredentials(policy, flags.registryConfig)),
             policy,
             repository: policy.registryRepository,
