@@ -86,6 +86,19 @@ describe("every command", () => {
   });
 });
 
+describe("registry credentials", () => {
+  // The demo talks only to the registry it starts or is given on loopback, with REGISTRY_* for the latter.
+  const talksToRegistry = leaves.filter((l) => l.command.options.some((o) => o.long === "--plain-http") && l.path.join(" ") !== "release demo");
+
+  it.each(talksToRegistry.map((l) => [l.path.join(" "), l] as const))("%s finds them like fetch: --registry-config", (_name, { command }) => {
+    expect(command.options.map((o) => o.long)).toContain("--registry-config");
+  });
+
+  it("the walk finds the registry commands", () => {
+    expect(talksToRegistry.map((l) => l.path.join(" "))).toEqual(expect.arrayContaining(["fetch", "verify-provenance", "release stage", "release publish", "release attest", "release run"]));
+  });
+});
+
 describe("usage errors follow the output convention (real CLI)", () => {
   const stageFlags = ["--tag", "t", "--manifest", "m", "--artifact-dir", "a", "--source-bundle", "b", "--payload-checksums", "p"];
 
