@@ -25,6 +25,8 @@ import { runCli } from "../support/cli.js";
 const FAIL_FAST: Record<string, string[]> = {
   "release demo": ["--package", "missing-package"],
   "release run": ["--source", "missing-source"],
+  // init would scaffold into the placeholder directory; a name it refuses stops it before any write.
+  init: ["--name", "Not A Package Name"],
 };
 
 /** Commands whose stdout is always one JSON object (the release steps workflows parse). */
