@@ -11,7 +11,7 @@
  * The step modules (semantic-release, publint, git) load inside each action.
  */
 import type { Command } from "commander";
-import { printJson, runAction, UsageError } from "../output.js";
+import { printJson, printNote, runAction, UsageError } from "../output.js";
 
 interface IntentFlags {
   dir?: string;
@@ -39,16 +39,27 @@ function step(action: () => Promise<unknown>): () => Promise<void> {
   };
 }
 
-/** Register the build-half steps on the `release` command. */
-export function registerReleaseBuildSteps(release: Command): void {
-  const withIntentFlags = (cmd: Command): Command =>
+/** The flags `intent` and `materialize` share. */
+function withIntentFlags(cmd: Command): Command {
+  return (
     cmd
       .option("--dir <dir>", "the release checkout (default: current directory)")
       .option("--package <name>", "configured package name package.json must carry")
       .option("--remote <name>", "remote checked for an existing v<next> tag", "origin")
       .option("--no-remote-check", "skip the remote tag check (local tags are still checked)")
-      .option("--verbose", "copy semantic-release's log to stderr");
+      .option("--verbose", "copy semantic-release's log to stderr")
+  );
+}
 
+/** Register the build-half steps on the `release` command. */
+export function registerReleaseBuildSteps(release: Command): void {
+  registerSourceSteps(release);
+  registerBuildSteps(release);
+  registerManifestSteps(release);
+}
+
+/** `attach-trigger`, `intent`, `materialize`, `restore`: from the trigger commit to the restored release checkout. */
+function registerSourceSteps(release: Command): void {
   release
     .command("attach-trigger")
     .description("Check GITHUB_REF and HEAD, then force-create the local release branch at the trigger commit (CI checkouts are detached).")
@@ -71,7 +82,7 @@ export function registerReleaseBuildSteps(release: Command): void {
           ...(flags.verbose === true ? { log: process.stderr } : {}),
         });
         // stdout stays the documented JSON; the reason goes to stderr.
-        if ("disarmed" in result) process.stderr.write(`hermes-plugin-kit: release intent ${disarmedReason(process.env["SEMANTIC_RELEASE_ENABLED"])}\n`);
+        if ("disarmed" in result) printNote(`hermes-plugin-kit: release intent ${disarmedReason(process.env["SEMANTIC_RELEASE_ENABLED"])}`);
         return result;
       })(),
     );
@@ -103,7 +114,10 @@ export function registerReleaseBuildSteps(release: Command): void {
     .action((flags: { bundle: string; expectedSha: string; checksumFile?: string; dir: string }) =>
       step(async () => (await import("../../../release/restore.js")).restoreSource({ bundle: flags.bundle, expectedSha: flags.expectedSha, dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
     );
+}
 
+/** `build`, `check-dist`, `gate`: the one npm pack and the test gates. */
+function registerBuildSteps(release: Command): void {
   release
     .command("build")
     .description("npm pack exactly once into an empty artifact directory, then check-dist.")
@@ -160,7 +174,10 @@ export function registerReleaseBuildSteps(release: Command): void {
         });
       })(),
     );
+}
 
+/** `create-manifest`, `verify-manifest`, `checksums`: the tested manifest and the payload checksums. */
+function registerManifestSteps(release: Command): void {
   release
     .command("create-manifest")
     .description("Assemble release-manifest.json from the gate evidence and the tarball; validated before it is written.")
