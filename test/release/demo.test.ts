@@ -18,7 +18,7 @@ interface DemoJson {
   tarball_sha256?: string;
   receipt_file?: string;
   registry: string;
-  steps: { step: string; ok: boolean; ms: number; detail?: string }[];
+  steps: { step: string; ok: boolean; skipped?: boolean; ms: number; detail?: string }[];
   error?: { code: string; message: string };
 }
 
@@ -38,6 +38,17 @@ async function demo(args: string[]): Promise<DemoJson> {
   const result = JSON.parse(last) as DemoJson;
   if (!result.ok) throw new Error(`demo failed (exit ${r.code}): ${JSON.stringify(result.error)}\n${r.stderr.slice(-2000)}`);
   expect(r.code).toBe(0);
+  // stdout is exactly the one JSON object; on stderr every step of the report starts and ends with its
+  // elapsed time, then the consumer's next steps with this release's references.
+  expect(r.stdout.trim().split("\n")).toHaveLength(1);
+  const err = r.stderr.split("\n");
+  for (const step of result.steps.filter((s) => s.skipped !== true)) {
+    expect(err, r.stderr).toContain(`▸ ${step.step}`);
+    expect(err.some((l) => l.startsWith(`✓ ${step.step} (`) && /^✓ .* \([0-9]+\.[0-9] s\)/.test(l)), `end line of ${step.step}\n${r.stderr}`).toBe(true);
+  }
+  const next = err.indexOf("Next, a consumer fetches, verifies, pins and installs this release:");
+  expect(next, r.stderr).toBeGreaterThan(0);
+  expect(err.slice(next + 1).join("\n")).toContain(`--expect-bundle-reference ${result.bundle_reference}`);
   return result;
 }
 
