@@ -55,7 +55,12 @@ import { materializeRelease, proveReleaseIdentity, SOURCE_BUNDLE_CHECKSUM_FILE }
 import { promoteRelease } from "./promote.js";
 import { publishRelease } from "./publish.js";
 import { checkBundleChecksum, restoreSource } from "./restore.js";
-import { PipelineError, outputJsonBytes, resolveAccess, resolveTag, openWriteTarget, stageRelease, verifiedDownload, writeOutputFile, type PipelineHooks } from "./stage.js";
+import type { PipelineHooks } from "./checkpoint.js";
+import { PipelineError } from "./errors.js";
+import { outputJsonBytes, writeOutputFile } from "./output.js";
+import { PipelineRunner, type StepReport } from "./pipeline.js";
+import { openWriteTarget, resolveAccess, resolveTag, verifiedDownload } from "./registry-access.js";
+import { stageRelease } from "./stage.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { consumerNextSteps } from "./next-steps.js";
 import { createProgress, type Progress } from "./progress.js";
@@ -159,16 +164,8 @@ export interface RunOptions {
   hooks?: PipelineHooks;
 }
 
-/** One step as reported by {@link runRelease}. */
-export interface RunStepReport {
-  step: RunStep;
-  /** `ran` (executed now), `verified` (recorded earlier, outputs re-verified, skipped), `skipped` (not applicable). */
-  status: "ran" | "verified" | "skipped";
-  /** Wall time in ms. */
-  ms: number;
-  /** Why a step was skipped. */
-  reason?: string;
-}
+/** One step as reported by {@link runRelease} (`ran`, `verified` or `skipped`; `./pipeline.ts`). */
+export type RunStepReport = StepReport<RunStep>;
 
 /** What {@link runRelease} returns (and `release run` prints). */
 export type RunResult =
@@ -372,46 +369,13 @@ async function runLocked(
     throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} was started with run id ${state.run_id}, not ${options.runId}`);
   }
   const current: RunState = state;
-  const reports: RunStepReport[] = [];
-  const record = async (step: RunStep, result: Record<string, unknown>): Promise<void> => {
-    await mark(`${step}:done`);
-    current.steps[step] = result;
-    await writeOutputFile(paths.state, outputJsonBytes(current));
-    await mark(`${step}:recorded`);
-  };
-
-  /** Run or verify one step and report it (start, end, elapsed time, a heartbeat while it runs). */
+  const pipeline = new PipelineRunner<RunState, RunStep>({ state: current, statePath: paths.state, progress, mark });
+  const reports = pipeline.reports;
+  /** Run or verify one inline step (the `{ name, run, verify }` shape of `./pipeline.ts`). */
   const step = async (name: RunStep, run: () => Promise<Record<string, unknown>>, verify: (recorded: Record<string, unknown>) => Promise<void>): Promise<void> => {
-    const recorded = current.steps[name];
-    const task = progress.start(name);
-    let status: RunStepReport["status"];
-    try {
-      if (recorded !== undefined) {
-        await verify(recorded);
-        status = "verified";
-      } else {
-        await record(name, await run());
-        status = "ran";
-      }
-    } catch (error) {
-      task.failed(error instanceof Error ? error.message : String(error));
-      throw error;
-    }
-    reports.push({ step: name, status, ms: task.done(status) });
+    await pipeline.step({ name, run, verify: (_ctx: undefined, recorded) => verify(recorded) }, undefined);
   };
-
-  /** One part of a step (the install command, one gate) reported on its own line with its own heartbeat. */
-  const part = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
-    const task = progress.start(label);
-    try {
-      const value = await fn();
-      task.done();
-      return value;
-    } catch (error) {
-      task.failed(error instanceof Error ? error.message : String(error));
-      throw error;
-    }
-  };
+  const part = <T>(label: string, fn: () => Promise<T>): Promise<T> => pipeline.part(label, fn);
 
   const intentEnv = { ...process.env, ...env } as NodeJS.ProcessEnv;
 
@@ -556,8 +520,7 @@ async function runLocked(
       },
     );
   } else {
-    reports.push({ step: "check-immutable", status: "skipped", ms: 0, reason: noGitHub });
-    progress.skipped("check-immutable", noGitHub);
+    pipeline.skip("check-immutable", noGitHub);
   }
 
   const config = await readReleaseConfig(paths.restore);
@@ -630,10 +593,9 @@ async function runLocked(
       workflowRef: "refs/heads/main",
       runAttempt: current.run_attempt,
     };
-    await step("attest", () => attestStep.run(ctx), (recorded) => attestStep.verify(ctx, recorded));
+    await pipeline.step(attestStep, ctx);
   } else {
-    reports.push({ step: "attest", status: "skipped", ms: 0, reason: "skipped: no attestation key (pass --attest-key)" });
-    progress.skipped("attest", "skipped: no attestation key (pass --attest-key)");
+    pipeline.skip("attest", "skipped: no attestation key (pass --attest-key)");
   }
 
   // 10. promote (verification = the resumable promotion itself, which only reads when already promoted).
@@ -699,8 +661,7 @@ async function runLocked(
     );
     githubRelease = `release ${String(current.steps["github-release"]?.["release_id"])}`;
   } else {
-    reports.push({ step: "github-release", status: "skipped", ms: 0, reason: githubRelease });
-    progress.skipped("github-release", githubRelease);
+    pipeline.skip("github-release", githubRelease);
   }
 
   return {

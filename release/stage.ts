@@ -51,13 +51,6 @@ import { PipelineError } from "./errors.js";
 import { outputJsonBytes, privateTempDir, writeOutputFile } from "./output.js";
 import { requirePrivateWithBootstrap, resolveAccess, uploadArtifact, verifiedDownload, type RegistryAccessOptions } from "./registry-access.js";
 
-// Transitional: `release/run.ts` still imports these from here until the step
-// modules and `pipeline.ts` replace its wiring.
-export { PipelineError } from "./errors.js";
-export type { PipelineHooks } from "./checkpoint.js";
-export { outputJsonBytes, writeOutputFile } from "./output.js";
-export { openWriteTarget, resolveAccess, resolveTag, verifiedDownload } from "./registry-access.js";
-
 /** Inputs of {@link stageRelease} (the `release stage` flags). */
 export interface StageOptions extends RegistryAccessOptions {
   /** What the tested manifest must match (package, registry repository, gate commands). */
