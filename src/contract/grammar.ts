@@ -134,10 +134,40 @@ export function isNpmPackageName(value: unknown): value is string {
   return typeof value === "string" && value.length <= 214 && NPM_NAME_RE.test(value);
 }
 
-/** Short, safe rendering of an unexpected value for error messages. */
+const URL_SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const URL_USERINFO_RE = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
+
+/** True when `value` starts like a URL (`scheme://`), which no repository or reference string does. */
+export function looksLikeUrl(value: string): boolean {
+  return URL_SCHEME_RE.test(value);
+}
+
+/**
+ * `value` with the user-info of a leading URL (`scheme://user:password@`) replaced by `***`,
+ * so that credentials typed into a reference never reach error text or logs.
+ */
+export function redactUrlUserinfo(value: string): string {
+  return value.replace(URL_USERINFO_RE, "$1***@");
+}
+
+/**
+ * Why `value` is not a digest of the form `sha256:<64 lowercase hex>` (OCI
+ * image-spec "Digests", restricted to SHA-256), in a few words for an error message.
+ */
+export function digestShapeProblem(value: string): string {
+  if (!value.startsWith("sha256:")) return "expected sha256:<64 lowercase hex characters>";
+  const hex = value.slice("sha256:".length);
+  if (/[^0-9a-fA-F]/.test(hex)) return "the part after sha256: must be hex characters 0-9 a-f";
+  if (hex.length !== 64) return `expected 64 hex characters after sha256:, found ${hex.length}`;
+  if (/[A-F]/.test(hex)) return "hex must be lowercase";
+  return "expected sha256:<64 lowercase hex characters>";
+}
+
+/** Short, safe rendering of an unexpected value for error messages (URL credentials redacted). */
 export function describe(value: unknown): string {
   if (typeof value === "string") {
-    const shown = value.length > 80 ? value.slice(0, 77) + "..." : value;
+    const safe = redactUrlUserinfo(value);
+    const shown = safe.length > 80 ? safe.slice(0, 77) + "..." : safe;
     return JSON.stringify(shown);
   }
   if (value === undefined) return "nothing";

@@ -11,7 +11,7 @@
  * refused, and so is a reference naming any repository but the pinned one.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describe, isDigest } from "./grammar.js";
+import { describe, digestShapeProblem, isDigest, looksLikeUrl } from "./grammar.js";
 
 /** A parsed repository string. */
 export type Repository =
@@ -52,10 +52,22 @@ const HOST_LABEL = "(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])";
 const HOST_RE = new RegExp(`^(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::([0-9]{1,5}))?$`);
 
 /**
+ * The refusal of a URL where a repository or reference is expected: a
+ * repository is `host[:port]/path`, and credentials never travel inside it.
+ * @returns ReleaseContractError `REPOSITORY_INVALID`, the URL's user-info redacted.
+ */
+export function urlRefused(value: string): ReleaseContractError {
+  return new ReleaseContractError(
+    "REPOSITORY_INVALID",
+    `expected host[:port]/path (e.g. ghcr.io/acme/plugin), found the URL ${describe(value)}: drop the scheme and any user:password@ (credentials come from REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN or --registry-config)`,
+  );
+}
+
+/**
  * Parse a repository string (`host[:port]/path` or `oci-layout:<dir>`).
  * The host part must look like a host (contain a `.` or `:` or be `localhost`),
  * as in the OCI distribution reference grammar, so `owner/name` alone is refused.
- * @throws ReleaseContractError `REPOSITORY_INVALID`.
+ * @throws ReleaseContractError `REPOSITORY_INVALID` (a URL included: {@link urlRefused}).
  */
 export function parseRepository(value: unknown): Repository {
   if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
@@ -68,6 +80,7 @@ export function parseRepository(value: unknown): Repository {
     }
     return { kind: "layout", repository: value, dir };
   }
+  if (looksLikeUrl(value)) throw urlRefused(value);
   const slash = value.indexOf("/");
   if (slash <= 0) {
     throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)} (expected host[:port]/path)`);
@@ -103,6 +116,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (typeof value !== "string") {
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(value)}`);
   }
+  if (looksLikeUrl(value)) throw urlRefused(value);
   const at = value.lastIndexOf("@");
   if (at < 0) {
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describe(value)}`);
@@ -110,7 +124,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   const repoPart = value.slice(0, at);
   const digest = value.slice(at + 1);
   if (!isDigest(digest)) {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(digest)} after '@'`);
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(digest)} after '@' (${digestShapeProblem(digest)})`);
   }
   if (!repoPart.startsWith(LAYOUT_PREFIX)) {
     const lastSlash = repoPart.lastIndexOf("/");

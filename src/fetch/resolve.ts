@@ -5,7 +5,8 @@
  */
 import { ReleaseContractError } from "../contract/errors.js";
 import { requireDiscoveryTag } from "../contract/grammar.js";
-import { isLoopbackHost, parseRepository, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { isLoopbackHost, parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { describe } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
 import type { DownloadOptions } from "./fetch.js";
 
@@ -22,14 +23,15 @@ export interface TagReference {
  *   reference, which needs no resolving), `TAG_INVALID`, `REPOSITORY_INVALID`.
  */
 export function parseTagReference(value: string): TagReference {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value)) throw urlRefused(value);
   if (value.includes("@")) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${JSON.stringify(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describe(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
   }
   const slash = value.lastIndexOf("/");
   const colon = value.lastIndexOf(":");
   const minColon = value.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0;
   if (colon <= slash || colon < minColon) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${JSON.stringify(value)}`);
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describe(value)}`);
   }
   const tag = requireDiscoveryTag(value.slice(colon + 1));
   return { repository: parseRepository(value.slice(0, colon)), tag };

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { openSession, withTimeout } from "./doctor-server.js";
 import { PluginKitError } from "./errors.js";
+import { parseStrictJson } from "../contract/canonical-json.js";
 import { declaredServerCwd } from "./host-environment.js";
 import { clampedHermesToolName } from "./naming.js";
 import { checkMcpConfig, type StdioServerEntry } from "./portable.js";
@@ -42,12 +43,13 @@ export interface PluginCallResult {
   callMs: number;
 }
 
-/** Parse `--args`: a JSON object (default `{}`). @throws PluginKitError `CALL_ARGUMENTS_INVALID`. */
+/** Parse `--args`: a JSON object (default `{}`), duplicate keys refused. @throws PluginKitError `CALL_ARGUMENTS_INVALID`. */
 export function parseCallArguments(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // Strict parse: a duplicate key is refused (as in every other JSON input), never last-one-wins.
+    value = parseStrictJson(text, { requireObject: false, rejectIntegralFloats: false });
   } catch (problem) {
     throw new PluginKitError("CALL_ARGUMENTS_INVALID", `--args must be a JSON object, e.g. '{"expression": "2**10"}': ${(problem as Error).message}`);
   }

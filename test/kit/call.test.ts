@@ -80,5 +80,9 @@ describe("callPluginTool", () => {
     expect(parseCallArguments(undefined)).toEqual({});
     expect(parseCallArguments('{"a": 1}')).toEqual({ a: 1 });
     for (const bad of ["null", "3", '"x"', "[]", ""]) expect(() => parseCallArguments(bad)).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
+    // Duplicate keys are refused as in every other JSON input; non-integral numbers stay accepted.
+    expect(() => parseCallArguments('{"name":"a","name":"b"}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
+    expect(() => parseCallArguments('{"x":{"k":1,"k":2}}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
+    expect(parseCallArguments('{"x": 2.5, "y": 1.0}')).toEqual({ x: 2.5, y: 1 });
   });
 });

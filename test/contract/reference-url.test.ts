@@ -1,0 +1,62 @@
+import { describe as suite, expect, it } from "vitest";
+import { ReleaseContractError } from "../../src/contract/errors.js";
+import { digestShapeProblem, redactUrlUserinfo } from "../../src/contract/grammar.js";
+import { parseReference, parseRepository } from "../../src/contract/reference.js";
+import { parseTagReference } from "../../src/fetch/resolve.js";
+
+const HEX = "a".repeat(64);
+
+function failure(fn: () => unknown): ReleaseContractError {
+  try {
+    fn();
+  } catch (problem) {
+    return problem as ReleaseContractError;
+  }
+  throw new Error("expected a refusal");
+}
+
+suite("URLs where a repository or reference is expected", () => {
+  const urls = [
+    "https://user:pw@ghcr.io/a/b:v1",
+    `https://user:pw@ghcr.io/a/b@sha256:${HEX}`,
+    "http://u:p@ss@127.0.0.1:5000/a/b",
+    "oci://token@ghcr.io/a/b",
+  ];
+  for (const url of urls) {
+    it(`refuses ${url.split("@")[0]}... as REPOSITORY_INVALID without echoing the credentials`, () => {
+      for (const parse of [() => parseRepository(url), () => parseReference(url), () => parseTagReference(url)]) {
+        const problem = failure(parse);
+        expect(problem.code).toBe("REPOSITORY_INVALID");
+        expect(problem.message).toContain("drop the scheme");
+        expect(problem.message).not.toMatch(/user:pw|u:p@ss|token@/);
+      }
+    });
+  }
+
+  it("still parses host[:port]/path references", () => {
+    expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
+    expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
+  });
+
+  it("redacts only the user-info of a leading URL", () => {
+    expect(redactUrlUserinfo("https://u:p@h/x@sha256:1")).toBe("https://***@h/x@sha256:1");
+    expect(redactUrlUserinfo(`ghcr.io/a/b@sha256:${HEX}`)).toBe(`ghcr.io/a/b@sha256:${HEX}`);
+  });
+});
+
+suite("a malformed digest in a reference says what is wrong", () => {
+  const cases: Array<[string, RegExp]> = [
+    ["sha256:xyz", /hex characters 0-9 a-f/],
+    [`sha256:${"A".repeat(64)}`, /lowercase/],
+    ["sha256:abcd", /expected 64 hex characters after sha256:, found 4/],
+    [`sha512:${HEX}`, /expected sha256:<64 lowercase hex characters>/],
+  ];
+  for (const [digest, why] of cases) {
+    it(`${digest.slice(0, 14)}... is REFERENCE_NOT_PINNED naming the problem`, () => {
+      const problem = failure(() => parseReference(`ghcr.io/a/b@${digest}`));
+      expect(problem.code).toBe("REFERENCE_NOT_PINNED");
+      expect(problem.message).toMatch(why);
+      expect(digestShapeProblem(digest)).toMatch(why);
+    });
+  }
+});
