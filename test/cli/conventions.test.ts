@@ -10,19 +10,8 @@ import type { Command } from "commander";
 import { buildProgram } from "../../src/cli/program.js";
 import { UsageError, currentVerbosity, progressStream, setVerbosity, type Verbosity } from "../../src/cli/output.js";
 import { runCli } from "../support/cli.js";
+import { leafCommands } from "../support/cli-tree.js";
 
-/** Every command with an action, as its path of names (e.g. ["release", "run"]). */
-function leafCommands(): { path: string[]; command: Command }[] {
-  const leaves: { path: string[]; command: Command }[] = [];
-  const walk = (cmd: Command, path: string[]) => {
-    for (const sub of cmd.commands) {
-      if (sub.commands.length > 0) walk(sub, [...path, sub.name()]);
-      else leaves.push({ path: [...path, sub.name()], command: sub });
-    }
-  };
-  walk(buildProgram(), []);
-  return leaves;
-}
 
 /** The arguments a command needs to reach its action: its required arguments and mandatory options with a placeholder value. */
 function minimalArgs(command: Command): string[] {

@@ -14,12 +14,12 @@
  * writes anything (a few get one flag more so that they fail early: see FAIL_FAST).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Command } from "commander";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildProgram } from "../../src/cli/program.js";
 import { runCli } from "../support/cli.js";
+import type { Command } from "commander";
+import { leafCommands } from "../support/cli-tree.js";
 
 /** Flags that make a command fail at once in an empty directory instead of doing real work. */
 const FAIL_FAST: Record<string, string[]> = {
@@ -32,17 +32,6 @@ const FAIL_FAST: Record<string, string[]> = {
 /** Commands whose stdout is always one JSON object (the release steps workflows parse). */
 const alwaysJson = (path: string[]) => path[0] === "release" && path[1] !== "demo";
 
-function leafCommands(): { path: string[]; command: Command }[] {
-  const leaves: { path: string[]; command: Command }[] = [];
-  const walk = (cmd: Command, path: string[]) => {
-    for (const sub of cmd.commands) {
-      if (sub.commands.length > 0) walk(sub, [...path, sub.name()]);
-      else leaves.push({ path: [...path, sub.name()], command: sub });
-    }
-  };
-  walk(buildProgram(), []);
-  return leaves;
-}
 
 function failingArgs(path: string[], command: Command): string[] {
   const args = command.registeredArguments.filter((a) => a.required).map(() => "missing-input");
