@@ -21,14 +21,15 @@
  * references and receipt bytes.
  */
 import { spawn } from "node:child_process";
-import { createHash, generateKeyPairSync } from "node:crypto";
-import { createReadStream, existsSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync } from "node:fs";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HermesPluginKitError } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { hashFile } from "../src/contract/file-hash.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
 import { consumerNextSteps, shellWord } from "./next-steps.js";
@@ -121,12 +122,6 @@ function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.
     });
     child.stdin.end(options.input ?? "");
   });
-}
-
-async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 /** The part of `plugin doctor --json` the demo reads. */
@@ -347,7 +342,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     await timed("consumer: verify-final-receipt --expect-bundle-reference", () => cli(["verify-final-receipt", "--receipt", receiptFile, "--repository", repository, "--package", src.name, "--expect-bundle-reference", release.bundle_reference]));
     const tarballPath = join(consumer, "dist", release.tarball.filename);
     const tarballSha = await timed("consumer: tarball SHA-256 equals the receipt's artifact sha256", async () => {
-      const actual = await sha256OfFile(tarballPath);
+      const actual = (await hashFile(tarballPath)).sha256;
       const receipt = parseStrictJson(await readFile(receiptFile));
       const expected = (receipt["artifacts"] as { sha256: string }[])[0]?.sha256;
       if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}`);

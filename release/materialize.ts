@@ -13,12 +13,11 @@
  * and `release-source.bundle` (refs `refs/heads/release-candidate` and
  * `refs/tags/v<version>` only) plus `release-source.sha256` are written.
  */
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
+import { hashFile } from "../src/contract/file-hash.js";
 import { isStableSemver } from "../src/contract/grammar.js";
 import { ReleaseStepError } from "./errors.js";
 import { changedFiles, git, gitText, headCommit, resolveCommit, statusPorcelain } from "./git.js";
@@ -135,13 +134,6 @@ export async function attachTrigger(options: AttachTriggerOptions): Promise<{ br
     throw new ReleaseStepError("RELEASE_HEAD_MISMATCH", `after attaching, HEAD is ${now} on ${onBranch || "no branch"}, expected ${options.expectedSha} on ${branch}`);
   }
   return { branch, head: now };
-}
-
-/** SHA-256 (hex) of a file, streamed. */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 /**
@@ -385,7 +377,7 @@ async function writeSourceBundle(dir: string, out: { bundlePath: string; checksu
   if (refs.candidateSha !== sourceSha || refs.tagSha !== tagObject || tagPeeled !== sourceSha) {
     throw new ReleaseStepError("RELEASE_BUNDLE_REFS", `source bundle refs point at ${refs.candidateSha} and tag object ${refs.tagSha} (peeled ${tagPeeled ?? "nothing"}), expected ${sourceSha} and tag object ${tagObject}`);
   }
-  const digest = await sha256File(partial);
+  const digest = (await hashFile(partial)).sha256;
   await rename(partial, out.bundlePath);
   await writeFile(out.checksumPath, `${digest}  ${SOURCE_BUNDLE_FILE}\n`);
   return digest;

@@ -18,9 +18,10 @@
 import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir } from "node:fs/promises";
 import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF } from "../src/contract/constants.js";
+import { hashFile } from "../src/contract/file-hash.js";
 import { ReleaseStepError } from "./errors.js";
 import { git, resolveCommit } from "./git.js";
-import { bundleHeads, proveReleaseIdentity, requireReleaseBundleRefs, sha256File, SOURCE_BUNDLE_CHECKSUM_FILE, type ReleaseIdentity } from "./materialize.js";
+import { bundleHeads, proveReleaseIdentity, requireReleaseBundleRefs, SOURCE_BUNDLE_CHECKSUM_FILE, type ReleaseIdentity } from "./materialize.js";
 
 /** Options of {@link restoreSource}. */
 export interface RestoreOptions {
@@ -62,7 +63,7 @@ export async function checkBundleChecksum(bundle: string, checksumFile: string):
   }
   const st = await lstat(bundle).catch(() => undefined);
   if (st === undefined || !st.isFile()) throw new ReleaseStepError("RELEASE_BUNDLE_CHECKSUM", `source bundle ${bundle} must be a regular file`);
-  const actual = await sha256File(bundle);
+  const actual = (await hashFile(bundle)).sha256;
   if (actual !== m[1]) throw new ReleaseStepError("RELEASE_BUNDLE_CHECKSUM", `source bundle SHA-256 is ${actual}, ${basename(checksumFile)} says ${m[1]}`);
   return actual;
 }

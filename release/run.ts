@@ -48,7 +48,7 @@ import { readReleaseConfig } from "./config.js";
 import { evidenceFile, runGate } from "./gate.js";
 import { commandEnvironment } from "./command-env.js";
 import { createGitHubRelease } from "./github-release.js";
-import { git, gitText, headCommit, remoteMainAdvice, remoteTagCommit, runProcess } from "./git.js";
+import { git, gitText, headCommit, remoteBranchCommit, remoteMainAdvice, remoteTagCommit, runProcess } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
 import { checksumsStep, createManifestStep, readGateEvidence, verifyManifestStep } from "./manifest-steps.js";
 import { materializeRelease, proveReleaseIdentity, SOURCE_BUNDLE_CHECKSUM_FILE } from "./materialize.js";
@@ -385,7 +385,7 @@ async function runLocked(
     async () => {
       await cloneAtTrigger(source, paths.source, current.trigger_sha);
       // Promotion will require origin's main at the trigger: say so now, before anything is built.
-      const remoteMain = (await gitText(["ls-remote", "origin", "refs/heads/main"], { cwd: paths.source })).split("\t")[0];
+      const remoteMain = await remoteBranchCommit(paths.source, "origin", "main");
       if (remoteMain !== current.trigger_sha) {
         throw new PipelineError("PROMOTE_REMOTE_STATE", await remoteMainAdvice(source, remoteMain, current.trigger_sha));
       }

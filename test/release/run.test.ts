@@ -149,6 +149,28 @@ describe("release run", () => {
     }
   });
 
+  it("reads origin's main by its exact name: a sibling branch a/refs/heads/main (listed first by git's tail match) is not main", async () => {
+    const decoy = await createRunFixture("decoy-plugin");
+    try {
+      const baseline = (await decoy.repo.git(["rev-parse", "HEAD~1"])).trim();
+      await decoy.repo.git(["push", "--quiet", "origin", `${baseline}:refs/heads/a/refs/heads/main`]);
+      const stop = new Error("stopped after intent");
+      const result = await runRelease({
+        source: decoy.repo.dir,
+        workspace: decoy.workspace,
+        env,
+        progress: null,
+        runId: "6",
+        hooks: { checkpoint: (point) => { if (point === "intent:recorded") throw stop; } },
+      }).catch((e: unknown) => e);
+      expect(result, String(result)).toBe(stop);
+      const state = parseStrictJson(await readFile(join(decoy.workspace, "run-state.json"))) as { steps: Record<string, Record<string, unknown>> };
+      expect(state.steps["intent"]).toMatchObject({ released: true, version: "0.8.0" });
+    } finally {
+      await decoy.cleanup();
+    }
+  });
+
   it("an install command that fails stops the run before any gate: RUN_INSTALL_FAILED names the command, where it came from and the fix; nothing is staged", async () => {
     const parent = await mkdtemp(join(tmpdir(), "hpk-run-install-"));
     const repository = `oci-layout:${join(parent, "store")}`;
