@@ -5,6 +5,7 @@
  */
 // The contract's public surface, the same names as src/contract/index.ts.
 export {
+  ArtifactManifestSchema, artifactManifestProblems, EmptyConfigDescriptorSchema, LayerDescriptorSchema, problemAt, SubjectDescriptorSchema,
   bindingFromReceipt, bindingFromTestedManifest, BOOTSTRAP_ARTIFACT_TYPE, BOOTSTRAP_TAG,
   buildPublishedReceipt, bumpVersion, bundleChecksumPaths, bundleLayerTitles, bundlePayloadPaths,
   canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
@@ -33,7 +34,8 @@ export {
   TestedArtifactSchema, testedManifestBytes, TestedManifestSchema, TestGateEvidenceSchema, TITLE_ANNOTATION,
   TRUSTED_ROOT_MEDIA_TYPES, verifyFinalReceipt, verifyFinalReceiptBytes, verifyManifest,
   verifyReleaseIdentity, verifyTestedManifest, WORKFLOW_NAME, WorkflowEvidenceSchema,
-  writeTestedManifestFile, type BundleLayer, type CheckedTrustedRoot, type DistInspection, type Evidence,
+  writeTestedManifestFile, type ArtifactManifest, type ArtifactManifestPart, type ArtifactManifestProblem, type ArtifactManifestProfile,
+  type BundleLayer, type CheckedTrustedRoot, type DistInspection, type Evidence,
   type FinalReceiptExpectations, type FleetLock, type FleetPlugin, type GateCommands, type GateResult, type
   HostContractEvidence, type JsonObject, type JsonValue, type LockedProvenancePolicy, type NpmTarball, type
   PayloadChecksumEntry, type PayloadRecord, type PinnedReference, type PackagePolicy, type PolicySources, type ConsumerExpectations, type ConsumerPins, type Promotion, type

@@ -4,6 +4,18 @@
  */
 export { hasCode, HermesPluginKitError, ReleaseContractError } from "./errors.js";
 export {
+  ArtifactManifestSchema,
+  artifactManifestProblems,
+  EmptyConfigDescriptorSchema,
+  LayerDescriptorSchema,
+  problemAt,
+  SubjectDescriptorSchema,
+  type ArtifactManifest,
+  type ArtifactManifestPart,
+  type ArtifactManifestProblem,
+  type ArtifactManifestProfile,
+} from "./artifact-manifest.js";
+export {
   canonicalJson,
   canonicalJsonBytes,
   canonicalJsonPretty,

@@ -10,13 +10,11 @@
  * `dist/<name>-<version>.tgz`), a receipt artifact exactly 1
  * (`release-receipt.json`). The bootstrap artifact is never accepted.
  */
-import { createHash } from "node:crypto";
+import { artifactManifestProblems, problemAt, type ArtifactManifestProblem } from "../contract/artifact-manifest.js";
 import { parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
 import {
   BOOTSTRAP_ARTIFACT_TYPE,
   EMPTY_CONFIG_DESCRIPTOR,
-  MAX_MANIFEST_BYTES,
-  OCI_EMPTY_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
   OCTET_STREAM_MEDIA_TYPE,
   RECEIPT_ARTIFACT_TYPE,
@@ -25,7 +23,7 @@ import {
   STATIC_BUNDLE_PATHS,
   TITLE_ANNOTATION,
 } from "../contract/constants.js";
-import { describe, isDigest } from "../contract/grammar.js";
+import { describe } from "../contract/grammar.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import type { Descriptor } from "../oci/target.js";
 import { FetchError } from "./errors.js";
@@ -74,17 +72,8 @@ export interface ReleaseManifestCheckOptions {
   packageName?: string;
 }
 
-const MANIFEST_KEYS = ["artifactType", "config", "layers", "mediaType", "schemaVersion"];
-const DESCRIPTOR_KEYS = ["digest", "mediaType", "size"];
-const LAYER_KEYS = ["annotations", "digest", "mediaType", "size"];
-
 function isObject(value: JsonValue | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function hasExactKeys(value: JsonObject, keys: readonly string[]): boolean {
-  const own = Object.keys(value).sort();
-  return own.length === keys.length && own.every((k, i) => k === keys[i]);
 }
 
 function isSize(value: JsonValue | undefined): value is number {
@@ -92,24 +81,10 @@ function isSize(value: JsonValue | undefined): value is number {
 }
 
 /**
- * Check raw manifest bytes against the pinned digest (check G3, docs/fetch.md): at
- * most {@link MAX_MANIFEST_BYTES} (1 MiB) and SHA-256 equal to `expectedDigest`.
- * @throws FetchError `FETCH_MANIFEST_TOO_LARGE`, `FETCH_MANIFEST_DIGEST_MISMATCH`.
- */
-export function checkManifestBytes(bytes: Uint8Array, expectedDigest: string): void {
-  if (bytes.length > MAX_MANIFEST_BYTES) {
-    throw new FetchError("FETCH_MANIFEST_TOO_LARGE", `OCI manifest is ${bytes.length} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
-  }
-  const digest = "sha256:" + createHash("sha256").update(bytes).digest("hex");
-  if (digest !== expectedDigest) {
-    throw new FetchError("FETCH_MANIFEST_DIGEST_MISMATCH", `OCI manifest digest or size mismatch: expected ${expectedDigest}, found ${digest} (${bytes.length} bytes)`);
-  }
-}
-
-/**
  * Check a manifest descriptor reported by a target (check G3, O1, docs/fetch.md):
- * `{mediaType: OCI manifest type, digest: expectedDigest, size: expectedSize}`
- * with a size of at most 1 MiB (the manifest body is checked separately).
+ * `{mediaType: OCI manifest type, digest: expectedDigest, size: expectedSize}`.
+ * The 1 MiB ceiling, the bytes' size and their digest are the transport's:
+ * `fetchManifest` (src/oci/transfer.ts) checks them, once.
  * @throws FetchError `FETCH_MANIFEST_UNSUPPORTED` (another media type, e.g. an
  *   image index), `FETCH_MANIFEST_DIGEST_MISMATCH` (digest or size).
  */
@@ -120,7 +95,7 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
       `unsupported OCI release manifest: ${expectedDigest} is served as ${describe(desc.mediaType)}, expected ${OCI_MANIFEST_MEDIA_TYPE}`,
     );
   }
-  const ok = desc.digest === expectedDigest && isSize(desc.size) && (expectedSize === undefined || desc.size === expectedSize) && desc.size <= MAX_MANIFEST_BYTES;
+  const ok = desc.digest === expectedDigest && isSize(desc.size) && (expectedSize === undefined || desc.size === expectedSize);
   if (!ok) {
     throw new FetchError(
       "FETCH_MANIFEST_DIGEST_MISMATCH",
@@ -130,12 +105,14 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
 }
 
 /**
- * Check a release manifest's bytes and structure (check G3-G8, docs/fetch.md).
+ * Check a release manifest's structure (checks G4-G8, docs/fetch.md) against
+ * the `payload` profile of the one artifact-manifest schema
+ * (src/contract/artifact-manifest.ts), then the release rules.
  *
- * @param bytes the raw manifest bytes as downloaded.
+ * @param bytes the manifest bytes as `fetchManifest` returned them: their size
+ *   (at most 1 MiB) and digest (`options.expectedDigest`) are checked there (G3).
  * @returns the artifact kind, config and the layers with their titles.
  * @throws FetchError
- *   `FETCH_MANIFEST_TOO_LARGE`, `FETCH_MANIFEST_DIGEST_MISMATCH` (G3);
  *   `FETCH_MANIFEST_INVALID_JSON` (J4: bad JSON, duplicate key, non-object);
  *   `FETCH_MANIFEST_UNSUPPORTED` (key set not exactly schemaVersion, mediaType,
  *   artifactType, config, layers; schemaVersion not 2; another media type, G4);
@@ -151,10 +128,9 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
  *   `FETCH_LAYER_PATHS_UNEXPECTED` (title set not the kind's set, G8).
  */
 export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifestCheckOptions): CheckedReleaseManifest {
-  checkManifestBytes(bytes, options.expectedDigest);
-  const manifest = parseManifestDocument(bytes);
+  const { manifest, problems } = parseManifestDocument(bytes);
   const kind = artifactKindOf(manifest, options.expectedKind);
-  checkEmptyConfig(manifest["config"]);
+  checkEmptyConfig(manifest["config"], problems);
   const layers = manifest["layers"];
   const expectedCount = LAYER_COUNT[kind];
   if (!Array.isArray(layers) || layers.length !== expectedCount) {
@@ -166,7 +142,7 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
   const checked: CheckedLayer[] = [];
   const titles = new Set<string>();
   for (const [index, layer] of layers.entries()) {
-    const one = checkLayer(layer, index, options.packageName);
+    const one = checkLayer(layer, index, problems, options.packageName);
     if (titles.has(one.title)) {
       throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describe(one.title)}`);
     }
@@ -184,27 +160,18 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
   };
 }
 
-/** J4 and G4: strict JSON, exactly the manifest keys, schemaVersion 2 and the OCI image manifest media type. */
-function parseManifestDocument(bytes: Uint8Array): JsonObject {
+/** J4 and G4: strict JSON, then the schema's key set, schemaVersion 2 and the OCI image manifest media type. */
+function parseManifestDocument(bytes: Uint8Array): { manifest: JsonObject; problems: ArtifactManifestProblem[] } {
   let manifest: JsonObject;
   try {
     manifest = parseStrictJson(bytes, { rejectIntegralFloats: true });
   } catch (error) {
     throw new FetchError("FETCH_MANIFEST_INVALID_JSON", `invalid registry JSON in the OCI manifest: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  if (!hasExactKeys(manifest, MANIFEST_KEYS)) {
-    throw new FetchError(
-      "FETCH_MANIFEST_UNSUPPORTED",
-      `unsupported OCI release manifest: expected exactly the keys ${MANIFEST_KEYS.join(", ")}, found ${Object.keys(manifest).sort().join(", ")}`,
-    );
-  }
-  if (manifest["schemaVersion"] !== 2 || manifest["mediaType"] !== OCI_MANIFEST_MEDIA_TYPE) {
-    throw new FetchError(
-      "FETCH_MANIFEST_UNSUPPORTED",
-      `unsupported OCI release manifest: expected schemaVersion 2 and mediaType ${OCI_MANIFEST_MEDIA_TYPE}, found ${describe(manifest["schemaVersion"])} and ${describe(manifest["mediaType"])}`,
-    );
-  }
-  return manifest;
+  const problems = artifactManifestProblems(manifest, "payload");
+  const document = problemAt(problems, "document");
+  if (document !== undefined) throw new FetchError("FETCH_MANIFEST_UNSUPPORTED", `unsupported OCI release manifest: ${document.message}`);
+  return { manifest, problems };
 }
 
 /** The artifact kind named by `artifactType` (bootstrap and anything else refused), checked against the kind the caller expects. */
@@ -229,14 +196,8 @@ function artifactKindOf(manifest: JsonObject, expectedKind: ArtifactKind | undef
 }
 
 /** G5: the config is exactly the empty-config descriptor. */
-function checkEmptyConfig(config: JsonValue | undefined): void {
-  if (
-    !isObject(config) ||
-    !hasExactKeys(config, DESCRIPTOR_KEYS) ||
-    config["mediaType"] !== OCI_EMPTY_MEDIA_TYPE ||
-    config["digest"] !== EMPTY_CONFIG_DESCRIPTOR.digest ||
-    config["size"] !== EMPTY_CONFIG_DESCRIPTOR.size
-  ) {
+function checkEmptyConfig(config: JsonValue | undefined, problems: readonly ArtifactManifestProblem[]): void {
+  if (problemAt(problems, "config") !== undefined) {
     throw new FetchError(
       "FETCH_CONFIG_UNEXPECTED",
       `unexpected OCI release config: expected exactly ${JSON.stringify(EMPTY_CONFIG_DESCRIPTOR)}, found ${isObject(config) ? JSON.stringify(config).slice(0, 200) : describe(config)}`,
@@ -245,21 +206,15 @@ function checkEmptyConfig(config: JsonValue | undefined): void {
 }
 
 /** O1, O2, G7: one layer's descriptor, its single title annotation and the title allow-list. */
-function checkLayer(layer: JsonValue, index: number, packageName: string | undefined): CheckedLayer {
-  if (
-    !isObject(layer) ||
-    !hasExactKeys(layer, LAYER_KEYS) ||
-    layer["mediaType"] !== OCTET_STREAM_MEDIA_TYPE ||
-    !isDigest(layer["digest"]) ||
-    !isSize(layer["size"])
-  ) {
+function checkLayer(layer: JsonValue, index: number, problems: readonly ArtifactManifestProblem[], packageName: string | undefined): CheckedLayer {
+  if (!isObject(layer) || problemAt(problems, "layer", index) !== undefined) {
     throw new FetchError(
       "FETCH_LAYER_DESCRIPTOR_INVALID",
       `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describe(layer)}`,
     );
   }
-  const annotations = layer["annotations"];
-  if (!isObject(annotations) || !hasExactKeys(annotations, [TITLE_ANNOTATION]) || typeof annotations[TITLE_ANNOTATION] !== "string") {
+  const annotations = layer["annotations"] as JsonObject;
+  if (problemAt(problems, "layer-annotations", index) !== undefined) {
     throw new FetchError(
       "FETCH_LAYER_ANNOTATION_INVALID",
       `invalid OCI path annotation on layer ${index}: expected exactly one string ${TITLE_ANNOTATION}`,

@@ -19,9 +19,10 @@
  * 5. that statement against the release: subject, tested manifest digest, `source_sha`,
  *    tag, workflow, run id.
  */
-import { canonicalJson, parseStrictJson } from "../contract/canonical-json.js";
-import { EMPTY_CONFIG_DIGEST, MAX_MANIFEST_BYTES, OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
-import { describe, isDigest } from "../contract/grammar.js";
+import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
+import { canonicalJson, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
+import { MAX_MANIFEST_BYTES, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
+import { describe } from "../contract/grammar.js";
 import {
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE,
   bindingFromReceipt,
@@ -44,6 +45,7 @@ import {
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
 import { readAllBounded } from "../oci/descriptor.js";
+import { isOciError } from "../oci/errors.js";
 import { listReferrers, type ReferrersSource } from "../oci/referrers.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { fetchManifest } from "../oci/transfer.js";
@@ -84,56 +86,53 @@ function attestationInvalid(message: string): never {
   throw new ProvenanceError("PROVENANCE_ATTESTATION_INVALID", message);
 }
 
-function exactKeys(value: unknown, required: string[], optional: string[] = []): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const keys = Object.keys(value);
-  return required.every((k) => keys.includes(k)) && keys.every((k) => required.includes(k) || optional.includes(k));
-}
-
 /**
  * A referrer manifest as Sigstore attestations are stored (the kit's
- * `release attest` and GitHub's attest action write the same shape): OCI image
- * manifest, artifactType Sigstore bundle v0.3, the empty config, exactly one
- * Sigstore bundle layer of at most 1 MiB, `subject` = the release bundle, optional string annotations.
+ * `release attest` and GitHub's attest action write the same shape): the
+ * `referrer` profile of the one artifact-manifest schema
+ * (src/contract/artifact-manifest.ts: OCI image manifest, the empty config,
+ * `subject`, optional string annotations), artifactType Sigstore bundle v0.3,
+ * `subject` = the release bundle, exactly one Sigstore bundle layer of at most 1 MiB.
  * @returns the layer descriptor.
  * @throws ProvenanceError `PROVENANCE_ATTESTATION_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`.
  */
 export function checkAttestationManifest(bytes: Uint8Array, subjectDigest: string, label: string): Descriptor {
-  let json: Record<string, unknown>;
+  let json: JsonObject;
   try {
     json = parseStrictJson(bytes, { rejectIntegralFloats: false });
   } catch (error) {
     return attestationInvalid(`${label} is not a JSON object without duplicate keys: ${(error as Error).message}`);
   }
-  if (!exactKeys(json, ["schemaVersion", "mediaType", "artifactType", "config", "layers", "subject"], ["annotations"])) {
-    attestationInvalid(`${label} has keys ${Object.keys(json).sort().join(", ")}; expected artifactType, config, layers, mediaType, schemaVersion, subject (and annotations)`);
+  const [problem] = artifactManifestProblems(json, "referrer");
+  if (problem !== undefined) attestationInvalid(`${label} is not an attestation manifest: ${problem.message}`);
+  const manifest = json as unknown as ArtifactManifest;
+  if (manifest.artifactType !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE) attestationInvalid(`${label} is not an OCI image manifest of artifactType ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE}`);
+  if (manifest.subject?.digest !== subjectDigest) {
+    attestationInvalid(`${label}: subject is ${describe(manifest.subject?.digest)}, not the release bundle ${subjectDigest}`);
   }
-  if (json["schemaVersion"] !== 2 || json["mediaType"] !== OCI_MANIFEST_MEDIA_TYPE || json["artifactType"] !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE) {
-    attestationInvalid(`${label} is not an OCI image manifest of artifactType ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE}`);
-  }
-  const config = json["config"] as Record<string, unknown>;
-  if (!exactKeys(config, ["mediaType", "digest", "size"]) || config["mediaType"] !== OCI_EMPTY_MEDIA_TYPE || config["digest"] !== EMPTY_CONFIG_DIGEST || config["size"] !== 2) {
-    attestationInvalid(`${label}: config must be the empty config ${EMPTY_CONFIG_DIGEST}`);
-  }
-  const subject = json["subject"] as Record<string, unknown>;
-  if (!exactKeys(subject, ["mediaType", "digest", "size"], ["annotations", "artifactType"]) || subject["digest"] !== subjectDigest) {
-    attestationInvalid(`${label}: subject is ${describe((subject as { digest?: unknown } | null)?.digest)}, not the release bundle ${subjectDigest}`);
-  }
-  const annotations = json["annotations"];
-  if (annotations !== undefined && (annotations === null || typeof annotations !== "object" || Array.isArray(annotations) || Object.values(annotations).some((v) => typeof v !== "string"))) {
-    attestationInvalid(`${label}: annotations must map strings to strings`);
-  }
-  const layers = json["layers"];
-  const layer = Array.isArray(layers) && layers.length === 1 ? (layers[0] as Record<string, unknown>) : undefined;
-  if (layer === undefined || !exactKeys(layer, ["mediaType", "digest", "size"], ["annotations"]) || layer["mediaType"] !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE || !isDigest(layer["digest"])) {
+  const [layer, ...more] = manifest.layers;
+  if (layer === undefined || more.length > 0 || layer.mediaType !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE) {
     return attestationInvalid(`${label} must hold exactly one ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE} layer`);
   }
-  const size = layer["size"];
-  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 1) attestationInvalid(`${label}: layer size ${describe(size)}`);
-  if (size > MAX_MANIFEST_BYTES) {
-    throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${label} holds a Sigstore bundle of ${size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
+  if (layer.size > MAX_MANIFEST_BYTES) {
+    throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${label} holds a Sigstore bundle of ${layer.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
   }
-  return { mediaType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, digest: layer["digest"] as string, size };
+  return { mediaType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE, digest: layer.digest, size: layer.size };
+}
+
+/**
+ * The attestation manifest's bytes through `fetchManifest`, the one place a
+ * manifest's size (at most 1 MiB) and digest are checked; over the ceiling is
+ * this attestation's `PROVENANCE_ATTESTATION_TOO_LARGE` (so it is set aside
+ * like any other attestation that does not verify).
+ */
+async function fetchAttestationManifest(target: ReadOnlyTarget, desc: Descriptor, label: string): Promise<Buffer> {
+  try {
+    return await fetchManifest(target, { mediaType: desc.mediaType, digest: desc.digest, size: desc.size });
+  } catch (error) {
+    if (!isOciError(error, "OCI_MANIFEST_TOO_LARGE")) throw error;
+    throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${label} is ${desc.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`, { cause: error });
+  }
 }
 
 /** The signer `verifySigstoreBundle` expects under `policy`, and where the certificate's run facts land. */
@@ -150,10 +149,7 @@ function expectedSigner(policy: ResolvedProvenancePolicy, seen: { signer?: Signe
 
 /** Fetch, check and verify one attestation; returns its statement. */
 async function verifyOne(target: ReadOnlyTarget, desc: Descriptor, subject: Descriptor, policy: ResolvedProvenancePolicy, trust: CheckedTrustedRoot, label: string): Promise<ProvenanceFacts> {
-  if (desc.size > MAX_MANIFEST_BYTES) {
-    throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${label} is ${desc.size} bytes; at most ${MAX_MANIFEST_BYTES} bytes are accepted`);
-  }
-  const manifest = await fetchManifest(target, { mediaType: desc.mediaType, digest: desc.digest, size: desc.size });
+  const manifest = await fetchAttestationManifest(target, desc, label);
   const layer = checkAttestationManifest(manifest, subject.digest, label);
   const bytes = await readAllBounded(await target.fetch(layer), layer.size, `Sigstore bundle of ${label}`);
   const bundle = parseSigstoreBundle(bytes, `the Sigstore bundle of ${label}`);

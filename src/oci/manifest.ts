@@ -2,18 +2,17 @@
  * OCI manifests: building the deterministic artifact manifest (reference
  * section 4), parsing any image manifest or index into the descriptors it
  * references (for `copy`), and the strict artifact-manifest check
- * (reference 3.11, O1/O2) used by the layout reader.
+ * (the `payload` profile of src/contract/artifact-manifest.ts) used by the layout reader.
  */
 import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
 import {
   EMPTY_CONFIG_DESCRIPTOR,
-  OCI_EMPTY_MEDIA_TYPE,
   OCI_INDEX_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
   OCTET_STREAM_MEDIA_TYPE,
   TITLE_ANNOTATION,
-  EMPTY_CONFIG_DIGEST,
 } from "../contract/constants.js";
+import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describe, isDigest } from "../contract/grammar.js";
 import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./descriptor.js";
@@ -144,60 +143,22 @@ export function parseManifest(bytes: Uint8Array, expectedMediaType?: string): Pa
   return parsed;
 }
 
-function exactKeys(obj: { [key: string]: JsonValue }, keys: readonly string[]): boolean {
-  const found = Object.keys(obj).sort();
-  const want = [...keys].sort();
-  return found.length === want.length && found.every((k, i) => k === want[i]);
-}
-
 /**
- * Strict check of an artifact manifest as this kit writes it (reference
- * section 4, descriptor checks O1/O2): exact top-level keys, OCI media type,
- * string `artifactType`, the empty config exactly, every layer exactly
- * `{mediaType: application/octet-stream, digest, size >= 1, annotations: {title}}`.
+ * Strict check of an artifact manifest as this kit writes it: the `payload`
+ * profile of the one schema (`artifactManifestProblems`, src/contract/artifact-manifest.ts):
+ * exact top-level keys, OCI media type, string `artifactType`, the empty config exactly,
+ * every layer exactly `{mediaType: application/octet-stream, digest, size >= 1, annotations: {title}}`.
  * @returns `artifactType`, the config descriptor and the titled layers in order.
  * @throws OciError `OCI_MANIFEST_INVALID`.
  */
 export function checkArtifactManifest(bytes: Uint8Array): { artifactType: string; config: Descriptor; layers: TitledLayer[] } {
   const json = parseJsonObject(bytes, "OCI manifest");
-  if (!exactKeys(json, ["schemaVersion", "mediaType", "artifactType", "config", "layers"])) {
-    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected keys artifactType, config, layers, mediaType, schemaVersion; found ${Object.keys(json).sort().join(", ")}`);
-  }
-  if (json["schemaVersion"] !== 2 || json["mediaType"] !== OCI_MANIFEST_MEDIA_TYPE) {
-    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected schemaVersion 2 and mediaType ${OCI_MANIFEST_MEDIA_TYPE}`);
-  }
-  const artifactType = json["artifactType"];
-  if (typeof artifactType !== "string" || artifactType.length === 0) {
-    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: artifactType must be a non-empty string`);
-  }
-  const config = json["config"];
-  if (
-    config === null ||
-    typeof config !== "object" ||
-    Array.isArray(config) ||
-    !exactKeys(config, ["mediaType", "digest", "size"]) ||
-    config["mediaType"] !== OCI_EMPTY_MEDIA_TYPE ||
-    config["digest"] !== EMPTY_CONFIG_DIGEST ||
-    config["size"] !== 2
-  ) {
-    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor: config must be the empty config ${EMPTY_CONFIG_DIGEST}`);
-  }
-  const layersJson = json["layers"];
-  if (!Array.isArray(layersJson)) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: layers must be an array`);
-  const layers = layersJson.map((l, i): TitledLayer => {
-    if (l === null || typeof l !== "object" || Array.isArray(l) || !exactKeys(l, ["mediaType", "digest", "size", "annotations"])) {
-      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at layers[${i}]: expected keys annotations, digest, mediaType, size`);
-    }
-    const { mediaType, digest, size, annotations } = l;
-    if (mediaType !== OCTET_STREAM_MEDIA_TYPE || !isDigest(digest) || typeof size !== "number" || !Number.isSafeInteger(size) || size < 1) {
-      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at layers[${i}]`);
-    }
-    if (annotations === null || typeof annotations !== "object" || Array.isArray(annotations) || !exactKeys(annotations, [TITLE_ANNOTATION])) {
-      throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI path annotation at layers[${i}]`);
-    }
-    const title = annotations[TITLE_ANNOTATION];
-    if (typeof title !== "string") throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI path annotation at layers[${i}]`);
-    return { path: title, descriptor: { mediaType, digest, size, annotations: { [TITLE_ANNOTATION]: title } } };
+  const [problem] = artifactManifestProblems(json, "payload");
+  if (problem !== undefined) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: ${problem.message}`);
+  const manifest = json as unknown as ArtifactManifest;
+  const layers = manifest.layers.map((l): TitledLayer => {
+    const title = l.annotations?.[TITLE_ANNOTATION] as string;
+    return { path: title, descriptor: { mediaType: l.mediaType, digest: l.digest, size: l.size, annotations: { [TITLE_ANNOTATION]: title } } };
   });
-  return { artifactType, config: { ...EMPTY_CONFIG_DESCRIPTOR }, layers };
+  return { artifactType: manifest.artifactType, config: { ...EMPTY_CONFIG_DESCRIPTOR }, layers };
 }
