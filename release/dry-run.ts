@@ -24,9 +24,9 @@ import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fet
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
-import { headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
+import { cloneAtTrigger, headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
-import { cloneAtTrigger, type RunOptions } from "./run.js";
+import type { RunOptions } from "./run-context.js";
 import { PipelineError } from "./errors.js";
 import { openWriteTarget, resolveAccess, resolveTag } from "./registry-access.js";
 

@@ -14,8 +14,10 @@
  * URL-credential-redacted excerpt of stderr is kept for diagnosis.
  */
 import { closeSync, openSync } from "node:fs";
+import { lstat, rm } from "node:fs/promises";
+import { resolve as resolvePath } from "node:path";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded, type ChildEnvironment } from "../src/oci/subprocess.js";
-import { ReleaseStepError } from "./errors.js";
+import { PipelineError, ReleaseStepError } from "./errors.js";
 
 /** Default timeout of one git invocation, in milliseconds. */
 export const GIT_TIMEOUT_MS = 120_000;
@@ -281,4 +283,21 @@ export async function remoteMainAdvice(source: string, remoteMain: string | unde
   return behind
     ? `${head}: push it first (git push origin HEAD:main)`
     : `${head}: origin's main is ahead of or diverged from your HEAD; run git pull, then push and rerun`;
+}
+
+/**
+ * Replace `dir` with a fresh clone of `source` checked out on branch `main`
+ * at `trigger`, whose `origin` is the source checkout's `origin` (resolved
+ * to an absolute path when local): where `release run` makes the release.
+ * @throws PipelineError `RUN_WORKSPACE_INVALID` when the source has no origin; ReleaseStepError `GIT_FAILED`.
+ */
+export async function cloneAtTrigger(source: string, dir: string, trigger: string): Promise<void> {
+  const originUrl = (await git(["config", "--get", "remote.origin.url"], { cwd: source, allowFailure: true })).stdout.trim();
+  if (originUrl.length === 0) throw new PipelineError("RUN_WORKSPACE_INVALID", `the source checkout ${source} has no origin remote to promote to`);
+  const isPath = !/^[a-z][a-z0-9+.-]*:\/\//i.test(originUrl) && !/^[^/]+:/.test(originUrl);
+  const absoluteOrigin = isPath ? resolvePath(source, originUrl) : originUrl;
+  if ((await lstat(dir).catch(() => null)) !== null) await rm(dir, { recursive: true, force: true });
+  await git(["clone", "--quiet", "--no-checkout", source, dir], { cwd: resolvePath(dir, ".."), timeoutMs: 600_000 });
+  await git(["checkout", "--quiet", "-B", "main", trigger], { cwd: dir });
+  await git(["remote", "set-url", "origin", absoluteOrigin], { cwd: dir });
 }

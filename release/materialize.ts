@@ -15,7 +15,7 @@
  */
 import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve as resolvePath } from "node:path";
-import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
+import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_CHECKSUM_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { hashFile } from "../src/contract/file-hash.js";
 import { isStableSemver } from "../src/contract/grammar.js";
@@ -28,7 +28,7 @@ import { createReleaseTag, RELEASE_BOT_IDENTITY, releaseTagProblem } from "./rel
 /** The only files a release commit may touch. */
 export const RELEASE_COMMIT_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);
 /** Name of the checksum file written next to the bundle. */
-export const SOURCE_BUNDLE_CHECKSUM_FILE = "release-source.sha256";
+export { SOURCE_BUNDLE_CHECKSUM_FILE };
 export { RELEASE_BOT_IDENTITY };
 /** Temporary branch name that carries the release commit into the bundle. */
 export const RELEASE_CANDIDATE_BRANCH = "release-candidate";

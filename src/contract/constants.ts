@@ -49,6 +49,8 @@ export const RELEASE_MANIFEST_FILE = "release-manifest.json";
 export const SOURCE_BUNDLE_FILE = "release-source.bundle";
 export const PAYLOAD_CHECKSUMS_FILE = "release-payload.sha256";
 export const RECEIPT_FILE = "release-receipt.json";
+/** Checksum file written next to the source bundle by materialize (`<sha256>  release-source.bundle`); not a bundle layer. */
+export const SOURCE_BUNDLE_CHECKSUM_FILE = "release-source.sha256";
 /** The three static payload names of a release bundle. */
 export const STATIC_BUNDLE_PATHS = Object.freeze([RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, PAYLOAD_CHECKSUMS_FILE]);
 

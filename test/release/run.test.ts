@@ -114,6 +114,17 @@ describe("release run", () => {
     expect(hasCode(error, "RUN_STATE_INVALID"), String(error)).toBe(true);
   });
 
+  it("parses each recorded step with its schema: a record that lacks a field is RUN_STATE_INVALID naming the step, and nothing runs", async () => {
+    const ws = join(rf.workspace, "..", "malformed-record");
+    await mkdir(ws, { recursive: true });
+    const state = { schema: 1, source: rf.repo.dir, trigger_sha: rf.triggerSha, trigger_date: 1767000000, run_id: "8", run_attempt: 1, steps: { intent: { released: true, version: "0.8.0", tag: "v0.8.0", release_class: "minor" } } };
+    await writeFile(join(ws, "run-state.json"), JSON.stringify(state));
+    const error = await runRelease({ source: rf.repo.dir, workspace: ws, env, progress: null }).catch((e: unknown) => e);
+    expect(hasCode(error, "RUN_STATE_INVALID"), String(error)).toBe(true);
+    expect((error as Error).message).toMatch(/record of step intent is malformed at previous_version/);
+    expect(await readdir(ws)).toEqual(["run-state.json"]);
+  });
+
   it("reports nothing to release after docs-only commits, and changes nothing", async () => {
     const docs = await createRunFixture("docs-only-plugin", { message: "docs: clarify the readme\n", files: { "README.md": "# docs-only-plugin\n\nMore words.\n" } });
     try {
