@@ -23,7 +23,7 @@
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,7 +33,7 @@ import { hashFile } from "../src/contract/file-hash.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
 import { consumerNextSteps, shellWord } from "./next-steps.js";
-import { createProgress } from "./progress.js";
+import { createProgress, type Progress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
 import { DemoError, keptRegistryLines, startDemoRegistry, type DemoRegistry } from "./demo-registry.js";
 import { installTarballOffline } from "./demo-consumer.js";
@@ -232,162 +232,83 @@ function credentialsEnv(registry: DemoRegistry | undefined): Record<string, stri
   return registry === undefined ? {} : { REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password };
 }
 
+const NO_GITHUB_HERE = "no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)";
+
+/** One run of the demo: where it works, what it reports, and the store it releases into. */
+interface DemoRun {
+  options: DemoOptions;
+  out: NodeJS.WritableStream | null;
+  workspace: string;
+  packageDir: string;
+  result: DemoResult;
+  /** Run one reported step: its start and end lines (a heartbeat every 10 s), and its entry in `result.steps`. */
+  timed<T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T>;
+  progress: Progress;
+  /** Set once the store is known. */
+  repository: string;
+  plainHttp: boolean;
+  registry?: DemoRegistry;
+  childEnv: NodeJS.ProcessEnv;
+}
+
+/** What the maintainer half hands the consumer half. */
+interface Released {
+  source: { name: string; version: string };
+  release: Extract<RunResult, { released: true }>;
+  /** The throwaway key's public half (`attest-key.pub`): what the consumer pins with `--key`. */
+  attestPub: string;
+}
+
 /**
- * Run the demo. Never throws for a failed step: the result says which step
- * failed, with what it expected and found (`error`), and `ok: false`.
+ * The package directory must exist and hold a package.json, checked before
+ * the workspace is made.
+ * @throws DemoError `DEMO_PACKAGE_MISSING` naming the path and what was expected.
+ */
+async function requirePackageDir(packageDir: string, given: boolean): Promise<void> {
+  const st = await stat(packageDir).catch(() => undefined);
+  const from = given ? "--package" : "the default package (examples/calculator of this checkout)";
+  if (st === undefined || !st.isDirectory()) {
+    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} is not a directory: expected the directory of an npm package (holding package.json), e.g. --package examples/calculator, or --package . for hermes-plugin-kit itself`);
+  }
+  if (!existsSync(join(packageDir, "package.json"))) {
+    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} has no package.json: expected the directory of an npm package, e.g. --package examples/calculator`);
+  }
+}
+
+/**
+ * Run the demo: the package check, the store, the maintainer half (`release
+ * run`), the consumer half, then the next steps. Never throws for a failed
+ * step: the result says which step failed, with what it expected and found
+ * (`error`), and `ok: false`.
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
-  const out = options.out === undefined ? process.stderr : options.out;
-  const progress = createProgress(out);
-  const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
-  await mkdir(workspace, { recursive: true, mode: 0o700 });
   const packageDir = resolve(options.packageDir ?? join(KIT_ROOT, "examples", "calculator"));
-  const steps: DemoStep[] = [];
-  const result: DemoResult = { ok: false, workspace, package: packageDir, registry: "", steps, github_release: "no GitHub here (the GitHub Release step needs GH_TOKEN, GITHUB_API_URL and GITHUB_REPOSITORY)" };
-  // Each step says when it starts and ends (and every 10 s while it runs); the list is the JSON report.
-  const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
-    const task = progress.start(step);
-    try {
-      const value = await fn();
-      const d = detail?.(value);
-      steps.push({ step, ok: true, ms: task.done(undefined, d), ...(d === undefined ? {} : { detail: d }) });
-      return value;
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      steps.push({ step, ok: false, ms: task.failed(message), detail: message });
-      throw error;
-    }
-  };
-
-  const statePath = join(workspace, "demo-state.json");
-  let registry: DemoRegistry | undefined;
+  const result: DemoResult = { ok: false, workspace: options.workspace === undefined ? "" : resolve(options.workspace), package: packageDir, registry: "", steps: [], github_release: NO_GITHUB_HERE };
   try {
-    let state: DemoState;
-    if (options.registry !== undefined) {
-      const repo = parseRepository(options.registry);
-      if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
-        throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
-      }
-    }
-    if (existsSync(statePath)) {
-      state = parseStrictJson(await readFile(statePath)) as unknown as DemoState;
-      if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir}; use another --workspace`);
-      const savedStart = state.registry.startsWith("start");
-      const storeChanged =
-        (options.startRegistry === true && !savedStart) ||
-        (options.registry !== undefined && options.registry !== state.registry);
-      if (storeChanged) {
-        throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released into ${savedStart ? "a started docker-registry" : state.registry}; rerun it with the same store flags (or none) or use another --workspace`);
-      }
-    } else {
-      const wanted = options.startRegistry === true ? "start" : (options.registry ?? `oci-layout:${join(workspace, "registry")}`);
-      state = { schema: 1, package_dir: packageDir, registry: wanted, plain_http: options.plainHttp === true || options.startRegistry === true };
-    }
-    if (options.startRegistry === true || state.registry.startsWith("start")) {
-      registry = await timed("start docker-registry (Basic auth, loopback)", async () => {
-        const started = await startDemoRegistry(workspace, state.registry_port, options.keepRegistry === true);
-        state.registry_port = Number(started.host.split(":")[1]);
-        return started;
-      }, (r) => r.host);
-      const name = basename(packageDir) === "." ? "plugin" : basename(packageDir).toLowerCase().replace(/[^a-z0-9]+/g, "-");
-      state.registry = `start:${registry.host}/demo/${name}`;
-    }
-    const repository = state.registry.startsWith("start:") ? state.registry.slice("start:".length) : state.registry;
-    result.registry = repository;
-    await writeFile(statePath, JSON.stringify(state, null, 2) + "\n");
-    const plainHttp = state.plain_http;
-    const childEnv = { ...process.env, ...credentialsEnv(registry) };
-
-    const src = await timed("maintainer: scratch git repo with origin, baseline tag and one conventional commit", () => prepareSource(workspace, packageDir, repository), (s) => `${s.name} ${s.version}`);
-    const attestKey = await timed("maintainer: throwaway P-256 attestation key", () => throwawayAttestKey(workspace), (k) => k.pubFile);
-    const release = await timed(
-      "maintainer: release run (intent, materialize, restore, gates, build, manifest, check-private, stage, attest, promote, publish)",
-      async () => {
-        const r: RunResult = await runRelease({
-          source: src.source,
-          workspace: join(workspace, "release"),
-          plainHttp,
-          gateOutput: options.gateOutput ?? "log",
-          attestKey: attestKey.keyFile,
-          env: { ...childEnv, SEMANTIC_RELEASE_ENABLED: "true" },
-          ...(registry === undefined ? {} : { credentials: { username: registry.username, password: registry.password } }),
-          progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
-        });
-        if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}`);
-        return r;
-      },
-      (r) => (r.released ? `${r.version} ${r.tag}` : undefined),
-    );
-    if (!release.released) throw new DemoError("DEMO_NOTHING_RELEASED", "nothing released");
-    Object.assign(result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, attestation_reference: release.attestation_reference, tarball: release.tarball.filename });
-
-    const consumer = join(workspace, "consumer");
-    const cli = async (args: string[], cwd = workspace) => {
-      const r = await run(process.execPath, [CLI, ...args], { cwd, env: childEnv });
-      if (r.code !== 0) throw new DemoError("DEMO_STEP_FAILED", `hermes-plugin-kit ${args[0]} ${args[1] ?? ""} exited ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
-      return r.stdout;
-    };
-    const repoFlags = ["--repository", repository, ...(plainHttp ? ["--plain-http"] : [])];
-    await timed(
-      "consumer: fetch the bundle by digest with --provenance (attestation verified with the pinned key before install)",
-      () => cli(["fetch", "--reference", release.bundle_reference, "--output-dir", consumer, ...repoFlags, "--expect", "bundle", "--provenance", "--key", attestKey.pubFile, "--json"]),
-      (stdout) => {
-        const fetched = parseStrictJson(stdout.trim(), { rejectIntegralFloats: false }) as { provenance?: { attestations?: string[] } };
-        return `attestation ${fetched.provenance?.attestations?.join(", ") ?? "none"}`;
-      },
-    );
-    await timed("consumer: fetch the receipt by digest", () => cli(["fetch", "--reference", release.receipt_reference, "--output-dir", consumer, ...repoFlags, "--expect", "receipt", "--json"]));
-    const receiptFile = join(consumer, "release-receipt.json");
-    result.receipt_file = receiptFile;
-    await timed("consumer: verify-final-receipt --expect-bundle-reference", () => cli(["verify-final-receipt", "--receipt", receiptFile, "--repository", repository, "--package", src.name, "--expect-bundle-reference", release.bundle_reference]));
-    const tarballPath = join(consumer, "dist", release.tarball.filename);
-    const tarballSha = await timed("consumer: tarball SHA-256 equals the receipt's artifact sha256", async () => {
-      const actual = (await hashFile(tarballPath)).sha256;
-      const receipt = parseStrictJson(await readFile(receiptFile));
-      const expected = (receipt["artifacts"] as { sha256: string }[])[0]?.sha256;
-      if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}`);
-      return actual;
-    });
-    result.tarball_sha256 = tarballSha;
-    const lock = join(workspace, "fleet.lock.json");
-    await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", attestKey.pubFile]));
-    await timed("consumer: fleet verify (pins, receipt by digest, provenance, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
-    const app = join(workspace, "app");
-    await timed(
-      "consumer: npm install the fetched tarball into a scratch project (offline, --ignore-scripts)",
-      () => installTarballOffline(app, tarballPath, join(workspace, "release", "restore")),
-      (how) => how,
-    );
-    const installed = join(app, "node_modules", src.name);
-    if (existsSync(join(installed, "plugin.json"))) {
-      await timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
-        const text = await cli(["plugin", "doctor", installed, "--json"]);
-        const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false }) as DoctorReport;
-        if (report.ok !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
-        const calls = (report.servers ?? []).flatMap((s) => s.tools ?? []).flatMap((t) => (t.calls ?? []).map((c) => ({ tool: t.name, ...c })));
-        const answered = calls.find((c) => c.tool === "calculate" && c.isError === false);
-        if (answered === undefined) throw new DemoError("DEMO_DOCTOR", "plugin doctor made no successful calculate call");
-        return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
-      }, (detail) => detail);
-    } else {
-      const detail = `skipped: ${src.name} is not a Hermes plugin package (no plugin.json)`;
-      progress.skipped("consumer: plugin doctor", detail);
-      steps.push({ step: "consumer: plugin doctor", ok: true, skipped: true, ms: 0, detail });
-    }
+    await requirePackageDir(packageDir, options.packageDir !== undefined);
+  } catch (error) {
+    return { ...result, error: errorOf(error) };
+  }
+  const demo = await openDemo(options, packageDir, result);
+  try {
+    await openStore(demo);
+    const released = await maintainerHalf(demo);
+    await consumerHalf(demo, released);
     result.next_steps = consumerNextSteps({
-      repository,
-      bundleReference: release.bundle_reference,
-      receiptReference: release.receipt_reference,
-      packageName: src.name,
-      tarball: release.tarball.filename,
-      plainHttp,
-      ...(registry === undefined ? {} : { credentialsHint: `set -a; . ${shellWord(join(registry.dir, "credentials.env"))}; set +a   # REGISTRY_USERNAME and REGISTRY_PASSWORD of the demo registry` }),
+      repository: demo.repository,
+      bundleReference: released.release.bundle_reference,
+      receiptReference: released.release.receipt_reference,
+      packageName: released.source.name,
+      tarball: released.release.tarball.filename,
+      plainHttp: demo.plainHttp,
+      provenanceKey: released.attestPub,
+      ...(demo.registry === undefined ? {} : { credentialsHint: `set -a; . ${shellWord(join(demo.registry.dir, "credentials.env"))}; set +a   # REGISTRY_USERNAME and REGISTRY_PASSWORD of the demo registry` }),
     });
     result.ok = true;
   } catch (error) {
-    const code = error instanceof HermesPluginKitError ? error.code : "INTERNAL";
-    result.error = { code, message: error instanceof Error ? error.message : String(error) };
+    result.error = errorOf(error);
   } finally {
+    const registry = demo.registry;
     if (registry !== undefined && options.keepRegistry === true) {
       // The CLI prints the instructions (stdout in text mode, stderr with --json); the JSON result carries them.
       result.kept_registry = { host: registry.host, pid: registry.pid, credentials_file: join(registry.dir, "credentials.env"), stop: `kill ${registry.pid}`, instructions: keptRegistryLines(registry, result.registry) };
@@ -396,3 +317,166 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   return result;
 }
 
+function errorOf(error: unknown): { code: string; message: string } {
+  return { code: error instanceof HermesPluginKitError ? error.code : "INTERNAL", message: error instanceof Error ? error.message : String(error) };
+}
+
+/** The workspace (created 0700) and the step timer of this run. */
+async function openDemo(options: DemoOptions, packageDir: string, result: DemoResult): Promise<DemoRun> {
+  const out = options.out === undefined ? process.stderr : options.out;
+  const progress = createProgress(out);
+  const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
+  await mkdir(workspace, { recursive: true, mode: 0o700 });
+  result.workspace = workspace;
+  const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
+    const task = progress.start(step);
+    try {
+      const value = await fn();
+      const d = detail?.(value);
+      result.steps.push({ step, ok: true, ms: task.done(undefined, d), ...(d === undefined ? {} : { detail: d }) });
+      return value;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      result.steps.push({ step, ok: false, ms: task.failed(message), detail: message });
+      throw error;
+    }
+  };
+  return { options, out, workspace, packageDir, result, timed, progress, repository: "", plainHttp: false, childEnv: process.env };
+}
+
+/**
+ * The store: the workspace's saved choice (a rerun must name the same one),
+ * else `--registry`, `--start-registry` or the embedded `oci-layout:` store;
+ * a started registry comes up on its saved port.
+ * @throws DemoError `DEMO_PLAIN_HTTP_REFUSED`, `DEMO_WORKSPACE_MISMATCH`, `DEMO_REGISTRY_*`.
+ */
+async function openStore(demo: DemoRun): Promise<void> {
+  const { options, workspace, packageDir } = demo;
+  if (options.registry !== undefined) {
+    const repo = parseRepository(options.registry);
+    if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
+      throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
+    }
+  }
+  const statePath = join(workspace, "demo-state.json");
+  const state = existsSync(statePath) ? await savedDemoState(statePath, demo) : freshDemoState(demo);
+  if (options.startRegistry === true || state.registry.startsWith("start")) {
+    const registry = await demo.timed("start docker-registry (Basic auth, loopback)", async () => {
+      const started = await startDemoRegistry(workspace, state.registry_port, options.keepRegistry === true);
+      state.registry_port = Number(started.host.split(":")[1]);
+      return started;
+    }, (r) => r.host);
+    demo.registry = registry;
+    const name = basename(packageDir) === "." ? "plugin" : basename(packageDir).toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    state.registry = `start:${registry.host}/demo/${name}`;
+  }
+  demo.repository = state.registry.startsWith("start:") ? state.registry.slice("start:".length) : state.registry;
+  demo.result.registry = demo.repository;
+  demo.plainHttp = state.plain_http;
+  demo.childEnv = { ...process.env, ...credentialsEnv(demo.registry) };
+  await writeFile(statePath, JSON.stringify(state, null, 2) + "\n");
+}
+
+/** The workspace's saved demo state; it must be for the same package and store flags. @throws DemoError `DEMO_WORKSPACE_MISMATCH`. */
+async function savedDemoState(statePath: string, { options, workspace, packageDir }: DemoRun): Promise<DemoState> {
+  const state = parseStrictJson(await readFile(statePath)) as unknown as DemoState;
+  if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir}; use another --workspace`);
+  const savedStart = state.registry.startsWith("start");
+  if ((options.startRegistry === true && !savedStart) || (options.registry !== undefined && options.registry !== state.registry)) {
+    throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released into ${savedStart ? "a started docker-registry" : state.registry}; rerun it with the same store flags (or none) or use another --workspace`);
+  }
+  return state;
+}
+
+function freshDemoState({ options, workspace, packageDir }: DemoRun): DemoState {
+  const wanted = options.startRegistry === true ? "start" : (options.registry ?? `oci-layout:${join(workspace, "registry")}`);
+  return { schema: 1, package_dir: packageDir, registry: wanted, plain_http: options.plainHttp === true || options.startRegistry === true };
+}
+
+/** Maintainer half: the scratch source repository, the throwaway key, then `release run` (attesting with it). @throws DemoError `DEMO_NOTHING_RELEASED`; every code of `release run`. */
+async function maintainerHalf(demo: DemoRun): Promise<Released> {
+  const { workspace, out } = demo;
+  const source = await demo.timed("maintainer: scratch git repo with origin, baseline tag and one conventional commit", () => prepareSource(workspace, demo.packageDir, demo.repository), (s) => `${s.name} ${s.version}`);
+  const attestKey = await demo.timed("maintainer: throwaway P-256 attestation key", () => throwawayAttestKey(workspace), (k) => k.pubFile);
+  const release = await demo.timed(
+    "maintainer: release run (intent, materialize, restore, gates, build, manifest, check-private, stage, attest, promote, publish)",
+    async () => {
+      const r: RunResult = await runRelease({
+        source: source.source,
+        workspace: join(workspace, "release"),
+        plainHttp: demo.plainHttp,
+        gateOutput: demo.options.gateOutput ?? "log",
+        attestKey: attestKey.keyFile,
+        env: { ...demo.childEnv, SEMANTIC_RELEASE_ENABLED: "true" },
+        ...(demo.registry === undefined ? {} : { credentials: { username: demo.registry.username, password: demo.registry.password } }),
+        progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
+      });
+      if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}`);
+      return r;
+    },
+    (r) => `${r.version} ${r.tag}`,
+  );
+  Object.assign(demo.result, { version: release.version, bundle_reference: release.bundle_reference, receipt_reference: release.receipt_reference, attestation_reference: release.attestation_reference, tarball: release.tarball.filename });
+  return { source, release, attestPub: attestKey.pubFile };
+}
+
+/** The built CLI as a consumer runs it. @throws DemoError `DEMO_STEP_FAILED` with the command's last lines. */
+async function consumerCli(demo: DemoRun, args: string[]): Promise<string> {
+  const r = await run(process.execPath, [CLI, ...args], { cwd: demo.workspace, env: demo.childEnv });
+  if (r.code !== 0) throw new DemoError("DEMO_STEP_FAILED", `hermes-plugin-kit ${args[0]} ${args[1] ?? ""} exited ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ")}`);
+  return r.stdout;
+}
+
+/**
+ * Consumer half, through the real CLI: fetch the bundle with `--provenance`
+ * and the receipt by digest, verify the receipt, compare the tarball's
+ * SHA-256, pin and verify the fleet, install offline, and `plugin doctor`.
+ * @throws DemoError `DEMO_STEP_FAILED`, `DEMO_TARBALL_MISMATCH`, `DEMO_DOCTOR`.
+ */
+async function consumerHalf(demo: DemoRun, { source, release, attestPub }: Released): Promise<void> {
+  const { workspace, repository, plainHttp, timed } = demo;
+  const cli = (args: string[]) => consumerCli(demo, args);
+  const consumer = join(workspace, "consumer");
+  const repoFlags = ["--repository", repository, ...(plainHttp ? ["--plain-http"] : [])];
+  await timed(
+    "consumer: fetch the bundle by digest with --provenance (attestation verified with the pinned key before install)",
+    () => cli(["fetch", "--reference", release.bundle_reference, "--output-dir", consumer, ...repoFlags, "--expect", "bundle", "--provenance", "--key", attestPub, "--json"]),
+    (stdout) => `attestation ${(parseStrictJson(stdout.trim(), { rejectIntegralFloats: false }) as { provenance?: { attestations?: string[] } }).provenance?.attestations?.join(", ") ?? "none"}`,
+  );
+  await timed("consumer: fetch the receipt by digest", () => cli(["fetch", "--reference", release.receipt_reference, "--output-dir", consumer, ...repoFlags, "--expect", "receipt", "--json"]));
+  const receiptFile = join(consumer, "release-receipt.json");
+  demo.result.receipt_file = receiptFile;
+  await timed("consumer: verify-final-receipt --expect-bundle-reference", () => cli(["verify-final-receipt", "--receipt", receiptFile, "--repository", repository, "--package", source.name, "--expect-bundle-reference", release.bundle_reference]));
+  const tarballPath = join(consumer, "dist", release.tarball.filename);
+  demo.result.tarball_sha256 = await timed("consumer: tarball SHA-256 equals the receipt's artifact sha256", async () => {
+    const actual = (await hashFile(tarballPath)).sha256;
+    const expected = (parseStrictJson(await readFile(receiptFile))["artifacts"] as { sha256: string }[])[0]?.sha256;
+    if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}`);
+    return actual;
+  });
+  const lock = join(workspace, "fleet.lock.json");
+  await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", attestPub]));
+  await timed("consumer: fleet verify (pins, receipt by digest, provenance, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
+  const app = join(workspace, "app");
+  await timed("consumer: npm install the fetched tarball into a scratch project (offline, --ignore-scripts)", () => installTarballOffline(app, tarballPath, join(workspace, "release", "restore")), (how) => how);
+  await doctorInstalled(demo, join(app, "node_modules", source.name), source.name);
+}
+
+/** `plugin doctor` on the installed plugin (a package without plugin.json is reported skipped). @throws DemoError `DEMO_DOCTOR`. */
+async function doctorInstalled(demo: DemoRun, installed: string, name: string): Promise<void> {
+  if (!existsSync(join(installed, "plugin.json"))) {
+    const detail = `skipped: ${name} is not a Hermes plugin package (no plugin.json)`;
+    demo.progress.skipped("consumer: plugin doctor", detail);
+    demo.result.steps.push({ step: "consumer: plugin doctor", ok: true, skipped: true, ms: 0, detail });
+    return;
+  }
+  await demo.timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
+    const text = await consumerCli(demo, ["plugin", "doctor", installed, "--json"]);
+    const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false }) as DoctorReport;
+    if (report.ok !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
+    const calls = (report.servers ?? []).flatMap((s) => s.tools ?? []).flatMap((t) => (t.calls ?? []).map((c) => ({ tool: t.name, ...c })));
+    const answered = calls.find((c) => c.tool === "calculate" && c.isError === false);
+    if (answered === undefined) throw new DemoError("DEMO_DOCTOR", "plugin doctor made no successful calculate call");
+    return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
+  }, (detail) => detail);
+}

@@ -28,6 +28,11 @@ export interface NextStepsInput {
   credentialsHint?: string;
   /** The release's gate commands; when they are not the defaults a note line shows how a consumer pins them (`--expect-gate`). */
   gates?: Partial<GateCommands>;
+  /**
+   * The public key (PEM file) the release's attestation verifies with: the bundle fetch and
+   * `fleet add` then require and pin signed provenance (`--provenance --key <file>`).
+   */
+  provenanceKey?: string;
   /** The command that runs the CLI (default `npx hermes-plugin-kit`). */
   cli?: string;
 }
@@ -41,7 +46,8 @@ export function shellWord(word: string): string {
  * The consumer's commands, one shell line each (comments start with `#`):
  * fetch of the bundle and the receipt by digest, `verify-final-receipt` with
  * both pins, `fleet add` + `fleet verify`, and `npm install --ignore-scripts`
- * of the fetched tarball.
+ * of the fetched tarball; with `provenanceKey`, the bundle fetch and `fleet add`
+ * require the attestation signed by that key (`--provenance --key`).
  */
 export function consumerNextSteps(input: NextStepsInput): string[] {
   const cli = input.cli ?? "npx hermes-plugin-kit";
@@ -49,6 +55,7 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
   const receipt = `${vendor}/release-receipt.json`;
   const plain = input.plainHttp === true ? " --plain-http" : "";
   const repo = shellWord(input.repository);
+  const provenance = input.provenanceKey === undefined ? "" : ` --provenance --key ${shellWord(input.provenanceKey)}`;
   const lines: string[] = [];
   if (!input.repository.startsWith("oci-layout:")) {
     const host = input.repository.split("/")[0] ?? input.repository;
@@ -63,10 +70,10 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
     lines.push(`# this release's gates are not the defaults; to require exactly these commands, add to verify-final-receipt and fleet add: ${pins}`);
   }
   lines.push(
-    `${cli} fetch --reference ${shellWord(input.bundleReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect bundle${plain}`,
+    `${cli} fetch --reference ${shellWord(input.bundleReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect bundle${provenance}${plain}`,
     `${cli} fetch --reference ${shellWord(input.receiptReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect receipt${plain}`,
     `${cli} verify-final-receipt --receipt ${shellWord(receipt)} --repository ${repo} --expect-bundle-reference ${shellWord(input.bundleReference)} --expect-receipt-reference ${shellWord(input.receiptReference)}`,
-    `${cli} fleet add --lock fleet.lock.json --receipt ${shellWord(receipt)}`,
+    `${cli} fleet add --lock fleet.lock.json --receipt ${shellWord(receipt)}${provenance}`,
     `${cli} fleet verify --lock fleet.lock.json --installed ${shellWord(vendor)}${plain}`,
     `npm install --ignore-scripts --save-exact ${shellWord(`./${vendor}/dist/${input.tarball}`)}`,
   );

@@ -213,7 +213,8 @@ export async function promoteRelease(options: PromoteOptions): Promise<PromoteRe
       await checkpoint(access.hooks, "promote:before-push");
       const pushed = await runGit(remoteCtx, ["push", "--atomic", "--quiet", "origin", `${releaseSha}:refs/heads/${branch}`, `refs/tags/${tag}:refs/tags/${tag}`], true);
       if (pushed.code !== 0) {
-        process.stderr.write(`hermes-plugin-kit: git push --atomic exited ${pushed.code ?? "by signal"}; re-reading the remote refs to decide\n`);
+        // A note on the progress stream (null under --quiet), never straight to stderr.
+        access.progress?.write(`hermes-plugin-kit: git push --atomic exited ${pushed.code ?? "by signal"}; re-reading the remote refs to decide\n`);
       }
       await checkpoint(access.hooks, "promote:pushed");
       outcome = "pushed";

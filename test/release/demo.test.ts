@@ -49,6 +49,8 @@ async function demo(args: string[]): Promise<DemoJson> {
   const next = err.indexOf("Next, a consumer fetches, verifies, pins and installs this release:");
   expect(next, r.stderr).toBeGreaterThan(0);
   expect(err.slice(next + 1).join("\n")).toContain(`--expect-bundle-reference ${result.bundle_reference}`);
+  // The fetch a consumer is told to run requires the attestation, signed by the demo's throwaway key.
+  expect(err.slice(next + 1).join("\n")).toContain(`--expect bundle --provenance --key ${join(result.workspace, "attest-key.pub")}`);
   return result;
 }
 
@@ -93,6 +95,26 @@ describe("release demo (embedded oci-layout store)", () => {
     expect(second.attestation_reference).toBe(first.attestation_reference);
     expect(await checkRelease(second)).toEqual(receipt1);
   }, DEMO_TEST_TIMEOUT_MS);
+});
+
+describe("release demo --package", () => {
+  it("a package directory that does not exist is DEMO_PACKAGE_MISSING naming the path and what was expected; no workspace is made", async () => {
+    const parent = await tempDir("hpk-demo-missing-");
+    workspaces.push(parent);
+    const missing = join(parent, "no-such-package");
+    const ws = join(parent, "ws");
+    const r = await runCli(["release", "demo", "--package", missing, "--workspace", ws, "--json"]);
+    expect(r.code).toBe(1);
+    const result = JSON.parse(r.stdout) as DemoJson & { code: string; message: string };
+    expect(result.code).toBe("DEMO_PACKAGE_MISSING");
+    expect(result.message).toContain(`--package ${missing} is not a directory: expected the directory of an npm package (holding package.json)`);
+    expect(result.message).not.toMatch(/ENOENT/);
+    const text = await runCli(["release", "demo", "--package", parent, "--workspace", ws]);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain(`hermes-plugin-kit: --package ${parent} has no package.json`);
+    expect(text.stderr).not.toContain("rerun with --workspace");
+    await expect(readFile(join(ws, "demo-state.json"))).rejects.toThrow();
+  });
 });
 
 const alive = (pid: number) => {

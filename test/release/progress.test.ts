@@ -93,6 +93,16 @@ describe("consumerNextSteps", () => {
     expect(layout[0]).toMatch(/^npx hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
   });
 
+  it("with the attestation's public key, the bundle fetch and fleet add require signed provenance by that key; the receipt fetch does not", () => {
+    const lines = consumerNextSteps({ repository: "127.0.0.1:5000/acme/p", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz", plainHttp: true, provenanceKey: "/tmp/demo ws/attest-key.pub" });
+    const key = "--provenance --key '/tmp/demo ws/attest-key.pub'";
+    expect(lines.filter((l) => l.includes(key))).toEqual([
+      `npx hermes-plugin-kit fetch --reference ${bundle} --repository 127.0.0.1:5000/acme/p --output-dir vendor/p --expect bundle ${key} --plain-http`,
+      `npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json ${key}`,
+    ]);
+    expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz" }).join("\n")).not.toContain("--provenance");
+  });
+
   it("names the gate commands that are not the defaults as --expect-gate pins; default gates need no line", () => {
     const refs = { repository: "oci-layout:/s", bundleReference: "oci-layout:/s@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/s@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz" };
     const gates = { unit: "npm test", public_contract: "just test-release", host_contract: "just test-contract", build_metadata: "just build && just check-dist" };

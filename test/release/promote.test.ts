@@ -5,7 +5,7 @@
  * network remote (before any work), credentials in the remote URL, the token
  * only in the git processes that reach the remote.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
@@ -74,6 +74,24 @@ describe("release promote", () => {
     await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {} })).toThrowWithCode("PROMOTE_REMOTE_STATE");
     expect(await revParse(remote.origin, "refs/heads/main")).toBe(pf.fixture.otherSha);
     expect(await revParse(remote.origin, "refs/tags/v0.8.0")).toBeUndefined();
+  });
+
+  it("a failed atomic push is said on the progress stream, never on stderr when progress is silenced (--quiet); then PROMOTE_NOT_CONFIRMED", async () => {
+    const remote = await createPromotionRemote(pf, "locked");
+    // A stale ref lock on the remote makes the atomic ref transaction fail (as root too).
+    await writeFile(join(remote.origin, "refs", "heads", "main.lock"), "");
+    const written: string[] = [];
+    const sink = { write: (chunk: string | Uint8Array) => written.push(String(chunk)) > 0 } as unknown as NodeJS.WritableStream;
+    await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {}, progress: sink })).toThrowWithCode("PROMOTE_NOT_CONFIRMED");
+    expect(written.join("")).toMatch(/^hermes-plugin-kit: git push --atomic exited [0-9]+; re-reading the remote refs to decide\n$/);
+    const stderr = vi.spyOn(process.stderr, "write");
+    try {
+      await expect(promoteRelease({ ...base(), repoDir: remote.checkout, env: {}, progress: null })).toThrowWithCode("PROMOTE_NOT_CONFIRMED");
+      expect(stderr.mock.calls.map((c) => String(c[0])).filter((line) => line.includes("git push --atomic"))).toEqual([]);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(await revParse(remote.origin, "refs/heads/main")).toBe(remote.triggerSha);
   });
 
   it("fails closed when the tag already exists on the remote at another commit", async () => {

@@ -50,7 +50,7 @@ export function registerReleaseDemo(release: Command): void {
         if (!result.ok) {
           // stdout carries a result only: a kept registry's instructions are a note, where to resume is in the error line.
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
-          const resumable = result.error?.code !== "DEMO_WORKSPACE_MISMATCH" && result.error?.code !== "DEMO_PLAIN_HTTP_REFUSED";
+          const resumable = !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
           throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);

@@ -299,6 +299,8 @@ function registerPromote(release: Command): void {
             remote: flags.remote ?? "origin",
             branch: flags.branch ?? "main",
             plainHttp: flags.plainHttp === true,
+            // Notes (a failed push being re-read) follow the step lines: silenced by --quiet.
+            progress: progressStream(),
           }),
         );
       });
