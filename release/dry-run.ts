@@ -6,7 +6,8 @@
  *
  * Checks, in order: the disarm switch; the workspace (a fresh run or which
  * steps a rerun would resume, read from `run-state.json` without taking the
- * lock); origin's `main` is the trigger; the release intent (semantic-release
+ * lock); the signing key when the release policy names one (`./attest-key.ts`);
+ * origin's `main` is the trigger; the release intent (semantic-release
  * dry run and strict history, in a scratch clone at the trigger, removed
  * afterwards); the release config (`package.json` `hermesPluginKit`);
  * immutable GitHub releases (with `githubRelease`); registry credentials (their
@@ -22,6 +23,7 @@ import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { parseRepository } from "../src/contract/reference.js";
 import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fetch.js";
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
+import { resolveRunSigningKey } from "./attest-key.js";
 import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
 import { cloneAtTrigger, headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
@@ -84,6 +86,10 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
   const trigger = await headCommit(source);
   result.trigger_sha = trigger;
+  const signing = await resolveRunSigningKey({ source, statePath: join(ws, "run-state.json"), attestKey: options.attestKey, env });
+  if (signing.policyKey !== undefined) {
+    checks.push({ check: "attest key", status: "ok", detail: `the release policy names ${signing.policyKey.path} (${signing.policyKey.fingerprint}); ${signing.keyFile ?? ""} is its private half: the attest step will run` });
+  }
   const scratch = await mkdtemp(join(tmpdir(), "hpk-dry-run-"));
   try {
     const clone = join(scratch, "source");

@@ -143,6 +143,13 @@ export const PIPELINE_ERROR_CODES = [
   "RUN_INSTALL_FAILED",
   /** `release run`'s source checkout is not a directory; refused before the workspace is created (see `release/run.ts`). */
   "RUN_SOURCE_INVALID",
+  /**
+   * The release policy names a signing key (`hermesPluginKit.provenance.key`) and neither `--attest-key FILE` nor
+   * `HERMES_PLUGIN_KIT_ATTEST_KEY_FILE` gives its private half; refused before the first write (see `release/attest-key.ts`).
+   */
+  "RUN_ATTEST_KEY_REQUIRED",
+  /** The given attestation key is not the private half of the key the release policy names; refused before the first write. */
+  "RUN_ATTEST_KEY_MISMATCH",
 ] as const;
 
 /** One of {@link PIPELINE_ERROR_CODES}. */

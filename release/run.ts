@@ -14,7 +14,8 @@
  * build_metadata gate) -> `manifest` (create-manifest, verify-manifest,
  * checksums) -> `check-immutable` (GitHub immutable releases on; only with
  * `githubRelease`) -> `check-private` (with bootstrap) -> `stage` -> `attest`
- * (signed provenance; only with `attestKey`) -> `promote` ->
+ * (signed provenance; with `attestKey`, and always when the release policy
+ * names a key: `./attest-key.ts`) -> `promote` ->
  * `publish` -> `github-release` (only with `githubRelease`). A step that does
  * not apply is reported as skipped with the reason.
  *
@@ -37,6 +38,7 @@ import { join, resolve } from "node:path";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { describe } from "../src/contract/grammar.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
+import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
 import { gitText, headCommit } from "./git.js";
@@ -192,7 +194,8 @@ interface RunSetup {
  * @returns the references, version, tarball and per-step report; `released: false` when there is nothing to release.
  * @throws every code of the steps it composes (ReleaseStepError, ReleaseContractError, FetchError,
  *   PrivacyError, OciError, ProvenanceError, PipelineError, GitHubReleaseError), and PipelineError
- *   `RUN_SOURCE_INVALID` (no source directory; nothing written), `RUN_WORKSPACE_INVALID` (the
+ *   `RUN_SOURCE_INVALID` (no source directory; nothing written), `RUN_ATTEST_KEY_REQUIRED` and
+ *   `RUN_ATTEST_KEY_MISMATCH` (the release policy names a signing key; nothing written), `RUN_WORKSPACE_INVALID` (the
  *   workspace belongs to another source), `RUN_WORKSPACE_LOCKED` (another live `release run` holds
  *   `<workspace>/run.lock`), `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED` (a recorded step's outputs no longer verify).
  */
@@ -219,10 +222,14 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   if (!(await stat(source).then((st) => st.isDirectory(), () => false))) {
     throw new PipelineError("RUN_SOURCE_INVALID", `the source checkout ${source} is not a directory: pass --source <the release checkout, a git clone whose origin is the release remote>`);
   }
+  // A signing key the release policy names is required, and must match, before anything is written.
+  const paths = workspacePaths(ws);
+  const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
+  const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await mkdir(ws, { recursive: true, mode: 0o700 });
   const release = await lockWorkspace(ws);
   try {
-    return await runLocked({ options, env, ws, paths: workspacePaths(ws), source, progress, hooks });
+    return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });
   } finally {
     await release();
   }

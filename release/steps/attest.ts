@@ -2,11 +2,15 @@
  * Step `attest` of `release run` (docs/provenance.md; docs/architecture.md,
  * "Provenance"): the staged bundle's provenance signed with the local P-256
  * key and stored as an OCI referrer of the bundle (`../attest.ts`, whose
- * {@link attestStep} this adapts to the run's context). Skipped without a
- * key. Resume re-discovers the recorded attestation and verifies it with the
- * key's public half, like a consumer would.
+ * `attestStep` this adapts to the run's context). Skipped without a key
+ * unless the release policy names one (`../attest-key.ts`: then `release run`
+ * refused to start without the matching private key, so it always runs).
+ * Resume re-discovers the recorded attestation and verifies it, like a
+ * consumer would, with the policy's public key read from the release commit
+ * (else the signing key's public half).
  */
 import { z } from "zod";
+import { policySigningKey, requireMatchingKey } from "../attest-key.js";
 import { gitText } from "../git.js";
 import type { PipelineStep } from "../pipeline.js";
 import type { RunContext } from "../run-context.js";
@@ -24,15 +28,20 @@ async function attestInputs(ctx: RunContext): Promise<{ attest: typeof import(".
   const attest = await import("../attest.js");
   const { readSigningKeyFile } = await import("../provenance-sign.js");
   const { accessOptions, policy } = await ctx.registry();
+  const keyFile = ctx.options.attestKey as string;
+  // A key the release commit's policy names is what the attestation must verify with (proved again here, on resume too).
+  const policyKey = policy.provenanceKey === undefined ? undefined : await policySigningKey(ctx.paths.restore, "HEAD");
+  if (policyKey !== undefined) await requireMatchingKey(policyKey, keyFile, "the run's attestation key");
   const origin = (await gitText(["config", "--get", "remote.origin.url"], { cwd: ctx.paths.source })).trim();
   const options: AttestStepContext = {
     ...accessOptions,
     policy,
     reference: bundleReference(ctx),
-    signer: { kind: "key", privateKey: await readSigningKeyFile(ctx.options.attestKey as string) },
+    signer: { kind: "key", privateKey: await readSigningKeyFile(keyFile) },
     sourceRepository: attest.sourceRepositoryUri(origin, ctx.paths.source),
     workflowRef: "refs/heads/main",
     runAttempt: ctx.state.run_attempt,
+    ...(policyKey === undefined ? {} : { verifyPolicy: { key: policyKey.publicKeyPem } }),
   };
   return { attest, options };
 }

@@ -84,6 +84,11 @@ export interface PackagePolicy extends ReleasePolicy {
   gates: GateCommands;
   /** `hermesPluginKit.install` (default {@link DEFAULT_INSTALL_COMMAND}): run in the restored checkout before the gates. */
   install: string;
+  /**
+   * `hermesPluginKit.provenance.key`: repository-relative path of the PEM public key the release's
+   * attestation must verify with (see {@link provenanceKeyDeclaredBy}); absent = the policy names no signing key.
+   */
+  provenanceKey?: string;
 }
 
 function invalid(message: string): never {
@@ -123,10 +128,31 @@ export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateComm
 }
 
 /**
+ * The signing key a package's release policy names: `hermesPluginKit.provenance.key`, the path of a
+ * PEM public key inside the repository (relative, `/`-separated, no `.`/`..` segment, at most 512
+ * characters), or `undefined` when there is no `provenance` section. `provenance` holds `key` only.
+ * docs/provenance.md, "release run and the policy's key".
+ * @throws ReleaseContractError `POLICY_INVALID` naming the field.
+ */
+export function provenanceKeyDeclaredBy(kit: Record<string, unknown>, origin = "package.json"): string | undefined {
+  const section = kit["provenance"];
+  if (section === undefined) return undefined;
+  if (!isRecord(section)) invalid(`${origin} hermesPluginKit.provenance must be an object holding key, found ${describe(section)}`);
+  for (const field of Object.keys(section)) if (field !== "key") invalid(`${origin} hermesPluginKit.provenance has unknown field ${describe(field)} (expected key)`);
+  const key = section["key"];
+  const segments = typeof key === "string" ? key.split("/") : [];
+  if (typeof key !== "string" || key.length === 0 || key.length > 512 || /[\0\\]/.test(key) || segments.some((part) => part === "" || part === "." || part === "..")) {
+    invalid(`${origin} hermesPluginKit.provenance.key must be the repository-relative path of the release's PEM public key (e.g. "keys/release.pub"), found ${describe(key)}`);
+  }
+  return key;
+}
+
+/**
  * Derive a releasing package's own policy from its parsed package.json:
  * `name`, `hermesPluginKit.repository` (or `repositoryOverride`, the
  * `--repository` flag), `hermesPluginKit.gates` merged over
- * {@link DEFAULT_GATE_COMMANDS}, `hermesPluginKit.install` (default `npm ci`).
+ * {@link DEFAULT_GATE_COMMANDS}, `hermesPluginKit.install` (default `npm ci`),
+ * `hermesPluginKit.provenance.key` ({@link provenanceKeyDeclaredBy}).
  * @param origin names the file in error messages and sources (default `package.json`).
  * @throws ReleaseContractError `POLICY_INVALID` naming the field.
  */
@@ -144,12 +170,14 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
   parseRepository(repository);
   const install = kit["install"] === undefined ? DEFAULT_INSTALL_COMMAND : requireCommand(kit["install"], `${origin} hermesPluginKit.install`);
   const installTime = installTimeDeclaredBy(pkg);
+  const provenanceKey = provenanceKeyDeclaredBy(kit, origin);
   return {
     package: name,
     registryRepository: repository,
     gates: gatesDeclaredBy(pkg, origin),
     install,
     ...(installTime.length > 0 ? { installTime } : {}),
+    ...(provenanceKey === undefined ? {} : { provenanceKey }),
     sources: {
       package: `${origin} name`,
       repository: repositoryOverride !== undefined ? "--repository" : `${origin} hermesPluginKit.repository`,

@@ -383,7 +383,11 @@ function registerRun(release: Command): void {
     .option("--pass-env <name...>", "also pass these environment variables to the install and gate commands (otherwise an allow-list); pipeline credentials are refused")
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
-    .option("--attest-key <pem>", "attest the staged bundle with this P-256 private key (PEM, mode 0600): signed provenance stored as an OCI referrer")
+    .option(
+      "--attest-key <file>",
+      "attest the staged bundle with the P-256 private key in this PEM file (mode 0600; or name the file in HERMES_PLUGIN_KIT_ATTEST_KEY_FILE): signed provenance stored as an OCI referrer. " +
+        "Required when the release policy names a key (package.json hermesPluginKit.provenance.key of the release commit): then it must be that key's private half, the attest step always runs, and the run refuses before any write otherwise (RUN_ATTEST_KEY_REQUIRED, RUN_ATTEST_KEY_MISMATCH)",
+    )
     .option("--dry-run", "run every check up to the first write (and the read-only checks of later steps); nothing is committed, tagged, pushed, uploaded or recorded")
     .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
