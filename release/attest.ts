@@ -1,7 +1,8 @@
 /**
  * `release attest`: sign the provenance of a staged release bundle and store
- * it in the private repository as an OCI referrer of the bundle (DESIGN.md
- * sections 4 and 5, "Provenance").
+ * it in the private repository as an OCI referrer of the bundle
+ * (docs/provenance.md; docs/architecture.md, "Provenance"; in-toto Statement v1,
+ * SLSA Provenance v1, OCI distribution spec v1.1 referrers).
  *
  * Order: the staged bundle is downloaded through the consumer's verifying path
  * (its tested manifest gives `source_sha`, tag, run id and the tested manifest

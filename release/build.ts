@@ -1,8 +1,8 @@
 /**
  * `release build` and `release check-dist`: pack the releasing package
  * exactly once and check the one tarball that will be tested, staged and
- * published (reference `original-release-contract.md` sections 2.1 and 3.5,
- * adapted to one npm tarball; DESIGN.md section 4).
+ * published (docs/release-build.md, "Steps"; docs/architecture.md, "Release:
+ * steps and data flow").
  *
  * `release build` runs `npm pack --pack-destination <artifact dir> --json`
  * once, into an artifact directory that must be empty (or absent) before,

@@ -1,7 +1,7 @@
 /**
  * `release check-immutable`: the repository must have immutable releases
- * enabled before anything is promoted or published (reference
- * `original-release-contract.md` section 6.1 step 3, scenarios 9, 22-24).
+ * enabled before anything is promoted or published (docs/release-publish.md,
+ * "Commands"; docs/architecture.md, "Release: steps and data flow").
  *
  * `GET /repos/{owner}/{repo}/immutable-releases` through `@octokit/rest`
  * (`GITHUB_API_URL`, `GH_TOKEN` — in the workflow the

@@ -1,6 +1,6 @@
 /**
- * `release check-private [--bootstrap]` (reference `original-release-contract.md`
- * sections 2.10 and 5.1; issue 6 item 1).
+ * `release check-private [--bootstrap]` (docs/release-publish.md, "The privacy
+ * gate"; docs/architecture.md, "Release: steps and data flow").
  *
  * Owns: the maintainer's stand-alone run of the privacy gate
  * (`src/fetch/privacy.ts`). Without `--bootstrap` it is the read-only gate

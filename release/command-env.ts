@@ -3,7 +3,7 @@
  * gate commands, the install command, and `npm pack` (which runs the
  * package's own `prepack`/`prepare`/`postpack` scripts). Each is an explicit
  * allow-list (`src/oci/subprocess.ts`), so the package's code never sees the
- * pipeline's credentials (DESIGN.md section 7; reference section 6.1: secrets
+ * pipeline's credentials (docs/release-build.md, "Gate commands": secrets
  * only on the steps that use them).
  */
 import { delimiter, join } from "node:path";

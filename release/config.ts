@@ -3,9 +3,8 @@
  * `package.json`: `name`, `version`, `files`, `hermesPluginKit.repository`
  * and `hermesPluginKit.gates` (the declared command of each test gate).
  *
- * Adapts reference `original-release-contract.md` sections 2.3 (gate
- * commands) and 3.19 H1 (project name and version) from `pyproject.toml` to
- * `package.json` (DESIGN.md section 3).
+ * docs/release-build.md, "Gate commands"; docs/architecture.md, "Policy:
+ * where expectations come from".
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 /**
  * `release demo`: one command that releases a real package end to end and then
- * installs it as a consumer (issue 8), with no network beyond loopback.
+ * installs it as a consumer (README, "Quick start"), with no network beyond loopback.
  *
  * Maintainer half: the package (default `examples/calculator`) is copied into
  * a scratch git repository with a local bare `origin`, a baseline tag and one

@@ -1,8 +1,8 @@
 /**
  * `release run --dry-run`: every check `release run` makes before its first
  * write, and the read-only checks of the later steps, with nothing committed,
- * tagged, pushed, uploaded or recorded (DESIGN.md section 4; the steps of
- * `./run.ts`).
+ * tagged, pushed, uploaded or recorded (docs/release-run.md, "`release run`";
+ * the steps of `./run.ts`).
  *
  * Checks, in order: the disarm switch; the workspace (a fresh run or which
  * steps a rerun would resume, read from `run-state.json` without taking the

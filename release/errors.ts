@@ -14,8 +14,8 @@ import { HermesPluginKitError } from "../src/contract/errors.js";
 
 /**
  * Stable codes of {@link ReleaseStepError}, one per failure a caller or test
- * can branch on (reference `original-release-contract.md` sections 3.5-3.7,
- * 3.19 and 6.1).
+ * can branch on (docs/release-build.md, "Error codes"; docs/architecture.md,
+ * "Errors and codes").
  */
 export const RELEASE_STEP_CODES = [
   /** A git subprocess failed, timed out or produced too much output. */

@@ -4,8 +4,8 @@
  * the programs of that script, its `pre` script and its `post` script). A
  * gate that cannot run fails here with `RELEASE_GATE_TOOL_MISSING`, naming
  * the tool and the fix, instead of "passing" with a tool from outside the
- * checkout or failing later with a bare exit 127 (DESIGN.md section 4,
- * "test gates run on the bundle's source").
+ * checkout or failing later with a bare exit 127 (docs/release-build.md,
+ * "Gate commands").
  *
  * The check reads the command line the way a POSIX shell splits simple
  * commands (`&&`, `||`, `;`, `|`, `&`, newlines); words it cannot judge

@@ -1,8 +1,8 @@
 /**
  * `release gate <name>`: run one test gate's declared command on the
  * restored release source and record its evidence file, which
- * `release create-manifest` reads (reference `original-release-contract.md`
- * sections 2.3 evidence, 6.1 jobs 4-6, 8; DESIGN.md section 3 "Evidence gates").
+ * `release create-manifest` reads (docs/release-build.md, "Gate commands";
+ * docs/architecture.md, "Release: steps and data flow").
  *
  * The command is the exact string the releasing package declares in
  * package.json `hermesPluginKit.gates.<name>` (defaults: `just test`,
@@ -60,7 +60,7 @@ export interface GateOptions {
   /**
    * The trigger commit: when given, the release identity facts
    * (`proveReleaseIdentity`) are proved before and after the command, as the
-   * workflow's test jobs do (reference section 6.1 job 4).
+   * workflow's test jobs do (docs/release-build.md, "Identity facts (materialize and restore)").
    */
   expectedSha?: string;
   /**

@@ -4,7 +4,7 @@
  * declared gate commands, each with an allow-listed environment).
  *
  * Every git invocation runs isolated from the machine's configuration
- * (reference `original-release-contract.md` section 3.10, DESIGN.md section 7):
+ * (docs/release-build.md, "Subprocesses"):
  * `GIT_CONFIG_NOSYSTEM=1`, `GIT_CONFIG_GLOBAL=/dev/null`, `-c core.hooksPath=/dev/null`,
  * no terminal prompts, `LC_ALL=C`, and without inherited `GIT_DIR`-style
  * variables. Processes are spawned with argument arrays (never a shell
@@ -114,7 +114,7 @@ export async function runProcess(program: string, args: readonly string[], optio
 }
 
 /**
- * The environment every git child gets (an allow-list, DESIGN.md section 7):
+ * The environment every git child gets (an allow-list, docs/release-build.md, "Subprocesses"):
  * what any child needs and what git needs on the network (proxies,
  * certificate authorities), then `GIT_CONFIG_NOSYSTEM=1`,
  * `GIT_CONFIG_GLOBAL=/dev/null`, `GIT_TERMINAL_PROMPT=0`, `LC_ALL=C`, and

@@ -1,6 +1,6 @@
 /**
- * The metadata-only, immutable GitHub Release (reference
- * `original-release-contract.md` sections 2.12 and 5.3; issue 6 item 5).
+ * The metadata-only, immutable GitHub Release (docs/release-publish.md,
+ * "Commands"; docs/architecture.md, "Release: steps and data flow").
  *
  * Owns: `release github-release`. For tag `v<V>` whose remote ref (peeled)
  * equals the release SHA, create the release as a draft with no assets whose

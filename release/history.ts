@@ -2,9 +2,8 @@
  * The release history: every non-merge commit since the baseline tag, each
  * classified by the strict conventional-commit pass, with ambiguous
  * breaking-change markers refused and every revert resolved to the commit it
- * reverts (reference `original-release-contract.md` section 3.19 H2;
- * Conventional Commits 1.0.0, specification items 8-16 and the `revert`
- * recommendation; DESIGN.md section 4, "intent").
+ * reverts (docs/release-build.md, "Intent rules"; Conventional Commits 1.0.0,
+ * specification items 8-16 and the `revert` recommendation).
  *
  * Rules owned here:
  * - the exact breaking tokens are `!` before the header colon and a line
@@ -175,7 +174,7 @@ function refuseAmbiguousBreakingMarkers(text: string, sha: string | undefined): 
 
 /**
  * Classify one commit message with `conventional-commits-parser` 6 and the
- * strict rules of reference section 3.19 H2: types {@link ALLOWED_COMMIT_TYPES};
+ * strict rules (docs/release-build.md, "Intent rules"): types {@link ALLOWED_COMMIT_TYPES};
  * `feat` -> minor; `fix`, `perf`, `revert` -> patch; `!` or a breaking footer
  * -> major; other types -> no release. GitHub's revert title
  * `Revert "<header>"` (optionally ` (#N)`, body optional) is a revert: at

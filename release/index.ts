@@ -1,5 +1,5 @@
 /**
- * `release/`: the maintainer release pipeline (DESIGN.md section 4). Each step
+ * `release/`: the maintainer release pipeline (docs/architecture.md, "Release: steps and data flow"). Each step
  * is a function `(options) -> Promise<result>` that the CLI
  * (`hermes-plugin-kit release <step>`) wires and prints as JSON.
  *

@@ -3,8 +3,8 @@
  * release, and which version.
  *
  * Three checks, in this order, each failing closed before anything is written
- * (reference `original-release-contract.md` sections 3.19 and 6.0-6.1 job 2,
- * DESIGN.md section 4):
+ * (docs/release-build.md, "Intent rules"; docs/architecture.md, "Release:
+ * steps and data flow"):
  * 1. the disarm switch: unless `SEMANTIC_RELEASE_ENABLED` is exactly `true`,
  *    nothing runs and the result is `{released: false, disarmed: true}`;
  * 2. the baseline: clean tree (untracked files count), package.json `name`
@@ -47,7 +47,7 @@ export interface Baseline {
 }
 
 /**
- * Check the baseline (reference section 3.19 H1, adapted to package.json).
+ * Check the baseline (docs/release-build.md, "Intent rules").
  *
  * @param dir the checkout.
  * @param expectedPackage the configured package name; when given, package.json `name` must equal it.
@@ -227,7 +227,7 @@ async function analyzeRemaining(dir: string, commits: HistoryCommit[]): Promise<
 }
 
 /**
- * `release intent` (reference sections 3.19, 6.0, 6.1 job 2).
+ * `release intent` (docs/release-build.md, "Intent rules").
  *
  * @returns `{released: false, disarmed: true}` unless `SEMANTIC_RELEASE_ENABLED`
  *   is exactly `true`; otherwise `released`, `previous_version`, `version`,
@@ -270,7 +270,7 @@ export async function releaseIntent(options: IntentOptions = {}): Promise<Intent
 }
 
 /**
- * Fail when `tag` exists locally or on `remote` (reference section 6.1 job 2).
+ * Fail when `tag` exists locally or on `remote` (docs/release-build.md, "Intent rules").
  * @throws ReleaseStepError `RELEASE_TAG_EXISTS` naming the commit; `RELEASE_CONFIG_INVALID` for an unknown remote.
  */
 export async function refuseExistingTag(dir: string, tag: string, remote: string | false): Promise<void> {
@@ -290,7 +290,7 @@ export async function refuseExistingTag(dir: string, tag: string, remote: string
 
 /**
  * Why a run is disarmed, saying what was found: the switch must be exactly
- * `true` (reference 6.0), so `1`, `TRUE` or `yes` disarm it too.
+ * `true` (docs/release-run.md, "`release run`"), so `1`, `TRUE` or `yes` disarm it too.
  */
 export function disarmedReason(value: string | undefined): string {
   if (value === undefined || value === "") return "disarmed: SEMANTIC_RELEASE_ENABLED is not set (set it to exactly true to release)";

@@ -2,8 +2,7 @@
  * `release create-manifest`, `release verify-manifest` and `release checksums`:
  * the glue between the gate evidence files, the artifact directory and the
  * pure contract in `src/contract/manifest.ts` and `src/contract/payload.ts`
- * (reference `original-release-contract.md` sections 2.3, 2.4, 3.6, 3.7 and
- * 6.1 job 6).
+ * (docs/release-build.md, "Steps"; docs/contract.md).
  *
  * create-manifest reads `<evidence dir>/<gate>.json` for the four test gates
  * (written by `release gate`), recomputes the artifact record from the
@@ -99,7 +98,7 @@ async function refuseSymlink(path: string): Promise<void> {
 }
 
 /**
- * `release create-manifest` (reference 3.6): validate everything, then write.
+ * `release create-manifest`: validate everything, then write.
  *
  * @throws ReleaseContractError codes of `createTestedManifest` and
  *   `inspectDistTarball` (`RELEASE_NOT_ONE_BUMP` for a skip or downgrade,
@@ -169,7 +168,7 @@ export interface VerifyManifestOptions {
 }
 
 /**
- * `release verify-manifest` (reference 3.7): strict read, full validation,
+ * `release verify-manifest`: strict read, full validation,
  * then the artifact records recomputed from the bytes must match.
  * @throws ReleaseContractError (`RELEASE_JSON_UNREADABLE`, `JSON_DUPLICATE_KEY`,
  *   identity codes, `ARTIFACT_SHA256_MISMATCH`, `ARTIFACT_SIZE_MISMATCH`, `DIST_*`).
@@ -214,7 +213,7 @@ async function regularFile(path: string, label: string): Promise<void> {
 }
 
 /**
- * `release checksums` (reference 2.4): verify the manifest against the
+ * `release checksums`: verify the manifest against the
  * artifact directory, then write `release-payload.sha256` listing
  * `release-source.bundle`, `release-manifest.json`, `dist/<tarball>` (in that
  * order, `sha256sum` text format) and re-parse it as a self-check.

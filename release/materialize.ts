@@ -2,9 +2,8 @@
  * `release materialize`: turn a release intent into a local release commit,
  * a tag and a git bundle of exactly that source — nothing is pushed.
  *
- * Follows reference `original-release-contract.md` sections 2.2, 2.11 and
- * 6.1 job 2 (adapted: `pyproject.toml`/`uv.lock` -> `package.json`/
- * `package-lock.json`) and DESIGN.md section 4:
+ * docs/release-build.md, "Steps" and "Identity facts (materialize and
+ * restore)"; docs/architecture.md, "Release: steps and data flow":
  * HEAD must be the trigger commit; the version is written into package.json
  * and package-lock.json (top-level `version` and `packages[""].version`), the
  * notes are prepended to CHANGELOG.md, the three files are committed as
@@ -51,8 +50,8 @@ export interface ReleaseIdentity {
 }
 
 /**
- * Prove the identity facts of a release checkout (reference section 6.1 jobs
- * 2 and 4): HEAD equals `releaseSha` (when given); HEAD^ equals `triggerSha`
+ * Prove the identity facts of a release checkout (docs/release-build.md,
+ * "Identity facts (materialize and restore)"): HEAD equals `releaseSha` (when given); HEAD^ equals `triggerSha`
  * and HEAD has exactly one parent; the tag `v<version>` (peeled) points at
  * HEAD and is exactly the annotated release tag (`release-tag.ts`: tagger =
  * the release identity, date = the release commit's); the tracked tree is
@@ -109,8 +108,7 @@ export interface AttachTriggerOptions {
 }
 
 /**
- * `release attach-trigger` (the original `release-attach-trigger` recipe,
- * reference sections 6.1 job 2 and 8): when `GITHUB_REF` is set it must be
+ * `release attach-trigger` (docs/release-build.md, "Steps"): when `GITHUB_REF` is set it must be
  * `refs/heads/<branch>`; HEAD must equal the trigger; the local branch is
  * force-created at the trigger and checked out (CI checkouts are detached,
  * semantic-release needs a branch); then branch and HEAD are checked again.
@@ -155,7 +153,7 @@ export async function bundleHeads(cwd: string, bundle: string): Promise<Map<stri
 
 /**
  * Require a bundle to hold exactly `refs/heads/release-candidate` and
- * `refs/tags/v<version>` (reference section 2.2, B2); returns the version.
+ * `refs/tags/v<version>`; returns the version.
  * @throws ReleaseStepError `RELEASE_BUNDLE_REFS`.
  */
 export function requireReleaseBundleRefs(heads: Map<string, string>, version?: string): { version: string; candidateSha: string; tagSha: string } {
@@ -384,7 +382,7 @@ async function writeSourceBundle(dir: string, out: { bundlePath: string; checksu
 }
 
 /**
- * `release materialize --expected-sha S` (reference sections 2.2, 6.1 job 2).
+ * `release materialize --expected-sha S` (docs/release-build.md, "Steps").
  *
  * Order: HEAD check, intent (baseline, history, next tag absent locally and
  * on the remote), output files absent, then the writes (package.json,

@@ -1,6 +1,6 @@
 /**
  * What a consumer runs next after a release: the commands of README
- * "Consumers: fetch, verify, pin, install" (DESIGN.md section 5) with the
+ * "Consumers: fetch, verify, pin, install" (docs/architecture.md, "Fetch: data flow") with the
  * release's real references, repository and tarball filled in. `release run`
  * and `release demo` print them after success and return them as
  * `next_steps`. Pure: builds strings, reads and writes nothing.
@@ -65,7 +65,7 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
   const custom = gates === undefined ? [] : TEST_GATES.filter((gate) => gates[gate] !== undefined && gates[gate] !== DEFAULT_GATE_COMMANDS[gate]);
   if (gates !== undefined && custom.length > 0) {
     // The receipt proves its gates passed and the verified tarball declares them; a consumer pins commands only if it
-    // requires them (DESIGN.md section 5, "Whose policy"): nothing is read from the consumer's directory.
+    // requires them (docs/architecture.md, "Policy: where expectations come from"): nothing is read from the consumer's directory.
     const pins = custom.map((gate) => `--expect-gate ${shellWord(`${gate}=${gates[gate] ?? ""}`)}`).join(" ");
     lines.push(`# this release's gates are not the defaults; to require exactly these commands, add to verify-final-receipt and fleet add: ${pins}`);
   }

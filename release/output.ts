@@ -34,7 +34,7 @@ export async function writeOutputFile(path: string, bytes: Uint8Array | string):
   }
 }
 
-/** Canonical compact JSON plus one newline (reference 2.8/2.9). */
+/** Canonical compact JSON plus one newline (docs/contract.md, canonical JSON). */
 export function outputJsonBytes(value: unknown): Buffer {
   return Buffer.from(canonicalJson(value), "utf8");
 }

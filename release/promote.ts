@@ -3,8 +3,8 @@
  * and create the release tag there, atomically and resumably, from the
  * staged bytes only.
  *
- * Order (reference `original-release-contract.md` 6.1 job 7, 6.2, 6.3, 2.13;
- * DESIGN.md section 4; issue 6 item 3):
+ * Order (docs/release-run.md, "`release promote`"; docs/architecture.md,
+ * "Release: steps and data flow"):
  * 1. The remote URL is read from the checkout (`remote.<name>.url`). A URL
  *    carrying credentials is refused; a non-local remote (anything but a path
  *    or `file://`) without `SOURCE_PROMOTION_TOKEN` aborts here, before any
@@ -42,7 +42,7 @@ import { PipelineError } from "./errors.js";
 import { privateTempDir } from "./output.js";
 import { resolveAccess, verifiedDownload, type RegistryAccessOptions } from "./registry-access.js";
 
-/** Files a release commit may touch (reference 6.1 job 2, adapted to npm). */
+/** Files a release commit may touch (docs/release-build.md, "Identity facts (materialize and restore)"). */
 export const PROMOTABLE_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);
 
 /** Environment variable holding the promotion credential. */

@@ -1,7 +1,7 @@
 /**
  * Signing a provenance statement into a Sigstore bundle with `@sigstore/sign`
- * (DSSE envelope, payload type `application/vnd.in-toto+json`; DESIGN.md
- * section 5, "Provenance"):
+ * (DSSE envelope, payload type `application/vnd.in-toto+json`; Sigstore
+ * bundle v0.3; docs/provenance.md, "Signing"):
  *
  * - with a local P-256 key (`release attest --key`): the bundle carries the
  *   key's hint (`base64(sha256(SPKI))`) and no transparency log entry;

@@ -3,8 +3,8 @@
  * published receipt, push it as the receipt artifact at `v<version>-receipt`,
  * and prove both arrived intact.
  *
- * Order (reference `original-release-contract.md` 2.6, 2.7, 2.9, 3.17 W2-W4,
- * 3.18 SP2-SP5, 5.1; DESIGN.md section 4):
+ * Order (docs/release-run.md, "`release publish`"; docs/architecture.md,
+ * "Release: steps and data flow"):
  * 1. The reference must pin the policy's repository (S4); the bundle is
  *    downloaded through the consumer's verifying path (privacy on read, every
  *    manifest, layer and payload check) and must be a `tested` bundle (SP2).

@@ -3,7 +3,7 @@
  * attest, promote, check-private, dry-run, run):
  * - access: the repository checked against the release policy, credentials,
  *   environment, upload chunk size and progress ({@link resolveAccess});
- * - tag rules (reference 3.17 W1-W4): a tag never moves to another digest
+ * - tag rules (docs/release-run.md, "`release publish`"): a tag never moves to another digest
  *   ({@link refuseTagConflict}, {@link bindTag});
  * - upload of a local layout with crash checkpoints ({@link uploadArtifact});
  * - the verified download through the consumer's path ({@link verifiedDownload});
@@ -182,7 +182,7 @@ export interface UploadOutcome {
 
 /**
  * Upload a local layout's manifest (by digest) to the repository and bind
- * `tag` to it (reference 3.17 W1, W3, W4): privacy re-check without bootstrap;
+ * `tag` to it (the tag rules above): privacy re-check without bootstrap;
  * an existing tag with another digest fails before any write; an existing tag
  * with the same digest is success without a write; otherwise the graph is
  * copied (blobs the target has are skipped) and the tag bound with `tagIfAbsent`.
@@ -245,7 +245,7 @@ export async function verifiedDownload(
 }
 
 /**
- * The bootstrap callback of the privacy gate (reference 2.10, 5.1): push the
+ * The bootstrap callback of the privacy gate (docs/release-publish.md, "The privacy gate"): push the
  * zero-layer bootstrap artifact to tag `private-bootstrap` (`tagIfAbsent`).
  */
 export function bootstrapPusher(access: RegistryAccess, tmpParent: string): () => Promise<void> {

@@ -4,9 +4,9 @@
  * date, so a rerun from the same trigger writes the same tag object byte for
  * byte, and `git describe` at the release commit names the release (it
  * ignores lightweight tags). Tags are compared after peeling everywhere
- * (reference `original-release-contract.md` section 2.13); this module adds
- * the exact tag object a release must carry (DESIGN.md section 4,
- * "materialize ... tag vX.Y.Z").
+ * (docs/release-build.md, "Identity facts (materialize and restore)"); this
+ * module adds the exact tag object a release must carry (docs/architecture.md,
+ * "Release: steps and data flow", materialize).
  */
 import { git, gitText } from "./git.js";
 

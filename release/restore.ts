@@ -1,8 +1,8 @@
 /**
  * `release restore`: recreate the release source from `release-source.bundle`
  * in a fresh checkout, so test gates and the build run on exactly the bytes
- * that were materialized (reference `original-release-contract.md` sections
- * 2.2, 3.10 and 6.1 jobs 4-6).
+ * that were materialized (docs/release-build.md, "Identity facts (materialize
+ * and restore)"; docs/architecture.md, "Release: steps and data flow").
  *
  * Order: the bundle's SHA-256 must match `release-source.sha256`; the target
  * directory must be absent or empty; a new repository is initialised there;

@@ -1,6 +1,6 @@
 /**
  * semantic-release's dry run, in a child Node process whose environment is
- * an allow-list (DESIGN.md section 4 "intent", section 7 "Secrets").
+ * an allow-list (docs/release-build.md, "Subprocesses"; "Intent rules").
  *
  * semantic-release starts git with `execa`, which adds the whole
  * environment of the process it runs in to the `env` it is given; in our

@@ -5,16 +5,16 @@
  * How it reaches the registry (access, tag rules, upload, verified download,
  * bootstrap) lives in `registry-access.ts`; the output writer in `output.ts`.
  *
- * Order (reference `original-release-contract.md` 3.16 T1-T4, 3.17, 3.18
- * SP1, 2.5, 2.8, 4; DESIGN.md section 4):
+ * Order (docs/release-run.md, "`release stage`"; docs/architecture.md,
+ * "Release: steps and data flow"):
  * 1. T1/T2: the inputs are exactly `release-manifest.json`,
  *    `release-source.bundle`, `release-payload.sha256` and every entry of the
  *    artifact directory as `dist/<entry>`; each a regular file (never a
  *    symlink) with an allow-listed name. They are copied (O_NOFOLLOW) into a
  *    fresh private temp directory, hashed on the way.
- * 2. The deterministic layout is written from the copies (reference 4).
+ * 2. The deterministic layout is written from the copies (docs/oci.md; OCI image-spec layout).
  * 3. T3: the layout is read back through the consumer's verifying download
- *    path (`downloadRelease`), which runs every payload check (3.9: tested
+ *    path (`downloadRelease`), which runs every payload check (tested
  *    manifest vs. tarball, checksum file, isolated source bundle check).
  * 4. T4: `--tag` must be `candidate-<run_id>-<source_sha>` of that manifest.
  * 5. Privacy gate WITH bootstrap (an absent package gets only the zero-layer
@@ -200,7 +200,7 @@ export async function stageRelease(options: StageOptions): Promise<StageResult> 
       tested.set(payloadPath, await copyInput(source, dest, payloadPath));
       copies.set(payloadPath, dest);
     }
-    // Deterministic layout (reference 4), then T3 through the verifying path.
+    // Deterministic layout (docs/oci.md), then T3 through the verifying path.
     const layoutDir = join(work, "layout");
     const layout = await writeLayout(layoutDir, RELEASE_ARTIFACT_TYPE, copies);
     const reference = formatReference(access.repository.repository, layout.manifest.digest);
