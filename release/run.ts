@@ -212,7 +212,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     },
   };
 
-  // The disarm switch governs every run, fresh or resumed (docs/release-run.md, "Disarmed").
+  // The disarm switch governs every run, fresh or resumed (docs/release-run.md, "`release run`").
   if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
     const reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
     progress.skipped("release run", reason);
