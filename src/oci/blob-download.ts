@@ -1,10 +1,11 @@
 /**
  * The blob download fast path of `RegistryTarget.fetchToFile` (DESIGN.md
- * section 7 "Performance"): one HTTP/1.1 `GET` on its own connection, read
- * with a fixed 1 MiB buffer (`onread`: no allocation per socket read, reads
- * as large as the socket gives), every byte hashed as it arrives and copied
- * into 1 MiB write buffers that the thread pool writes at their file
- * positions (at most 4 in flight per blob; the socket pauses beyond).
+ * section 7 "Performance"): one HTTP/1.1 `GET` on its own connection whose
+ * body is read (`onread` with a buffer generator) straight into the free tail
+ * of a 1 MiB write buffer: no allocation per socket read, no copy between the
+ * socket and the file. Every byte is hashed as it arrives; full buffers are
+ * written by the thread pool at their file positions (at most 4 in flight per
+ * blob; the socket pauses beyond).
  *
  * Only the plain answer takes this path: `200` with one `Content-Length`
  * equal to the descriptor's size and no `Transfer-Encoding`. Anything else
@@ -25,8 +26,12 @@ import { describe } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 
-/** Read buffer per connection, and size of each write buffer (bytes). */
+/** Size of each write buffer, which the socket reads into (bytes). */
 const BUFFER_BYTES = 1024 * 1024;
+/** A write buffer with less room than this is written before the next read (bytes). */
+const MIN_READ_BYTES = 64 * 1024;
+/** Read buffer of the response head (bytes); body bytes that arrive with the head are copied once. */
+const HEAD_READ_BYTES = 64 * 1024;
 /** Writes in flight per blob before the socket pauses. */
 const MAX_WRITES_IN_FLIGHT = 4;
 /** Largest response head accepted (bytes). */
@@ -127,7 +132,22 @@ class BodySink {
     private readonly events: { pause(): void; resume(): void; settle(error?: Error): void; progress?: ((bytes: number, total: number) => void) | undefined },
   ) {}
 
-  /** Take bytes that are valid only during this call (the read buffer is reused). */
+  /**
+   * The free tail of the current write buffer: where the socket reads next
+   * (bytes read there are taken in place by {@link take}).
+   */
+  readRegion(): Buffer {
+    if (this.buffer === null) {
+      this.buffer = this.spare.pop() ?? Buffer.allocUnsafeSlow(BUFFER_BYTES);
+      this.filled = 0;
+    }
+    return this.buffer.subarray(this.filled);
+  }
+
+  /**
+   * Take bytes that arrived: read in place into {@link readRegion} (kept
+   * there), or anywhere else (copied; valid only during this call).
+   */
   take(view: Buffer): void {
     if (this.failure !== undefined || this.ended) return;
     if (this.received + view.length > this.desc.size) {
@@ -136,17 +156,9 @@ class BodySink {
     }
     this.received += view.length;
     this.hash.update(view);
-    for (let offset = 0; offset < view.length; ) {
-      if (this.buffer === null) {
-        this.buffer = this.spare.pop() ?? Buffer.allocUnsafeSlow(BUFFER_BYTES);
-        this.filled = 0;
-      }
-      const n = Math.min(BUFFER_BYTES - this.filled, view.length - offset);
-      view.copy(this.buffer, this.filled, offset, offset + n);
-      this.filled += n;
-      offset += n;
-      if (this.filled === BUFFER_BYTES) this.flush();
-    }
+    if (this.inPlace(view)) this.filled += view.length;
+    else this.copyIn(view);
+    if (BUFFER_BYTES - this.filled < MIN_READ_BYTES) this.flush();
     this.events.progress?.(this.received, this.desc.size);
     if (this.received === this.desc.size) {
       this.flush();
@@ -154,6 +166,23 @@ class BodySink {
       this.finishIfDone();
     } else if (this.inFlight >= MAX_WRITES_IN_FLIGHT) {
       this.events.pause();
+    }
+  }
+
+  /** True when `view` starts where the current write buffer's free tail does (the socket read into it). */
+  private inPlace(view: Buffer): boolean {
+    const buffer = this.buffer;
+    return buffer !== null && view.buffer === buffer.buffer && view.byteOffset === buffer.byteOffset + this.filled;
+  }
+
+  private copyIn(view: Buffer): void {
+    for (let offset = 0; offset < view.length; ) {
+      const region = this.readRegion();
+      const n = Math.min(region.length, view.length - offset);
+      view.copy(region, 0, offset, offset + n);
+      this.filled += n;
+      offset += n;
+      if (this.filled === BUFFER_BYTES) this.flush();
     }
   }
 
@@ -214,11 +243,11 @@ class BodySink {
   }
 }
 
-/** Connect to `url` (TLS for https) with `onread` into `buffer`. */
-function connect(url: URL, request: BlobDownloadRequest, buffer: Buffer, onData: (n: number, buf: Buffer) => void, onConnect: () => void): net.Socket {
+/** Connect to `url` (TLS for https); each read lands in the buffer `nextBuffer` returns (`onread`). */
+function connect(url: URL, request: BlobDownloadRequest, nextBuffer: () => Buffer, onData: (n: number, buf: Buffer) => void, onConnect: () => void): net.Socket {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  const onread = { buffer, callback: (n: number, buf: Buffer): boolean => (onData(n, buf), true) };
+  const onread = { buffer: nextBuffer, callback: (n: number, buf: Buffer): boolean => (onData(n, buf), true) };
   if (url.protocol === "https:") {
     // TLSSocket takes net.Socket's `onread` (its typings omit it): each callback holds one decrypted record.
     const options = { host, port, ALPNProtocols: ["http/1.1"], onread, ...(isIP(host) === 0 ? { servername: host } : {}), ...(request.ca === undefined ? {} : { ca: request.ca }) };
@@ -322,7 +351,9 @@ export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd:
       if (sink !== undefined) sink.take(view);
       else onHead(Buffer.from(view));
     };
-    const socket = connect(request.url, request, Buffer.allocUnsafeSlow(BUFFER_BYTES), onData, () => socket.write(requestText(request.url, request.headers)));
+    const headBuffer = Buffer.allocUnsafeSlow(HEAD_READ_BYTES);
+    const nextBuffer = (): Buffer => (sink === undefined || settled ? headBuffer : sink.readRegion());
+    const socket = connect(request.url, request, nextBuffer, onData, () => socket.write(requestText(request.url, request.headers)));
     const headTimer = setTimeout(() => finish({ kind: "other", head: undefined }), request.headersTimeoutMs);
     watchSocket(socket, label, () => sink, finish);
   });
