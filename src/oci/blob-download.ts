@@ -21,9 +21,10 @@ import { createHash, type Hash } from "node:crypto";
 import { write as fsWrite } from "node:fs";
 import { isIP } from "node:net";
 import net from "node:net";
-import tls from "node:tls";
+import type tls from "node:tls";
 import { describe } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
+import { tlsModule } from "./registry-http.js";
 import type { Descriptor } from "./target.js";
 
 /** Size of each write buffer, which the socket reads into (bytes). */
@@ -251,7 +252,7 @@ function connect(url: URL, request: BlobDownloadRequest, nextBuffer: () => Buffe
   if (url.protocol === "https:") {
     // TLSSocket takes net.Socket's `onread` (its typings omit it): each callback holds one decrypted record.
     const options = { host, port, ALPNProtocols: ["http/1.1"], onread, ...(isIP(host) === 0 ? { servername: host } : {}), ...(request.ca === undefined ? {} : { ca: request.ca }) };
-    return tls.connect(options as tls.ConnectionOptions, onConnect);
+    return tlsModule().connect(options as tls.ConnectionOptions, onConnect);
   }
   return net.connect({ host, port, onread }, onConnect);
 }

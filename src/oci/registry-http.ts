@@ -7,10 +7,24 @@
  * `HEADERS_TIMEOUT` / `BODY_TIMEOUT`.
  */
 import http from "node:http";
-import https from "node:https";
-import tls from "node:tls";
+import type https from "node:https";
+import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
+import type tls from "node:tls";
 import { OciError } from "./errors.js";
+
+// `node:tls` and `node:https` load on first use: a plain-HTTP run (loopback
+// registries) or a layout store never compiles them (DESIGN.md section 7 "Performance").
+const requireBuiltin = createRequire(import.meta.url);
+
+/** `node:tls`, loaded on first use. */
+export function tlsModule(): typeof tls {
+  return requireBuiltin("node:tls") as typeof tls;
+}
+
+function httpsModule(): typeof https {
+  return requireBuiltin("node:https") as typeof https;
+}
 
 /** Response head plus the body stream (an `http.IncomingMessage`). */
 export interface HttpResponse {
@@ -35,18 +49,23 @@ export interface HttpRequestOptions {
 /** Keep-alive agents for plain and TLS connections of one client. */
 export class HttpAgents {
   readonly http = new http.Agent({ keepAlive: true, maxSockets: 16 });
-  readonly https: https.Agent;
+  private httpsAgent: https.Agent | undefined;
   /** The TLS trust roots when an extra CA was given (Node's store plus it); undefined: Node's default. */
   readonly ca: string[] | undefined;
 
   /** @param extraCa PEM certificates trusted in addition to Node's root store (private registries). */
   constructor(extraCa?: string | Buffer) {
-    this.ca = extraCa === undefined ? undefined : [...tls.rootCertificates, extraCa.toString()];
-    this.https = new https.Agent({
+    this.ca = extraCa === undefined ? undefined : [...tlsModule().rootCertificates, extraCa.toString()];
+  }
+
+  /** The TLS agent, made on first use. */
+  get https(): https.Agent {
+    this.httpsAgent ??= new (httpsModule().Agent)({
       keepAlive: true,
       maxSockets: 16,
       ...(this.ca === undefined ? {} : { ca: this.ca }),
     });
+    return this.httpsAgent;
   }
 
   /** The agent for `url`'s protocol. */
@@ -57,7 +76,7 @@ export class HttpAgents {
   /** Close pooled sockets. */
   destroy(): void {
     this.http.destroy();
-    this.https.destroy();
+    this.httpsAgent?.destroy();
   }
 }
 
@@ -107,7 +126,7 @@ export const CONTINUE_TIMEOUT_MS = 1000;
  */
 export function sendRequest(url: URL, options: HttpRequestOptions): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
-    const transport = url.protocol === "https:" ? https : http;
+    const transport = url.protocol === "https:" ? httpsModule() : http;
     const body = options.body;
     const streamed = body !== undefined && !Buffer.isBuffer(body);
     const headers = streamed ? { ...options.headers, expect: "100-continue" } : options.headers;

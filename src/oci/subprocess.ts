@@ -14,7 +14,12 @@
  * over the ceiling, start failure) are returned, not thrown, so each area maps
  * them to its own error codes.
  */
-import { spawn } from "node:child_process";
+import type childProcess from "node:child_process";
+import { createRequire } from "node:module";
+
+// `node:child_process` loads with the first child: the registry transport's
+// fetch path starts none (DESIGN.md section 7 "Performance").
+const requireBuiltin = createRequire(import.meta.url);
 
 declare const childEnvironmentBrand: unique symbol;
 
@@ -96,6 +101,7 @@ export interface BoundedRun {
 export function runBounded(program: string, args: readonly string[], options: BoundedRunOptions): Promise<BoundedRun> {
   return new Promise<BoundedRun>((resolve) => {
     const sink = typeof options.output === "number" ? options.output : undefined;
+    const { spawn } = requireBuiltin("node:child_process") as typeof childProcess;
     const child = spawn(program, [...args], {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       env: options.env,
