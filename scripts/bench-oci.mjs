@@ -14,6 +14,9 @@
 //                 registry through cross-repository mounts, so a used registry would not measure it)
 // `sync` runs before every timed phase. Figures: min/median/max MB/s of each side, and of the
 // per-pair ratio ours/peer. Also sha256sum over the same bytes, and the 1-minute load average.
+// CPU time (user + system) of each side's whole process, read from this process's reaped-children
+// counters in /proc/self/stat (10 ms ticks; measuring it adds nothing to either side's wall time): a
+// figure a loaded machine disturbs less than wall time.
 // Last line: fetch_verify_vs_skopeo=<median ratio> peak_rss_mib=<max fetch peak RSS> size_mib=<n> push_vs_skopeo=<median ratio>
 //
 // Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--keep]
@@ -21,7 +24,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes, randomFillSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
@@ -124,6 +127,21 @@ async function writeRandomFile(file, bytes) {
 }
 
 const mbps = (bytes, ms) => bytes / 1e6 / (ms / 1000);
+
+const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+/** CPU time (user + system, ms) of this process's reaped children so far (`cutime` + `cstime`, proc(5)). */
+async function childrenCpuMs() {
+  const stat = await readFile("/proc/self/stat", "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state): cutime and cstime are fields 16 and 17.
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+}
+/** Run `fn` (which spawns and reaps one child) and return the child's CPU time in ms. */
+async function childCpu(fn) {
+  const before = await childrenCpuMs();
+  const result = await fn();
+  return { result, cpuMs: (await childrenCpuMs()) - before };
+}
 const time = async (fn) => {
   const t0 = process.hrtime.bigint();
   await fn();
@@ -193,14 +211,15 @@ try {
   await mkdir(skopeoHome);
   const skopeoEnv = { HOME: skopeoHome, XDG_DATA_HOME: skopeoHome, XDG_CONFIG_HOME: skopeoHome };
 
-  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], load: [] };
+  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [] };
   for (let pair = 0; pair < pairs; pair += 1) {
     rows.load.push(os.loadavg()[0]);
     // Fetch: ours, then skopeo's, from the same registry.
     const outDir = path.join(work, `fetched-${pair}`);
     await mkdir(outDir);
     await run("sync", []);
-    const fetched = await phase("fetch", ["--repository", repository, "--out", outDir]);
+    const { result: fetched, cpuMs: fetchCpuMs } = await childCpu(() => phase("fetch", ["--repository", repository, "--out", outDir]));
+    rows.fetchCpu.push(fetchCpuMs);
     for (let i = 0; i < 4; i += 1) {
       const got = await oci.digestFile(path.join(outDir, `layer-${i}.bin`));
       const want = await oci.digestFile(inputs.get(`dist/layer-${i}.bin`));
@@ -211,23 +230,30 @@ try {
     rows.fetchRss.push(fetched.maxRssMib);
     const skopeoDir = path.join(work, `skopeo-oci-${pair}`);
     await run("sync", []);
-    const skopeoFetchMs = await time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`], skopeoEnv));
+    const { result: skopeoFetchMs, cpuMs: skopeoFetchCpuMs } = await childCpu(() =>
+      time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`], skopeoEnv)),
+    );
+    rows.skopeoFetchCpu.push(skopeoFetchCpuMs);
     await rm(skopeoDir, { recursive: true, force: true });
     rows.skopeoFetch.push(mbps(totalBytes, skopeoFetchMs));
     // Push: ours and skopeo's, each into a fresh registry.
     const ours = await startRegistry(path.join(work, `registry-push-${pair}`));
     await run("sync", []);
-    const pushed = await phase("push", ["--repository", `${ours.host}/bench/artifact`, "--layout", layoutDir]);
+    const { result: pushed, cpuMs: pushCpuMs } = await childCpu(() => phase("push", ["--repository", `${ours.host}/bench/artifact`, "--layout", layoutDir]));
+    rows.pushCpu.push(pushCpuMs);
     await ours.stop();
     rows.push.push(mbps(totalBytes, pushed.ms));
     rows.pushRss.push(pushed.maxRssMib);
     const theirs = await startRegistry(path.join(work, `registry-skopeo-${pair}`));
     await run("sync", []);
-    const skopeoPushMs = await time(() => run("skopeo", ["copy", "--quiet", "--dest-tls-verify=false", `oci:${layoutDir}:payload`, `docker://${theirs.host}/bench/artifact:bench`], skopeoEnv));
+    const { result: skopeoPushMs, cpuMs: skopeoPushCpuMs } = await childCpu(() =>
+      time(() => run("skopeo", ["copy", "--quiet", "--dest-tls-verify=false", `oci:${layoutDir}:payload`, `docker://${theirs.host}/bench/artifact:bench`], skopeoEnv)),
+    );
+    rows.skopeoPushCpu.push(skopeoPushCpuMs);
     await theirs.stop();
     rows.skopeoPush.push(mbps(totalBytes, skopeoPushMs));
     process.stderr.write(
-      `pair ${pair + 1}/${pairs}: fetch ${rows.fetch.at(-1).toFixed(1)} vs ${rows.skopeoFetch.at(-1).toFixed(1)} MB/s, push ${rows.push.at(-1).toFixed(1)} vs ${rows.skopeoPush.at(-1).toFixed(1)} MB/s, fetch RSS ${fetched.maxRssMib} MiB, load ${os.loadavg()[0].toFixed(2)}\n`,
+      `pair ${pair + 1}/${pairs}: fetch ${rows.fetch.at(-1).toFixed(1)} vs ${rows.skopeoFetch.at(-1).toFixed(1)} MB/s, push ${rows.push.at(-1).toFixed(1)} vs ${rows.skopeoPush.at(-1).toFixed(1)} MB/s, fetch CPU ${fetchCpuMs.toFixed(0)} vs ${skopeoFetchCpuMs.toFixed(0)} ms, fetch RSS ${fetched.maxRssMib} MiB, load ${os.loadavg()[0].toFixed(2)}\n`,
     );
   }
   rows.load.push(os.loadavg()[0]);
@@ -243,6 +269,9 @@ try {
   process.stdout.write(`push (ours, copy layout -> registry):    ${fmt(stats(rows.push))} MB/s, peak RSS ${fmt(stats(rows.pushRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy oci: -> docker://           ${fmt(stats(rows.skopeoPush))} MB/s\n`);
   process.stdout.write(`push ratio ours/skopeo (per pair):       ${fmt(pushRatio, 2)}\n`);
+  const cpuRatio = (ours, peer) => stats(ours.map((v, i) => peer[i] / Math.max(v, 1)));
+  process.stdout.write(`fetch CPU user+sys ms (ours; skopeo):     ${fmt(stats(rows.fetchCpu), 0)}; ${fmt(stats(rows.skopeoFetchCpu), 0)}; skopeo/ours ${fmt(cpuRatio(rows.fetchCpu, rows.skopeoFetchCpu), 2)}\n`);
+  process.stdout.write(`push CPU user+sys ms (ours; skopeo):      ${fmt(stats(rows.pushCpu), 0)}; ${fmt(stats(rows.skopeoPushCpu), 0)}; skopeo/ours ${fmt(cpuRatio(rows.pushCpu, rows.skopeoPushCpu), 2)}\n`);
   process.stdout.write(`sha256sum over the same bytes:           ${mbps(totalBytes, shaMs).toFixed(1)} MB/s\n`);
   process.stdout.write(`load average (1 min, ${os.cpus().length} cores):        ${fmt(stats(rows.load), 2)}\n`);
   process.stdout.write(
