@@ -23,7 +23,7 @@
  * reads it).
  */
 import { build } from "esbuild";
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,6 +84,26 @@ const layout = {
   },
 };
 
+/**
+ * commander requires `node:child_process` when it loads, for executable
+ * subcommands (`.command(name, description)`), which this CLI never declares.
+ * Loading it compiles about a dozen more built-in modules (child_process, net,
+ * dgram, stream bindings) on every run, `--help` included; the bundled copy
+ * requires it on first use instead. The build fails if commander changes the line.
+ */
+const COMMANDER_CHILD_PROCESS = "const childProcess = require('node:child_process');";
+const lazyChildProcess = {
+  name: "hermes-plugin-kit-commander-lazy-child-process",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes(COMMANDER_CHILD_PROCESS)) throw new Error(`bundle-cli: ${args.path} no longer has the line ${COMMANDER_CHILD_PROCESS}`);
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+      return { contents: source.replace(COMMANDER_CHILD_PROCESS, lazy), loader: "js" };
+    });
+  },
+};
+
 // Chunks of an earlier build would otherwise pile up next to the entry.
 for (const name of readdirSync(cliDir)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(cliDir, name));
 
@@ -103,7 +123,7 @@ const result = await build({
   metafile: true,
   logLevel: "warning",
   legalComments: "none",
-  plugins: [layout],
+  plugins: [layout, lazyChildProcess],
   // CommonJS packages bundled into ESM (commander) call require() for built-ins.
   banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
 });

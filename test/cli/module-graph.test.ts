@@ -9,6 +9,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Command } from "commander";
 import { COMMAND_GROUPS, buildProgram } from "../../src/cli/program.js";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { readFile, writeFile } from "node:fs/promises";
 import { canonicalJson, testedManifestBytes } from "../../src/contract/index.js";
@@ -113,6 +114,17 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     expect(startup, FIX).toEqual([]);
     // The verify path is bundled too, but as lazy chunks only.
     expect(Object.values(meta).some((o) => o.inputs.some((i) => i.startsWith("node_modules/zod/")))).toBe(true);
+  });
+
+  it.each([[["--help"]], [["fetch", "--help"]], [["--version"]]])("`hermes-plugin-kit %j` loads no node:child_process (the bundled commander requires it on first spawn)", (args) => {
+    // Node's own list of the built-in modules this process loaded, printed as it exits.
+    const report = "data:text/javascript,process.on('exit',()=>process.stderr.write('\\nBUILTINS '+JSON.stringify(process.moduleLoadList)+'\\n'))";
+    const run = spawnSync(process.execPath, ["--import", report, CLI, ...args], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const line = run.stderr.split("\n").find((l) => l.startsWith("BUILTINS "));
+    const builtins = JSON.parse((line as string).slice("BUILTINS ".length)) as string[];
+    expect(builtins).toContain("NativeModule fs");
+    expect(builtins.filter((m) => /^NativeModule (child_process|internal\/child_process|dgram)$/.test(m))).toEqual([]);
   });
 });
 
