@@ -25,7 +25,7 @@ export {
   verifyBlobFile,
   verifyingStream,
 } from "./descriptor.js";
-export { artifactManifest, artifactManifestObject, checkArtifactManifest, parseManifest, type ParsedManifest, type TitledLayer } from "./manifest.js";
+export { artifactManifest, artifactManifestObject, parseManifest, type ParsedManifest, type TitledLayer } from "./manifest.js";
 export {
   checkLayoutRoot,
   checkPayloadPath,

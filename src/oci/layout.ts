@@ -35,7 +35,7 @@ import { HermesPluginKitError } from "../contract/errors.js";
 import { describe } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
 import { OciError } from "./errors.js";
-import { artifactManifest, checkArtifactManifest, type TitledLayer } from "./manifest.js";
+import { artifactManifest, type TitledLayer } from "./manifest.js";
 import type { Descriptor } from "./target.js";
 
 /** What {@link writeLayout} produced. */
@@ -270,6 +270,8 @@ export async function readLayout(dir: string, options: { refName?: string } = {}
   if (computed !== manifest.digest) {
     throw new OciError("OCI_DIGEST_MISMATCH", `OCI blob SHA-256 mismatch: expected ${manifest.digest}, computed ${computed}`);
   }
+  // The zod schema loads here, not with the transport (artifact-check.ts).
+  const { checkArtifactManifest } = await import("./artifact-check.js");
   const parsed = checkArtifactManifest(manifestBytes);
   const seen = new Set<string>();
   for (const layer of parsed.layers) {

@@ -1,8 +1,8 @@
 /**
  * OCI manifests: building the deterministic artifact manifest (reference
- * section 4), parsing any image manifest or index into the descriptors it
- * references (for `copy`), and the strict artifact-manifest check
- * (the `payload` profile of src/contract/artifact-manifest.ts) used by the layout reader.
+ * section 4) and parsing any image manifest or index into the descriptors it
+ * references (for `copy`). The strict artifact-manifest check (zod) is
+ * `artifact-check.ts`, outside the transport's module graph.
  */
 import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
 import {
@@ -12,7 +12,6 @@ import {
   OCTET_STREAM_MEDIA_TYPE,
   TITLE_ANNOTATION,
 } from "../contract/constants.js";
-import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describe, isDigest } from "../contract/grammar.js";
 import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./descriptor.js";
@@ -66,7 +65,11 @@ export function artifactManifest(artifactType: string, layers: readonly TitledLa
   return { bytes, descriptor: descriptorOf(OCI_MANIFEST_MEDIA_TYPE, bytes) };
 }
 
-function parseJsonObject(bytes: Uint8Array, label: string): JsonObject {
+/**
+ * A manifest's bytes as a strict JSON object (duplicate keys refused).
+ * @throws OciError `OCI_MANIFEST_INVALID`.
+ */
+export function parseJsonObject(bytes: Uint8Array, label: string): JsonObject {
   if (bytes.length === 0) throw new OciError("OCI_MANIFEST_INVALID", `${label}: empty body where a JSON manifest was expected`);
   try {
     return parseStrictJson(bytes, { rejectIntegralFloats: false });
@@ -141,24 +144,4 @@ export function parseManifest(bytes: Uint8Array, expectedMediaType?: string): Pa
     throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: unsupported media type ${describe(mediaType)}`);
   }
   return parsed;
-}
-
-/**
- * Strict check of an artifact manifest as this kit writes it: the `payload`
- * profile of the one schema (`artifactManifestProblems`, src/contract/artifact-manifest.ts):
- * exact top-level keys, OCI media type, string `artifactType`, the empty config exactly,
- * every layer exactly `{mediaType: application/octet-stream, digest, size >= 1, annotations: {title}}`.
- * @returns `artifactType`, the config descriptor and the titled layers in order.
- * @throws OciError `OCI_MANIFEST_INVALID`.
- */
-export function checkArtifactManifest(bytes: Uint8Array): { artifactType: string; config: Descriptor; layers: TitledLayer[] } {
-  const json = parseJsonObject(bytes, "OCI manifest");
-  const [problem] = artifactManifestProblems(json, "payload");
-  if (problem !== undefined) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: ${problem.message}`);
-  const manifest = json as unknown as ArtifactManifest;
-  const layers = manifest.layers.map((l): TitledLayer => {
-    const title = l.annotations?.[TITLE_ANNOTATION] as string;
-    return { path: title, descriptor: { mediaType: l.mediaType, digest: l.digest, size: l.size, annotations: { [TITLE_ANNOTATION]: title } } };
-  });
-  return { artifactType: manifest.artifactType, config: { ...EMPTY_CONFIG_DESCRIPTOR }, layers };
 }
