@@ -18,8 +18,22 @@ import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { BASE_ENV_NAMES, childEnvironment } from "../src/oci/subprocess.js";
 import { runProcess } from "./git.js";
 
-/** Error of the demo's own steps (`DEMO_*` codes). */
-export class DemoError extends HermesPluginKitError {}
+/** The codes of {@link DemoError} (docs/demo.md). */
+export type DemoErrorCode =
+  | "DEMO_DOCTOR"
+  | "DEMO_NOTHING_RELEASED"
+  | "DEMO_NPM_INSTALL"
+  | "DEMO_PACKAGE_EMPTY"
+  | "DEMO_PACKAGE_MISSING"
+  | "DEMO_PLAIN_HTTP_REFUSED"
+  | "DEMO_REGISTRY_START"
+  | "DEMO_REGISTRY_UNAVAILABLE"
+  | "DEMO_STEP_FAILED"
+  | "DEMO_TARBALL_MISMATCH"
+  | "DEMO_WORKSPACE_MISMATCH";
+
+/** Error of the demo's own steps; `code` is one of {@link DemoErrorCode}. */
+export class DemoError extends HermesPluginKitError<DemoErrorCode> {}
 
 /** A docker-registry process the demo started (or found still running from `--keep-registry`). */
 export interface DemoRegistry {

@@ -85,13 +85,7 @@ export type ReleaseStepCode = (typeof RELEASE_STEP_CODES)[number];
  * A release step failed. `code` is one of {@link RELEASE_STEP_CODES}.
  * Raised by every module in `release/` owned by the build half of the pipeline.
  */
-export class ReleaseStepError extends HermesPluginKitError {
-  declare readonly code: ReleaseStepCode;
-
-  constructor(code: ReleaseStepCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class ReleaseStepError extends HermesPluginKitError<ReleaseStepCode> {}
 
 /**
  * Stable codes of {@link PipelineError} (stage, promote, publish, attest, run;
@@ -156,10 +150,4 @@ export const PIPELINE_ERROR_CODES = [
 export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
 
 /** A stage, promote, publish, attest or run failure; `code` is one of {@link PIPELINE_ERROR_CODES}. */
-export class PipelineError extends HermesPluginKitError {
-  declare readonly code: PipelineErrorCode;
-
-  constructor(code: PipelineErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class PipelineError extends HermesPluginKitError<PipelineErrorCode> {}

@@ -54,8 +54,7 @@ export type GitHubReleaseErrorCode =
  * `GITHUB_RELEASE_IMMUTABLE_REJECTED` (a 422 when publishing: terminal),
  * `IMMUTABLE_RELEASES_DISABLED` (repository setting off or unreadable).
  */
-export class GitHubReleaseError extends HermesPluginKitError {
-  declare readonly code: GitHubReleaseErrorCode;
+export class GitHubReleaseError extends HermesPluginKitError<GitHubReleaseErrorCode> {
   /** The HTTP status behind the failure, when there was one. */
   readonly httpStatus: number | undefined;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// OCI transport benchmark (DESIGN.md section 7 "Performance"; not a timed test).
+// OCI transport benchmark (docs/oci.md; not a timed test).
 //
 // Builds a deterministic layout of --size-mib MiB in 4 layers, then measures
 // --pairs pairs (default 5), each pair our run and the peer's, alternating:

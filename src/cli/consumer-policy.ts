@@ -2,7 +2,7 @@
  * The consumer flags every verifying command shares (`--repository`,
  * `--package`, `--expect-gate`, `--policy`) and their translation into the
  * contract's consumer expectations (`src/contract/policy.ts`, the one home of
- * policy resolution; DESIGN.md section 5 "Whose policy"). The current
+ * policy resolution; docs/architecture.md, "Policy: where expectations come from"). The current
  * directory's package.json is never read unless `--policy` names it.
  *
  * Start-up rule: only commander types and `output.js` at the top; the

@@ -24,7 +24,7 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
 /** A usage error raised by a command action (exit 2). */
-export class UsageError extends HermesPluginKitError {
+export class UsageError extends HermesPluginKitError<"USAGE"> {
   constructor(message: string) {
     super("USAGE", message);
   }

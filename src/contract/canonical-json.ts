@@ -20,7 +20,7 @@
  * `canonicalJson(parseStrictJson(text))` equals Python's
  * `json.dumps(json.loads(text), sort_keys=True, separators=(",", ":")) + "\n"`.
  */
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 
 /** A JSON value as produced by {@link parseStrictJson}. */
 export type JsonValue =
@@ -205,7 +205,7 @@ class Parser {
     private readonly opts: Required<StrictJsonOptions>,
   ) {}
 
-  fail(code: string, what: string): never {
+  fail(code: ReleaseContractErrorCode, what: string): never {
     throw new ReleaseContractError(code, `${what} at offset ${this.pos}`);
   }
 

@@ -31,7 +31,7 @@
  * pins, runs a git dependency's `prepare` and links a directory from outside
  * the package).
  */
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { describe } from "./grammar.js";
 import type { JsonObject, JsonValue } from "./canonical-json.js";
 import type { TarballMember } from "./tar-ustar.js";
@@ -52,7 +52,7 @@ export interface InstallTimeInput {
   kept: ReadonlyMap<string, Buffer>;
 }
 
-function fail(code: string, message: string): never {
+function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 

@@ -10,7 +10,7 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
@@ -24,7 +24,7 @@ import { parseReference } from "./reference.js";
 import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
 
-function fail(code: string, message: string): never {
+function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 

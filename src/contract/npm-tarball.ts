@@ -17,7 +17,7 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { crc32, createInflateRaw } from "node:zlib";
 import { parseStrictJson, type JsonObject } from "./canonical-json.js";
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
 
 export type { TarballMember, TarLimits } from "./tar-ustar.js";
@@ -53,7 +53,7 @@ export interface NpmTarball {
   size: number;
 }
 
-function fail(code: string, message: string): never {
+function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 

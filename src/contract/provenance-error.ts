@@ -1,5 +1,5 @@
 /**
- * The error class of provenance (DESIGN.md section 5, "Provenance"): building
+ * The error class of provenance (docs/architecture.md, "Provenance"): building
  * and checking the in-toto statement, validating a trusted root, verifying a
  * Sigstore bundle, discovering attestations and binding them to a release.
  * One code per failure a consumer can act on; messages say what was expected,
@@ -73,10 +73,4 @@ export type ProvenanceErrorCode =
   | "PROVENANCE_ARTIFACT_INVALID";
 
 /** A provenance failure; `code` is one of {@link ProvenanceErrorCode}. */
-export class ProvenanceError extends HermesPluginKitError {
-  declare readonly code: ProvenanceErrorCode;
-
-  constructor(code: ProvenanceErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class ProvenanceError extends HermesPluginKitError<ProvenanceErrorCode> {}

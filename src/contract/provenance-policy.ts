@@ -1,6 +1,6 @@
 /**
  * Provenance policy: who may have signed a release's attestation, as data
- * (DESIGN.md section 5, "Whose policy"; the flags of `gh attestation verify`:
+ * (docs/architecture.md, "Policy: where expectations come from"; the flags of `gh attestation verify`:
  * `--owner`, `--repo`, `--signer-workflow`, `--source-ref`, `--cert-oidc-issuer`),
  * or a public key for attestations signed with a local key.
  *

@@ -1,5 +1,5 @@
 /**
- * The provenance statement of a release (DESIGN.md section 5, "Provenance"):
+ * The provenance statement of a release (docs/architecture.md, "Provenance"):
  * an in-toto Statement v1 (in-toto attestation spec, `statement.md`) whose one
  * subject is the release bundle's manifest digest, named by the registry
  * repository, with a SLSA Provenance v1 predicate (slsa.dev/provenance/v1)

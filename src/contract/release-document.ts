@@ -7,7 +7,7 @@
  * failing with its own {@link ReleaseContractError} code. A final parse with
  * the zod schema (exact key sets) guards the returned type.
  */
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import type { JsonObject } from "./canonical-json.js";
 import { canonicalJson, parseStrictJson } from "./canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
@@ -57,7 +57,7 @@ export function bundlePayloadPaths(packageName: string, version: string): string
   return [`dist/${tarballFileName(packageName, version)}`, RELEASE_MANIFEST_FILE, PAYLOAD_CHECKSUMS_FILE, SOURCE_BUNDLE_FILE].sort();
 }
 
-function fail(code: string, message: string): never {
+function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 

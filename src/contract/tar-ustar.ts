@@ -29,7 +29,7 @@
  * member), `TARBALL_TOO_LARGE` (member count, member or total size),
  * `TARBALL_TRAILING_DATA` (non-zero bytes after the end-of-archive marker).
  */
-import { ReleaseContractError } from "./errors.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 
 /** One regular file of an npm tarball. */
 export interface TarballMember {
@@ -83,7 +83,7 @@ const TYPE_NAMES: Record<string, string> = {
 };
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-function fail(code: string, message: string): never {
+function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
 

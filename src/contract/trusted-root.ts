@@ -2,8 +2,8 @@
  * Strict validation of a Sigstore trusted root (protobuf-specs
  * `sigstore_trustroot.proto`, JSON form `application/vnd.dev.sigstore.trustedroot+json`).
  * A trusted root is an input like any other: instead of trusting whatever
- * parses, every field is checked before a verifier sees it (DESIGN.md
- * section 5, "Provenance").
+ * parses, every field is checked before a verifier sees it (docs/architecture.md,
+ * "Provenance"; Sigstore `TrustedRoot` protobuf-specs).
  *
  * Rules: strict JSON (duplicate keys refused), known media type, exact key
  * sets, canonical standard base64, known key types whose bytes parse as a key

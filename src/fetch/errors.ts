@@ -6,8 +6,59 @@
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 
+/**
+ * The codes of {@link FetchError} (docs/fetch.md "Error codes"): the fetch
+ * checks (`FETCH_*`, `PAYLOAD_SHA256_MISMATCH`), safe install (`INSTALL_*`), the
+ * source bundle check (`SOURCE_BUNDLE_*`) and fleet pins (`FLEET_*`).
+ */
+export type FetchErrorCode =
+  | "FETCH_ARTIFACT_TYPE_MISMATCH"
+  | "FETCH_ARTIFACT_TYPE_UNSUPPORTED"
+  | "FETCH_BLOB_MISSING"
+  | "FETCH_CONFIG_UNEXPECTED"
+  | "FETCH_CREDENTIALS_INCOMPLETE"
+  | "FETCH_LAYER_ANNOTATION_INVALID"
+  | "FETCH_LAYER_DESCRIPTOR_INVALID"
+  | "FETCH_LAYER_INVENTORY"
+  | "FETCH_LAYER_PATHS_UNEXPECTED"
+  | "FETCH_LAYER_PATH_DUPLICATE"
+  | "FETCH_LAYER_PATH_UNSAFE"
+  | "FETCH_MANIFEST_DIGEST_MISMATCH"
+  | "FETCH_MANIFEST_INVALID_JSON"
+  | "FETCH_MANIFEST_UNSUPPORTED"
+  | "FETCH_PACKAGE_INVALID"
+  | "FETCH_PACKAGE_MISMATCH"
+  | "FETCH_PATHS_MANIFEST_MISMATCH"
+  | "FETCH_PLAIN_HTTP_REFUSED"
+  | "FETCH_TEMP_UNSAFE"
+  | "PAYLOAD_SHA256_MISMATCH"
+  | "INSTALL_FAILED"
+  | "INSTALL_LOCKED"
+  | "INSTALL_OUTPUT_SYMLINK"
+  | "INSTALL_OVERWRITE_REFUSED"
+  | "INSTALL_PATH_INVALID"
+  | "INSTALL_UNSAFE_PATH"
+  | "SOURCE_BUNDLE_GIT_FAILED"
+  | "SOURCE_BUNDLE_PACKAGE_MISMATCH"
+  | "SOURCE_BUNDLE_REFS_MISMATCH"
+  | "SOURCE_BUNDLE_SHA_MISMATCH"
+  | "FLEET_BUNDLE_MISMATCH"
+  | "FLEET_BUNDLE_REFERENCE_MISMATCH"
+  | "FLEET_INSTALLED_MISMATCH"
+  | "FLEET_INSTALLED_MISSING"
+  | "FLEET_INSTALLED_UNSAFE"
+  | "FLEET_LOCK_INVALID"
+  | "FLEET_LOCK_UNREADABLE"
+  | "FLEET_PLUGIN_CONFLICT"
+  | "FLEET_PLUGIN_NOT_PINNED"
+  | "FLEET_RECEIPT_NOT_CANONICAL"
+  | "FLEET_RECEIPT_UNREADABLE"
+  | "FLEET_TARBALL_MISMATCH"
+  | "FLEET_UPGRADE_NOT_NEWER"
+  | "FLEET_VERSION_MISMATCH";
+
 /** A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes"). */
-export class FetchError extends HermesPluginKitError {}
+export class FetchError extends HermesPluginKitError<FetchErrorCode> {}
 
 /** The codes of {@link PrivacyError} (docs/release-publish.md "The privacy gate"). */
 export type PrivacyErrorCode =
@@ -55,8 +106,7 @@ export type PrivacyErrorCode =
  * `PRIVACY_PLAIN_HTTP_REFUSED` (plain HTTP requested for a non-loopback host),
  * `PRIVACY_LAYOUT_SYMLINK`, `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
  */
-export class PrivacyError extends HermesPluginKitError {
-  declare readonly code: PrivacyErrorCode;
+export class PrivacyError extends HermesPluginKitError<PrivacyErrorCode> {
   /** The HTTP status behind `PRIVACY_API_FAILED` / `PRIVACY_ANONYMOUS_CHECK_FAILED`, when there was one. */
   readonly httpStatus: number | undefined;
 

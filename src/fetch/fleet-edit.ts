@@ -1,5 +1,5 @@
 /**
- * Day-to-day edits of a fleet lock (DESIGN.md section 5): `fleet list`,
+ * Day-to-day edits of a fleet lock (docs/architecture.md, "Fetch: data flow"): `fleet list`,
  * `fleet remove --name N`, `fleet upgrade --receipt F`. An upgrade moves a
  * pin only to a newer verified release of the same package in the same
  * repository, and keeps the old pin in the plugin's `history`. Lock bytes

@@ -1,7 +1,7 @@
 /**
  * Fleet pins: `fleet.lock.json` records, for every co-loaded plugin, the
  * digest-pinned bundle and receipt references and the one npm tarball's
- * filename and SHA-256 (DESIGN.md section 5; issue 4 item 7).
+ * filename and SHA-256 (docs/architecture.md, "Fetch: data flow"; docs/fetch.md "Fleet pins").
  *
  * - {@link addPluginToLock} (`fleet add`): append a plugin from a verified
  *   local receipt. The receipt reference is the digest of the receipt

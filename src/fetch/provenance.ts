@@ -1,5 +1,5 @@
 /**
- * Provenance of a release bundle in a repository (DESIGN.md section 5,
+ * Provenance of a release bundle in a repository (docs/architecture.md,
  * "Provenance"): find the Sigstore bundles that refer to it (OCI referrers:
  * the referrers API, else the `sha256-<hex>` tag schema), check each referrer
  * manifest, verify each Sigstore bundle offline, and bind the one statement

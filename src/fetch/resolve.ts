@@ -1,6 +1,6 @@
 /**
  * `resolve`: the digest reference a tag points to now, for pinning
- * (DESIGN.md section 3: tags are discovery aids; `fetch` refuses them). The
+ * (docs/architecture.md, "Fetch: data flow": tags are discovery aids; `fetch` refuses them). The
  * privacy gate on read runs first, as for every read of a release repository.
  */
 import { ReleaseContractError } from "../contract/errors.js";

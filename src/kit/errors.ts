@@ -106,10 +106,4 @@ export type PluginKitErrorCode = (typeof PLUGIN_KIT_ERROR_CODES)[number];
  * Plugins v1, Hermes' MCP client and install scanner). `code` is one of
  * {@link PLUGIN_KIT_ERROR_CODES}.
  */
-export class PluginKitError extends HermesPluginKitError {
-  declare readonly code: PluginKitErrorCode;
-
-  constructor(code: PluginKitErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class PluginKitError extends HermesPluginKitError<PluginKitErrorCode> {}

@@ -7,7 +7,7 @@
  * it fails with `OCI_SIZE_MISMATCH` as soon as byte `size + 1` arrives (reading
  * stops there), and at end of stream unless exactly `size` bytes hashing to
  * `digest` went through. Consumers must not trust the bytes before the stream
- * finished cleanly. Reference `original-release-contract.md` 3.11 and 3.14.
+ * finished cleanly. OCI image-spec `descriptor.md` (digest, size); docs/architecture.md, "OCI transport".
  */
 import { hashFile } from "../contract/file-hash.js";
 import { createHash, type Hash } from "node:crypto";

@@ -4,7 +4,7 @@
  * Every failure of a layout, registry, copy or tool call is an {@link OciError}
  * whose `code` callers and tests branch on; the message says what was expected
  * and what was found, and never contains credentials, tokens or tool output.
- * DESIGN.md section 7; reference `original-release-contract.md` sections 3.11, 3.14, 3.17.
+ * docs/architecture.md, "Errors and codes"; docs/oci.md lists the codes.
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 
@@ -105,13 +105,7 @@ export type OciErrorCode =
   | "OCI_CREDENTIAL_UNSUPPORTED";
 
 /** A coded failure of the OCI transport. `code` is one of {@link OciErrorCode}. */
-export class OciError extends HermesPluginKitError {
-  declare readonly code: OciErrorCode;
-
-  constructor(code: OciErrorCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options);
-  }
-}
+export class OciError extends HermesPluginKitError<OciErrorCode> {}
 
 /** True when `error` is an {@link OciError} (optionally with the given code). */
 export function isOciError(error: unknown, code?: OciErrorCode): error is OciError {

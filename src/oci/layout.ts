@@ -1,6 +1,6 @@
 /**
- * The deterministic OCI image layout of a staged artifact (reference
- * `original-release-contract.md` section 4) and its validating reader.
+ * The deterministic OCI image layout of a staged artifact (OCI
+ * image-spec `image-layout.md`; docs/oci.md) and its validating reader.
  *
  * `writeLayout` turns (artifactType, payload path -> local file) into a new
  * directory with `blobs/sha256/<hex>` (empty config `{}`, each file's exact

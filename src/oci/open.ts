@@ -1,5 +1,5 @@
 /**
- * `openTarget`: a {@link Target} from a repository string (DESIGN.md section 3):
+ * `openTarget`: a {@link Target} from a repository string (docs/architecture.md, "OCI transport"):
  * `host[:port]/path` -> {@link RegistryTarget} (or {@link OrasTarget} with `transport: "oras"`),
  * `oci-layout:<dir>` -> {@link LayoutTarget}.
  * Plain HTTP only for loopback hosts and only with `plainHttp: true`.

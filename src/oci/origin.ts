@@ -3,7 +3,7 @@
  * `Location`, upload `Location`, Bearer token realm, tag-list `Link`):
  *
  * - plain HTTP only to loopback hosts and only when the caller allowed it
- *   (`plainHttp`); DESIGN.md section 3 "Repository";
+ *   (`plainHttp`); docs/architecture.md, "OCI transport";
  * - never a step from `https:` down to `http:` (a scheme downgrade);
  * - credentials (`Authorization`, and no `Cookie` is ever sent) only to the
  *   origin they belong to (RFC 6454 origin: scheme, host, port), so another
@@ -13,7 +13,7 @@ import { isLoopbackHost } from "../contract/reference.js";
 import { OciError } from "./errors.js";
 
 /**
- * The plain-HTTP rule of a repository (DESIGN.md section 3 "Repository"),
+ * The plain-HTTP rule of a repository (docs/architecture.md, "OCI transport"),
  * checked once where a registry repository is opened (`openTarget`,
  * `RegistryTarget`, `OrasTarget`): `plainHttp` only for a loopback host.
  * @throws OciError `OCI_PLAIN_HTTP_REFUSED`.

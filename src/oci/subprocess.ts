@@ -2,9 +2,8 @@
  * The one bounded subprocess runner of the product (`oras` here; git, npm and
  * gate commands in `release/`; isolated git in `src/fetch`): an argument
  * array and never a shell string, a timeout, an output ceiling, and an
- * environment built only from an explicit allow-list (DESIGN.md section 7,
- * "Secrets ... only in the child process that uses them"; STYLE.md "Primitives
- * exist once").
+ * environment built only from an explicit allow-list (secrets live only in the child process that uses them; one
+ * bounded runner for every subprocess).
  *
  * {@link childEnvironment} is the only way to make a {@link ChildEnvironment},
  * and {@link runBounded} accepts nothing else, so a caller cannot hand a child

@@ -1,6 +1,6 @@
 /**
- * The transport abstraction every release and fetch goes through (DESIGN.md
- * section 3, modelled on oras-go's `content.Storage` + `oras.Target`).
+ * The transport abstraction every release and fetch goes through (docs/architecture.md,
+ * "OCI transport"; modelled on oras-go's `content.Storage` + `oras.Target`).
  *
  * Implementations: `RegistryTarget` (OCI Distribution Spec v1.1 over HTTP),
  * `LayoutTarget` (a local OCI image layout used as a store), `OrasTarget`

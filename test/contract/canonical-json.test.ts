@@ -5,15 +5,6 @@ import { canonicalJson, canonicalJsonPretty, parseStrictJson, compareCodePoints 
 import { hasCode } from "../../src/contract/errors.js";
 import { pythonJsonDumps } from "../support/python-json.js";
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return undefined;
-}
-
 describe("canonicalJson", () => {
   it("sorts keys recursively, compact, one trailing newline", () => {
     expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}\n');
@@ -48,8 +39,8 @@ describe("canonicalJson", () => {
     );
   });
   it("refuses NaN and Infinity", () => {
-    expect(codeOf(() => canonicalJson({ a: NaN }))).toBe("JSON_NON_FINITE");
-    expect(codeOf(() => canonicalJson({ a: Infinity }))).toBe("JSON_NON_FINITE");
+    expect(() => canonicalJson({ a: NaN })).toThrowWithCode("JSON_NON_FINITE");
+    expect(() => canonicalJson({ a: Infinity })).toThrowWithCode("JSON_NON_FINITE");
   });
 });
 
@@ -75,17 +66,17 @@ describe("parseStrictJson", () => {
     ['{"a":1} x', "JSON_SYNTAX"],
     ["", "JSON_SYNTAX"],
   ])("refuses %s with %s", (text, code) => {
-    expect(codeOf(() => parseStrictJson(Buffer.from(text)))).toBe(code);
+    expect(() => parseStrictJson(Buffer.from(text))).toThrowWithCode(code);
   });
   it("refuses a UTF-8 BOM", () => {
-    expect(codeOf(() => parseStrictJson(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d])))).toBe("JSON_BOM");
-    expect(codeOf(() => parseStrictJson("\ufeff{}"))).toBe("JSON_BOM");
+    expect(() => parseStrictJson(Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))).toThrowWithCode("JSON_BOM");
+    expect(() => parseStrictJson("\ufeff{}")).toThrowWithCode("JSON_BOM");
   });
   it("refuses invalid UTF-8", () => {
-    expect(codeOf(() => parseStrictJson(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])))).toBe("JSON_INVALID_UTF8");
+    expect(() => parseStrictJson(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).toThrowWithCode("JSON_INVALID_UTF8");
   });
   it("refuses nesting beyond the depth limit", () => {
-    expect(codeOf(() => parseStrictJson('{"a":' + "[".repeat(100) + "]".repeat(100) + "}"))).toBe("JSON_TOO_DEEP");
+    expect(() => parseStrictJson('{"a":' + "[".repeat(100) + "]".repeat(100) + "}")).toThrowWithCode("JSON_TOO_DEEP");
   });
   it("stores __proto__ as an own key without touching the prototype", () => {
     const value = parseStrictJson('{"__proto__":{"polluted":true}}');
@@ -96,11 +87,15 @@ describe("parseStrictJson", () => {
     expect(parseStrictJson('{"a":1.0}', { rejectIntegralFloats: false })).toEqual({ a: 1 });
   });
   it("reports codes through hasCode", () => {
+    let error: unknown;
     try {
       parseStrictJson('{"a":1,"a":1}');
-    } catch (error) {
-      expect(hasCode(error, "JSON_DUPLICATE_KEY")).toBe(true);
+    } catch (caught) {
+      error = caught;
     }
+    expect(hasCode(error, "JSON_DUPLICATE_KEY")).toBe(true);
+    expect(hasCode(error, "JSON_SYNTAX")).toBe(false);
+    expect(hasCode(new Error("plain"), "JSON_DUPLICATE_KEY")).toBe(false);
   });
 });
 
@@ -170,15 +165,15 @@ describe("canonical JSON numbers agree with Python's json module", () => {
     ['{"f":1e23}', { rejectIntegralFloats: true }],
     ['{"n":' + "9".repeat(400) + "}", { rejectIntegralFloats: true }],
   ])("refuses %s (%o) instead of rounding: JSON_UNSAFE_INTEGER", (text, options) => {
-    expect(codeOf(() => parseStrictJson(text, options))).toBe("JSON_UNSAFE_INTEGER");
+    expect(() => parseStrictJson(text, options)).toThrowWithCode("JSON_UNSAFE_INTEGER");
   });
   it("keeps the largest safe integers exact", () => {
     expect(canonicalJson(parseStrictJson('{"a":9007199254740991,"b":-9007199254740991}'))).toBe('{"a":9007199254740991,"b":-9007199254740991}\n');
   });
   it("refuses to serialise an integral number beyond 2^53-1 (int or float is unknowable)", () => {
-    expect(codeOf(() => canonicalJson({ n: 2 ** 53 }))).toBe("JSON_UNSAFE_INTEGER");
-    expect(codeOf(() => canonicalJson({ n: 1e23 }))).toBe("JSON_UNSAFE_INTEGER");
-    expect(codeOf(() => canonicalJsonPretty({ n: -(2 ** 60) }))).toBe("JSON_UNSAFE_INTEGER");
+    expect(() => canonicalJson({ n: 2 ** 53 })).toThrowWithCode("JSON_UNSAFE_INTEGER");
+    expect(() => canonicalJson({ n: 1e23 })).toThrowWithCode("JSON_UNSAFE_INTEGER");
+    expect(() => canonicalJsonPretty({ n: -(2 ** 60) })).toThrowWithCode("JSON_UNSAFE_INTEGER");
     expect(canonicalJson({ n: 2 ** 53 - 1 })).toBe('{"n":9007199254740991}\n');
   });
   it("property: every serialised value equals Python's dumps of the same value", () => {

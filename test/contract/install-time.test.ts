@@ -18,7 +18,7 @@ import {
 import { policyFromPackageJson } from "../../src/contract/policy.js";
 import { verifyTestedManifest } from "../../src/contract/release-document.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
-import { codeOf, POLICY, SOURCE_SHA, passedGates } from "../support/contract-fixture.js";
+import { POLICY, SOURCE_SHA, passedGates } from "../support/contract-fixture.js";
 import { createTestedManifest } from "../../src/contract/manifest.js";
 
 function listing(pkg: Record<string, unknown>, files: string[] = [], bundled: Record<string, Record<string, unknown> | string> = {}): InstallTimeInput {
@@ -92,13 +92,13 @@ describe("installTimeBehaviour", () => {
     ["a dependency spec of another type", { dependencies: { a: 1 } }, []],
     ["dependencies of another type", { dependencies: ["a"] }, []],
   ])("refuses %s whatever the policy says: INSTALL_TIME_UNSAFE", async (_label, pkg, files) => {
-    expect(await codeOf(() => installTimeBehaviour(listing(pkg, files)))).toBe("INSTALL_TIME_UNSAFE");
+    await expect(() => installTimeBehaviour(listing(pkg, files))).toThrowWithCode("INSTALL_TIME_UNSAFE");
   });
 
   it("refuses a bundled package.json that cannot be read (what it runs cannot be checked)", async () => {
-    expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": "{not json" })))).toBe("INSTALL_TIME_UNSAFE");
-    expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", bin: { x: "../../x" } } })))).toBe("INSTALL_TIME_UNSAFE");
-    expect(await codeOf(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", dependencies: { b: "file:../../../b" } } })))).toBe("INSTALL_TIME_UNSAFE");
+    await expect(() => installTimeBehaviour(listing({}, [], { "node_modules/a": "{not json" }))).toThrowWithCode("INSTALL_TIME_UNSAFE");
+    await expect(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", bin: { x: "../../x" } } }))).toThrowWithCode("INSTALL_TIME_UNSAFE");
+    await expect(() => installTimeBehaviour(listing({}, [], { "node_modules/a": { name: "a", dependencies: { b: "file:../../../b" } } }))).toThrowWithCode("INSTALL_TIME_UNSAFE");
   });
 });
 
@@ -109,7 +109,7 @@ describe("the policy opt-in (hermesPluginKit.installTime)", () => {
     expect(policyFromPackageJson(pkg).installTime).toEqual(["node-gyp", "postinstall"]);
     expect(policyFromPackageJson({ name: "demo-plugin", hermesPluginKit: { repository: "oci-layout:/srv/x" } }).installTime).toBeUndefined();
     for (const bad of ["postinstall", ["curl"], [1], {}]) {
-      expect(await codeOf(() => installTimeDeclaredBy({ hermesPluginKit: { installTime: bad } }))).toBe("POLICY_INVALID");
+      await expect(() => installTimeDeclaredBy({ hermesPluginKit: { installTime: bad } })).toThrowWithCode("POLICY_INVALID");
     }
   });
   it("allows exactly what is declared; a bundled dependency's behaviour is allowed by its kind", async () => {
@@ -146,9 +146,8 @@ describe("the install_time record of a tested manifest", () => {
     expect(Object.keys(base())).toHaveLength(13);
   });
   it("createTestedManifest refuses behaviour the policy does not declare", async () => {
-    expect(
-      await codeOf(() =>
-        createTestedManifest({
+    expect(() =>
+      createTestedManifest({
           policy: POLICY,
           previousVersion: "0.7.0",
           version: "0.8.0",
@@ -160,16 +159,15 @@ describe("the install_time record of a tested manifest", () => {
           artifacts: [{ filename: "demo-plugin-0.8.0.tgz", sha256: "c".repeat(64), size: 10 }],
           installTime: ["postinstall"],
         }),
-      ),
-    ).toBe("INSTALL_TIME_NOT_ALLOWED");
+    ).toThrowWithCode("INSTALL_TIME_NOT_ALLOWED");
   });
   it.each([[[]], [["postinstall", "install"]], [["install", "install"]], [["curl"]], [["node_modules/../x:postinstall"]], ["postinstall"]])("refuses install_time %j: INSTALL_TIME_INVALID", async (value) => {
     const doc = { ...base(), install_time: value } as unknown as JsonObject;
-    expect(await codeOf(() => verifyTestedManifest(doc, POLICY))).toBe("INSTALL_TIME_INVALID");
-    expect(await codeOf(() => checkInstallTimeRecord(value))).toBe("INSTALL_TIME_INVALID");
+    await expect(() => verifyTestedManifest(doc, POLICY)).toThrowWithCode("INSTALL_TIME_INVALID");
+    await expect(() => checkInstallTimeRecord(value)).toThrowWithCode("INSTALL_TIME_INVALID");
   });
   it("a second optional key is still an unexpected field", async () => {
-    expect(await codeOf(() => verifyTestedManifest({ ...base(), install_scripts: ["x"] } as unknown as JsonObject, POLICY))).toBe("RECEIPT_FIELDS_MISMATCH");
+    await expect(() => verifyTestedManifest({ ...base(), install_scripts: ["x"] } as unknown as JsonObject, POLICY)).toThrowWithCode("RECEIPT_FIELDS_MISMATCH");
   });
 });
 

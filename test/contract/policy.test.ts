@@ -1,5 +1,5 @@
 /**
- * The one home of policy resolution (DESIGN.md section 5, "Whose policy"):
+ * The one home of policy resolution (docs/architecture.md, "Policy: where expectations come from"):
  * consumer expectations come from pins and an explicit policy file only,
  * each named as the source of its expectation; gate pins are optional; the
  * release's own tarball declares the gates its evidence must name.
@@ -16,7 +16,7 @@ import {
   verifyFinalReceipt,
 } from "../../src/contract/index.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
-import { BUNDLE_REFERENCE, POLICY, codeOf, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 const REF = `ghcr.io/acme/demo-plugin@sha256:${"c".repeat(64)}`;
 
@@ -42,10 +42,10 @@ describe("resolveConsumerExpectations", () => {
   });
 
   it("refuses when nothing names a repository, and malformed pins", async () => {
-    expect(await codeOf(() => resolveConsumerExpectations({}))).toBe("POLICY_INVALID");
-    expect(await codeOf(() => resolveConsumerExpectations({ repository: "owner/name" }))).toBe("REPOSITORY_INVALID");
-    expect(await codeOf(() => resolveConsumerExpectations({ reference: REF, package: "Not A Name" }))).toBe("POLICY_INVALID");
-    expect(await codeOf(() => resolveConsumerExpectations({ reference: "ghcr.io/acme/demo:v1" }))).toBe("REFERENCE_NOT_PINNED");
+    await expect(() => resolveConsumerExpectations({})).toThrowWithCode("POLICY_INVALID");
+    await expect(() => resolveConsumerExpectations({ repository: "owner/name" })).toThrowWithCode("REPOSITORY_INVALID");
+    await expect(() => resolveConsumerExpectations({ reference: REF, package: "Not A Name" })).toThrowWithCode("POLICY_INVALID");
+    await expect(() => resolveConsumerExpectations({ reference: "ghcr.io/acme/demo:v1" })).toThrowWithCode("REFERENCE_NOT_PINNED");
   });
 
   it("policyForDocument takes the pinned package, else the release's own", () => {
@@ -60,7 +60,7 @@ describe("parseGatePin", () => {
     expect(parseGatePin("unit=npm test -- --reporter=dot")).toEqual(["unit", "npm test -- --reporter=dot"]);
   });
   it.each(["unit", "=npm test", "lint=npm run lint", "unit=", "unit=a\nb"])("refuses %j with POLICY_INVALID", async (value) => {
-    expect(await codeOf(() => parseGatePin(value))).toBe("POLICY_INVALID");
+    await expect(() => parseGatePin(value)).toThrowWithCode("POLICY_INVALID");
   });
   it("property: any known gate and one-line command round-trips", () => {
     fc.assert(
@@ -90,7 +90,7 @@ describe("gate pins in receipt verification", () => {
     expect(message).not.toContain("did not pass");
     const noCommand = JSON.parse(JSON.stringify(doc)) as { evidence: { unit: { command: string } } };
     noCommand.evidence.unit.command = " ";
-    expect(await codeOf(() => verifyFinalReceipt(noCommand as unknown as JsonObject, open))).toBe("GATE_NOT_PASSED");
+    await expect(() => verifyFinalReceipt(noCommand as unknown as JsonObject, open)).toThrowWithCode("GATE_NOT_PASSED");
   });
 });
 
@@ -101,12 +101,12 @@ describe("checkDeclaredGates", () => {
   });
   it("fails with GATE_COMMAND_MISMATCH naming the declaring file when the tarball declares another command", async () => {
     const declared = gatesDeclaredBy({ name: "x", hermesPluginKit: { gates: { unit: "npm run test:all" } } });
-    expect(await codeOf(() => checkDeclaredGates(evidence, declared, "package/package.json of x-1.0.0.tgz"))).toBe("GATE_COMMAND_MISMATCH");
+    await expect(() => checkDeclaredGates(evidence, declared, "package/package.json of x-1.0.0.tgz")).toThrowWithCode("GATE_COMMAND_MISMATCH");
     expect(() => checkDeclaredGates(evidence, declared, "package/package.json of x-1.0.0.tgz")).toThrow(/x-1\.0\.0\.tgz declares "npm run test:all"/);
   });
   it("gatesDeclaredBy refuses unknown gates and empty commands", async () => {
-    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: { lint: "x" } } }))).toBe("POLICY_INVALID");
-    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: { unit: "" } } }))).toBe("POLICY_INVALID");
-    expect(await codeOf(() => gatesDeclaredBy({ hermesPluginKit: { gates: [] } }))).toBe("POLICY_INVALID");
+    await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: { lint: "x" } } })).toThrowWithCode("POLICY_INVALID");
+    await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: { unit: "" } } })).toThrowWithCode("POLICY_INVALID");
+    await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: [] } })).toThrowWithCode("POLICY_INVALID");
   });
 });

@@ -17,7 +17,6 @@ import {
   type SignerIdentity,
 } from "../../src/contract/provenance-policy.js";
 import type { ProvenanceFacts } from "../../src/contract/provenance.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 function identity(overrides: { san?: string; issuer?: string; ext?: Record<string, string | undefined> } = {}): SignerIdentity {
   const ext: Record<string, string | undefined> = {
@@ -79,7 +78,7 @@ describe("resolveProvenancePolicy", () => {
     ["an http issuer", { repo: "acme/x", certOidcIssuer: "http://issuer" }],
     ["an issuer with --key", { key: "PEM", certOidcIssuer: GITHUB_ACTIONS_ISSUER }],
   ] as Array<[string, ProvenancePolicy]>)("refuses %s: PROVENANCE_POLICY_INVALID", async (_label, policy) => {
-    expect(await codeOf(() => resolveProvenancePolicy(policy))).toBe("PROVENANCE_POLICY_INVALID");
+    await expect(() => resolveProvenancePolicy(policy)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
   });
 });
 
@@ -108,7 +107,7 @@ describe("checkSignerIdentity", () => {
     ["another source ref", identity({ ext: { [FULCIO_OID.sourceRepositoryRef]: "refs/tags/v1.0.0" } }), { repo: "acme/demo-plugin" }, "PROVENANCE_REF_MISMATCH"],
     ["no run invocation", identity({ ext: { [FULCIO_OID.runInvocationUri]: undefined } }), { repo: "acme/demo-plugin" }, "PROVENANCE_RUN_ID_MISMATCH"],
   ] as Array<[string, SignerIdentity, ProvenancePolicy, string]>)("refuses %s: %s", async (_label, id, policy, code) => {
-    expect(await codeOf(() => checkSignerIdentity(id, keyless(policy)))).toBe(code);
+    await expect(() => checkSignerIdentity(id, keyless(policy))).toThrowWithCode(code);
   });
 });
 
@@ -126,7 +125,7 @@ describe("the statement against the certificate and against a key policy", () =>
     ["another run id", { runId: "999" }, "PROVENANCE_RUN_ID_MISMATCH"],
     ["another attempt", { runAttempt: 1 }, "PROVENANCE_RUN_ID_MISMATCH"],
   ] as Array<[string, Partial<ProvenanceFacts>, string]>)("refuses a statement with %s: %s", async (_label, overrides, code) => {
-    expect(await codeOf(() => checkStatementAgainstSigner({ ...facts, ...overrides }, signer))).toBe(code);
+    await expect(() => checkStatementAgainstSigner({ ...facts, ...overrides }, signer)).toThrowWithCode(code);
   });
 
   it("key mode: checks the statement's repository, owner, workflow and ref against the policy", async () => {
@@ -137,9 +136,9 @@ describe("the statement against the certificate and against a key policy", () =>
     };
     expect(() => checkStatementAgainstPolicy(facts, policy({}))).not.toThrow();
     expect(() => checkStatementAgainstPolicy(facts, policy({ repo: "acme/demo-plugin", signerWorkflow: "acme/demo-plugin/.github/workflows/release.yml" }))).not.toThrow();
-    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ repo: "acme/other" })))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
-    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ owner: "evil" })))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
-    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ signerWorkflow: "acme/demo-plugin/.github/workflows/x.yml" })))).toBe("PROVENANCE_WORKFLOW_MISMATCH");
-    expect(await codeOf(() => checkStatementAgainstPolicy(facts, policy({ sourceRef: "refs/heads/dev" })))).toBe("PROVENANCE_REF_MISMATCH");
+    await expect(() => checkStatementAgainstPolicy(facts, policy({ repo: "acme/other" }))).toThrowWithCode("PROVENANCE_REPOSITORY_MISMATCH");
+    await expect(() => checkStatementAgainstPolicy(facts, policy({ owner: "evil" }))).toThrowWithCode("PROVENANCE_REPOSITORY_MISMATCH");
+    await expect(() => checkStatementAgainstPolicy(facts, policy({ signerWorkflow: "acme/demo-plugin/.github/workflows/x.yml" }))).toThrowWithCode("PROVENANCE_WORKFLOW_MISMATCH");
+    await expect(() => checkStatementAgainstPolicy(facts, policy({ sourceRef: "refs/heads/dev" }))).toThrowWithCode("PROVENANCE_REF_MISMATCH");
   });
 });

@@ -19,7 +19,7 @@ import {
 } from "../../src/contract/provenance.js";
 import { ProvenanceError } from "../../src/contract/provenance-error.js";
 import type { TestedManifest } from "../../src/contract/schemas.js";
-import { BUNDLE_DIGEST, POLICY, SOURCE_SHA, clone, codeOf, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+import { BUNDLE_DIGEST, POLICY, SOURCE_SHA, clone, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 import { rm } from "node:fs/promises";
 
 const MANIFEST_DIGEST = "sha256:" + "1".repeat(64);
@@ -79,7 +79,7 @@ describe("provenanceStatement", () => {
     ["an http source repository", { sourceRepository: "http://github.com/acme/demo-plugin" }],
     ["a source repository with @", { sourceRepository: "https://github.com/acme/demo@plugin" }],
   ] as Array<[string, Partial<ProvenanceFacts>]>)("refuses to build with %s: PROVENANCE_STATEMENT_INVALID", async (_label, overrides) => {
-    expect(await codeOf(() => provenanceStatement(facts(overrides)))).toBe("PROVENANCE_STATEMENT_INVALID");
+    await expect(() => provenanceStatement(facts(overrides))).toThrowWithCode("PROVENANCE_STATEMENT_INVALID");
   });
 });
 
@@ -103,7 +103,7 @@ describe("parseProvenanceStatement", () => {
   it.each(mutations)("refuses %s: PROVENANCE_STATEMENT_INVALID", async (_label, mutate) => {
     const statement = clone(provenanceStatement(facts())) as Record<string, any>;
     mutate(statement);
-    expect(await codeOf(() => parseProvenanceStatement(statement))).toBe("PROVENANCE_STATEMENT_INVALID");
+    await expect(() => parseProvenanceStatement(statement)).toThrowWithCode("PROVENANCE_STATEMENT_INVALID");
   });
 
   it("property: any JSON value either parses to facts that rebuild it exactly or is refused with PROVENANCE_STATEMENT_INVALID", () => {
@@ -156,7 +156,7 @@ describe("checkReleaseBinding", () => {
     ["a run id other than the receipt's", { runId: "777" }, "PROVENANCE_RUN_ID_MISMATCH"],
   ] as Array<[string, Partial<ProvenanceFacts>, string]>)("fails closed on %s: %s", async (_label, overrides, code) => {
     const receipt = receiptFor(manifest);
-    expect(await codeOf(() => checkReleaseBinding(facts(overrides), bindingFromReceipt(receipt)))).toBe(code);
-    expect(await codeOf(() => checkReleaseBinding(facts(overrides), bindingFromTestedManifest(manifest, MANIFEST_DIGEST, BUNDLE_DIGEST)))).toBe(code);
+    await expect(() => checkReleaseBinding(facts(overrides), bindingFromReceipt(receipt))).toThrowWithCode(code);
+    await expect(() => checkReleaseBinding(facts(overrides), bindingFromTestedManifest(manifest, MANIFEST_DIGEST, BUNDLE_DIGEST))).toThrowWithCode(code);
   });
 });

@@ -11,7 +11,7 @@ import {
   type PublishedReceipt,
   type TestedManifest,
 } from "../../src/contract/index.js";
-import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, codeOf, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
+import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 let root: string;
 let dist: string;
@@ -79,7 +79,7 @@ describe("tested manifest identity (reference 3.3, state tested)", () => {
   it.each(cases)("%s fails with %s", async (_name, mutate, code) => {
     const doc = tested();
     mutate(doc);
-    expect(await codeOf(() => verifyTestedManifest(doc as JsonObject, POLICY))).toBe(code);
+    await expect(() => verifyTestedManifest(doc as JsonObject, POLICY)).toThrowWithCode(code);
   });
 
   it("a major release requires manual migration (0.7.0 -> 1.0.0)", async () => {
@@ -105,28 +105,28 @@ describe("createTestedManifest (reference 3.6)", () => {
     artifacts: await inspectDistDir(dist, POLICY, "0.8.0"),
   });
   it("C1 refuses a version skip 0.7.0 -> 0.9.0", async () => {
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), previousVersion: "0.7.0", version: "0.9.0", tag: "v0.9.0" }))).toBe("RELEASE_NOT_ONE_BUMP");
+    await expect(async () => createTestedManifest({ ...(await input()), previousVersion: "0.7.0", version: "0.9.0", tag: "v0.9.0" })).toThrowWithCode("RELEASE_NOT_ONE_BUMP");
   });
   it("C1 refuses a downgrade", async () => {
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), previousVersion: "0.8.1" }))).toBe("RELEASE_NOT_ONE_BUMP");
+    await expect(async () => createTestedManifest({ ...(await input()), previousVersion: "0.8.1" })).toThrowWithCode("RELEASE_NOT_ONE_BUMP");
   });
   it("C2 refuses a tag that does not match the version", async () => {
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), tag: "v0.8.1" }))).toBe("TAG_VERSION_MISMATCH");
+    await expect(async () => createTestedManifest({ ...(await input()), tag: "v0.8.1" })).toThrowWithCode("TAG_VERSION_MISMATCH");
   });
   it("C3 refuses a short source SHA", async () => {
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), sourceSha: "abc" }))).toBe("GIT_SHA_INVALID");
+    await expect(async () => createTestedManifest({ ...(await input()), sourceSha: "abc" })).toThrowWithCode("GIT_SHA_INVALID");
   });
   it("C4 refuses a non-numeric run id and attempt 0", async () => {
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), runId: "abc" }))).toBe("WORKFLOW_EVIDENCE_INVALID");
-    expect(await codeOf(async () => createTestedManifest({ ...(await input()), runAttempt: 0 }))).toBe("WORKFLOW_EVIDENCE_INVALID");
+    await expect(async () => createTestedManifest({ ...(await input()), runId: "abc" })).toThrowWithCode("WORKFLOW_EVIDENCE_INVALID");
+    await expect(async () => createTestedManifest({ ...(await input()), runAttempt: 0 })).toThrowWithCode("WORKFLOW_EVIDENCE_INVALID");
   });
   it("C6 refuses a failed gate and a gate with another source before writing", async () => {
     const failed = await input();
     failed.gates.host_contract.result = "failed";
-    expect(await codeOf(() => createTestedManifest(failed))).toBe("GATE_NOT_PASSED");
+    await expect(() => createTestedManifest(failed)).toThrowWithCode("GATE_NOT_PASSED");
     const other = await input();
     other.gates.unit.source_sha = "c".repeat(40);
-    expect(await codeOf(() => createTestedManifest(other))).toBe("GATE_OTHER_SOURCE");
+    await expect(() => createTestedManifest(other)).toThrowWithCode("GATE_OTHER_SOURCE");
   });
 });
 
@@ -142,70 +142,69 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     const { dir, dist: d } = await freshDist();
     const m = await testedManifestFor(d);
     await appendFile(join(d, "demo-plugin-0.8.0.tgz"), "x");
-    const code = await codeOf(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY));
-    expect(code).toBe("TARBALL_TRAILING_DATA");
+    await expect(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY)).toThrowWithCode("TARBALL_TRAILING_DATA");
     await rm(dir, { recursive: true, force: true });
   });
   it("V2 a different tarball of the same name -> ARTIFACT_SHA256_MISMATCH", async () => {
     const { dir, dist: d } = await freshDist();
     const m = clone(await testedManifestFor(d));
     m.artifacts[0]!.sha256 = "0".repeat(64);
-    expect(await codeOf(() => verifyManifest(m as unknown as JsonObject, d, POLICY))).toBe("ARTIFACT_SHA256_MISMATCH");
+    await expect(() => verifyManifest(m as unknown as JsonObject, d, POLICY)).toThrowWithCode("ARTIFACT_SHA256_MISMATCH");
     const m2 = clone(await testedManifestFor(d));
     m2.artifacts[0]!.size += 1;
-    expect(await codeOf(() => verifyManifest(m2 as unknown as JsonObject, d, POLICY))).toBe("ARTIFACT_SIZE_MISMATCH");
+    await expect(() => verifyManifest(m2 as unknown as JsonObject, d, POLICY)).toThrowWithCode("ARTIFACT_SIZE_MISMATCH");
     await rm(dir, { recursive: true, force: true });
   });
   it("D3 an extra file in dist -> DIST_UNEXPECTED_FILE", async () => {
     const { dir, dist: d } = await freshDist();
     await writeFile(join(d, ".private-notes.txt"), "x");
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_UNEXPECTED_FILE");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("DIST_UNEXPECTED_FILE");
     await rm(dir, { recursive: true, force: true });
   });
   it("D2 an empty dist or two tarballs -> DIST_INVENTORY", async () => {
     const { dir, dist: d } = await freshDist();
     await writeFile(join(d, "demo-plugin-0.8.1.tgz"), "x");
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_INVENTORY");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("DIST_INVENTORY");
     await rm(join(d, "demo-plugin-0.8.1.tgz"));
     await rm(join(d, "demo-plugin-0.8.0.tgz"));
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("DIST_INVENTORY");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("DIST_INVENTORY");
     await rm(dir, { recursive: true, force: true });
   });
   it("D1 a symlinked dist directory -> DIST_SYMLINK", async () => {
     const { dir, dist: d } = await freshDist();
     await symlink(d, join(dir, "link"));
-    expect(await codeOf(() => inspectDistDir(join(dir, "link"), POLICY, "0.8.0"))).toBe("DIST_SYMLINK");
+    await expect(() => inspectDistDir(join(dir, "link"), POLICY, "0.8.0")).toThrowWithCode("DIST_SYMLINK");
     await rm(dir, { recursive: true, force: true });
   });
   it("D5 a symlinked tarball -> ARTIFACT_NOT_REGULAR", async () => {
     const { dir, dist: d } = await freshDist();
     await rename(join(d, "demo-plugin-0.8.0.tgz"), join(dir, "real.tgz"));
     await symlink(join(dir, "real.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("ARTIFACT_NOT_REGULAR");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("ARTIFACT_NOT_REGULAR");
     await rm(dir, { recursive: true, force: true });
   });
   it("D4 a tarball named for another version -> DIST_FILENAME_MISMATCH", async () => {
-    expect(await codeOf(() => inspectDistDir(dist, POLICY, "0.8.1"))).toBe("DIST_FILENAME_MISMATCH");
+    await expect(() => inspectDistDir(dist, POLICY, "0.8.1")).toThrowWithCode("DIST_FILENAME_MISMATCH");
   });
   it("D8 metadata 0.7.1 renamed to the 0.8.0 name -> TARBALL_VERSION_MISMATCH", async () => {
     const dir = await tempDir();
     const d = await packTinyPackage(dir, "demo-plugin", "0.7.1");
     await rename(join(d, "demo-plugin-0.7.1.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("TARBALL_VERSION_MISMATCH");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("TARBALL_VERSION_MISMATCH");
     await rm(dir, { recursive: true, force: true });
   });
   it("D7 another package name -> TARBALL_NAME_MISMATCH", async () => {
     const dir = await tempDir();
     const d = await packTinyPackage(dir, "other-plugin", "0.8.0");
     await rename(join(d, "other-plugin-0.8.0.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
-    expect(await codeOf(() => inspectDistDir(d, POLICY, "0.8.0"))).toBe("TARBALL_NAME_MISMATCH");
+    await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("TARBALL_NAME_MISMATCH");
     await rm(dir, { recursive: true, force: true });
   });
   it("D6 bytes that are not a gzip tar -> TARBALL_GZIP_INVALID", async () => {
     const dir = await tempDir();
     await mkdir(join(dir, "dist"));
     await writeFile(join(dir, "dist", "demo-plugin-0.8.0.tgz"), "not a tarball");
-    expect(await codeOf(() => inspectDistDir(join(dir, "dist"), POLICY, "0.8.0"))).toBe("TARBALL_GZIP_INVALID");
+    await expect(() => inspectDistDir(join(dir, "dist"), POLICY, "0.8.0")).toThrowWithCode("TARBALL_GZIP_INVALID");
     await rm(dir, { recursive: true, force: true });
   });
 });
@@ -241,9 +240,9 @@ describe("verifyFinalReceipt (reference 3.8)", () => {
   it.each(cases)("%s fails with %s", async (_name, mutate, code) => {
     const doc = published();
     mutate(doc);
-    expect(await codeOf(() => verifyFinalReceipt(doc as JsonObject, POLICY))).toBe(code);
+    await expect(() => verifyFinalReceipt(doc as JsonObject, POLICY)).toThrowWithCode(code);
   });
   it("refuses a receipt whose registry_reference is not the pinned bundle reference", async () => {
-    expect(await codeOf(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` }))).toBe("BUNDLE_REFERENCE_MISMATCH");
+    await expect(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrowWithCode("BUNDLE_REFERENCE_MISMATCH");
   });
 });

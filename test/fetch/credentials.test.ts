@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepository } from "../../src/contract/reference.js";
 import { credentialsFromEnv, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
 
 const ghcr = parseRepository("ghcr.io/acme/demo-plugin");
@@ -34,8 +33,8 @@ describe("registry credentials from the environment", () => {
   });
 
   it("one of the pair alone is refused", async () => {
-    expect(await codeOf(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
-    expect(await codeOf(() => resolveRegistryCredentials(local, { REGISTRY_PASSWORD: "p" }))).toBe("FETCH_CREDENTIALS_INCOMPLETE");
+    await expect(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u" })).toThrowWithCode("FETCH_CREDENTIALS_INCOMPLETE");
+    await expect(() => resolveRegistryCredentials(local, { REGISTRY_PASSWORD: "p" })).toThrowWithCode("FETCH_CREDENTIALS_INCOMPLETE");
   });
 
   it("GH_TOKEN is used for ghcr.io only, as the token user's login from GET /user", async () => {
@@ -46,6 +45,6 @@ describe("registry credentials from the environment", () => {
   });
 
   it("a GH_TOKEN the API refuses fails closed", async () => {
-    expect(await codeOf(() => resolveRegistryCredentials(ghcr, { ...api.env(), GH_TOKEN: "not-the-token" }))).toBe("PRIVACY_API_FAILED");
+    await expect(() => resolveRegistryCredentials(ghcr, { ...api.env(), GH_TOKEN: "not-the-token" })).toThrowWithCode("PRIVACY_API_FAILED");
   });
 });

@@ -10,7 +10,6 @@ import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { layoutBlobPath } from "../../src/oci/layout.js";
 import { downloadRelease, fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 let root: string;
 let storeDir: string;
@@ -80,8 +79,7 @@ describe("fetch from an oci-layout store", () => {
       expect((await readdir(parent)).length).toBe(1);
       await download.cleanup();
       expect(await readdir(parent)).toEqual([]);
-      const code = await codeOf(() => downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: null, tmpDir: parent, expect: "receipt" }));
-      expect(code).toBe("FETCH_ARTIFACT_TYPE_MISMATCH");
+      await expect(() => downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: null, tmpDir: parent, expect: "receipt" })).toThrowWithCode("FETCH_ARTIFACT_TYPE_MISMATCH");
       expect(await readdir(parent)).toEqual([]);
     } finally {
       await rm(parent, { recursive: true, force: true });
@@ -97,7 +95,7 @@ describe("fetch from an oci-layout store", () => {
     };
     await chmod(storeDir, 0o750);
     try {
-      expect(await codeOf(() => fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: counting, progress: null }))).toBe("PRIVACY_LAYOUT_PERMISSIONS");
+      await expect(() => fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: counting, progress: null })).toThrowWithCode("PRIVACY_LAYOUT_PERMISSIONS");
     } finally {
       await chmod(storeDir, 0o700);
     }
@@ -114,7 +112,7 @@ describe("fetch from an oci-layout store", () => {
     await chmod(blob, 0o600);
     await writeFile(blob, flipped);
     try {
-      expect(await codeOf(() => fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null }))).toBe("OCI_DIGEST_MISMATCH");
+      await expect(() => fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_DIGEST_MISMATCH");
     } finally {
       await writeFile(blob, original);
     }

@@ -1,7 +1,7 @@
 /**
  * Acceptance of `fetch` against a real registry (Debian's docker-registry on
  * loopback, bearer auth, anonymous reads refused) and real git: the round
- * trip, every tampering case of issue 4 with its own error code (the output
+ * trip, every tampering case of docs/fetch.md "Error codes" with its own code (the output
  * directory is never created and nothing outside it is touched), and the
  * privacy gate stopping the fetch before any blob is downloaded.
  */
@@ -20,7 +20,6 @@ import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { openTarget } from "../../src/oci/open.js";
 import { copy } from "../../src/oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "../../src/oci/target.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { startGitHubEmulator, type GitHubEmulator, type PackageState } from "../support/github-emulator.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
 import {
@@ -89,7 +88,7 @@ async function expectFetchFails(reference: string, code: string, extra: Partial<
   // The private temp directory (and the scratch git repository) live in <case>/tmp: it must be empty again.
   await mkdir(join(dir, "tmp"));
   const before = await snapshot();
-  expect(await codeOf(() => fetchRelease({ ...options(reference, { tmpDir: join(dir, "tmp"), ...extra }), outputDir: out }))).toBe(code);
+  await expect(() => fetchRelease({ ...options(reference, { tmpDir: join(dir, "tmp"), ...extra }), outputDir: out })).toThrowWithCode(code);
   expect(await snapshot()).toEqual(before);
   await expect(readdir(out)).rejects.toThrow();
 }
@@ -340,7 +339,7 @@ describeRegistry("fetch from a real registry", () => {
     await mkdir(out);
     await symlink(outside, join(out, "dist"));
     const before = (await readdir(dir, { recursive: true })).map(String).sort();
-    expect(await codeOf(() => fetchRelease({ ...options(bundleRef()), outputDir: out }))).toBe("INSTALL_UNSAFE_PATH");
+    await expect(() => fetchRelease({ ...options(bundleRef()), outputDir: out })).toThrowWithCode("INSTALL_UNSAFE_PATH");
     expect(await readdir(outside)).toEqual([]);
     expect((await readdir(dir, { recursive: true })).map(String).sort()).toEqual(before);
   });
@@ -350,7 +349,7 @@ describeRegistry("fetch from a real registry", () => {
     await mkdir(join(out, "dist"), { recursive: true });
     await writeFile(join(out, "dist", fixture.tarballName), "other bytes");
     const before = (await readdir(dir, { recursive: true })).map(String).sort();
-    expect(await codeOf(() => fetchRelease({ ...options(bundleRef()), outputDir: out }))).toBe("INSTALL_OVERWRITE_REFUSED");
+    await expect(() => fetchRelease({ ...options(bundleRef()), outputDir: out })).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
     expect((await readdir(dir, { recursive: true })).map(String).sort()).toEqual(before);
     expect(await readFile(join(out, "dist", fixture.tarballName), "utf8")).toBe("other bytes");
   });
@@ -419,9 +418,9 @@ describeRegistry("fetch from a real registry", () => {
       blobFetches = 0;
       const { out, snapshot } = await outputCase();
       const before = await snapshot();
-      expect(
-        await codeOf(() => fetchRelease({ reference: `${repo}@${staged2!.bundle.digest}`, repository: repo, plainHttp: true, credentials: openCreds, progress: null, openTarget: countingOpen, outputDir: out })),
-      ).toBe("PRIVACY_ANONYMOUS_READ");
+      await expect(
+        () => fetchRelease({ reference: `${repo}@${staged2!.bundle.digest}`, repository: repo, plainHttp: true, credentials: openCreds, progress: null, openTarget: countingOpen, outputDir: out }),
+      ).toThrowWithCode("PRIVACY_ANONYMOUS_READ");
       expect(blobFetches).toBe(0);
       expect(await snapshot()).toEqual(before);
     } finally {

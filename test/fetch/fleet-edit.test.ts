@@ -13,7 +13,6 @@ import { addPluginToLock, readFleetLockFile, verifyFleetLock } from "../../src/f
 import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { parseTagReference, resolveTagReference } from "../../src/fetch/resolve.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 
 let root: string;
@@ -84,8 +83,8 @@ describe("fleet upgrade / list / remove", () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9 });
     const before = await readFile(lock);
-    expect(await codeOf(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 }))).toBe("FLEET_UPGRADE_NOT_NEWER");
-    expect(await codeOf(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 }))).toBe("FLEET_UPGRADE_NOT_NEWER");
+    await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
+    await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
     const lock8 = lockPath();
     await addPluginToLock({ lockPath: lock8, receiptPath: receipt8 });
     const other = upgradePluginInLock({ lockPath: lock8, receiptPath: receipt9Elsewhere });
@@ -93,7 +92,7 @@ describe("fleet upgrade / list / remove", () => {
     await expect(other).rejects.toThrow(/pinned references in the fleet lock/);
     const empty = lockPath();
     await writeFile(empty, '{"plugins":[],"schema_version":1}\n');
-    expect(await codeOf(() => upgradePluginInLock({ lockPath: empty, receiptPath: receipt9 }))).toBe("FLEET_PLUGIN_NOT_PINNED");
+    await expect(() => upgradePluginInLock({ lockPath: empty, receiptPath: receipt9 })).toThrowWithCode("FLEET_PLUGIN_NOT_PINNED");
     expect((await readFile(lock)).equals(before)).toBe(true);
     expect(otherRepository).not.toBe(repository);
   });
@@ -111,7 +110,7 @@ describe("fleet upgrade / list / remove", () => {
 
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
     const lock = lockPath();
-    expect(await codeOf(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "just unit" } }))).toBe("GATE_COMMAND_MISMATCH");
+    await expect(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "just unit" } })).toThrowWithCode("GATE_COMMAND_MISMATCH");
     await expect(readFile(lock)).rejects.toThrow();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "npm test" } });
     const { plugin } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
@@ -129,8 +128,8 @@ describe("resolve", () => {
   it("resolves a tag to the digest reference after the privacy gate; fetch still refuses the tag", async () => {
     const resolved = await resolveTagReference(`${repository}:v0.9.0`, { openTarget: openLayout });
     expect(resolved.reference).toBe(`${repository}@${v9.bundle.digest}`);
-    expect(await codeOf(() => fetchRelease({ reference: `${repository}:v0.9.0`, repository, outputDir: join(root, "never"), openTarget: openLayout, progress: null }))).toBe("REFERENCE_NOT_PINNED");
-    expect(await codeOf(() => resolveTagReference(`${repository}:v9.9.9`, { openTarget: openLayout }))).toBe("OCI_NOT_FOUND");
+    await expect(() => fetchRelease({ reference: `${repository}:v0.9.0`, repository, outputDir: join(root, "never"), openTarget: openLayout, progress: null })).toThrowWithCode("REFERENCE_NOT_PINNED");
+    await expect(() => resolveTagReference(`${repository}:v9.9.9`, { openTarget: openLayout })).toThrowWithCode("OCI_NOT_FOUND");
   });
 
   it.each([
@@ -140,7 +139,7 @@ describe("resolve", () => {
     ["ghcr.io/acme/plugin:-bad", "TAG_INVALID"],
     ["ghcr.io/Acme/plugin:v1", "REPOSITORY_INVALID"],
   ])("parseTagReference(%s) -> %s", async (value, code) => {
-    expect(await codeOf(() => parseTagReference(value))).toBe(code);
+    await expect(() => parseTagReference(value)).toThrowWithCode(code);
   });
 
   it("parses host:port/path:tag and oci-layout:<dir>:tag", () => {

@@ -11,7 +11,6 @@ import { canonicalJsonPretty } from "../../src/contract/canonical-json.js";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { addPluginToLock, fleetLockBytes, readFleetLockFile, receiptReferenceFor, verifyFleetLock } from "../../src/fetch/fleet.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { createReleaseFixture, stageFixture, variantWithChecksums, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { createHash } from "node:crypto";
 import { RECEIPT_ARTIFACT_TYPE, RELEASE_ARTIFACT_TYPE } from "../../src/contract/constants.js";
@@ -84,36 +83,36 @@ describe("fleet add", () => {
 
   it("refuses a tested manifest where a receipt is expected", async () => {
     const manifestFile = fixture.files.get("release-manifest.json")!;
-    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "x.lock.json"), receiptPath: manifestFile }))).toBe("RECEIPT_STATE_MISMATCH");
+    await expect(() => addPluginToLock({ lockPath: join(root, "x.lock.json"), receiptPath: manifestFile })).toThrowWithCode("RECEIPT_STATE_MISMATCH");
   });
 
   it("refuses a receipt that is not in its canonical published bytes", async () => {
     const pretty = join(root, "pretty-receipt.json");
     await writeFile(pretty, canonicalJsonPretty(JSON.parse(staged.receiptBytes.toString("utf8"))));
-    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty }))).toBe("FLEET_RECEIPT_NOT_CANONICAL");
+    await expect(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty })).toThrowWithCode("FLEET_RECEIPT_NOT_CANONICAL");
   });
 
   it("refuses to re-pin a plugin differently", async () => {
     const lockPath = await lockWith((p) => {
       p["version"] = "0.7.0";
     });
-    expect(await codeOf(() => addPluginToLock({ lockPath, receiptPath: receiptFile }))).toBe("FLEET_PLUGIN_CONFLICT");
+    await expect(() => addPluginToLock({ lockPath, receiptPath: receiptFile })).toThrowWithCode("FLEET_PLUGIN_CONFLICT");
   });
 
   it("refuses a lock with a duplicate JSON key, a tag reference, or a plugin twice", async () => {
     const lockPath = await lockWith();
     const text = await readFile(lockPath, "utf8");
     await writeFile(lockPath, text.replace('"schema_version": 1', '"schema_version": 1, "schema_version": 1'));
-    expect(await codeOf(() => readFleetLockFile(lockPath))).toBe("FLEET_LOCK_INVALID");
+    await expect(() => readFleetLockFile(lockPath)).toThrowWithCode("FLEET_LOCK_INVALID");
     const tagLock = await lockWith((p) => {
       p["bundle_reference"] = `${repository}:v0.8.0`;
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath: tagLock, openTarget: openLayout, progress: null }))).toBe("FLEET_LOCK_INVALID");
+    await expect(() => verifyFleetLock({ lockPath: tagLock, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_LOCK_INVALID");
     const twice = await lockWith();
     const lock = JSON.parse(await readFile(twice, "utf8")) as { plugins: unknown[] };
     lock.plugins.push(lock.plugins[0]);
     await writeFile(twice, JSON.stringify(lock));
-    expect(await codeOf(() => readFleetLockFile(twice))).toBe("FLEET_LOCK_INVALID");
+    await expect(() => readFleetLockFile(twice)).toThrowWithCode("FLEET_LOCK_INVALID");
   });
 });
 
@@ -130,33 +129,33 @@ describe("fleet verify", () => {
     const lockPath = await lockWith((p) => {
       p["bundle_reference"] = `${repository}@sha256:${"e".repeat(64)}`;
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_BUNDLE_REFERENCE_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_BUNDLE_REFERENCE_MISMATCH");
   });
 
   it("a pinned tarball SHA-256 other than the receipt's -> FLEET_TARBALL_MISMATCH", async () => {
     const lockPath = await lockWith((p) => {
       p["tarball"] = { filename: "acme-demo-0.8.0.tgz", sha256: "0".repeat(64) };
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_TARBALL_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_TARBALL_MISMATCH");
   });
 
   it("a pinned version other than the receipt's -> FLEET_VERSION_MISMATCH", async () => {
     const lockPath = await lockWith((p) => {
       p["version"] = "0.8.1";
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_VERSION_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_VERSION_MISMATCH");
   });
 
   it("a receipt reference to nothing -> OCI_NOT_FOUND; to the bundle -> FETCH_ARTIFACT_TYPE_MISMATCH", async () => {
     const lockPath = await lockWith((p) => {
       p["receipt_reference"] = `${repository}@${"sha256:" + "f".repeat(64)}`;
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("OCI_NOT_FOUND");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_NOT_FOUND");
     const swapped = await lockWith((p) => {
       p["receipt_reference"] = `${repository}@${staged.bundle.digest}`;
       p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;
     });
-    expect(await codeOf(() => verifyFleetLock({ lockPath: swapped, openTarget: openLayout, progress: null }))).toBe("FETCH_ARTIFACT_TYPE_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath: swapped, openTarget: openLayout, progress: null })).toThrowWithCode("FETCH_ARTIFACT_TYPE_MISMATCH");
   });
 
   it("a pinned bundle whose layers are not the receipt's payload -> FLEET_BUNDLE_MISMATCH", async () => {
@@ -180,7 +179,7 @@ describe("fleet verify", () => {
       await copy(await LayoutTarget.open(join(work, "receipt")), store, "payload", { tag: null });
       const lockPath = join(work, "fleet.lock.json");
       await addPluginToLock({ lockPath, receiptPath: lyingFile });
-      expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }))).toBe("FLEET_BUNDLE_MISMATCH");
+      await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
     } finally {
       await variant.cleanup();
       await rm(work, { recursive: true, force: true });
@@ -192,13 +191,13 @@ describe("fleet verify", () => {
     const other = join(root, "installed-other");
     await mkdir(join(other, "dist"), { recursive: true });
     await writeFile(join(other, "dist", "acme-demo-0.8.0.tgz"), "other");
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: other }))).toBe("FLEET_INSTALLED_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: other })).toThrowWithCode("FLEET_INSTALLED_MISMATCH");
     const empty = join(root, "installed-empty");
     await mkdir(empty);
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: empty }))).toBe("FLEET_INSTALLED_MISSING");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: empty })).toThrowWithCode("FLEET_INSTALLED_MISSING");
     const linked = join(root, "installed-link");
     await mkdir(linked);
     await symlink(join(installed, "dist", "acme-demo-0.8.0.tgz"), join(linked, "acme-demo-0.8.0.tgz"));
-    expect(await codeOf(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked }))).toBe("FLEET_INSTALLED_UNSAFE");
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked })).toThrowWithCode("FLEET_INSTALLED_UNSAFE");
   });
 });

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INSTALL_LOCK_FILE, installPayload, type InstallFile } from "../../src/fetch/install.js";
 import { spawnSync } from "node:child_process";
-import { codeOf } from "../support/contract-fixture.js";
 
 let root: string;
 let files: InstallFile[];
@@ -73,7 +72,7 @@ describe("installPayload", () => {
     const real = join(root, "real");
     await mkdir(real);
     await symlink(real, join(root, "D"));
-    expect(await codeOf(() => installPayload(join(root, "D"), files))).toBe("INSTALL_OUTPUT_SYMLINK");
+    await expect(() => installPayload(join(root, "D"), files)).toThrowWithCode("INSTALL_OUTPUT_SYMLINK");
     expect(await readdir(real)).toEqual([]);
   });
 
@@ -84,7 +83,7 @@ describe("installPayload", () => {
     await mkdir(outside);
     await symlink(outside, join(out, "dist"));
     const before = await tree(out);
-    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_UNSAFE_PATH");
     expect(await readdir(outside)).toEqual([]);
     expect(await tree(out)).toEqual(before);
   });
@@ -93,7 +92,7 @@ describe("installPayload", () => {
     const out = join(root, "D");
     await mkdir(out);
     await symlink(files[0]!.source, join(out, "release-manifest.json"));
-    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_UNSAFE_PATH");
     expect(await tree(out)).toEqual(["release-manifest.json@"]);
   });
 
@@ -101,7 +100,7 @@ describe("installPayload", () => {
     const out = join(root, "D");
     await mkdir(join(out, "dist"), { recursive: true });
     await writeFile(join(out, "dist/demo-1.0.0.tgz"), "other bytes");
-    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_OVERWRITE_REFUSED");
+    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
     expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz"]);
     expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe("other bytes");
   });
@@ -109,22 +108,22 @@ describe("installPayload", () => {
   it("refuses a directory where a file goes, and a file where a directory goes", async () => {
     const out = join(root, "D");
     await mkdir(join(out, "release-manifest.json"), { recursive: true });
-    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_OVERWRITE_REFUSED");
+    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
     await rm(out, { recursive: true });
     await mkdir(out);
     await writeFile(join(out, "dist"), "x");
-    expect(await codeOf(() => installPayload(out, files))).toBe("INSTALL_UNSAFE_PATH");
+    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_UNSAFE_PATH");
   });
 
   it("refuses D that is a regular file", async () => {
     await writeFile(join(root, "D"), "x");
-    expect(await codeOf(() => installPayload(join(root, "D"), files))).toBe("INSTALL_UNSAFE_PATH");
+    await expect(() => installPayload(join(root, "D"), files)).toThrowWithCode("INSTALL_UNSAFE_PATH");
   });
 
   it("refuses paths off the payload allow-list before touching anything", async () => {
     for (const path of ["../escape", "/absolute", "dist/../../x", "dist/sub/x-1.0.0.tgz"]) {
       const bad = { ...files[0]!, path };
-      expect(await codeOf(() => installPayload(join(root, "D"), [...files, bad]))).toBe("INSTALL_PATH_INVALID");
+      await expect(() => installPayload(join(root, "D"), [...files, bad])).toThrowWithCode("INSTALL_PATH_INVALID");
     }
     expect(await readdir(root)).toEqual(["verified"]);
   });
@@ -132,7 +131,7 @@ describe("installPayload", () => {
   it("rolls back what it created when a write fails: D not created", async () => {
     const bad = { ...files[3]!, sha256: "0".repeat(64) };
     const out = join(root, "new", "D");
-    expect(await codeOf(() => installPayload(out, [files[0]!, files[1]!, bad]))).toBe("INSTALL_FAILED");
+    await expect(() => installPayload(out, [files[0]!, files[1]!, bad])).toThrowWithCode("INSTALL_FAILED");
     expect(await readdir(root)).toEqual(["verified"]);
   });
 
@@ -141,7 +140,7 @@ describe("installPayload", () => {
     await mkdir(out);
     await writeFile(join(out, "mine.txt"), "keep");
     const unreadable = { ...files[3]!, source: join(root, "verified", "missing") };
-    expect(await codeOf(() => installPayload(out, [files[0]!, unreadable]))).toBe("INSTALL_FAILED");
+    await expect(() => installPayload(out, [files[0]!, unreadable])).toThrowWithCode("INSTALL_FAILED");
     expect(await tree(out)).toEqual(["mine.txt"]);
   });
 
@@ -169,7 +168,7 @@ describe("installPayload", () => {
     const out = join(root, "locked");
     await mkdir(out);
     await writeFile(join(out, INSTALL_LOCK_FILE), "1\n");
-    expect(await codeOf(() => installPayload(out, files, { lockTimeoutMs: 200 }))).toBe("INSTALL_LOCKED");
+    await expect(() => installPayload(out, files, { lockTimeoutMs: 200 })).toThrowWithCode("INSTALL_LOCKED");
     expect(await tree(out)).toEqual([INSTALL_LOCK_FILE]);
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     await writeFile(join(out, INSTALL_LOCK_FILE), `${dead.stdout}\n`);

@@ -14,15 +14,6 @@ const C = "c".repeat(64);
 const PATHS = bundleChecksumPaths("demo-plugin", "1.2.3");
 const GOOD = `${A}  release-source.bundle\n${B}  release-manifest.json\n${C}  dist/demo-plugin-1.2.3.tgz\n`;
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as { code?: string }).code;
-  }
-  return "NO_ERROR";
-}
-
 describe("bundleChecksumPaths / bundleLayerTitles", () => {
   it("names the bundle, manifest and npm tarball (scoped names flattened)", () => {
     expect(PATHS).toEqual(["release-source.bundle", "release-manifest.json", "dist/demo-plugin-1.2.3.tgz"]);
@@ -46,9 +37,9 @@ describe("formatPayloadChecksums", () => {
     expect(text).toBe(GOOD);
   });
   it("refuses bad hex, unsafe characters and duplicates", () => {
-    expect(codeOf(() => formatPayloadChecksums([{ path: "x", sha256: "A".repeat(64) }]))).toBe("PAYLOAD_CHECKSUM_LINE_INVALID");
-    expect(codeOf(() => formatPayloadChecksums([{ path: "a b", sha256: A }]))).toBe("PAYLOAD_CHECKSUM_LINE_INVALID");
-    expect(codeOf(() => formatPayloadChecksums([{ path: "x", sha256: A }, { path: "x", sha256: B }]))).toBe("PAYLOAD_CHECKSUM_DUPLICATE");
+    expect(() => formatPayloadChecksums([{ path: "x", sha256: "A".repeat(64) }])).toThrowWithCode("PAYLOAD_CHECKSUM_LINE_INVALID");
+    expect(() => formatPayloadChecksums([{ path: "a b", sha256: A }])).toThrowWithCode("PAYLOAD_CHECKSUM_LINE_INVALID");
+    expect(() => formatPayloadChecksums([{ path: "x", sha256: A }, { path: "x", sha256: B }])).toThrowWithCode("PAYLOAD_CHECKSUM_DUPLICATE");
   });
   it("round-trips through parsePayloadChecksums for any order", () => {
     fc.assert(
@@ -70,19 +61,19 @@ describe("parsePayloadChecksums", () => {
     expect(parsePayloadChecksums(GOOD.replaceAll("\n", "\r\n"), PATHS).size).toBe(3);
   });
   it("refuses non-ASCII bytes", () => {
-    expect(codeOf(() => parsePayloadChecksums(Buffer.concat([Buffer.from(GOOD), Buffer.from([0xc3, 0xa9])]), PATHS))).toBe("PAYLOAD_CHECKSUMS_NOT_ASCII");
-    expect(codeOf(() => parsePayloadChecksums(GOOD + "é", PATHS))).toBe("PAYLOAD_CHECKSUMS_NOT_ASCII");
+    expect(() => parsePayloadChecksums(Buffer.concat([Buffer.from(GOOD), Buffer.from([0xc3, 0xa9])]), PATHS)).toThrowWithCode("PAYLOAD_CHECKSUMS_NOT_ASCII");
+    expect(() => parsePayloadChecksums(GOOD + "é", PATHS)).toThrowWithCode("PAYLOAD_CHECKSUMS_NOT_ASCII");
   });
   it("refuses a missing line", () => {
-    expect(codeOf(() => parsePayloadChecksums(GOOD.split("\n").slice(1).join("\n"), PATHS))).toBe("PAYLOAD_CHECKSUM_INCOMPLETE");
-    expect(codeOf(() => parsePayloadChecksums("", PATHS))).toBe("PAYLOAD_CHECKSUM_INCOMPLETE");
+    expect(() => parsePayloadChecksums(GOOD.split("\n").slice(1).join("\n"), PATHS)).toThrowWithCode("PAYLOAD_CHECKSUM_INCOMPLETE");
+    expect(() => parsePayloadChecksums("", PATHS)).toThrowWithCode("PAYLOAD_CHECKSUM_INCOMPLETE");
   });
   it("refuses a duplicated line", () => {
-    expect(codeOf(() => parsePayloadChecksums(GOOD + `${A}  release-source.bundle\n`, PATHS))).toBe("PAYLOAD_CHECKSUM_DUPLICATE");
+    expect(() => parsePayloadChecksums(GOOD + `${A}  release-source.bundle\n`, PATHS)).toThrowWithCode("PAYLOAD_CHECKSUM_DUPLICATE");
   });
   it("refuses ../secret, absolute and unexpected paths", () => {
     for (const path of ["../secret", "/etc/passwd", "dist/other-1.0.0.tgz", "release-payload.sha256", "dist/../release-source.bundle"]) {
-      expect(codeOf(() => parsePayloadChecksums(GOOD + `${A}  ${path}\n`, PATHS))).toBe("PAYLOAD_CHECKSUM_LINE_INVALID");
+      expect(() => parsePayloadChecksums(GOOD + `${A}  ${path}\n`, PATHS)).toThrowWithCode("PAYLOAD_CHECKSUM_LINE_INVALID");
     }
   });
   it("refuses blank lines, uppercase hex, one space, binary-mode '*' and trailing spaces", () => {
@@ -95,7 +86,7 @@ describe("parsePayloadChecksums", () => {
       GOOD.replace("release-source.bundle", "release-source.bundle "),
       GOOD.replace(A, A.slice(1)),
     ]) {
-      expect(codeOf(() => parsePayloadChecksums(text, PATHS))).toBe("PAYLOAD_CHECKSUM_LINE_INVALID");
+      expect(() => parsePayloadChecksums(text, PATHS)).toThrowWithCode("PAYLOAD_CHECKSUM_LINE_INVALID");
     }
   });
 });

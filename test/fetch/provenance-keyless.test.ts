@@ -2,7 +2,7 @@
  * Keyless provenance, fail-closed: attestations signed through `@sigstore/mock`'s
  * Fulcio and Rekor for GitHub Actions-shaped OIDC identities, stored as referrers
  * in an `oci-layout:` store (tag schema), verified with the trusted root built for
- * the mock. Every refusal the provenance section of DESIGN.md names is asserted
+ * the mock. Every refusal docs/architecture.md, "Provenance" (and docs/provenance.md) names is asserted
  * with its own code through the library API (`verifyReferenceProvenance`,
  * `fetchRelease`) and through the CLI (`verify-provenance --reference`,
  * `fetch --provenance`), and nothing is installed. A fleet lock pins the
@@ -24,7 +24,6 @@ import { pushReferrer } from "../../src/oci/referrers.js";
 import type { Descriptor } from "../../src/oci/target.js";
 import type { ProvenanceSigner } from "../../release/provenance-sign.js";
 import { runCli } from "../support/cli.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { fixtureFacts, pushAttestation } from "../support/provenance-fixture.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { startMockSigstore, type GitHubIdentity, type MockSigstore } from "../support/sigstore-mock.js";
@@ -130,8 +129,8 @@ describe("keyless attestations in an oci-layout store", () => {
   it.each(cases)("%s: %s (library and CLI), nothing installed", async (label, code, arrange) => {
     await arrange(await fresh());
     const out = join(root, `out-${label.replace(/[^a-z0-9]+/gi, "-")}`);
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check() }))).toBe(code);
-    expect(await codeOf(() => fetchRelease({ reference: reference(), repository, outputDir: out, progress: null, provenance: check() }))).toBe(code);
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check() })).toThrowWithCode(code);
+    await expect(() => fetchRelease({ reference: reference(), repository, outputDir: out, progress: null, provenance: check() })).toThrowWithCode(code);
     expect(await lstat(out).catch(() => null)).toBeNull();
     const verified = await runCli(["verify-provenance", "--reference", reference(), ...cliPolicy()], { cwd: root });
     expect(verified.stderr).toMatch(new RegExp(`^hermes-plugin-kit: .+ \\[${code}\\]\\n$`, "s"));
@@ -169,7 +168,7 @@ describe("fleet pins a keyless policy", () => {
     const refused = await runCli(["fleet", "verify", "--lock", lock, "--trusted-root", rootFile], { cwd: root });
     expect(refused.stderr).toMatch(/\[PROVENANCE_REPOSITORY_MISMATCH\]\n$/);
     expect(refused.code).toBe(1);
-    expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null, trustedRoot: check().trustedRoot }))).toBe("PROVENANCE_REPOSITORY_MISMATCH");
+    await expect(() => verifyFleetLock({ lockPath: lock, progress: null, trustedRoot: check().trustedRoot })).toThrowWithCode("PROVENANCE_REPOSITORY_MISMATCH");
   });
 });
 
@@ -195,12 +194,12 @@ describe("a Sigstore instance without a transparency log (the shape of GitHub's 
     expect(cli.stderr).toBe("");
     expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, attestations: [`${repository}@${pushed.digest}`] });
     // The root of an instance with a log (and no timestamp authority) vouches for neither the missing entry nor the timestamp.
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check() }))).toBe("PROVENANCE_TIMESTAMP_INVALID");
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check() })).toThrowWithCode("PROVENANCE_TIMESTAMP_INVALID");
 
     // The same attestation with its timestamp removed: nothing vouches for the signing time.
     await fresh();
     await pushAttestation(await LayoutTarget.open(storeDir), staged.bundle, await facts(), timestamped(), (b) => (b["verificationMaterial"]["timestampVerificationData"]["rfc3161Timestamps"] = []));
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: noLog() }))).toBe("PROVENANCE_TIMESTAMP_INVALID");
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: noLog() })).toThrowWithCode("PROVENANCE_TIMESTAMP_INVALID");
     const refused = await runCli(["verify-provenance", "--reference", reference(), "--repo", "acme/demo-plugin", "--trusted-root", noLogFile], { cwd: root });
     expect(refused.stderr).toMatch(/\[PROVENANCE_TIMESTAMP_INVALID\]\n$/);
     expect(refused.code).toBe(1);

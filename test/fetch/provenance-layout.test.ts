@@ -22,7 +22,6 @@ import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { listReferrers, pushReferrer } from "../../src/oci/referrers.js";
 import { attestRelease } from "../../release/attest.js";
 import { runCli } from "../support/cli.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { fixtureFacts, makeTestKey, pushAttestation, type TestKey } from "../support/provenance-fixture.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 
@@ -136,7 +135,7 @@ describe("release attest with a local key into the oci-layout store", () => {
     const result = await fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, repository, outputDir: out, progress: null, expect: "receipt", provenance: keyCheck() });
     expect(result.provenance?.attestations).toEqual([attested.attestation_reference]);
     await fresh();
-    expect(await codeOf(() => fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, repository, outputDir: join(root, "out-receipt-none"), progress: null, expect: "receipt", provenance: keyCheck() }))).toBe("PROVENANCE_NOT_FOUND");
+    await expect(() => fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, repository, outputDir: join(root, "out-receipt-none"), progress: null, expect: "receipt", provenance: keyCheck() })).toThrowWithCode("PROVENANCE_NOT_FOUND");
     expect(await lstat(join(root, "out-receipt-none")).catch(() => null)).toBeNull();
   });
 
@@ -236,9 +235,9 @@ describe("fails closed, each with its own code, and installs nothing", () => {
     const store = await fresh();
     const check = (await arrange(store)) ?? keyCheck();
     const out = join(root, `out-${label.replace(/[^a-z0-9]+/gi, "-")}`);
-    expect(await codeOf(() => fetchInto(out, check))).toBe(code);
+    await expect(() => fetchInto(out, check)).toThrowWithCode(code);
     expect(await lstat(out).catch(() => null)).toBeNull();
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check }))).toBe(code);
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: check })).toThrowWithCode(code);
     // The same verdict through the CLI: exit 1, the code last on stderr, nothing installed.
     const flags = await cliFlags(check, label);
     const verified = await runCli(["verify-provenance", "--reference", reference(), ...flags], { cwd: root });
@@ -279,7 +278,7 @@ describe("fails closed, each with its own code, and installs nothing", () => {
     }
     const file = join(root, "other-receipt.json");
     await writeFile(file, receiptBytes(buildPublishedReceipt(fixture.manifest, reference(), layers, fixture.policy)));
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: file }))).toBe("PROVENANCE_TESTED_MANIFEST_MISMATCH");
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: file })).toThrowWithCode("PROVENANCE_TESTED_MANIFEST_MISMATCH");
   });
 });
 
@@ -309,7 +308,7 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     await arrange(store);
     const lock = join(root, `fleet-${label.replace(/[^a-z]+/g, "-")}.lock.json`);
     await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
-    expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null }))).toBe(code);
+    await expect(() => verifyFleetLock({ lockPath: lock, progress: null })).toThrowWithCode(code);
     const cli = await runCli(["fleet", "verify", "--lock", lock], { cwd: root });
     expect(cli.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
     expect(cli.code).toBe(1);
@@ -324,8 +323,8 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     const doc = JSON.parse(await readFile(lock, "utf8"));
     doc.plugins[0].provenance = { key: "not a pem", extra: true };
     await writeFile(lock, JSON.stringify(doc));
-    expect(await codeOf(() => verifyFleetLock({ lockPath: lock, progress: null }))).toBe("FLEET_LOCK_INVALID");
-    expect(await codeOf(() => addPluginToLock({ lockPath: join(root, "fleet-bad.lock.json"), receiptPath: receiptFile, provenance: {} }))).toBe("PROVENANCE_POLICY_INVALID");
+    await expect(() => verifyFleetLock({ lockPath: lock, progress: null })).toThrowWithCode("FLEET_LOCK_INVALID");
+    await expect(() => addPluginToLock({ lockPath: join(root, "fleet-bad.lock.json"), receiptPath: receiptFile, provenance: {} })).toThrowWithCode("PROVENANCE_POLICY_INVALID");
   });
 });
 
@@ -359,11 +358,11 @@ describe("checkAttestationManifest", () => {
   ])("refuses %s: %s", async (_label, mutate, code) => {
     const m = good();
     mutate(m);
-    expect(await codeOf(() => checkAttestationManifest(bytes(m), subject, "x"))).toBe(code);
+    await expect(() => checkAttestationManifest(bytes(m), subject, "x")).toThrowWithCode(code);
   });
 
   it("refuses duplicate keys", async () => {
     const text = JSON.stringify(good()).replace('"schemaVersion":2', '"schemaVersion":2,"schemaVersion":2');
-    expect(await codeOf(() => checkAttestationManifest(Buffer.from(text), subject, "x"))).toBe("PROVENANCE_ATTESTATION_INVALID");
+    await expect(() => checkAttestationManifest(Buffer.from(text), subject, "x")).toThrowWithCode("PROVENANCE_ATTESTATION_INVALID");
   });
 });

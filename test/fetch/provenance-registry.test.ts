@@ -25,7 +25,6 @@ import { RegistryTarget } from "../../src/oci/registry-target.js";
 import { referrersTag } from "../../src/oci/referrers.js";
 import { attestRelease } from "../../release/attest.js";
 import { runCli } from "../support/cli.js";
-import { codeOf } from "../support/contract-fixture.js";
 import { fixtureFacts, makeTestKey, pushAttestation, type TestKey } from "../support/provenance-fixture.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
@@ -158,8 +157,8 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     const { provenanceCheckFromFlags } = await import("../../src/fetch/provenance.js");
     const check = await provenanceCheckFromFlags(libraryFlags(args, root));
     const { repository } = releases.keyless;
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check }))).toBe(code);
-    expect(await codeOf(() => fetchRelease({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), outputDir: out, progress: null, provenance: check }))).toBe(code);
+    await expect(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check })).toThrowWithCode(code);
+    await expect(() => fetchRelease({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), outputDir: out, progress: null, provenance: check })).toThrowWithCode(code);
     expect(await lstat(out).catch(() => null)).toBeNull();
   });
 
@@ -170,7 +169,7 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     await pushAttestation(target, staged.bundle, other, { kind: "keyless", identityToken: async () => sigstore.token({ repository: "acme/demo-plugin", runId: other.runId, runAttempt: "2" }), fulcioUrl: sigstore.url, rekorUrl: sigstore.url, rekorEntryType: "intoto" });
     const trustedRoot = parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRoot)));
     const check = { policy: { repo: "acme/demo-plugin" }, trustedRoot };
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check }))).toBe("PROVENANCE_ATTESTATIONS_DISAGREE");
+    await expect(() => verifyReferenceProvenance({ reference: reference("keyless"), repository, plainHttp: true, credentials: credentials(), provenance: check })).toThrowWithCode("PROVENANCE_ATTESTATIONS_DISAGREE");
   });
 
   it("keyless: a certificate of another run than the statement's and the receipt's fails: PROVENANCE_RUN_ID_MISMATCH", async () => {
@@ -179,7 +178,7 @@ describeRegistry("provenance on docker-registry 2.8 (tag schema), keyless with @
     const facts = await fixtureFacts(fixture, repository, staged.bundle.digest, { runAttempt: 1 });
     await pushAttestation(target, staged.bundle, facts, { kind: "keyless", identityToken: async () => sigstore.token({ repository: "acme/demo-plugin", runId: "777", runAttempt: "1" }), fulcioUrl: sigstore.url, rekorUrl: sigstore.url, rekorEntryType: "intoto" });
     const trustedRoot = parseTrustedRoot(Buffer.from(JSON.stringify(sigstore.trustedRoot)));
-    expect(await codeOf(() => verifyReferenceProvenance({ reference: reference("run"), repository, plainHttp: true, credentials: credentials(), provenance: { policy: { repo: "acme/demo-plugin" }, trustedRoot } }))).toBe("PROVENANCE_RUN_ID_MISMATCH");
+    await expect(() => verifyReferenceProvenance({ reference: reference("run"), repository, plainHttp: true, credentials: credentials(), provenance: { policy: { repo: "acme/demo-plugin" }, trustedRoot } })).toThrowWithCode("PROVENANCE_RUN_ID_MISMATCH");
   });
 
   it("local key through the CLI: release attest (tag schema on the registry), verify-provenance --reference, fetch --provenance", async () => {

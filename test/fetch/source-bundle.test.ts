@@ -10,7 +10,6 @@ import {
   variantWithTruncatedBundle,
   type ReleaseFixture,
 } from "../support/release-fixture.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 let fixture: ReleaseFixture;
 let scratchParent: string;
@@ -66,14 +65,14 @@ describe("verifySourceBundleFile", () => {
   it("refuses refs that point at another commit", async () => {
     const variant = await variantWithRefsAtOtherCommit(fixture);
     cleanups.push(variant.cleanup);
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent }))).toBe("SOURCE_BUNDLE_SHA_MISMATCH");
+    await expect(() => verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent })).toThrowWithCode("SOURCE_BUNDLE_SHA_MISMATCH");
     expect(await readdir(scratchParent)).toEqual([]);
   });
 
   it("refuses a truncated bundle (caught by the real unbundle)", async () => {
     const variant = await variantWithTruncatedBundle(fixture);
     cleanups.push(variant.cleanup);
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent }))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(() => verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent })).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
     expect(await readdir(scratchParent)).toEqual([]);
   });
 
@@ -87,39 +86,39 @@ describe("verifySourceBundleFile", () => {
     bytes[at] = bytes[at]! ^ 0xff;
     const path = join(dir, "corrupt.bundle");
     await writeFile(path, bytes);
-    expect(await codeOf(() => verifySourceBundleFile(path, expectation))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(() => verifySourceBundleFile(path, expectation)).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
   });
 
   it("refuses a file that is not a bundle", async () => {
     const dir = await mkdtemp(join(tmpdir(), "hpk-notbundle-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     await writeFile(join(dir, "x.bundle"), "not a bundle\n");
-    expect(await codeOf(() => verifySourceBundleFile(join(dir, "x.bundle"), expectation))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(() => verifySourceBundleFile(join(dir, "x.bundle"), expectation)).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
   });
 
   it("refuses an extra ref, a missing ref and another tag", async () => {
     const extra = await bundleWith(["refs/heads/release-candidate", `refs/tags/v${fixture.version}`, "refs/heads/main"]);
-    expect(await codeOf(() => verifySourceBundleFile(extra, expectation))).toBe("SOURCE_BUNDLE_REFS_MISMATCH");
+    await expect(() => verifySourceBundleFile(extra, expectation)).toThrowWithCode("SOURCE_BUNDLE_REFS_MISMATCH");
     const missing = await bundleWith(["refs/heads/release-candidate"]);
-    expect(await codeOf(() => verifySourceBundleFile(missing, expectation))).toBe("SOURCE_BUNDLE_REFS_MISMATCH");
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, tag: "v9.9.9" }))).toBe("SOURCE_BUNDLE_REFS_MISMATCH");
+    await expect(() => verifySourceBundleFile(missing, expectation)).toThrowWithCode("SOURCE_BUNDLE_REFS_MISMATCH");
+    await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, tag: "v9.9.9" })).toThrowWithCode("SOURCE_BUNDLE_REFS_MISMATCH");
   });
 
   it("refuses a bundle with prerequisites (not self-contained)", async () => {
     const thin = await bundleWith([`${fixture.sourceSha}~1..refs/heads/release-candidate`, `refs/tags/v${fixture.version}`]);
-    expect(await codeOf(() => verifySourceBundleFile(thin, expectation))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(() => verifySourceBundleFile(thin, expectation)).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
   });
 
   it("refuses package.json with another name or version at source_sha", async () => {
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, version: "0.8.1" }))).toBe("SOURCE_BUNDLE_PACKAGE_MISMATCH");
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, packageName: "other" }))).toBe("SOURCE_BUNDLE_PACKAGE_MISMATCH");
+    await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, version: "0.8.1" })).toThrowWithCode("SOURCE_BUNDLE_PACKAGE_MISMATCH");
+    await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, packageName: "other" })).toThrowWithCode("SOURCE_BUNDLE_PACKAGE_MISMATCH");
   });
 
   it("reports a missing git executable as SOURCE_BUNDLE_GIT_FAILED", async () => {
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), expectation, { git: "/nonexistent/git" }))).toBe("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(() => verifySourceBundleFile(bundleOf(fixture), expectation, { git: "/nonexistent/git" })).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
   });
 
   it("refuses a malformed source_sha before running git", async () => {
-    expect(await codeOf(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, sourceSha: "HEAD" }))).toBe("SOURCE_BUNDLE_SHA_MISMATCH");
+    await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, sourceSha: "HEAD" })).toThrowWithCode("SOURCE_BUNDLE_SHA_MISMATCH");
   });
 });

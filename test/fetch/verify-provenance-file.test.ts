@@ -14,7 +14,6 @@ import { canonicalJsonBytes } from "../../src/contract/canonical-json.js";
 import { provenanceStatement, type ProvenanceFacts } from "../../src/contract/provenance.js";
 import { parseSigningKey, publicKeyPem, readSigningKeyFile, signStatement } from "../../release/provenance-sign.js";
 import { runCli } from "../support/cli.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 const facts: ProvenanceFacts = {
   registryRepository: "oci-layout:/srv/store",
@@ -172,9 +171,9 @@ describe("signing keys", () => {
     const open = join(dir, "open.pem");
     await writeFile(open, key.export({ format: "pem", type: "pkcs8" }));
     await chmod(open, 0o644);
-    expect(await codeOf(() => readSigningKeyFile(open))).toBe("PROVENANCE_KEY_INVALID");
-    expect(await codeOf(() => parseSigningKey(generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" })))).toBe("PROVENANCE_KEY_INVALID");
-    expect(await codeOf(() => parseSigningKey(publicKeyPem(key)))).toBe("PROVENANCE_KEY_INVALID");
-    expect(await codeOf(() => readSigningKeyFile(join(dir, "absent.pem")))).toBe("PROVENANCE_KEY_INVALID");
+    await expect(() => readSigningKeyFile(open)).toThrowWithCode("PROVENANCE_KEY_INVALID");
+    await expect(() => parseSigningKey(generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }))).toThrowWithCode("PROVENANCE_KEY_INVALID");
+    await expect(() => parseSigningKey(publicKeyPem(key))).toThrowWithCode("PROVENANCE_KEY_INVALID");
+    await expect(() => readSigningKeyFile(join(dir, "absent.pem"))).toThrowWithCode("PROVENANCE_KEY_INVALID");
   });
 });

@@ -36,15 +36,6 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
-  try {
-    await (typeof p === "function" ? p() : p);
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 /** A layout store holding two manifests (the bootstrap-like empty artifacts of two types). */
 async function twoManifestStore(name: string): Promise<{ dir: string; a: Descriptor; b: Descriptor }> {
   const dir = path.join(work, name);
@@ -76,11 +67,11 @@ describe("a layout store", () => {
     await writeIndex(dir, [entry(a, "v1"), entry(b, "v1")]);
     const before = await readFile(path.join(dir, "index.json"));
     const store = await LayoutTarget.open(dir);
-    expect(await codeOf(store.resolve("v1"))).toBe("OCI_TAG_AMBIGUOUS");
+    await expect(store.resolve("v1")).toThrowWithCode("OCI_TAG_AMBIGUOUS");
     // Before the fix this answered "same" for the last entry's digest.
-    expect(await codeOf(refuseTagConflict(store, "v1", b.digest))).toBe("OCI_TAG_AMBIGUOUS");
-    expect(await codeOf(refuseTagConflict(store, "v1", a.digest))).toBe("OCI_TAG_AMBIGUOUS");
-    expect(await codeOf(tagIfAbsent(store, b, "v1"))).toBe("OCI_TAG_AMBIGUOUS");
+    await expect(refuseTagConflict(store, "v1", b.digest)).toThrowWithCode("OCI_TAG_AMBIGUOUS");
+    await expect(refuseTagConflict(store, "v1", a.digest)).toThrowWithCode("OCI_TAG_AMBIGUOUS");
+    await expect(tagIfAbsent(store, b, "v1")).toThrowWithCode("OCI_TAG_AMBIGUOUS");
     expect((await readFile(path.join(dir, "index.json"))).equals(before)).toBe(true);
     // tag() replaces every entry of the name: the repair.
     await store.tag(a, "v1");
@@ -93,7 +84,7 @@ describe("a layout store", () => {
     const b = (await writeLayout(path.join(work, "payload-b"), "application/vnd.example.b", new Map())).manifest;
     expect((await readLayout(dir)).manifest.digest).toBe(a.digest);
     await writeIndex(dir, [entry(a, "payload"), entry(b, "payload")]);
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 
   it("the same descriptor twice under one name is not ambiguous (control)", async () => {
@@ -108,18 +99,18 @@ describe("a layout store", () => {
     const { dir, a } = await twoManifestStore("digest");
     await writeIndex(dir, [entry(a, "v1"), { ...entry(a, "v2"), size: a.size + 1 }]);
     const store = await LayoutTarget.open(dir);
-    expect(await codeOf(store.resolve(a.digest))).toBe("OCI_LAYOUT_INVALID");
+    await expect(store.resolve(a.digest)).toThrowWithCode("OCI_LAYOUT_INVALID");
     await writeIndex(dir, [entry(a, "v1"), { ...entry(a, "v2"), mediaType: "application/vnd.oci.image.index.v1+json" }]);
-    expect(await codeOf(store.resolve(a.digest))).toBe("OCI_LAYOUT_INVALID");
+    await expect(store.resolve(a.digest)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 
   it("a non-string annotation or a duplicate annotation key is refused, not dropped (OCI_LAYOUT_INVALID)", async () => {
     const { dir, a, b } = await twoManifestStore("annotations");
     await writeIndex(dir, [entry(a, "v1"), { ...entry(b), annotations: { [REF]: 1 } }]);
-    expect(await codeOf(LayoutTarget.open(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(LayoutTarget.open(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
     const twice = `{"schemaVersion":2,"manifests":[{"mediaType":"${MANIFEST_TYPE}","digest":"${a.digest}","size":${a.size},"annotations":{"${REF}":"v1","${REF}":"v2"}}]}`;
     await writeFile(path.join(dir, "index.json"), twice);
-    expect(await codeOf(LayoutTarget.open(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(LayoutTarget.open(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 });
 
@@ -144,9 +135,9 @@ describe("release publish over an ambiguous store", () => {
     await writeFile(path.join(pf.storeDir, "index.json"), JSON.stringify(index));
     const before = await storeIndex(pf.storeDir);
     const output = path.join(pf.root, "receipt.json");
-    expect(await codeOf(publishRelease({ policy: pf.fixture.policy, repository: pf.repository, reference, output }))).toBe("OCI_TAG_AMBIGUOUS");
+    await expect(publishRelease({ policy: pf.fixture.policy, repository: pf.repository, reference, output })).toThrowWithCode("OCI_TAG_AMBIGUOUS");
     expect(await storeIndex(pf.storeDir)).toBe(before);
-    expect(await codeOf(readFile(output))).toBe("ENOENT");
+    await expect(readFile(output)).toThrowWithCode("ENOENT");
   });
 });
 
@@ -161,20 +152,20 @@ describe("registry responses", () => {
 
   it("a tag listed twice, on one page or across pages, is refused (OCI_RESPONSE_INVALID)", async () => {
     const one = await fake((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end('{"name":"acme/kit","tags":["v1","v2","v1"]}'));
-    expect(await codeOf(client(one).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(one).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
     const pages = await fake((req, res) => {
       const last = (req.url ?? "").includes("last=");
       res.writeHead(200, { "content-type": "application/json", ...(last ? {} : { link: '</v2/acme/kit/tags/list?last=v1&n=1>; rel="next"' }) });
       res.end(JSON.stringify({ name: "acme/kit", tags: ["v1"] }));
     });
-    expect(await codeOf(client(pages).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(pages).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
     const ok = await fake((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end('{"name":"acme/kit","tags":["v1","v2"]}'));
     expect(await client(ok).tags()).toEqual(["v1", "v2"]);
   });
 
   it("a tag-list page with a duplicate key is refused (OCI_RESPONSE_INVALID)", async () => {
     const s = await fake((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end('{"name":"acme/kit","tags":["v1"],"tags":["evil"]}'));
-    expect(await codeOf(client(s).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(s).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
   });
 
   it("two different next pages in one Link header are refused (OCI_LINK_INVALID)", () => {
@@ -190,7 +181,7 @@ describe("registry responses", () => {
         res.writeHead(401, { "www-authenticate": `Bearer realm="${self}/token",service="s"` }).end();
       });
       self = s.url;
-      expect(await codeOf(client(s, { credentials: { username: "u", password: "p" } }).tags())).toBe("OCI_RESPONSE_INVALID");
+      await expect(client(s, { credentials: { username: "u", password: "p" } }).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
     }
   });
 
@@ -200,7 +191,7 @@ describe("registry responses", () => {
       res.writeHead(401, [["www-authenticate", 'Bearer realm="http://127.0.0.1:1/a"'], ["www-authenticate", 'Bearer realm="http://127.0.0.1:1/b"']].flat());
       res.end();
     });
-    expect(await codeOf(client(s, { credentials: { username: "u", password: "p" } }).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(s, { credentials: { username: "u", password: "p" } }).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
   });
 
   it("two different Location or Docker-Content-Digest headers are refused, never resolved to the first", async () => {
@@ -209,12 +200,12 @@ describe("registry responses", () => {
       res.writeHead(200, ["content-type", MANIFEST_TYPE, "docker-content-digest", sha(body), "docker-content-digest", sha("other"), "content-length", String(body.length)]);
       res.end(body);
     });
-    expect(await codeOf(client(digests).resolve("v1"))).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(digests).resolve("v1")).toThrowWithCode("OCI_RESPONSE_INVALID");
     const redirect = await fake((_req, res) => {
       res.writeHead(307, ["location", "/v2/acme/kit/blobs/x", "location", "https://cdn.example/x"]);
       res.end();
     });
     const blob: Descriptor = { mediaType: "application/octet-stream", digest: sha("x"), size: 1 };
-    expect(await codeOf(client(redirect).fetch(blob))).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(redirect).fetch(blob)).toThrowWithCode("OCI_RESPONSE_INVALID");
   });
 });

@@ -9,7 +9,6 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { authKeyHost, credentialsFromDockerConfig, credentialsFromHelper, dockerConfigPath } from "../../src/oci/credential-store.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 let dir: string;
 let bin: string;
@@ -101,7 +100,7 @@ describe("auths entries", () => {
     ["credsStore not a word", { credsStore: "a b" }, "OCI_CREDENTIAL_CONFIG_INVALID"],
   ])("%s fails with %s", async (_name, doc, code) => {
     const file = doc === null ? join(dir, "absent.json") : await config(doc);
-    expect(await codeOf(() => credentialsFromDockerConfig("plain.example", { configFile: file, env }))).toBe(code);
+    await expect(() => credentialsFromDockerConfig("plain.example", { configFile: file, env })).toThrowWithCode(code);
   });
 
   describe("ambiguity is refused, never resolved to one entry", () => {

@@ -26,15 +26,6 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 const blob = (text: string): { desc: Descriptor; bytes: Buffer } => {
   const bytes = Buffer.from(text);
   return { desc: descriptorOf("application/octet-stream", bytes), bytes };
@@ -56,7 +47,7 @@ async function staged(name: string, contents: Record<string, string>): Promise<{
 describe("LayoutTarget", () => {
   it("opens only existing layouts unless create, creating mode 0700 dirs", async () => {
     const dir = path.join(work, "store-a", "nested");
-    expect(await codeOf(LayoutTarget.open(dir))).toBe("OCI_NOT_FOUND");
+    await expect(LayoutTarget.open(dir)).toThrowWithCode("OCI_NOT_FOUND");
     const store = await LayoutTarget.open(dir, { create: true });
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     expect(await readFile(path.join(dir, "oci-layout"), "utf8")).toBe('{"imageLayoutVersion":"1.0.0"}\n');
@@ -65,8 +56,8 @@ describe("LayoutTarget", () => {
     expect(again).toBeInstanceOf(LayoutTarget);
     const notLayout = path.join(work, "plain-dir");
     await writeFile(path.join(work, "plain-file"), "x");
-    expect(await codeOf(LayoutTarget.open(path.join(work, "plain-file")))).toBe("OCI_LAYOUT_INVALID");
-    expect(await codeOf(LayoutTarget.open(notLayout))).toBe("OCI_NOT_FOUND");
+    await expect(LayoutTarget.open(path.join(work, "plain-file"))).toThrowWithCode("OCI_LAYOUT_INVALID");
+    await expect(LayoutTarget.open(notLayout)).toThrowWithCode("OCI_NOT_FOUND");
   });
 
   it("pushes verified blobs and refuses bad bytes without leaving files", async () => {
@@ -79,12 +70,12 @@ describe("LayoutTarget", () => {
     expect(Buffer.concat(chunks).toString()).toBe("hello blob");
 
     const wrong = blob("expected content");
-    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("other content!!!")])))).toBe("OCI_DIGEST_MISMATCH");
-    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("expected content plus")])))).toBe("OCI_SIZE_MISMATCH");
-    expect(await codeOf(store.push(wrong.desc, Readable.from([Buffer.from("expected")])))).toBe("OCI_SIZE_MISMATCH");
+    await expect(store.push(wrong.desc, Readable.from([Buffer.from("other content!!!")]))).toThrowWithCode("OCI_DIGEST_MISMATCH");
+    await expect(store.push(wrong.desc, Readable.from([Buffer.from("expected content plus")]))).toThrowWithCode("OCI_SIZE_MISMATCH");
+    await expect(store.push(wrong.desc, Readable.from([Buffer.from("expected")]))).toThrowWithCode("OCI_SIZE_MISMATCH");
     expect(await store.exists(wrong.desc)).toBe(false);
     expect(await readdir(path.join(store.dir, "ingest"))).toEqual([]);
-    expect(await codeOf(store.fetch(wrong.desc))).toBe("OCI_NOT_FOUND");
+    await expect(store.fetch(wrong.desc)).toThrowWithCode("OCI_NOT_FOUND");
   });
 
   it("tags, resolves, lists tags and checks tag grammar", async () => {
@@ -94,11 +85,11 @@ describe("LayoutTarget", () => {
     expect(await store.resolve(manifest.digest)).toEqual(manifest);
     await store.tag(manifest, "v1.0.0");
     expect(await store.tags()).toEqual(["payload", "v1.0.0"]);
-    expect(await codeOf(store.tag(manifest, "-bad"))).toBe("OCI_TAG_INVALID");
-    expect(await codeOf(store.resolve("nope"))).toBe("OCI_NOT_FOUND");
-    expect(await codeOf(store.resolve("bad tag"))).toBe("OCI_TAG_INVALID");
+    await expect(store.tag(manifest, "-bad")).toThrowWithCode("OCI_TAG_INVALID");
+    await expect(store.resolve("nope")).toThrowWithCode("OCI_NOT_FOUND");
+    await expect(store.resolve("bad tag")).toThrowWithCode("OCI_TAG_INVALID");
     const missing = blob("not stored");
-    expect(await codeOf(store.tag({ ...missing.desc, mediaType: manifest.mediaType }, "x"))).toBe("OCI_NOT_FOUND");
+    await expect(store.tag({ ...missing.desc, mediaType: manifest.mediaType }, "x")).toThrowWithCode("OCI_NOT_FOUND");
   });
 
   it("refuses a symlinked blob on fetch", async () => {
@@ -110,7 +101,7 @@ describe("LayoutTarget", () => {
     await writeFile(path.join(work, "elsewhere"), "AAAA");
     await unlink(file);
     await symlink(path.join(work, "elsewhere"), file);
-    expect(await codeOf(store.fetch(layer))).toBe("OCI_LAYOUT_INVALID");
+    await expect(store.fetch(layer)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 
   it("keeps every tag when two writers tag concurrently (index.json lock)", async () => {
@@ -133,7 +124,7 @@ describe("LayoutTarget", () => {
     await store.tag(manifest, "after-stale");
     expect(await store.tags()).toContain("after-stale");
     await writeFile(path.join(dir, "index.json.lock"), String(process.ppid));
-    expect(await codeOf(store.tag(manifest, "blocked"))).toBe("OCI_LOCKED");
+    await expect(store.tag(manifest, "blocked")).toThrowWithCode("OCI_LOCKED");
     await unlink(path.join(dir, "index.json.lock"));
     expect(await store.tags()).not.toContain("blocked");
   });
@@ -149,8 +140,8 @@ describe("tagIfAbsent", () => {
     const before = await readFile(path.join(dir, "index.json"));
     const mtime = (await stat(path.join(dir, "index.json"))).mtimeMs;
     expect(await tagIfAbsent(store, manifest, "v1")).toBe("already-tagged");
-    expect(await codeOf(tagIfAbsent(store, other.manifest, "v1"))).toBe("OCI_TAG_CONFLICT");
-    expect(await codeOf(tagIfAbsent(store, manifest, "bad tag"))).toBe("OCI_TAG_INVALID");
+    await expect(tagIfAbsent(store, other.manifest, "v1")).toThrowWithCode("OCI_TAG_CONFLICT");
+    await expect(tagIfAbsent(store, manifest, "bad tag")).toThrowWithCode("OCI_TAG_INVALID");
     expect((await readFile(path.join(dir, "index.json"))).equals(before)).toBe(true);
     expect((await stat(path.join(dir, "index.json"))).mtimeMs).toBe(mtime);
     expect((await store.resolve("v1")).digest).toBe(manifest.digest);
@@ -175,7 +166,7 @@ describe("tagIfAbsent", () => {
     };
     expect(await tagIfAbsent(plain, manifest, "g1")).toBe("tagged");
     expect(await tagIfAbsent(plain, manifest, "g1")).toBe("already-tagged");
-    expect(await codeOf(tagIfAbsent(plain, other.manifest, "g1"))).toBe("OCI_TAG_CONFLICT");
+    await expect(tagIfAbsent(plain, other.manifest, "g1")).toThrowWithCode("OCI_TAG_CONFLICT");
     expect(tagWrites).toBe(1);
   });
 });
@@ -193,9 +184,9 @@ describe("verified reads and copy", () => {
       tags: async () => [],
     };
     const desc = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: "sha256:" + "a".repeat(64), size: 1024 * 1024 + 1 };
-    expect(await codeOf(fetchManifest(target, desc))).toBe("OCI_MANIFEST_TOO_LARGE");
+    await expect(fetchManifest(target, desc)).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
     expect(fetched).toBe(0);
-    expect(await codeOf(fetchManifest(target, { ...desc, size: 1024 * 1024 }))).toBe("OCI_SIZE_MISMATCH");
+    await expect(fetchManifest(target, { ...desc, size: 1024 * 1024 })).toThrowWithCode("OCI_SIZE_MISMATCH");
     expect(fetched).toBe(1);
   });
 
@@ -212,11 +203,11 @@ describe("verified reads and copy", () => {
 
     // A target that serves other bytes of the right size, unverified.
     const liar = { ...store, fetch: async () => Readable.from([Buffer.from("PAYLOAD BYTES")]), resolve: store.resolve.bind(store), exists: store.exists.bind(store), tags: store.tags.bind(store) };
-    expect(await codeOf(fetchBlobToFile(liar, layer, path.join(outDir, "b.txt")))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(fetchBlobToFile(liar, layer, path.join(outDir, "b.txt"))).toThrowWithCode("OCI_DIGEST_MISMATCH");
     const short = { ...liar, fetch: async () => Readable.from([Buffer.from("payload")]) };
-    expect(await codeOf(fetchBlobToFile(short, layer, path.join(outDir, "c.txt")))).toBe("OCI_SIZE_MISMATCH");
+    await expect(fetchBlobToFile(short, layer, path.join(outDir, "c.txt"))).toThrowWithCode("OCI_SIZE_MISMATCH");
     const long = { ...liar, fetch: async () => Readable.from([Buffer.from("payload bytes"), Buffer.from("!")]) };
-    expect(await codeOf(fetchBlobToFile(long, layer, path.join(outDir, "d.txt")))).toBe("OCI_SIZE_MISMATCH");
+    await expect(fetchBlobToFile(long, layer, path.join(outDir, "d.txt"))).toThrowWithCode("OCI_SIZE_MISMATCH");
     expect((await readdir(outDir)).sort()).toEqual(["a.txt"]);
   });
 
@@ -243,7 +234,7 @@ describe("verified reads and copy", () => {
     pushed.length = 0;
     await copy(src, counting, manifest.digest);
     expect(pushed).toEqual([]);
-    expect(await codeOf(copy(src, counting, "missing-tag"))).toBe("OCI_NOT_FOUND");
+    await expect(copy(src, counting, "missing-tag")).toThrowWithCode("OCI_NOT_FOUND");
   });
 
   it("copy refuses a corrupted source blob and leaves the destination without it", async () => {
@@ -252,7 +243,7 @@ describe("verified reads and copy", () => {
     const layer = JSON.parse((await fetchManifest(src, manifest)).toString()).layers[0] as Descriptor;
     await writeFile(src.blobPath(layer.digest), "GAMMA");
     const dst = await LayoutTarget.open(path.join(work, "copy-bad-dst"), { create: true });
-    expect(await codeOf(copy(src, dst, "payload"))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(copy(src, dst, "payload")).toThrowWithCode("OCI_DIGEST_MISMATCH");
     expect(await dst.exists(layer)).toBe(false);
     expect(await dst.exists(manifest)).toBe(false);
     expect(await dst.tags()).toEqual([]);

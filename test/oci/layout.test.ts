@@ -25,15 +25,6 @@ async function inputs(names: Record<string, string>): Promise<Map<string, string
   return files;
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? "NO_CODE";
-  }
-  return "NO_ERROR";
-}
-
 describe("writeLayout", () => {
   it("writes the bootstrap artifact exactly (reference 2.10 test vectors)", async () => {
     const dir = path.join(work, "bootstrap");
@@ -90,22 +81,22 @@ describe("writeLayout", () => {
     const files = await inputs({ "a.txt": "a" });
     const existing = path.join(work, "exists");
     await writeLayout(existing, RELEASE_ARTIFACT_TYPE, files);
-    expect(await codeOf(writeLayout(existing, RELEASE_ARTIFACT_TYPE, files))).toBe("OCI_LAYOUT_EXISTS");
+    await expect(writeLayout(existing, RELEASE_ARTIFACT_TYPE, files)).toThrowWithCode("OCI_LAYOUT_EXISTS");
     const file = files.get("a.txt") as string;
     for (const bad of ["../x", "/etc/passwd", "a//b", "./a", "", "a\\b"]) {
       const dir = path.join(work, `bad-${Math.random().toString(16).slice(2)}`);
-      expect(await codeOf(writeLayout(dir, RELEASE_ARTIFACT_TYPE, new Map([[bad, file]])))).toBe("OCI_PATH_INVALID");
+      await expect(writeLayout(dir, RELEASE_ARTIFACT_TYPE, new Map([[bad, file]]))).toThrowWithCode("OCI_PATH_INVALID");
       await expect(stat(dir)).rejects.toThrow();
     }
     const link = path.join(work, "link-input");
     await symlink(file, link);
     const linkDir = path.join(work, "from-link");
-    expect(await codeOf(writeLayout(linkDir, RELEASE_ARTIFACT_TYPE, new Map([["a.txt", link]])))).toBe("OCI_PATH_INVALID");
+    await expect(writeLayout(linkDir, RELEASE_ARTIFACT_TYPE, new Map([["a.txt", link]]))).toThrowWithCode("OCI_PATH_INVALID");
     await expect(stat(linkDir)).rejects.toThrow();
     const empty = path.join(work, "empty-input");
     await writeFile(empty, "");
     const emptyDir = path.join(work, "from-empty");
-    expect(await codeOf(writeLayout(emptyDir, RELEASE_ARTIFACT_TYPE, new Map([["a.txt", empty]])))).toBe("OCI_PATH_INVALID");
+    await expect(writeLayout(emptyDir, RELEASE_ARTIFACT_TYPE, new Map([["a.txt", empty]]))).toThrowWithCode("OCI_PATH_INVALID");
     await expect(stat(emptyDir)).rejects.toThrow();
   });
 });
@@ -133,36 +124,36 @@ describe("readLayout", () => {
     await writeFile(copy, await readFile(blob));
     await unlink(blob);
     await symlink(copy, blob);
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 
   it("refuses a missing blob", async () => {
     const { dir, blob } = await fresh("read-missing");
     await unlink(blob);
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 
   it("refuses a blob with other bytes of the same size", async () => {
     const { dir, blob } = await fresh("read-tampered");
     await writeFile(blob, "9876543210");
-    expect(await codeOf(readLayout(dir))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_DIGEST_MISMATCH");
   });
 
   it("refuses a truncated blob", async () => {
     const { dir, blob } = await fresh("read-truncated");
     await truncate(blob, 4);
-    expect(await codeOf(readLayout(dir))).toBe("OCI_SIZE_MISMATCH");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_SIZE_MISMATCH");
   });
 
   it("refuses a bad index and a bad oci-layout marker", async () => {
     const { dir } = await fresh("read-index");
     const index = await readFile(path.join(dir, "index.json"), "utf8");
     await writeFile(path.join(dir, "index.json"), index.replace('"payload"', '"other"'));
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
     await writeFile(path.join(dir, "index.json"), '{"manifests":[],"manifests":[],"schemaVersion":2}');
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
     await writeFile(path.join(dir, "index.json"), index);
     await writeFile(path.join(dir, "oci-layout"), '{"imageLayoutVersion":"2.0.0"}');
-    expect(await codeOf(readLayout(dir))).toBe("OCI_LAYOUT_INVALID");
+    await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
   });
 });

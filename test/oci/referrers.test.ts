@@ -15,7 +15,6 @@ import { LayoutTarget, RegistryTarget, copy, fetchManifest, writeLayout, type De
 import { listReferrers, pushReferrer, referrerManifest, referrersTag, type ReferrerArtifact } from "../../src/oci/referrers.js";
 import { startReferrersProxy, type ReferrersProxy } from "../support/referrers-proxy.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
-import { codeOf } from "../support/contract-fixture.js";
 
 const SIGSTORE = "application/vnd.dev.sigstore.bundle.v0.3+json";
 let work: string;
@@ -82,7 +81,7 @@ describe("referrerManifest", () => {
   });
 
   it("refuses a malformed subject digest: OCI_DESCRIPTOR_INVALID", async () => {
-    expect(await codeOf(() => referrersTag("sha256:abc"))).toBe("OCI_DESCRIPTOR_INVALID");
+    await expect(() => referrersTag("sha256:abc")).toThrowWithCode("OCI_DESCRIPTOR_INVALID");
   });
 });
 
@@ -95,12 +94,12 @@ describe("referrers in the oci-layout store", () => {
   it("refuses an absent subject (OCI_NOT_FOUND) and a referrers tag that names a manifest (OCI_MANIFEST_INVALID)", async () => {
     const store = await LayoutTarget.open(path.join(work, "store-bad"), { create: true });
     const absent = { mediaType: "application/vnd.oci.image.manifest.v1+json", digest: "sha256:" + "c".repeat(64), size: 10 };
-    expect(await codeOf(() => pushReferrer(store, absent, attestation("x")))).toBe("OCI_NOT_FOUND");
+    await expect(() => pushReferrer(store, absent, attestation("x"))).toThrowWithCode("OCI_NOT_FOUND");
     const subject = await pushSubject(store, "bad");
     const other = await pushSubject(store, "other");
     await store.tag(other, referrersTag(subject.digest));
-    expect(await codeOf(() => listReferrers(store, subject))).toBe("OCI_MANIFEST_INVALID");
-    expect(await codeOf(() => pushReferrer(store, subject, attestation("x")))).toBe("OCI_MANIFEST_INVALID");
+    await expect(() => listReferrers(store, subject)).toThrowWithCode("OCI_MANIFEST_INVALID");
+    await expect(() => pushReferrer(store, subject, attestation("x"))).toThrowWithCode("OCI_MANIFEST_INVALID");
   });
 });
 
@@ -155,8 +154,8 @@ describeRegistry("referrers on Debian's docker-registry 2.8 and through a referr
       const subject = await pushSubject(target, `bad-${code}`);
       await pushReferrer(target, subject, attestation("one"));
       // The second referrer makes a second page: both the push (which asks the API) and the listing refuse it.
-      expect(await codeOf(() => pushReferrer(target, subject, attestation("two")))).toBe(code);
-      expect(await codeOf(() => listReferrers(target, subject))).toBe(code);
+      await expect(() => pushReferrer(target, subject, attestation("two"))).toThrowWithCode(code);
+      await expect(() => listReferrers(target, subject)).toThrowWithCode(code);
       expect(bad.requests.some((r) => r.includes("127.0.0.9"))).toBe(false);
     } finally {
       await bad.close();
@@ -167,6 +166,6 @@ describeRegistry("referrers on Debian's docker-registry 2.8 and through a referr
     const writer = new RegistryTarget({ registry: proxy.host, repository: "acme/auth", plainHttp: true, credentials: credentials() });
     const subject = await pushSubject(writer, "auth");
     const anonymous = new RegistryTarget({ registry: proxy.host, repository: "acme/auth", plainHttp: true, retry: { maxAttempts: 1 } });
-    expect(await codeOf(() => anonymous.referrers(subject))).toBe("OCI_AUTH_FAILED");
+    await expect(() => anonymous.referrers(subject)).toThrowWithCode("OCI_AUTH_FAILED");
   });
 });

@@ -2,15 +2,6 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { registryCredentialsFromEnv, parseChallenges, parseNextLink, parseRetryAfter, readSecretFromStream } from "../../src/oci/index.js";
 
-async function codeOf(fn: () => unknown): Promise<string> {
-  try {
-    await fn();
-  } catch (error) {
-    return (error as { code?: string }).code ?? "NO_CODE";
-  }
-  return "NO_ERROR";
-}
-
 describe("parseChallenges", () => {
   it("parses GHCR's Bearer challenge", () => {
     expect(parseChallenges('Bearer realm="https://ghcr.io/token",service="ghcr.io",scope="repository:o/n:pull"')).toEqual([
@@ -39,7 +30,7 @@ describe("parseNextLink", () => {
   });
 
   it("refuses a Link without angle brackets", async () => {
-    expect(await codeOf(() => parseNextLink('/v2/o/n/tags/list?last=b; rel="next"'))).toBe("OCI_LINK_INVALID");
+    await expect(() => parseNextLink('/v2/o/n/tags/list?last=b; rel="next"')).toThrowWithCode("OCI_LINK_INVALID");
   });
 });
 
@@ -59,14 +50,14 @@ describe("credentials", () => {
     expect(registryCredentialsFromEnv({ REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: "p" })).toEqual({ username: "u", password: "p" });
     expect(registryCredentialsFromEnv({ REGISTRY_TOKEN: "t" })).toEqual({ token: "t" });
     expect(registryCredentialsFromEnv({})).toBeUndefined();
-    expect(await codeOf(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "u" }))).toBe("OCI_AUTH_FAILED");
+    await expect(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "u" })).toThrowWithCode("OCI_AUTH_FAILED");
   });
 
   it("or from stdin, one trailing newline removed, bounded", async () => {
     expect(await readSecretFromStream(Readable.from([Buffer.from("pa"), Buffer.from("ss\n")]))).toBe("pass");
     expect(await readSecretFromStream(Readable.from([Buffer.from("pass\r\n")]))).toBe("pass");
-    expect(await codeOf(() => readSecretFromStream(Readable.from([Buffer.from("\n")])))).toBe("OCI_AUTH_FAILED");
-    expect(await codeOf(() => readSecretFromStream(Readable.from([Buffer.alloc(70 * 1024, 0x61)])))).toBe("OCI_BODY_TOO_LARGE");
+    await expect(() => readSecretFromStream(Readable.from([Buffer.from("\n")]))).toThrowWithCode("OCI_AUTH_FAILED");
+    await expect(() => readSecretFromStream(Readable.from([Buffer.alloc(70 * 1024, 0x61)]))).toThrowWithCode("OCI_BODY_TOO_LARGE");
   });
 });
 

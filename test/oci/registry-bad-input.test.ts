@@ -50,15 +50,6 @@ function client(server: FakeRegistry, extra: Partial<RegistryTargetOptions> = {}
   });
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 async function emptyDir(): Promise<string> {
   return mkdtemp(path.join(work, "out-"));
 }
@@ -83,13 +74,13 @@ describe("manifests", () => {
       res.writeHead(200, { "content-type": MANIFEST_TYPE, "content-length": String(big) });
       void writeMany(res, big);
     });
-    expect(await codeOf(client(s1).resolve("v1"))).toBe("OCI_MANIFEST_TOO_LARGE");
+    await expect(client(s1).resolve("v1")).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
     let written = 0;
     const s2 = await fake(async (_req, res) => {
       res.writeHead(200, { "content-type": MANIFEST_TYPE });
       written = await writeMany(res, 64 * 1024 * 1024);
     });
-    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_MANIFEST_TOO_LARGE");
+    await expect(client(s2).resolve("v1")).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
     await new Promise((r) => setTimeout(r, 50));
     expect(written).toBeLessThan(32 * 1024 * 1024);
   });
@@ -97,18 +88,18 @@ describe("manifests", () => {
   it("refuses a manifest descriptor over 1 MiB before any request", async () => {
     const s = await fake((_req, res) => manifestResponse(res, MANIFEST));
     const desc = { mediaType: MANIFEST_TYPE, digest: sha("x"), size: 1024 * 1024 + 1 };
-    expect(await codeOf(client(s).fetch(desc))).toBe("OCI_MANIFEST_TOO_LARGE");
+    await expect(client(s).fetch(desc)).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
     expect(s.requests.length).toBe(0);
   });
 
   it("refuses a Docker-Content-Digest that disagrees with the bytes", async () => {
     const s = await fake((_req, res) => manifestResponse(res, MANIFEST, { "docker-content-digest": sha("other") }));
-    expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(client(s).resolve("v1")).toThrowWithCode("OCI_DIGEST_MISMATCH");
   });
 
   it("refuses bytes that do not hash to the requested digest", async () => {
     const s = await fake((_req, res) => manifestResponse(res, MANIFEST, {}));
-    expect(await codeOf(client(s).resolve(sha("something else")))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(client(s).resolve(sha("something else"))).toThrowWithCode("OCI_DIGEST_MISMATCH");
   });
 
   it("refuses HTML and empty 200 bodies", async () => {
@@ -117,20 +108,21 @@ describe("manifests", () => {
       res.writeHead(200, { "content-type": "text/html", "content-length": String(html.length) });
       res.end(html);
     });
-    expect(await codeOf(client(s1).resolve("v1"))).toBe("OCI_MANIFEST_INVALID");
+    await expect(client(s1).resolve("v1")).toThrowWithCode("OCI_MANIFEST_INVALID");
     const s2 = await fake((_req, res) => {
       res.writeHead(200, { "content-type": MANIFEST_TYPE, "content-length": "0" });
       res.end();
     });
-    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_MANIFEST_INVALID");
+    await expect(client(s2).resolve("v1")).toThrowWithCode("OCI_MANIFEST_INVALID");
   });
 });
 
 describe("blobs", () => {
-  async function fetchInto(t: RegistryTarget, desc: Descriptor = BLOB_DESC): Promise<{ code: string; files: string[] }> {
+  /** Fetch `BLOB_DESC` into an empty directory: the refusal's code, and nothing written. */
+  async function expectRefused(t: RegistryTarget, code: string): Promise<void> {
     const dir = await emptyDir();
-    const code = await codeOf(fetchBlobToFile(t, desc, path.join(dir, "blob")));
-    return { code, files: await readdir(dir) };
+    await expect(fetchBlobToFile(t, BLOB_DESC, path.join(dir, "blob"))).toThrowWithCode(code);
+    expect(await readdir(dir)).toEqual([]);
   }
 
   it("streams a blob without Content-Length (control case)", async () => {
@@ -138,7 +130,9 @@ describe("blobs", () => {
       res.writeHead(200);
       res.end(BLOB);
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "NO_ERROR", files: ["blob"] });
+    const dir = await emptyDir();
+    await fetchBlobToFile(client(s), BLOB_DESC, path.join(dir, "blob"));
+    expect(await readdir(dir)).toEqual(["blob"]);
   });
 
   it("refuses blob bytes that do not hash to the digest", async () => {
@@ -147,7 +141,7 @@ describe("blobs", () => {
       res.writeHead(200, { "content-length": String(wrong.length) });
       res.end(wrong);
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "OCI_DIGEST_MISMATCH", files: [] });
+    await expectRefused(client(s), "OCI_DIGEST_MISMATCH");
   });
 
   it("refuses a Content-Length other than the descriptor size", async () => {
@@ -155,7 +149,7 @@ describe("blobs", () => {
       res.writeHead(200, { "content-length": String(BLOB.length + 5) });
       res.end(Buffer.concat([BLOB, Buffer.from("extra")]));
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await expectRefused(client(s), "OCI_SIZE_MISMATCH");
   });
 
   it("refuses a truncated blob (connection closed early, with and without Content-Length)", async () => {
@@ -163,12 +157,12 @@ describe("blobs", () => {
       res.writeHead(200, { "content-length": String(BLOB.length) });
       res.write(BLOB.subarray(0, 1000), () => setTimeout(() => res.socket?.destroy(), 20));
     });
-    expect(await fetchInto(client(s1))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await expectRefused(client(s1), "OCI_SIZE_MISMATCH");
     const s2 = await fake((_req, res) => {
       res.writeHead(200, { connection: "close" });
       res.write(BLOB.subarray(0, 1000), () => setTimeout(() => res.socket?.destroy(), 20));
     });
-    expect(await fetchInto(client(s2))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await expectRefused(client(s2), "OCI_SIZE_MISMATCH");
   });
 
   it("stops reading at size + 1 when the registry sends more bytes without Content-Length", async () => {
@@ -178,7 +172,7 @@ describe("blobs", () => {
       res.write(BLOB);
       written = BLOB.length + (await writeMany(res, 256 * 1024 * 1024));
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await expectRefused(client(s), "OCI_SIZE_MISMATCH");
     await new Promise((r) => setTimeout(r, 100));
     expect(written).toBeLessThan(64 * 1024 * 1024);
   });
@@ -188,7 +182,7 @@ describe("blobs", () => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html>login</html>");
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "OCI_SIZE_MISMATCH", files: [] });
+    await expectRefused(client(s), "OCI_SIZE_MISMATCH");
   });
 
   it("refuses a blob Docker-Content-Digest that disagrees", async () => {
@@ -196,7 +190,7 @@ describe("blobs", () => {
       res.writeHead(200, { "content-length": String(BLOB.length), "docker-content-digest": sha("other") });
       res.end(BLOB);
     });
-    expect(await fetchInto(client(s))).toEqual({ code: "OCI_DIGEST_MISMATCH", files: [] });
+    await expectRefused(client(s), "OCI_DIGEST_MISMATCH");
   });
 });
 
@@ -206,7 +200,7 @@ describe("redirects", () => {
       res.writeHead(307, { location: "http://registry.example.com/blob" });
       res.end();
     });
-    expect(await codeOf(client(s).fetch(BLOB_DESC))).toBe("OCI_REDIRECT_REFUSED");
+    await expect(client(s).fetch(BLOB_DESC)).toThrowWithCode("OCI_REDIRECT_REFUSED");
     expect(s.requests.length).toBe(1);
   });
 
@@ -231,7 +225,7 @@ describe("redirects", () => {
       res.writeHead(302, { location: `${req.url ?? "/"}x` });
       res.end();
     });
-    expect(await codeOf(client(s).fetch(BLOB_DESC))).toBe("OCI_REDIRECT_REFUSED");
+    await expect(client(s).fetch(BLOB_DESC)).toThrowWithCode("OCI_REDIRECT_REFUSED");
   });
 });
 
@@ -259,7 +253,7 @@ describe("auth", () => {
 
   it("fails with OCI_AUTH_FAILED on a 401 after a fresh token, sending Basic only to the token endpoint", async () => {
     const s = await bearerServer({});
-    expect(await codeOf(client(s, { credentials: { username: "u", password: "secret-pw" } }).tags())).toBe("OCI_AUTH_FAILED");
+    await expect(client(s, { credentials: { username: "u", password: "secret-pw" } }).tags()).toThrowWithCode("OCI_AUTH_FAILED");
     const tokenRequests = s.requests.filter((r) => r.url.startsWith("/token"));
     expect(tokenRequests.length).toBe(1);
     expect(tokenRequests[0]?.url).toContain("scope=repository%3Aowner%2Fkit%3Apull");
@@ -276,7 +270,7 @@ describe("auth", () => {
         void writeMany(res, 100 * 1024);
       },
     });
-    expect(await codeOf(client(s).tags())).toBe("OCI_BODY_TOO_LARGE");
+    await expect(client(s).tags()).toThrowWithCode("OCI_BODY_TOO_LARGE");
   });
 
   it("refuses a token endpoint that answers without a token, and a plain-HTTP non-loopback realm", async () => {
@@ -286,9 +280,9 @@ describe("auth", () => {
         res.end("<html></html>");
       },
     });
-    expect(await codeOf(client(s1).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(s1).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
     const s2 = await bearerServer({ realm: "http://auth.example.com/token" });
-    expect(await codeOf(client(s2).tags())).toBe("OCI_PLAIN_HTTP_REFUSED");
+    await expect(client(s2).tags()).toThrowWithCode("OCI_PLAIN_HTTP_REFUSED");
   });
 
   it("maps a refused token request to OCI_AUTH_FAILED without echoing credentials", async () => {
@@ -317,7 +311,7 @@ describe("errors, retries and timeouts", () => {
       res.writeHead(404, { "content-type": "text/html" });
       void writeMany(res, 100 * 1024);
     });
-    expect(await codeOf(client(s).resolve("v1"))).toBe("OCI_BODY_TOO_LARGE");
+    await expect(client(s).resolve("v1")).toThrowWithCode("OCI_BODY_TOO_LARGE");
   });
 
   it("reports a 404 as OCI_NOT_FOUND with the registry's error code only", async () => {
@@ -369,7 +363,7 @@ describe("errors, retries and timeouts", () => {
       res.end("come back tomorrow");
     });
     const t0 = Date.now();
-    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RATE_LIMITED");
+    await expect(client(s2).resolve("v1")).toThrowWithCode("OCI_RATE_LIMITED");
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(s2.requests.length).toBe(1);
   });
@@ -388,13 +382,13 @@ describe("errors, retries and timeouts", () => {
     const s2 = await fake((_req, res) => {
       res.socket?.destroy();
     });
-    expect(await codeOf(client(s2).resolve("v1"))).toBe("OCI_RETRY_EXHAUSTED");
+    await expect(client(s2).resolve("v1")).toThrowWithCode("OCI_RETRY_EXHAUSTED");
     expect(s2.requests.length).toBe(3);
   });
 
   it("times out a registry that never answers", async () => {
     const s = await fake(() => undefined);
-    expect(await codeOf(client(s, { timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 5 } }).resolve("v1"))).toBe("OCI_TIMEOUT");
+    await expect(client(s, { timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 5 } }).resolve("v1")).toThrowWithCode("OCI_TIMEOUT");
     expect(s.requests.length).toBe(2);
   });
 
@@ -404,7 +398,7 @@ describe("errors, retries and timeouts", () => {
       res.write(BLOB.subarray(0, 100));
     });
     const dir = await emptyDir();
-    expect(await codeOf(fetchBlobToFile(client(s, { bodyTimeoutMs: 150 }), BLOB_DESC, path.join(dir, "b")))).toBe("OCI_TIMEOUT");
+    await expect(fetchBlobToFile(client(s, { bodyTimeoutMs: 150 }), BLOB_DESC, path.join(dir, "b"))).toThrowWithCode("OCI_TIMEOUT");
     expect(await readdir(dir)).toEqual([]);
   });
 });
@@ -438,15 +432,15 @@ describe("tag-list pagination", () => {
       "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '</v2/owner/kit/tags/list?last=a>; rel="next"' },
       "/v2/owner/kit/tags/list?last=a": { tags: ["b"], link: '</v2/owner/kit/tags/list?n=1000>; rel="next"' },
     });
-    expect(await codeOf(client(s).tags())).toBe("OCI_PAGINATION_LOOP");
+    await expect(client(s).tags()).toThrowWithCode("OCI_PAGINATION_LOOP");
     expect(s.requests.length).toBe(2);
   });
 
   it("refuses a Link without angle brackets, and one leaving the origin", async () => {
     const s = await pages({ "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '/v2/owner/kit/tags/list?last=a; rel="next"' } });
-    expect(await codeOf(client(s).tags())).toBe("OCI_LINK_INVALID");
+    await expect(client(s).tags()).toThrowWithCode("OCI_LINK_INVALID");
     const s2 = await pages({ "/v2/owner/kit/tags/list?n=1000": { tags: ["a"], link: '<http://other.example.com/v2/x>; rel="next"' } });
-    expect(await codeOf(client(s2).tags())).toBe("OCI_LINK_INVALID");
+    await expect(client(s2).tags()).toThrowWithCode("OCI_LINK_INVALID");
     expect(s2.requests.length).toBe(1);
   });
 
@@ -455,7 +449,7 @@ describe("tag-list pagination", () => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html></html>");
     });
-    expect(await codeOf(client(s).tags())).toBe("OCI_RESPONSE_INVALID");
+    await expect(client(s).tags()).toThrowWithCode("OCI_RESPONSE_INVALID");
   });
 });
 
@@ -535,7 +529,7 @@ describe("copy retries a failed streamed upload", () => {
     const { copy } = await import("../../src/oci/index.js");
     const { server, blobs, puts } = await pushRegistry(100);
     const { src } = await layoutWithBlob();
-    expect(await codeOf(copy(src, client(server), "payload", { tag: null, blobAttempts: 2, concurrency: 1 }))).toBe("OCI_RETRY_EXHAUSTED");
+    await expect(copy(src, client(server), "payload", { tag: null, blobAttempts: 2, concurrency: 1 })).toThrowWithCode("OCI_RETRY_EXHAUSTED");
     expect(blobs.has(BLOB_DESC.digest)).toBe(false);
     expect(puts()).toBe(2);
   });

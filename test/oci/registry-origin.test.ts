@@ -57,15 +57,6 @@ function target(host: string, extra: Partial<ConstructorParameters<typeof Regist
   return new RegistryTarget({ registry: host, repository: "acme/kit", plainHttp: true, credentials: CREDS, retry: { maxAttempts: 2, baseDelayMs: 5 }, ...extra });
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 describe("upload Location on another origin", () => {
   it("copy uploads to 127.0.0.2 without the registry's credentials, and to 127.0.0.1 with them", async () => {
     const s = await standIn({ credentials: CREDS, secondHost: "127.0.0.2", uploadsOnSecond: true, secondWithoutAuth: true });
@@ -82,8 +73,7 @@ describe("upload Location on another origin", () => {
 
   it("a 401 from the other origin is refused (OCI_AUTH_FAILED), never answered with the credentials", async () => {
     const s = await standIn({ credentials: CREDS, secondHost: "127.0.0.2", uploadsOnSecond: true });
-    const code = await codeOf(copy(await LayoutTarget.open(layoutDir), target(s.host), manifest.digest, { tag: null }));
-    expect(code).toBe("OCI_AUTH_FAILED");
+    await expect(copy(await LayoutTarget.open(layoutDir), target(s.host), manifest.digest, { tag: null })).toThrowWithCode("OCI_AUTH_FAILED");
     expect(s.requests.filter((r) => r.listener === "127.0.0.2").some((r) => r.authorization)).toBe(false);
   });
 
@@ -95,8 +85,7 @@ describe("upload Location on another origin", () => {
     });
     const blob = Buffer.from("blob bytes");
     const { Readable } = await import("node:stream");
-    const code = await codeOf(target(s.host).push({ mediaType: "application/octet-stream", digest: sha(blob), size: blob.length }, Readable.from([blob])));
-    expect(code).toBe("OCI_PLAIN_HTTP_REFUSED");
+    await expect(target(s.host).push({ mediaType: "application/octet-stream", digest: sha(blob), size: blob.length }, Readable.from([blob]))).toThrowWithCode("OCI_PLAIN_HTTP_REFUSED");
     expect(s.requests.map((r) => r.method)).toEqual(["HEAD", "POST"]);
   });
 });
@@ -270,7 +259,7 @@ describe("token realms", () => {
   it("a realm with user info or a downgrade to plain HTTP off loopback is refused before any token request", async () => {
     for (const realm of ["http://user:pw@127.0.0.1:1/token", "http://auth.example/token"]) {
       const registry = await fake(bearerRegistry(() => realm, []));
-      expect(await codeOf(target(registry.host).tags())).toBe("OCI_PLAIN_HTTP_REFUSED");
+      await expect(target(registry.host).tags()).toThrowWithCode("OCI_PLAIN_HTTP_REFUSED");
     }
   });
 });

@@ -54,15 +54,6 @@ function target(s: StandIn, extra: Partial<ConstructorParameters<typeof Registry
   return new RegistryTarget({ registry: s.host, repository: "acme/kit", plainHttp: true, retry: { maxAttempts: 2, baseDelayMs: 5 }, ...extra });
 }
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 describe("a registry refusing request bodies over 4 MiB", () => {
   for (const refuseStatus of [413, 416] as const) {
     it(`copy of a 9 MiB blob falls back to chunks within the cap (HTTP ${refuseStatus} before 100 Continue)`, async () => {
@@ -80,7 +71,7 @@ describe("a registry refusing request bodies over 4 MiB", () => {
   it("refused after 100 Continue (the body already streamed): push says OCI_REQUEST_TOO_LARGE, a fresh push and copy succeed", async () => {
     const s = await standIn({ maxBodyBytes: 4 * MiB, refuseBeforeContinue: false });
     const t = target(s);
-    expect(await codeOf(t.push(layer, Readable.from([bytes])))).toBe("OCI_REQUEST_TOO_LARGE");
+    await expect(t.push(layer, Readable.from([bytes]))).toThrowWithCode("OCI_REQUEST_TOO_LARGE");
     // The target learned the smaller maximum: the next push goes up in chunks.
     await t.push(layer, Readable.from([bytes]));
     expect(s.blobs.get(layer.digest)?.equals(bytes)).toBe(true);
@@ -122,15 +113,15 @@ describe("a registry refusing request bodies over 4 MiB", () => {
 describe("pushes are confirmed with HEAD", () => {
   it("the handed input: 201 but 4 of 9 MiB stored -> push and copy fail with OCI_SIZE_MISMATCH, nothing tagged", async () => {
     const s = await standIn({ storeOnly: 4 * MiB });
-    expect(await codeOf(target(s).push(layer, Readable.from([bytes])))).toBe("OCI_SIZE_MISMATCH");
+    await expect(target(s).push(layer, Readable.from([bytes]))).toThrowWithCode("OCI_SIZE_MISMATCH");
     const s2 = await standIn({ storeOnly: 4 * MiB });
-    expect(await codeOf(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" }))).toBe("OCI_SIZE_MISMATCH");
+    await expect(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" })).toThrowWithCode("OCI_SIZE_MISMATCH");
     expect(s2.tags.size).toBe(0);
   });
 
   it("a chunk acknowledged short (Range ends before the bytes sent) is OCI_SIZE_MISMATCH before the upload is committed", async () => {
     const s = await standIn({ acknowledgeShortBy: 1 });
-    expect(await codeOf(target(s, { chunkSize: 2 * MiB }).push(layer, Readable.from([bytes])))).toBe("OCI_SIZE_MISMATCH");
+    await expect(target(s, { chunkSize: 2 * MiB }).push(layer, Readable.from([bytes]))).toThrowWithCode("OCI_SIZE_MISMATCH");
     expect(s.requests.filter((r) => r.method === "PATCH")).toHaveLength(1);
     expect(s.requests.some((r) => r.method === "PUT")).toBe(false);
     expect(s.blobs.has(layer.digest)).toBe(false);
@@ -139,9 +130,9 @@ describe("pushes are confirmed with HEAD", () => {
   it("a registry that claims another digest for the stored blob fails with OCI_DIGEST_MISMATCH, nothing tagged", async () => {
     const other = descriptorOf("application/octet-stream", Buffer.from("other")).digest;
     const s = await standIn({ claimDigest: other });
-    expect(await codeOf(target(s).push(layer, Readable.from([bytes])))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(target(s).push(layer, Readable.from([bytes]))).toThrowWithCode("OCI_DIGEST_MISMATCH");
     const s2 = await standIn({ claimDigest: other });
-    expect(await codeOf(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" }))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: "v1" })).toThrowWithCode("OCI_DIGEST_MISMATCH");
     expect(s2.tags.size).toBe(0);
   });
 
@@ -184,7 +175,7 @@ describe("a manifest refused with MANIFEST_BLOB_UNKNOWN", () => {
     const s = await standIn({});
     const bytes = (await import("node:fs/promises")).readFile(path.join(layoutDir, "blobs", "sha256", manifest.digest.slice(7)));
     const t = target(s);
-    expect(await codeOf(t.push(manifest, Readable.from([await bytes])))).toBe("OCI_MANIFEST_BLOB_UNKNOWN");
+    await expect(t.push(manifest, Readable.from([await bytes]))).toThrowWithCode("OCI_MANIFEST_BLOB_UNKNOWN");
     expect(s.requests.filter((r) => r.method === "PUT").length).toBe(1);
   });
 });

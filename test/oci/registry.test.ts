@@ -25,15 +25,6 @@ import {
 } from "../../src/oci/index.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (error) {
-    return (error as { code?: string }).code ?? `NO_CODE ${String(error)}`;
-  }
-  return "NO_ERROR";
-}
-
 describeRegistry("RegistryTarget against docker-registry", () => {
   let work: string;
   const registries: Record<string, RunningRegistry> = {};
@@ -103,8 +94,8 @@ describeRegistry("RegistryTarget against docker-registry", () => {
     await copy(await LayoutTarget.open(otherDir), reg, "payload", { tag: null });
     expect(await tagIfAbsent(reg, manifest, "v1.0.0")).toBe("tagged");
     expect(await tagIfAbsent(reg, manifest, "v1.0.0")).toBe("already-tagged");
-    expect(await codeOf(tagIfAbsent(reg, other, "v1.0.0"))).toBe("OCI_TAG_CONFLICT");
-    expect(await codeOf(tagIfAbsent(reg, other, "v1.0.0:x"))).toBe("OCI_TAG_INVALID");
+    await expect(tagIfAbsent(reg, other, "v1.0.0")).toThrowWithCode("OCI_TAG_CONFLICT");
+    await expect(tagIfAbsent(reg, other, "v1.0.0:x")).toThrowWithCode("OCI_TAG_INVALID");
     expect((await reg.resolve("v1.0.0")).digest).toBe(manifest.digest);
     await reg.close();
   });
@@ -122,10 +113,10 @@ describeRegistry("RegistryTarget against docker-registry", () => {
     expect(mine.some((r) => r.scopes.includes("repository:owner/cache:pull,push"))).toBe(true);
 
     const anon = target("bearer", "owner/cache", null);
-    expect(await codeOf(anon.tags())).toBe("OCI_AUTH_FAILED");
+    await expect(anon.tags()).toThrowWithCode("OCI_AUTH_FAILED");
     expect(reg.tokenRequests.at(-1)?.kind).toBe("anonymous");
     const wrong = target("bearer", "owner/cache", { username: reg.username as string, password: "wrong" });
-    expect(await codeOf(wrong.resolve("a"))).toBe("OCI_AUTH_FAILED");
+    await expect(wrong.resolve("a")).toThrowWithCode("OCI_AUTH_FAILED");
     expect(reg.tokenRequests.at(-1)?.kind).toBe("refused");
     await Promise.all([t.close(), anon.close(), wrong.close()]);
   });
@@ -135,7 +126,7 @@ describeRegistry("RegistryTarget against docker-registry", () => {
       const ok = target(kind, "owner/kit");
       await ok.ping();
       const anon = target(kind, "owner/kit", null);
-      expect(await codeOf(kind === "basic" ? anon.ping() : anon.tags())).toBe("OCI_AUTH_FAILED");
+      await expect(kind === "basic" ? anon.ping() : anon.tags()).toThrowWithCode("OCI_AUTH_FAILED");
       await Promise.all([ok.close(), anon.close()]);
     }
   });
@@ -148,7 +139,7 @@ describeRegistry("RegistryTarget against docker-registry", () => {
       await copy(await LayoutTarget.open(otherDir), writer, "payload", { tag: "v1" });
       const anon = new RegistryTarget({ registry: open.host, repository: "owner/public", plainHttp: true, retry: { maxAttempts: 1 } });
       expect(await anon.tags()).toEqual(["v1"]);
-      expect(await codeOf(anon.tag(other, "v2"))).toBe("OCI_AUTH_FAILED");
+      await expect(anon.tag(other, "v2")).toThrowWithCode("OCI_AUTH_FAILED");
       expect(open.tokenRequests.some((r) => r.kind === "anonymous")).toBe(true);
       await Promise.all([writer.close(), anon.close()]);
     } finally {
@@ -168,9 +159,9 @@ describeRegistry("RegistryTarget against docker-registry", () => {
       await fetchBlobToFile(trusted, layer, out);
       expect((await readFile(out)).length).toBe(layer.size);
       const untrusted = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, registry: { retry: { maxAttempts: 1 } } });
-      expect(await codeOf(untrusted.tags())).toBe("OCI_TLS_FAILED");
+      await expect(untrusted.tags()).toThrowWithCode("OCI_TLS_FAILED");
       const plain = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, plainHttp: true, registry: { retry: { maxAttempts: 1 } } });
-      expect(await codeOf(plain.tags())).toBe("OCI_HTTP_ERROR");
+      await expect(plain.tags()).toThrowWithCode("OCI_HTTP_ERROR");
       await Promise.all([trusted, untrusted, plain].map((t) => (t as RegistryTarget).close()));
     } finally {
       await secure.stop();
@@ -180,9 +171,9 @@ describeRegistry("RegistryTarget against docker-registry", () => {
   it("basic: refuses missing and wrong credentials", async () => {
     const reg = registries["basic"] as RunningRegistry;
     const none = target("basic", "owner/kit", null);
-    expect(await codeOf(none.tags())).toBe("OCI_AUTH_FAILED");
+    await expect(none.tags()).toThrowWithCode("OCI_AUTH_FAILED");
     const wrong = target("basic", "owner/kit", { username: reg.username as string, password: "nope" });
-    expect(await codeOf(wrong.tags())).toBe("OCI_AUTH_FAILED");
+    await expect(wrong.tags()).toThrowWithCode("OCI_AUTH_FAILED");
     await Promise.all([none.close(), wrong.close()]);
   });
 
@@ -198,12 +189,12 @@ describeRegistry("RegistryTarget against docker-registry", () => {
 
     const other = randomBytes(200 * 1024 + 7);
     const wrongDesc = descriptorOf("application/octet-stream", randomBytes(200 * 1024 + 7));
-    expect(await codeOf(reg.push(wrongDesc, Readable.from([other])))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(reg.push(wrongDesc, Readable.from([other]))).toThrowWithCode("OCI_DIGEST_MISMATCH");
     expect(await reg.exists(wrongDesc)).toBe(false);
     const small = descriptorOf("application/octet-stream", Buffer.from("small blob"));
-    expect(await codeOf(reg.push(small, Readable.from([Buffer.from("SMALL BLOB")])))).toBe("OCI_DIGEST_MISMATCH");
+    await expect(reg.push(small, Readable.from([Buffer.from("SMALL BLOB")]))).toThrowWithCode("OCI_DIGEST_MISMATCH");
     expect(await reg.exists(small)).toBe(false);
-    expect(await codeOf(reg.fetch(small))).toBe("OCI_NOT_FOUND");
+    await expect(reg.fetch(small)).toThrowWithCode("OCI_NOT_FOUND");
     await reg.close();
   });
 
@@ -216,15 +207,15 @@ describeRegistry("RegistryTarget against docker-registry", () => {
   });
 
   it("openTarget: plain HTTP only for loopback; unknown repository strings refused", async () => {
-    expect(await codeOf(openTarget("registry.example.com/owner/kit", { plainHttp: true }))).toBe("OCI_PLAIN_HTTP_REFUSED");
-    expect(await codeOf(openTarget("not a repository"))).toBe("OCI_REPOSITORY_INVALID");
+    await expect(openTarget("registry.example.com/owner/kit", { plainHttp: true })).toThrowWithCode("OCI_PLAIN_HTTP_REFUSED");
+    await expect(openTarget("not a repository")).toThrowWithCode("OCI_REPOSITORY_INVALID");
     expect(() => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "owner/../etc", plainHttp: true })).toThrow(/invalid registry repository/);
     expect(() => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "Owner/Kit", plainHttp: true })).toThrow(/invalid registry repository/);
     const reg = registries["none"] as RunningRegistry;
     const t = await openTarget(`${reg.host}/owner/kit`, { plainHttp: true });
     expect(await t.tags()).toContain("candidate-1");
     const https = await openTarget(`${reg.host}/owner/kit`);
-    expect(await codeOf(https.tags())).toBe("OCI_TLS_FAILED");
+    await expect(https.tags()).toThrowWithCode("OCI_TLS_FAILED");
     await (t as RegistryTarget).close();
     await (https as RegistryTarget).close();
     expect(await readdir(work)).toContain("layout");

@@ -1,5 +1,5 @@
 /**
- * Gates are hermetic (DESIGN.md section 4): they run in the checkout with its
+ * Gates are hermetic (docs/architecture.md, "Release: steps and data flow"): they run in the checkout with its
  * own `node_modules/.bin` first and no `node_modules/.bin` of the caller on
  * PATH; a gate that cannot run names the missing tool; the MCP SDK version in
  * the evidence is the one the plugin bundles (through the kit), not the

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { checkBaseline, releaseIntent, type IntentResult } from "../../release/intent.js";
 import { classifyCommitMessage } from "../../release/history.js";
 import { createReleaseTag } from "../../release/release-tag.js";
-import { hasCode } from "../../src/contract/errors.js";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
 
 const ARMED = { SEMANTIC_RELEASE_ENABLED: "true" };

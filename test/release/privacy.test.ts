@@ -9,7 +9,6 @@ import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { hasCode } from "../../src/contract/errors.js";
 import { parseRepository } from "../../src/contract/reference.js";
 import {
   GHCR_REGISTRY_OVERRIDE_ENV,
@@ -526,7 +525,7 @@ describe("oci-layout stores", () => {
     expect(evidence).toMatchObject({ kind: "layout", bootstrapped: true, layout: { created: true, mode: "0700" } });
     expect((await lstat(dir)).mode & 0o777).toBe(0o700);
     expect(calls).toBe(0);
-    expect(hasCode(await errorOf(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "missing")}`))), "PRIVACY_ABSENT")).toBe(true);
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${join(root, "missing")}`))).toThrowWithCode(PrivacyError, "PRIVACY_ABSENT");
   });
 });
 

@@ -4,7 +4,7 @@
  * The token reaches git only through the credential helper (environment ->
  * stdin protocol): a `git` wrapper first on PATH logs every git argv, and
  * neither that log, nor the CLI's stdout/stderr, nor the remote URL ever
- * holds the token (issue 6 acceptance "no token in argv/logs").
+ * holds the token (secrets never in argv or logs; docs/release-publish.md).
  */
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";

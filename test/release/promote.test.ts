@@ -1,6 +1,6 @@
 /**
- * `release promote` with real git (reference 6.1 job 7, 6.3; scenario 25;
- * issue 6 item 3): atomic push of main + tag from the staged bundle,
+ * `release promote` with real git (docs/release-run.md "`release promote`";
+ * docs/architecture.md, "Release: steps and data flow"): atomic push of main + tag from the staged bundle,
  * resume, remote moved by someone else, tag elsewhere, missing token for a
  * network remote (before any work), credentials in the remote URL, the token
  * only in the git processes that reach the remote.
@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
-import { hasCode } from "../../src/contract/errors.js";
 import { promoteRelease, isLocalRemote } from "../../release/promote.js";
 import { stageRelease } from "../../release/stage.js";
 import { fixtureGit } from "../support/release-fixture.js";
@@ -114,7 +113,7 @@ describe("release promote", () => {
     const remote = await createPromotionRemote(pf, "creds");
     await fixtureGit(remote.checkout, ["remote", "set-url", "origin", "https://user:s3cret@git.example.invalid/x.git"]);
     const error = await promoteRelease({ ...base(), repoDir: remote.checkout, env: { SOURCE_PROMOTION_TOKEN: "t" } }).catch((e: unknown) => e);
-    expect(hasCode(error, "PROMOTE_REMOTE_INVALID")).toBe(true);
+    expect(error).toThrowWithCode("PROMOTE_REMOTE_INVALID");
     expect((error as Error).message).not.toContain("s3cret");
     await expect(promoteRelease({ ...base(), repoDir: remote.checkout, remote: "upstream", env: {} })).toThrowWithCode("PROMOTE_REMOTE_INVALID");
   });

@@ -1,6 +1,6 @@
 /**
  * Two `hermes-plugin-kit release publish` processes racing on the same
- * version (issue 6 acceptance): exactly one binds each tag, the other
+ * version (docs/release-run.md "`release publish`"): exactly one binds each tag, the other
  * converges; the store ends with one digest per tag and both processes
  * write identical receipt bytes and references. Runs the built CLI.
  */

@@ -9,7 +9,6 @@ import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
-import { hasCode } from "../../src/contract/errors.js";
 import { verifyFinalReceipt } from "../../src/contract/release-document.js";
 import { fetchRelease } from "../../src/fetch/fetch.js";
 import { publishRelease } from "../../release/publish.js";

@@ -1,5 +1,5 @@
 /**
- * `release run` end to end over a workspace (issue 6 item 6): real git
+ * `release run` end to end over a workspace (docs/release-run.md): real git
  * (fixture package, bare origin), real semantic-release dry run, real npm
  * pack, real gates, an `oci-layout:` store. A rerun re-verifies every
  * recorded step and converges to the same references and receipt bytes;
@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
-import { hasCode } from "../../src/contract/errors.js";
 import { verifyFinalReceipt } from "../../src/contract/release-document.js";
 import { runRelease, type RunResult } from "../../release/run.js";
 import { gitText } from "../../release/git.js";
@@ -79,7 +78,7 @@ describe("release run", () => {
     try {
       await writeFile(join(rf.workspace, "run.lock"), String(sleeper.pid));
       const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
-      expect(hasCode(error, "RUN_WORKSPACE_LOCKED"), String(error)).toBe(true);
+      expect(error).toThrowWithCode("RUN_WORKSPACE_LOCKED");
     } finally {
       sleeper.kill("SIGKILL");
     }
@@ -102,7 +101,7 @@ describe("release run", () => {
     const original = await readFile(path);
     await writeFile(path, original.toString("utf8").replace("sha256:", "sha256:0"));
     const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
-    expect(hasCode(error, "RUN_STEP_DIVERGED"), String(error)).toBe(true);
+    expect(error).toThrowWithCode("RUN_STEP_DIVERGED");
     await writeFile(path, original);
   });
 
@@ -111,7 +110,7 @@ describe("release run", () => {
     await mkdir(ws, { recursive: true });
     await writeFile(join(ws, "run-state.json"), '{"schema":1,"schema":2}');
     const error = await runRelease({ source: rf.repo.dir, workspace: ws, env, progress: null }).catch((e: unknown) => e);
-    expect(hasCode(error, "RUN_STATE_INVALID"), String(error)).toBe(true);
+    expect(error).toThrowWithCode("RUN_STATE_INVALID");
   });
 
   it("parses each recorded step with its schema: a record that lacks a field is RUN_STATE_INVALID naming the step, and nothing runs", async () => {
@@ -120,7 +119,7 @@ describe("release run", () => {
     const state = { schema: 1, source: rf.repo.dir, trigger_sha: rf.triggerSha, trigger_date: 1767000000, run_id: "8", run_attempt: 1, steps: { intent: { released: true, version: "0.8.0", tag: "v0.8.0", release_class: "minor" } } };
     await writeFile(join(ws, "run-state.json"), JSON.stringify(state));
     const error = await runRelease({ source: rf.repo.dir, workspace: ws, env, progress: null }).catch((e: unknown) => e);
-    expect(hasCode(error, "RUN_STATE_INVALID"), String(error)).toBe(true);
+    expect(error).toThrowWithCode("RUN_STATE_INVALID");
     expect((error as Error).message).toMatch(/record of step intent is malformed at previous_version/);
     expect(await readdir(ws)).toEqual(["run-state.json"]);
   });
@@ -142,7 +141,7 @@ describe("release run", () => {
     try {
       await unpushed.repo.commit("fix: not pushed\n", { "lib/extra.js": "export const extra = 1;\n" });
       const error = await runRelease({ source: unpushed.repo.dir, workspace: unpushed.workspace, env, progress: null, runId: "3" }).catch((e: unknown) => e);
-      expect(hasCode(error, "PROMOTE_REMOTE_STATE"), String(error)).toBe(true);
+      expect(error).toThrowWithCode("PROMOTE_REMOTE_STATE");
       expect(String(error)).toMatch(/push it first \(git push origin HEAD:main\)/);
       await expect(readFile(join(unpushed.workspace, "source-bundle", "release-source.bundle"))).rejects.toThrow();
       // origin ahead of the checkout (someone else pushed): the fix is to pull first.
@@ -150,7 +149,7 @@ describe("release run", () => {
       try {
         await behind.repo.git(["reset", "--hard", "-q", "HEAD~1"]);
         const ahead = await runRelease({ source: behind.repo.dir, workspace: behind.workspace, env, progress: null, runId: "4" }).catch((e: unknown) => e);
-        expect(hasCode(ahead, "PROMOTE_REMOTE_STATE"), String(ahead)).toBe(true);
+        expect(ahead).toThrowWithCode("PROMOTE_REMOTE_STATE");
         expect(String(ahead)).toMatch(/ahead of or diverged from your HEAD; run git pull/);
       } finally {
         await behind.cleanup();
@@ -190,7 +189,7 @@ describe("release run", () => {
     const failing = await createRunFixture("install-fails-plugin", { message: "feat: a failing install\n", files: { "package.json": packageJson } }, repository);
     try {
       const error = await runRelease({ source: failing.repo.dir, workspace: failing.workspace, env, progress: null, gateOutput: "log", runId: "5" }).catch((e: unknown) => e);
-      expect(hasCode(error, "RUN_INSTALL_FAILED"), String(error)).toBe(true);
+      expect(error).toThrowWithCode("RUN_INSTALL_FAILED");
       const message = (error as Error).message;
       expect(message).toContain(`the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited 3`);
       expect(message).toContain(join(failing.workspace, "evidence", "install.log"));
@@ -206,6 +205,6 @@ describe("release run", () => {
 
   it("refuses a workspace of another source", async () => {
     const error = await runRelease({ source: rf.repo.root, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
-    expect(hasCode(error, "RUN_WORKSPACE_INVALID"), String(error)).toBe(true);
+    expect(error).toThrowWithCode("RUN_WORKSPACE_INVALID");
   });
 });

@@ -7,7 +7,6 @@ import { chmod, copyFile, mkdir, readFile, rm, stat, symlink, utimes, writeFile 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJsonPretty, parseStrictJson } from "../../src/contract/canonical-json.js";
-import { hasCode } from "../../src/contract/errors.js";
 import { fetchRelease } from "../../src/fetch/fetch.js";
 import { stageRelease } from "../../release/stage.js";
 import { runCli } from "../support/cli.js";

@@ -93,13 +93,3 @@ export function receiptFor(manifest: TestedManifest): PublishedReceipt {
 export function clone<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
-
-/** The `code` of what `fn` throws (sync or async), or undefined. */
-export async function codeOf(fn: () => unknown): Promise<string | undefined> {
-  try {
-    await fn();
-  } catch (error) {
-    return (error as { code?: string }).code ?? `uncoded: ${String(error)}`;
-  }
-  return undefined;
-}

@@ -1,5 +1,7 @@
 /**
- * A loopback GitHub REST API emulator for tests (issue 6 item 8).
+ * A loopback GitHub REST API emulator for tests (the GitHub REST API is a
+ * boundary emulated behind the real Octokit; docs/release-publish.md "Testing
+ * support: the GitHub API emulator").
  *
  * It speaks the real paths and JSON shapes of the endpoints the release
  * pipeline and the privacy gate use, so the production code runs unchanged

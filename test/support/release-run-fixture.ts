@@ -115,7 +115,8 @@ export async function runCrashChain(rf: RunFixture, points: readonly string[], e
 }
 
 /**
- * Assert that a crash chain converged (issue 6 crash-injection acceptance):
+ * Assert that a crash chain converged (docs/architecture.md, "Release: steps
+ * and data flow": a rerun after a crash anywhere converges):
  * every killed run died by SIGKILL with no output; recorded release SHA,
  * bundle and receipt references never changed once recorded; the final run
  * succeeded and the verifying rerun gave the same receipt bytes; each store

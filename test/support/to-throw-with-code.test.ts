@@ -42,6 +42,13 @@ describe("toThrowWithCode", () => {
     await expect(expect(rejecting()).rejects.toThrowWithCode("BUILD_ENTRY_INVALID")).rejects.toThrow(/found PluginKitError with code "BUILD_OUTPUT_INVALID"/);
   });
 
+  it("judges an error a test caught itself", async () => {
+    const caught = await Promise.reject(new PluginKitError("BUILD_OUTPUT_INVALID", "x")).catch((e: unknown) => e);
+    expect(caught).toThrowWithCode(PluginKitError, "BUILD_OUTPUT_INVALID");
+    expect(() => expect(caught).toThrowWithCode("BUILD_ENTRY_INVALID")).toThrow(/found PluginKitError with code "BUILD_OUTPUT_INVALID"/);
+    expect(() => expect("not an error").toThrowWithCode("X")).toThrow(TypeError);
+  });
+
   it("refuses a call without a code", () => {
     expect(() => expect(kitError).toThrowWithCode(PluginKitError)).toThrow(TypeError);
   });

@@ -9,10 +9,13 @@
  * expect(() => validateToolName("Calc")).toThrowWithCode(PluginKitError, "TOOL_NAME_INVALID");
  * await expect(buildPluginPackage(options)).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_INVALID");
  * await expect(fetchManifest(target, ref)).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
+ * const error = await runRelease(options).catch((e: unknown) => e);
+ * expect(error).toThrowWithCode("RUN_STEP_DIVERGED"); // then inspect its message
  * ```
  *
  * The received value may be a function (called; a returned promise is
- * awaited), a promise (awaited), or the error itself (after `.rejects`).
+ * awaited), a promise (awaited), or the error itself (after `.rejects`, or an
+ * `Error` a test caught to inspect further: `expect(error).toThrowWithCode(code)`).
  * With an error class, the thrown value must also be an instance of it.
  */
 import type { MatcherState } from "vitest";
@@ -79,7 +82,8 @@ export function toThrowWithCode(
   if (this.promise === "rejects") return judge.call(this, { threw: true, error: received }, expectedClass, code);
   if (this.promise === "resolves") return judge.call(this, { threw: false }, expectedClass, code);
   if (isThenable(received)) return settle(received).then((outcome) => judge.call(this, outcome, expectedClass, code));
-  if (typeof received !== "function") throw new TypeError(`toThrowWithCode expects a function, a promise or .rejects, got ${typeof received}`);
+  if (received instanceof Error) return judge.call(this, { threw: true, error: received }, expectedClass, code);
+  if (typeof received !== "function") throw new TypeError(`toThrowWithCode expects a function, a promise, an error or .rejects, got ${typeof received}`);
   let result: unknown;
   try {
     result = (received as () => unknown)();

@@ -3,7 +3,7 @@
  * `verify-final-receipt`. Expectations come from the consumer's pins
  * (`--repository`, `--package`, `--expect-gate`, `--expect-bundle-reference`)
  * or an explicit `--policy` file, never from the current directory
- * (DESIGN.md section 5 "Whose policy"). The actions live in
+ * (docs/architecture.md, "Policy: where expectations come from"). The actions live in
  * `contract-actions.ts`, loaded when one runs (one module, so the bundle gives
  * the offline verify path few chunks); `--help` and other commands start
  * without the contract modules and zod.

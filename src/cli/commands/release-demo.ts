@@ -1,5 +1,6 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
+import { HermesPluginKitError } from "../../contract/errors.js";
 import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, printNote, progressStream, runAction } from "../output.js";
 
 interface DemoFlags {
@@ -29,7 +30,7 @@ export function registerReleaseDemo(release: Command): void {
         if (flags.registry !== undefined && flags.startRegistry === true) throw new UsageError("--registry and --start-registry exclude each other");
         if (flags.keepRegistry === true && flags.startRegistry !== true) throw new UsageError("--keep-registry goes with --start-registry (it keeps the registry the demo starts)");
         if (flags.plainHttp === true && flags.registry === undefined) throw new UsageError("--plain-http goes with --registry (the embedded store and --start-registry need no flag)");
-        const { DemoError, runDemo } = await import("../../../release/demo.js");
+        const { runDemo } = await import("../../../release/demo.js");
         const result = await runDemo({
           ...(flags.package === undefined ? {} : { packageDir: flags.package }),
           ...(flags.registry === undefined ? {} : { registry: flags.registry }),
@@ -51,7 +52,8 @@ export function registerReleaseDemo(release: Command): void {
           // stdout carries a result only: a kept registry's instructions are a note, where to resume is in the error line.
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
           const resumable = !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
-          throw new DemoError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
+          // The step's own code, whatever area raised it, is the command's.
+          throw new HermesPluginKitError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
