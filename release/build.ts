@@ -16,7 +16,7 @@
  * npm writes tarballs reproducibly (fixed mtimes, normalised modes, sorted
  * entries), so the same commit packs to the same bytes; the tests check it.
  */
-import { lstat, mkdir, readdir } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 import { publint, type Message } from "publint";
 import { formatMessage } from "publint/utils";
@@ -29,6 +29,7 @@ import { ReleaseStepError } from "./errors.js";
 import { resolveCommit, runProcess, statusPorcelain } from "./git.js";
 import { proveReleaseIdentity } from "./materialize.js";
 import { npmPackEnvironment } from "./command-env.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
 export const NPM_PACK_TIMEOUT_MS = 15 * 60_000;
@@ -179,7 +180,7 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
     st = await lstat(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      await mkdir(dir, { recursive: true });
+      await makeDirectory(dir, { purpose: "artifact directory (--artifact-dir)" });
       return;
     }
     throw error;

@@ -10,12 +10,13 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readTarballPackageJsonFile } from "../src/contract/manifest.js";
 import { DemoError } from "./demo-registry.js";
 import { BASE_ENV_NAMES, NETWORK_ENV_NAMES, childEnvironment } from "../src/oci/subprocess.js";
 import { runProcess } from "./git.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 const APP = { name: "demo-consumer-app", version: "1.0.0", private: true };
 
@@ -38,7 +39,7 @@ async function npm(args: string[], cwd: string): Promise<void> {
  * @throws DemoError `DEMO_NPM_INSTALL` (npm failed, or no lock to derive from).
  */
 export async function installTarballOffline(app: string, tarball: string, releasedSource: string): Promise<string> {
-  await mkdir(app, { recursive: true });
+  await makeDirectory(app, { purpose: "demo consumer directory" });
   const pkg = await readTarballPackageJsonFile(tarball);
   const name = String(pkg["name"]);
   const deps = (pkg["dependencies"] ?? {}) as Record<string, string>;

@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync } from "node:fs";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { stringify as yamlStringify } from "yaml";
@@ -17,6 +17,7 @@ import { HermesPluginKitError } from "../src/contract/errors.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { BASE_ENV_NAMES, childEnvironment } from "../src/oci/subprocess.js";
 import { runProcess } from "./git.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** The codes of {@link DemoError} (docs/demo.md). */
 export type DemoErrorCode =
@@ -103,7 +104,7 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
   const binary = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
   if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (apt-get install docker-registry apache2-utils)`);
   const dir = join(workspace, "docker-registry");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirectory(dir, { mode: 0o700, purpose: "demo registry directory" });
   const secretPath = join(dir, "password");
   let password: string;
   try {

@@ -23,7 +23,7 @@
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,6 +37,7 @@ import { createProgress, type Progress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
 import { DemoError, keptRegistryLines, startDemoRegistry, type DemoRegistry } from "./demo-registry.js";
 import { installTarballOffline } from "./demo-consumer.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 export { DemoError } from "./demo-registry.js";
 
@@ -149,7 +150,7 @@ async function copyPackage(packageDir: string, target: string): Promise<void> {
   for (const file of files) {
     const from = join(packageDir, file);
     if (!existsSync(from)) continue;
-    await mkdir(dirname(join(target, file)), { recursive: true });
+    await makeDirectory(dirname(join(target, file)), { purpose: "demo package copy" });
     await cp(from, join(target, file), { verbatimSymlinks: true });
   }
 }
@@ -326,7 +327,7 @@ async function openDemo(options: DemoOptions, packageDir: string, result: DemoRe
   const out = options.out === undefined ? process.stderr : options.out;
   const progress = createProgress(out);
   const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
-  await mkdir(workspace, { recursive: true, mode: 0o700 });
+  await makeDirectory(workspace, { mode: 0o700, purpose: "demo workspace (--workspace)" });
   result.workspace = workspace;
   const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {
     const task = progress.start(step);

@@ -16,7 +16,7 @@
  * `PATH` fails before it runs, naming the tool (`gate-tools.ts`). The checkout must be clean before, and HEAD and the tracked
  * tree must be unchanged after; the evidence records HEAD as `source_sha`.
  */
-import { lstat, mkdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
+import { lstat, readFile, realpath, rename, writeFile } from "node:fs/promises";
 import { delimiter, dirname, join, resolve as resolvePath } from "node:path";
 import { canonicalJsonPretty, parseStrictJson } from "../src/contract/canonical-json.js";
 import { isStableSemver } from "../src/contract/grammar.js";
@@ -27,6 +27,7 @@ import { headCommit, runProcess, statusPorcelain } from "./git.js";
 import { requireGateTools } from "./gate-tools.js";
 import { proveReleaseIdentity } from "./materialize.js";
 import { commandEnvironment, RELEASE_CREDENTIAL_VARIABLES } from "./command-env.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** Default timeout of one gate command, in milliseconds (60 minutes). */
 export const GATE_TIMEOUT_MS = 60 * 60_000;
@@ -182,7 +183,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   await requireGateTools(gate, command, dir, env);
   const started = performance.now();
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
-  if (logFile !== undefined) await mkdir(evidenceDir, { recursive: true });
+  if (logFile !== undefined) await makeDirectory(evidenceDir, { purpose: "evidence directory (--evidence-dir)" });
   const run = await runProcess("bash", ["--norc", "--noprofile", "-c", command], {
     cwd: dir,
     env,
@@ -202,7 +203,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const state = passed ? "passed" : "failed";
   const evidence: GateEvidence = { status: state, result: state, source_sha: sourceSha, command, ...(mcpSdkVersion !== undefined ? { mcp_sdk_version: mcpSdkVersion } : {}) };
   const file = evidenceFile(evidenceDir, gate);
-  await mkdir(dirname(file), { recursive: true });
+  await makeDirectory(dirname(file), { purpose: "evidence directory (--evidence-dir)" });
   const st = await lstat(file).catch(() => undefined);
   if (st?.isSymbolicLink() === true) throw new ReleaseStepError("RELEASE_OUTPUT_NOT_EMPTY", `evidence file ${file} is a symlink`);
   await writeFile(`${file}.partial`, canonicalJsonPretty(evidence));

@@ -13,7 +13,7 @@
  * artifact directory again and writes `release-payload.sha256` over the
  * source bundle, the manifest and the tarball, in that order.
  */
-import { lstat, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { lstat, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { createTestedManifest, hashFile, inspectDistTarball, readReleaseJsonFile, verifyManifest, writeTestedManifestFile, type GateResult } from "../src/contract/manifest.js";
@@ -26,6 +26,7 @@ import { readReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { evidenceFile } from "./gate.js";
 import { resolveCommit } from "./git.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 const GATE_KEYS = ["command", "result", "source_sha", "status"];
 
@@ -243,7 +244,7 @@ export async function checksumsStep(options: ChecksumsOptions = {}): Promise<Che
   const text = formatPayloadChecksums(entries);
   parsePayloadChecksums(text, paths);
   await refuseSymlink(output);
-  await mkdir(dirname(output), { recursive: true });
+  await makeDirectory(dirname(output), { purpose: "release-payload.sha256 directory" });
   await writeFile(`${output}.partial`, text, "ascii");
   await rename(`${output}.partial`, output);
   const reread = await readFile(output, "ascii");

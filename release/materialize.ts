@@ -12,7 +12,7 @@
  * and `release-source.bundle` (refs `refs/heads/release-candidate` and
  * `refs/tags/v<version>` only) plus `release-source.sha256` are written.
  */
-import { lstat, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_CHECKSUM_FILE, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
@@ -23,6 +23,7 @@ import { changedFiles, git, gitText, headCommit, resolveCommit, statusPorcelain 
 import { releaseIntent, type IntentOptions } from "./intent.js";
 import { readReleaseConfig } from "./config.js";
 import { createReleaseTag, RELEASE_BOT_IDENTITY, releaseTagProblem } from "./release-tag.js";
+import { checkDirectoryWritable, makeDirectory } from "../src/contract/directory.js";
 
 /** The only files a release commit may touch. */
 export const RELEASE_COMMIT_FILES = Object.freeze(["CHANGELOG.md", "package-lock.json", "package.json"]);
@@ -359,7 +360,7 @@ async function commitReleaseFiles(dir: string, trigger: string, version: string,
  */
 async function writeSourceBundle(dir: string, out: { bundlePath: string; checksumPath: string }, release: { version: string; tag: string }, sourceSha: string, tagObject: string): Promise<string> {
   const { version, tag } = release;
-  await mkdir(dirname(out.bundlePath), { recursive: true });
+  await makeDirectory(dirname(out.bundlePath), { purpose: "bundle output directory (--output-dir)" });
   const partial = `${out.bundlePath}.partial`;
   await rm(partial, { force: true });
   await git(["branch", RELEASE_CANDIDATE_BRANCH, sourceSha], { cwd: dir });
@@ -382,6 +383,18 @@ async function writeSourceBundle(dir: string, out: { bundlePath: string; checksu
 }
 
 /**
+ * A Git commit id: 40 lowercase hex (SHA-1 repositories) or 64 (SHA-256 repositories).
+ * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH` for anything else.
+ */
+function requireCommitIdShape(sha: unknown): void {
+  if (typeof sha === "string" && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(sha)) return;
+  throw new ReleaseStepError(
+    "RELEASE_HEAD_MISMATCH",
+    `--expected-sha must be a Git commit id (40 lowercase hex characters, or 64 in a SHA-256 repository), found ${JSON.stringify(sha)}; pass the trigger commit, e.g. --expected-sha "$(git rev-parse HEAD)"`,
+  );
+}
+
+/**
  * `release materialize --expected-sha S` (docs/release-build.md, "Steps").
  *
  * Order: HEAD check, intent (baseline, history, next tag absent locally and
@@ -389,16 +402,20 @@ async function writeSourceBundle(dir: string, out: { bundlePath: string; checksu
  * package-lock.json, CHANGELOG.md, commit, tag), identity proof, bundle.
  * A second run after success refuses with `RELEASE_TAG_EXISTS` and changes nothing.
  *
- * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH`, `RELEASE_TAG_EXISTS`,
- *   `RELEASE_OUTPUT_NOT_EMPTY`, every code of `releaseIntent`,
+ * @throws ReleaseStepError `RELEASE_HEAD_MISMATCH` (also a malformed `expectedSha`,
+ *   checked first, armed or not), `RELEASE_TAG_EXISTS`, `RELEASE_OUTPUT_NOT_EMPTY`,
+ *   IoError `IO_NOT_A_DIRECTORY` / `IO_DIRECTORY_UNWRITABLE` (output directory), every code of `releaseIntent`,
  *   `RELEASE_LOCKFILE_INVALID`, `RELEASE_IDENTITY_MISMATCH`,
  *   `RELEASE_BUNDLE_REFS`, `GIT_FAILED`.
  */
 export async function materializeRelease(options: MaterializeOptions): Promise<MaterializeResult> {
+  // The shape first, armed or not: a malformed trigger is refused before anything else.
+  requireCommitIdShape(options.expectedSha);
   const environment = options.environment ?? process.env;
   if (environment["SEMANTIC_RELEASE_ENABLED"] !== "true") return { released: false, disarmed: true };
   const dir = resolvePath(options.dir ?? process.cwd());
   const outputDir = resolvePath(options.outputDir ?? process.cwd());
+  checkDirectoryWritable(outputDir, { purpose: "bundle output directory (--output-dir)" });
   const trigger = options.expectedSha;
   await requireTriggerHead(dir, trigger);
   const intent = await releaseIntent({ ...options, dir, environment });

@@ -4,11 +4,12 @@
  * work directories the steps download into.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, mkdtemp, open, rename, rm } from "node:fs/promises";
+import { chmod, mkdtemp, open, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { canonicalJson } from "../src/contract/canonical-json.js";
 import { PipelineError } from "./errors.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /**
  * Write `bytes` to `path` atomically: a temp file in the same directory
@@ -19,7 +20,7 @@ export async function writeOutputFile(path: string, bytes: Uint8Array | string):
   const target = resolve(path);
   const temp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await mkdir(dirname(target), { recursive: true });
+    await makeDirectory(dirname(target), { purpose: "output directory" });
     const handle = await open(temp, "wx", 0o644);
     try {
       await handle.writeFile(bytes);

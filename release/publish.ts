@@ -26,7 +26,7 @@
  * same receipt digest results, tags are never moved, and nothing is uploaded twice.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { canonicalJson } from "../src/contract/canonical-json.js";
 import { RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE } from "../src/contract/constants.js";
@@ -51,6 +51,7 @@ import {
   type RegistryAccess,
   type RegistryAccessOptions,
 } from "./registry-access.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** Inputs of {@link publishRelease} (the `release publish` flags). */
 export interface PublishOptions extends RegistryAccessOptions {
@@ -230,6 +231,6 @@ async function requireSameReceipt(access: RegistryAccess, receipt: ReceiptLayout
 }
 
 async function writeLayoutInput(path: string, bytes: Uint8Array): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await makeDirectory(dirname(path), { mode: 0o700, purpose: "layout input directory" });
   await writeFile(path, bytes, { mode: 0o600, flag: "wx" });
 }

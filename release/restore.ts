@@ -15,13 +15,14 @@
  * directory and renamed into place only after every check passed, so a
  * failed restore leaves no checkout behind.
  */
-import { lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, rmdir } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, readFile, rename, rm, rmdir } from "node:fs/promises";
 import { basename, dirname, join, resolve as resolvePath } from "node:path";
 import { RELEASE_CANDIDATE_REF } from "../src/contract/constants.js";
 import { hashFile } from "../src/contract/file-hash.js";
 import { ReleaseStepError } from "./errors.js";
 import { git, resolveCommit } from "./git.js";
 import { bundleHeads, proveReleaseIdentity, requireReleaseBundleRefs, SOURCE_BUNDLE_CHECKSUM_FILE, type ReleaseIdentity } from "./materialize.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** Options of {@link restoreSource}. */
 export interface RestoreOptions {
@@ -101,7 +102,7 @@ export async function restoreSource(options: RestoreOptions): Promise<RestoreRes
   // `git bundle list-heads` needs no repository: check the refs before creating anything.
   const refs = requireReleaseBundleRefs(await bundleHeads(dirname(bundle), bundle));
   // Build the checkout in a sibling temporary directory; it replaces `dir` only after every proof held.
-  await mkdir(dirname(dir), { recursive: true });
+  await makeDirectory(dirname(dir), { purpose: "restore checkout parent directory (--dir)" });
   const work = await mkdtemp(join(dirname(dir), `.${basename(dir)}.restore-`));
   try {
     await git(["init", "--quiet", "--initial-branch=restore", work], { cwd: work });

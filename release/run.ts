@@ -33,7 +33,7 @@
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
-import { link, mkdir, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { describe } from "../src/contract/grammar.js";
@@ -61,6 +61,7 @@ import { promoteStep } from "./steps/promote.js";
 import { publishStep } from "./steps/publish.js";
 import { restoreStep } from "./steps/restore.js";
 import { bundleReference, stageStep } from "./steps/stage.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 export type { RunOptions } from "./run-context.js";
 
@@ -226,7 +227,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const paths = workspacePaths(ws);
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
   const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
-  await mkdir(ws, { recursive: true, mode: 0o700 });
+  await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
   const release = await lockWorkspace(ws);
   try {
     return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });

@@ -28,7 +28,7 @@
  */
 import { createHash } from "node:crypto";
 import { constants as fsConstants, createWriteStream } from "node:fs";
-import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
+import { lstat, open, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { Transform, type TransformCallback } from "node:stream";
@@ -50,6 +50,7 @@ import { checkpoint } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
 import { outputJsonBytes, privateTempDir, writeOutputFile } from "./output.js";
 import { requirePrivateWithBootstrap, resolveAccess, uploadArtifact, verifiedDownload, type RegistryAccessOptions } from "./registry-access.js";
+import { makeDirectory } from "../src/contract/directory.js";
 
 /** Inputs of {@link stageRelease} (the `release stage` flags). */
 export interface StageOptions extends RegistryAccessOptions {
@@ -121,7 +122,7 @@ async function copyInput(source: string, dest: string, payloadPath: string): Pro
     if (!fst.isFile() || fst.size === 0) {
       throw new PipelineError("STAGE_INPUT_INVALID", `stage input ${payloadPath} must be a non-empty regular file`);
     }
-    await mkdir(dirname(dest), { recursive: true, mode: 0o700 });
+    await makeDirectory(dirname(dest), { mode: 0o700, purpose: "stage layout directory" });
     const counter = new Sha256Counter();
     await pipeline(handle.createReadStream({ autoClose: false }), counter, createWriteStream(dest, { flags: "wx", mode: 0o600 }));
     return { sha256: counter.hex(), size: counter.size };

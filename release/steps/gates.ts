@@ -7,7 +7,7 @@
  * each on its own progress line. Resume re-reads each gate's evidence and
  * checks it names the release commit.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { commandEnvironment } from "../command-env.js";
@@ -21,6 +21,7 @@ import { stepDiverged, type PipelineStep } from "../pipeline.js";
 import type { RunContext } from "../run-context.js";
 import { releasedIntent } from "./intent.js";
 import { releaseSha } from "./materialize.js";
+import { makeDirectory } from "../../src/contract/directory.js";
 
 const TEST_GATES_BEFORE_BUILD = ["unit", "public_contract", "host_contract"] as const;
 
@@ -72,7 +73,7 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
  */
 async function runInstallCommand(ctx: RunContext, install: string): Promise<void> {
   const { paths, options } = ctx;
-  await mkdir(paths.evidence, { recursive: true });
+  await makeDirectory(paths.evidence, { purpose: "release workspace (--workspace)" });
   const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
   const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
     cwd: paths.restore,

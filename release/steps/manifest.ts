@@ -4,7 +4,7 @@
  * (`../manifest-steps.ts`). Resume re-verifies the tested manifest and checks
  * both files' SHA-256 against the record.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { z } from "zod";
 import { hashFile } from "../../src/contract/file-hash.js";
 import { checksumsStep, createManifestStep, verifyManifestStep } from "../manifest-steps.js";
@@ -12,6 +12,7 @@ import { stepDiverged, type PipelineStep } from "../pipeline.js";
 import type { RunContext } from "../run-context.js";
 import { releasedIntent } from "./intent.js";
 import { releaseSha } from "./materialize.js";
+import { makeDirectory } from "../../src/contract/directory.js";
 
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -29,7 +30,7 @@ export const manifestStep: PipelineStep<RunContext, ManifestRecord, "manifest"> 
     const { paths, state, options } = ctx;
     const intent = releasedIntent(ctx);
     await rm(paths.payload, { recursive: true, force: true });
-    await mkdir(paths.payload, { recursive: true, mode: 0o700 });
+    await makeDirectory(paths.payload, { mode: 0o700, purpose: "release workspace (--workspace)" });
     await createManifestStep({
       dir: paths.restore,
       previousVersion: intent.previous_version,

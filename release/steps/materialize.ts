@@ -6,7 +6,7 @@
  * re-verifies the bundle against its checksum and the record, and the
  * release identity of the clone.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { z } from "zod";
 import { isGitSha } from "../../src/contract/grammar.js";
 import { PipelineError } from "../errors.js";
@@ -16,6 +16,7 @@ import { stepDiverged, type PipelineStep } from "../pipeline.js";
 import { checkBundleChecksum } from "../restore.js";
 import type { RunContext } from "../run-context.js";
 import { releasedIntent } from "./intent.js";
+import { makeDirectory } from "../../src/contract/directory.js";
 
 /** Record of the materialize step: the release commit and the bundle's SHA-256 (hex). */
 export const MaterializeRecordSchema = z.object({ source_sha: z.string().refine(isGitSha, "not a git commit SHA"), bundle_sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict();
@@ -32,7 +33,7 @@ export const materializeStep: PipelineStep<RunContext, MaterializeRecord, "mater
     const { paths, state } = ctx;
     await cloneAtTrigger(ctx.source, paths.source, state.trigger_sha);
     await rm(paths.bundleDir, { recursive: true, force: true });
-    await mkdir(paths.bundleDir, { recursive: true, mode: 0o700 });
+    await makeDirectory(paths.bundleDir, { mode: 0o700, purpose: "release workspace (--workspace)" });
     const m = await materializeRelease({ dir: paths.source, outputDir: paths.bundleDir, expectedSha: state.trigger_sha, environment: ctx.intentEnv, remote: "origin", dateSeconds: state.trigger_date });
     if (!m.released) throw new PipelineError("RUN_STEP_DIVERGED", "materialize found nothing to release although intent did");
     if (m.version !== version) stepDiverged("intent", `materialize computed v${m.version}, intent v${version}`);

@@ -8,7 +8,7 @@
  * everything else is pure.
  */
 import { constants as fsConstants } from "node:fs";
-import { lstat, open, readdir, writeFile, mkdir } from "node:fs/promises";
+import { lstat, open, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
@@ -23,6 +23,7 @@ import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
 import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
+import { makeDirectory } from "./directory.js";
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
@@ -174,7 +175,7 @@ export function testedManifestBytes(manifest: TestedManifest): Buffer {
 
 /** Write a tested manifest's canonical bytes to `path` (parents created, file overwritten). */
 export async function writeTestedManifestFile(path: string, manifest: TestedManifest): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await makeDirectory(dirname(path), { purpose: "manifest directory" });
   await writeFile(path, testedManifestBytes(manifest));
 }
 

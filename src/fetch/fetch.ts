@@ -32,12 +32,13 @@ import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/reg
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
-import { installPayload, replaceInstall } from "./install.js";
+import { checkInstallTarget, installPayload, replaceInstall } from "./install.js";
 import { TransferProgress } from "./progress.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
 export type { RegistryCredentials };
@@ -350,7 +351,7 @@ async function downloadLayers(target: ReadOnlyTarget, checked: CheckedReleaseMan
     ...(options.progressDelayMs === undefined ? {} : { delayMs: options.progressDelayMs }),
     plainLines: options.progressLines === true,
   });
-  for (const layer of checked.layers) await mkdir(dirname(join(payloadDir, layer.title)), { recursive: true, mode: 0o700 });
+  for (const layer of checked.layers) await makeDirectory(dirname(join(payloadDir, layer.title)), { mode: 0o700, purpose: "private temp directory" });
   try {
     await forEachBounded(checked.layers, LAYER_CONCURRENCY, async (layer) => {
       const part = bar.part();
@@ -441,10 +442,13 @@ export interface FetchReleaseOptions extends DownloadOptions {
  * @returns `{reference, artifactType, version, files: [{path, sha256, size}], install_time}` (files sorted by path).
  * With `provenance`, the release's attestation is found and verified between
  * the download and the install (codes of `verifyDownloadProvenance`).
- * @throws the codes of {@link downloadRelease} and of `installPayload`
+ * @throws IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE` (the output directory cannot be created or
+ *   written; checked before the download), the codes of {@link downloadRelease} and of `installPayload`
  *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`).
  */
 export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
+  // Fail fast: an output directory that cannot be created or written is refused before the download.
+  await checkInstallTarget(options.outputDir);
   const download = await downloadRelease(options);
   try {
     let provenance: ProvenanceSummary | undefined;

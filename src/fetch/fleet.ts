@@ -19,7 +19,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readFile, rename, rm } from "node:fs/promises";
-import { dirname, join, basename } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { type GateCommands, type ReleasePolicy } from "../contract/policy.js";
@@ -35,6 +35,7 @@ import { receiptReferenceFor } from "./receipt-reference.js";
 export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /** Largest lock file read, in bytes. */
 const MAX_LOCK_BYTES = 4 * 1024 * 1024;
@@ -98,7 +99,7 @@ export function checkFleetLock(value: unknown): FleetLock {
  *   regular file, larger than 4 MiB), `FLEET_LOCK_INVALID`.
  */
 export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
-  const st = await lstat(path).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? null : Promise.reject(error)));
+  const st = await lstat(path).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" || error.code === "ENOTDIR" ? null : Promise.reject(error)));
   if (st === null) {
     if (allowMissing) return emptyFleetLock();
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);
@@ -118,6 +119,7 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
 export async function writeFleetLockFile(path: string, lock: FleetLock): Promise<void> {
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  await makeDirectory(dirname(resolve(path)), { purpose: "fleet lock directory (--lock)" });
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
   try {

@@ -15,7 +15,9 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describe } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
+import { HermesPluginKitError } from "../contract/errors.js";
 import { isStaleLockOwner } from "../oci/lock-owner.js";
+import { checkDirectoryWritable, makeDirectory } from "../contract/directory.js";
 
 /** One verified file to install. */
 export interface InstallFile {
@@ -39,7 +41,8 @@ async function lstatOrNull(path: string) {
   try {
     return await lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    // ENOTDIR: a file on the way (`/dev/null/x`); makeDirectory names it when the install creates `D`.
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
     throw new FetchError("INSTALL_FAILED", `cannot inspect ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
   }
 }
@@ -157,6 +160,21 @@ async function acquireInstallLock(root: string, timeoutMs: number): Promise<() =
 }
 
 /**
+ * Before any long work (`fetch` calls it before downloading): `D` must not be
+ * a symlink (`INSTALL_OUTPUT_SYMLINK`) and, if it exists, must be a directory
+ * (`INSTALL_UNSAFE_PATH`); `D`, or its nearest existing parent, must be a
+ * directory this user can create in and write. Nothing is left behind.
+ * @throws FetchError codes above; IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE`.
+ */
+export async function checkInstallTarget(outputDir: string, purpose = "output directory (--output-dir)"): Promise<void> {
+  const root = resolve(outputDir);
+  const st = await lstatOrNull(root);
+  if (st !== null && st.isSymbolicLink()) throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
+  if (st !== null && !st.isDirectory()) throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  checkDirectoryWritable(root, { purpose });
+}
+
+/**
  * Check every target first (no writes), then write the missing files.
  *
  * First pass: `D` must not be a symlink (`INSTALL_OUTPUT_SYMLINK`) and must be
@@ -193,18 +211,8 @@ export async function installPayload(outputDir: string, files: readonly InstallF
   let release: (() => Promise<void>) | undefined;
   try {
     if (!first.rootExists) {
-      const created = await mkdir(root, { recursive: true, mode: 0o755 });
-      if (created !== undefined) {
-        // Record every directory mkdir created, outermost first.
-        let dir = root;
-        const chain: string[] = [];
-        while (dir.length >= created.length) {
-          chain.unshift(dir);
-          if (dir === created) break;
-          dir = dirname(dir);
-        }
-        createdDirs.push(...chain);
-      }
+      // One level at a time (a bounded loop): see src/contract/directory.ts for why not mkdir -p.
+      createdDirs.push(...(await makeDirectory(root, { mode: 0o755, purpose: "output directory" })));
       const st = await lstatOrNull(root);
       if (st === null || st.isSymbolicLink() || !st.isDirectory()) {
         throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must be a real directory: ${outputDir}`);
@@ -252,7 +260,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
     for (const file of createdFiles.reverse()) await unlink(file).catch(() => undefined);
     if (release !== undefined) await release();
     for (const dir of createdDirs.reverse()) await rmdir(dir).catch(() => undefined);
-    if (error instanceof FetchError) throw error;
+    if (error instanceof HermesPluginKitError) throw error;
     throw new FetchError("INSTALL_FAILED", `cannot install into ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
 }
@@ -291,7 +299,7 @@ export async function replaceInstall(outputDir: string, files: readonly InstallF
     return result;
   } catch (error) {
     await rm(fresh, { recursive: true, force: true });
-    if (error instanceof FetchError) throw error;
+    if (error instanceof HermesPluginKitError) throw error;
     throw new FetchError("INSTALL_FAILED", `cannot replace ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
 }

@@ -26,7 +26,7 @@
  * (the API's and the registry's) are waited out within a bounded budget
  * (`src/oci/retry.ts`); past it the gate fails closed with `PRIVACY_RATE_LIMITED`.
  */
-import { lstat, mkdir } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { JsonValue } from "../contract/canonical-json.js";
 import { isLoopbackHost, type Repository } from "../contract/reference.js";
@@ -34,6 +34,7 @@ import type { RetryPolicy } from "../oci/retry.js";
 import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type GitHubApiAnswer, type GitHubClient } from "../github/api.js";
 import { probeAnonymousRead, type AnonymousReadEvidence } from "./anonymous-probe.js";
 import { PrivacyError } from "./errors.js";
+import { makeDirectory } from "../contract/directory.js";
 
 export { PrivacyError, type PrivacyErrorCode } from "./errors.js";
 export { parseWwwAuthenticate, probeAnonymousRead, type AnonymousProbe, type AnonymousReadEvidence, type AuthChallenge } from "./anonymous-probe.js";
@@ -316,7 +317,7 @@ export async function requirePrivateLayout(dir: string, create: boolean): Promis
   });
   if (stats === null) {
     if (!create) throw new PrivacyError("PRIVACY_ABSENT", `layout store ${absolute} does not exist (reads never create it)`);
-    await mkdir(absolute, { recursive: true, mode: 0o700 });
+    await makeDirectory(absolute, { mode: 0o700, purpose: "layout store (oci-layout:)" });
     created = true;
     stats = await lstat(absolute);
   }

@@ -12,7 +12,7 @@
  * export). By default `hermes-plugin-kit` resolves to the kit running the
  * build, so the bundled kit is the one that checked the plugin.
  */
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -23,6 +23,7 @@ import { PLUGIN_VERSION_PATTERN } from "./plugin-options.js";
 import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
 import { pluginSkill } from "./skills.js";
 import { withStdoutOnStderr } from "./stdout.js";
+import { checkDirectoryWritable, makeDirectorySync } from "../contract/directory.js";
 
 /** Options of {@link buildPluginPackage}. */
 export interface BuildOptions {
@@ -125,7 +126,7 @@ function recode(error: unknown): unknown {
 }
 
 function writeAtomic(file: string, data: string): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirectorySync(path.dirname(file), { purpose: "plugin build output directory" });
   const temp = `${file}.tmp-${process.pid}`;
   writeFileSync(temp, data);
   renameSync(temp, file);
@@ -142,7 +143,7 @@ function checkSkillTree(dir: string, depth = 0): void {
 
 function copyTree(source: string, target: string, written: string[], outDir: string, depth = 0): void {
   if (depth > 16) throw new PluginKitError("BUILD_OUTPUT_INVALID", `skill tree ${source} is nested deeper than 16 levels`);
-  mkdirSync(target, { recursive: true });
+  makeDirectorySync(target, { purpose: "plugin build output directory" });
   for (const entry of readdirSync(source, { withFileTypes: true })) {
     const from = path.join(source, entry.name);
     const to = path.join(target, entry.name);
@@ -256,7 +257,10 @@ function resolveBuildPaths(options: BuildOptions): BuildPaths {
   const entry = path.resolve(options.entry);
   if (!existsSync(entry) || !statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file`);
   const root = path.resolve(options.root ?? findRoot(entry));
-  return { entry, root, outDir: path.resolve(options.outDir), packageVersion: readPackageVersion(root) };
+  const outDir = path.resolve(options.outDir);
+  // Fail fast, before bundling: an out dir that cannot be created or written (IO_* codes).
+  checkDirectoryWritable(outDir, { purpose: "plugin build output directory (--out)" });
+  return { entry, root, outDir, packageVersion: readPackageVersion(root) };
 }
 
 /** esbuild (loaded here, never at CLI start) with the options every bundle of this build shares. */
@@ -335,10 +339,10 @@ function checkDeclaredSkills(plugin: PluginDefinition, root: string): void {
  * default export. Staged under a temp name and renamed into place.
  */
 async function writeServerBundle(bundle: Bundler, paths: BuildPaths, written: string[]): Promise<string> {
-  mkdirSync(paths.outDir, { recursive: true });
+  makeDirectorySync(paths.outDir, { purpose: "plugin build output directory (--out)" });
   const serverFile = path.join(paths.outDir, SERVER_SCRIPT);
   const staged = `${serverFile}.tmp-${process.pid}`;
-  mkdirSync(path.dirname(serverFile), { recursive: true });
+  makeDirectorySync(path.dirname(serverFile), { purpose: "plugin build output directory" });
   const main = [
     `import "${STDOUT_MODULE}";`,
     `import { refuseToServe } from "${GUARD_MODULE}";`,

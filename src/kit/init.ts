@@ -6,7 +6,7 @@
  * `init-templates.ts`. Nothing is written unless every check passed, and
  * never into a non-empty directory.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, lstatSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync, lstatSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseRepository } from "../contract/reference.js";
@@ -15,6 +15,7 @@ import { PluginKitError } from "./errors.js";
 import { validateServerName } from "./naming.js";
 import { PLUGIN_NAME_PATTERN } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
+import { makeDirectorySync } from "../contract/directory.js";
 
 /** Options of {@link initPluginProject}. */
 export interface InitOptions {
@@ -105,9 +106,11 @@ export function initPluginProject(options: InitOptions): InitResult {
     vitest: exactVersion(kit, "devDependencies", "vitest"),
   };
   const files = scaffoldFiles({ name, server, repository, versions });
+  // The target first (IO_NOT_A_DIRECTORY / IO_DIRECTORY_UNWRITABLE before any file is written).
+  makeDirectorySync(dir, { purpose: "init target directory" });
   for (const [relative, content] of files) {
     const file = path.join(dir, relative);
-    mkdirSync(path.dirname(file), { recursive: true });
+    makeDirectorySync(path.dirname(file), { purpose: "init target directory" });
     writeFileSync(file, content, { flag: "wx" });
   }
   return {

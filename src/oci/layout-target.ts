@@ -12,7 +12,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { link, lstat, mkdir, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { link, lstat, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -25,6 +25,7 @@ import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } 
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, Target } from "./target.js";
 import { isStaleLockOwner } from "./lock-owner.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /** Options of {@link LayoutTarget.open}. */
 export interface LayoutTargetOptions {
@@ -90,7 +91,7 @@ export class LayoutTarget implements Target {
     const st = await lstat(abs).catch(() => null);
     if (st === null) {
       if (options.create !== true) throw new OciError("OCI_NOT_FOUND", `no OCI layout at ${abs}`);
-      await mkdir(abs, { recursive: true, mode: 0o700 });
+      await makeDirectory(abs, { mode: 0o700, purpose: "OCI layout store" });
     }
     const marker = await lstat(path.join(abs, "oci-layout")).catch(() => null);
     if (marker === null && options.create === true) {
@@ -102,7 +103,7 @@ export class LayoutTarget implements Target {
   }
 
   private async initialise(): Promise<void> {
-    await mkdir(path.join(this.dir, "blobs", "sha256"), { recursive: true, mode: 0o700 });
+    await makeDirectory(path.join(this.dir, "blobs", "sha256"), { mode: 0o700, purpose: "OCI layout store" });
     await this.withLock(async () => {
       if ((await lstat(path.join(this.dir, "index.json")).catch(() => null)) === null) {
         await this.writeAtomic("index.json", canonicalJsonBytes(EMPTY_INDEX));
@@ -260,7 +261,7 @@ export class LayoutTarget implements Target {
       return;
     }
     const ingest = path.join(this.dir, "ingest");
-    await mkdir(ingest, { recursive: true, mode: 0o700 });
+    await makeDirectory(ingest, { mode: 0o700, purpose: "OCI layout store" });
     const temp = path.join(ingest, `${desc.digest.slice(7, 23)}-${randomBytes(6).toString("hex")}`);
     const verified = verifiesDescriptor(content, desc) ? null : new DescriptorVerifier(desc, `OCI blob ${desc.digest}`);
     try {
@@ -273,7 +274,7 @@ export class LayoutTarget implements Target {
         await finished(out).catch(() => undefined);
         throw error;
       }
-      await mkdir(path.join(this.dir, "blobs", "sha256"), { recursive: true, mode: 0o700 });
+      await makeDirectory(path.join(this.dir, "blobs", "sha256"), { mode: 0o700, purpose: "OCI layout store" });
       await rename(temp, this.blobPath(desc.digest));
     } catch (error) {
       await rm(temp, { force: true });

@@ -37,6 +37,7 @@ import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, digestHex, di
 import { OciError } from "./errors.js";
 import { artifactManifest, type TitledLayer } from "./manifest.js";
 import type { Descriptor } from "./target.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /** What {@link writeLayout} produced. */
 export interface WrittenLayout {
@@ -157,7 +158,7 @@ export async function writeLayout(dir: string, artifactType: string, files: Read
   }
   const entries = [...files.entries()].map(([p, f]) => [checkPayloadPath(p), f] as const);
   entries.sort((a, b) => compareCodePoints(a[0], b[0]));
-  await mkdir(path.dirname(path.resolve(dir)), { recursive: true, mode: 0o700 });
+  await makeDirectory(path.dirname(path.resolve(dir)), { mode: 0o700, purpose: "OCI layout parent directory" });
   try {
     await mkdir(dir, { mode: 0o700 });
   } catch (error) {
@@ -168,7 +169,7 @@ export async function writeLayout(dir: string, artifactType: string, files: Read
   }
   try {
     const blobsDir = path.join(dir, "blobs", "sha256");
-    await mkdir(blobsDir, { recursive: true, mode: 0o700 });
+    await makeDirectory(blobsDir, { mode: 0o700, purpose: "OCI layout" });
     const layers: TitledLayer[] = [];
     for (const [payloadPath, source] of entries) {
       layers.push({ path: payloadPath, descriptor: await copyIntoBlobs(blobsDir, source, payloadPath) });

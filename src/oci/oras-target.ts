@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { lstat, mkdir, mkdtemp, open, rm } from "node:fs/promises";
+import { lstat, mkdtemp, open, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -33,6 +33,7 @@ import { requirePlainHttpAllowed } from "./origin.js";
 import { openBlobStream } from "./layout.js";
 import type { RegistryCredentials } from "./registry-auth.js";
 import type { Descriptor, Target } from "./target.js";
+import { makeDirectory } from "../contract/directory.js";
 
 /**
  * An `oras ... fetch --descriptor` answer: exactly `{mediaType, digest, size}` (reference 3.17 W4).
@@ -292,7 +293,7 @@ export class OrasTarget implements Target {
    */
   async push(desc: Descriptor, content: Readable): Promise<void> {
     checkDescriptor(desc);
-    await mkdir(this.workDir, { recursive: true, mode: 0o700 });
+    await makeDirectory(this.workDir, { mode: 0o700, purpose: "ORAS work directory" });
     const file = this.tempPath("push");
     try {
       const handle = await open(file, "wx", 0o600);

@@ -31,6 +31,16 @@ function positiveSeconds(value: string | undefined): number | undefined {
   return Number(value) * 1000;
 }
 
+/**
+ * `--expected-sha`: checked before anything else, armed or not: a Git commit
+ * id, 40 lowercase hex (SHA-1) or 64 (SHA-256 repositories).
+ * @throws UsageError (exit 2) for anything else.
+ */
+function expectedShaOf(value: string): string {
+  if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value)) return value;
+  throw new UsageError(`--expected-sha must be a Git commit id (40 lowercase hex characters, or 64 in a SHA-256 repository), found ${JSON.stringify(value)}; pass the trigger commit, e.g. --expected-sha "$(git rev-parse HEAD)"`);
+}
+
 function step(action: () => Promise<unknown>): () => Promise<void> {
   return async () => {
     process.exitCode = await runAction(true, async () => {
@@ -67,7 +77,7 @@ function registerSourceSteps(release: Command): void {
     .option("--branch <name>", "release branch", "main")
     .option("--dir <dir>", "the checkout (default: current directory)")
     .action((flags: { expectedSha: string; branch: string; dir?: string }) =>
-      step(async () => (await import("../../../release/materialize.js")).attachTrigger({ expectedSha: flags.expectedSha, branch: flags.branch, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
+      step(async () => (await import("../../../release/materialize.js")).attachTrigger({ expectedSha: expectedShaOf(flags.expectedSha), branch: flags.branch, ...(flags.dir !== undefined ? { dir: flags.dir } : {}) }))(),
     );
 
   withIntentFlags(release.command("intent"))
@@ -94,7 +104,7 @@ function registerSourceSteps(release: Command): void {
     .action((flags: IntentFlags & { expectedSha: string; outputDir?: string }) =>
       step(async () =>
         (await import("../../../release/materialize.js")).materializeRelease({
-          expectedSha: flags.expectedSha,
+          expectedSha: expectedShaOf(flags.expectedSha),
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.outputDir !== undefined ? { outputDir: flags.outputDir } : {}),
           ...(flags.package !== undefined ? { expectedPackage: flags.package } : {}),
@@ -112,7 +122,7 @@ function registerSourceSteps(release: Command): void {
     .option("--checksum-file <file>", "checksum file (default: release-source.sha256 next to the bundle)")
     .option("--dir <dir>", "checkout to create, absent or empty", "release-source")
     .action((flags: { bundle: string; expectedSha: string; checksumFile?: string; dir: string }) =>
-      step(async () => (await import("../../../release/restore.js")).restoreSource({ bundle: flags.bundle, expectedSha: flags.expectedSha, dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
+      step(async () => (await import("../../../release/restore.js")).restoreSource({ bundle: flags.bundle, expectedSha: expectedShaOf(flags.expectedSha), dir: flags.dir, ...(flags.checksumFile !== undefined ? { checksumFile: flags.checksumFile } : {}) }))(),
     );
 }
 
@@ -131,7 +141,7 @@ function registerBuildSteps(release: Command): void {
           artifactDir: flags.artifactDir,
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}),
-          ...(flags.expectedSha !== undefined ? { expectedSha: flags.expectedSha } : {}),
+          ...(flags.expectedSha !== undefined ? { expectedSha: expectedShaOf(flags.expectedSha) } : {}),
         }),
       )(),
     );
@@ -169,7 +179,7 @@ function registerBuildSteps(release: Command): void {
           evidenceDir: flags.evidenceDir,
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-          ...(flags.expectedSha !== undefined ? { expectedSha: flags.expectedSha } : {}),
+          ...(flags.expectedSha !== undefined ? { expectedSha: expectedShaOf(flags.expectedSha) } : {}),
           ...(flags.passEnv !== undefined ? { passEnv: flags.passEnv } : {}),
         });
       })(),

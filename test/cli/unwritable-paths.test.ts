@@ -1,0 +1,178 @@
+/**
+ * Every directory a command creates or writes (fetch --output-dir, fleet
+ * --lock, release run/demo --workspace, release materialize --output-dir,
+ * init <dir>, plugin build --out) that cannot be created or written fails
+ * promptly with a coded IO error naming the path and the fix, and writes
+ * nothing. `fetch --output-dir /proc/x` used to hang: Node's recursive mkdir
+ * retries forever when procfs answers ENOENT (src/contract/directory.ts).
+ *
+ * Through the built CLI (dist/src/cli/main.js) as a real subprocess; the
+ * read-only directory case runs as `nobody` (setpriv) when the tests run as
+ * root, since root ignores permission bits.
+ */
+import { existsSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { materializeRelease } from "../../release/materialize.js";
+import { CLI, runCli, type CliResult } from "../support/cli.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { spawn } from "node:child_process";
+
+let root: string;
+let repository: string;
+let fixture: ReleaseFixture;
+let staged: StagedRelease;
+let receiptFile: string;
+const ARMED = { SEMANTIC_RELEASE_ENABLED: "true" };
+const EXAMPLE_ENTRY = join(__dirname, "..", "..", "examples", "calculator", "src", "server.ts");
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "hpk-unwritable-"));
+  const storeDir = join(root, "store");
+  repository = `oci-layout:${storeDir}`;
+  fixture = await createReleaseFixture({ registryRepository: repository });
+  staged = await stageFixture(fixture, await LayoutTarget.open(storeDir, { create: true }), repository);
+  await chmod(storeDir, 0o700);
+  receiptFile = join(root, "release-receipt.json");
+  await writeFile(receiptFile, staged.receiptBytes);
+}, 120_000);
+
+afterAll(async () => {
+  await fixture?.cleanup();
+  if (root !== undefined) await rm(root, { recursive: true, force: true });
+});
+
+/** A failed run: exit 1, the code in brackets, the path named, what was expected and a fix. */
+function expectIoFailure(r: CliResult, code: string, path: string): void {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr).toContain(`[${code}]`);
+  expect(r.stderr).toContain(path);
+  expect(r.stderr).toMatch(/expected a directory/);
+  expect(r.stderr).toMatch(/fix: /);
+}
+
+const fetchArgs = (out: string) => ["fetch", "--reference", `${repository}@${staged.bundle.digest}`, "--output-dir", out];
+
+describe("fetch --output-dir", () => {
+  it("a fresh directory: exit 0, the payload installed (the passing case)", async () => {
+    const out = join(root, "fresh", "D");
+    const r = await runCli(fetchArgs(out));
+    expect(r.code, r.stderr).toBe(0);
+    expect((await readdir(out)).sort()).toEqual(["dist", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+
+  it.each([
+    ["/proc/x", "IO_DIRECTORY_UNWRITABLE"],
+    ["/proc/self/x/y", "IO_DIRECTORY_UNWRITABLE"],
+    ["/dev/null/x", "IO_NOT_A_DIRECTORY"],
+  ])("%s fails promptly with %s (it used to hang) and writes nothing", async (out, code) => {
+    const r = await runCli(fetchArgs(out), { timeoutMs: 60_000 });
+    expectIoFailure(r, code, out);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it("a regular file in the way: D itself -> INSTALL_UNSAFE_PATH, a parent -> IO_NOT_A_DIRECTORY; the file is unchanged", async () => {
+    const file = join(root, "in-the-way");
+    await writeFile(file, "keep me\n");
+    const itself = await runCli(fetchArgs(file));
+    expect(itself.code).toBe(1);
+    expect(itself.stderr).toContain("[INSTALL_UNSAFE_PATH]");
+    expectIoFailure(await runCli(fetchArgs(join(file, "D"))), "IO_NOT_A_DIRECTORY", file);
+    expect(await readFile(file, "utf8")).toBe("keep me\n");
+  });
+});
+
+describe("other commands' directories", () => {
+  it("init <dir>: /proc/x and /dev/null/x are coded; a new directory works", async () => {
+    expectIoFailure(await runCli(["init", "/proc/x"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
+    expectIoFailure(await runCli(["init", "/dev/null/x", "--name", "x"]), "IO_NOT_A_DIRECTORY", "/dev/null");
+    const ok = await runCli(["init", join(root, "init-ok", "my-plugin"), "--repository", `oci-layout:${join(root, "init-store")}`]);
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+
+  it("plugin build --out /proc/x fails before bundling, nothing written", async () => {
+    expectIoFailure(await runCli(["plugin", "build", EXAMPLE_ENTRY, "--out", "/proc/x"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
+  });
+
+  it("release run --workspace and release demo --workspace under /proc", async () => {
+    const source = join(root, "source");
+    await mkdir(source, { recursive: true });
+    expectIoFailure(await runCli(["release", "run", "--workspace", "/proc/x", "--source", source], { env: ARMED, timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
+    expectIoFailure(await runCli(["release", "demo", "--workspace", "/proc/x/ws"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x/ws");
+  });
+
+  it("release materialize --output-dir /dev/null/x (armed) fails before touching the checkout", async () => {
+    const sha = "a".repeat(40);
+    expectIoFailure(await runCli(["release", "materialize", "--expected-sha", sha, "--output-dir", "/dev/null/x", "--no-remote-check"], { env: ARMED, cwd: root }), "IO_NOT_A_DIRECTORY", "/dev/null");
+  });
+
+  it("fleet add --lock under /proc or under a file: coded, no lock written", async () => {
+    expectIoFailure(await runCli(["fleet", "add", "--lock", "/proc/x/fleet.lock.json", "--receipt", receiptFile, "--repository", repository], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
+    expectIoFailure(await runCli(["fleet", "add", "--lock", "/dev/null/fleet.lock.json", "--receipt", receiptFile, "--repository", repository]), "IO_NOT_A_DIRECTORY", "/dev/null");
+    const lock = join(root, "fleet", "fleet.lock.json");
+    const ok = await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository]);
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+
+  it("a read-only directory (as an unprivileged user): init into it is IO_DIRECTORY_UNWRITABLE, nothing created", async () => {
+    const ro = join(root, "read-only");
+    await mkdir(ro);
+    await chmod(root, 0o755);
+    await chmod(ro, 0o555);
+    const target = join(ro, "plugin");
+    const r = await runAsUnprivileged(["init", target]);
+    expectIoFailure(r, "IO_DIRECTORY_UNWRITABLE", ro);
+    expect(r.stderr).toContain("EACCES");
+    expect(existsSync(target)).toBe(false);
+  });
+});
+
+describe("release materialize --expected-sha shape (checked first, armed or not)", () => {
+  it.each([["xyz"], ["A".repeat(40)], ["a".repeat(39)], ["a".repeat(41)], ["a".repeat(63)]])("%s: exit 2 USAGE, disarmed", async (sha) => {
+    const r = await runCli(["release", "materialize", "--expected-sha", sha], { env: { SEMANTIC_RELEASE_ENABLED: undefined } });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "USAGE" });
+    expect(r.stderr).toContain("--expected-sha must be a Git commit id (40 lowercase hex characters, or 64 in a SHA-256 repository)");
+  });
+
+  it("40 and 64 hex pass the shape check (disarmed: exit 0, nothing done)", async () => {
+    for (const sha of ["a".repeat(40), "b".repeat(64)]) {
+      const r = await runCli(["release", "materialize", "--expected-sha", sha], { env: { SEMANTIC_RELEASE_ENABLED: undefined } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ released: false, disarmed: true });
+    }
+  });
+
+  it.each([["attach-trigger"], ["restore", "--bundle", "x.bundle"], ["build"], ["gate", "unit"]])("release %s --expected-sha xyz: exit 2", async (...args) => {
+    const r = await runCli(["release", ...args, "--expected-sha", "xyz"], { cwd: root });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--expected-sha must be a Git commit id");
+  });
+
+  it("the library checks the shape before the disarm switch: RELEASE_HEAD_MISMATCH", async () => {
+    await expect(materializeRelease({ expectedSha: "xyz", environment: {} })).rejects.toThrowWithCode("RELEASE_HEAD_MISMATCH");
+    await expect(materializeRelease({ expectedSha: "a".repeat(40), environment: {} })).resolves.toEqual({ released: false, disarmed: true });
+  });
+});
+
+/** Run the CLI as `nobody` when root (root ignores permission bits); as the current user otherwise. */
+function runAsUnprivileged(args: string[]): Promise<CliResult> {
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  const argv = root ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI, ...args] : [CLI, ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(root ? "setpriv" : process.execPath, argv, { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
