@@ -35,6 +35,17 @@ export type Verbosity = "quiet" | "normal" | "verbose";
 
 let verbosity: Verbosity = "normal";
 let jsonRequested = false;
+let commandPathOfRun = "hermes-plugin-kit";
+
+/** Set by the program before an action runs: the command's full name (`hermes-plugin-kit fleet add`), for the help pointer of usage errors. */
+export function setCommandPath(path: string): void {
+  commandPathOfRun = path;
+}
+
+/** ` (see '<command> --help')`: the tail of every usage error line (src/cli/usage.ts). */
+export function helpPointer(): string {
+  return ` (see '${commandPathOfRun} --help')`;
+}
 
 /** Set by the program before an action runs: the user passed `--json` (everything goes into the one JSON object). */
 export function setJsonRequested(value: boolean): void {
@@ -110,7 +121,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     const message = error instanceof Error ? error.message : String(error);
     // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
     // user asked for --json (then the JSON object is the whole answer).
-    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${code !== "INTERNAL" && code !== "USAGE" ? ` [${code}]` : ""}\n`);
+    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);

@@ -19,7 +19,8 @@ import { registerFleetCommands } from "./commands/fleet.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError, printJson, setJsonRequested, setVerbosity } from "./output.js";
+import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity } from "./output.js";
+import { commandOf, commandPath, firstUnknownOption, shortHelp, suggestionFor, usageLine } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -48,11 +49,11 @@ export function buildProgram(command?: string): Command {
     .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.")
     .version(packageVersion(), "-V, --version")
     .enablePositionalOptions()
-    .showHelpAfterError()
     .exitOverride();
   // Fail fast on empty option values (`--output-dir ""` would otherwise mean the current directory).
   program.hook("preAction", (_program, action) => {
     usageFailure = action;
+    setCommandPath(commandPath(action));
     const opts = action.opts();
     for (const [name, value] of Object.entries(opts)) {
       if (value === "") throw new UsageError(`--${name.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase())} must not be empty`);
@@ -65,6 +66,7 @@ export function buildProgram(command?: string): Command {
   for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program);
   addVerbosityOptions(program);
   answerUsageErrorsInJson(program);
+  oneLineUsageErrors(program);
   return program;
 }
 
@@ -105,6 +107,12 @@ function answerUsageErrorsInJson(command: Command): void {
   }
 }
 
+/** Every command reports a usage error in one line plus where its help is (src/cli/usage.ts), never the whole help. */
+function oneLineUsageErrors(command: Command): void {
+  command.configureOutput({ outputError: (text, write) => write(usageLine(command, text)) });
+  for (const sub of command.commands) oneLineUsageErrors(sub);
+}
+
 /** Give every command that runs an action `--quiet` and `--verbose` (a command may declare its own `--verbose` first). */
 function addVerbosityOptions(command: Command): void {
   for (const sub of command.commands) {
@@ -118,26 +126,49 @@ function addVerbosityOptions(command: Command): void {
   }
 }
 
+/**
+ * Look ahead on a throwaway program for an option the command does not
+ * declare; when there is one, answer it as a usage error (one line, and the
+ * JSON object when the command answers in JSON) and return true.
+ */
+function reportUnknownOption(argv: string[], rest: readonly string[]): boolean {
+  const probe = commandOf(buildProgram(argv[0]), argv).command;
+  const unknown = firstUnknownOption(probe, rest);
+  if (unknown === undefined) return false;
+  const message = `unknown option '${unknown}'${suggestionFor(probe, unknown)}`;
+  const answer = jsonAnswer(probe);
+  if (rest.includes("--json")) answer.only = answer.json = true;
+  if (!answer.only) process.stderr.write(usageLine(probe, message));
+  if (answer.json) printJson({ ok: false, code: "USAGE", message });
+  return true;
+}
+
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram(argv[0]);
   usageFailure = undefined;
   process.exitCode = 0;
-  if (argv.length === 0) {
-    program.outputHelp({ error: true });
+  const { command, rest } = commandOf(program, argv);
+  // No command (a group, or the program itself, without a subcommand): the short help, exit 2.
+  if (command.commands.length > 0 && rest.length === 0) {
+    process.stderr.write(shortHelp(command));
     return EXIT_USAGE;
   }
+  // An unknown option is reported before commander's check of required options.
+  if (command.commands.length === 0 && reportUnknownOption(argv, rest)) return EXIT_USAGE;
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
     const answer = usageFailure === undefined ? { json: false, only: false } : jsonAnswer(usageFailure);
     if (error instanceof UsageError) {
-      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${error.message}\n`);
+      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${error.message}${helpPointer()}\n`);
       if (answer.json) printJson({ ok: false, code: error.code, message: error.message });
       return EXIT_USAGE;
     }
     if (error instanceof CommanderError) {
-      if (["commander.helpDisplayed", "commander.version", "commander.help"].includes(error.code)) return 0;
+      if (["commander.helpDisplayed", "commander.version"].includes(error.code)) return 0;
+      // `help` asked for is 0; commander's own help-instead-of-a-command (exitCode 1) is a usage error.
+      if (error.code === "commander.help") return error.exitCode === 0 ? 0 : EXIT_USAGE;
       if (answer.json) printJson({ ok: false, code: "USAGE", message: error.message.replace(/^error: /, "") });
       return EXIT_USAGE;
     }

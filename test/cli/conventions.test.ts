@@ -95,14 +95,14 @@ describe("usage errors follow the output convention (real CLI)", () => {
     const r = await runCli(["verify-final-receipt", "--receipt", "release-receipt.json", "--quiet", "--verbose"]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+    expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit verify-final-receipt --help')\n");
   });
 
   it("a release step answers a usage error with its JSON object too; --json makes it the whole answer", async () => {
     const missing = await runCli(["release", "stage"]);
     expect(missing.code).toBe(2);
     expect(JSON.parse(missing.stdout)).toEqual({ ok: false, code: "USAGE", message: "required option '--tag <tag>' not specified" });
-    expect(missing.stderr).toContain("error: required option '--tag <tag>' not specified");
+    expect(missing.stderr).toBe("hermes-plugin-kit: required option '--tag <tag>' not specified (see 'hermes-plugin-kit release stage --help')\n");
     const quiet = await runCli(["release", "stage", "--json"]);
     expect(quiet.code).toBe(2);
     expect(JSON.parse(quiet.stdout)).toMatchObject({ ok: false, code: "USAGE" });
@@ -110,7 +110,7 @@ describe("usage errors follow the output convention (real CLI)", () => {
     const both = await runCli(["release", "stage", ...stageFlags, "--quiet", "--verbose"]);
     expect(both.code).toBe(2);
     expect(JSON.parse(both.stdout)).toEqual({ ok: false, code: "USAGE", message: "--quiet and --verbose exclude each other" });
-    expect(both.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other\n");
+    expect(both.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit release stage --help')\n");
     const bothJson = await runCli(["release", "stage", ...stageFlags, "--quiet", "--verbose", "--json"]);
     expect(bothJson.stdout.trim().split("\n")).toHaveLength(1);
     expect(bothJson.stderr).toBe("");
@@ -120,7 +120,7 @@ describe("usage errors follow the output convention (real CLI)", () => {
     const text = await runCli(["fetch", "--reference", "r", "--output-dir", "o", "--bogus"]);
     expect(text.code).toBe(2);
     expect(text.stdout).toBe("");
-    expect(text.stderr).toContain("error: unknown option '--bogus'");
+    expect(text.stderr).toBe("hermes-plugin-kit: unknown option '--bogus' (see 'hermes-plugin-kit fetch --help')\n");
     const json = await runCli(["fetch", "--reference", "r", "--output-dir", "o", "--bogus", "--json"]);
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stdout)).toEqual({ ok: false, code: "USAGE", message: "unknown option '--bogus'" });

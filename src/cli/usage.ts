@@ -1,0 +1,83 @@
+/**
+ * Usage errors of the `hermes-plugin-kit` program (exit 2, src/cli/output.ts):
+ * one line on stderr saying what is wrong plus where the help is, the way git
+ * and gh answer (`hermes-plugin-kit: unknown option '--foo' (see 'hermes-plugin-kit fetch --help')`),
+ * never the whole help text. An unknown option is reported before a missing
+ * required one (commander checks required options first, so {@link firstUnknownOption}
+ * looks ahead on a throwaway copy of the program). A command group run without
+ * a subcommand (the program itself with no arguments included) prints the
+ * short help — its usage line and subcommand names — and exits 2.
+ */
+import type { Command } from "commander";
+
+/** `hermes-plugin-kit fleet add`: the command's full name as typed. */
+export function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
+  return names.join(" ");
+}
+
+/** Commander's error text (`error: ...`, possibly with a second `(Did you mean ...)` line) as one line plus the help pointer. */
+export function usageLine(command: Command, text: string): string {
+  const what = text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim();
+  return `hermes-plugin-kit: ${what} (see '${commandPath(command)} --help')\n`;
+}
+
+/**
+ * The command `argv` names (subcommands followed by name or alias) and the
+ * arguments left for it. Bounded by `argv.length`.
+ */
+export function commandOf(program: Command, argv: readonly string[]): { command: Command; rest: string[] } {
+  let command = program;
+  let i = 0;
+  for (; i < argv.length && command.commands.length > 0; i += 1) {
+    const arg = argv[i] as string;
+    const next = command.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (next === undefined) break;
+    command = next;
+  }
+  return { command, rest: argv.slice(i) };
+}
+
+/** The short help of a command group: its usage line, its subcommands' names and where the full help is. */
+export function shortHelp(group: Command): string {
+  const path = commandPath(group);
+  const names = group.commands.map((c) => c.name()).filter((n) => n !== "help");
+  return `Usage: ${path} <command> [options]\n\nCommands: ${names.join(", ")}\n\nRun '${path} --help' for what each does, '${path} <command> --help' for its options.\n`;
+}
+
+/**
+ * The first option in `rest` that `leaf` does not declare, found on `probe`
+ * (the same command in a throwaway program, so parsing sets nothing on the
+ * real one); undefined when there is none or help was asked for.
+ */
+export function firstUnknownOption(probe: Command, rest: readonly string[]): string | undefined {
+  if (rest.includes("--help") || rest.includes("-h")) return undefined;
+  const { unknown } = probe.parseOptions([...rest]);
+  const first = unknown[0];
+  return first !== undefined && first.startsWith("-") && first !== "-" && first !== "--" ? first.replace(/=.*$/, "") : undefined;
+}
+
+/** ` (did you mean --x?)` for the declared long flag closest to `flag` (edit distance <= 2), else "". */
+export function suggestionFor(command: Command, flag: string): string {
+  let best: { name: string; distance: number } | undefined;
+  for (const option of command.options) {
+    if (option.long === undefined) continue;
+    const distance = editDistance(flag, option.long);
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: option.long, distance };
+  }
+  return best === undefined ? "" : ` (did you mean ${best.name}?)`;
+}
+
+/** Levenshtein distance (inputs are flags: a few dozen characters at most, so O(n*m) is fine). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}

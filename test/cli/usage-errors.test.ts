@@ -1,0 +1,88 @@
+/**
+ * Usage errors through the built CLI (src/cli/usage.ts, README "Exit codes"):
+ * exit 2, one line on stderr saying what is wrong plus where the help is, never
+ * the whole help; an unknown option is reported before a missing required one;
+ * no command (the program or a group without a subcommand) prints the short
+ * help on stderr and exits 2, as git does; asking for help exits 0.
+ */
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { leafCommands } from "../support/cli-tree.js";
+
+/** One line: `hermes-plugin-kit: <what> (see '<command> --help')`. */
+function expectOneLine(stderr: string, what: string, command: string): void {
+  expect(stderr).toBe(`hermes-plugin-kit: ${what} (see '${command} --help')\n`);
+}
+
+describe("no command", () => {
+  it("no arguments: the short help on stderr, nothing on stdout, exit 2", async () => {
+    const r = await runCli([]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/^Usage: hermes-plugin-kit <command> \[options\]\n\nCommands: verify-manifest, verify-final-receipt, fetch, resolve, fleet, verify-provenance, release, init, plugin\n/);
+    expect(r.stderr).toContain("Run 'hermes-plugin-kit --help'");
+    expect(r.stderr).not.toContain("Download a digest-pinned");
+  });
+
+  it.each([["fleet"], ["release"], ["plugin"]])("the group %s without a subcommand: short help, exit 2 (it exited 0)", async (group) => {
+    const r = await runCli([group]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(new RegExp(`^Usage: hermes-plugin-kit ${group} <command> \\[options\\]\\n\\nCommands: `));
+  });
+
+  it("asking for help is not an error: --help, help, help <command> exit 0 with the full help on stdout", async () => {
+    for (const args of [["--help"], ["help"], ["help", "fetch"], ["fleet", "--help"]]) {
+      const r = await runCli(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.stdout).toContain("Usage: hermes-plugin-kit");
+    }
+  });
+});
+
+describe("one line per usage error", () => {
+  it("an unknown option is reported first, before the missing required ones", async () => {
+    const r = await runCli(["fetch", "--foo"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expectOneLine(r.stderr, "unknown option '--foo'", "hermes-plugin-kit fetch");
+  });
+
+  it("a near miss gets a suggestion; --opt=value forms are named by the flag", async () => {
+    const r = await runCli(["fetch", "--reference", "r", "--outptu-dir=o"]);
+    expect(r.code).toBe(2);
+    expectOneLine(r.stderr, "unknown option '--outptu-dir' (did you mean --output-dir?)", "hermes-plugin-kit fetch");
+  });
+
+  it("a missing required option, an unknown command and too many arguments: one line each, no help text", async () => {
+    const missing = await runCli(["fetch", "--reference", "r"]);
+    expect(missing.code).toBe(2);
+    expectOneLine(missing.stderr, "required option '--output-dir <dir>' not specified", "hermes-plugin-kit fetch");
+    const command = await runCli(["fetc"]);
+    expect(command.code).toBe(2);
+    expectOneLine(command.stderr, "unknown command 'fetc' (Did you mean fetch?)", "hermes-plugin-kit");
+    const extra = await runCli(["init", "a", "b"]);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr.split("\n")).toHaveLength(2);
+    expect(extra.stderr).toMatch(/^hermes-plugin-kit: too many arguments for 'init'.* \(see 'hermes-plugin-kit init --help'\)\n$/);
+  });
+
+  it("a release step answers an unknown option with its JSON object too; with --json only that", async () => {
+    const r = await runCli(["release", "stage", "--bogus"]);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "USAGE", message: "unknown option '--bogus'" });
+    expectOneLine(r.stderr, "unknown option '--bogus'", "hermes-plugin-kit release stage");
+    const json = await runCli(["fetch", "--bogus", "--json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, code: "USAGE", message: "unknown option '--bogus'" });
+    expect(json.stderr).toBe("");
+  });
+
+  it("every command reports an unknown option first, in one line, exit 2", async () => {
+    for (const { path } of leafCommands()) {
+      const r = await runCli([...path, "--no-such-flag-here"]);
+      expect(r.code, path.join(" ")).toBe(2);
+      expect(r.stderr, path.join(" ")).toBe(`hermes-plugin-kit: unknown option '--no-such-flag-here' (see 'hermes-plugin-kit ${path.join(" ")} --help')\n`);
+    }
+  }, 240_000);
+});
