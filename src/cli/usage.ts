@@ -66,7 +66,7 @@ export function suggestionFor(command: Command, flag: string): string {
     const distance = editDistance(flag, option.long);
     if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: option.long, distance };
   }
-  return best === undefined ? "" : ` (did you mean ${best.name}?)`;
+  return best === undefined ? "" : ` (Did you mean ${best.name}?)`;
 }
 
 /** Levenshtein distance (inputs are flags: a few dozen characters at most, so O(n*m) is fine). */

@@ -51,7 +51,7 @@ describe("one line per usage error", () => {
   it("a near miss gets a suggestion; --opt=value forms are named by the flag", async () => {
     const r = await runCli(["fetch", "--reference", "r", "--outptu-dir=o"]);
     expect(r.code).toBe(2);
-    expectOneLine(r.stderr, "unknown option '--outptu-dir' (did you mean --output-dir?)", "hermes-plugin-kit fetch");
+    expectOneLine(r.stderr, "unknown option '--outptu-dir' (Did you mean --output-dir?)", "hermes-plugin-kit fetch");
   });
 
   it("a missing required option, an unknown command and too many arguments: one line each, no help text", async () => {
