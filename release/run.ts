@@ -61,7 +61,7 @@ import { promoteStep } from "./steps/promote.js";
 import { publishStep } from "./steps/publish.js";
 import { restoreStep } from "./steps/restore.js";
 import { bundleReference, stageStep } from "./steps/stage.js";
-import { makeDirectory } from "../src/contract/directory.js";
+import { checkDirectoryWritable, makeDirectory } from "../src/contract/directory.js";
 
 export type { RunOptions } from "./run-context.js";
 
@@ -223,6 +223,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   if (!(await stat(source).then((st) => st.isDirectory(), () => false))) {
     throw new PipelineError("RUN_SOURCE_INVALID", `the source checkout ${source} is not a directory: pass --source <the release checkout, a git clone whose origin is the release remote>`);
   }
+  // A workspace that cannot be created or written fails first (IO_* codes; nothing is left behind).
+  checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   // A signing key the release policy names is required, and must match, before anything is written.
   const paths = workspacePaths(ws);
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
