@@ -24,8 +24,7 @@ import { HermesPluginKitError } from "./errors.js";
 export type IoErrorCode = "IO_NOT_A_DIRECTORY" | "IO_DIRECTORY_UNWRITABLE";
 
 /** A directory a command must create or write into is unusable (docs/contract.md "Error codes"). */
-export class IoError extends HermesPluginKitError {
-  declare readonly code: IoErrorCode;
+export class IoError extends HermesPluginKitError<IoErrorCode> {
   /** The path the error is about (the blocking parent for `IO_NOT_A_DIRECTORY`). */
   readonly path: string;
 
