@@ -167,7 +167,11 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
   if (typeof repository !== "string") {
     invalid(`${origin} hermesPluginKit.repository must name the registry repository, found ${describe(repository)} (or pass --repository)`);
   }
-  parseRepository(repository);
+  const parsedRepository = parseRepository(repository);
+  if (repositoryOverride === undefined && parsedRepository.kind === "layout" && !parsedRepository.dir.startsWith("/")) {
+    // A path in a config file would resolve against each later command's working directory: refused.
+    invalid(`${origin} hermesPluginKit.repository ${describe(repository)} names a relative oci-layout path: a store path in a plugin's config must not depend on the directory a later command runs in; fix: write the absolute path, e.g. oci-layout:/home/you/hermes-store/${name}`);
+  }
   const install = kit["install"] === undefined ? DEFAULT_INSTALL_COMMAND : requireCommand(kit["install"], `${origin} hermesPluginKit.install`);
   const installTime = installTimeDeclaredBy(pkg);
   const provenanceKey = provenanceKeyDeclaredBy(kit, origin);

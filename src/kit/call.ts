@@ -57,9 +57,18 @@ export function parseCallArguments(text: string | undefined): Record<string, unk
   return value as Record<string, unknown>;
 }
 
-/** The stdio server entries of `<root>/mcp.json`. @throws PluginKitError `CALL_PACKAGE_INVALID`. */
+/** The stdio server entries of `<root>/mcp.json`. @throws PluginKitError `CALL_PACKAGE_MISSING` (no such directory, no mcp.json), `CALL_PACKAGE_INVALID`. */
 function packageServers(root: string): StdioServerEntry[] {
   const file = path.join(root, "mcp.json");
+  const built = "expected a built package directory (plugin.json, mcp.json, dist/server.js)";
+  const rootState = lstatSync(root, { throwIfNoEntry: false });
+  if (rootState === undefined || !rootState.isDirectory()) {
+    throw new PluginKitError("CALL_PACKAGE_MISSING", `package directory ${root} ${rootState === undefined ? "does not exist" : "is not a directory"}: ${built}; fix: run \`npm run build\` in the plugin project (plugin build <entry> --out <dir>) and pass that output directory`);
+  }
+  if (lstatSync(file, { throwIfNoEntry: false }) === undefined) {
+    const project = lstatSync(path.join(root, "package.json"), { throwIfNoEntry: false }) !== undefined;
+    throw new PluginKitError("CALL_PACKAGE_MISSING", `${root} has no mcp.json: ${built}${project ? "; it looks like an unbuilt plugin project" : ""}; fix: run \`npm run build\` (plugin build <entry> --out <dir>) and pass the built directory`);
+  }
   let value: unknown;
   try {
     if (!lstatSync(file).isFile()) throw new Error("not a regular file");

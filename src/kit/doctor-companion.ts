@@ -9,7 +9,7 @@
  * driven once through the real bridge to the package's server. Without a
  * Python 3 interpreter the companion is reported unchecked, never clean.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +18,7 @@ import { COMPANION_PARENT_DIR } from "./companion.js";
 import { companionStandInSource } from "./companion-standin.js";
 import { BUILTIN_COMMAND_NAMES, COMMAND_NAME_PATTERN, REQUEST_MIDDLEWARE_KINDS, VALID_HOOKS } from "./hooks.js";
 import type { PackageFinding } from "./portable.js";
+import { PluginKitError } from "./errors.js";
 
 /** Manifest fields Hermes knows (`_KNOWN_MANIFEST_FIELDS`, Hermes plugin.yaml manifest, v1 and v2); others draw a warning from the host. */
 export const NATIVE_MANIFEST_FIELDS: readonly string[] = [
@@ -261,4 +262,28 @@ export async function checkCompanions(root: string, options: CompanionCheckOptio
     }
   }
   return out;
+}
+
+/**
+ * A Python interpreter the user named (`plugin doctor --python P`) must run
+ * and be Python 3: a check that was asked for and cannot run fails the
+ * doctor instead of passing unchecked. Runs `P -c <print major version>` with
+ * a 10 s timeout.
+ * @throws PluginKitError `DOCTOR_PYTHON_UNAVAILABLE` naming the path, what was found and the fix.
+ */
+export function requirePythonInterpreter(python: string): void {
+  const run = spawnSync(python, ["-c", "import sys; print(sys.version_info[0])"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
+  const found =
+    run.error !== undefined
+      ? `${(run.error as NodeJS.ErrnoException).code === "ENOENT" ? "no such program" : (run.error as NodeJS.ErrnoException).code ?? run.error.message}`
+      : run.status !== 0
+        ? `it exited ${run.status ?? run.signal}`
+        : run.stdout.trim() !== "3"
+          ? `Python ${run.stdout.trim() || "?"}`
+          : undefined;
+  if (found === undefined) return;
+  throw new PluginKitError(
+    "DOCTOR_PYTHON_UNAVAILABLE",
+    `--python ${python}: expected a Python 3 interpreter to run the native companion check, found ${found}; fix: pass a Python 3 interpreter (e.g. --python "$(command -v python3)"), or omit --python to use python3 on PATH`,
+  );
 }

@@ -17,7 +17,7 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import os from "node:os";
 import path from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
-import { checkCompanions, type DoctorCompanion } from "./doctor-companion.js";
+import { checkCompanions, requirePythonInterpreter, type DoctorCompanion } from "./doctor-companion.js";
 import { exerciseServer, type DoctorServer } from "./doctor-server.js";
 import { PluginKitError } from "./errors.js";
 import {
@@ -151,12 +151,21 @@ function scanPackage(root: string, findings: PackageFinding[]): void {
   }
 }
 
+/** For a directory without plugin.json: the hint that it is a plugin project that was not built (it has package.json), or what a package holds. */
+function unbuiltHint(root: string): string {
+  if (regularFileInside(root, "package.json") === "ok") {
+    return `; ${root} looks like an unbuilt plugin project (package.json, no plugin.json): run \`npm run build\` there (plugin build <entry> --out <dir>) and run doctor on the built package directory`;
+  }
+  return "; expected a built package (plugin.json, mcp.json, dist/server.js): run plugin build <entry> --out <dir> first";
+}
+
 /**
  * Check the package at `dir` (see the module comment). Never throws for a
  * package problem: every problem is a finding; `ok` is false when any
  * finding is an error.
  *
- * @throws PluginKitError `BUILD_OUTPUT_INVALID` when `dir` is not a directory.
+ * @throws PluginKitError `DOCTOR_PACKAGE_MISSING` when `dir` is not a directory,
+ *   `DOCTOR_PYTHON_UNAVAILABLE` when `options.python` is given and is not a runnable Python 3.
  */
 export async function doctorPluginPackage(dir: string, options: DoctorOptions = {}): Promise<DoctorReport> {
   let root: string;
@@ -164,13 +173,15 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
     root = realpathSync(path.resolve(dir));
     if (!lstatSync(root).isDirectory()) throw new Error("not a directory");
   } catch {
-    throw new PluginKitError("BUILD_OUTPUT_INVALID", `package directory ${dir} does not exist or is not a directory`);
+    throw new PluginKitError("DOCTOR_PACKAGE_MISSING", `package directory ${dir} does not exist or is not a directory: expected a built package (plugin.json, mcp.json, dist/server.js); fix: run \`npm run build\` in the plugin project (plugin build <entry> --out <dir>) and pass that output directory`);
   }
+  // An interpreter the caller named must run before anything is checked (a requested check never passes unrun).
+  if (options.python !== undefined) requirePythonInterpreter(options.python);
   const findings: PackageFinding[] = [];
   const report: DoctorReport = { ok: false, root, plugin: {}, findings, skills: [], servers: [], companions: [] };
   const manifestState = regularFileInside(root, "plugin.json");
   if (manifestState !== "ok") {
-    findings.push({ rule: "PLUGIN_JSON_MISSING", severity: "error", message: "plugin.json must be a regular file at the package root", file: "plugin.json" });
+    findings.push({ rule: "PLUGIN_JSON_MISSING", severity: "error", message: `plugin.json must be a regular file at the package root${unbuiltHint(root)}`, file: "plugin.json" });
   } else {
     const manifest = readJsonFile(root, "plugin.json", findings, "PLUGIN_JSON");
     if (manifest !== undefined) {

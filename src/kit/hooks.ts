@@ -202,7 +202,7 @@ function parseSection<K extends keyof typeof SURFACE_SCHEMAS>(key: K, value: unk
 function checkCommandName(raw: string, seen: Set<string>): string {
   const name = raw.replace(/^\/+/, "");
   if (!COMMAND_NAME_PATTERN.test(name)) {
-    throw new PluginKitError("COMMAND_NAME_INVALID", `command name ${JSON.stringify(raw)} must be bare lowercase kebab-case matching ${COMMAND_NAME_PATTERN.source} (Hermes lowercases names and turns spaces into '-')`);
+    throw new PluginKitError("COMMAND_NAME_INVALID", `command name ${JSON.stringify(raw)} must be bare lowercase kebab-case: lowercase letters a-z and digits 0-9 in words joined by single '-', starting with a letter, no leading '/' (e.g. calc or unit-convert; Hermes lowercases names and turns spaces into '-')`);
   }
   if (BUILTIN_COMMAND_NAMES.includes(name)) throw new PluginKitError("COMMAND_NAME_BUILTIN", `command /${name} clashes with a built-in Hermes command; Hermes would skip it`);
   if (seen.has(name)) throw new PluginKitError("COMMAND_DUPLICATE", `duplicate command name: ${name}`);

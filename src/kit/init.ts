@@ -13,7 +13,7 @@ import { parseRepository } from "../contract/reference.js";
 import { isNpmPackageName } from "../contract/grammar.js";
 import { PluginKitError } from "./errors.js";
 import { validateServerName } from "./naming.js";
-import { PLUGIN_NAME_PATTERN } from "./portable.js";
+import { PLUGIN_NAME_PATTERN, PLUGIN_NAME_RULE } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
 import { makeDirectorySync } from "../contract/directory.js";
 
@@ -64,6 +64,12 @@ function exactVersion(pkg: Record<string, unknown>, field: string, name: string)
   return version;
 }
 
+/** A valid name close to `name` for the fix line: lowercased, runs of other characters as one '-'. */
+function suggestedName(name: string): string {
+  const near = name.toLowerCase().replace(/[^a-z0-9.]+/g, "-").replace(/\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "").slice(0, 64).replace(/[-.]+$/, "");
+  return near.length > 0 && PLUGIN_NAME_PATTERN.test(near) ? near : "my-plugin";
+}
+
 /** The server name derived from a plugin name (`[a-z0-9_-]`, no trailing `-`). */
 function serverNameFor(name: string): string {
   return name.replace(/[^a-z0-9_-]+/g, "-").replace(/[-_]+$/, "");
@@ -82,14 +88,17 @@ export function initPluginProject(options: InitOptions): InitResult {
   if (!isNpmPackageName(name) || name.startsWith("@") || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
     throw new PluginKitError(
       "INIT_NAME_INVALID",
-      `plugin name ${JSON.stringify(name)} must be an npm package name without a scope and match ${PLUGIN_NAME_PATTERN.source} (1-64 characters); pass --name`,
+      `plugin name ${JSON.stringify(name)}${options.name === undefined ? " (the directory's name)" : ""} is not a valid plugin name: a name may have ${PLUGIN_NAME_RULE}, and must be an npm package name without a scope; fix: pass a valid name with --name, e.g. --name ${suggestedName(name)}`,
     );
   }
   const server = validateServerName(serverNameFor(name));
   const repositoryIsPlaceholder = options.repository === undefined;
-  const repository = options.repository ?? `ghcr.io/your-github-owner/${name.replace(/\./g, "-")}`;
+  let repository = options.repository ?? `ghcr.io/your-github-owner/${name.replace(/\./g, "-")}`;
   try {
-    parseRepository(repository);
+    // A store path written into the plugin's config must not depend on where a later command runs:
+    // a relative `oci-layout:` path is resolved here, against init's working directory (docs/kit.md "init").
+    const parsed = parseRepository(repository);
+    if (parsed.kind === "layout" && !path.isAbsolute(parsed.dir)) repository = `oci-layout:${path.resolve(parsed.dir)}`;
   } catch (error) {
     throw new PluginKitError("INIT_REPOSITORY_INVALID", `${(error as Error).message}; pass --repository host/owner/name or oci-layout:<dir>`);
   }

@@ -107,7 +107,7 @@ const PLUGIN_OPTIONS = z.strictObject(
   {
     name: z.string({ error: (issue) => `must be a string, found ${found(issue.input)}` }).check(
       z.maxLength(64, { error: (issue) => `must be 1-64 characters, found ${found(issue.input)}` }),
-      z.regex(PLUGIN_NAME_PATTERN, { error: (issue) => `must match ${PLUGIN_NAME_PATTERN.source}, found ${found(issue.input)}` }),
+      z.regex(PLUGIN_NAME_PATTERN, { error: (issue) => `must be 1-64 of a-z 0-9 - . with no --, .. or edge - or . (e.g. my-plugin), found ${found(issue.input)}` }),
     ),
     version: z.optional(z.string({ error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }).check(z.regex(PLUGIN_VERSION_PATTERN, { error: (issue) => `must be a SemVer string, found ${found(issue.input)}` }))),
     description: nonEmptyString("must be a non-empty string"),

@@ -15,6 +15,9 @@ export const MCP_SCHEMA_URL = "https://agent-plugins.org/schemas/1.0.0/mcp.schem
 export const SERVER_SCRIPT = "dist/server.js";
 /** plugin.json `name` grammar (1-64 characters). */
 export const PLUGIN_NAME_PATTERN = /^(?!.*(?:--|\.\.))[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/;
+/** {@link PLUGIN_NAME_PATTERN} in words, for error messages (never the raw pattern). */
+export const PLUGIN_NAME_RULE =
+  "1-64 characters: lowercase letters a-z, digits 0-9, '-' and '.', starting and ending with a letter or digit, with no '--' or '..' (e.g. my-plugin or acme.weather)";
 /** Top-level plugin.json fields Hermes keeps (others are dropped with a diagnostic). */
 export const PLUGIN_MANIFEST_FIELDS: readonly string[] = ["$schema", "name", "version", "description", "author", "homepage", "repository", "license", "keywords", "extensions"];
 /** Keys of a stdio mcp.json entry. */
@@ -50,7 +53,7 @@ export function checkPluginManifest(value: unknown): PackageFinding[] {
   if (value["$schema"] !== PLUGIN_SCHEMA_URL) error("PLUGIN_JSON_SCHEMA", `plugin.json $schema must be ${PLUGIN_SCHEMA_URL}, got ${JSON.stringify(value["$schema"] ?? null)}`);
   const name = value["name"];
   if (typeof name !== "string" || name.length < 1 || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
-    error("PLUGIN_NAME_INVALID", `plugin.json name ${JSON.stringify(name ?? null)} must be 1-64 characters matching ${PLUGIN_NAME_PATTERN.source}`);
+    error("PLUGIN_NAME_INVALID", `plugin.json name ${JSON.stringify(name ?? null)} is not a plugin name: a name may have ${PLUGIN_NAME_RULE}`);
   }
   for (const key of ["version", "description", "homepage", "repository", "license"]) {
     if (value[key] !== undefined && typeof value[key] !== "string") error("PLUGIN_FIELD_INVALID", `plugin.json ${key} must be a string`);

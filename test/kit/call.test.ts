@@ -66,7 +66,7 @@ describe("callPluginTool", () => {
   it("refuses a directory without a built package, and a server that does not start", async () => {
     const empty = tempDir("call-empty");
     dirs.push(empty);
-    await expect(callPluginTool(empty, "x", {})).rejects.toThrowWithCode(PluginKitError, "CALL_PACKAGE_INVALID");
+    await expect(callPluginTool(empty, "x", {})).rejects.toThrowWithCode(PluginKitError, "CALL_PACKAGE_MISSING");
     const broken = writePackage({ manifest: manifestFor(), mcp: mcpFor("fixture"), serverScript: "process.exit(3);\n" });
     dirs.push(broken);
     await expect(callPluginTool(broken, "x", {}, { timeoutMs: 5000 })).rejects.toThrowWithCode(PluginKitError, "CALL_FAILED");

@@ -61,8 +61,12 @@ describe("plugin doctor on a built companion", () => {
     expect(quiet.companions[0]?.registered.commands).toEqual(["fail", "quiet", "shout"]);
   });
 
-  it("reports the companion unchecked (never clean) without a Python 3 interpreter", async () => {
-    const unchecked = await doctorPluginPackage(hooky, { timeoutMs: 20_000, python: "/nonexistent/python3", callTools: false });
+  it("a Python the caller named that cannot run fails the doctor (DOCTOR_PYTHON_UNAVAILABLE), never an unchecked pass", async () => {
+    await expect(doctorPluginPackage(hooky, { timeoutMs: 20_000, python: "/nonexistent/python3", callTools: false })).rejects.toThrowWithCode("DOCTOR_PYTHON_UNAVAILABLE");
+  });
+
+  it("reports the companion unchecked (never clean) when python3 is not on PATH", async () => {
+    const unchecked = await doctorPluginPackage(hooky, { timeoutMs: 20_000, environment: { ...process.env, PATH: "/nonexistent" }, callTools: false });
     expect(rules(unchecked, "warning")).toEqual(["COMPANION_NOT_CHECKED"]);
     expect(unchecked.companions[0]?.checked).toBe(false);
   });

@@ -43,7 +43,7 @@ describe("definePlugin options", () => {
     expect(() => definePlugin(bad as never)).toThrowWithCode(PluginKitError, "PLUGIN_NAME_INVALID");
     const lines = messageOf(() => definePlugin(bad as never)).split("\n");
     expect(lines).toEqual([
-      expect.stringMatching(/^name: must match .*, found "Bad--name"$/),
+      'name: must be 1-64 of a-z 0-9 - . with no --, .. or edge - or . (e.g. my-plugin), found "Bad--name"',
       'version: must be a SemVer string, found "v1"',
       "description: must be a non-empty string",
       "tools[0]: was not built with tool()",

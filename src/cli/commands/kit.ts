@@ -28,6 +28,7 @@ function registerInit(program: Command): void {
           printJson({ ok: true, ...result });
           return 0;
         }
+        if (options.repository !== undefined && options.repository !== result.repository) printNote(`--repository ${options.repository} written as ${result.repository} (a relative store path is resolved against this directory, so later commands find it from anywhere)`);
         printLine(`created plugin project ${result.name} in ${result.dir}`);
         for (const file of result.files) printLine(`  ${file}`);
         printLine("next:");
