@@ -20,7 +20,7 @@ export {
   isStableSemver, LAYOUT_PREFIX, LAYOUT_REF_NAME, MAX_MANIFEST_BYTES, MAX_PACKAGE_JSON_BYTES,
   MAX_RELEASE_JSON_BYTES, MAX_TRUSTED_ROOT_BYTES, OCI_EMPTY_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE,
   OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, OCTET_STREAM_MEDIA_TYPE, OPTIONAL_RELEASE_KEYS, parsePaxRecords,
-  parsePayloadChecksums, parseProvenanceStatement, parseReference, parseReleaseJson, parseRepository,
+  parsePayloadChecksums, parseProvenanceStatement, parseReference, parseReleaseJson, parseRepository, plainHttpRefusal,
   parseStableSemver, parseStrictJson, parseTrustedRoot, PAYLOAD_CHECKSUMS_FILE, PayloadRecordSchema,
   gatesDeclaredBy, parseGatePin, policyForDocument, policyFromPackageJson, promotionFor, PromotionSchema, ProvenanceError, ProvenancePolicySchema,
   provenanceStatement, PUBLISHED_RECEIPT_KEYS, PublishedArtifactSchema, PublishedReceiptSchema,

@@ -70,7 +70,7 @@ export {
   type ReleaseClass,
   type SemVer,
 } from "./grammar.js";
-export { formatReference, isLoopbackHost, LAYOUT_PREFIX, parseReference, parseRepository, type PinnedReference, type Repository } from "./reference.js";
+export { formatReference, isLoopbackHost, LAYOUT_PREFIX, parseReference, parseRepository, plainHttpRefusal, type PinnedReference, type Repository } from "./reference.js";
 export {
   checkDeclaredGates,
   type ConsumerExpectations,

@@ -147,6 +147,23 @@ export function formatReference(repository: string, digest: string): string {
   return parseReference(`${repository}@${digest}`, repository).reference;
 }
 
+/**
+ * The one plain-HTTP rule (docs/architecture.md, "OCI transport"): plain HTTP
+ * is allowed only when asked (`plainHttp`, the `--plain-http` flag) and only
+ * for a loopback registry host; an `oci-layout:` store is not contacted over
+ * HTTP at all. Pure; `requirePlainHttpAllowed` (src/oci/origin.ts) raises it
+ * where a repository is parsed, and the transport applies it to every URL a
+ * server hands back.
+ * @returns why plain HTTP is refused for `repository` (a {@link Repository} or a host), or undefined when allowed.
+ */
+export function plainHttpRefusal(repository: Repository | string, plainHttp: boolean): string | undefined {
+  if (!plainHttp) return undefined;
+  if (typeof repository !== "string" && repository.kind === "layout") return undefined;
+  const host = typeof repository === "string" ? repository : repository.host;
+  if (isLoopbackHost(host)) return undefined;
+  return `plain HTTP is allowed only for loopback hosts, not ${host}; drop --plain-http (plainHttp) or use a loopback registry`;
+}
+
 /** True when `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`). */
 export function isLoopbackHost(host: string): boolean {
   const h = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;

@@ -8,9 +8,9 @@
  * Rate limits (429) and server errors are waited out within the retry budget
  * (`src/oci/retry.ts`); past it the probe fails closed.
  */
-import { isLoopbackHost, type Repository } from "../contract/reference.js";
+import type { Repository } from "../contract/reference.js";
 import { OciError } from "../oci/errors.js";
-import { refusedHop } from "../oci/origin.js";
+import { refusedHop, requirePlainHttpAllowed } from "../oci/origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
 import { HttpAgents, discard, headerValue, headerValues, sendRequest, type HttpResponse } from "../oci/registry-http.js";
 import { RETRYABLE_STATUS, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
@@ -142,7 +142,7 @@ function gaveUpError(what: string, answer: HttpAnswer): PrivacyError {
  * @throws PrivacyError `PRIVACY_ANONYMOUS_READ` (200: tags served anonymously),
  *   `PRIVACY_NO_STATUS` (no HTTP status), `PRIVACY_ANONYMOUS_CHECK_FAILED`
  *   (any other answer: another status, an unknown challenge, a realm that is
- *   not https, an unreadable token response), `PRIVACY_PLAIN_HTTP_REFUSED`.
+ *   not https, an unreadable token response); OciError `OCI_PLAIN_HTTP_REFUSED`.
  */
 export async function probeAnonymousRead(
   repository: Repository,
@@ -150,9 +150,7 @@ export async function probeAnonymousRead(
 ): Promise<AnonymousProbe> {
   if (repository.kind !== "registry") throw new PrivacyError("PRIVACY_REPOSITORY_UNSUPPORTED", `${repository.repository} is not a registry repository`);
   const plainHttp = options.plainHttp === true;
-  if (plainHttp && !isLoopbackHost(repository.host)) {
-    throw new PrivacyError("PRIVACY_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, found ${repository.host}`);
-  }
+  requirePlainHttpAllowed(repository, plainHttp);
   const probe: ProbeOptions = { plainHttp, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, retry: retryPolicy(options.retry) };
   const url = `${plainHttp ? "http" : "https"}://${repository.registry}/v2/${repository.path}/tags/list`;
   const first = await anonymousGet(new URL(url), {}, probe, 0);

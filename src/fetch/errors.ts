@@ -29,7 +29,6 @@ export type FetchErrorCode =
   | "FETCH_PACKAGE_INVALID"
   | "FETCH_PACKAGE_MISMATCH"
   | "FETCH_PATHS_MANIFEST_MISMATCH"
-  | "FETCH_PLAIN_HTTP_REFUSED"
   | "FETCH_TEMP_UNSAFE"
   | "PAYLOAD_SHA256_MISMATCH"
   | "INSTALL_FAILED"
@@ -79,7 +78,6 @@ export type PrivacyErrorCode =
   | "PRIVACY_ANONYMOUS_READ"
   | "PRIVACY_ANONYMOUS_CHECK_FAILED"
   | "PRIVACY_RATE_LIMITED"
-  | "PRIVACY_PLAIN_HTTP_REFUSED"
   | "PRIVACY_LAYOUT_SYMLINK"
   | "PRIVACY_LAYOUT_NOT_DIRECTORY"
   | "PRIVACY_LAYOUT_OWNER"
@@ -103,7 +101,6 @@ export type PrivacyErrorCode =
  * `PRIVACY_ANONYMOUS_CHECK_FAILED` (the anonymous probe got an answer that proves nothing),
  * `PRIVACY_RATE_LIMITED` (the packages API or the anonymous probe stayed rate limited past the retry budget,
  *   or asked for a longer wait: privacy unproven, try again later),
- * `PRIVACY_PLAIN_HTTP_REFUSED` (plain HTTP requested for a non-loopback host),
  * `PRIVACY_LAYOUT_SYMLINK`, `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
  */
 export class PrivacyError extends HermesPluginKitError<PrivacyErrorCode> {

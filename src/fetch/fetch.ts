@@ -23,7 +23,8 @@ import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, type GateCommands, type PolicySources, type ReleasePolicy } from "../contract/policy.js";
-import { isLoopbackHost, parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
+import { parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
+import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
@@ -259,9 +260,7 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
   const pinned = pinnedReference(options);
   const repository = pinned.repository;
   const plainHttp = options.plainHttp === true;
-  if (plainHttp && repository.kind === "registry" && !isLoopbackHost(repository.host)) {
-    throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
-  }
+  requirePlainHttpAllowed(repository, plainHttp);
   const env = options.env ?? process.env;
   await (options.requirePrivate ?? defaultRequirePrivate)(repository, { plainHttp, env });
   const target = await (options.openTarget ?? defaultOpenTarget)(repository, {
@@ -290,7 +289,8 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
  *   ReleaseContractError `REFERENCE_NOT_PINNED` (a tag, no digest),
  *   `REFERENCE_REPOSITORY_MISMATCH` (another repository), `REPOSITORY_INVALID` (G1);
  *   PrivacyError `PRIVACY_*` (G2, before any download);
- *   FetchError `FETCH_PLAIN_HTTP_REFUSED`, and the codes of `checkReleaseManifest`
+ *   OciError `OCI_PLAIN_HTTP_REFUSED` (`--plain-http` off loopback);
+ *   FetchError: the codes of `checkReleaseManifest`
  *   (`FETCH_MANIFEST_*`, `FETCH_ARTIFACT_TYPE_*`, `FETCH_CONFIG_UNEXPECTED`,
  *   `FETCH_LAYER_*`) (G3-G8);
  *   OciError `OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`, `OCI_SIZE_MISMATCH`,

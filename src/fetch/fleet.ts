@@ -16,10 +16,11 @@
  *   tarball filename and SHA-256 agree between lock, receipt and (with
  *   `installedDir`) the installed file.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
+import { hashFile } from "../contract/file-hash.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describe, isNpmPackageName } from "../contract/grammar.js";
 import { type GateCommands, type ReleasePolicy } from "../contract/policy.js";
@@ -251,17 +252,6 @@ export interface FleetPluginResult {
   attestations?: string[];
 }
 
-async function hashRegularFile(path: string): Promise<string> {
-  const handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-  try {
-    const hash = createHash("sha256");
-    for await (const chunk of handle.createReadStream({ autoClose: false, highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-    return hash.digest("hex");
-  } finally {
-    await handle.close();
-  }
-}
-
 /** The expectations of one pinned plugin: its name, and its gate pins from the lock over any given ones. */
 function pluginPolicy(base: DownloadOptions["policy"], plugin: FleetPlugin): NonNullable<DownloadOptions["policy"]> {
   const gates = { ...base?.gates, ...plugin.gates };
@@ -366,7 +356,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
         const st = await lstat(candidate).catch(() => null);
         if (st === null) continue;
         if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused)`);
-        const sha256 = await hashRegularFile(candidate);
+        const { sha256 } = await hashFile(candidate, { noFollow: true });
         if (sha256 !== plugin.tarball.sha256) {
           throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}`);
         }

@@ -8,10 +8,11 @@
  * any failure everything this call created is removed again, so `D` is
  * either not created or left exactly as it was.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { chmod, copyFile, link, lstat, mkdir, open, readFile, rmdir, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describe } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
@@ -45,17 +46,6 @@ async function lstatOrNull(path: string) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
     throw new FetchError("INSTALL_FAILED", `cannot inspect ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
   }
-}
-
-async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  const handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-  try {
-    for await (const chunk of handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false })) hash.update(chunk as Buffer);
-  } finally {
-    await handle.close();
-  }
-  return hash.digest("hex");
 }
 
 /** Directories between `root` and `file` (exclusive of both), outermost first. */
@@ -111,7 +101,7 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
     }
     if (st.isSymbolicLink()) throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${target} is a symlink`);
     if (!st.isFile()) throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} exists and is not a regular file`);
-    const existing = await sha256OfFile(target);
+    const existing = (await hashFile(target, { noFollow: true })).sha256;
     if (existing !== file.sha256) {
       throw new FetchError(
         "INSTALL_OVERWRITE_REFUSED",
@@ -235,7 +225,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
       await copyFile(file.source, temp, fsConstants.COPYFILE_EXCL);
       try {
         await chmod(temp, 0o644);
-        const copied = await sha256OfFile(temp);
+        const copied = (await hashFile(temp, { noFollow: true })).sha256;
         if (copied !== file.sha256) {
           throw new FetchError("INSTALL_FAILED", `copy of ${file.path} does not match the verified bytes (sha256 ${copied}, expected ${file.sha256})`);
         }

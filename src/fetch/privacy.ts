@@ -31,6 +31,7 @@ import { resolve as resolvePath } from "node:path";
 import type { JsonValue } from "../contract/canonical-json.js";
 import { isLoopbackHost, type Repository } from "../contract/reference.js";
 import type { RetryPolicy } from "../oci/retry.js";
+import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type GitHubApiAnswer, type GitHubClient } from "../github/api.js";
 import { probeAnonymousRead, type AnonymousReadEvidence } from "./anonymous-probe.js";
 import { PrivacyError } from "./errors.js";
@@ -124,9 +125,7 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
     return { kind: "layout", repository: repository.repository, bootstrapped: layout.created, layout };
   }
   const plainHttp = options.plainHttp === true;
-  if (plainHttp && !isLoopbackHost(repository.host)) {
-    throw new PrivacyError("PRIVACY_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, found ${repository.host}`);
-  }
+  requirePlainHttpAllowed(repository, plainHttp);
   if (isGitHubPackagesRegistry(repository, env)) {
     const githubPackage = await requirePrivatePackage(repository, options);
     const probe = await probeAnonymousRead(repository, { plainHttp, timeoutMs: options.timeoutMs, retry: options.retry });

@@ -5,7 +5,8 @@
  */
 import { ReleaseContractError } from "../contract/errors.js";
 import { requireDiscoveryTag } from "../contract/grammar.js";
-import { isLoopbackHost, parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describe } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
 import type { DownloadOptions } from "./fetch.js";
@@ -45,14 +46,12 @@ export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" |
  * privacy gate on read.
  * @returns the digest reference and the manifest descriptor's media type and size.
  * @throws the codes of {@link parseTagReference}; FetchError
- *   `FETCH_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
+ *   OciError `OCI_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
  */
 export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
   const { repository, tag } = parseTagReference(value);
   const plainHttp = options.plainHttp === true;
-  if (plainHttp && repository.kind === "registry" && !isLoopbackHost(repository.host)) {
-    throw new FetchError("FETCH_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback registries, not ${repository.registry}`);
-  }
+  requirePlainHttpAllowed(repository, plainHttp);
   const env = options.env ?? process.env;
   if (options.requirePrivate !== undefined) await options.requirePrivate(repository, { plainHttp, env });
   else {

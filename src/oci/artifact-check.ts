@@ -2,7 +2,7 @@
  * The strict artifact-manifest check of the layout reader: the `payload`
  * profile of the one schema (src/contract/artifact-manifest.ts, zod). Kept out
  * of `manifest.ts` and the `src/oci` barrel so that the registry transport
- * (resolve, fetch, copy) loads no zod (DESIGN.md section 7 "Performance");
+ * (resolve, fetch, copy) loads no zod (docs/oci.md "Benchmark"; docs/architecture.md, "Areas");
  * `readLayout` imports it when it runs.
  */
 import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";

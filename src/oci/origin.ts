@@ -9,25 +9,26 @@
  *   origin they belong to (RFC 6454 origin: scheme, host, port), so another
  *   origin a server points at gets none.
  */
-import { isLoopbackHost } from "../contract/reference.js";
+import { plainHttpRefusal, type Repository } from "../contract/reference.js";
 import { OciError } from "./errors.js";
 
 /**
- * The plain-HTTP rule of a repository (docs/architecture.md, "OCI transport"),
- * checked once where a registry repository is opened (`openTarget`,
- * `RegistryTarget`, `OrasTarget`): `plainHttp` only for a loopback host.
+ * The plain-HTTP rule of a repository (`plainHttpRefusal`, src/contract/reference.ts;
+ * docs/architecture.md, "OCI transport"), raised where a repository is parsed
+ * or opened: `openTarget`, `RegistryTarget`, `OrasTarget`, fetch, resolve and
+ * the privacy gate. `plainHttp` only for a loopback host.
+ * @param repository a parsed repository (a layout store passes) or a registry host.
  * @throws OciError `OCI_PLAIN_HTTP_REFUSED`.
  */
-export function requirePlainHttpAllowed(host: string, plainHttp: boolean): void {
-  if (plainHttp && !isLoopbackHost(host)) {
-    throw new OciError("OCI_PLAIN_HTTP_REFUSED", `plain HTTP is allowed only for loopback hosts, not ${host}; drop --plain-http (plainHttp) or use a loopback registry`);
-  }
+export function requirePlainHttpAllowed(repository: Repository | string, plainHttp: boolean): void {
+  const refused = plainHttpRefusal(repository, plainHttp);
+  if (refused !== undefined) throw new OciError("OCI_PLAIN_HTTP_REFUSED", refused);
 }
 
 /** True when `url` may be contacted at all: `https:`, or `http:` to a loopback host with `plainHttp` (the same rule for every URL a server hands us). */
 export function schemeAllowed(url: URL, plainHttp: boolean): boolean {
   if (url.protocol === "https:") return true;
-  return url.protocol === "http:" && plainHttp && isLoopbackHost(url.hostname);
+  return url.protocol === "http:" && plainHttp && plainHttpRefusal(url.hostname, plainHttp) === undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ import type tls from "node:tls";
 import { OciError } from "./errors.js";
 
 // `node:tls` and `node:https` load on first use: a plain-HTTP run (loopback
-// registries) or a layout store never compiles them (DESIGN.md section 7 "Performance").
+// registries) or a layout store never compiles them (docs/oci.md "Benchmark"; docs/architecture.md, "Areas").
 const requireBuiltin = createRequire(import.meta.url);
 
 /** `node:tls`, loaded on first use. */

@@ -17,7 +17,7 @@ import type childProcess from "node:child_process";
 import { createRequire } from "node:module";
 
 // `node:child_process` loads with the first child: the registry transport's
-// fetch path starts none (DESIGN.md section 7 "Performance").
+// fetch path starts none (docs/oci.md "Benchmark"; docs/architecture.md, "Areas").
 const requireBuiltin = createRequire(import.meta.url);
 
 declare const childEnvironmentBrand: unique symbol;

@@ -1,6 +1,6 @@
 /**
  * The registry transport's module graph (docs/oci.md "Registry client
- * behaviour"; DESIGN.md section 7 "Performance"): importing `src/oci` (the
+ * behaviour"; docs/oci.md "Benchmark"): importing `src/oci` (the
  * barrel `bench:oci`'s fetch process loads) or the modules the `fetch` command
  * imports loads no zod and no TLS or child-process built-ins; the layout
  * reader's zod check loads when a layout is read. Checked on the compiled

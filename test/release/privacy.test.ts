@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseRepository } from "../../src/contract/reference.js";
+import { OciError } from "../../src/oci/errors.js";
 import {
   GHCR_REGISTRY_OVERRIDE_ENV,
   NO_PACKAGES_API_NOTE,
@@ -453,7 +454,7 @@ describe("anonymous read probe (registries without a packages API)", () => {
   });
 
   it("plain HTTP is refused for a non-loopback registry before any request", async () => {
-    await expect(requirePrivateForRead(parseRepository("registry.example.invalid/acme/widget"), { plainHttp: true, env: {} })).toThrowWithCode(PrivacyError, "PRIVACY_PLAIN_HTTP_REFUSED");
+    await expect(requirePrivateForRead(parseRepository("registry.example.invalid/acme/widget"), { plainHttp: true, env: {} })).toThrowWithCode(OciError, "OCI_PLAIN_HTTP_REFUSED");
   });
 
   it("an https probe of a plain-http registry gets no status and fails closed", async () => {

@@ -6,6 +6,7 @@
  * (`consumer-policy.ts`); area modules load inside the action handlers.
  */
 import type { Command } from "commander";
+import { addRegistryOptions } from "../registry-options.js";
 import { addGatePolicyOptions, consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, printNote, runAction, transferProgress, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
@@ -31,8 +32,7 @@ interface ResolveOptions {
 /** Register `fetch` and `resolve` on `program`. */
 export function registerFetchCommands(program: Command): void {
   const fetch = addPolicyFlags(
-    program
-      .command("fetch")
+    addRegistryOptions(program.command("fetch"))
       .description("Download a digest-pinned release bundle or receipt, verify every byte (and with --provenance its Sigstore attestation), then install it into the output directory.")
       .requiredOption("--reference <ref>", "digest-pinned reference <repository>@sha256:<64 hex> (tags are refused: pin one with `resolve`)")
       .requiredOption("--output-dir <dir>", "output directory (created; never written through a symlink; different existing bytes are never overwritten)")
@@ -40,8 +40,6 @@ export function registerFetchCommands(program: Command): void {
       .option("--package <name>", "expected npm package name (default: the one the release names)")
       .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
       .option("--replace", "the output directory holds another release: verify, then swap the whole directory for the new payload")
-      .option("--plain-http", "use plain HTTP (loopback registries only)")
-      .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
       .option("--provenance", "require a verifying attestation bound to the release before installing (policy: --key, or --owner/--repo ...)")
       .option("--key <pem>", "with --provenance: the public key a locally signed release was attested with")
       .option("--trusted-root <file>", "with --provenance: Sigstore trusted root (default: the embedded public-good root)"),
@@ -87,12 +85,9 @@ export function registerFetchCommands(program: Command): void {
     });
   });
 
-  program
-    .command("resolve")
+  addRegistryOptions(program.command("resolve"))
     .description("Print the digest reference a tag points to now, for pinning (fetch refuses tags). Reads only after the privacy gate.")
     .requiredOption("--reference <repo:tag>", "<repository>:<tag>, e.g. ghcr.io/acme/plugin:v1.2.0 or oci-layout:/srv/store:v1.2.0")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
     .option("--json", "print {reference, digest, mediaType, size, tag} as JSON")
     .action(async (opts: ResolveOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {

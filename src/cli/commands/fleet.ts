@@ -5,6 +5,7 @@
  * directory's package.json.
  */
 import type { Command } from "commander";
+import { addRegistryOptions } from "../registry-options.js";
 import type { FleetPlugin } from "../../contract/schemas.js";
 import { collect, gatePins } from "../consumer-policy.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
@@ -67,14 +68,11 @@ function registerAdd(fleet: Command): void {
 }
 
 function registerVerify(fleet: Command): void {
-  fleet
-    .command("verify")
+  addRegistryOptions(fleet.command("verify"))
     .description("Fetch and verify each pinned receipt by digest and check it against the pinned bundle reference, gate pins and tarball (and the installed file).")
     .requiredOption("--lock <file>", "fleet lock file")
     .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
-    .option("--registry-config <file>", "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
     .option("--json", "print the verified plugins as JSON")
     .action(async (opts: FleetVerifyOptions) => {
       process.exitCode = await runAction(opts.json === true, async () => {

@@ -12,6 +12,7 @@
  * action only, so the CLI starts without them.
  */
 import type { Command } from "commander";
+import { addRegistryOptions } from "../registry-options.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 import { POLICY_FLAG_NAMES, addPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
@@ -83,8 +84,7 @@ async function verifyBundleForm(flags: VerifyProvenanceFlags, artifact: string |
 /** Register `verify-provenance` on `program`. */
 export function registerProvenanceCommands(program: Command): void {
   addPolicyFlags(
-    program
-      .command("verify-provenance")
+    addRegistryOptions(program.command("verify-provenance"), "--reference form")
       .description(
         "Verify Sigstore provenance offline. --bundle FILE ... FILE_OR_DIGEST: one bundle for one artifact (the Sigstore conformance verify-bundle shapes). " +
           "--reference R: find the release bundle's attestations (OCI referrers), verify them and bind them to its tested manifest (and --receipt). " +
@@ -98,8 +98,6 @@ export function registerProvenanceCommands(program: Command): void {
       .option("--repository <repo>", "--reference form: the pinned repository the reference must name (default: the reference's own)")
       .option("--receipt <file>", "--reference form: a published release-receipt.json the statement must agree with too")
       .option("--package <name>", "--reference form: expected npm package name (default: the one the release names)")
-      .option("--plain-http", "--reference form: plain HTTP (loopback registries only)")
-      .option("--registry-config <file>", "--reference form: Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)")
       .option("--key <pem>", "verify with this PEM public key instead of a certificate identity (releases signed with a local key)")
       .option("--trusted-root <file>", "Sigstore trusted root JSON (validated strictly; default: the embedded public-good root)"),
   )

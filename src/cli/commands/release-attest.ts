@@ -6,7 +6,8 @@
  */
 import type { Command } from "commander";
 import { printJson, runAction, UsageError } from "../output.js";
-import { publishPolicy, REGISTRY_CONFIG_HELP, registryCredentials } from "./release-publish.js";
+import { addRegistryOptions } from "../registry-options.js";
+import { publishPolicy, registryCredentials } from "./release-publish.js";
 
 interface AttestFlags {
   reference: string;
@@ -45,14 +46,12 @@ async function inputsOf(flags: AttestFlags) {
 }
 
 function sharedOptions(command: Command): Command {
-  return command
+  return addRegistryOptions(command)
     .requiredOption("--reference <ref>", "the staged release bundle <repository>@sha256:<64 hex>")
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of ./package.json)")
     .option("--source-repository <url>", "source repository URI recorded in the statement (default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
     .option("--workflow-ref <ref>", "ref the release workflow ran at (default: $GITHUB_REF, else refs/heads/main)")
     .option("--run-attempt <n>", "workflow run attempt recorded (default: $GITHUB_RUN_ATTEMPT, else the tested manifest's)")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr");
 }
 

@@ -15,6 +15,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { addRegistryOptions } from "../registry-options.js";
 import type { ReleasePolicy } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../oci/registry-auth.js";
 import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, transferProgress, UsageError } from "../output.js";
@@ -46,8 +47,6 @@ export async function registryCredentials(policy: ReleasePolicy, registryConfig:
   const credentials = await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), process.env, registryConfig === undefined ? {} : { registryConfig });
   return credentials === undefined ? {} : { credentials };
 }
-
-export const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
 
 /**
  * The release policy of a publishing step (producers read their own
@@ -95,14 +94,11 @@ interface CheckPrivateFlags extends PolicyFlags {
 
 /** `release check-private [--repository R] [--bootstrap] [--plain-http]` (reference 5.1). */
 function registerCheckPrivate(release: Command): void {
-  release
-    .command("check-private")
+  addRegistryOptions(release.command("check-private"))
     .description("Require positive evidence that the private repository is private (GitHub Packages API + refused anonymous read; layout: 0700, own uid).")
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
     .option("--bootstrap", "when the package is absent, push the zero-layer bootstrap artifact to private-bootstrap (layout: create 0700), then re-check")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
     .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
@@ -220,8 +216,7 @@ interface StageFlags extends PolicyFlags {
 
 /** `release stage --tag candidate-<run_id>-<sha> --manifest M --artifact-dir D --source-bundle B --payload-checksums C [--output F]` (reference 3.16-3.18). */
 function registerStage(release: Command): void {
-  release
-    .command("stage")
+  addRegistryOptions(release.command("stage"))
     .description("Stage the tested bytes at the candidate tag: verify inputs, deterministic layout, privacy gate with bootstrap, upload, re-download by digest, byte compare.")
     .requiredOption("--tag <tag>", "candidate-<run_id>-<source_sha> of the tested manifest")
     .requiredOption("--manifest <file>", "release-manifest.json")
@@ -230,9 +225,7 @@ function registerStage(release: Command): void {
     .requiredOption("--payload-checksums <file>", "release-payload.sha256")
     .option("--output <file>", 'write {"bundle_reference": ...} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
     .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
@@ -273,15 +266,12 @@ interface PromoteFlags extends PolicyFlags {
 
 /** `release promote --reference R [--remote origin] [--branch main]` (reference 6.1 job 7; token from SOURCE_PROMOTION_TOKEN). */
 function registerPromote(release: Command): void {
-  release
-    .command("promote")
+  addRegistryOptions(release.command("promote"))
     .description("Fetch the staged bundle by digest, verify it, and push main + v<V> atomically to the remote (resumable; SOURCE_PROMOTION_TOKEN via a credential helper).")
     .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
     .option("--remote <name>", "remote of the current checkout to promote", "origin")
     .option("--branch <name>", "branch to promote", "main")
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
     .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
@@ -320,16 +310,13 @@ interface PublishFlags extends PolicyFlags {
 
 /** `release publish --reference R [--output receipt.json] [--references publication.json]` (reference 3.17, 3.18). */
 function registerPublish(release: Command): void {
-  release
-    .command("publish")
+  addRegistryOptions(release.command("publish"))
     .description("Bind v<V> to the staged digest, write and push the published receipt at v<V>-receipt, re-download and byte compare; references last.")
     .requiredOption("--reference <reference>", "the staged bundle reference <repository>@sha256:<64 hex>")
     .option("--output <file>", "write the receipt bytes here")
     .option("--references <file>", 'write {"bundle_reference","receipt_reference"} here, last')
     .option("--repository <repository>", "host[:port]/path or oci-layout:<dir> (default: hermesPluginKit.repository of the checkout's package.json)")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .option("--dir <checkout>", "the releasing package's checkout whose package.json gives the policy (default: the current directory)")
     .option("--package <name>", "the package being released, outside a checkout (with --repository); another package's ./package.json is ignored")
@@ -373,8 +360,7 @@ interface RunFlags {
 
 /** `release run --workspace W [--source DIR]`: every step in order, resumable from W (release/run.ts). */
 function registerRun(release: Command): void {
-  release
-    .command("run")
+  addRegistryOptions(release.command("run"))
     .description("Run every release step in order (intent .. publish, github-release with --github-release) over a workspace; rerun with the same --workspace to resume.")
     .requiredOption("--workspace <dir>", "workspace directory (created; reruns resume from it)")
     .option("--source <dir>", "the package checkout: HEAD is the trigger, origin the remote to promote (default: current directory)")
@@ -389,9 +375,7 @@ function registerRun(release: Command): void {
         "Required when the release policy names a key (package.json hermesPluginKit.provenance.key of the release commit): then it must be that key's private half, the attest step always runs, and the run refuses before any write otherwise (RUN_ATTEST_KEY_REQUIRED, RUN_ATTEST_KEY_MISMATCH)",
     )
     .option("--dry-run", "run every check up to the first write (and the read-only checks of later steps); nothing is committed, tagged, pushed, uploaded or recorded")
-    .option("--plain-http", "use plain HTTP (loopback registries only)")
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
-    .option("--registry-config <file>", REGISTRY_CONFIG_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: RunFlags) => {
       process.exitCode = await runAction(true, async () => {
