@@ -21,7 +21,7 @@ import { pathToFileURL } from "node:url";
 import { isAbsolute, resolve } from "node:path";
 import { canonicalJsonBytes } from "../src/contract/canonical-json.js";
 import { RELEASE_MANIFEST_FILE } from "../src/contract/constants.js";
-import { describe } from "../src/contract/grammar.js";
+import { describeValue } from "../src/contract/grammar.js";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { IN_TOTO_PAYLOAD_TYPE, SIGSTORE_BUNDLE_V03_MEDIA_TYPE, SLSA_PROVENANCE_V1, bindingFromTestedManifest, provenanceStatement, type ProvenanceFacts } from "../src/contract/provenance.js";
 import { ProvenanceError } from "../src/contract/provenance-error.js";
@@ -84,7 +84,7 @@ export function sourceRepositoryUri(remote: string, base = process.cwd()): strin
   }
   if (remote.startsWith("file://")) return remote.replace(/\/+$/, "");
   if (!/^[a-z][a-z0-9+.-]*:/i.test(remote)) return pathToFileURL(isAbsolute(remote) ? remote : resolve(base, remote)).href.replace(/\/+$/, "");
-  throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `cannot name source repository ${describe(remote)} in provenance: use an https or local remote, or pass --source-repository`);
+  throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `cannot name source repository ${describeValue(remote)} in provenance: use an https or local remote, or pass --source-repository`);
 }
 
 /** {@link AttestOptions} without the signer: what the statement depends on. */
@@ -218,7 +218,7 @@ export const attestStep = Object.freeze({
     const { manifest, testedDigest, subject } = await stagedRelease(access, ctx);
     const found = await existing(access, subject, manifest, testedDigest, ctx);
     if (found === undefined || !found.attestations.some((a) => a.reference === recorded["attestation_reference"])) {
-      throw new ProvenanceError("PROVENANCE_NOT_FOUND", `the recorded attestation ${describe(recorded["attestation_reference"])} no longer verifies for ${ctx.reference}`);
+      throw new ProvenanceError("PROVENANCE_NOT_FOUND", `the recorded attestation ${describeValue(recorded["attestation_reference"])} no longer verifies for ${ctx.reference}`);
     }
   },
 });

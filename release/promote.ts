@@ -30,7 +30,7 @@
  */
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { describe, isGitSha } from "../src/contract/grammar.js";
+import { describeValue, isGitSha } from "../src/contract/grammar.js";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { RELEASE_CANDIDATE_REF, SOURCE_BUNDLE_FILE } from "../src/contract/constants.js";
 import { parseReference } from "../src/contract/reference.js";
@@ -256,7 +256,7 @@ async function promotionRemote(repoDir: string, remoteName: string, env: Readonl
   const urlRead = await git(["config", "--get", `remote.${remoteName}.url`], { cwd: repoDir, allowFailure: true });
   const remoteUrl = urlRead.stdout.trim();
   if (urlRead.code !== 0 || remoteUrl.length === 0) {
-    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the checkout ${repoDir} has no remote ${describe(remoteName)}`);
+    throw new PipelineError("PROMOTE_REMOTE_INVALID", `the checkout ${repoDir} has no remote ${describeValue(remoteName)}`);
   }
   if (urlHasCredentials(remoteUrl)) {
     throw new PipelineError("PROMOTE_REMOTE_INVALID", `the URL of remote ${remoteName} carries credentials; use ${SOURCE_PROMOTION_TOKEN_ENV} instead`);

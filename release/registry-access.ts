@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { BOOTSTRAP_ARTIFACT_TYPE, BOOTSTRAP_TAG } from "../src/contract/constants.js";
-import { describe } from "../src/contract/grammar.js";
+import { describeValue } from "../src/contract/grammar.js";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { parseRepository, type Repository } from "../src/contract/reference.js";
 import { credentialsFromEnv, downloadRelease, type RegistryCredentials, type VerifiedDownload } from "../src/fetch/fetch.js";
@@ -77,7 +77,7 @@ export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePol
   if (options.repository !== policy.registryRepository) {
     throw new PipelineError(
       "RELEASE_REPOSITORY_MISMATCH",
-      `repository ${describe(options.repository)} is not the release policy's registry repository ${describe(policy.registryRepository)}`,
+      `repository ${describeValue(options.repository)} is not the release policy's registry repository ${describeValue(policy.registryRepository)}`,
     );
   }
   const repository = parseRepository(options.repository);

@@ -36,7 +36,7 @@
 import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
-import { describe } from "../src/contract/grammar.js";
+import { describeValue } from "../src/contract/grammar.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
@@ -279,7 +279,7 @@ async function openState({ options, ws, paths, source }: RunSetup): Promise<RunS
     const trigger = await headCommit(source);
     const date = Number(await gitText(["show", "-s", "--format=%ct", trigger], { cwd: source }));
     const runId = options.runId ?? String(Math.floor(Date.now() / 1000));
-    if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describe(runId)}`);
+    if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describeValue(runId)}`);
     const fresh: RunState = { schema: 1, source, trigger_sha: trigger, trigger_date: date, run_id: runId, run_attempt: options.runAttempt ?? 1, steps: {} };
     await writeOutputFile(paths.state, outputJsonBytes(fresh));
     return fresh;

@@ -39,7 +39,7 @@ import {
   RELEASE_MANIFEST_FILE,
   SOURCE_BUNDLE_FILE,
 } from "../src/contract/constants.js";
-import { describe, isDiscoveryTag } from "../src/contract/grammar.js";
+import { describeValue, isDiscoveryTag } from "../src/contract/grammar.js";
 import { isAllowedPayloadTitle } from "../src/contract/payload.js";
 import type { ReleasePolicy } from "../src/contract/policy.js";
 import { formatReference } from "../src/contract/reference.js";
@@ -147,7 +147,7 @@ export async function collectStageInputs(options: Pick<StageOptions, "manifest" 
   ];
   for (const [name, file] of statics) {
     if (basename(file) !== name) {
-      throw new PipelineError("STAGE_INPUT_INVALID", `stage input contains an unexpected or unsafe file: expected a file named ${name}, found ${describe(basename(file))}`);
+      throw new PipelineError("STAGE_INPUT_INVALID", `stage input contains an unexpected or unsafe file: expected a file named ${name}, found ${describeValue(basename(file))}`);
     }
     inputs.set(name, file);
   }
@@ -160,7 +160,7 @@ export async function collectStageInputs(options: Pick<StageOptions, "manifest" 
   for (const entry of entries) {
     const payloadPath = `dist/${entry}`;
     if (!isAllowedPayloadTitle(payloadPath, packageName) || payloadPath === RECEIPT_FILE) {
-      throw new PipelineError("STAGE_INPUT_INVALID", `stage input contains an unexpected or unsafe file: ${describe(payloadPath)} (expected only dist/<${packageName} tarball>)`);
+      throw new PipelineError("STAGE_INPUT_INVALID", `stage input contains an unexpected or unsafe file: ${describeValue(payloadPath)} (expected only dist/<${packageName} tarball>)`);
     }
     inputs.set(payloadPath, join(options.artifactDir, entry));
   }
@@ -187,7 +187,7 @@ export async function stageRelease(options: StageOptions): Promise<StageResult> 
   const { policy } = options;
   const access = resolveAccess(options, policy);
   if (!isDiscoveryTag(options.tag) || !options.tag.startsWith("candidate-")) {
-    throw new PipelineError("STAGE_TAG_MISMATCH", `candidate tag must be candidate-<run_id>-<source_sha>, found ${describe(options.tag)}`);
+    throw new PipelineError("STAGE_TAG_MISMATCH", `candidate tag must be candidate-<run_id>-<source_sha>, found ${describeValue(options.tag)}`);
   }
   const inputs = await collectStageInputs(options, policy.package);
   const work = await privateTempDir(options.tmpDir, "hpk-stage-");

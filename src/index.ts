@@ -11,7 +11,7 @@ export {
   canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
   checkSignerIdentity, checkStatementAgainstPolicy, checkStatementAgainstSigner, compareCodePoints,
   checkDeclaredGates, createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_INSTALL_COMMAND, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,
-  DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, describe, DOCUMENT_SCHEMAS, documentJsonSchemas,
+  DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, describeValue, DOCUMENT_SCHEMAS, documentJsonSchemas,
   documentJsonSchemaText, EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, EMPTY_CONFIG_DIGEST, EVIDENCE_KEYS,
   EvidenceSchema, FleetLockSchema, FleetPluginSchema, formatPayloadChecksums, formatReference, FULCIO_OID,
   GITHUB_ACTIONS_ISSUER, hasCode, hashFile, HermesPluginKitError, HostContractEvidenceSchema,
@@ -39,7 +39,7 @@ export {
   type FinalReceiptExpectations, type FleetLock, type FleetPlugin, type GateCommands, type GateResult, type
   HostContractEvidence, type JsonObject, type JsonValue, type LockedProvenancePolicy, type NpmTarball, type
   PayloadChecksumEntry, type PayloadRecord, type PinnedReference, type PackagePolicy, type PolicySources, type ConsumerExpectations, type ConsumerPins, type Promotion, type
-  ProvenanceErrorCode, type ProvenanceFacts, type ProvenancePolicy, type PublishedArtifact, type
+  ProvenanceErrorCode, type ReleaseContractErrorCode, type ProvenanceFacts, type ProvenancePolicy, type PublishedArtifact, type
   PublishedReceipt, type ReadNpmTarballOptions, type ReferencesOutput, type ReleaseBinding, type
   ReleaseClass, type ReleasePolicy, type Repository, type ResolvedProvenancePolicy, type SemVer, type
   SignerFacts, type SignerIdentity, type StageOutput, type StrictJsonOptions, type TarLimits, type

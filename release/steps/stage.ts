@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
-import { describe } from "../../src/contract/grammar.js";
+import { describeValue } from "../../src/contract/grammar.js";
 import { stepDiverged, type PipelineStep } from "../pipeline.js";
 import { openWriteTarget, resolveTag, verifiedDownload } from "../registry-access.js";
 import type { RunContext } from "../run-context.js";
@@ -53,7 +53,7 @@ export const stageStep: PipelineStep<RunContext, StageRecord, "stage"> = Object.
     const reference = recorded.bundle_reference;
     const candidate = candidateTagOf(ctx);
     const staged = parseStrictJson(await readFile(ctx.paths.staged));
-    if (staged["bundle_reference"] !== reference) stepDiverged("stage", `${ctx.paths.staged} names ${describe(staged["bundle_reference"])}`);
+    if (staged["bundle_reference"] !== reference) stepDiverged("stage", `${ctx.paths.staged} names ${describeValue(staged["bundle_reference"])}`);
     const target = await openWriteTarget(access);
     if ((await resolveTag(target, candidate)) !== reference.split("@")[1]) stepDiverged("stage", `tag ${candidate} does not name ${reference}`);
     const download = await verifiedDownload(access, reference, policy, { expect: "bundle" });

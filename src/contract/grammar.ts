@@ -32,11 +32,11 @@ export function isStableSemver(value: unknown): value is string {
  */
 export function parseStableSemver(value: unknown): SemVer {
   if (!isStableSemver(value)) {
-    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describe(value)}`);
+    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describeValue(value)}`);
   }
   const [major, minor, patch] = value.split(".").map((p) => Number(p)) as [number, number, number];
   if (![major, minor, patch].every(Number.isSafeInteger)) {
-    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describe(value)} (component too large)`);
+    throw new ReleaseContractError("SEMVER_INVALID", `invalid stable SemVer: ${describeValue(value)} (component too large)`);
   }
   return { major, minor, patch };
 }
@@ -75,7 +75,7 @@ export function isGitSha(value: unknown): value is string {
  */
 export function requireGitSha(value: unknown, label: string): string {
   if (!isGitSha(value)) {
-    throw new ReleaseContractError("GIT_SHA_INVALID", `${label} must be a lowercase 40-character Git SHA, found ${describe(value)}`);
+    throw new ReleaseContractError("GIT_SHA_INVALID", `${label} must be a lowercase 40-character Git SHA, found ${describeValue(value)}`);
   }
   return value;
 }
@@ -96,7 +96,7 @@ export function isSha256Hex(value: unknown): value is string {
  */
 export function requireDigest(value: unknown, label = "digest"): string {
   if (!isDigest(value)) {
-    throw new ReleaseContractError("DIGEST_INVALID", `${label} must be sha256:<64 lowercase hex>, found ${describe(value)}`);
+    throw new ReleaseContractError("DIGEST_INVALID", `${label} must be sha256:<64 lowercase hex>, found ${describeValue(value)}`);
   }
   return value;
 }
@@ -111,7 +111,7 @@ export function isDiscoveryTag(value: unknown): value is string {
  * @throws ReleaseContractError `TAG_INVALID`.
  */
 export function requireDiscoveryTag(value: unknown): string {
-  if (!isDiscoveryTag(value)) throw new ReleaseContractError("TAG_INVALID", `invalid OCI discovery tag: ${describe(value)}`);
+  if (!isDiscoveryTag(value)) throw new ReleaseContractError("TAG_INVALID", `invalid OCI discovery tag: ${describeValue(value)}`);
   return value;
 }
 
@@ -122,7 +122,7 @@ export function requireDiscoveryTag(value: unknown): string {
  */
 export function tarballFileName(name: string, version: string): string {
   parseStableSemver(version);
-  if (!isNpmPackageName(name)) throw new ReleaseContractError("PACKAGE_NAME_INVALID", `invalid npm package name: ${describe(name)}`);
+  if (!isNpmPackageName(name)) throw new ReleaseContractError("PACKAGE_NAME_INVALID", `invalid npm package name: ${describeValue(name)}`);
   const stem = name.startsWith("@") ? name.slice(1).replace("/", "-") : name;
   return `${stem}-${version}.tgz`;
 }
@@ -164,7 +164,7 @@ export function digestShapeProblem(value: string): string {
 }
 
 /** Short, safe rendering of an unexpected value for error messages (URL credentials redacted). */
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   if (typeof value === "string") {
     const safe = redactUrlUserinfo(value);
     const shown = safe.length > 80 ? safe.slice(0, 77) + "..." : safe;

@@ -2,7 +2,7 @@
  * `hermes-plugin-kit/contract`: the pure release contract (no network; file
  * reads only in functions whose name says so: `...File`, `...Dir`, `verifyManifest`).
  */
-export { hasCode, HermesPluginKitError, ReleaseContractError } from "./errors.js";
+export { hasCode, HermesPluginKitError, ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 export {
   ArtifactManifestSchema,
   artifactManifestProblems,
@@ -54,7 +54,7 @@ export {
 } from "./constants.js";
 export {
   bumpVersion,
-  describe,
+  describeValue,
   isDigest,
   isDiscoveryTag,
   isGitSha,

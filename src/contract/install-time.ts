@@ -32,7 +32,7 @@
  * the package).
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
-import { describe } from "./grammar.js";
+import { describeValue } from "./grammar.js";
 import type { JsonObject, JsonValue } from "./canonical-json.js";
 import type { TarballMember } from "./tar-ustar.js";
 
@@ -68,7 +68,7 @@ function memberPath(value: string): string {
 function requireMember(where: string, field: string, value: unknown, files: Set<string>): void {
   const path = typeof value === "string" ? memberPath(value) : undefined;
   if (path === undefined || path.length === 0 || !files.has(path)) {
-    fail("INSTALL_TIME_UNSAFE", `${where}package.json ${field} is ${describe(value)}: expected the path of a regular file in the package (no "..", no absolute path, no backslash), which npm would otherwise rewrite or follow outside the package`);
+    fail("INSTALL_TIME_UNSAFE", `${where}package.json ${field} is ${describeValue(value)}: expected the path of a regular file in the package (no "..", no absolute path, no backslash), which npm would otherwise rewrite or follow outside the package`);
   }
 }
 
@@ -99,12 +99,12 @@ function checkDependencies(pkg: JsonObject, where: string): void {
   for (const field of DEPENDENCY_FIELDS) {
     const deps = pkg[field];
     if (deps === undefined) continue;
-    if (!isRecord(deps)) fail("INSTALL_TIME_UNSAFE", `${where}package.json ${field} must be an object of registry specifiers, found ${describe(deps)}`);
+    if (!isRecord(deps)) fail("INSTALL_TIME_UNSAFE", `${where}package.json ${field} must be an object of registry specifiers, found ${describeValue(deps)}`);
     for (const [name, spec] of Object.entries(deps)) {
       if (typeof spec !== "string" || !isRegistrySpecifier(spec)) {
         fail(
           "INSTALL_TIME_UNSAFE",
-          `${where}package.json ${field}.${name} is ${describe(spec)}: expected a registry version, range, tag or npm: alias; npm would fetch a git, URL, file or directory dependency at install time (unpinned bytes, a git dependency's prepare script). Publish it to a registry and depend on its version`,
+          `${where}package.json ${field}.${name} is ${describeValue(spec)}: expected a registry version, range, tag or npm: alias; npm would fetch a git, URL, file or directory dependency at install time (unpinned bytes, a git dependency's prepare script). Publish it to a registry and depend on its version`,
         );
       }
     }
@@ -116,7 +116,7 @@ function checkLinks(pkg: JsonObject, where: string, files: Set<string>): void {
   const directories = pkg["directories"];
   for (const key of ["bin", "man"]) {
     if (isRecord(directories) && directories[key] !== undefined) {
-      fail("INSTALL_TIME_UNSAFE", `${where}package.json directories.${key} links every file of ${describe(directories[key])} at install time; list them in "${key}" instead`);
+      fail("INSTALL_TIME_UNSAFE", `${where}package.json directories.${key} links every file of ${describeValue(directories[key])} at install time; list them in "${key}" instead`);
     }
   }
   const bin = pkg["bin"];
@@ -124,11 +124,11 @@ function checkLinks(pkg: JsonObject, where: string, files: Set<string>): void {
   else if (isRecord(bin)) {
     for (const [name, target] of Object.entries(bin)) {
       if (!/^[^/\\:\0]+$/.test(name) || name === "." || name === "..") {
-        fail("INSTALL_TIME_UNSAFE", `${where}package.json bin name ${describe(name)} is not a plain command name; npm would link it under another name`);
+        fail("INSTALL_TIME_UNSAFE", `${where}package.json bin name ${describeValue(name)} is not a plain command name; npm would link it under another name`);
       }
       requireMember(where, `bin.${name}`, target, files);
     }
-  } else if (bin !== undefined) fail("INSTALL_TIME_UNSAFE", `${where}package.json bin must be a string or an object, found ${describe(bin)}`);
+  } else if (bin !== undefined) fail("INSTALL_TIME_UNSAFE", `${where}package.json bin must be a string or an object, found ${describeValue(bin)}`);
   const man = pkg["man"];
   for (const [i, entry] of (Array.isArray(man) ? man : man === undefined ? [] : [man]).entries()) requireMember(where, `man[${i}]`, entry, files);
 }
@@ -186,7 +186,7 @@ export function installTimeDeclaredBy(pkg: unknown, origin = "package.json"): st
   const declared = isRecord(section) ? section["installTime"] : undefined;
   if (declared === undefined) return [];
   if (!Array.isArray(declared) || !declared.every((d) => typeof d === "string" && (INSTALL_TIME_BEHAVIOURS as readonly string[]).includes(d))) {
-    fail("POLICY_INVALID", `${origin} hermesPluginKit.installTime must list behaviours from ${INSTALL_TIME_BEHAVIOURS.join(", ")}, found ${describe(declared)}`);
+    fail("POLICY_INVALID", `${origin} hermesPluginKit.installTime must list behaviours from ${INSTALL_TIME_BEHAVIOURS.join(", ")}, found ${describeValue(declared)}`);
   }
   return [...new Set(declared as string[])].sort();
 }
@@ -215,6 +215,6 @@ export function requireInstallTimeAllowed(found: readonly string[], allowed: rea
  */
 export function checkInstallTimeRecord(value: unknown): string[] {
   const ok = Array.isArray(value) && value.length > 0 && value.every((v, i) => typeof v === "string" && INSTALL_TIME_ENTRY_RE.test(v) && (i === 0 || (value[i - 1] as string) < v));
-  if (!ok) fail("INSTALL_TIME_INVALID", `install_time must be a non-empty sorted list of distinct install-time behaviours (${INSTALL_TIME_BEHAVIOURS.join(", ")}, optionally node_modules/<name>:), found ${describe(value)}`);
+  if (!ok) fail("INSTALL_TIME_INVALID", `install_time must be a non-empty sorted list of distinct install-time behaviours (${INSTALL_TIME_BEHAVIOURS.join(", ")}, optionally node_modules/<name>:), found ${describeValue(value)}`);
   return value as string[];
 }

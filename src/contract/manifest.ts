@@ -17,7 +17,7 @@ import { WORKFLOW_NAME } from "./constants.js";
 import { hashFile } from "./file-hash.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
-import { describe, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
+import { describeValue, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
@@ -87,10 +87,10 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   const tarball = await readNpmTarballFile(path, options);
   const pkg = tarball.packageJson;
   if (pkg["name"] !== policy.package) {
-    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${JSON.stringify(policy.package)}, found ${describe(pkg["name"])}`);
+    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${JSON.stringify(policy.package)}, found ${describeValue(pkg["name"])}`);
   }
   if (pkg["version"] !== version) {
-    fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describe(pkg["version"])}; expected version ${version}`);
+    fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describeValue(pkg["version"])}; expected version ${version}`);
   }
   return { artifact: { filename, sha256: tarball.sha256, size: tarball.size }, tarball };
 }
@@ -145,7 +145,7 @@ export function createTestedManifest(input: TestedManifestInput): TestedManifest
   if (input.tag !== `v${input.version}`) fail("TAG_VERSION_MISMATCH", `tag ${input.tag} does not match version ${input.version}`);
   requireGitSha(input.sourceSha, "source_sha");
   if (!/^[1-9][0-9]*$/.test(input.runId) || !Number.isSafeInteger(input.runAttempt) || input.runAttempt < 1) {
-    fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence is incomplete: run id ${describe(input.runId)}, attempt ${describe(input.runAttempt)}`);
+    fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence is incomplete: run id ${describeValue(input.runId)}, attempt ${describeValue(input.runAttempt)}`);
   }
   const evidence: Record<string, unknown> = {};
   for (const gate of TEST_GATES) evidence[gate] = { ...input.gates[gate] };

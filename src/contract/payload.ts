@@ -14,7 +14,7 @@ import {
   RELEASE_MANIFEST_FILE,
   SOURCE_BUNDLE_FILE,
 } from "./constants.js";
-import { describe, isSha256Hex, isStableSemver, tarballFileName } from "./grammar.js";
+import { describeValue, isSha256Hex, isStableSemver, tarballFileName } from "./grammar.js";
 
 /** One line of `release-payload.sha256`: a payload path and the SHA-256 (64 lowercase hex) of its bytes. */
 export interface PayloadChecksumEntry {
@@ -65,11 +65,11 @@ export function formatPayloadChecksums(entries: readonly PayloadChecksumEntry[])
     if (!isSha256Hex(entry.sha256) || !CHECKSUM_PATH_RE.test(entry.path)) {
       throw new ReleaseContractError(
         "PAYLOAD_CHECKSUM_LINE_INVALID",
-        `payload checksum entry must be 64 lowercase hex and a path of [A-Za-z0-9_./-], found ${describe(entry.sha256)} ${describe(entry.path)}`,
+        `payload checksum entry must be 64 lowercase hex and a path of [A-Za-z0-9_./-], found ${describeValue(entry.sha256)} ${describeValue(entry.path)}`,
       );
     }
     if (seen.has(entry.path)) {
-      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path: ${describe(entry.path)}`);
+      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path: ${describeValue(entry.path)}`);
     }
     seen.add(entry.path);
     out += `${entry.sha256}  ${entry.path}\n`;
@@ -118,11 +118,11 @@ export function parsePayloadChecksums(input: Uint8Array | string, expectedPaths:
     if (match === null || path === undefined || !CHECKSUM_PATH_RE.test(path) || !expected.has(path)) {
       throw new ReleaseContractError(
         "PAYLOAD_CHECKSUM_LINE_INVALID",
-        `unexpected, unsafe, or malformed payload checksum line ${index + 1}: ${describe(line)} (expected "<64 lowercase hex>  <path>" with a path among ${[...expected].join(", ")})`,
+        `unexpected, unsafe, or malformed payload checksum line ${index + 1}: ${describeValue(line)} (expected "<64 lowercase hex>  <path>" with a path among ${[...expected].join(", ")})`,
       );
     }
     if (result.has(path)) {
-      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path on line ${index + 1}: ${describe(path)}`);
+      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path on line ${index + 1}: ${describeValue(path)}`);
     }
     result.set(path, match[1] as string);
   }

@@ -18,7 +18,7 @@
  * Every expectation carries the place it came from, and errors name it.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describe, isNpmPackageName } from "./grammar.js";
+import { describeValue, isNpmPackageName } from "./grammar.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
@@ -101,7 +101,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function requireCommand(value: unknown, field: string): string {
   if (typeof value !== "string" || value.trim().length === 0 || value.length > 1000 || /[\0\r\n]/.test(value)) {
-    invalid(`${field} must be a non-empty one-line command string, found ${describe(value)}`);
+    invalid(`${field} must be a non-empty one-line command string, found ${describeValue(value)}`);
   }
   return value;
 }
@@ -120,7 +120,7 @@ export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateComm
   if (!isRecord(declared)) invalid(`${origin} hermesPluginKit.gates must be an object`);
   for (const [key, value] of Object.entries(declared)) {
     if (!(TEST_GATES as readonly string[]).includes(key)) {
-      invalid(`${origin} hermesPluginKit.gates has unknown gate ${describe(key)} (expected one of ${TEST_GATES.join(", ")})`);
+      invalid(`${origin} hermesPluginKit.gates has unknown gate ${describeValue(key)} (expected one of ${TEST_GATES.join(", ")})`);
     }
     gates[key as TestGate] = requireCommand(value, `${origin} hermesPluginKit.gates.${key}`);
   }
@@ -137,12 +137,12 @@ export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateComm
 export function provenanceKeyDeclaredBy(kit: Record<string, unknown>, origin = "package.json"): string | undefined {
   const section = kit["provenance"];
   if (section === undefined) return undefined;
-  if (!isRecord(section)) invalid(`${origin} hermesPluginKit.provenance must be an object holding key, found ${describe(section)}`);
-  for (const field of Object.keys(section)) if (field !== "key") invalid(`${origin} hermesPluginKit.provenance has unknown field ${describe(field)} (expected key)`);
+  if (!isRecord(section)) invalid(`${origin} hermesPluginKit.provenance must be an object holding key, found ${describeValue(section)}`);
+  for (const field of Object.keys(section)) if (field !== "key") invalid(`${origin} hermesPluginKit.provenance has unknown field ${describeValue(field)} (expected key)`);
   const key = section["key"];
   const segments = typeof key === "string" ? key.split("/") : [];
   if (typeof key !== "string" || key.length === 0 || key.length > 512 || /[\0\\]/.test(key) || segments.some((part) => part === "" || part === "." || part === "..")) {
-    invalid(`${origin} hermesPluginKit.provenance.key must be the repository-relative path of the release's PEM public key (e.g. "keys/release.pub"), found ${describe(key)}`);
+    invalid(`${origin} hermesPluginKit.provenance.key must be the repository-relative path of the release's PEM public key (e.g. "keys/release.pub"), found ${describeValue(key)}`);
   }
   return key;
 }
@@ -159,13 +159,13 @@ export function provenanceKeyDeclaredBy(kit: Record<string, unknown>, origin = "
 export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string, origin = "package.json"): PackagePolicy {
   if (!isRecord(pkg)) invalid(`${origin} must be an object`);
   const name = pkg["name"];
-  if (!isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describe(name)}`);
+  if (!isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describeValue(name)}`);
   const section = pkg["hermesPluginKit"];
   if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object`);
   const kit = section ?? {};
   const repository = repositoryOverride ?? kit["repository"];
   if (typeof repository !== "string") {
-    invalid(`${origin} hermesPluginKit.repository must name the registry repository, found ${describe(repository)} (or pass --repository)`);
+    invalid(`${origin} hermesPluginKit.repository must name the registry repository, found ${describeValue(repository)} (or pass --repository)`);
   }
   const parsedRepository = parseRepository(repository);
   if (repositoryOverride === undefined && parsedRepository.kind === "layout" && !parsedRepository.dir.startsWith("/")) {
@@ -235,9 +235,9 @@ export async function readPolicyFile(path: string, allowMissing = false): Promis
  */
 export function parseGatePin(value: string): [TestGate, string] {
   const at = value.indexOf("=");
-  if (at <= 0) invalid(`--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found ${describe(value)}`);
+  if (at <= 0) invalid(`--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found ${describeValue(value)}`);
   const gate = value.slice(0, at).trim();
-  if (!(TEST_GATES as readonly string[]).includes(gate)) invalid(`--expect-gate names unknown gate ${describe(gate)} (expected one of ${TEST_GATES.join(", ")})`);
+  if (!(TEST_GATES as readonly string[]).includes(gate)) invalid(`--expect-gate names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")})`);
   return [gate as TestGate, requireCommand(value.slice(at + 1), `--expect-gate ${gate}`)];
 }
 
@@ -309,7 +309,7 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
   parseRepository(repository);
   let pkg = filePolicy.package;
   if (pins.package !== undefined) {
-    if (!isNpmPackageName(pins.package)) invalid(`--package must be an npm package name, found ${describe(pins.package)}`);
+    if (!isNpmPackageName(pins.package)) invalid(`--package must be an npm package name, found ${describeValue(pins.package)}`);
     pkg = pins.package;
     sources.package = "--package";
   }
@@ -329,7 +329,7 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
  */
 export function policyForDocument(expect: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
   const pkg = expect.package ?? doc["package"];
-  if (!isNpmPackageName(pkg)) invalid(`the release names package ${describe(doc["package"])}, which is not an npm package name`);
+  if (!isNpmPackageName(pkg)) invalid(`the release names package ${describeValue(doc["package"])}, which is not an npm package name`);
   return {
     package: pkg,
     registryRepository: expect.repository,
@@ -352,7 +352,7 @@ export function checkDeclaredGates(evidence: Record<string, unknown>, declared: 
     if (command !== declared[gate]) {
       throw new ReleaseContractError(
         "GATE_COMMAND_MISMATCH",
-        `gate ${gate} ran ${describe(command)}, but the release's own ${origin} declares ${JSON.stringify(declared[gate])} (hermesPluginKit.gates.${gate})`,
+        `gate ${gate} ran ${describeValue(command)}, but the release's own ${origin} declares ${JSON.stringify(declared[gate])} (hermesPluginKit.gates.${gate})`,
       );
     }
   }

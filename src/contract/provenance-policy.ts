@@ -11,7 +11,7 @@
  * (the statement says what the certificate says) and
  * {@link checkStatementAgainstPolicy} (key mode: the statement's own source fields).
  */
-import { describe } from "./grammar.js";
+import { describeValue } from "./grammar.js";
 import type { ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
@@ -73,8 +73,8 @@ function invalid(message: string): never {
  * @throws ProvenanceError `PROVENANCE_POLICY_INVALID` naming the field.
  */
 export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProvenancePolicy {
-  if (policy.repo !== undefined && !REPO_RE.test(policy.repo)) invalid(`--repo must be owner/name, found ${describe(policy.repo)}`);
-  if (policy.owner !== undefined && !OWNER_RE.test(policy.owner)) invalid(`--owner must be a GitHub owner name, found ${describe(policy.owner)}`);
+  if (policy.repo !== undefined && !REPO_RE.test(policy.repo)) invalid(`--repo must be owner/name, found ${describeValue(policy.repo)}`);
+  if (policy.owner !== undefined && !OWNER_RE.test(policy.owner)) invalid(`--owner must be a GitHub owner name, found ${describeValue(policy.owner)}`);
   const repoOwner = policy.repo?.split("/")[0];
   if (policy.owner !== undefined && repoOwner !== undefined && repoOwner.toLowerCase() !== policy.owner.toLowerCase()) {
     invalid(`--owner ${policy.owner} is not the owner of --repo ${policy.repo}`);
@@ -82,12 +82,12 @@ export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProve
   let host = "github.com";
   if (policy.signerWorkflow !== undefined) {
     const match = WORKFLOW_RE.exec(policy.signerWorkflow);
-    if (match === null) invalid(`--signer-workflow must be [host/]owner/repo/.github/workflows/<file>.yml, found ${describe(policy.signerWorkflow)}`);
+    if (match === null) invalid(`--signer-workflow must be [host/]owner/repo/.github/workflows/<file>.yml, found ${describeValue(policy.signerWorkflow)}`);
     if (match[1] !== undefined) host = match[1];
   }
-  if (!HOST_RE.test(host)) invalid(`invalid GitHub host ${describe(host)}`);
+  if (!HOST_RE.test(host)) invalid(`invalid GitHub host ${describeValue(host)}`);
   const sourceRef = policy.sourceRef ?? DEFAULT_SOURCE_REF;
-  if (!REF_RE.test(sourceRef)) invalid(`--source-ref must be a full git ref such as refs/heads/main, found ${describe(sourceRef)}`);
+  if (!REF_RE.test(sourceRef)) invalid(`--source-ref must be a full git ref such as refs/heads/main, found ${describeValue(sourceRef)}`);
   const base = {
     host,
     sourceRef,
@@ -102,7 +102,7 @@ export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProve
   const owner = policy.owner ?? repoOwner;
   if (owner === undefined) invalid("a keyless provenance policy needs --owner or --repo (or --key for a locally signed release)");
   const issuer = policy.certOidcIssuer ?? GITHUB_ACTIONS_ISSUER;
-  if (!/^https:\/\/\S+$/.test(issuer)) invalid(`--cert-oidc-issuer must be an https URL, found ${describe(issuer)}`);
+  if (!/^https:\/\/\S+$/.test(issuer)) invalid(`--cert-oidc-issuer must be an https URL, found ${describeValue(issuer)}`);
   return { kind: "keyless", ...base, owner, issuer };
 }
 
@@ -144,16 +144,16 @@ function expectedWorkflow(policy: Extract<ResolvedProvenancePolicy, { kind: "key
 export function checkSignerIdentity(identity: SignerIdentity, policy: Extract<ResolvedProvenancePolicy, { kind: "keyless" }>): SignerFacts {
   const from = "(expected from the provenance policy)";
   if (identity.issuer !== policy.issuer) {
-    throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate was issued for OIDC issuer ${describe(identity.issuer)}, not ${policy.issuer} ${from}`);
+    throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate was issued for OIDC issuer ${describeValue(identity.issuer)}, not ${policy.issuer} ${from}`);
   }
   const origin = `https://${policy.host}`;
   const sourceRepository = identity.extensions.get(FULCIO_OID.sourceRepositoryUri);
   const ownerUri = identity.extensions.get(FULCIO_OID.sourceRepositoryOwnerUri) ?? sourceRepository?.slice(0, sourceRepository.lastIndexOf("/"));
   if (policy.repo !== undefined && lower(sourceRepository) !== lower(`${origin}/${policy.repo}`)) {
-    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source repository ${describe(sourceRepository)}, not ${origin}/${policy.repo} ${from}`);
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source repository ${describeValue(sourceRepository)}, not ${origin}/${policy.repo} ${from}`);
   }
   if (lower(ownerUri) !== lower(`${origin}/${policy.owner}`) || sourceRepository === undefined) {
-    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source owner ${describe(ownerUri)}, not ${origin}/${policy.owner} ${from}`);
+    throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the signing certificate names source owner ${describeValue(ownerUri)}, not ${origin}/${policy.owner} ${from}`);
   }
   const san = identity.subjectAlternativeName ?? "";
   const at = san.lastIndexOf("@");
@@ -167,16 +167,16 @@ export function checkSignerIdentity(identity: SignerIdentity, policy: Extract<Re
   if (!workflowOk) {
     throw new ProvenanceError(
       "PROVENANCE_WORKFLOW_MISMATCH",
-      `the attestation was signed by workflow ${describe(signer)}, not ${workflow === undefined ? `${origin}/${policy.owner}/<repo>/${RELEASE_WORKFLOW_PATH}` : `${origin}/${workflow}`} ${from}`,
+      `the attestation was signed by workflow ${describeValue(signer)}, not ${workflow === undefined ? `${origin}/${policy.owner}/<repo>/${RELEASE_WORKFLOW_PATH}` : `${origin}/${workflow}`} ${from}`,
     );
   }
   const certRef = identity.extensions.get(FULCIO_OID.sourceRepositoryRef);
   if (sanRef !== policy.sourceRef || certRef !== policy.sourceRef) {
-    throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the signing workflow ran at ref ${describe(certRef ?? sanRef)}, not ${policy.sourceRef} ${from}`);
+    throw new ProvenanceError("PROVENANCE_REF_MISMATCH", `the signing workflow ran at ref ${describeValue(certRef ?? sanRef)}, not ${policy.sourceRef} ${from}`);
   }
   const run = /^https:\/\/[^/]+\/[^/]+\/[^/]+\/actions\/runs\/([1-9][0-9]*)\/attempts\/([1-9][0-9]*)$/.exec(identity.extensions.get(FULCIO_OID.runInvocationUri) ?? "");
   if (run === null) {
-    throw new ProvenanceError("PROVENANCE_RUN_ID_MISMATCH", `the signing certificate records no workflow run (Run Invocation URI ${describe(identity.extensions.get(FULCIO_OID.runInvocationUri))})`);
+    throw new ProvenanceError("PROVENANCE_RUN_ID_MISMATCH", `the signing certificate records no workflow run (Run Invocation URI ${describeValue(identity.extensions.get(FULCIO_OID.runInvocationUri))})`);
   }
   return { sourceRepository, workflowPath: signer.slice(sourceRepository.length + 1), ref: certRef, runId: run[1] as string, runAttempt: Number(run[2]) };
 }

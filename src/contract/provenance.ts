@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { RELEASE_MANIFEST_FILE } from "./constants.js";
-import { describe } from "./grammar.js";
+import { describeValue } from "./grammar.js";
 import { ProvenanceError } from "./provenance-error.js";
 import type { PublishedReceipt, TestedManifest } from "./schemas.js";
 
@@ -98,7 +98,7 @@ function invocationId(facts: Pick<ProvenanceFacts, "sourceRepository" | "runId" 
 
 function digestHex(value: string, label: string): string {
   const match = /^sha256:([0-9a-f]{64})$/.exec(value);
-  if (match === null) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `${label} must be sha256:<64 hex>, found ${describe(value)}`);
+  if (match === null) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `${label} must be sha256:<64 hex>, found ${describeValue(value)}`);
   return match[1] as string;
 }
 
@@ -172,7 +172,7 @@ export function parseProvenanceStatement(value: unknown): ProvenanceFacts {
   ];
   for (const [where, found, expected] of derived) {
     if (found !== expected) {
-      throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `the statement is inconsistent at ${where}: expected ${describe(expected)}, found ${describe(found)}`);
+      throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `the statement is inconsistent at ${where}: expected ${describeValue(expected)}, found ${describeValue(found)}`);
     }
   }
   return facts;
@@ -253,6 +253,6 @@ export function checkReleaseBinding(facts: ProvenanceFacts, release: ReleaseBind
     ["PROVENANCE_RUN_ID_MISMATCH", "workflow run id", facts.runId, release.runId],
   ];
   for (const [code, label, found, expected] of checks) {
-    if (found !== expected) throw new ProvenanceError(code, `the attestation records ${label} ${describe(found)}, but the release has ${describe(expected)} ${where}`);
+    if (found !== expected) throw new ProvenanceError(code, `the attestation records ${label} ${describeValue(found)}, but the release has ${describeValue(expected)} ${where}`);
   }
 }

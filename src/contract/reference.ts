@@ -11,7 +11,7 @@
  * refused, and so is a reference naming any repository but the pinned one.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describe, digestShapeProblem, isDigest, looksLikeUrl } from "./grammar.js";
+import { describeValue, digestShapeProblem, isDigest, looksLikeUrl } from "./grammar.js";
 
 /** A parsed repository string. */
 export type Repository =
@@ -59,7 +59,7 @@ const HOST_RE = new RegExp(`^(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f
 export function urlRefused(value: string): ReleaseContractError {
   return new ReleaseContractError(
     "REPOSITORY_INVALID",
-    `expected host[:port]/path (e.g. ghcr.io/acme/plugin), found the URL ${describe(value)}: drop the scheme and any user:password@ (credentials come from REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN or --registry-config)`,
+    `expected host[:port]/path (e.g. ghcr.io/acme/plugin), found the URL ${describeValue(value)}: drop the scheme and any user:password@ (credentials come from REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN or --registry-config)`,
   );
 }
 
@@ -71,33 +71,33 @@ export function urlRefused(value: string): ReleaseContractError {
  */
 export function parseRepository(value: unknown): Repository {
   if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
-    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)}`);
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)}`);
   }
   if (value.startsWith(LAYOUT_PREFIX)) {
     const dir = value.slice(LAYOUT_PREFIX.length);
     if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {
-      throw new ReleaseContractError("REPOSITORY_INVALID", `invalid oci-layout repository: ${describe(value)} (expected oci-layout:<dir>)`);
+      throw new ReleaseContractError("REPOSITORY_INVALID", `invalid oci-layout repository: ${describeValue(value)} (expected oci-layout:<dir>)`);
     }
     return { kind: "layout", repository: value, dir };
   }
   if (looksLikeUrl(value)) throw urlRefused(value);
   const slash = value.indexOf("/");
   if (slash <= 0) {
-    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)} (expected host[:port]/path)`);
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)} (expected host[:port]/path)`);
   }
   const registry = value.slice(0, slash);
   const path = value.slice(slash + 1);
   const hostMatch = HOST_RE.exec(registry);
   const looksLikeHost = registry.includes(".") || registry.includes(":") || registry === "localhost";
   if (hostMatch === null || !looksLikeHost || !PATH_RE.test(path) || path.length > 255) {
-    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describe(value)} (expected host[:port]/path with a lowercase path)`);
+    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)} (expected host[:port]/path with a lowercase path)`);
   }
   const portText = hostMatch[1];
   const host = portText === undefined ? registry : registry.slice(0, registry.length - portText.length - 1);
   const result: Repository = { kind: "registry", repository: value, registry, host, path };
   if (portText !== undefined) {
     const port = Number(portText);
-    if (port < 1 || port > 65535) throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository port in ${describe(value)}`);
+    if (port < 1 || port > 65535) throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository port in ${describeValue(value)}`);
     result.port = port;
   }
   return result;
@@ -114,28 +114,28 @@ export function parseRepository(value: unknown): Repository {
  */
 export function parseReference(value: unknown, pinnedRepository?: string): PinnedReference {
   if (typeof value !== "string") {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(value)}`);
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(value)}`);
   }
   if (looksLikeUrl(value)) throw urlRefused(value);
   const at = value.lastIndexOf("@");
   if (at < 0) {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describe(value)}`);
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}`);
   }
   const repoPart = value.slice(0, at);
   const digest = value.slice(at + 1);
   if (!isDigest(digest)) {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describe(digest)} after '@' (${digestShapeProblem(digest)})`);
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(digest)} after '@' (${digestShapeProblem(digest)})`);
   }
   if (!repoPart.startsWith(LAYOUT_PREFIX)) {
     const lastSlash = repoPart.lastIndexOf("/");
     if (repoPart.slice(lastSlash + 1).includes(":")) {
-      throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describe(value)}`);
+      throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describeValue(value)}`);
     }
   }
   if (pinnedRepository !== undefined && repoPart !== pinnedRepository) {
     throw new ReleaseContractError(
       "REFERENCE_REPOSITORY_MISMATCH",
-      `registry reference must name the pinned repository ${JSON.stringify(pinnedRepository)}, found ${describe(repoPart)}`,
+      `registry reference must name the pinned repository ${JSON.stringify(pinnedRepository)}, found ${describeValue(repoPart)}`,
     );
   }
   const repository = parseRepository(repoPart);

@@ -11,7 +11,7 @@ import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js
 import type { JsonObject } from "./canonical-json.js";
 import { canonicalJson, parseStrictJson } from "./canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
-import { describe, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
+import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
 import { parseReference } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
@@ -86,16 +86,16 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
     fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label} must have exactly the keys ${expected.join(", ")}`);
   }
   if (typeof record[nameKey] !== "string" || (record[nameKey] as string).length === 0) {
-    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.${nameKey} must be a non-empty string, found ${describe(record[nameKey])}`);
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.${nameKey} must be a non-empty string, found ${describeValue(record[nameKey])}`);
   }
   if (!isSha256Hex(record["sha256"])) {
-    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.sha256 must be 64 lowercase hex, found ${describe(record["sha256"])}`);
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.sha256 must be 64 lowercase hex, found ${describeValue(record["sha256"])}`);
   }
   if (!isTrueInteger(record["size"]) || record["size"] < 1) {
-    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.size must be an integer >= 1, found ${describe(record["size"])}`);
+    fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.size must be an integer >= 1, found ${describeValue(record["size"])}`);
   }
   if (published && record["blob_digest"] !== `sha256:${record["sha256"] as string}`) {
-    fail("BLOB_DIGEST_MISMATCH", `release file blob digest mismatch: ${label}.blob_digest must be "sha256:${record["sha256"] as string}", found ${describe(record["blob_digest"])}`);
+    fail("BLOB_DIGEST_MISMATCH", `release file blob digest mismatch: ${label}.blob_digest must be "sha256:${record["sha256"] as string}", found ${describeValue(record["blob_digest"])}`);
   }
 }
 
@@ -126,16 +126,16 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
 /** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
 function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): string[] {
   if (doc["schema_version"] !== 2) {
-    fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describe(doc["schema_version"])}`);
+    fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describeValue(doc["schema_version"])}`);
   }
   if (doc["receipt_state"] !== expectedState) {
-    fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describe(doc["receipt_state"])}`);
+    fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describeValue(doc["receipt_state"])}`);
   }
   if (doc["package"] !== policy.package) {
-    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describe(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
+    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
-    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describe(doc["registry_repository"])}; the repository you pin is set with --repository`);
+    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}; the repository you pin is set with --repository`);
   }
   const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);
@@ -158,10 +158,10 @@ function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: st
   requireGitSha(sourceSha, "source_sha");
   const cls = releaseClassOf(previous, version);
   if (doc["tag"] !== `v${version}`) {
-    fail("RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v${version}", found ${describe(doc["tag"])}`);
+    fail("RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v${version}", found ${describeValue(doc["tag"])}`);
   }
   if (doc["release_class"] !== cls) {
-    fail("RECEIPT_CLASS_MISMATCH", `release receipt class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describe(doc["release_class"])}`);
+    fail("RECEIPT_CLASS_MISMATCH", `release receipt class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describeValue(doc["release_class"])}`);
   }
   const promotion = doc["promotion"];
   const expectedPromotion = promotionFor(cls);
@@ -185,19 +185,19 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
     }
     const command = entry["command"];
     if (typeof command !== "string" || command.trim().length === 0) {
-      fail("GATE_NOT_PASSED", `release receipt gate ${gate} records no command: evidence.${gate}.command must be a non-empty string, found ${describe(command)}`);
+      fail("GATE_NOT_PASSED", `release receipt gate ${gate} records no command: evidence.${gate}.command must be a non-empty string, found ${describeValue(command)}`);
     }
     const pinned = policy.gates[gate];
     if (pinned !== undefined && command !== pinned) {
       fail("GATE_COMMAND_MISMATCH", `release receipt gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}`);
     }
     if (entry["source_sha"] !== sourceSha) {
-      fail("GATE_OTHER_SOURCE", `release receipt gate ${gate} used another source: evidence.${gate}.source_sha is ${describe(entry["source_sha"])}, expected ${sourceSha}`);
+      fail("GATE_OTHER_SOURCE", `release receipt gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, expected ${sourceSha}`);
     }
   }
   const host = evidence["host_contract"] as Record<string, unknown>;
   if (!isStableSemver(host["mcp_sdk_version"])) {
-    fail("GATE_HOST_CONTRACT_INVALID", `evidence.host_contract.mcp_sdk_version must be a stable SemVer, found ${describe(host["mcp_sdk_version"])}`);
+    fail("GATE_HOST_CONTRACT_INVALID", `evidence.host_contract.mcp_sdk_version must be a stable SemVer, found ${describeValue(host["mcp_sdk_version"])}`);
   }
   const workflow = evidence["workflow"];
   if (
@@ -224,7 +224,7 @@ function checkArtifactInventory(doc: JsonObject, version: string, published: boo
   checkFileRecord(artifacts[0], "filename", published, "artifacts[0]");
   const expectedName = tarballFileName(policy.package, version);
   if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
-    fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describe((artifacts[0] as Record<string, unknown>)["filename"])}`);
+    fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describeValue((artifacts[0] as Record<string, unknown>)["filename"])}`);
   }
 }
 
@@ -260,14 +260,14 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
   const ref = parseReference(doc["registry_reference"], policy.registryRepository);
   const payload = doc["payload"];
   if (!Array.isArray(payload) || payload.length !== 4) {
-    fail("PAYLOAD_INVENTORY", `final release payload inventory is incomplete: payload must have 4 records, found ${Array.isArray(payload) ? payload.length : describe(payload)}`);
+    fail("PAYLOAD_INVENTORY", `final release payload inventory is incomplete: payload must have 4 records, found ${Array.isArray(payload) ? payload.length : describeValue(payload)}`);
   }
   payload.forEach((record, i) => checkFileRecord(record, "path", true, `payload[${i}]`));
   const version = doc["version"] as string;
   const expectedPaths = bundlePayloadPaths(policy.package, version);
   const paths = payload.map((r) => (r as Record<string, unknown>)["path"] as string);
   if (paths.some((p, i) => p !== expectedPaths[i])) {
-    fail("PAYLOAD_PATHS_MISMATCH", `final release payload paths mismatch: expected ${expectedPaths.map((p) => JSON.stringify(p)).join(", ")} in this order, found ${paths.map((p) => describe(p)).join(", ")}`);
+    fail("PAYLOAD_PATHS_MISMATCH", `final release payload paths mismatch: expected ${expectedPaths.map((p) => JSON.stringify(p)).join(", ")} in this order, found ${paths.map((p) => describeValue(p)).join(", ")}`);
   }
   const artifact = (doc["artifacts"] as Record<string, unknown>[])[0] as Record<string, unknown>;
   const record = payload.find((r) => (r as Record<string, unknown>)["path"] === `dist/${artifact["filename"] as string}`) as Record<string, unknown>;

@@ -15,7 +15,7 @@
 import { X509Certificate, createPublicKey, type KeyObject } from "node:crypto";
 import { z } from "zod";
 import { parseStrictJson } from "./canonical-json.js";
-import { describe } from "./grammar.js";
+import { describeValue } from "./grammar.js";
 import { ProvenanceError } from "./provenance-error.js";
 
 /** Trusted root media types understood. */
@@ -156,7 +156,7 @@ export function parseTrustedRoot(bytes: Uint8Array, label = "trusted root"): Che
     timestampAuthorities: root.timestampAuthorities?.length ?? 0,
   };
   if (counts.tlogs + counts.certificateAuthorities + counts.timestampAuthorities === 0) {
-    invalid(label, `trusts nothing: no transparency log, certificate authority or timestamp authority (found ${describe(counts)})`);
+    invalid(label, `trusts nothing: no transparency log, certificate authority or timestamp authority (found ${describeValue(counts)})`);
   }
   return { json, counts };
 }

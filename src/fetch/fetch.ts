@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
 import { ReleaseContractError, hasCode } from "../contract/errors.js";
-import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, type GateCommands, type PolicySources, type ReleasePolicy } from "../contract/policy.js";
@@ -212,7 +212,7 @@ const LAYER_CONCURRENCY = 4;
 function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptions["policy"]): ReleasePolicy {
   const pkg = overrides?.package ?? doc["package"];
   if (!isNpmPackageName(pkg)) {
-    throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(doc["package"])}, which is not an npm package name`);
+    throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describeValue(doc["package"])}, which is not an npm package name`);
   }
   return policyForDocument(
     { repository, package: pkg, gates: overrides?.gates ?? {}, sources: { repository: "--repository", ...overrides?.sources, ...(overrides?.package === undefined ? { package: "the release's own package name" } : {}) } },

@@ -22,7 +22,7 @@ import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
-import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName } from "../contract/grammar.js";
 import { type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
@@ -70,7 +70,7 @@ export function checkFleetLock(value: unknown): FleetLock {
   const names = new Set<string>();
   const files = new Set<string>();
   for (const plugin of lock.plugins) {
-    if (!isNpmPackageName(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin name ${describe(plugin.name)} is not an npm package name`);
+    if (!isNpmPackageName(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin name ${describeValue(plugin.name)} is not an npm package name`);
     if (names.has(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins ${plugin.name} twice`);
     if (files.has(plugin.tarball.filename)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins tarball ${plugin.tarball.filename} twice`);
     names.add(plugin.name);

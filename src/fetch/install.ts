@@ -14,7 +14,7 @@ import { chmod, copyFile, link, lstat, mkdir, open, readFile, rmdir, unlink } fr
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { isStaleLockOwner } from "../oci/lock-owner.js";
@@ -188,7 +188,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
   const root = resolve(outputDir);
   for (const file of files) {
     if (!isAllowedPayloadTitle(file.path) || isAbsolute(file.path) || file.path.includes("\\")) {
-      throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describe(file.path)} is not a payload path`);
+      throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describeValue(file.path)} is not a payload path`);
     }
   }
   // First pass: no writes; fail fast.

@@ -23,7 +23,7 @@ import {
   STATIC_BUNDLE_PATHS,
   TITLE_ANNOTATION,
 } from "../contract/constants.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import type { Descriptor } from "../oci/target.js";
 import { FetchError } from "./errors.js";
@@ -92,14 +92,14 @@ export function checkManifestDescriptor(desc: Descriptor, expectedDigest: string
   if (desc.mediaType !== OCI_MANIFEST_MEDIA_TYPE) {
     throw new FetchError(
       "FETCH_MANIFEST_UNSUPPORTED",
-      `unsupported OCI release manifest: ${expectedDigest} is served as ${describe(desc.mediaType)}, expected ${OCI_MANIFEST_MEDIA_TYPE}`,
+      `unsupported OCI release manifest: ${expectedDigest} is served as ${describeValue(desc.mediaType)}, expected ${OCI_MANIFEST_MEDIA_TYPE}`,
     );
   }
   const ok = desc.digest === expectedDigest && isSize(desc.size) && (expectedSize === undefined || desc.size === expectedSize);
   if (!ok) {
     throw new FetchError(
       "FETCH_MANIFEST_DIGEST_MISMATCH",
-      `OCI manifest digest or size mismatch: expected ${expectedDigest}${expectedSize === undefined ? "" : ` (${expectedSize} bytes)`}, found ${describe(desc.digest)} (${String(desc.size)} bytes)`,
+      `OCI manifest digest or size mismatch: expected ${expectedDigest}${expectedSize === undefined ? "" : ` (${expectedSize} bytes)`}, found ${describeValue(desc.digest)} (${String(desc.size)} bytes)`,
     );
   }
 }
@@ -136,7 +136,7 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
   if (!Array.isArray(layers) || layers.length !== expectedCount) {
     throw new FetchError(
       "FETCH_LAYER_INVENTORY",
-      `OCI layer inventory is incomplete or contains extra files: a release ${kind} has exactly ${expectedCount} layer(s), found ${Array.isArray(layers) ? layers.length : describe(layers)}`,
+      `OCI layer inventory is incomplete or contains extra files: a release ${kind} has exactly ${expectedCount} layer(s), found ${Array.isArray(layers) ? layers.length : describeValue(layers)}`,
     );
   }
   const checked: CheckedLayer[] = [];
@@ -144,7 +144,7 @@ export function checkReleaseManifest(bytes: Uint8Array, options: ReleaseManifest
   for (const [index, layer] of layers.entries()) {
     const one = checkLayer(layer, index, problems, options.packageName);
     if (titles.has(one.title)) {
-      throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describe(one.title)}`);
+      throw new FetchError("FETCH_LAYER_PATH_DUPLICATE", `duplicate OCI payload path on layer ${index}: ${describeValue(one.title)}`);
     }
     titles.add(one.title);
     checked.push(one);
@@ -183,7 +183,7 @@ function artifactKindOf(manifest: JsonObject, expectedKind: ArtifactKind | undef
   else {
     throw new FetchError(
       "FETCH_ARTIFACT_TYPE_UNSUPPORTED",
-      `unsupported OCI release manifest: artifactType must be ${RELEASE_ARTIFACT_TYPE} or ${RECEIPT_ARTIFACT_TYPE}, found ${describe(artifactType)}${artifactType === BOOTSTRAP_ARTIFACT_TYPE ? " (the private bootstrap artifact is never fetched)" : ""}`,
+      `unsupported OCI release manifest: artifactType must be ${RELEASE_ARTIFACT_TYPE} or ${RECEIPT_ARTIFACT_TYPE}, found ${describeValue(artifactType)}${artifactType === BOOTSTRAP_ARTIFACT_TYPE ? " (the private bootstrap artifact is never fetched)" : ""}`,
     );
   }
   if (expectedKind !== undefined && expectedKind !== kind) {
@@ -200,7 +200,7 @@ function checkEmptyConfig(config: JsonValue | undefined, problems: readonly Arti
   if (problemAt(problems, "config") !== undefined) {
     throw new FetchError(
       "FETCH_CONFIG_UNEXPECTED",
-      `unexpected OCI release config: expected exactly ${JSON.stringify(EMPTY_CONFIG_DESCRIPTOR)}, found ${isObject(config) ? JSON.stringify(config).slice(0, 200) : describe(config)}`,
+      `unexpected OCI release config: expected exactly ${JSON.stringify(EMPTY_CONFIG_DESCRIPTOR)}, found ${isObject(config) ? JSON.stringify(config).slice(0, 200) : describeValue(config)}`,
     );
   }
 }
@@ -210,7 +210,7 @@ function checkLayer(layer: JsonValue, index: number, problems: readonly Artifact
   if (!isObject(layer) || problemAt(problems, "layer", index) !== undefined) {
     throw new FetchError(
       "FETCH_LAYER_DESCRIPTOR_INVALID",
-      `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describe(layer)}`,
+      `invalid OCI descriptor for layer ${index}: expected exactly {mediaType: ${OCTET_STREAM_MEDIA_TYPE}, digest: sha256:<64 hex>, size >= 1, annotations}, found ${isObject(layer) ? JSON.stringify(layer).slice(0, 300) : describeValue(layer)}`,
     );
   }
   const annotations = layer["annotations"] as JsonObject;
@@ -223,9 +223,9 @@ function checkLayer(layer: JsonValue, index: number, problems: readonly Artifact
   const title = annotations[TITLE_ANNOTATION] as string;
   if (!isAllowedPayloadTitle(title, packageName)) {
     if (packageName !== undefined && isAllowedPayloadTitle(title)) {
-      throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${packageName}, but layer ${index} carries ${describe(title)}`);
+      throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${packageName}, but layer ${index} carries ${describeValue(title)}`);
     }
-    throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describe(title)} is not on the payload allow-list`);
+    throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describeValue(title)} is not on the payload allow-list`);
   }
   return {
     title,

@@ -22,7 +22,7 @@
 import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
 import { canonicalJson, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import {
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE,
   bindingFromReceipt,
@@ -108,7 +108,7 @@ export function checkAttestationManifest(bytes: Uint8Array, subjectDigest: strin
   const manifest = json as unknown as ArtifactManifest;
   if (manifest.artifactType !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE) attestationInvalid(`${label} is not an OCI image manifest of artifactType ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE}`);
   if (manifest.subject?.digest !== subjectDigest) {
-    attestationInvalid(`${label}: subject is ${describe(manifest.subject?.digest)}, not the release bundle ${subjectDigest}`);
+    attestationInvalid(`${label}: subject is ${describeValue(manifest.subject?.digest)}, not the release bundle ${subjectDigest}`);
   }
   const [layer, ...more] = manifest.layers;
   if (layer === undefined || more.length > 0 || layer.mediaType !== SIGSTORE_BUNDLE_V03_MEDIA_TYPE) {
@@ -155,7 +155,7 @@ async function verifyOne(target: ReadOnlyTarget, desc: Descriptor, subject: Desc
   const bundle = parseSigstoreBundle(bytes, `the Sigstore bundle of ${label}`);
   const seen: { signer?: SignerFacts } = {};
   const verified = verifySigstoreBundle(bundle, { trust, signer: expectedSigner(policy, seen).signer, artifact: { sha256: subject.digest.slice("sha256:".length) } });
-  if (verified.statement === undefined) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `${label} does not carry an in-toto statement (DSSE payload type ${describe(verified.payloadType)})`);
+  if (verified.statement === undefined) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `${label} does not carry an in-toto statement (DSSE payload type ${describeValue(verified.payloadType)})`);
   const facts = parseProvenanceStatement(verified.statement);
   if (policy.kind === "keyless") checkStatementAgainstSigner(facts, seen.signer as SignerFacts);
   else checkStatementAgainstPolicy(facts, policy);

@@ -7,7 +7,7 @@ import { ReleaseContractError } from "../contract/errors.js";
 import { requireDiscoveryTag } from "../contract/grammar.js";
 import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
 import type { DownloadOptions } from "./fetch.js";
 
@@ -26,13 +26,13 @@ export interface TagReference {
 export function parseTagReference(value: string): TagReference {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value)) throw urlRefused(value);
   if (value.includes("@")) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describe(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describeValue(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
   }
   const slash = value.lastIndexOf("/");
   const colon = value.lastIndexOf(":");
   const minColon = value.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0;
   if (colon <= slash || colon < minColon) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describe(value)}`);
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}`);
   }
   const tag = requireDiscoveryTag(value.slice(colon + 1));
   return { repository: parseRepository(value.slice(0, colon)), tag };

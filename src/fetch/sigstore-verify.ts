@@ -23,7 +23,7 @@ import { dsse } from "@sigstore/core";
 import { PolicyError, VerificationError, Verifier, toSignedEntity, type SignedEntity, type Signer } from "@sigstore/verify";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../contract/provenance.js";
 import { ProvenanceError, type ProvenanceErrorCode } from "../contract/provenance-error.js";
 import type { SignerIdentity } from "../contract/provenance-policy.js";
@@ -334,7 +334,7 @@ function checkArtifact(bundle: Bundle, artifact: BundleArtifact | undefined, sta
   const subjects = Array.isArray(statement?.["subject"]) ? (statement["subject"] as unknown[]) : [];
   const digests = subjects.map((s) => (s as { digest?: { sha256?: unknown } } | null)?.digest?.sha256);
   if (!digests.includes(want)) {
-    throw new ProvenanceError("PROVENANCE_SUBJECT_MISMATCH", `the artifact's sha256:${want} is not a subject of the signed statement (subjects: ${describe(digests)})`);
+    throw new ProvenanceError("PROVENANCE_SUBJECT_MISMATCH", `the artifact's sha256:${want} is not a subject of the signed statement (subjects: ${describeValue(digests)})`);
   }
 }
 
@@ -391,10 +391,10 @@ export function verifySigstoreBundle(bundle: Bundle, options: { trust: CheckedTr
 export function exactIdentity(expected: { identity: string; issuer: string }): (identity: SignerIdentity) => void {
   return (identity) => {
     if (identity.subjectAlternativeName !== expected.identity) {
-      throw new ProvenanceError("PROVENANCE_IDENTITY_MISMATCH", `the signing certificate's identity is ${describe(identity.subjectAlternativeName)}, not ${expected.identity} (--certificate-identity)`);
+      throw new ProvenanceError("PROVENANCE_IDENTITY_MISMATCH", `the signing certificate's identity is ${describeValue(identity.subjectAlternativeName)}, not ${expected.identity} (--certificate-identity)`);
     }
     if (identity.issuer !== expected.issuer) {
-      throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate's OIDC issuer is ${describe(identity.issuer)}, not ${expected.issuer} (--certificate-oidc-issuer)`);
+      throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate's OIDC issuer is ${describeValue(identity.issuer)}, not ${expected.issuer} (--certificate-oidc-issuer)`);
     }
   };
 }

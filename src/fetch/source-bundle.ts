@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
-import { describe, isGitSha } from "../contract/grammar.js";
+import { describeValue, isGitSha } from "../contract/grammar.js";
 import { childEnvironment, runBounded, type ChildEnvironment } from "../oci/subprocess.js";
 import { FetchError } from "./errors.js";
 
@@ -93,7 +93,7 @@ async function runGit(git: string, args: string[], env: ChildEnvironment, timeou
  */
 export async function verifySourceBundleFile(bundlePath: string, expect: SourceBundleExpectation, options: SourceBundleOptions = {}): Promise<void> {
   if (!isGitSha(expect.sourceSha)) {
-    throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source_sha must be a lowercase 40-character Git SHA, found ${describe(expect.sourceSha)}`);
+    throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source_sha must be a lowercase 40-character Git SHA, found ${describeValue(expect.sourceSha)}`);
   }
   const bundle = resolve(bundlePath);
   const tagRef = `refs/tags/${expect.tag}`;
@@ -121,7 +121,7 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
     for (const ref of expectedRefs) {
       const peeled = (await repo.step("rev-parse", [repo.gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])).toString("utf8").trim();
       if (peeled !== expect.sourceSha) {
-        throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describe(peeled)}, expected ${expect.sourceSha}`);
+        throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describeValue(peeled)}, expected ${expect.sourceSha}`);
       }
     }
     await checkPackageJsonAt(repo, expect);
@@ -159,7 +159,7 @@ function checkBundleHeads(heads: string, expectedRefs: readonly string[]): void 
   const lines = heads.split("\n").filter((l) => l.length > 0);
   for (const line of lines) {
     const match = /^([0-9a-f]{40}) (\S+)$/.exec(line);
-    if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describe(line)}`);
+    if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describeValue(line)}`);
     refs.set(match[2] as string, match[1] as string);
   }
   if (lines.length !== 2 || refs.size !== 2 || !expectedRefs.every((r) => refs.has(r))) {
@@ -189,7 +189,7 @@ async function checkPackageJsonAt(repo: ScratchRepository, expect: SourceBundleE
   if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
     throw new FetchError(
       "SOURCE_BUNDLE_PACKAGE_MISMATCH",
-      `source bundle package.json at ${expect.sourceSha} names ${describe(pkg["name"])}@${describe(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
+      `source bundle package.json at ${expect.sourceSha} names ${describeValue(pkg["name"])}@${describeValue(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
     );
   }
 }

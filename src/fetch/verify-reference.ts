@@ -16,7 +16,7 @@
  * 4. the attestations are found and verified (`verifyReleaseProvenance`).
  */
 import { OCI_MANIFEST_MEDIA_TYPE, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
-import { describe, isNpmPackageName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonBytesFile } from "../contract/manifest.js";
 import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { bindingFromReceipt, bindingFromTestedManifest, checkReleaseBinding } from "../contract/provenance.js";
@@ -59,7 +59,7 @@ function recordedGates(doc: Record<string, unknown>): GateCommands {
 }
 
 function policyFor(doc: Record<string, unknown>, packageName: unknown, repository: string, gatesFor: VerifyReferenceOptions["gatesFor"]): ReleasePolicy {
-  if (!isNpmPackageName(packageName)) throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describe(packageName)}, which is not an npm package name`);
+  if (!isNpmPackageName(packageName)) throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describeValue(packageName)}, which is not an npm package name`);
   return { package: packageName, registryRepository: repository, gates: gatesFor?.(packageName) ?? recordedGates(doc) };
 }
 

@@ -22,7 +22,7 @@ import { write as fsWrite } from "node:fs";
 import { isIP } from "node:net";
 import net from "node:net";
 import type tls from "node:tls";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import { tlsModule } from "./registry-http.js";
 import type { Descriptor } from "./target.js";
@@ -88,7 +88,7 @@ export function singleValue(head: ResponseHead, name: string): string | undefine
 function requestText(url: URL, headers: Record<string, string>): string {
   const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
   for (const [name, value] of Object.entries(headers)) {
-    if (/[\r\n]/.test(value) || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid request header ${describe(name)}`);
+    if (/[\r\n]/.test(value) || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid request header ${describeValue(name)}`);
     lines.push(`${name}: ${value}`);
   }
   lines.push("accept-encoding: identity", "connection: close", "", "");
@@ -101,11 +101,11 @@ function plainAnswer(head: ResponseHead, desc: Descriptor, label: string): boole
   const length = singleValue(head, "content-length");
   if (length === undefined) return false;
   if (!/^[0-9]{1,16}$/.test(length) || Number(length) !== desc.size) {
-    throw new OciError("OCI_SIZE_MISMATCH", `${label}: expected ${desc.size} bytes, registry announced ${describe(length)}`);
+    throw new OciError("OCI_SIZE_MISMATCH", `${label}: expected ${desc.size} bytes, registry announced ${describeValue(length)}`);
   }
   const claimed = singleValue(head, "docker-content-digest");
   if (claimed !== undefined && claimed !== desc.digest) {
-    throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describe(claimed)} disagrees with the expected digest`);
+    throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describeValue(claimed)} disagrees with the expected digest`);
   }
   return true;
 }

@@ -14,7 +14,7 @@ import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
-import { isDigest, describe } from "../contract/grammar.js";
+import { isDigest, describeValue } from "../contract/grammar.js";
 import {
   OCI_INDEX_MEDIA_TYPE,
   OCI_MANIFEST_MEDIA_TYPE,
@@ -51,16 +51,16 @@ export const STREAM_HIGH_WATER_MARK = 256 * 1024;
  */
 export function checkDescriptor(desc: Descriptor): Descriptor {
   if (desc === null || typeof desc !== "object") {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: expected an object, found ${describe(desc)}`);
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: expected an object, found ${describeValue(desc)}`);
   }
   if (!isDigest(desc.digest)) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: digest must be sha256:<64 lowercase hex>, found ${describe(desc.digest)}`);
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: digest must be sha256:<64 lowercase hex>, found ${describeValue(desc.digest)}`);
   }
   if (typeof desc.size !== "number" || !Number.isSafeInteger(desc.size) || desc.size < 0) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: size must be a non-negative integer, found ${describe(desc.size)}`);
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: size must be a non-negative integer, found ${describeValue(desc.size)}`);
   }
   if (typeof desc.mediaType !== "string" || desc.mediaType.length === 0 || desc.mediaType.length > 255) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: mediaType must be a non-empty string, found ${describe(desc.mediaType)}`);
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: mediaType must be a non-empty string, found ${describeValue(desc.mediaType)}`);
   }
   return desc;
 }
@@ -77,7 +77,7 @@ export function descriptorOf(mediaType: string, bytes: Uint8Array): Descriptor {
 
 /** The 64-hex part of a `sha256:` digest. */
 export function digestHex(digest: string): string {
-  if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256:<64 lowercase hex>, found ${describe(digest)}`);
+  if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256:<64 lowercase hex>, found ${describeValue(digest)}`);
   return digest.slice("sha256:".length);
 }
 

@@ -32,7 +32,7 @@ import {
   REF_NAME_ANNOTATION,
 } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { artifactManifest, type TitledLayer } from "./manifest.js";
@@ -84,20 +84,20 @@ export function checkPayloadPath(payloadPath: string): string {
     payloadPath.includes("\\") ||
     payloadPath.startsWith("/") ||
     payloadPath.split("/").some((seg) => seg === "" || seg === "." || seg === "..");
-  if (bad) throw new OciError("OCI_PATH_INVALID", `unsafe payload path: ${describe(payloadPath)}`);
+  if (bad) throw new OciError("OCI_PATH_INVALID", `unsafe payload path: ${describeValue(payloadPath)}`);
   return payloadPath;
 }
 
 async function copyIntoBlobs(blobsDir: string, source: string, payloadPath: string): Promise<Descriptor> {
   const temp = path.join(blobsDir, `.ingest-${randomBytes(8).toString("hex")}`);
   const input = await open(source, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW).catch(() => {
-    throw new OciError("OCI_PATH_INVALID", `input file for ${describe(payloadPath)} cannot be opened`);
+    throw new OciError("OCI_PATH_INVALID", `input file for ${describeValue(payloadPath)} cannot be opened`);
   });
   let desc: Descriptor;
   try {
     const st = await input.stat();
-    if (!st.isFile()) throw new OciError("OCI_PATH_INVALID", `input file for ${describe(payloadPath)} is not a regular file`);
-    if (st.size === 0) throw new OciError("OCI_PATH_INVALID", `input file for ${describe(payloadPath)} is empty (layers must be at least 1 byte)`);
+    if (!st.isFile()) throw new OciError("OCI_PATH_INVALID", `input file for ${describeValue(payloadPath)} is not a regular file`);
+    if (st.size === 0) throw new OciError("OCI_PATH_INVALID", `input file for ${describeValue(payloadPath)} is empty (layers must be at least 1 byte)`);
     const hasher = new HashingCounter();
     const output = await open(temp, "wx", 0o600);
     const out = output.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
@@ -154,7 +154,7 @@ class HashingCounter extends Transform {
  */
 export async function writeLayout(dir: string, artifactType: string, files: ReadonlyMap<string, string>): Promise<WrittenLayout> {
   if (typeof artifactType !== "string" || artifactType.length === 0) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `artifactType must be a non-empty string, found ${describe(artifactType)}`);
+    throw new OciError("OCI_DESCRIPTOR_INVALID", `artifactType must be a non-empty string, found ${describeValue(artifactType)}`);
   }
   const entries = [...files.entries()].map(([p, f]) => [checkPayloadPath(p), f] as const);
   entries.sort((a, b) => compareCodePoints(a[0], b[0]));
@@ -235,7 +235,7 @@ export async function checkLayoutRoot(dir: string): Promise<void> {
   } catch (error) {
     throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: oci-layout is not JSON (${error instanceof HermesPluginKitError ? error.code : "syntax"})`);
   }
-  if (version !== "1.0.0") throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: expected imageLayoutVersion "1.0.0", found ${describe(version)}`);
+  if (version !== "1.0.0") throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: expected imageLayoutVersion "1.0.0", found ${describeValue(version)}`);
   for (const sub of ["blobs", path.join("blobs", "sha256")]) {
     const s = await lstat(path.join(dir, sub)).catch(() => null);
     if (s !== null && !s.isDirectory()) throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: ${sub} is not a directory`);
@@ -257,7 +257,7 @@ export async function readLayout(dir: string, options: { refName?: string } = {}
   const indexBytes = await readSmallRegularFile(path.join(dir, "index.json"), MAX_MANIFEST_BYTES, "index.json");
   const manifest = findIndexEntry(indexBytes, refName);
   if (manifest.mediaType !== OCI_MANIFEST_MEDIA_TYPE) {
-    throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: ${refName} must be an OCI image manifest, found ${describe(manifest.mediaType)}`);
+    throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: ${refName} must be an OCI image manifest, found ${describeValue(manifest.mediaType)}`);
   }
   if (manifest.size > MAX_MANIFEST_BYTES) {
     throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${manifest.digest} is ${manifest.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
@@ -276,7 +276,7 @@ export async function readLayout(dir: string, options: { refName?: string } = {}
   const parsed = checkArtifactManifest(manifestBytes);
   const seen = new Set<string>();
   for (const layer of parsed.layers) {
-    if (seen.has(layer.path)) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: duplicate layer title ${describe(layer.path)}`);
+    if (seen.has(layer.path)) throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: duplicate layer title ${describeValue(layer.path)}`);
     seen.add(layer.path);
   }
   for (const desc of [parsed.config, ...parsed.layers.map((l) => l.descriptor)]) {

@@ -13,7 +13,7 @@ import {
   TITLE_ANNOTATION,
 } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
-import { describe, isDigest } from "../contract/grammar.js";
+import { describeValue, isDigest } from "../contract/grammar.js";
 import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
@@ -81,15 +81,15 @@ export function parseJsonObject(bytes: Uint8Array, label: string): JsonObject {
 
 function asDescriptor(value: JsonValue | undefined, where: string): Descriptor {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: expected an object, found ${describe(value)}`);
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: expected an object, found ${describeValue(value)}`);
   }
   const { mediaType, digest, size, annotations, artifactType } = value;
   if (typeof mediaType !== "string" || mediaType.length === 0) {
-    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: mediaType ${describe(mediaType)}`);
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: mediaType ${describeValue(mediaType)}`);
   }
-  if (!isDigest(digest)) throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: digest ${describe(digest)}`);
+  if (!isDigest(digest)) throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: digest ${describeValue(digest)}`);
   if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
-    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: size ${describe(size)}`);
+    throw new OciError("OCI_MANIFEST_INVALID", `invalid OCI descriptor at ${where}: size ${describeValue(size)}`);
   }
   const desc: Descriptor = { mediaType, digest, size };
   if (annotations !== undefined) {
@@ -117,7 +117,7 @@ function asDescriptor(value: JsonValue | undefined, where: string): Descriptor {
 export function parseManifest(bytes: Uint8Array, expectedMediaType?: string): ParsedManifest {
   const json = parseJsonObject(bytes, "OCI manifest");
   if (json["schemaVersion"] !== 2) {
-    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected schemaVersion 2, found ${describe(json["schemaVersion"])}`);
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: expected schemaVersion 2, found ${describeValue(json["schemaVersion"])}`);
   }
   const declared = json["mediaType"];
   if (declared !== undefined && typeof declared !== "string") {
@@ -141,7 +141,7 @@ export function parseManifest(bytes: Uint8Array, expectedMediaType?: string): Pa
     if (!Array.isArray(manifests)) throw new OciError("OCI_MANIFEST_INVALID", `OCI index: manifests must be an array`);
     parsed.manifests = manifests.map((m, i) => asDescriptor(m, `manifests[${i}]`));
   } else {
-    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: unsupported media type ${describe(mediaType)}`);
+    throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest: unsupported media type ${describeValue(mediaType)}`);
   }
   return parsed;
 }

@@ -18,7 +18,7 @@ import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { LAYOUT_REF_NAME } from "../contract/constants.js";
-import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import { parseRepository } from "../contract/reference.js";
 import {
   DescriptorVerifier,
@@ -128,9 +128,9 @@ export class OrasTarget implements Target {
     try {
       parsed = parseRepository(options.repository);
     } catch {
-      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository for oras: ${describe(options.repository)}`);
+      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository for oras: ${describeValue(options.repository)}`);
     }
-    if (parsed.kind !== "registry") throw new OciError("OCI_REPOSITORY_INVALID", `oras needs a registry repository, not ${describe(options.repository)}`);
+    if (parsed.kind !== "registry") throw new OciError("OCI_REPOSITORY_INVALID", `oras needs a registry repository, not ${describeValue(options.repository)}`);
     requirePlainHttpAllowed(parsed.host, options.plainHttp === true);
     if (options.credentials !== undefined && "token" in options.credentials) {
       throw new OciError("OCI_AUTH_FAILED", "the oras transport needs a username and password (REGISTRY_USERNAME/REGISTRY_PASSWORD)");
@@ -231,7 +231,7 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`, `OCI_RESPONSE_INVALID`, `OCI_DIGEST_MISMATCH`.
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
-    if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describe(tagOrDigest)}`);
+    if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describeValue(tagOrDigest)}`);
     const out = await this.must("manifest fetch", ["manifest", "fetch", "--descriptor", ...this.remoteFlags(), this.ref(tagOrDigest)]);
     const found = parseOrasDescriptor(out, "manifest");
     if (isDigest(tagOrDigest) && found.digest !== tagOrDigest) {
@@ -321,7 +321,7 @@ export class OrasTarget implements Target {
 
   /** `oras tag <repo>@<digest> <tag>`. @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`. */
   async tag(desc: Descriptor, tag: string): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
     checkDescriptor(desc);
     await this.must("tag", ["tag", ...this.remoteFlags(), this.ref(desc.digest), tag]);
   }
@@ -333,7 +333,7 @@ export class OrasTarget implements Target {
     const seen = new Set<string>();
     for (const line of lines) {
       if (!isDiscoveryTag(line)) throw new OciError("OCI_RESPONSE_INVALID", `oras repo tags printed a line that is not a tag`);
-      if (seen.has(line)) throw new OciError("OCI_RESPONSE_INVALID", `oras repo tags listed ${describe(line)} twice: ambiguous`);
+      if (seen.has(line)) throw new OciError("OCI_RESPONSE_INVALID", `oras repo tags listed ${describeValue(line)} twice: ambiguous`);
       seen.add(line);
     }
     return lines;
@@ -345,7 +345,7 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`.
    */
   async pushLayout(layoutDir: string, tag: string, refName: string = LAYOUT_REF_NAME): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
     await this.must("cp", ["cp", "--from-oci-layout", ...this.remoteFlags("to-"), "--no-tty", `${layoutDir}:${refName}`, this.ref(tag)]);
   }
 
@@ -354,8 +354,8 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_DESCRIPTOR_INVALID`, `OCI_TOOL_FAILED`.
    */
   async copyDigestToTag(digest: string, tag: string): Promise<void> {
-    if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256 digest, found ${describe(digest)}`);
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256 digest, found ${describeValue(digest)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
     await this.must("cp", ["cp", ...this.remoteFlags("from-"), ...this.remoteFlags("to-"), "--no-tty", this.ref(digest), this.ref(tag)]);
   }
 }

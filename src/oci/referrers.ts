@@ -20,7 +20,7 @@
  */
 import { canonicalJsonBytes } from "../contract/canonical-json.js";
 import { EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
-import { describe, isDigest } from "../contract/grammar.js";
+import { describeValue, isDigest } from "../contract/grammar.js";
 import { bufferStream, checkDescriptor, descriptorOf } from "./descriptor.js";
 import { OciError, isOciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
@@ -44,7 +44,7 @@ export interface ReferrerArtifact {
  * @throws OciError `OCI_DESCRIPTOR_INVALID` for a malformed digest.
  */
 export function referrersTag(subjectDigest: string): string {
-  if (!isDigest(subjectDigest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid subject digest ${describe(subjectDigest)}`);
+  if (!isDigest(subjectDigest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid subject digest ${describeValue(subjectDigest)}`);
   return subjectDigest.replace(":", "-");
 }
 

@@ -6,7 +6,7 @@
  * (a tag listed twice, duplicate JSON keys).
  */
 import { parseStrictJson } from "../contract/canonical-json.js";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import { headerValues } from "./registry-http.js";
 import type { RegistrySession } from "./registry-session.js";
@@ -36,7 +36,7 @@ export function parseNextLink(value: string | undefined, label = "tag list"): st
     const relValue = rel.replace(/^rel\s*=\s*/i, "").replace(/^"|"$/g, "");
     if (relValue.split(/\s+/).includes("next")) next.add(m[1] as string);
   }
-  if (!sawLink) throw new OciError("OCI_LINK_INVALID", `${label} Link header is not of the form <uri>; rel="next": ${describe(value)}`);
+  if (!sawLink) throw new OciError("OCI_LINK_INVALID", `${label} Link header is not of the form <uri>; rel="next": ${describeValue(value)}`);
   if (next.size > 1) throw new OciError("OCI_LINK_INVALID", `${label} Link header names ${next.size} different next pages`);
   return [...next][0];
 }
@@ -98,7 +98,7 @@ export async function listTags(session: RegistrySession, pageSize: number, maxPa
     const link = headerValues(res, "link").join(", ");
     const body = await session.readSmallBody(res, MAX_TAG_PAGE_BYTES, "tag list page");
     for (const tag of pageTags(body)) {
-      if (seen.has(tag)) throw new OciError("OCI_RESPONSE_INVALID", `tag list names ${describe(tag)} twice: ambiguous`);
+      if (seen.has(tag)) throw new OciError("OCI_RESPONSE_INVALID", `tag list names ${describeValue(tag)} twice: ambiguous`);
       seen.add(tag);
       out.push(tag);
     }

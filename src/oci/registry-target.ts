@@ -15,7 +15,7 @@
  */
 import type { Readable } from "node:stream";
 import { MAX_MANIFEST_BYTES, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
-import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import { parseRepository } from "../contract/reference.js";
 import {
   DOCKER_MANIFEST_LIST_MEDIA_TYPE,
@@ -91,7 +91,7 @@ const MANIFEST_ACCEPT = [OCI_MANIFEST_MEDIA_TYPE, OCI_INDEX_MEDIA_TYPE, DOCKER_M
  */
 export function checkChunkSize(value: number): number {
   if (!Number.isSafeInteger(value) || value < 64 * 1024) {
-    throw new OciError("OCI_CHUNK_SIZE_INVALID", `upload chunk size must be an integer of at least 65536 bytes (64 KiB), found ${describe(value)}`);
+    throw new OciError("OCI_CHUNK_SIZE_INVALID", `upload chunk size must be an integer of at least 65536 bytes (64 KiB), found ${describeValue(value)}`);
   }
   return value;
 }
@@ -120,10 +120,10 @@ export class RegistryTarget implements Target {
     try {
       parsed = parseRepository(whole);
     } catch {
-      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describe(whole)}`);
+      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describeValue(whole)}`);
     }
     if (parsed.kind !== "registry" || parsed.registry !== options.registry || parsed.path !== options.repository) {
-      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describe(whole)}`);
+      throw new OciError("OCI_REPOSITORY_INVALID", `invalid registry repository ${describeValue(whole)}`);
     }
     this.registry = options.registry;
     this.repository = options.repository;
@@ -191,14 +191,14 @@ export class RegistryTarget implements Target {
     }
     const digest = digestOf(bytes);
     if (claimed !== undefined && claimed !== digest) {
-      throw new OciError("OCI_DIGEST_MISMATCH", `OCI manifest ${reference}: Docker-Content-Digest ${describe(claimed)} disagrees with the computed ${digest}`);
+      throw new OciError("OCI_DIGEST_MISMATCH", `OCI manifest ${reference}: Docker-Content-Digest ${describeValue(claimed)} disagrees with the computed ${digest}`);
     }
     if (isDigest(reference) && reference !== digest) {
       throw new OciError("OCI_DIGEST_MISMATCH", `OCI manifest: expected digest ${reference}, computed ${digest}`);
     }
     const parsed = parseManifest(bytes, isManifestMediaType(contentType) ? contentType : undefined);
     if (!isManifestMediaType(parsed.mediaType)) {
-      throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest ${reference}: unsupported media type ${describe(parsed.mediaType)}`);
+      throw new OciError("OCI_MANIFEST_INVALID", `OCI manifest ${reference}: unsupported media type ${describeValue(parsed.mediaType)}`);
     }
     this.remember(digest, bytes);
     return { desc: { mediaType: parsed.mediaType, digest, size: bytes.length }, bytes };
@@ -221,7 +221,7 @@ export class RegistryTarget implements Target {
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
     if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) {
-      throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describe(tagOrDigest)}`);
+      throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describeValue(tagOrDigest)}`);
     }
     return (await this.getManifest(tagOrDigest)).desc;
   }
@@ -253,12 +253,12 @@ export class RegistryTarget implements Target {
     const declared = headerValue(res, "content-length");
     if (declared !== undefined && Number(declared) !== desc.size) {
       discard(res);
-      throw new OciError("OCI_SIZE_MISMATCH", `${label}: expected ${desc.size} bytes, registry announced ${describe(declared)}`);
+      throw new OciError("OCI_SIZE_MISMATCH", `${label}: expected ${desc.size} bytes, registry announced ${describeValue(declared)}`);
     }
     const claimed = headerValue(res, "docker-content-digest");
     if (claimed !== undefined && claimed !== desc.digest) {
       discard(res);
-      throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describe(claimed)} disagrees with the expected digest`);
+      throw new OciError("OCI_DIGEST_MISMATCH", `${label}: Docker-Content-Digest ${describeValue(claimed)} disagrees with the expected digest`);
     }
     const verifier = new DescriptorVerifier(desc, label);
     const body = res.body;
@@ -314,7 +314,7 @@ export class RegistryTarget implements Target {
     if (declared !== undefined && Number(declared) !== desc.size) return false;
     const claimed = headerValue(res, "docker-content-digest");
     if (claimed !== undefined && claimed !== desc.digest) {
-      throw new OciError("OCI_DIGEST_MISMATCH", `HEAD ${desc.digest}: Docker-Content-Digest ${describe(claimed)} disagrees`);
+      throw new OciError("OCI_DIGEST_MISMATCH", `HEAD ${desc.digest}: Docker-Content-Digest ${describeValue(claimed)} disagrees`);
     }
     return true;
   }
@@ -390,7 +390,7 @@ export class RegistryTarget implements Target {
         discard(res);
         const claimed = headerValue(res, "docker-content-digest");
         if (claimed !== undefined && claimed !== desc.digest) {
-          throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describe(claimed)} for ${desc.digest}`);
+          throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describeValue(claimed)} for ${desc.digest}`);
         }
         break;
       }
@@ -413,7 +413,7 @@ export class RegistryTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`, and the HTTP errors.
    */
   async tag(desc: Descriptor, tag: string): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
     checkDescriptor(desc);
     if (desc.size > MAX_MANIFEST_BYTES) {
       throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);

@@ -16,7 +16,7 @@
  * fresh stream (the learned maximum stays).
  */
 import { Readable } from "node:stream";
-import { describe } from "../contract/grammar.js";
+import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import { discard, headerValue, type HttpResponse } from "./registry-http.js";
 import type { RegistrySession } from "./registry-session.js";
@@ -137,7 +137,7 @@ async function drainToEnd(source: Readable, carry: ChunkCarry, desc: Descriptor)
 function chunkMinLength(res: HttpResponse): number {
   const value = headerValue(res, "oci-chunk-min-length");
   if (value === undefined) return 0;
-  if (!/^[0-9]{1,15}$/.test(value)) throw new OciError("OCI_RESPONSE_INVALID", `OCI-Chunk-Min-Length is not a byte count: ${describe(value)}`);
+  if (!/^[0-9]{1,15}$/.test(value)) throw new OciError("OCI_RESPONSE_INVALID", `OCI-Chunk-Min-Length is not a byte count: ${describeValue(value)}`);
   return Number(value);
 }
 
@@ -176,7 +176,7 @@ function spentRefusal(registry: string, refused: number, status: number, limits:
 function checkPushedDigest(res: HttpResponse, desc: Descriptor): void {
   const claimed = headerValue(res, "docker-content-digest");
   if (claimed !== undefined && claimed !== desc.digest) {
-    throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describe(claimed)} for ${desc.digest}`);
+    throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describeValue(claimed)} for ${desc.digest}`);
   }
 }
 
@@ -212,7 +212,7 @@ function checkAcknowledged(res: HttpResponse, sent: number, desc: Descriptor): v
   if (range === undefined) return;
   const m = /^(?:bytes=)?0-([0-9]{1,15})$/.exec(range);
   if (m === null || Number(m[1]) + 1 !== sent) {
-    throw new OciError("OCI_SIZE_MISMATCH", `registry acknowledged ${describe(range)} of ${desc.digest} after ${sent} bytes were sent`);
+    throw new OciError("OCI_SIZE_MISMATCH", `registry acknowledged ${describeValue(range)} of ${desc.digest} after ${sent} bytes were sent`);
   }
 }
 
@@ -291,11 +291,11 @@ export async function confirmStored(session: RegistrySession, desc: Descriptor, 
     const length = headerValue(res, "content-length");
     if (length === undefined) throw new OciError("OCI_RESPONSE_INVALID", `HEAD ${reference} on ${session.registry} gave no Content-Length to confirm the upload`);
     if (Number(length) !== desc.size) {
-      throw new OciError("OCI_SIZE_MISMATCH", `registry ${session.registry} stored ${describe(length)} bytes for ${reference}, expected ${desc.size}`);
+      throw new OciError("OCI_SIZE_MISMATCH", `registry ${session.registry} stored ${describeValue(length)} bytes for ${reference}, expected ${desc.size}`);
     }
     const claimed = headerValue(res, "docker-content-digest");
     if (claimed !== undefined && claimed !== desc.digest) {
-      throw new OciError("OCI_DIGEST_MISMATCH", `registry ${session.registry} serves ${describe(claimed)} at ${reference}, expected ${desc.digest}`);
+      throw new OciError("OCI_DIGEST_MISMATCH", `registry ${session.registry} serves ${describeValue(claimed)} at ${reference}, expected ${desc.digest}`);
     }
     return;
   }

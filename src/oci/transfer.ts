@@ -16,7 +16,7 @@ import type { Readable } from "node:stream";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
-import { describe, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
 import {
   DescriptorVerifier,
   bufferStream,
@@ -284,7 +284,7 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
  */
 export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, options: CopyOptions = {}): Promise<Descriptor> {
   if (!isDigest(reference) && !isDiscoveryTag(reference)) {
-    throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describe(reference)}`);
+    throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describeValue(reference)}`);
   }
   const resolved = await src.resolve(reference);
   if (isDigest(reference) && resolved.digest !== reference) {
@@ -296,7 +296,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress });
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
   if (tag !== null) {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
     await dst.tag(desc, tag);
   }
   return desc;
@@ -312,7 +312,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
  * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_TAG_MISMATCH`, and the target's errors.
  */
 export async function tagIfAbsent(target: Target, desc: Descriptor, tag: string): Promise<"tagged" | "already-tagged"> {
-  if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describe(tag)}`);
+  if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
   checkDescriptor(desc);
   if (typeof target.tagIfAbsent === "function") return target.tagIfAbsent(desc, tag);
   let existing: Descriptor | null = null;
