@@ -303,14 +303,16 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
     const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
     const { credentials: _ignored, ...rest } = options;
     void _ignored;
-    const download = await downloadRelease({
+    // The receipt and the bundle are read alike: this plugin's repository, credentials and policy.
+    const pinned = (reference: string, expect: "receipt" | "bundle"): DownloadOptions => ({
       ...rest,
       ...(credentials === undefined ? {} : { credentials }),
-      reference: plugin.receipt_reference,
+      reference,
       repository: parsed.repository,
-      expect: "receipt",
+      expect,
       policy: pluginPolicy(options.policy, plugin),
     });
+    const download = await downloadRelease(pinned(plugin.receipt_reference, "receipt"));
     let receipt: PublishedReceipt;
     try {
       receipt = download.document as PublishedReceipt;
@@ -335,14 +337,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
     }
     // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
     // are exactly the receipt's payload records, tarball included.
-    const bundle = await inspectRelease({
-      ...rest,
-      ...(credentials === undefined ? {} : { credentials }),
-      reference: plugin.bundle_reference,
-      repository: parsed.repository,
-      expect: "bundle",
-      policy: pluginPolicy(options.policy, plugin),
-    });
+    const bundle = await inspectRelease(pinned(plugin.bundle_reference, "bundle"));
     const layers = bundle.manifest.layers
       .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

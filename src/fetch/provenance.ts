@@ -273,15 +273,10 @@ export async function verifyDownloadProvenance(download: DownloadForProvenance, 
   return provenanceSummary(await verifyReleaseProvenance(download.target, repository, subject, binding, options));
 }
 
-/** Provenance flags as the CLI takes them (file paths for the key and the trusted root). */
-export interface ProvenanceFlags {
+/** Provenance flags as the CLI takes them: the policy's fields, with file paths for the key and the trusted root. */
+export interface ProvenanceFlags extends Omit<ProvenancePolicy, "key"> {
   /** PEM public key file (key mode). */
   key?: string;
-  owner?: string;
-  repo?: string;
-  signerWorkflow?: string;
-  sourceRef?: string;
-  certOidcIssuer?: string;
   /** Trusted root file (default: the embedded public-good root). */
   trustedRoot?: string;
 }

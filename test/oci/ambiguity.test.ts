@@ -8,42 +8,31 @@
  * two different values of one response header, two next pages.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget, RegistryTarget, parseChallenges, parseNextLink, readLayout, tagIfAbsent, writeLayout, type Descriptor } from "../../src/oci/index.js";
 import { publishRelease } from "../../release/publish.js";
 import { refuseTagConflict } from "../../release/registry-access.js";
 import { stageRelease } from "../../release/stage.js";
-import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
+import { fakeRegistryScope, type FakeRegistry } from "../support/registry-fake.js";
 import { createPipelineFixture, preBindTag, stageInputs, storeIndex, type PipelineFixture } from "../support/release-pipeline-fixture.js";
 
 const REF = "org.opencontainers.image.ref.name";
 const MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json";
 const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 
-let work: string;
-let closers: FakeRegistry[] = [];
-beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), "hpk-ambiguity-"));
-});
-afterEach(async () => {
-  await Promise.all(closers.map((c) => c.close()));
-  closers = [];
-});
-afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
-});
+const scope = fakeRegistryScope("hpk-ambiguity-");
+const fake = scope.fake;
 
 /** A layout store holding two manifests (the bootstrap-like empty artifacts of two types). */
 async function twoManifestStore(name: string): Promise<{ dir: string; a: Descriptor; b: Descriptor }> {
-  const dir = path.join(work, name);
+  const dir = path.join(scope.work, name);
   const store = await LayoutTarget.open(dir, { create: true });
-  const a = (await writeLayout(path.join(work, `${name}-a`), "application/vnd.example.a", new Map())).manifest;
-  const b = (await writeLayout(path.join(work, `${name}-b`), "application/vnd.example.b", new Map())).manifest;
+  const a = (await writeLayout(path.join(scope.work, `${name}-a`), "application/vnd.example.a", new Map())).manifest;
+  const b = (await writeLayout(path.join(scope.work, `${name}-b`), "application/vnd.example.b", new Map())).manifest;
   for (const [desc, src] of [[a, `${name}-a`], [b, `${name}-b`]] as const) {
-    const source = await LayoutTarget.open(path.join(work, src));
+    const source = await LayoutTarget.open(path.join(scope.work, src));
     await store.push(desc, await source.fetch(desc));
   }
   return { dir, a, b };
@@ -79,9 +68,9 @@ describe("a layout store", () => {
   });
 
   it("readLayout (the layout a release stages) refuses two entries named payload (OCI_LAYOUT_INVALID)", async () => {
-    const dir = path.join(work, "payload");
+    const dir = path.join(scope.work, "payload");
     const a = (await writeLayout(dir, "application/vnd.example.a", new Map())).manifest;
-    const b = (await writeLayout(path.join(work, "payload-b"), "application/vnd.example.b", new Map())).manifest;
+    const b = (await writeLayout(path.join(scope.work, "payload-b"), "application/vnd.example.b", new Map())).manifest;
     expect((await readLayout(dir)).manifest.digest).toBe(a.digest);
     await writeIndex(dir, [entry(a, "payload"), entry(b, "payload")]);
     await expect(readLayout(dir)).toThrowWithCode("OCI_LAYOUT_INVALID");
@@ -142,11 +131,6 @@ describe("release publish over an ambiguous store", () => {
 });
 
 describe("registry responses", () => {
-  async function fake(handler: Parameters<typeof startFakeRegistry>[0]): Promise<FakeRegistry> {
-    const s = await startFakeRegistry(handler);
-    closers.push(s);
-    return s;
-  }
   const client = (s: FakeRegistry, extra: Partial<ConstructorParameters<typeof RegistryTarget>[0]> = {}) =>
     new RegistryTarget({ registry: s.host, repository: "acme/kit", plainHttp: true, retry: { maxAttempts: 1 }, ...extra });
 

@@ -6,38 +6,21 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import type http from "node:http";
 import https from "node:https";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RegistryTarget, fetchBlobToFile, type Descriptor } from "../../src/oci/index.js";
 import { parseResponseHead } from "../../src/oci/blob-download.js";
-import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
+import { fakeRegistryScope } from "../support/registry-fake.js";
 
 const sha = (b: Buffer): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 const BIG = randomBytes(20 * 1024 * 1024 + 17);
 const BIG_DESC: Descriptor = { mediaType: "application/octet-stream", digest: sha(BIG), size: BIG.length };
 
-let work: string;
-let servers: Array<{ close(): Promise<void> }> = [];
-beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), "hpk-fast-"));
-});
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
-});
-
-async function fake(handler: Parameters<typeof startFakeRegistry>[0]): Promise<FakeRegistry> {
-  const s = await startFakeRegistry(handler);
-  servers.push(s);
-  return s;
-}
+const scope = fakeRegistryScope("hpk-fast-");
+const fake = scope.fake;
 
 /** A target whose general `fetch` is counted (the fast path never calls it). */
 function counted(host: string, extra: Partial<ConstructorParameters<typeof RegistryTarget>[0]> = {}): { target: RegistryTarget; general: () => number } {
@@ -52,7 +35,7 @@ function counted(host: string, extra: Partial<ConstructorParameters<typeof Regis
 }
 
 async function outcome(target: RegistryTarget, desc: Descriptor): Promise<{ code: string; files: string[]; bytes?: Buffer }> {
-  const dir = await mkdtemp(path.join(work, "out-"));
+  const dir = await mkdtemp(path.join(scope.work, "out-"));
   const file = path.join(dir, "blob");
   try {
     await fetchBlobToFile(target, desc, file);
@@ -164,13 +147,13 @@ describe("other answers go to the general client, nothing written by the fast pa
 
 describe("over TLS", () => {
   it("the fast path verifies the registry's certificate against the configured CA", async () => {
-    const key = path.join(work, "key.pem");
-    const cert = path.join(work, "cert.pem");
+    const key = path.join(scope.work, "key.pem");
+    const cert = path.join(scope.work, "cert.pem");
     execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { stdio: "ignore" });
     const pem = await readFile(cert, "utf8");
     const server = https.createServer({ key: await readFile(key), cert: pem }, (_req, res) => blobAnswer(res, BIG));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    servers.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
+    scope.track({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) });
     const port = (server.address() as { port: number }).port;
     const trusting = new RegistryTarget({ registry: `127.0.0.1:${port}`, repository: "acme/kit", ca: pem, retry: { maxAttempts: 1 } });
     let general = 0;

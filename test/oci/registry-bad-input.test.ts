@@ -3,13 +3,12 @@
  * here): every case fails closed with its own code and leaves no partial file.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir } from "node:fs/promises";
 import type http from "node:http";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RegistryTarget, fetchBlobToFile, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
-import { startFakeRegistry, writeMany, type FakeRegistry } from "../support/registry-fake.js";
+import { fakeRegistryScope, writeMany, type FakeRegistry } from "../support/registry-fake.js";
 
 const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 const MANIFEST = Buffer.from(
@@ -19,24 +18,8 @@ const MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json";
 const BLOB = Buffer.from("0123456789abcdef".repeat(4096));
 const BLOB_DESC: Descriptor = { mediaType: "application/octet-stream", digest: sha(BLOB), size: BLOB.length };
 
-let work: string;
-let servers: FakeRegistry[] = [];
-beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), "hpk-bad-"));
-});
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
-afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
-});
-
-async function fake(handler: Parameters<typeof startFakeRegistry>[0]): Promise<FakeRegistry> {
-  const s = await startFakeRegistry(handler);
-  servers.push(s);
-  return s;
-}
+const scope = fakeRegistryScope("hpk-bad-");
+const fake = scope.fake;
 
 function client(server: FakeRegistry, extra: Partial<RegistryTargetOptions> = {}): RegistryTarget {
   return new RegistryTarget({
@@ -51,7 +34,7 @@ function client(server: FakeRegistry, extra: Partial<RegistryTargetOptions> = {}
 }
 
 async function emptyDir(): Promise<string> {
-  return mkdtemp(path.join(work, "out-"));
+  return mkdtemp(path.join(scope.work, "out-"));
 }
 
 function manifestResponse(res: http.ServerResponse, body: Buffer, headers: Record<string, string> = {}): void {

@@ -3,7 +3,11 @@
  * (wrong digests, extra or missing bytes, early close, storms, redirects,
  * odd pagination). Records every request.
  */
+import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 
 /** One request the fake registry saw. */
 export interface SeenRequest {
@@ -76,4 +80,46 @@ export function writeMany(res: http.ServerResponse, total: number, fill = 0x61):
     };
     pump();
   });
+}
+
+/** What {@link fakeRegistryScope} gives a test file. */
+export interface FakeRegistryScope {
+  /** The file's scratch directory (valid inside tests; removed after the file). */
+  readonly work: string;
+  /** Start a fake registry that is closed after the current test. */
+  fake(handler: Parameters<typeof startFakeRegistry>[0]): Promise<FakeRegistry>;
+  /** Close `server` after the current test (any loopback stand-in). */
+  track<T extends { close(): Promise<void> }>(server: T): T;
+}
+
+/**
+ * The scaffolding of a test file that talks to fake registries: a scratch
+ * directory `<tmp>/<prefix>XXXXXX` for the file, and every server started
+ * through the scope closed after each test. Call at the top level of the file.
+ */
+export function fakeRegistryScope(prefix: string): FakeRegistryScope {
+  let work: string | undefined;
+  let servers: Array<{ close(): Promise<void> }> = [];
+  beforeAll(async () => {
+    work = await mkdtemp(path.join(os.tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+  });
+  afterAll(async () => {
+    if (work !== undefined) await rm(work, { recursive: true, force: true });
+  });
+  const track = <T extends { close(): Promise<void> }>(server: T): T => {
+    servers.push(server);
+    return server;
+  };
+  return {
+    get work(): string {
+      if (work === undefined) throw new Error("fakeRegistryScope: the scratch directory exists only inside tests");
+      return work;
+    },
+    fake: async (handler) => track(await startFakeRegistry(handler)),
+    track,
+  };
 }

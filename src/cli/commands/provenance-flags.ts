@@ -4,18 +4,11 @@
  * verify`), and their reading into a provenance check (in the action only).
  */
 import type { Command } from "commander";
+import type { ProvenanceFlags } from "../../fetch/provenance.js";
 import { UsageError } from "../output.js";
 
-/** The `gh attestation verify`-like policy flags shared by `verify-provenance --reference`, `fetch` and `fleet add`. */
-export interface PolicyFlags {
-  key?: string;
-  owner?: string;
-  repo?: string;
-  signerWorkflow?: string;
-  sourceRef?: string;
-  certOidcIssuer?: string;
-  trustedRoot?: string;
-}
+/** The `gh attestation verify`-like policy flags shared by `verify-provenance --reference`, `fetch` and `fleet add` (`--key` and `--trusted-root` name files). */
+export type PolicyFlags = ProvenanceFlags;
 
 /** Camel-case names of the certificate-policy flags (for "does not apply" checks). */
 export const POLICY_FLAG_NAMES = ["owner", "repo", "signerWorkflow", "sourceRef", "certOidcIssuer"] as const;
