@@ -9,7 +9,7 @@
  * so `mkdir("/proc/x", { recursive: true })` never returns. Here every level
  * is created once, outermost first, and the loop is bounded by the number of
  * path components. File-system access only where a function's name says so
- * (DESIGN.md §2).
+ * (docs/architecture.md, "Areas").
  */
 import { accessSync, constants as fsConstants, lstatSync, mkdirSync, rmdirSync, statSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";

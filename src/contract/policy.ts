@@ -170,7 +170,7 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
   const parsedRepository = parseRepository(repository);
   if (repositoryOverride === undefined && parsedRepository.kind === "layout" && !parsedRepository.dir.startsWith("/")) {
     // A path in a config file would resolve against each later command's working directory: refused.
-    invalid(`${origin} hermesPluginKit.repository ${describe(repository)} names a relative oci-layout path: a store path in a plugin's config must not depend on the directory a later command runs in; fix: write the absolute path, e.g. oci-layout:/home/you/hermes-store/${name}`);
+    invalid(`${origin} hermesPluginKit.repository ${describeValue(repository)} names a relative oci-layout path: a store path in a plugin's config must not depend on the directory a later command runs in; fix: write the absolute path, e.g. oci-layout:/home/you/hermes-store/${name}`);
   }
   const install = kit["install"] === undefined ? DEFAULT_INSTALL_COMMAND : requireCommand(kit["install"], `${origin} hermesPluginKit.install`);
   const installTime = installTimeDeclaredBy(pkg);
