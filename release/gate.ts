@@ -28,6 +28,7 @@ import { requireGateTools } from "./gate-tools.js";
 import { proveReleaseIdentity } from "./materialize.js";
 import { commandEnvironment, RELEASE_CREDENTIAL_VARIABLES } from "./command-env.js";
 import { makeDirectory } from "../src/contract/directory.js";
+import { parseJsonFileBytes } from "../src/contract/json-file.js";
 
 /** Default timeout of one gate command, in milliseconds (60 minutes). */
 export const GATE_TIMEOUT_MS = 60 * 60_000;
@@ -138,7 +139,7 @@ const MCP_SDK = "@modelcontextprotocol/sdk";
  * @throws ReleaseStepError `RELEASE_MCP_SDK_VERSION` when no SDK resolves or its version is not stable SemVer.
  */
 export async function bundledMcpSdkVersion(dir: string): Promise<{ version: string; from: string }> {
-  const own = parseStrictJson(await readFile(join(dir, "package.json")), { rejectIntegralFloats: false })["name"];
+  const own = parseJsonFileBytes(join(dir, "package.json"), await readFile(join(dir, "package.json")), { rejectIntegralFloats: false })["name"];
   const kitDir = own === "hermes-plugin-kit" ? dir : await resolvePackageDir(dir, "hermes-plugin-kit");
   const sdkDir = (kitDir !== undefined ? await resolvePackageDir(kitDir, MCP_SDK) : undefined) ?? (await resolvePackageDir(dir, MCP_SDK));
   if (sdkDir === undefined) {

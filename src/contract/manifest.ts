@@ -24,6 +24,7 @@ import { parseReference } from "./reference.js";
 import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
 import { makeDirectory } from "./directory.js";
+import { namingFile } from "./json-file.js";
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
@@ -190,7 +191,8 @@ export const MAX_RELEASE_JSON_BYTES = 1024 * 1024;
  * (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
  */
 export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
-  return parseReleaseJson(await readReleaseJsonBytesFile(path));
+  const bytes = await readReleaseJsonBytesFile(path);
+  return namingFile(path, () => parseReleaseJson(bytes));
 }
 
 /** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */

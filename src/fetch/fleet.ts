@@ -37,6 +37,7 @@ export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 import { makeDirectory } from "../contract/directory.js";
+import { parseJsonFileBytes } from "../contract/json-file.js";
 
 /** Largest lock file read, in bytes. */
 const MAX_LOCK_BYTES = 4 * 1024 * 1024;
@@ -168,7 +169,7 @@ export async function readPinnableReceipt(
     throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
   }
   const bytes = await readFile(receiptPath);
-  const doc = parseStrictJson(bytes);
+  const doc = parseJsonFileBytes(receiptPath, bytes);
   const repository = pins.repository ?? doc["registry_repository"];
   const pkg = pins.package ?? doc["package"];
   if (typeof repository !== "string" || !isNpmPackageName(pkg)) {

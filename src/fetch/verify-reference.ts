@@ -25,6 +25,7 @@ import { readAllBounded } from "../oci/descriptor.js";
 import { FetchError } from "./errors.js";
 import { inspectRelease, type DownloadOptions } from "./fetch.js";
 import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
+import { namingFile } from "../contract/json-file.js";
 
 /** Options of {@link verifyReferenceProvenance}. */
 export interface VerifyReferenceOptions extends Pick<DownloadOptions, "reference" | "repository" | "plainHttp" | "credentials" | "env" | "openTarget" | "requirePrivate"> {
@@ -80,7 +81,8 @@ export async function verifyReferenceProvenance(options: VerifyReferenceOptions)
   const subject = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: manifest.digest, size: manifest.size };
   const verified = await verifyReleaseProvenance(target, repository, subject, bindingFromTestedManifest(tested, layer.descriptor.digest, manifest.digest), options.provenance);
   if (options.receipt !== undefined) {
-    const receipt = verifyFinalReceiptBytes(await readReleaseJsonBytesFile(options.receipt), policy, { bundleReference: pinned.reference });
+    const receiptBytes = await readReleaseJsonBytesFile(options.receipt);
+    const receipt = namingFile(options.receipt, () => verifyFinalReceiptBytes(receiptBytes, policy, { bundleReference: pinned.reference }));
     checkReleaseBinding(verified.facts, bindingFromReceipt(receipt));
   }
   return { ok: true, reference: pinned.reference, version: tested.version, tag: tested.tag, receipt: options.receipt !== undefined, ...provenanceSummary(verified) };

@@ -9,6 +9,7 @@ import { ReleaseContractError } from "../../contract/errors.js";
 import { readReleaseJsonBytesFile, readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../../contract/manifest.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument } from "../../contract/policy.js";
 import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
+import { namingFile } from "../../contract/json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { consumerExpectations } from "../consumer-policy.js";
 import { printJson, printLine, UsageError } from "../output.js";
@@ -38,7 +39,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
     throw new UsageError("nothing pinned to verify against: pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>");
   }
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
-  const doc = parseReleaseJson(bytes);
+  const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
   const policy = policyForDocument(expectations, doc);
   const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});

@@ -150,8 +150,8 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
     if (flags.bundleReference !== undefined || flags.receiptReference !== undefined) {
       throw new UsageError("give either --references or --bundle-reference with --receipt-reference, not both");
     }
-    const { parseStrictJson } = await import("../../contract/canonical-json.js");
-    const document = parseStrictJson(await readFile(flags.references));
+    const { parseJsonFileBytes } = await import("../../contract/json-file.js");
+    const document = parseJsonFileBytes(flags.references, await readFile(flags.references));
     const bundle = document["bundle_reference"];
     const receipt = document["receipt_reference"];
     if (typeof bundle !== "string" || typeof receipt !== "string" || Object.keys(document).length !== 2) {
