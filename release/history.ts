@@ -43,8 +43,14 @@ export function isRevertTitle(subject: string): boolean {
   return GITHUB_REVERT_RE.test(subject) || REAPPLY_RE.test(subject);
 }
 const NEVER = /[^\s\S]/;
-/** A breaking footer: the keyword, a colon, then the text (if any) after one space. */
-const NOTES_PATTERN = "^(KEYWORDS):(?: (.*))?$";
+/**
+ * A breaking footer: the keyword, a colon, then the text (if any) after one
+ * space. The text group always takes part in the match (empty for a bare
+ * `BREAKING CHANGE:`): conventional-commits-parser 6 crashes on an absent
+ * group, and semantic-release's default parser reads a bare footer as a
+ * breaking note with empty text (a major release), so this one does too.
+ */
+const NOTES_PATTERN = "^(KEYWORDS):(?: |$)(.*)$";
 /** git's and GitHub's revert forms as conventional-commits-parser reads them. */
 const REVERT_PATTERN = /^(?:Revert|revert:)\s"?([\s\S]+?)"?\s*This reverts commit (\w*)\./;
 /** A footer line with the exact breaking token (Conventional Commits items 12-16). */

@@ -92,12 +92,32 @@ describe("ambiguous breaking-change markers", () => {
     ["fix: x\n\nBREAKING CHANGE: y", "major"],
     ["fix: x\n\nBREAKING-CHANGE: y", "major"],
     ["fix: x\n\nBREAKING CHANGE:\n  described below", "major"],
+    ["feat: x\n\nBREAKING CHANGE:", "major"],
+    ["fix: x\n\nBREAKING-CHANGE:\n", "major"],
+    ["fix: x\n\nBREAKING CHANGE: ", "major"],
     ["fix: x\n\nbreaking the loop early is faster", "patch"],
     ["fix: x\n\nthis is not a breaking change", "patch"],
     ["docs: describe the breaking changes policy", null],
     ["fix: caf\u00e9 \u0417\u0430\u043f\u0443\u0441\u043a \uff21", "patch"],
   ])("exact tokens and prose still classify: %j -> %s", (message, release) => {
     expect(classifyCommitMessage(message).release).toBe(release);
+  });
+});
+
+describe("a breaking footer without text", () => {
+  it("the handed input: `BREAKING CHANGE:` with no text after v1.4.2 is a major (2.0.0), as semantic-release's default parser reads it; it was RELEASE_HISTORY_INVALID", async () => {
+    const { repo } = await history([], ["feat: x\n\nBREAKING CHANGE:"]);
+    const intent = await intentOf(repo);
+    expect(intent).toMatchObject({ released: true, version: "2.0.0", release_class: "major" });
+  });
+
+  it("semantic-release's commit-analyzer with its default preset says major for the same commit (the behaviour matched)", async () => {
+    const { analyzeCommits } = (await import("@semantic-release/commit-analyzer")) as unknown as { analyzeCommits: (config: object, context: object) => Promise<string | null> };
+    const logger = { log: () => undefined, error: () => undefined };
+    const commits = [{ hash: "a".repeat(40), message: "feat: x\n\nBREAKING CHANGE:" }];
+    expect(await analyzeCommits({}, { cwd: process.cwd(), commits, logger })).toBe("major");
+    const { COMMIT_PARSER_OPTIONS } = await import("../../release/history.js");
+    expect(await analyzeCommits({ parserOpts: COMMIT_PARSER_OPTIONS }, { cwd: process.cwd(), commits, logger })).toBe("major");
   });
 });
 
