@@ -42,7 +42,13 @@ const b64 = (bytes: Buffer) => bytes.toString("base64");
 
 /** Start the mock on 127.0.0.1 (Fulcio `POST /api/v2/signingCert`, Rekor `POST /api/v1/log/entries`, TSA `POST /api/v1/timestamp`). */
 export async function startMockSigstore(): Promise<MockSigstore> {
-  const clock = new Date();
+  // One fixed clock, in whole seconds, for the CA, the log and the TSA. asn1js writes a GeneralizedTime's
+  // fraction without trailing zeros (".12" for 120 ms), while @sigstore/core reads only three digits
+  // (RFC 3161 2.4.2 allows any number), so a wall-clock TSA made about one run in ten fail with
+  // "invalid time"; without milliseconds there is no fraction. A fixed instant also keeps the
+  // certificate (valid for 10 minutes from it), the log entry and the timestamp consistent however
+  // long a test file runs.
+  const clock = new Date(Math.floor(Date.now() / 1000) * 1000);
   const requests: string[] = [];
   const handlers = new Map<string, (body: string) => Promise<{ statusCode: number; response: string | Buffer; contentType?: string }>>();
   const server = http.createServer((req, res) => {
@@ -69,11 +75,11 @@ export async function startMockSigstore(): Promise<MockSigstore> {
   // No CT log: @sigstore/mock 0.11.0 writes SCTs without their signature (its ECDSA signature is raw r||s,
   // which it then tries to read as DER), so no verifier can check them. The trusted root below lists no
   // CT log, and a root without CT logs requires no SCT (src/fetch/sigstore-verify.ts).
-  const ca = await initializeCA(p256());
-  const tlog = await initializeTLog(url, p256());
+  const ca = await initializeCA(p256(), undefined, clock);
+  const tlog = await initializeTLog(url, p256(), clock);
   const fulcio = fulcioHandler(ca, { subjectClaim: "job_workflow_url" });
   const rekor = rekorHandler(tlog);
-  const tsa = await initializeTSA(p256());
+  const tsa = await initializeTSA(p256(), clock);
   const timestamps = tsaHandler(tsa);
   handlers.set(fulcio.path, fulcio.fn);
   handlers.set(rekor.path, rekor.fn);
