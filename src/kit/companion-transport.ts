@@ -9,10 +9,12 @@
  * only when mcp.json sets `cwd`, stderr appended to
  * `$HERMES_HOME/logs/mcp-stderr.log`), checks the `initialize` answer
  * (server name, bridge capability and version, every served name), and
- * speaks newline-delimited JSON-RPC with one deadline per call (start
- * included). A call that times out kills the server (restarted lazily on the
- * next call); a server that exits, writes a non-JSON-RPC line or a message
- * over 8 MiB fails every pending call; a failed start is not retried for 5 s.
+ * speaks newline-delimited JSON-RPC with one deadline per call. A call waits
+ * for a start only until its own deadline; the start runs on (at most 60 s
+ * to the `initialize` answer) and serves the next call. A call that times out
+ * kills the server (restarted lazily on the next call); a server that exits,
+ * writes a non-JSON-RPC line or a message over 8 MiB fails every pending
+ * call; a failed start is not retried for 5 s.
  * The placeholder `__HPK_SPEC__` is replaced by the companion's spec.
  */
 // An untagged template literal (backslashes doubled) is a pure value: bundles that never call
@@ -34,6 +36,7 @@ SPEC = json.loads(__HPK_SPEC__)
 _LOG = logging.getLogger(__name__)
 _MAX_MESSAGE = 8 * 1024 * 1024
 _RESTART_BACKOFF_S = 5.0
+_START_TIMEOUT_S = 60.0
 _SECRET_PARTS = ("token", "secret", "password", "passwd", "api_key", "apikey", "auth")
 _PLACEHOLDERS = ("\\x24{PLUGIN_ROOT}", "\\x24{PLUGIN_DATA}")
 _METHODS = {"hook": "hermes-plugin-kit/hook", "command": "hermes-plugin-kit/command", "middleware": "hermes-plugin-kit/middleware"}
@@ -373,6 +376,9 @@ class _Bridge:
     def __init__(self):
         self.lock = threading.Lock()
         self.server = None
+        self.starting = None
+        self.start_error = None
+        self.stopped = False
         self.failed_at = None
         self.failure = ""
         self.plugin_root = None
@@ -387,25 +393,49 @@ class _Bridge:
             raise
 
     def _current(self, deadline):
-        if not self.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            raise BridgeTimeout("timed out after %d ms (waiting for the server to start)" % SPEC["timeout_ms"])
-        try:
+        # A start runs in its own thread, bounded by _START_TIMEOUT_S, not by the deadline of the call
+        # that began it: a caller waits only until its own deadline, and a slow start (a loaded host)
+        # still completes and serves the next call instead of being killed again and again.
+        with self.lock:
             if self.server is not None and self.server.alive():
                 return self.server
-            if self.failed_at is not None and time.monotonic() - self.failed_at < _RESTART_BACKOFF_S:
-                raise BridgeUnavailable("server unavailable (start failed: %s)" % self.failure)
-            try:
-                self.server = self._start(deadline)
-            except Exception as exc:  # any start failure is the server being unavailable; its text is not logged
-                failure = exc if isinstance(exc, BridgeError) else BridgeUnavailable("server unavailable (%s)" % type(exc).__name__)
-                self.server = None
+            if self.starting is None:
+                if self.failed_at is not None and time.monotonic() - self.failed_at < _RESTART_BACKOFF_S:
+                    raise BridgeUnavailable("server unavailable (start failed: %s)" % self.failure)
+                self.starting = threading.Event()
+                self.start_error = None
+                threading.Thread(target=self._start_in_background, args=(self.starting,), name="hpk-start-%s" % SPEC["server"], daemon=True).start()
+            starting = self.starting
+        if not starting.wait(max(0.0, deadline - time.monotonic())):
+            raise BridgeTimeout("timed out after %d ms (waiting for the server to start)" % SPEC["timeout_ms"])
+        with self.lock:
+            if self.server is not None and self.server.alive():
+                return self.server
+            if self.start_error is not None:
+                raise self.start_error
+            raise BridgeUnavailable("server unavailable (it exited)")
+
+    def _start_in_background(self, starting):
+        server, failure = None, None
+        try:
+            server = self._start(time.monotonic() + max(_START_TIMEOUT_S, SPEC["timeout_ms"] / 1000.0))
+        except BridgeTimeout:
+            failure = BridgeUnavailable("server unavailable (no initialize answer within %d s)" % _START_TIMEOUT_S)
+        except Exception as exc:  # any start failure is the server being unavailable; its text is not logged
+            failure = exc if isinstance(exc, BridgeError) else BridgeUnavailable("server unavailable (%s)" % type(exc).__name__)
+        with self.lock:
+            self.starting = None
+            if self.stopped and server is not None:
+                server.close(BridgeUnavailable("server unavailable (stopped)"))
+                server, failure = None, BridgeUnavailable("server unavailable (stopped)")
+            self.server = server
+            self.start_error = failure
+            if failure is None:
+                self.failed_at = None
+            else:
                 self.failed_at = time.monotonic()
                 self.failure = failure.reason
-                raise failure from None
-            self.failed_at = None
-            return self.server
-        finally:
-            self.lock.release()
+        starting.set()
 
     def _start(self, deadline):
         argv, env, cwd = _launch(_package_root(self.plugin_root))
@@ -447,6 +477,7 @@ class _Bridge:
 
     def stop(self, *_args):
         with self.lock:
+            self.stopped = True
             server, self.server = self.server, None
         if server is not None:
             server.close(BridgeUnavailable("server unavailable (stopped)"))

@@ -217,17 +217,34 @@ describe("fail closed", () => {
     expectBlocked(await hook("pre_tool_call", { tool_name: "mcp__hooky__echo", args: { mode: "malformed" } }), /invalid answer \(the callback returned the wrong shape\)/, "BridgeProtocolError");
   });
 
+  /**
+   * Call until the bridge runs a server other than `previous`, and return its pid. A start outlives
+   * the call that began it (on a loaded machine it takes longer than this plugin's 1.5 s hook
+   * timeout), so the calls before it may block; bounded at 60 s.
+   */
+  async function serverUp(previous?: unknown): Promise<unknown> {
+    const until = Date.now() + 60_000;
+    while (Date.now() < until) {
+      await hook("pre_tool_call", { tool_name: "x", args: {} });
+      const pid = (await host.request({ op: "server_pid" })).value;
+      if (pid !== null && pid !== previous) return pid;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error("the bridge's server did not start within 60 s");
+  }
+
   it("a timeout blocks within the bound, and the next call gets a fresh server", async () => {
-    const before = (await host.request({ op: "server_pid" })).value;
+    const before = await serverUp();
     const answer = await hook("pre_tool_call", { tool_name: "mcp__hooky__echo", args: { mode: "hang" } });
     expectBlocked(answer, /timed out after 1500 ms/, "BridgeTimeout");
     expect(answer.elapsed_ms).toBeGreaterThanOrEqual(1400);
     expect(answer.elapsed_ms).toBeLessThan(5000);
+    expect(await serverUp(before)).not.toBe(before);
     expect((await hook("pre_tool_call", { tool_name: "mcp__hooky__echo", args: { text: "far too long" } })).value).toEqual({ action: "block", message: "text over 5 characters" });
-    expect((await host.request({ op: "server_pid" })).value).not.toBe(before);
   });
 
   it("a server that dies mid-call blocks", async () => {
+    await serverUp();
     expectBlocked(await hook("pre_tool_call", { tool_name: "mcp__hooky__echo", args: { mode: "die" } }), /server unavailable \(it exited\)/, "BridgeUnavailable");
   });
 
@@ -301,8 +318,12 @@ describe("the companion trusts nothing the server answers", () => {
 const mode = process.env.FAKE_MODE;
 const send = (m) => process.stdout.write(JSON.stringify(m) + "\\n");
 const bridge = { version: mode === "old-bridge" ? 2 : 1, hooks: mode === "missing-hook" ? [] : ["on_session_start", "post_tool_call", "pre_gateway_dispatch", "pre_llm_call", "pre_tool_call", "transform_llm_output"], commands: ["fail", "quiet", "shout"], middleware: ["llm_request", "tool_request"] };
-createInterface({ input: process.stdin }).on("line", (line) => {
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
   const m = JSON.parse(line);
+  if (m.method === "initialize" && mode === "slow-start" && !m.delayed) {
+    return setTimeout(() => lines.emit("line", JSON.stringify({ ...m, delayed: true })), 2500);
+  }
   if (m.method === "initialize") {
     const capabilities = mode === "no-bridge" ? { tools: {} } : { tools: {}, experimental: { "hermes-plugin-kit/bridge": bridge } };
     return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities, serverInfo: { name: mode === "wrong-server" ? "other" : "hooky", version: "1.2.3" } } });
@@ -314,8 +335,37 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (mode === "rpc-error") return send({ jsonrpc: "2.0", id: m.id, error: { code: -32603, message: "internal detail" } });
   if (mode === "huge") return process.stdout.write("x".repeat(9 * 1024 * 1024) + "\\n");
   if (mode === "exit") process.exit(3);
+  if (mode === "slow-start") return send({ jsonrpc: "2.0", id: m.id, result: { value: null } });
 });
 `;
+  /** A copy of the package whose mcp.json starts the fake server in `mode`, and a host stand-in for it. */
+  async function fakeHost(mode: string): Promise<HostStandIn> {
+    const copy = tempDir(`hooky-fake-${mode}`);
+    dirs.push(copy);
+    cpSync(pkg, copy, { recursive: true });
+    writeFileSync(path.join(copy, "fake.mjs"), FAKE);
+    const mcp = JSON.parse(readFileSync(path.join(copy, "mcp.json"), "utf8"));
+    mcp.mcpServers.hooky = { type: "stdio", command: "node", args: ["${PLUGIN_ROOT}/fake.mjs"], env: { FAKE_MODE: mode } };
+    writeFileSync(path.join(copy, "mcp.json"), JSON.stringify(mcp));
+    const fake = await startHost(path.join(copy, "host", "hooky-host"), { env: hostEnvironment(home), cwd: home });
+    extraHosts.push(fake);
+    return fake;
+  }
+
+  it("a start slower than the hook timeout blocks the call that began it, then serves the next call", async () => {
+    const fake = await fakeHost("slow-start");
+    const first = await fake.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "x", args: {} } });
+    expect(first.value).toMatchObject({ action: "block", message: expect.stringContaining("timed out after 1500 ms (waiting for the server to start)") });
+    const until = Date.now() + 30_000;
+    let pid: unknown = null;
+    while (pid === null && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      pid = (await fake.request({ op: "server_pid" })).value;
+    }
+    expect(pid).not.toBeNull();
+    expect((await fake.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "x", args: {} } })).value).toBeNull();
+  });
+
   it.each([
     ["wrong-server", /malformed answer \(initialize is not from server hooky\)/, "BridgeProtocolError"],
     ["no-bridge", /server does not speak bridge version 1; rebuild the plugin/, "BridgeProtocolError"],
@@ -328,15 +378,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     ["huge", /malformed answer \(message too large\)/, "BridgeProtocolError"],
     ["exit", /server unavailable \(it exited\)/, "BridgeUnavailable"],
   ])("pre_tool_call blocks when the server answers %s", async (mode, reason, errorType) => {
-    const copy = tempDir(`hooky-fake-${mode}`);
-    dirs.push(copy);
-    cpSync(pkg, copy, { recursive: true });
-    writeFileSync(path.join(copy, "fake.mjs"), FAKE);
-    const mcp = JSON.parse(readFileSync(path.join(copy, "mcp.json"), "utf8"));
-    mcp.mcpServers.hooky = { type: "stdio", command: "node", args: ["${PLUGIN_ROOT}/fake.mjs"], env: { FAKE_MODE: mode } };
-    writeFileSync(path.join(copy, "mcp.json"), JSON.stringify(mcp));
-    const fake = await startHost(path.join(copy, "host", "hooky-host"), { env: hostEnvironment(home), cwd: home });
-    extraHosts.push(fake);
+    const fake = await fakeHost(mode);
     const answer = await fake.request({ op: "hook", name: "pre_tool_call", kwargs: { tool_name: "x", args: {} } });
     const value = answer.value as { action: string; message: string };
     expect(value.action).toBe("block");
