@@ -136,6 +136,8 @@ export function isNpmPackageName(value: unknown): value is string {
 
 const URL_SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 const URL_USERINFO_RE = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
+// Everything up to the last `@` that a host and a path follow (a password may hold `@` or `/`).
+const BARE_USERINFO_RE = /^(?!oci-layout:).*@(?=[^@]*\/)/s;
 
 /** True when `value` starts like a URL (`scheme://`), which no repository or reference string does. */
 export function looksLikeUrl(value: string): boolean {
@@ -143,11 +145,23 @@ export function looksLikeUrl(value: string): boolean {
 }
 
 /**
- * `value` with the user-info of a leading URL (`scheme://user:password@`) replaced by `***`,
+ * `value` with the user-info of a leading URL (`scheme://user:password@`), or of a
+ * scheme-less `user:password@host/...`, replaced by `***`,
  * so that credentials typed into a reference never reach error text or logs.
  */
 export function redactUrlUserinfo(value: string): string {
-  return value.replace(URL_USERINFO_RE, "$1***@");
+  if (URL_SCHEME_RE.test(value)) return value.replace(URL_USERINFO_RE, "$1***@");
+  return value.replace(BARE_USERINFO_RE, "***@");
+}
+
+/**
+ * Whether `value` carries user-info before its host without a scheme
+ * (`user:password@host/path...`): an `@` followed by a host and a `/`. The
+ * digest separator of a reference (`host/path@sha256:...`) is not one, nor is
+ * an `oci-layout:` store.
+ */
+export function hasBareUserinfo(value: string): boolean {
+  return BARE_USERINFO_RE.test(value);
 }
 
 /**

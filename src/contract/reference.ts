@@ -11,7 +11,7 @@
  * refused, and so is a reference naming any repository but the pinned one.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describeValue, digestShapeProblem, isDigest, looksLikeUrl } from "./grammar.js";
+import { describeValue, digestShapeProblem, hasBareUserinfo, isDigest, looksLikeUrl } from "./grammar.js";
 
 /** A parsed repository string. */
 export type Repository =
@@ -59,7 +59,7 @@ const HOST_RE = new RegExp(`^(?:${HOST_LABEL}(?:\\.${HOST_LABEL})*|\\[[0-9A-Fa-f
 export function urlRefused(value: string): ReleaseContractError {
   return new ReleaseContractError(
     "REPOSITORY_INVALID",
-    `expected host[:port]/path (e.g. ghcr.io/acme/plugin), found the URL ${describeValue(value)}: drop the scheme and any user:password@ (credentials come from REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN or --registry-config)`,
+    `expected host[:port]/path (e.g. ghcr.io/acme/plugin), found ${describeValue(value)}, a URL or a value with user:password@ in it: drop the scheme and any user:password@ (credentials come from REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN or --registry-config)`,
   );
 }
 
@@ -80,7 +80,7 @@ export function parseRepository(value: unknown): Repository {
     }
     return { kind: "layout", repository: value, dir };
   }
-  if (looksLikeUrl(value)) throw urlRefused(value);
+  if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   const slash = value.indexOf("/");
   if (slash <= 0) {
     throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)} (expected host[:port]/path)`);
@@ -116,7 +116,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (typeof value !== "string") {
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(value)}`);
   }
-  if (looksLikeUrl(value)) throw urlRefused(value);
+  if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   const at = value.lastIndexOf("@");
   if (at < 0) {
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}`);

@@ -4,7 +4,7 @@
  * privacy gate on read runs first, as for every read of a release repository.
  */
 import { ReleaseContractError } from "../contract/errors.js";
-import { requireDiscoveryTag } from "../contract/grammar.js";
+import { hasBareUserinfo, looksLikeUrl, requireDiscoveryTag } from "../contract/grammar.js";
 import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
@@ -24,7 +24,7 @@ export interface TagReference {
  *   reference, which needs no resolving), `TAG_INVALID`, `REPOSITORY_INVALID`.
  */
 export function parseTagReference(value: string): TagReference {
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value)) throw urlRefused(value);
+  if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   if (value.includes("@")) {
     throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describeValue(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
   }

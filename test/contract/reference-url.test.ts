@@ -33,6 +33,23 @@ suite("URLs where a repository or reference is expected", () => {
     });
   }
 
+  const bare = [
+    `user:s3cr3t-value@127.0.0.1:5000/acme/x@sha256:${HEX}`,
+    "user:s3cr3t-value@ghcr.io/a/b:v1",
+    "u:pa/ss@w0rd@ghcr.io/a/b",
+    "token@ghcr.io/a/b",
+  ];
+  for (const value of bare) {
+    it(`refuses scheme-less user-info ${value.slice(0, 6)}... as REPOSITORY_INVALID without echoing it`, () => {
+      for (const parse of [() => parseRepository(value), () => parseReference(value), () => parseTagReference(value)]) {
+        const problem = failure(parse);
+        expect(problem.code).toBe("REPOSITORY_INVALID");
+        expect(problem.message).toContain("user:password@");
+        expect(problem.message).not.toMatch(/s3cr3t|pa\/ss|w0rd|token@/);
+      }
+    });
+  }
+
   it("still parses host[:port]/path references", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
     expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
@@ -41,6 +58,9 @@ suite("URLs where a repository or reference is expected", () => {
   it("redacts only the user-info of a leading URL", () => {
     expect(redactUrlUserinfo("https://u:p@h/x@sha256:1")).toBe("https://***@h/x@sha256:1");
     expect(redactUrlUserinfo(`ghcr.io/a/b@sha256:${HEX}`)).toBe(`ghcr.io/a/b@sha256:${HEX}`);
+    expect(redactUrlUserinfo(`u:p@ghcr.io/a/b@sha256:${HEX}`)).toBe(`***@ghcr.io/a/b@sha256:${HEX}`);
+    expect(redactUrlUserinfo(`oci-layout:/s@x/y@sha256:${HEX}`)).toBe(`oci-layout:/s@x/y@sha256:${HEX}`);
+    expect(redactUrlUserinfo(`localhost@sha256:${HEX}`)).toBe(`localhost@sha256:${HEX}`);
   });
 });
 
