@@ -53,7 +53,15 @@ export function shortHelp(group: Command): string {
  */
 export function firstUnknownOption(probe: Command, rest: readonly string[]): string | undefined {
   if (rest.includes("--help") || rest.includes("-h")) return undefined;
-  const { unknown } = probe.parseOptions([...rest]);
+  // The probe runs the options' argument parsers too: a value one refuses is left to the real parse
+  // (which reports it once, as a usage error), so the probe says nothing and reports no unknown option.
+  probe.configureOutput({ outputError: () => undefined, writeErr: () => undefined });
+  let unknown: string[];
+  try {
+    ({ unknown } = probe.parseOptions([...rest]));
+  } catch {
+    return undefined;
+  }
   const first = unknown[0];
   return first !== undefined && first.startsWith("-") && first !== "-" && first !== "--" ? first.replace(/=.*$/, "") : undefined;
 }
