@@ -33,7 +33,7 @@ import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/reg
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
-import { checkInstallTarget, installPayload, replaceInstall } from "./install.js";
+import { checkInstallTarget, checkReplaceTarget, installPayload, replaceInstall } from "./install.js";
 import { TransferProgress } from "./progress.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
@@ -448,7 +448,7 @@ export interface FetchReleaseOptions extends DownloadOptions {
  */
 export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
   // Fail fast: an output directory that cannot be created or written is refused before the download.
-  await checkInstallTarget(options.outputDir);
+  await (options.replace === true ? checkReplaceTarget : checkInstallTarget)(options.outputDir);
   const download = await downloadRelease(options);
   try {
     let provenance: ProvenanceSummary | undefined;

@@ -10,8 +10,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, readFile, rmdir, unlink } from "node:fs/promises";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, rmdir, unlink } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describeValue } from "../contract/grammar.js";
@@ -256,16 +256,59 @@ export async function installPayload(outputDir: string, files: readonly InstallF
 }
 
 /**
+ * What `fetch --replace` may swap (docs/fetch.md, "Replacing an installed
+ * release"): a directory that does not exist, or one an earlier fetch wrote —
+ * every entry an allowed payload path (`release-*.{json,bundle,sha256}`,
+ * `dist/<name>-<semver>.tgz`) or a left-over install lock — that is neither
+ * the current directory nor one of its parents. Anything else would be
+ * deleted by the swap, so it is refused before anything is downloaded or written.
+ * @throws FetchError `INSTALL_REPLACE_REFUSED` (naming up to 5 foreign entries),
+ *   and the codes of {@link checkInstallTarget}.
+ */
+export async function checkReplaceTarget(outputDir: string): Promise<void> {
+  await checkInstallTarget(outputDir);
+  const root = resolve(outputDir);
+  const cwd = resolve(process.cwd());
+  if (cwd === root || cwd.startsWith(root === sep ? root : root + sep)) {
+    throw new FetchError(
+      "INSTALL_REPLACE_REFUSED",
+      `--replace swaps the whole output directory, but ${outputDir} is the current directory or one of its parents (${cwd}); fix: pass the directory that holds the earlier release, from outside it`,
+    );
+  }
+  if ((await lstatOrNull(root)) === null) return;
+  const foreign: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "dist" && entry.isDirectory()) {
+      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
+        if (!inner.isFile() || !isAllowedPayloadTitle(`dist/${inner.name}`)) foreign.push(`dist/${inner.name}`);
+      }
+    } else if (!entry.isFile() || (entry.name !== INSTALL_LOCK_FILE && !isAllowedPayloadTitle(entry.name))) {
+      foreign.push(entry.name);
+    }
+    if (foreign.length >= 5) break;
+  }
+  if (foreign.length > 0) {
+    throw new FetchError(
+      "INSTALL_REPLACE_REFUSED",
+      `--replace swaps a directory that holds an earlier release, but ${outputDir} also holds ${foreign.map((name) => describeValue(name)).join(", ")}, which no release writes and the swap would delete; fix: move those out of ${outputDir}, or fetch into a new directory`,
+    );
+  }
+}
+
+/**
  * Replace `D` with a directory holding exactly `files` (`fetch --replace`):
  * the files are installed into a fresh sibling directory with every check of
  * {@link installPayload}, then `D` is moved aside and the new directory is
  * renamed into its place, and the old one is removed. Both renames stay in
  * one parent directory, so each is atomic; if the second fails the old `D` is
  * renamed back. When `D` does not exist this is {@link installPayload}.
- * @throws FetchError codes of {@link installPayload}; `INSTALL_OUTPUT_SYMLINK`
- *   (D is a symlink), `INSTALL_UNSAFE_PATH` (D is not a directory), `INSTALL_FAILED`.
+ * D must pass {@link checkReplaceTarget} first.
+ * @throws FetchError codes of {@link installPayload}; `INSTALL_REPLACE_REFUSED`
+ *   (D holds files no release writes, or is the current directory or a parent),
+ *   `INSTALL_OUTPUT_SYMLINK` (D is a symlink), `INSTALL_UNSAFE_PATH` (D is not a directory), `INSTALL_FAILED`.
  */
 export async function replaceInstall(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
+  await checkReplaceTarget(outputDir);
   const root = resolve(outputDir);
   const st = await lstatOrNull(root);
   if (st === null) return installPayload(outputDir, files, options);

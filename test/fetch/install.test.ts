@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { INSTALL_LOCK_FILE, installPayload, type InstallFile } from "../../src/fetch/install.js";
+import { checkReplaceTarget, INSTALL_LOCK_FILE, installPayload, replaceInstall, type InstallFile } from "../../src/fetch/install.js";
 import { spawnSync } from "node:child_process";
 
 let root: string;
@@ -175,5 +175,51 @@ describe("installPayload", () => {
     const result = await installPayload(out, files, { lockTimeoutMs: 2000 });
     expect(result.written).toHaveLength(4);
     expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+});
+
+describe("replaceInstall (fetch --replace)", () => {
+  async function earlierRelease(out: string): Promise<void> {
+    await installPayload(out, [files[0]!, await source("dist/demo-0.9.0.tgz", "old tarball", "old.tgz")]);
+  }
+
+  it("swaps a directory that holds an earlier release (a left-over install lock included) for exactly the new files", async () => {
+    const out = join(root, "D");
+    await earlierRelease(out);
+    await writeFile(join(out, INSTALL_LOCK_FILE), "");
+    await replaceInstall(out, files);
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+
+  it("refuses a directory that also holds files no release writes: INSTALL_REPLACE_REFUSED names them, D unchanged", async () => {
+    const out = join(root, "D");
+    await earlierRelease(out);
+    await mkdir(join(out, "docs"));
+    await writeFile(join(out, "docs", "thesis.txt"), "important");
+    await writeFile(join(out, "dist", "notes.txt"), "mine");
+    const before = await tree(out);
+    const problem = await replaceInstall(out, files).then(
+      () => undefined,
+      (error: unknown) => error as { code: string; message: string },
+    );
+    expect(problem?.code).toBe("INSTALL_REPLACE_REFUSED");
+    expect(problem?.message).toContain('"docs"');
+    expect(problem?.message).toContain('"dist/notes.txt"');
+    expect(await tree(out)).toEqual(before);
+    expect(await readFile(join(out, "docs", "thesis.txt"), "utf8")).toBe("important");
+  });
+
+  it("refuses the current directory (and its parents) even when it holds only a release", async () => {
+    const out = join(root, "D");
+    await earlierRelease(out);
+    const script = `import { checkReplaceTarget } from ${JSON.stringify(new URL("../../dist/src/fetch/install.js", import.meta.url).href)};
+for (const dir of [".", ".."]) await checkReplaceTarget(dir).then(() => console.log("accepted"), (e) => console.log(e.code, /current directory/.test(e.message)));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: out, encoding: "utf8" });
+    expect(run.stdout.trim().split("\n")).toEqual(["INSTALL_REPLACE_REFUSED true", "INSTALL_REPLACE_REFUSED true"]);
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-0.9.0.tgz", "release-manifest.json"]);
+  });
+
+  it("checkReplaceTarget accepts a directory that does not exist yet", async () => {
+    await expect(checkReplaceTarget(join(root, "new"))).resolves.toBeUndefined();
   });
 });
