@@ -87,7 +87,8 @@ async function runInstallCommand(ctx: RunContext, install: string): Promise<void
     throw new PipelineError(
       "RUN_INSTALL_FAILED",
       `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}; ` +
-        `run it in your checkout to see why, or declare another command in package.json hermesPluginKit.install (e.g. "npm install --no-save" when npm ci refuses a lock your registry cannot complete)`,
+        `run it in your checkout to see why, or declare another command in package.json hermesPluginKit.install (e.g. "npm install --no-save" when npm ci refuses a lock your registry cannot complete); ` +
+        `after a fix you commit and push, rerun with a new --workspace (this one resumes the release it began, from the commit it recorded)`,
     );
   }
 }
