@@ -17,9 +17,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { materializeRelease } from "../../release/materialize.js";
-import { CLI, runCli, type CliResult } from "../support/cli.js";
+import { CLI, runCli, runProcess, type CliResult } from "../support/cli.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
-import { spawn } from "node:child_process";
 
 let root: string;
 let repository: string;
@@ -162,17 +161,5 @@ describe("release materialize --expected-sha shape (checked first, armed or not)
 function runAsUnprivileged(args: string[]): Promise<CliResult> {
   const root = typeof process.getuid === "function" && process.getuid() === 0;
   const argv = root ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI, ...args] : [CLI, ...args];
-  return new Promise((resolve, reject) => {
-    const child = spawn(root ? "setpriv" : process.execPath, argv, { cwd: tmpdir(), stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  return runProcess(root ? "setpriv" : process.execPath, argv, { cwd: tmpdir(), timeoutMs: 60_000 });
 }

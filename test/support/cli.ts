@@ -11,15 +11,18 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Run the CLI with `args`; `env` is merged over a copy of process.env. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+/** Options of {@link runProcess}: `env` replaces the environment when given whole (use `{ ...process.env, ... }`). */
+export interface ProcessOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** Run `command argv` (no shell), collect stdout and stderr as UTF-8; SIGKILL after `timeoutMs` (default 120 s). */
+export function runProcess(command: string, argv: readonly string[], options: ProcessOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(command, argv, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -32,4 +35,10 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
     });
     child.stdin.end(options.input ?? "");
   });
+}
+
+/** Run the CLI with `args`; `env` is merged over a copy of process.env. */
+export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
+  return runProcess(process.execPath, [CLI, ...args], { ...options, env: { ...process.env, ...options.env } });
 }

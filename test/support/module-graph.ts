@@ -4,7 +4,7 @@
  * The recording is done by `module-graph-register.mjs` (ESM resolve hooks plus
  * CommonJS `require.cache` at exit); this module runs the process and reads it.
  */
-import { spawn } from "node:child_process";
+import { runProcess } from "./cli.js";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -34,22 +34,10 @@ export async function recordModuleGraph(nodeArgs: string[], options: { cwd?: str
   const dir = await mkdtemp(join(tmpdir(), "hpk-graph-"));
   const out = join(dir, "graph.jsonl");
   try {
-    const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", REGISTER, ...nodeArgs], {
-        cwd: options.cwd ?? ROOT,
-        env: { ...process.env, ...options.env, MODULE_GRAPH_OUT: out },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-      child.on("error", reject);
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        resolve({ code: code ?? -1, stdout, stderr });
-      });
+    const result = await runProcess(process.execPath, ["--import", REGISTER, ...nodeArgs], {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...options.env, MODULE_GRAPH_OUT: out },
+      timeoutMs: 60_000,
     });
     const text = await readFile(out, "utf8").catch(() => "");
     const edges = text
