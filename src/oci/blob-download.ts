@@ -12,7 +12,7 @@
  * (a redirect, 401, 404, 429, 5xx, a chunked body, a connection failure
  * before the head) is handed back untouched, with nothing written, so the
  * caller uses the general client (auth refresh, retries, error mapping).
- * Verification is the same as the streaming path (reference 3.14): more
+ * Verification is the same as the streaming path (docs/oci.md, "Blob downloads"): more
  * than `size` bytes stop the read (`OCI_SIZE_MISMATCH`), an early end is
  * `OCI_SIZE_MISMATCH`, the SHA-256 must equal the digest
  * (`OCI_DIGEST_MISMATCH`); the caller renames the file only after success.

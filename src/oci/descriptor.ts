@@ -191,7 +191,7 @@ export async function digestFile(filePath: string): Promise<{ digest: string; si
 }
 
 /**
- * Blob file check (reference 3.14): `filePath` is a regular file, not a
+ * Blob file check (OCI image-spec "Descriptors": size and digest): `filePath` is a regular file, not a
  * symlink (B-1), of `desc.size` bytes (B-2) hashing to `desc.digest` (B-3).
  * @throws OciError `OCI_LAYOUT_INVALID` (missing or unsafe), `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`.
  */

@@ -12,7 +12,7 @@
  *
  * `readLayout` validates such a directory before anything uses it: the
  * layout marker, the index, the manifest shape (O1/O2) and every blob file
- * (regular, not a symlink, size and SHA-256: reference 3.14).
+ * (regular, not a symlink, size and SHA-256: OCI image-spec "Descriptors").
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, createReadStream } from "node:fs";
@@ -72,7 +72,7 @@ export function layoutBlobPath(dir: string, digest: string): string {
 /**
  * Check a payload path: a non-empty relative POSIX path of at most 255
  * characters, no NUL or backslash, no empty, `.` or `..` segments.
- * (The fetch side additionally applies the fixed allow-list of reference 3.13.)
+ * (The fetch side additionally applies the fixed allow-list (docs/architecture.md, "Fetch: data flow").)
  * @throws OciError `OCI_PATH_INVALID`.
  */
 export function checkPayloadPath(payloadPath: string): string {
@@ -145,7 +145,7 @@ class HashingCounter extends Transform {
  *
  * `writeLayout(dir, BOOTSTRAP_ARTIFACT_TYPE, new Map())` writes the zero-layer
  * bootstrap artifact, manifest digest
- * `sha256:2c83e94c3884c6aea03e57999e7833e8444d8ea6860a5df81a8af216e9ec884e` (reference 2.10).
+ * `sha256:2c83e94c3884c6aea03e57999e7833e8444d8ea6860a5df81a8af216e9ec884e` (the original project's bootstrap test vector: same artifact type and bytes, so its digest holds).
  *
  * @param files payload path (layer title) -> local file path; input files must be
  *   non-empty regular files (symlinks refused).
@@ -246,7 +246,7 @@ export async function checkLayoutRoot(dir: string): Promise<void> {
  * Read and validate a layout written by {@link writeLayout} (or any layout of
  * the same shape) before use: `oci-layout`, `index.json` with exactly one
  * manifest whose ref name is `refName` (default `payload`), the manifest
- * (at most 1 MiB, artifact shape O1/O2), and every blob file (reference 3.14:
+ * (at most 1 MiB, artifact shape O1/O2), and every blob file (OCI image-spec "Descriptors":
  * regular non-symlink file, size, SHA-256).
  * @throws OciError `OCI_LAYOUT_INVALID`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`,
  *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`.

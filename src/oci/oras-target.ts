@@ -36,7 +36,7 @@ import type { Descriptor, Target } from "./target.js";
 import { makeDirectory } from "../contract/directory.js";
 
 /**
- * An `oras ... fetch --descriptor` answer: exactly `{mediaType, digest, size}` (reference 3.17 W4).
+ * An `oras ... fetch --descriptor` answer: exactly `{mediaType, digest, size}` (docs/oci.md, "`oras` transport").
  * @throws OciError `OCI_RESPONSE_INVALID`.
  */
 function parseOrasDescriptor(out: Buffer, sub: string): Descriptor {
@@ -227,7 +227,7 @@ export class OrasTarget implements Target {
 
   /**
    * `oras manifest fetch --descriptor`: the output must be exactly
-   * `{mediaType, digest, size}` (reference 3.17 W4).
+   * `{mediaType, digest, size}` (docs/oci.md, "`oras` transport").
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`, `OCI_RESPONSE_INVALID`, `OCI_DIGEST_MISMATCH`.
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
@@ -341,7 +341,7 @@ export class OrasTarget implements Target {
 
   /**
    * Push a local OCI layout's ref (default `payload`) to `<repo>:<tag>`:
-   * `oras cp --from-oci-layout <layout>:<ref> <repo>:<tag> --no-tty` (reference 5.2 "push layout").
+   * `oras cp --from-oci-layout <layout>:<ref> <repo>:<tag> --no-tty` (docs/oci.md, "`oras` transport": push a layout).
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`.
    */
   async pushLayout(layoutDir: string, tag: string, refName: string = LAYOUT_REF_NAME): Promise<void> {
@@ -350,7 +350,7 @@ export class OrasTarget implements Target {
   }
 
   /**
-   * Registry-to-registry bind of `<repo>@<digest>` to `<repo>:<tag>` (reference 5.2 "bind").
+   * Registry-to-registry bind of `<repo>@<digest>` to `<repo>:<tag>` (docs/oci.md, "`oras` transport": bind).
    * @throws OciError `OCI_TAG_INVALID`, `OCI_DESCRIPTOR_INVALID`, `OCI_TOOL_FAILED`.
    */
   async copyDigestToTag(digest: string, tag: string): Promise<void> {

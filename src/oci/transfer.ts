@@ -8,7 +8,7 @@
  *   renamed into place only after it verified; never buffered whole.
  * - `copy`: manifest + config + layers from one target to another, skipping
  *   blobs the destination has, verifying each blob on the way.
- * - `tagIfAbsent`: the registry overwrite rules of reference 3.17 (W1-W3).
+ * - `tagIfAbsent`: the registry overwrite rules (docs/release-run.md, "`release publish`": a tag is bound once and never moved).
  */
 import { constants as fsConstants } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
@@ -303,7 +303,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
 }
 
 /**
- * Tag `desc` as `tag` on `target` only if the tag is absent (reference 3.17):
+ * Tag `desc` as `tag` on `target` only if the tag is absent (docs/release-run.md, "`release publish`"):
  * the tag grammar is checked first; the same digest already there is success
  * with no write (W3); another digest fails with `OCI_TAG_CONFLICT` and writes
  * nothing (W1/W2); after a write the tag must resolve to `desc.digest`.

@@ -92,7 +92,7 @@ interface CheckPrivateFlags extends PolicyFlags {
   chunkSize?: string;
 }
 
-/** `release check-private [--repository R] [--bootstrap] [--plain-http]` (reference 5.1). */
+/** `release check-private [--repository R] [--bootstrap] [--plain-http]` (docs/release-publish.md, "The privacy gate"). */
 function registerCheckPrivate(release: Command): void {
   addRegistryOptions(release.command("check-private"))
     .description("Require positive evidence that the private repository is private (GitHub Packages API + refused anonymous read; layout: 0700, own uid).")
@@ -120,7 +120,7 @@ function registerCheckPrivate(release: Command): void {
     });
 }
 
-/** `release check-immutable` (reference 6.1 job 3). */
+/** `release check-immutable` (docs/release-publish.md, "Workflows"). */
 function registerCheckImmutable(release: Command): void {
   release
     .command("check-immutable")
@@ -165,7 +165,7 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
   return { bundle: flags.bundleReference, receipt: flags.receiptReference };
 }
 
-/** `release github-release --release-version V --release-sha S (--references F | --bundle-reference R --receipt-reference R)` (reference 5.3). */
+/** `release github-release --release-version V --release-sha S (--references F | --bundle-reference R --receipt-reference R)` (docs/release-publish.md, "Commands"). */
 function registerGitHubRelease(release: Command): void {
   release
     .command("github-release")
@@ -214,7 +214,7 @@ interface StageFlags extends PolicyFlags {
   chunkSize?: string;
 }
 
-/** `release stage --tag candidate-<run_id>-<sha> --manifest M --artifact-dir D --source-bundle B --payload-checksums C [--output F]` (reference 3.16-3.18). */
+/** `release stage --tag candidate-<run_id>-<sha> --manifest M --artifact-dir D --source-bundle B --payload-checksums C [--output F]` (docs/release-run.md, "`release stage`"). */
 function registerStage(release: Command): void {
   addRegistryOptions(release.command("stage"))
     .description("Stage the tested bytes at the candidate tag: verify inputs, deterministic layout, privacy gate with bootstrap, upload, re-download by digest, byte compare.")
@@ -264,7 +264,7 @@ interface PromoteFlags extends PolicyFlags {
   plainHttp?: boolean;
 }
 
-/** `release promote --reference R [--remote origin] [--branch main]` (reference 6.1 job 7; token from SOURCE_PROMOTION_TOKEN). */
+/** `release promote --reference R [--remote origin] [--branch main]` (docs/release-run.md, "`release promote`"; token from SOURCE_PROMOTION_TOKEN). */
 function registerPromote(release: Command): void {
   addRegistryOptions(release.command("promote"))
     .description("Fetch the staged bundle by digest, verify it, and push main + v<V> atomically to the remote (resumable; SOURCE_PROMOTION_TOKEN via a credential helper).")
@@ -308,7 +308,7 @@ interface PublishFlags extends PolicyFlags {
   chunkSize?: string;
 }
 
-/** `release publish --reference R [--output receipt.json] [--references publication.json]` (reference 3.17, 3.18). */
+/** `release publish --reference R [--output receipt.json] [--references publication.json]` (docs/release-run.md, "`release publish`"). */
 function registerPublish(release: Command): void {
   addRegistryOptions(release.command("publish"))
     .description("Bind v<V> to the staged digest, write and push the published receipt at v<V>-receipt, re-download and byte compare; references last.")
