@@ -335,7 +335,7 @@ export class RegistrySession {
     if (error instanceof OciError) throw error;
     const body = opts.body;
     if (body instanceof Readable && body.errored instanceof OciError) throw body.errored;
-    if (code !== undefined && isTlsErrorCode(code)) throw new OciError("OCI_TLS_FAILED", `${where}: TLS failed (${code})`, { cause: error });
+    if (code !== undefined && isTlsErrorCode(code)) throw new OciError("OCI_TLS_FAILED", tlsFailure(where, code), { cause: error });
     if (reset) {
       // A streamed body cannot be replayed here; `copy` retries the whole blob transfer.
       throw new OciError("OCI_RETRY_EXHAUSTED", `${where}: connection failed ${attempt} time(s)`, { cause: error });
@@ -465,4 +465,17 @@ export class RegistrySession {
   allows(url: URL): boolean {
     return schemeAllowed(url, this.plainHttp);
   }
+}
+
+/**
+ * `OCI_TLS_FAILED` text: what failed (the Node/OpenSSL code, never its raw
+ * text alone), what was expected and how to fix it (docs/oci.md "Error codes").
+ */
+function tlsFailure(where: string, code: string): string {
+  const untrusted = /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_UNTRUSTED/.test(code);
+  const found = untrusted ? "a certificate this machine does not trust" : code.includes("ALTNAME") ? "a certificate for another host name" : code.includes("EXPIRED") ? "an expired certificate" : "a TLS handshake failure";
+  return (
+    `${where}: TLS failed (${code}): expected a certificate issued for this host by a CA this machine trusts, found ${found}; ` +
+    "fix: for a registry signed by a private CA set NODE_EXTRA_CA_CERTS=<ca.pem> (Node reads it at start); for a loopback registry without TLS pass --plain-http"
+  );
 }

@@ -160,6 +160,7 @@ describeRegistry("RegistryTarget against docker-registry", () => {
       expect((await readFile(out)).length).toBe(layer.size);
       const untrusted = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, registry: { retry: { maxAttempts: 1 } } });
       await expect(untrusted.tags()).toThrowWithCode("OCI_TLS_FAILED");
+      await expect(untrusted.tags()).rejects.toThrow(/found a certificate this machine does not trust; fix: for a registry signed by a private CA set NODE_EXTRA_CA_CERTS=<ca\.pem>.*--plain-http$/);
       const plain = await openTarget(`${secure.host}/owner/tls`, { credentials: creds, plainHttp: true, registry: { retry: { maxAttempts: 1 } } });
       await expect(plain.tags()).toThrowWithCode("OCI_HTTP_ERROR");
       await Promise.all([trusted, untrusted, plain].map((t) => (t as RegistryTarget).close()));
