@@ -11,9 +11,23 @@ import { checkDeclaredGates, gatesDeclaredBy, policyForDocument } from "../../co
 import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
 import { namingFile } from "../../contract/json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
-import { consumerExpectations } from "../consumer-policy.js";
+import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, UsageError } from "../output.js";
-import type { VerifyManifestOptions, VerifyReceiptOptions } from "./contract.js";
+
+/** Flags of `verify-manifest`. */
+export interface VerifyManifestOptions extends ConsumerPolicyFlags {
+  manifest: string;
+  artifactDir: string;
+  json?: boolean;
+}
+
+/** Flags of `verify-final-receipt`. */
+export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
+  receipt: string;
+  expectReceiptReference?: string;
+  expectBundleReference?: string;
+  json?: boolean;
+}
 
 /** `verify-manifest`: the tested manifest against the tarball in the artifact directory, and the gates its package.json declares. */
 export async function verifyManifestAction(opts: VerifyManifestOptions): Promise<void> {

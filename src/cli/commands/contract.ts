@@ -9,23 +9,9 @@
  * without the contract modules and zod.
  */
 import type { Command } from "commander";
-import { addGatePolicyOptions, type ConsumerPolicyFlags } from "../consumer-policy.js";
+import { addGatePolicyOptions } from "../consumer-policy.js";
 import { runAction } from "../output.js";
-
-/** Flags of `verify-manifest`. */
-export interface VerifyManifestOptions extends ConsumerPolicyFlags {
-  manifest: string;
-  artifactDir: string;
-  json?: boolean;
-}
-
-/** Flags of `verify-final-receipt`. */
-export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
-  receipt: string;
-  expectReceiptReference?: string;
-  expectBundleReference?: string;
-  json?: boolean;
-}
+import type { VerifyManifestOptions, VerifyReceiptOptions } from "./contract-actions.js";
 
 /** Register `verify-manifest` and `verify-final-receipt`. */
 export function registerContractCommands(program: Command): void {
