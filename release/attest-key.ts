@@ -17,6 +17,7 @@ import { readFile } from "node:fs/promises";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isGitSha } from "../src/contract/grammar.js";
 import { policyFromPackageJson } from "../src/contract/policy.js";
+import { isP256Key } from "../src/contract/provenance-policy.js";
 import { PipelineError, ReleaseStepError } from "./errors.js";
 import { git, headCommit } from "./git.js";
 
@@ -72,7 +73,7 @@ export async function policySigningKey(repoDir: string, commit: string): Promise
   } catch {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${named} is not a PEM public key`);
   }
-  if (key.asymmetricKeyType !== "ec" || key.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+  if (!isP256Key(key)) {
     throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${named} must be an ECDSA P-256 key, found ${key.asymmetricKeyType ?? "unknown"}`);
   }
   return { path, commit, publicKeyPem: pem.toString("utf8"), fingerprint: keyFingerprint(key) };

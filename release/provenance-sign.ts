@@ -21,6 +21,7 @@ import { DSSEBundleBuilder, FulcioSigner, RekorWitness, TSAWitness, type Signer,
 import { canonicalJsonBytes } from "../src/contract/canonical-json.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../src/contract/provenance.js";
 import { ProvenanceError } from "../src/contract/provenance-error.js";
+import { isP256Key } from "../src/contract/provenance-policy.js";
 
 /** How to sign: a local key, or keyless through Fulcio + Rekor. */
 export type ProvenanceSigner =
@@ -68,7 +69,7 @@ export function parseSigningKey(pem: Buffer | string, label = "signing key"): Ke
   } catch {
     throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} is not a PEM private key`);
   }
-  if (key.asymmetricKeyType !== "ec" || key.asymmetricKeyDetails?.namedCurve !== "prime256v1") {
+  if (!isP256Key(key)) {
     throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} must be an ECDSA P-256 key, found ${key.asymmetricKeyType ?? "unknown"} ${key.asymmetricKeyDetails?.namedCurve ?? ""}`.trim());
   }
   return key;

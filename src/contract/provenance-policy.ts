@@ -11,6 +11,7 @@
  * (the statement says what the certificate says) and
  * {@link checkStatementAgainstPolicy} (key mode: the statement's own source fields).
  */
+import type { KeyObject } from "node:crypto";
 import { describeValue } from "./grammar.js";
 import type { ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
@@ -249,4 +250,9 @@ export function provenancePolicyFromLock(locked: LockedProvenancePolicy): Proven
     ...(locked.source_ref === undefined ? {} : { sourceRef: locked.source_ref }),
     ...(locked.cert_oidc_issuer === undefined ? {} : { certOidcIssuer: locked.cert_oidc_issuer }),
   };
+}
+
+/** True when `key` is an ECDSA P-256 (prime256v1) key: the only curve a local signing key may use. */
+export function isP256Key(key: KeyObject): boolean {
+  return key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
 }
