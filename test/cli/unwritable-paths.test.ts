@@ -7,8 +7,9 @@
  * retries forever when procfs answers ENOENT (src/contract/directory.ts).
  *
  * Through the built CLI (dist/src/cli/main.js) as a real subprocess; the
- * read-only directory case runs as `nobody` (setpriv) when the tests run as
- * root, since root ignores permission bits.
+ * read-only directory case runs without the permission-override capabilities
+ * (setpriv) when the tests run as root, since root ignores permission bits;
+ * it stays root, so it still reads a checkout that only root may read.
  */
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -116,7 +117,7 @@ describe("other commands' directories", () => {
     expect(ok.code, ok.stderr).toBe(0);
   });
 
-  it("a read-only directory (as an unprivileged user): init into it is IO_DIRECTORY_UNWRITABLE, nothing created", async () => {
+  it("a read-only directory (permission bits binding, also for root): init into it is IO_DIRECTORY_UNWRITABLE, nothing created", async () => {
     const ro = join(root, "read-only");
     await mkdir(ro);
     await chmod(root, 0o755);
@@ -157,9 +158,13 @@ describe("release materialize --expected-sha shape (checked first, armed or not)
   });
 });
 
-/** Run the CLI as `nobody` when root (root ignores permission bits); as the current user otherwise. */
+/**
+ * Run the CLI so that permission bits bind: as root, without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
+ * (still uid 0, so a checkout only root may read stays readable); as the current user otherwise.
+ */
 function runAsUnprivileged(args: string[]): Promise<CliResult> {
   const root = typeof process.getuid === "function" && process.getuid() === 0;
-  const argv = root ? ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI, ...args] : [CLI, ...args];
+  const drop = "-dac_override,-dac_read_search";
+  const argv = root ? [`--bounding-set=${drop}`, `--inh-caps=${drop}`, "--", process.execPath, CLI, ...args] : [CLI, ...args];
   return runProcess(root ? "setpriv" : process.execPath, argv, { cwd: tmpdir(), timeoutMs: 60_000 });
 }
