@@ -7,7 +7,9 @@
  * JSON (every `release` step except `demo`; any command with `--json`) also
  * prints `{"ok":false,"code":"<CODE>","message":"..."}` on stdout; with
  * `--json` given, that object is the only output. Usage errors (exit 2) do the
- * same with code `USAGE`, those commander finds itself included (`program.ts`).
+ * same with code `USAGE`, those commander finds itself included (`program.ts`);
+ * a consumer command given no repository to verify against exits 2 with code
+ * `POLICY_REPOSITORY_UNPINNED`.
  *
  * Streams: stdout carries the command's result only (text, or one JSON
  * object); progress, notes and next steps go to stderr. `--quiet` drops
@@ -107,7 +109,8 @@ export function printJson(value: unknown): void {
  * Run a command action: on success return its exit code (default 0); on
  * failure print `hermes-plugin-kit: <message> [<CODE>]` on stderr and, when
  * `json` is set, `{"ok":false,"code","message"}` on stdout (with `--json`
- * given, only the JSON object), and return 1 (2 for {@link UsageError}).
+ * given, only the JSON object), and return 1 (2 for {@link UsageError} and for
+ * `POLICY_REPOSITORY_UNPINNED`: nothing pinned to verify against).
  */
 export async function runAction(json: boolean, action: () => Promise<number | void>): Promise<number> {
   try {
@@ -115,6 +118,8 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     return code ?? EXIT_OK;
   } catch (error) {
     const usage = error instanceof UsageError;
+    // A consumer command given nothing to verify against is a usage error too (exit 2), with its own code.
+    const unpinned = error instanceof HermesPluginKitError && error.code === "POLICY_REPOSITORY_UNPINNED";
     const errno = (error as NodeJS.ErrnoException | undefined)?.code;
     // File-system errors from Node carry an errno code (ENOENT, EEXIST, ...): report them as IO_<CODE>.
     const code = error instanceof HermesPluginKitError ? error.code : typeof errno === "string" && /^E[A-Z]+$/.test(errno) ? `IO_${errno}` : "INTERNAL";
@@ -126,7 +131,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);
     }
-    return usage ? EXIT_USAGE : EXIT_FAILURE;
+    return usage || unpinned ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
 

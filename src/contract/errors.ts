@@ -50,6 +50,7 @@ export type ReleaseContractErrorCode =
   | "REPOSITORY_INVALID"
   | "PACKAGE_NAME_INVALID"
   | "POLICY_INVALID"
+  | "POLICY_REPOSITORY_UNPINNED"
   | "RELEASE_NOT_ONE_BUMP"
   | "TAG_VERSION_MISMATCH"
   // release documents: tested manifest, published receipt, evidence

@@ -241,6 +241,31 @@ export function parseGatePin(value: string): [TestGate, string] {
   return [gate as TestGate, requireCommand(value.slice(at + 1), `--expect-gate ${gate}`)];
 }
 
+/** Where a consumer's expectations come from: what the consumer pins, never the document under check. */
+export const CONSUMER_PIN_SOURCES = "--repository, a digest-pinned reference, a fleet lock, or --policy <package.json>";
+
+/**
+ * The refusal when a consumer pinned no repository: a release document never
+ * sets its own expectations, so its own `registry_repository` is not a
+ * fallback (docs/fetch.md "Whose policy"). One code and one wording for every
+ * consumer command (`verify-final-receipt`, `verify-manifest`, `fleet add`) and
+ * library entry point; the CLI answers it with exit 2, like a missing flag.
+ * @param found.document names the document (e.g. `receipt vendor/x/release-receipt.json`).
+ * @param found.repository the document's own `registry_repository` (reported, never used).
+ * @param fix the flags that pin it for this command.
+ * @returns ReleaseContractError `POLICY_REPOSITORY_UNPINNED`, for the caller to throw.
+ */
+export function unpinnedRepository(options: { document?: string; repository?: unknown; fix: string }): ReleaseContractError {
+  const found =
+    options.document === undefined
+      ? "found none"
+      : `found none (${options.document} names registry_repository ${describeValue(options.repository)}, but a document never sets its own expectations)`;
+  return new ReleaseContractError(
+    "POLICY_REPOSITORY_UNPINNED",
+    `nothing pinned to verify against: expected the registry repository you trust, ${found}; expectations come only from what you pin (${CONSUMER_PIN_SOURCES}); fix: ${options.fix}`,
+  );
+}
+
 /** What a consumer pins (flags, a fleet lock entry) and an optional explicit policy file. */
 export interface ConsumerPins {
   /** `--repository`. */
@@ -274,8 +299,8 @@ export interface ConsumerExpectations {
  * consumer named (`--policy`: its `hermesPluginKit.repository`, `name` and
  * declared gates), then the repository of the pinned reference. The current
  * directory is never read.
- * @throws ReleaseContractError `POLICY_INVALID` (no repository from any of them,
- *   a malformed policy file), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
+ * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no repository from any of them),
+ *   `POLICY_INVALID` (a malformed policy file), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
  */
 export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpectations {
   const sources: PolicySources = {};
@@ -303,9 +328,7 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
     repository = parseReference(pins.reference).repository.repository;
     sources.repository = "the pinned reference";
   }
-  if (repository === undefined) {
-    invalid("no pinned repository: pass --repository, a digest-pinned reference, or --policy <package.json> naming hermesPluginKit.repository");
-  }
+  if (repository === undefined) throw unpinnedRepository({ fix: "pass --repository <registry repository>, a digest-pinned reference, or --policy <package.json> naming hermesPluginKit.repository" });
   parseRepository(repository);
   let pkg = filePolicy.package;
   if (pins.package !== undefined) {

@@ -23,7 +23,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName } from "../contract/grammar.js";
-import { type GateCommands, type ReleasePolicy } from "../contract/policy.js";
+import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
@@ -146,7 +146,11 @@ export interface FleetAddOptions {
   receiptPath: string;
   /** Expected package (default: the receipt's). */
   package?: string;
-  /** Expected repository (default: the receipt's `registry_repository`). */
+  /**
+   * The registry repository the consumer trusts (`--repository`); required:
+   * without it `POLICY_REPOSITORY_UNPINNED` (the receipt's own
+   * `registry_repository` is never the expectation).
+   */
   repository?: string;
   /** Gate commands to pin (`--expect-gate`): the receipt must record them, and the lock keeps them for `fleet verify`. */
   gates?: Partial<GateCommands>;
@@ -158,7 +162,9 @@ export interface FleetAddOptions {
  * Read a local receipt file (at most 1 MiB, a regular file), verify it offline
  * against the pins, and require its canonical bytes.
  * @returns the receipt, its bytes and the pin derived from it.
- * @throws FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
+ * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `pins.repository`: the
+ *   receipt's own `registry_repository` is never the expectation);
+ *   FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
  */
 export async function readPinnableReceipt(
   receiptPath: string,
@@ -170,10 +176,14 @@ export async function readPinnableReceipt(
   }
   const bytes = await readFile(receiptPath);
   const doc = parseJsonFileBytes(receiptPath, bytes);
-  const repository = pins.repository ?? doc["registry_repository"];
+  // The consumer's pin, never the receipt's own registry_repository (docs/fetch.md "Whose policy").
+  const repository = pins.repository;
+  if (repository === undefined) {
+    throw unpinnedRepository({ document: `receipt ${receiptPath}`, repository: doc["registry_repository"], fix: "pass --repository <the registry repository you trust> (the library: the `repository` option)" });
+  }
   const pkg = pins.package ?? doc["package"];
-  if (typeof repository !== "string" || !isNpmPackageName(pkg)) {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name a registry repository and an npm package`);
+  if (!isNpmPackageName(pkg)) {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name an npm package`);
   }
   const policy: ReleasePolicy = {
     package: pkg,
@@ -181,7 +191,7 @@ export async function readPinnableReceipt(
     gates: { ...pins.gates },
     sources: {
       package: pins.package === undefined ? "the receipt's own package" : "--package",
-      repository: pins.repository === undefined ? "the receipt's own registry_repository" : (pins.repositorySource ?? "--repository"),
+      repository: pins.repositorySource ?? "--repository",
       gates: "--expect-gate",
     },
   };
@@ -202,12 +212,13 @@ export async function readPinnableReceipt(
 }
 
 /**
- * `fleet add`: verify the receipt offline (`verifyFinalReceipt` against its own
- * `registry_repository`), require its bytes to be the canonical receipt bytes,
+ * `fleet add`: verify the receipt offline (`verifyFinalReceipt` against the
+ * pinned `repository`, required), require its bytes to be the canonical receipt bytes,
  * and append `{name, version, bundle_reference, receipt_reference, tarball}`.
  * An identical entry already present is success with no write.
  * @returns the plugin entry and whether the lock changed.
- * @throws FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`,
+ * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
+ *   FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`,
  *   `FLEET_PLUGIN_CONFLICT` (the plugin or its tarball is already pinned differently),
  *   `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
  */

@@ -155,4 +155,29 @@ describe("hermes-plugin-kit verify-manifest", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "ARTIFACT_SHA256_MISMATCH" });
     expect(await readFile(file, "utf8")).toBe(testedManifestBytes(manifest).toString());
   });
+
+  it("expectations come from the consumer's pins, never from the manifest itself: nothing pinned -> exit 2 POLICY_REPOSITORY_UNPINNED; another repository -> RECEIPT_REGISTRY_MISMATCH", async () => {
+    const file = await writeDoc("release-manifest-unpinned.json", testedManifestBytes(manifest).toString());
+    const unpinned = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, "--package", POLICY.package], { cwd: dir });
+    expect(unpinned.code).toBe(2);
+    expect(unpinned.stdout).toBe("");
+    expect(unpinned.stderr).toMatch(/^hermes-plugin-kit: nothing pinned to verify against: expected the registry repository you trust, found none \(tested manifest .* names registry_repository ".+", but a document never sets its own expectations\); expectations come only from what you pin .*fix: pass --repository .* \[POLICY_REPOSITORY_UNPINNED\]\n$/);
+    const json = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, "--json"], { cwd: dir });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "POLICY_REPOSITORY_UNPINNED" });
+    // A manifest naming another repository than the pinned one (a document that would pick its own expectation).
+    const other = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, "--repository", "ghcr.io/acme/other", "--json"], { cwd: dir });
+    expect(other.code).toBe(1);
+    expect(JSON.parse(other.stdout)).toMatchObject({ ok: false, code: "RECEIPT_REGISTRY_MISMATCH" });
+    const ok = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, "--repository", POLICY.registryRepository], { cwd: dir });
+    expect(ok.code).toBe(0);
+  });
+
+  it("verify-final-receipt with nothing pinned: the same code and wording (exit 2)", async () => {
+    const file = await writeDoc("unpinned-receipt.json", canonicalJson(receipt));
+    const r = await runCli(["verify-final-receipt", "--receipt", file, "--json"], { cwd: dir });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "POLICY_REPOSITORY_UNPINNED" });
+    expect(JSON.parse(r.stdout).message).toMatch(/^nothing pinned to verify against: expected the registry repository you trust, found none \(receipt .* names registry_repository/);
+  });
 });

@@ -42,7 +42,7 @@ describe("resolveConsumerExpectations", () => {
   });
 
   it("refuses when nothing names a repository, and malformed pins", async () => {
-    await expect(() => resolveConsumerExpectations({})).toThrowWithCode("POLICY_INVALID");
+    await expect(() => resolveConsumerExpectations({})).toThrowWithCode("POLICY_REPOSITORY_UNPINNED");
     await expect(() => resolveConsumerExpectations({ repository: "owner/name" })).toThrowWithCode("REPOSITORY_INVALID");
     await expect(() => resolveConsumerExpectations({ reference: REF, package: "Not A Name" })).toThrowWithCode("POLICY_INVALID");
     await expect(() => resolveConsumerExpectations({ reference: "ghcr.io/acme/demo:v1" })).toThrowWithCode("REFERENCE_NOT_PINNED");

@@ -94,7 +94,7 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     expect(badPin.stderr).toMatch(/unknown gate "lint"/);
     const unpinned = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!], { cwd: checkout, env: env() });
     expect(unpinned.code).toBe(2);
-    expect(unpinned.stderr).toMatch(/--expect-bundle-reference/);
+    expect(unpinned.stderr).toMatch(/^hermes-plugin-kit: nothing pinned to verify against: .*--expect-bundle-reference.* \[POLICY_REPOSITORY_UNPINNED\]\n$/);
     await expect(readdir(join(work, "D3"))).rejects.toThrow();
   });
 
@@ -145,7 +145,13 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     const receipt = join(work, "release-receipt.json");
     await writeFile(receipt, staged.receiptBytes);
     const lock = join(work, "fleet.lock.json");
-    const add = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--json"], { cwd: checkout, env: env() });
+    // Nothing pinned: the receipt's own registry_repository is not an expectation (exit 2, nothing written).
+    const unpinned = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--json"], { cwd: checkout, env: env() });
+    expect(unpinned.code).toBe(2);
+    expect(JSON.parse(unpinned.stdout)).toMatchObject({ ok: false, code: "POLICY_REPOSITORY_UNPINNED" });
+    expect(JSON.parse(unpinned.stdout).message).toMatch(/names registry_repository ".*demo-plugin".*fix: pass --repository/);
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    const add = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--json"], { cwd: checkout, env: env() });
     expect(add.code).toBe(0);
     expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, changed: true, plugin: { name: "demo-plugin", receipt_reference: `${repository}@${staged.receipt.digest}` } });
     const verify = await runCli(["fleet", "verify", "--lock", lock, "--installed", join(work, "D1"), "--plain-http", "--json"], { cwd: checkout, env: env() });

@@ -63,8 +63,8 @@ afterAll(async () => {
 describe("fleet upgrade / list / remove", () => {
   it("fleet add of a pinned package names fleet upgrade; upgrade moves the pin and keeps the old one in history", async () => {
     const lock = lockPath();
-    await addPluginToLock({ lockPath: lock, receiptPath: receipt8 });
-    const conflict = addPluginToLock({ lockPath: lock, receiptPath: receipt9 });
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    const conflict = addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
     await expect(conflict).rejects.toMatchObject({ code: "FLEET_PLUGIN_CONFLICT" });
     await expect(conflict).rejects.toThrow(/fleet upgrade --lock .* --receipt /);
     const { plugin, previous } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
@@ -81,12 +81,12 @@ describe("fleet upgrade / list / remove", () => {
 
   it("refuses an older or the same version (FLEET_UPGRADE_NOT_NEWER), another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
-    await addPluginToLock({ lockPath: lock, receiptPath: receipt9 });
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
     const before = await readFile(lock);
     await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
     await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
     const lock8 = lockPath();
-    await addPluginToLock({ lockPath: lock8, receiptPath: receipt8 });
+    await addPluginToLock({ lockPath: lock8, receiptPath: receipt8, repository });
     const other = upgradePluginInLock({ lockPath: lock8, receiptPath: receipt9Elsewhere });
     await expect(other).rejects.toMatchObject({ code: "RECEIPT_REGISTRY_MISMATCH" });
     await expect(other).rejects.toThrow(/pinned references in the fleet lock/);
@@ -99,7 +99,7 @@ describe("fleet upgrade / list / remove", () => {
 
   it("fleet remove drops the pin; an unknown name lists what is pinned", async () => {
     const lock = lockPath();
-    await addPluginToLock({ lockPath: lock, receiptPath: receipt8 });
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
     const missing = removePluginFromLock(lock, "nope");
     await expect(missing).rejects.toMatchObject({ code: "FLEET_PLUGIN_NOT_PINNED" });
     await expect(missing).rejects.toThrow(/it pins demo-plugin/);
@@ -110,9 +110,9 @@ describe("fleet upgrade / list / remove", () => {
 
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
     const lock = lockPath();
-    await expect(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "just unit" } })).toThrowWithCode("GATE_COMMAND_MISMATCH");
+    await expect(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, gates: { unit: "just unit" } })).toThrowWithCode("GATE_COMMAND_MISMATCH");
     await expect(readFile(lock)).rejects.toThrow();
-    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, gates: { unit: "npm test" } });
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, gates: { unit: "npm test" } });
     const { plugin } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
     expect(plugin.gates).toEqual({ unit: "npm test" });
     const doc = JSON.parse(await readFile(lock, "utf8")) as { plugins: { gates: Record<string, string> }[] };

@@ -34,7 +34,7 @@ let counter = 0;
 async function lockWith(edit?: (plugin: Record<string, unknown>) => void): Promise<string> {
   counter += 1;
   const lockPath = join(root, `lock-${counter}.json`);
-  await addPluginToLock({ lockPath, receiptPath: receiptFile });
+  await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });
   if (edit !== undefined) {
     const lock = JSON.parse(await readFile(lockPath, "utf8")) as { plugins: Record<string, unknown>[] };
     edit(lock.plugins[0]!);
@@ -64,7 +64,7 @@ afterAll(async () => {
 describe("fleet add", () => {
   it("pins name, version, bundle and receipt references and the tarball; the receipt reference is the staged one", async () => {
     const lockPath = join(root, "fleet.lock.json");
-    const { plugin, changed } = await addPluginToLock({ lockPath, receiptPath: receiptFile });
+    const { plugin, changed } = await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });
     expect(changed).toBe(true);
     expect(plugin).toEqual({
       name: "@acme/demo",
@@ -76,27 +76,39 @@ describe("fleet add", () => {
     expect(receiptReferenceFor(repository, staged.receiptBytes)).toBe(plugin.receipt_reference);
     const lock = await readFleetLockFile(lockPath);
     expect((await readFile(lockPath)).equals(fleetLockBytes(lock))).toBe(true);
-    const again = await addPluginToLock({ lockPath, receiptPath: receiptFile });
+    const again = await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });
     expect(again.changed).toBe(false);
     expect((await readFleetLockFile(lockPath)).plugins).toHaveLength(1);
   });
 
+  it("expectations come from the pinned repository, never from the receipt: none pinned -> POLICY_REPOSITORY_UNPINNED, another -> RECEIPT_REGISTRY_MISMATCH; no lock written", async () => {
+    const lockPath = join(root, "unpinned.lock.json");
+    const unpinned = addPluginToLock({ lockPath, receiptPath: receiptFile });
+    await expect(() => unpinned).toThrowWithCode("POLICY_REPOSITORY_UNPINNED");
+    await expect(unpinned).rejects.toThrow(/nothing pinned to verify against: expected the registry repository you trust, found none \(receipt .* names registry_repository ".*store", but a document never sets its own expectations\); expectations come only from what you pin .*fix: pass --repository/);
+    const other = addPluginToLock({ lockPath, receiptPath: receiptFile, repository: "ghcr.io/acme/other" });
+    await expect(() => other).toThrowWithCode("RECEIPT_REGISTRY_MISMATCH");
+    await expect(readFile(lockPath)).rejects.toThrow(/ENOENT/);
+    const pinned = await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });
+    expect(pinned.changed).toBe(true);
+  });
+
   it("refuses a tested manifest where a receipt is expected", async () => {
     const manifestFile = fixture.files.get("release-manifest.json")!;
-    await expect(() => addPluginToLock({ lockPath: join(root, "x.lock.json"), receiptPath: manifestFile })).toThrowWithCode("RECEIPT_STATE_MISMATCH");
+    await expect(() => addPluginToLock({ lockPath: join(root, "x.lock.json"), receiptPath: manifestFile, repository })).toThrowWithCode("RECEIPT_STATE_MISMATCH");
   });
 
   it("refuses a receipt that is not in its canonical published bytes", async () => {
     const pretty = join(root, "pretty-receipt.json");
     await writeFile(pretty, canonicalJsonPretty(JSON.parse(staged.receiptBytes.toString("utf8"))));
-    await expect(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty })).toThrowWithCode("FLEET_RECEIPT_NOT_CANONICAL");
+    await expect(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty, repository })).toThrowWithCode("FLEET_RECEIPT_NOT_CANONICAL");
   });
 
   it("refuses to re-pin a plugin differently", async () => {
     const lockPath = await lockWith((p) => {
       p["version"] = "0.7.0";
     });
-    await expect(() => addPluginToLock({ lockPath, receiptPath: receiptFile })).toThrowWithCode("FLEET_PLUGIN_CONFLICT");
+    await expect(() => addPluginToLock({ lockPath, receiptPath: receiptFile, repository })).toThrowWithCode("FLEET_PLUGIN_CONFLICT");
   });
 
   it("refuses a lock with a duplicate JSON key, a tag reference, or a plugin twice", async () => {
@@ -178,7 +190,7 @@ describe("fleet verify", () => {
       await writeLayout(join(work, "receipt"), RECEIPT_ARTIFACT_TYPE, new Map([["release-receipt.json", lyingFile]]));
       await copy(await LayoutTarget.open(join(work, "receipt")), store, "payload", { tag: null });
       const lockPath = join(work, "fleet.lock.json");
-      await addPluginToLock({ lockPath, receiptPath: lyingFile });
+      await addPluginToLock({ lockPath, receiptPath: lyingFile, repository });
       await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
     } finally {
       await variant.cleanup();

@@ -147,7 +147,7 @@ describe("fleet pins a keyless policy", () => {
     const receipt = join(root, "release-receipt.json");
     await writeFile(receipt, staged.receiptBytes);
     const lock = join(root, "fleet.lock.json");
-    const added = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--provenance", "--repo", "acme/demo-plugin", "--json"], { cwd: root });
+    const added = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--provenance", "--repo", "acme/demo-plugin", "--json"], { cwd: root });
     expect(added.stderr).toBe("");
     expect(JSON.parse(await readFile(lock, "utf8")).plugins[0].provenance).toEqual({ repo: "acme/demo-plugin" });
 

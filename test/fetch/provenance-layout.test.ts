@@ -287,12 +287,12 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     await fresh();
     await attestRelease(attestOptions());
     const lock = join(root, "fleet-ok.lock.json");
-    const added = await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
+    const added = await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository, provenance: { key: key.publicPem } });
     expect(added.plugin.provenance).toEqual({ key: key.publicPem });
     const [result] = await verifyFleetLock({ lockPath: lock, progress: null });
     expect(result?.attestations).toHaveLength(1);
     // The CLI records the same entry (no conflict) and verifies it.
-    const cli = await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--provenance", "--key", key.pubFile, "--json"], { cwd: root });
+    const cli = await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository, "--provenance", "--key", key.pubFile, "--json"], { cwd: root });
     expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true, changed: false });
     const verified = await runCli(["fleet", "verify", "--lock", lock, "--json"], { cwd: root });
     expect(verified.stderr).toBe("");
@@ -307,7 +307,7 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     const store = await fresh();
     await arrange(store);
     const lock = join(root, `fleet-${label.replace(/[^a-z]+/g, "-")}.lock.json`);
-    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, provenance: { key: key.publicPem } });
+    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository, provenance: { key: key.publicPem } });
     await expect(() => verifyFleetLock({ lockPath: lock, progress: null })).toThrowWithCode(code);
     const cli = await runCli(["fleet", "verify", "--lock", lock], { cwd: root });
     expect(cli.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
@@ -317,14 +317,14 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
   it("a plugin pinned without provenance is verified as before; a malformed pinned policy is FLEET_LOCK_INVALID", async () => {
     await fresh();
     const lock = join(root, "fleet-plain.lock.json");
-    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile });
+    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository });
     const [result] = await verifyFleetLock({ lockPath: lock, progress: null });
     expect(result?.attestations).toBeUndefined();
     const doc = JSON.parse(await readFile(lock, "utf8"));
     doc.plugins[0].provenance = { key: "not a pem", extra: true };
     await writeFile(lock, JSON.stringify(doc));
     await expect(() => verifyFleetLock({ lockPath: lock, progress: null })).toThrowWithCode("FLEET_LOCK_INVALID");
-    await expect(() => addPluginToLock({ lockPath: join(root, "fleet-bad.lock.json"), receiptPath: receiptFile, provenance: {} })).toThrowWithCode("PROVENANCE_POLICY_INVALID");
+    await expect(() => addPluginToLock({ lockPath: join(root, "fleet-bad.lock.json"), receiptPath: receiptFile, repository, provenance: {} })).toThrowWithCode("PROVENANCE_POLICY_INVALID");
   });
 });
 

@@ -79,7 +79,7 @@ describe("consumerNextSteps", () => {
       `npx hermes-plugin-kit fetch --reference ${bundle} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect bundle`,
       `npx hermes-plugin-kit fetch --reference ${receipt} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect receipt`,
       `npx hermes-plugin-kit verify-final-receipt --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin --expect-bundle-reference ${bundle} --expect-receipt-reference ${receipt}`,
-      "npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/acme-my-plugin/release-receipt.json",
+      "npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin",
       "npx hermes-plugin-kit fleet verify --lock fleet.lock.json --installed vendor/acme-my-plugin",
       "npm install --ignore-scripts --save-exact ./vendor/acme-my-plugin/dist/acme-my-plugin-1.2.0.tgz",
     ]);
@@ -98,7 +98,7 @@ describe("consumerNextSteps", () => {
     const key = "--provenance --key '/tmp/demo ws/attest-key.pub'";
     expect(lines.filter((l) => l.includes(key))).toEqual([
       `npx hermes-plugin-kit fetch --reference ${bundle} --repository 127.0.0.1:5000/acme/p --output-dir vendor/p --expect bundle ${key} --plain-http`,
-      `npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json ${key}`,
+      `npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json --repository 127.0.0.1:5000/acme/p ${key}`,
     ]);
     expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz" }).join("\n")).not.toContain("--provenance");
   });

@@ -7,12 +7,12 @@
 import { join } from "node:path";
 import { ReleaseContractError } from "../../contract/errors.js";
 import { readReleaseJsonBytesFile, readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../../contract/manifest.js";
-import { checkDeclaredGates, gatesDeclaredBy, policyForDocument } from "../../contract/policy.js";
+import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, unpinnedRepository } from "../../contract/policy.js";
 import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
 import { namingFile } from "../../contract/json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
-import { printJson, printLine, UsageError } from "../output.js";
+import { printJson, printLine } from "../output.js";
 
 /** Flags of `verify-manifest`. */
 export interface VerifyManifestOptions extends ConsumerPolicyFlags {
@@ -32,10 +32,11 @@ export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
 /** `verify-manifest`: the tested manifest against the tarball in the artifact directory, and the gates its package.json declares. */
 export async function verifyManifestAction(opts: VerifyManifestOptions): Promise<void> {
   const doc = await readReleaseJsonFile(opts.manifest);
-  const own = typeof doc["registry_repository"] === "string" ? doc["registry_repository"] : undefined;
-  const pinned = opts.repository !== undefined || opts.policy !== undefined;
-  const expectations = await consumerExpectations(!pinned && own !== undefined ? { ...opts, repository: own } : opts);
-  if (!pinned) expectations.sources.repository = "the manifest's own registry_repository";
+  // The consumer's pin, never the manifest's own registry_repository (docs/fetch.md "Whose policy").
+  if (opts.repository === undefined && opts.policy === undefined) {
+    throw unpinnedRepository({ document: `tested manifest ${opts.manifest}`, repository: doc["registry_repository"], fix: "pass --repository <the registry repository you trust>, or --policy <package.json> naming hermesPluginKit.repository" });
+  }
+  const expectations = await consumerExpectations(opts);
   const policy = policyForDocument(expectations, doc);
   const manifest = await verifyManifest(doc, opts.artifactDir, policy);
   const artifact = manifest.artifacts[0];
@@ -49,11 +50,11 @@ export async function verifyManifestAction(opts: VerifyManifestOptions): Promise
 
 /** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
 export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
-  if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
-    throw new UsageError("nothing pinned to verify against: pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>");
-  }
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
   const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
+  if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
+    throw unpinnedRepository({ document: `receipt ${opts.receipt}`, repository: doc["registry_repository"], fix: "pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>" });
+  }
   const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
   const policy = policyForDocument(expectations, doc);
   const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});

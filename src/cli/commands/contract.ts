@@ -21,7 +21,7 @@ export function registerContractCommands(program: Command): void {
     .requiredOption("--manifest <file>", "release-manifest.json to verify")
     .requiredOption("--artifact-dir <dir>", "directory holding exactly the one npm tarball")
     .option("--package <name>", "expected package name (default: the manifest's package)")
-    .option("--repository <repo>", "expected registry repository (default: the manifest's registry_repository)")
+    .option("--repository <repo>", "the registry repository you trust; required unless --policy names one (the manifest's own registry_repository is never the expectation)")
     .option("--json", "print a JSON result instead of text");
   addGatePolicyOptions(verifyManifestCommand).action(async (opts: VerifyManifestOptions) => {
     process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyManifestAction(opts));

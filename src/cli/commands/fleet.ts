@@ -41,7 +41,7 @@ function registerAdd(fleet: Command): void {
       .description("Pin a plugin in the fleet lock from its verified published receipt (release-receipt.json); with --provenance also pin who must have signed its attestation.")
       .requiredOption("--lock <file>", "fleet lock file (created when absent)")
       .requiredOption("--receipt <file>", "the plugin's published release-receipt.json")
-      .option("--repository <repo>", "the repository the receipt must name (default: the receipt's own)")
+      .option("--repository <repo>", "the registry repository you trust; required (the receipt's own registry_repository is never the expectation)")
       .option("--package <name>", "the package the receipt must name (default: the receipt's own)")
       .option("--provenance", "pin a provenance policy (--key, or --owner/--repo ...): fleet verify then requires a verifying attestation")
       .option("--key <pem>", "with --provenance: the public key the plugin's releases are attested with (stored in the lock)"),
