@@ -123,3 +123,39 @@ export class ReleaseContractError extends HermesPluginKitError<ReleaseContractEr
 export function hasCode(error: unknown, code: string): boolean {
   return error instanceof HermesPluginKitError && error.code === code;
 }
+
+/** Exit status of a command ended by `signal`: 128 + the signal number (SIGINT 130, SIGTERM 143), as shells report it. */
+export const INTERRUPT_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/** The signals a long command stops for, removing what it created (docs/fetch.md "Exit codes"). */
+export type InterruptSignal = keyof typeof INTERRUPT_EXIT_CODES;
+
+/**
+ * A long operation was stopped (Ctrl-C, `kill`, or its caller's `AbortSignal`)
+ * after it removed what it had created: code `INTERRUPTED`. `signal` names the
+ * process signal when there was one (the CLI exits 128 + its number).
+ */
+export class InterruptedError extends HermesPluginKitError<"INTERRUPTED"> {
+  readonly signal: InterruptSignal | undefined;
+
+  constructor(signal: InterruptSignal | undefined, message?: string) {
+    super("INTERRUPTED", message ?? `interrupted${signal === undefined ? "" : ` (${signal})`}`);
+    this.signal = signal;
+  }
+}
+
+/**
+ * The {@link InterruptedError} an aborted `signal` stands for: its reason when
+ * that is one, else one without a process signal. Undefined when not aborted.
+ */
+export function interruption(signal: AbortSignal | undefined): InterruptedError | undefined {
+  if (signal === undefined || !signal.aborted) return undefined;
+  const reason: unknown = signal.reason;
+  return reason instanceof InterruptedError ? reason : new InterruptedError(undefined);
+}
+
+/** @throws InterruptedError `INTERRUPTED` when `signal` is aborted. */
+export function throwIfInterrupted(signal: AbortSignal | undefined): void {
+  const error = interruption(signal);
+  if (error !== undefined) throw error;
+}

@@ -5,18 +5,29 @@
  * `D` and every directory between `D` and a file must be real directories
  * (never symlinks), an existing file with other bytes is never overwritten,
  * identical files are left untouched (a repeated fetch is a no-op), and on
- * any failure everything this call created is removed again, so `D` is
- * either not created or left exactly as it was.
+ * any failure or interruption everything this call created is removed again,
+ * so `D` is either not created or left exactly as it was.
+ *
+ * The output path (docs/fetch.md "The output directory"): `D` itself and
+ * everything inside it is never a symlink; the directories this call creates
+ * (missing ancestors of `D`, and `D`) are made one level at a time and must
+ * still be real directories afterwards; an ancestor that already exists may
+ * be a symlink (`/tmp -> /private/tmp`, `~/src -> /data/src`) only when
+ * nobody but root or the current user can change it: the link owned by root
+ * or the user, in a directory owned by root or the user that others cannot
+ * write (or that is sticky, like `/tmp`). `D` must be absent, empty, or hold
+ * only files a release writes.
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, rmdir, unlink } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describeValue } from "../contract/grammar.js";
 import { FetchError } from "./errors.js";
-import { HermesPluginKitError } from "../contract/errors.js";
+import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
 import { isStaleLockOwner } from "../oci/lock-owner.js";
 import { checkDirectoryWritable, makeDirectory } from "../contract/directory.js";
 
@@ -63,6 +74,107 @@ export const INSTALL_LOCK_FILE = ".hermes-plugin-kit-install.lock";
 export interface InstallOptions {
   /** How long to wait for another install into the same `D` (ms). Default 30 000. */
   lockTimeoutMs?: number;
+  /**
+   * Stop between files (Ctrl-C in the CLI): what this call created is removed,
+   * the lock released, and `InterruptedError` (`INTERRUPTED`) thrown.
+   */
+  signal?: AbortSignal;
+}
+
+/** Names of the temporary copies {@link installPayload} makes next to their targets (`.<name>.hpk-<12 hex>.tmp`). */
+const INSTALL_TEMP_NAME = /^\.[^/]+\.hpk-[0-9a-f]{12}\.tmp$/;
+
+/** Octal mode for messages, e.g. `0777`. */
+function octal(mode: number): string {
+  return "0" + (mode & 0o7777).toString(8);
+}
+
+/**
+ * Why nobody but root or this user could change the existing symlink `path`
+ * (undefined: safe to follow), after the rule in the module comment.
+ */
+async function untrustedSymlink(path: string, link: Stats): Promise<string | undefined> {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  if (uid === undefined) return undefined;
+  const trusted = (owner: number): boolean => owner === 0 || owner === uid;
+  if (!trusted(link.uid)) return `is owned by uid ${link.uid}, neither you (uid ${uid}) nor root`;
+  const parent = dirname(path);
+  const dir = await stat(parent).catch(() => null);
+  if (dir === null) return `sits in ${parent}, which cannot be inspected`;
+  if (!trusted(dir.uid)) return `sits in ${parent}, owned by uid ${dir.uid}, who can replace it`;
+  if ((dir.mode & 0o022) !== 0 && (dir.mode & 0o1000) === 0) return `sits in ${parent} (mode ${octal(dir.mode)}), which others can write, so they can replace it`;
+  return undefined;
+}
+
+/**
+ * The symlink rule of the output path (module comment): every existing
+ * ancestor of `root` that is a symlink must be one only root or this user can
+ * change, and `root` itself, when it exists, must be a real directory.
+ * @returns the lstat of `root`, or null when it does not exist.
+ * @throws FetchError `INSTALL_OUTPUT_SYMLINK` (`D` a symlink, or an ancestor
+ *   symlink others can change), `INSTALL_UNSAFE_PATH` (`D` not a directory).
+ */
+async function checkOutputPath(root: string, outputDir: string): Promise<Stats | null> {
+  const parts = root.split(sep).filter((part) => part !== "");
+  let current: string = sep;
+  for (const part of parts.slice(0, -1)) {
+    current = join(current, part);
+    const st = await lstatOrNull(current);
+    if (st === null) break; // from here on the install creates the directories itself
+    if (!st.isSymbolicLink()) continue;
+    const why = await untrustedSymlink(current, st);
+    if (why !== undefined) {
+      const to = await readlink(current).catch(() => "?");
+      const real = await realpath(current).catch(() => undefined);
+      throw new FetchError(
+        "INSTALL_OUTPUT_SYMLINK",
+        `output directory ${outputDir} would be written through ${current}, a symlink to ${to} that ${why}; expected every symlink on the way to be one only you or root can change; fix: ${real === undefined ? "choose another directory" : `pass the real path (${join(real, root.slice(current.length))}) if you trust it, or choose another directory`}`,
+      );
+    }
+  }
+  const rootStat = await lstatOrNull(root);
+  if (rootStat !== null && rootStat.isSymbolicLink()) {
+    throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}; fix: pass the directory it points to, if you trust it`);
+  }
+  if (rootStat !== null && !rootStat.isDirectory()) {
+    throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  }
+  return rootStat;
+}
+
+/**
+ * Entries of an existing `D` that no release writes (at most 5): anything but
+ * the allow-listed payload paths (`release-*.{json,bundle,sha256}`,
+ * `dist/<name>-<semver>.tgz`), the install lock and the installer's own
+ * temporary copies. With `regularFilesOnly` (`--replace`, whose swap deletes
+ * them) those names must also be regular files (and `dist` a directory);
+ * without it a payload name of another type is left to the per-file checks
+ * (`INSTALL_UNSAFE_PATH` for a symlink, ...).
+ */
+async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<string[]> {
+  const limit = 5;
+  const foreign: string[] = [];
+  const ours = (name: string): boolean => name === INSTALL_LOCK_FILE || INSTALL_TEMP_NAME.test(name) || isAllowedPayloadTitle(name);
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "dist" && entry.isDirectory()) {
+      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
+        const allowed = isAllowedPayloadTitle(`dist/${inner.name}`) || INSTALL_TEMP_NAME.test(inner.name);
+        if (!allowed || (regularFilesOnly && !inner.isFile())) foreign.push(`dist/${inner.name}`);
+        if (foreign.length >= limit) return foreign;
+      }
+    } else if (entry.name === "dist" ? regularFilesOnly : !ours(entry.name) || (regularFilesOnly && !entry.isFile())) {
+      foreign.push(entry.name);
+    }
+    if (foreign.length >= limit) break;
+  }
+  return foreign;
+}
+
+function notEmpty(outputDir: string, foreign: readonly string[]): FetchError {
+  return new FetchError(
+    "INSTALL_OUTPUT_NOT_EMPTY",
+    `output directory ${outputDir} holds ${foreign.map((name) => describeValue(name)).join(", ")}${foreign.length >= 5 ? " (and maybe more)" : ""}, which no release writes; expected an absent or empty directory, or one holding only an earlier fetch's files; fix: fetch into a new or empty directory, or move those entries out`,
+  );
 }
 
 interface Plan {
@@ -72,12 +184,10 @@ interface Plan {
 
 /** First pass (no writes): see {@link installPayload}. `rootExists` is false when `D` is absent. */
 async function planInstall(root: string, outputDir: string, files: readonly InstallFile[]): Promise<Plan & { rootExists: boolean }> {
-  const rootStat = await lstatOrNull(root);
-  if (rootStat !== null && rootStat.isSymbolicLink()) {
-    throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
-  }
-  if (rootStat !== null && !rootStat.isDirectory()) {
-    throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  const rootStat = await checkOutputPath(root, outputDir);
+  if (rootStat !== null) {
+    const foreign = await foreignEntries(root, false);
+    if (foreign.length > 0) throw notEmpty(outputDir, foreign);
   }
   const toWrite: InstallFile[] = [];
   const unchanged: string[] = [];
@@ -119,10 +229,11 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
  * waiting up to `timeoutMs` for another install; a lock left by a dead process
  * is broken. Returns the release function.
  */
-async function acquireInstallLock(root: string, timeoutMs: number): Promise<() => Promise<void>> {
+async function acquireInstallLock(root: string, timeoutMs: number, signal?: AbortSignal): Promise<() => Promise<void>> {
   const path = join(root, INSTALL_LOCK_FILE);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    throwIfInterrupted(signal);
     try {
       const handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
       try {
@@ -149,30 +260,43 @@ async function acquireInstallLock(root: string, timeoutMs: number): Promise<() =
   }
 }
 
+/** The output path rule and writability, shared by the two pre-download checks; the lstat of `D` or null. */
+async function checkOutputTarget(outputDir: string, purpose: string): Promise<Stats | null> {
+  const root = resolve(outputDir);
+  const st = await checkOutputPath(root, outputDir);
+  checkDirectoryWritable(root, { purpose });
+  return st;
+}
+
 /**
- * Before any long work (`fetch` calls it before downloading): `D` must not be
- * a symlink (`INSTALL_OUTPUT_SYMLINK`) and, if it exists, must be a directory
- * (`INSTALL_UNSAFE_PATH`); `D`, or its nearest existing parent, must be a
- * directory this user can create in and write. Nothing is left behind.
+ * Before any long work (`fetch` calls it before downloading): the output path
+ * rule of the module comment (`INSTALL_OUTPUT_SYMLINK` for `D` a symlink or an
+ * ancestor symlink others can change; `INSTALL_UNSAFE_PATH` for `D` not a
+ * directory); `D`, or its nearest existing parent, must be a directory this
+ * user can create in and write; an existing `D` must hold nothing a release
+ * does not write (`INSTALL_OUTPUT_NOT_EMPTY`, naming up to 5 entries; an
+ * earlier release's files are left to {@link installPayload}'s rules).
+ * Nothing is left behind.
  * @throws FetchError codes above; IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE`.
  */
 export async function checkInstallTarget(outputDir: string, purpose = "output directory (--output-dir)"): Promise<void> {
-  const root = resolve(outputDir);
-  const st = await lstatOrNull(root);
-  if (st !== null && st.isSymbolicLink()) throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
-  if (st !== null && !st.isDirectory()) throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
-  checkDirectoryWritable(root, { purpose });
+  const st = await checkOutputTarget(outputDir, purpose);
+  if (st === null) return;
+  const foreign = await foreignEntries(resolve(outputDir), false);
+  if (foreign.length > 0) throw notEmpty(outputDir, foreign);
 }
 
 /**
  * Check every target first (no writes), then write the missing files.
  *
- * First pass: `D` must not be a symlink (`INSTALL_OUTPUT_SYMLINK`) and must be
- * a directory if it exists; every directory inside `D` on the way to a file
+ * First pass: the output path rule of the module comment (`INSTALL_OUTPUT_SYMLINK`,
+ * `INSTALL_UNSAFE_PATH`); an existing `D` holds only files a release writes
+ * (`INSTALL_OUTPUT_NOT_EMPTY`); every directory inside `D` on the way to a file
  * must be absent or a real directory (`INSTALL_UNSAFE_PATH`); an existing
  * target must be a regular file (`INSTALL_UNSAFE_PATH` for a symlink or
  * anything else) with the same SHA-256 (`INSTALL_OVERWRITE_REFUSED`).
- * Second pass: create `D` and parents (mode 0755 before umask), take the
+ * Second pass: create `D` and parents (mode 0755 before umask; each must still
+ * be a real directory after its creation, else `INSTALL_OUTPUT_SYMLINK`), take the
  * install lock `D/.hermes-plugin-kit-install.lock` (so two installs into one
  * `D` run one after the other), repeat the first pass, copy each missing file
  * to a temporary name in its directory, re-check its bytes and hard-link it
@@ -180,9 +304,10 @@ export async function checkInstallTarget(outputDir: string, purpose = "output di
  *
  * @param outputDir `D`; created if absent (with missing parents).
  * @throws FetchError `INSTALL_PATH_INVALID` (a path not on the payload
- *   allow-list), `INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`,
- *   `INSTALL_OVERWRITE_REFUSED`, `INSTALL_LOCKED`, `INSTALL_FAILED` (I/O).
- *   On any throw the files and directories this call created are removed.
+ *   allow-list), `INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OUTPUT_NOT_EMPTY`,
+ *   `INSTALL_OVERWRITE_REFUSED`, `INSTALL_LOCKED`, `INSTALL_FAILED` (I/O);
+ *   InterruptedError `INTERRUPTED` (`options.signal` aborted).
+ *   On any throw the files and directories this call created are removed and the lock released.
  */
 export async function installPayload(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
   const root = resolve(outputDir);
@@ -191,6 +316,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
       throw new FetchError("INSTALL_PATH_INVALID", `refusing an unsafe output path: ${describeValue(file.path)} is not a payload path`);
     }
   }
+  throwIfInterrupted(options.signal);
   // First pass: no writes; fail fast.
   const first = await planInstall(root, outputDir, files);
   if (first.toWrite.length === 0) return { written: [], unchanged: first.unchanged };
@@ -203,14 +329,18 @@ export async function installPayload(outputDir: string, files: readonly InstallF
     if (!first.rootExists) {
       // One level at a time (a bounded loop): see src/contract/directory.ts for why not mkdir -p.
       createdDirs.push(...(await makeDirectory(root, { mode: 0o755, purpose: "output directory" })));
-      const st = await lstatOrNull(root);
-      if (st === null || st.isSymbolicLink() || !st.isDirectory()) {
-        throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must be a real directory: ${outputDir}`);
+      // What this call created must still be real directories (not swapped for symlinks meanwhile).
+      for (const dir of [...createdDirs, root]) {
+        const st = await lstatOrNull(dir);
+        if (st === null || st.isSymbolicLink() || !st.isDirectory()) {
+          throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must be written through real directories only: ${dir}, created by this install, is ${st === null ? "gone" : "no longer a directory"} (${outputDir})`);
+        }
       }
     }
-    release = await acquireInstallLock(root, options.lockTimeoutMs ?? 30_000);
+    release = await acquireInstallLock(root, options.lockTimeoutMs ?? 30_000, options.signal);
     const plan = await planInstall(root, outputDir, files);
     for (const file of plan.toWrite) {
+      throwIfInterrupted(options.signal);
       for (const dir of intermediateDirs(root, file.path)) {
         const st = await lstatOrNull(dir);
         if (st === null) {
@@ -229,6 +359,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
         if (copied !== file.sha256) {
           throw new FetchError("INSTALL_FAILED", `copy of ${file.path} does not match the verified bytes (sha256 ${copied}, expected ${file.sha256})`);
         }
+        throwIfInterrupted(options.signal);
         try {
           await link(temp, target);
         } catch (error) {
@@ -266,7 +397,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
  *   and the codes of {@link checkInstallTarget}.
  */
 export async function checkReplaceTarget(outputDir: string): Promise<void> {
-  await checkInstallTarget(outputDir);
+  const st = await checkOutputTarget(outputDir, "output directory (--output-dir)");
   const root = resolve(outputDir);
   const cwd = resolve(process.cwd());
   if (cwd === root || cwd.startsWith(root === sep ? root : root + sep)) {
@@ -275,18 +406,8 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
       `--replace swaps the whole output directory, but ${outputDir} is the current directory or one of its parents (${cwd}); fix: pass the directory that holds the earlier release, from outside it`,
     );
   }
-  if ((await lstatOrNull(root)) === null) return;
-  const foreign: string[] = [];
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.name === "dist" && entry.isDirectory()) {
-      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
-        if (!inner.isFile() || !isAllowedPayloadTitle(`dist/${inner.name}`)) foreign.push(`dist/${inner.name}`);
-      }
-    } else if (!entry.isFile() || (entry.name !== INSTALL_LOCK_FILE && !isAllowedPayloadTitle(entry.name))) {
-      foreign.push(entry.name);
-    }
-    if (foreign.length >= 5) break;
-  }
+  if (st === null) return;
+  const foreign = await foreignEntries(root, true);
   if (foreign.length > 0) {
     throw new FetchError(
       "INSTALL_REPLACE_REFUSED",
@@ -321,6 +442,7 @@ export async function replaceInstall(outputDir: string, files: readonly InstallF
   const { rename, rm } = await import("node:fs/promises");
   try {
     const result = await installPayload(fresh, files, options);
+    throwIfInterrupted(options.signal);
     await rename(root, old);
     try {
       await rename(fresh, root);

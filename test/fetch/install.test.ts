@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkReplaceTarget, INSTALL_LOCK_FILE, installPayload, replaceInstall, type InstallFile } from "../../src/fetch/install.js";
+import { checkInstallTarget, checkReplaceTarget, INSTALL_LOCK_FILE, installPayload, replaceInstall, type InstallFile } from "../../src/fetch/install.js";
+import { InterruptedError } from "../../src/contract/errors.js";
 import { spawnSync } from "node:child_process";
 
 let root: string;
@@ -60,12 +61,26 @@ describe("installPayload", () => {
     expect(after.mtimeMs).toBe(before.mtimeMs);
   });
 
-  it("keeps unrelated files in an existing D", async () => {
+  it("refuses an existing D holding entries no release writes: INSTALL_OUTPUT_NOT_EMPTY names them, before and at install, D unchanged", async () => {
+    const out = join(root, "D");
+    await mkdir(join(out, ".git"), { recursive: true });
+    await writeFile(join(out, "mine.txt"), "keep");
+    await mkdir(join(out, "dist"));
+    await writeFile(join(out, "dist", "notes.md"), "x");
+    await expect(() => checkInstallTarget(out)).toThrowWithCode("INSTALL_OUTPUT_NOT_EMPTY");
+    const refused = installPayload(out, files);
+    await expect(() => refused).toThrowWithCode("INSTALL_OUTPUT_NOT_EMPTY");
+    await expect(refused).rejects.toThrow(/holds ".git", "dist\/notes.md", "mine.txt"|holds .*"mine.txt".*which no release writes/);
+    expect(await tree(out)).toEqual([".git/", "dist/", "dist/notes.md", "mine.txt"]);
+  });
+
+  it("accepts an existing empty D, and one holding only an earlier fetch's files (identical: a no-op)", async () => {
     const out = join(root, "D");
     await mkdir(out);
-    await writeFile(join(out, "mine.txt"), "keep");
+    await checkInstallTarget(out);
     await installPayload(out, files);
-    expect(await readFile(join(out, "mine.txt"), "utf8")).toBe("keep");
+    await checkInstallTarget(out);
+    expect((await installPayload(out, files)).written).toEqual([]);
   });
 
   it("refuses D as a symlink", async () => {
@@ -138,10 +153,61 @@ describe("installPayload", () => {
   it("rolls back in an existing D: only what it created is removed", async () => {
     const out = join(root, "D");
     await mkdir(out);
-    await writeFile(join(out, "mine.txt"), "keep");
+    await installPayload(out, [files[1]!]);
     const unreadable = { ...files[3]!, source: join(root, "verified", "missing") };
-    await expect(() => installPayload(out, [files[0]!, unreadable])).toThrowWithCode("INSTALL_FAILED");
-    expect(await tree(out)).toEqual(["mine.txt"]);
+    await expect(() => installPayload(out, [files[0]!, files[1]!, unreadable])).toThrowWithCode("INSTALL_FAILED");
+    expect(await tree(out)).toEqual(["release-source.bundle"]);
+  });
+
+  it("interrupted between files (signal aborted): INTERRUPTED, what it wrote removed, the lock released, D not created", async () => {
+    const out = join(root, "new", "D");
+    let reads = 0;
+    // Aborted from the 5th look on: the lock is taken and the first file linked into place, then the second file stops.
+    const signal = { get aborted() { reads += 1; return reads > 4; }, reason: new InterruptedError("SIGINT") } as unknown as AbortSignal;
+    await expect(() => installPayload(out, files, { signal })).toThrowWithCode("INTERRUPTED");
+    expect(reads).toBeGreaterThan(4);
+    expect(await readdir(root)).toEqual(["verified"]);
+  });
+
+  describe("the output path: symlinked ancestors", () => {
+    it("follows an existing ancestor symlink only you or root can change (like /tmp -> /private/tmp), also in a sticky world-writable directory", async () => {
+      await mkdir(join(root, "real"));
+      await symlink(join(root, "real"), join(root, "link"));
+      await checkInstallTarget(join(root, "link", "D"));
+      await installPayload(join(root, "link", "D"), files);
+      expect(await tree(join(root, "real"))).toEqual(["D/", "D/dist/", "D/dist/demo-1.0.0.tgz", "D/release-manifest.json", "D/release-payload.sha256", "D/release-source.bundle"]);
+      const sticky = join(root, "sticky");
+      await mkdir(sticky);
+      await chmod(sticky, 0o1777);
+      await symlink(join(root, "real"), join(sticky, "link"));
+      await installPayload(join(sticky, "link", "E"), files);
+      expect((await readdir(join(root, "real"))).sort()).toEqual(["D", "E"]);
+    });
+
+    it("refuses an ancestor symlink in a directory others can write (not sticky): INSTALL_OUTPUT_SYMLINK, nothing written", async () => {
+      const shared = join(root, "shared");
+      await mkdir(join(root, "real"));
+      await mkdir(shared);
+      await chmod(shared, 0o777);
+      await symlink(join(root, "real"), join(shared, "link"));
+      const out = join(shared, "link", "sub", "D");
+      await expect(() => checkInstallTarget(out)).toThrowWithCode("INSTALL_OUTPUT_SYMLINK");
+      const refused = installPayload(out, files);
+      await expect(() => refused).toThrowWithCode("INSTALL_OUTPUT_SYMLINK");
+      await expect(refused).rejects.toThrow(/written through .*shared\/link, a symlink to .*real that sits in .*shared \(mode 0777\), which others can write/);
+      expect(await readdir(join(root, "real"))).toEqual([]);
+    });
+
+    it.skipIf(process.getuid?.() !== 0)("refuses an ancestor symlink owned by another user (even in a sticky directory): INSTALL_OUTPUT_SYMLINK, nothing written", async () => {
+      const sticky = join(root, "sticky");
+      await mkdir(join(root, "real"));
+      await mkdir(sticky);
+      await chmod(sticky, 0o1777);
+      await symlink(join(root, "real"), join(sticky, "theirs"));
+      await lchown(join(sticky, "theirs"), 4242, 4242);
+      await expect(() => installPayload(join(sticky, "theirs", "D"), files)).toThrowWithCode("INSTALL_OUTPUT_SYMLINK");
+      expect(await readdir(join(root, "real"))).toEqual([]);
+    });
   });
 
 
