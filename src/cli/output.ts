@@ -9,14 +9,15 @@
  * `--json` given, that object is the only output. Usage errors (exit 2) do the
  * same with code `USAGE`, those commander finds itself included (`program.ts`);
  * a consumer command given no repository to verify against exits 2 with code
- * `POLICY_REPOSITORY_UNPINNED`.
+ * `POLICY_REPOSITORY_UNPINNED`. A command stopped by SIGINT or SIGTERM
+ * (`src/cli/interrupt.ts`) exits 130 or 143 (128 + the signal number) with code `INTERRUPTED`.
  *
  * Streams: stdout carries the command's result only (text, or one JSON
  * object); progress, notes and next steps go to stderr. `--quiet` drops
  * progress and notes (errors still print); `--verbose` adds detail (progress
  * even when stderr is not a terminal, stack traces of internal errors, tool logs).
  */
-import { HermesPluginKitError } from "../contract/errors.js";
+import { HermesPluginKitError, INTERRUPT_EXIT_CODES, InterruptedError } from "../contract/errors.js";
 
 /** Exit code of a successful command. */
 export const EXIT_OK = 0;
@@ -110,7 +111,8 @@ export function printJson(value: unknown): void {
  * failure print `hermes-plugin-kit: <message> [<CODE>]` on stderr and, when
  * `json` is set, `{"ok":false,"code","message"}` on stdout (with `--json`
  * given, only the JSON object), and return 1 (2 for {@link UsageError} and for
- * `POLICY_REPOSITORY_UNPINNED`: nothing pinned to verify against).
+ * `POLICY_REPOSITORY_UNPINNED`: nothing pinned to verify against; 130 or 143
+ * for `INTERRUPTED`, a command stopped by SIGINT or SIGTERM after removing what it created).
  */
 export async function runAction(json: boolean, action: () => Promise<number | void>): Promise<number> {
   try {
@@ -131,6 +133,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);
     }
+    if (error instanceof InterruptedError) return INTERRUPT_EXIT_CODES[error.signal ?? "SIGINT"];
     return usage || unpinned ? EXIT_USAGE : EXIT_FAILURE;
   }
 }

@@ -12,13 +12,18 @@
  * bundle in an isolated git; or `verifyFinalReceipt` for a receipt) ->
  * safe install into the output directory. The temp directory is always
  * removed; on any failure the output directory is not created or unchanged.
+ * An aborted `signal` (the CLI's SIGINT/SIGTERM) does the same at once: the
+ * temp directory (the `.partial` files and the source bundle's scratch
+ * repository live inside it) is removed synchronously, an install under way is
+ * rolled back and its lock released, and `InterruptedError` is thrown.
  */
+import { rmSync } from "node:fs";
 import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
-import { ReleaseContractError, hasCode } from "../contract/errors.js";
+import { ReleaseContractError, hasCode, interruption, throwIfInterrupted } from "../contract/errors.js";
 import { describeValue, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
@@ -39,7 +44,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { makeDirectory } from "../contract/directory.js";
+import { makeDirectorySync } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
 export type { RegistryCredentials };
@@ -82,6 +87,14 @@ export interface DownloadOptions {
   progressLines?: boolean;
   /** Parent of the private temp directory (default the OS temp directory). */
   tmpDir?: string;
+  /**
+   * Stop the fetch (the CLI aborts it on SIGINT/SIGTERM): the private temp
+   * directory is removed at once, nothing is installed (an install under way
+   * is rolled back), and the call rejects with InterruptedError `INTERRUPTED`
+   * (the abort's reason, when it is one). Transfers already running are
+   * abandoned: their writes land in the removed directory and fail.
+   */
+  signal?: AbortSignal;
   /** Environment for the privacy gate (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Injected dependencies (tests; defaults are the real OCI layer and privacy gate). */
@@ -297,14 +310,72 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
  *   `OCI_MANIFEST_TOO_LARGE`, ... from the transfer (G9, 3.14);
  *   ReleaseContractError codes of `verifyManifest` and `parsePayloadChecksums`,
  *   FetchError `PAYLOAD_SHA256_MISMATCH`, `SOURCE_BUNDLE_*`,
- *   `FETCH_PATHS_MANIFEST_MISMATCH` (G10, 3.9); codes of `verifyFinalReceipt` for a receipt.
+ *   `FETCH_PATHS_MANIFEST_MISMATCH` (G10, 3.9); codes of `verifyFinalReceipt` for a receipt;
+ *   InterruptedError `INTERRUPTED` (`signal` aborted; the temp directory is already removed).
  */
 export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
+  throwIfInterrupted(options.signal);
   const { pinned, target, manifest: checked } = await inspectRelease(options);
+  throwIfInterrupted(options.signal);
 
   // G9: a fresh private temp directory.
   const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-fetch-"));
   const cleanup = () => rm(dir, { recursive: true, force: true });
+  // On abort the directory goes synchronously, so no write of the abandoned work slips in between: its
+  // transfers then fail on the missing directory, and it checks the signal before creating directories.
+  const removeNow = () => {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // the abandoned work's own cleanup tries again
+    }
+  };
+  return untilInterrupted(options.signal, () => downloadInto(dir, cleanup, pinned, target, checked, options), removeNow);
+}
+
+/**
+ * Run `work` until it settles or `signal` aborts. On abort, `onAbort` runs at
+ * once (synchronously; it must leave nothing behind) and the promise rejects
+ * with the interruption; the abandoned work's own outcome is ignored.
+ */
+function untilInterrupted<T>(signal: AbortSignal | undefined, work: () => Promise<T>, onAbort: () => void): Promise<T> {
+  if (signal === undefined) return work();
+  return new Promise<T>((resolvePromise, rejectPromise) => {
+    let settled = false;
+    const stop = () => {
+      if (settled) return;
+      settled = true;
+      onAbort();
+      rejectPromise(interruption(signal));
+    };
+    signal.addEventListener("abort", stop, { once: true });
+    work().then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        if (settled) return;
+        settled = true;
+        resolvePromise(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        if (settled) return;
+        settled = true;
+        rejectPromise(error);
+      },
+    );
+    if (signal.aborted) stop();
+  });
+}
+
+/** G9-G10 of {@link downloadRelease} inside the private temp directory `dir`. */
+async function downloadInto(
+  dir: string,
+  cleanup: () => Promise<void>,
+  pinned: PinnedReference,
+  target: ReadOnlyTarget,
+  checked: CheckedReleaseManifest,
+  options: DownloadOptions,
+): Promise<VerifiedDownload> {
   try {
     await chmod(dir, 0o700);
     const st = await stat(dir);
@@ -318,11 +389,13 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
     const payloadDir = join(dir, "payload");
     await mkdir(payloadDir, { mode: 0o700 });
     const localFiles = await downloadLayers(target, checked, payloadDir, options);
-    const verified = checked.kind === "bundle" ? await verifyBundlePayload(payloadDir, localFiles, checked, options) : await verifyReceiptPayload(localFiles, options);
+    // The source bundle's scratch repository goes inside the private temp directory, so one removal takes everything.
+    const verified = checked.kind === "bundle" ? await verifyBundlePayload(payloadDir, localFiles, checked, { ...options, tmpDir: dir }) : await verifyReceiptPayload(localFiles, options);
     const files: FetchedFile[] = [];
     for (const layer of [...checked.layers].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))) {
       files.push({ path: layer.title, sha256: layer.descriptor.digest.slice("sha256:".length), size: layer.descriptor.size });
     }
+    throwIfInterrupted(options.signal); // abandoned after an abort: remove what it made
     return {
       reference: pinned.reference,
       artifactType: checked.artifactType,
@@ -351,7 +424,9 @@ async function downloadLayers(target: ReadOnlyTarget, checked: CheckedReleaseMan
     ...(options.progressDelayMs === undefined ? {} : { delayMs: options.progressDelayMs }),
     plainLines: options.progressLines === true,
   });
-  for (const layer of checked.layers) await makeDirectory(dirname(join(payloadDir, layer.title)), { mode: 0o700, purpose: "private temp directory" });
+  // makeDirectory creates missing parents: never after an abort removed the temp directory.
+  throwIfInterrupted(options.signal);
+  for (const layer of checked.layers) makeDirectorySync(dirname(join(payloadDir, layer.title)), { mode: 0o700, purpose: "private temp directory" });
   try {
     await forEachBounded(checked.layers, LAYER_CONCURRENCY, async (layer) => {
       const part = bar.part();
@@ -443,8 +518,10 @@ export interface FetchReleaseOptions extends DownloadOptions {
  * With `provenance`, the release's attestation is found and verified between
  * the download and the install (codes of `verifyDownloadProvenance`).
  * @throws IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE` (the output directory cannot be created or
- *   written; checked before the download), the codes of {@link downloadRelease} and of `installPayload`
- *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`).
+ *   written; checked before the download), FetchError `INSTALL_OUTPUT_NOT_EMPTY` (`D` holds entries no
+ *   release writes; checked before the download), the codes of {@link downloadRelease} and of `installPayload`
+ *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`);
+ *   InterruptedError `INTERRUPTED` (`signal` aborted: temp directory removed, nothing installed).
  */
 export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
   // Fail fast: an output directory that cannot be created or written is refused before the download.
@@ -456,9 +533,11 @@ export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchR
       const { verifyDownloadProvenance } = await import("./provenance.js");
       provenance = await verifyDownloadProvenance(download, options.provenance);
     }
+    throwIfInterrupted(options.signal);
     await (options.replace === true ? replaceInstall : installPayload)(
       options.outputDir,
       download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
+      options.signal === undefined ? {} : { signal: options.signal },
     );
     return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files, install_time: download.install_time, ...(provenance === undefined ? {} : { provenance }) };
   } finally {

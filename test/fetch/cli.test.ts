@@ -5,7 +5,7 @@
  * secrets only from the environment and never echoed), `fleet add` and
  * `fleet verify`. Needs `npx tsc -p tsconfig.build.json` first.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -84,6 +84,32 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "REFERENCE_NOT_PINNED" });
     await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it("the output directory: unrelated entries -> INSTALL_OUTPUT_NOT_EMPTY, a symlinked ancestor others can change -> INSTALL_OUTPUT_SYMLINK; nothing written; a trusted symlinked ancestor works", async () => {
+    const reference = `${repository}@${staged.bundle.digest}`;
+    const project = join(work, "project");
+    await mkdir(project);
+    await writeFile(join(project, "README.md"), "mine");
+    const mixed = await runCli(["fetch", "--reference", reference, "--output-dir", project, "--plain-http", "--json"], { cwd: checkout, env: env() });
+    expect(mixed.code).toBe(1);
+    expect(JSON.parse(mixed.stdout)).toMatchObject({ ok: false, code: "INSTALL_OUTPUT_NOT_EMPTY" });
+    expect(JSON.parse(mixed.stdout).message).toMatch(/holds "README.md", which no release writes/);
+    expect(await readdir(project)).toEqual(["README.md"]);
+    const shared = join(work, "shared");
+    await mkdir(join(work, "elsewhere"));
+    await mkdir(shared);
+    await chmod(shared, 0o777);
+    await symlink(join(work, "elsewhere"), join(shared, "vendor"));
+    const through = await runCli(["fetch", "--reference", reference, "--output-dir", join(shared, "vendor", "demo"), "--plain-http"], { cwd: checkout, env: env() });
+    expect(through.code).toBe(1);
+    expect(through.stderr).toMatch(/which others can write, so they can replace it.*\[INSTALL_OUTPUT_SYMLINK\]/);
+    expect(await readdir(join(work, "elsewhere"))).toEqual([]);
+    await symlink(join(work, "elsewhere"), join(work, "mine"));
+    const trusted = await runCli(["fetch", "--reference", reference, "--output-dir", join(work, "mine", "demo"), "--plain-http"], { cwd: checkout, env: env() });
+    expect(trusted.stderr).toBe("");
+    expect(trusted.code).toBe(0);
+    expect((await readdir(join(work, "elsewhere", "demo"))).sort()).toEqual(["dist", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
   });
 
   it("usage errors exit 2: a missing flag, a bad --expect, a malformed --expect-gate; verify-final-receipt with nothing pinned", async () => {

@@ -45,7 +45,9 @@ export function registerFetchCommands(program: Command): void {
       .option("--trusted-root <file>", "with --provenance: Sigstore trusted root (default: the embedded public-good root)"),
   ).option("--json", "print {reference, artifactType, version, files, install_time[, provenance]} as JSON");
   addGatePolicyOptions(fetch).action(async (opts: FetchOptions) => {
-    process.exitCode = await runAction(opts.json === true, async () => {
+    // Ctrl-C / SIGTERM: the fetch removes its temp directory (and any install under way), then exits 130 / 143.
+    const { withInterrupts } = await import("../interrupt.js");
+    process.exitCode = await withInterrupts("fetch", (signal) => runAction(opts.json === true, async () => {
       if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
         throw new UsageError(`--expect must be bundle or receipt, not ${JSON.stringify(opts.expect)}`);
       }
@@ -66,6 +68,7 @@ export function registerFetchCommands(program: Command): void {
         policy: { ...(expectations.package === undefined ? {} : { package: expectations.package }), gates: expectations.gates, sources: expectations.sources },
         ...(provenance === undefined ? {} : { provenance }),
         ...transferProgress(),
+        signal,
       });
       if (result.install_time.length > 0) {
         printNote(
@@ -82,7 +85,7 @@ export function registerFetchCommands(program: Command): void {
           for (const attestation of result.provenance.attestations) printLine(`  attestation ${attestation} (${result.provenance.discovery})`);
         }
       }
-    });
+    }));
   });
 
   addRegistryOptions(program.command("resolve"))

@@ -75,7 +75,9 @@ function registerVerify(fleet: Command): void {
     .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
     .option("--json", "print the verified plugins as JSON")
     .action(async (opts: FleetVerifyOptions) => {
-      process.exitCode = await runAction(opts.json === true, async () => {
+      // Ctrl-C / SIGTERM: the receipt download in progress removes its temp directory, then exits 130 / 143.
+      const { withInterrupts } = await import("../interrupt.js");
+      process.exitCode = await withInterrupts("fleet verify", (signal) => runAction(opts.json === true, async () => {
         let trustedRoot: import("../../contract/trusted-root.js").CheckedTrustedRoot | undefined;
         if (opts.trustedRoot !== undefined) {
           const { readTrustedRootFile } = await import("../../fetch/sigstore-trust.js");
@@ -90,6 +92,7 @@ function registerVerify(fleet: Command): void {
           plainHttp: opts.plainHttp === true,
           ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
           ...(trustedRoot === undefined ? {} : { trustedRoot }),
+          signal,
           credentialsFor: async (repository) => {
             if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig }));
             return credentialCache.get(repository.repository);
@@ -100,7 +103,7 @@ function registerVerify(fleet: Command): void {
           for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}${r.attestations !== undefined ? `; provenance ${r.attestations.join(", ")}` : ""}`);
           printLine(`fleet lock ${opts.lock}: ${results.length} plugin(s) verified`);
         }
-      });
+      }));
     });
 }
 

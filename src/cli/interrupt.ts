@@ -1,0 +1,71 @@
+/**
+ * SIGINT and SIGTERM during a long consumer command (`fetch`, `fleet verify`):
+ * the first signal aborts the command's work, which removes what it created
+ * (its temp directory with any `.partial` file, an install under way and its
+ * lock) and rejects with `InterruptedError`; `runAction` then exits 130
+ * (SIGINT) or 143 (SIGTERM). A second signal, or work that has not stopped
+ * within {@link GRACE_MS}, exits at once with the same status.
+ *
+ * Start-up rule: only the error model is loaded here (no area modules).
+ */
+import { INTERRUPT_EXIT_CODES, InterruptedError, type InterruptSignal } from "../contract/errors.js";
+
+/** How long the aborted work may take to remove what it created before the process exits anyway (ms). */
+export const GRACE_MS = 10_000;
+
+/** A watch on SIGINT/SIGTERM for one command run. */
+export interface InterruptWatch {
+  /** Aborted (reason: an `InterruptedError` naming the signal) on the first signal. */
+  signal: AbortSignal;
+  /** The signal received, if any. */
+  received(): InterruptSignal | undefined;
+  /** Stop watching; the default signal behaviour returns. */
+  dispose(): void;
+}
+
+/**
+ * Watch SIGINT and SIGTERM until `dispose()`; see the module comment.
+ * @param what names the command in the interruption message, e.g. `fetch`.
+ */
+export function watchInterrupts(what: string): InterruptWatch {
+  const controller = new AbortController();
+  let received: InterruptSignal | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const onSignal = (name: InterruptSignal) => {
+    if (received !== undefined) process.exit(INTERRUPT_EXIT_CODES[received]);
+    received = name;
+    controller.abort(new InterruptedError(name, `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
+    timer = setTimeout(() => process.exit(INTERRUPT_EXIT_CODES[name]), GRACE_MS);
+    timer.unref();
+  };
+  const onInt = () => onSignal("SIGINT");
+  const onTerm = () => onSignal("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  return {
+    signal: controller.signal,
+    received: () => received,
+    dispose() {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Run `action` under {@link watchInterrupts}; when a signal stopped it, exit
+ * with `exitCode` at once (abandoned transfers may still hold sockets open).
+ */
+export async function withInterrupts(what: string, action: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const watch = watchInterrupts(what);
+  let code: number;
+  try {
+    code = await action(watch.signal);
+  } finally {
+    watch.dispose();
+  }
+  const signal = watch.received();
+  if (signal !== undefined) process.exit(code === 0 ? 0 : INTERRUPT_EXIT_CODES[signal]);
+  return code;
+}

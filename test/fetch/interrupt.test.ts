@@ -1,0 +1,167 @@
+/**
+ * Ctrl-C and SIGTERM during `fetch`, for real: the built CLI
+ * (dist/src/cli/main.js, `npm run build` first) fetches from a loopback proxy
+ * in front of Debian's docker-registry that sends half of every layer blob and
+ * then stalls; once a `.partial` file exists under the child's TMPDIR the test
+ * signals the child. It must exit 130 (SIGINT) or 143 (SIGTERM) with
+ * `INTERRUPTED`, leave no `hpk-*` directory in its TMPDIR, and leave the
+ * output directory as it was. The library API (`fetchRelease` with an
+ * AbortSignal) behaves the same.
+ */
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { EMPTY_CONFIG_DIGEST } from "../../src/contract/constants.js";
+import { InterruptedError } from "../../src/contract/errors.js";
+import { fetchRelease } from "../../src/fetch/fetch.js";
+import { openTarget } from "../../src/oci/open.js";
+import { CLI } from "../support/cli.js";
+import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+
+let registry: RunningRegistry;
+let proxy: http.Server;
+let proxyHost: string;
+let fixture: ReleaseFixture;
+let staged: StagedRelease;
+let work: string;
+const stalled = new Set<http.ServerResponse>();
+
+/**
+ * Forward everything to the registry (its token endpoint included); a layer
+ * blob GET gets its headers and half its body, then nothing more.
+ */
+function startStallingProxy(upstream: string): Promise<http.Server> {
+  const [host, port] = upstream.split(":") as [string, string];
+  const server = http.createServer((req, res) => {
+    const out = http.request({ host, port: Number(port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const stall = req.method === "GET" && /\/blobs\/sha256:/.test(req.url ?? "") && !(req.url ?? "").endsWith(EMPTY_CONFIG_DIGEST) && answer.statusCode === 200;
+      // The token realm is on the registry's origin (as on GHCR): name the proxy's, so credentials go where the client sends them.
+      const headers = { ...answer.headers };
+      const challenge = headers["www-authenticate"];
+      if (typeof challenge === "string") headers["www-authenticate"] = challenge.replaceAll(`//${upstream}/`, `//${req.headers.host ?? upstream}/`);
+      res.writeHead(answer.statusCode ?? 502, headers);
+      if (!stall) {
+        answer.pipe(res);
+        return;
+      }
+      const size = Number(answer.headers["content-length"] ?? 0);
+      const chunks: Buffer[] = [];
+      answer.on("data", (c: Buffer) => chunks.push(c));
+      answer.on("end", () => {
+        res.write(Buffer.concat(chunks).subarray(0, Math.floor(size / 2)));
+        stalled.add(res); // never ended: the client waits for the rest
+      });
+    });
+    out.on("error", () => res.destroy());
+    req.pipe(out);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+async function entries(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true })).map(String).sort();
+}
+
+/** Resolve once a `.partial` file exists somewhere under `dir` (a blob download is under way). */
+async function partialUnder(dir: string, timeoutMs = 60_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await entries(dir).catch(() => [])).find((name) => name.endsWith(".partial"));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`no .partial file appeared under ${dir}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+beforeAll(async () => {
+  registry = await startRegistry({ auth: "bearer" });
+  proxy = await startStallingProxy(registry.host);
+  const address = proxy.address();
+  proxyHost = `127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`;
+  const repository = `${proxyHost}/acme/demo-plugin`;
+  fixture = await createReleaseFixture({ registryRepository: repository });
+  // Staged straight into the registry (same repository path), read back through the stalling proxy.
+  staged = await stageFixture(fixture, await openTarget(`${registry.host}/acme/demo-plugin`, { plainHttp: true, credentials: { username: registry.username!, password: registry.password! } }), repository);
+  work = await mkdtemp(join(tmpdir(), "hpk-interrupt-test-"));
+}, 120_000);
+
+afterAll(async () => {
+  for (const res of stalled) res.destroy();
+  proxy?.closeAllConnections();
+  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+  await fixture?.cleanup();
+  await registry?.stop();
+  if (work !== undefined) await rm(work, { recursive: true, force: true });
+});
+
+/** Spawn `fetch` with its own TMPDIR, wait for a `.partial`, send `signal`, and collect the outcome. */
+async function interruptedFetch(name: string, signal: "SIGINT" | "SIGTERM", outputDir: string): Promise<{ code: number | null; stderr: string; childTmp: string; partial: string }> {
+  const childTmp = join(work, `${name}-tmp`);
+  await mkdir(childTmp);
+  const child = spawn(process.execPath, [CLI, "fetch", "--reference", `${proxyHost}/acme/demo-plugin@${staged.bundle.digest}`, "--output-dir", outputDir, "--plain-http"], {
+    env: { ...process.env, TMPDIR: childTmp, REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password, GH_TOKEN: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  try {
+    const partial = await partialUnder(childTmp);
+    child.kill(signal);
+    const code = await exited;
+    return { code, stderr, childTmp, partial };
+  } finally {
+    clearTimeout(killer);
+  }
+}
+
+describeRegistry("fetch interrupted mid-download", () => {
+  it("SIGINT: exit 130, INTERRUPTED; no hpk-fetch-* (or any) directory left in TMPDIR; the output directory is not created", async () => {
+    const out = join(work, "D-int");
+    const run = await interruptedFetch("int", "SIGINT", out);
+    expect(run.partial).toMatch(/^hpk-fetch-[^/]+\/payload\/.+\.partial$/);
+    expect(run.stderr).toMatch(/^hermes-plugin-kit: fetch interrupted \(SIGINT\): .* \[INTERRUPTED\]\n$/);
+    expect(run.code).toBe(130);
+    expect(await entries(run.childTmp)).toEqual([]);
+    await expect(readdir(out)).rejects.toThrow(/ENOENT/);
+  }, 120_000);
+
+  it("SIGTERM: exit 143; an existing output directory holds nothing new", async () => {
+    const out = join(work, "D-term");
+    await mkdir(out);
+    const run = await interruptedFetch("term", "SIGTERM", out);
+    expect(run.code).toBe(143);
+    expect(run.stderr).toMatch(/\(SIGTERM\).*\[INTERRUPTED\]/);
+    expect(await entries(run.childTmp)).toEqual([]);
+    expect(await readdir(out)).toEqual([]);
+  }, 120_000);
+
+  it("library: fetchRelease with an AbortSignal rejects with INTERRUPTED and leaves nothing in tmpDir or the output directory", async () => {
+    const libTmp = join(work, "lib-tmp");
+    await mkdir(libTmp);
+    const out = join(work, "D-lib");
+    const controller = new AbortController();
+    const fetching = fetchRelease({
+      reference: `${proxyHost}/acme/demo-plugin@${staged.bundle.digest}`,
+      repository: `${proxyHost}/acme/demo-plugin`,
+      outputDir: out,
+      plainHttp: true,
+      credentials: { username: registry.username!, password: registry.password! },
+      env: { ...process.env, GH_TOKEN: "" },
+      tmpDir: libTmp,
+      progress: null,
+      signal: controller.signal,
+    });
+    await partialUnder(libTmp);
+    controller.abort(new InterruptedError("SIGINT"));
+    await expect(() => fetching).toThrowWithCode("INTERRUPTED");
+    expect(await entries(libTmp)).toEqual([]);
+    await expect(readdir(out)).rejects.toThrow(/ENOENT/);
+  }, 120_000);
+});
