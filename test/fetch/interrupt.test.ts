@@ -66,11 +66,11 @@ async function entries(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).map(String).sort();
 }
 
-/** Resolve once a `.partial` file exists somewhere under `dir` (a blob download is under way). */
+/** Resolve once a layer's `.partial` file exists under `dir` (a stalled layer download is under way; the config blob's is transient). */
 async function partialUnder(dir: string, timeoutMs = 60_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = (await entries(dir).catch(() => [])).find((name) => name.endsWith(".partial"));
+    const found = (await entries(dir).catch(() => [])).find((name) => name.includes("/payload/") && name.endsWith(".partial"));
     if (found !== undefined) return found;
     if (Date.now() > deadline) throw new Error(`no .partial file appeared under ${dir}`);
     await new Promise((r) => setTimeout(r, 20));
