@@ -5,8 +5,10 @@
 // --pairs pairs (default 5), each pair our run and the peer's, alternating:
 //   fetch-verify  ours: resolve + fetchManifest + fetchBlobToFile per layer (4 in parallel,
 //                 SHA-256 verified before each rename), in a fresh Node process so its
-//                 peak RSS is the fetch's own; timed as the whole process, start-up included,
-//                 like the skopeo process it is compared with
+//                 peak RSS is the fetch's own (scripts/bench-oci-phase.mjs, which loads only
+//                 the src/oci barrel); timed as the whole process, start-up included, like the
+//                 skopeo process it is compared with. The process overhead (wall minus the
+//                 fetch's in-process time) and the ratio without it are printed too.
 //                 peer: skopeo copy docker://... oci:DIR of the same artifact
 //   push          ours: copy(layout -> registry) in a fresh Node process
 //                 peer: skopeo copy oci:LAYOUT docker://...
@@ -148,39 +150,17 @@ const time = async (fn) => {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 };
 
-/** Child mode: run one measured phase in a fresh process and print {ms, maxRssMib} as JSON. */
-async function runPhase(phase) {
-  const target = await oci.openTarget(value("--repository"), { plainHttp: true });
-  let ms;
-  if (phase === "push") {
-    const src = await oci.LayoutTarget.open(value("--layout"));
-    ms = await time(() => oci.copy(src, target, "payload", { tag: "bench", concurrency: 4 }));
-  } else {
-    const outDir = value("--out");
-    ms = await time(async () => {
-      const desc = await target.resolve("bench");
-      const bytes = await oci.fetchManifest(target, desc);
-      const layers = JSON.parse(bytes.toString()).layers;
-      await Promise.all(layers.map((layer, i) => oci.fetchBlobToFile(target, layer, path.join(outDir, `layer-${i}.bin`))));
-    });
-  }
-  await target.close();
-  process.stdout.write(JSON.stringify({ ms, maxRssMib: Math.round(process.resourceUsage().maxRSS / 1024) }) + "\n");
-}
-
-/** Run one phase in a fresh Node process; `ms` is the whole process's wall time (start-up included, as skopeo's is). */
+/**
+ * Run one phase in a fresh Node process (`bench-oci-phase.mjs`); `ms` is the whole process's wall time
+ * (start-up included, as skopeo's is), `inProcessMs` the phase's own time measured inside it.
+ */
 async function phase(name, extra) {
   let out;
   const ms = await time(async () => {
-    out = await run(process.execPath, [fileURLToPath(import.meta.url), "--phase", name, ...extra]);
+    out = await run(process.execPath, [fileURLToPath(new URL("bench-oci-phase.mjs", import.meta.url)), name, ...extra]);
   });
-  return { ...JSON.parse(out.trim().split("\n").pop()), ms };
-}
-
-const phaseArg = args.indexOf("--phase");
-if (phaseArg >= 0) {
-  await runPhase(args[phaseArg + 1]);
-  process.exit(0);
+  const reported = JSON.parse(out.trim().split("\n").pop());
+  return { maxRssMib: reported.maxRssMib, inProcessMs: reported.ms, ms };
 }
 
 function stats(values) {
@@ -211,7 +191,7 @@ try {
   await mkdir(skopeoHome);
   const skopeoEnv = { HOME: skopeoHome, XDG_DATA_HOME: skopeoHome, XDG_CONFIG_HOME: skopeoHome };
 
-  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [] };
+  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], fetchOverhead: [], fetchInProcess: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [] };
   for (let pair = 0; pair < pairs; pair += 1) {
     rows.load.push(os.loadavg()[0]);
     // Fetch: ours, then skopeo's, from the same registry.
@@ -228,6 +208,8 @@ try {
     await rm(outDir, { recursive: true, force: true });
     rows.fetch.push(mbps(totalBytes, fetched.ms));
     rows.fetchRss.push(fetched.maxRssMib);
+    rows.fetchOverhead.push(fetched.ms - fetched.inProcessMs);
+    rows.fetchInProcess.push(mbps(totalBytes, fetched.inProcessMs));
     const skopeoDir = path.join(work, `skopeo-oci-${pair}`);
     await run("sync", []);
     const { result: skopeoFetchMs, cpuMs: skopeoFetchCpuMs } = await childCpu(() =>
@@ -266,6 +248,8 @@ try {
   process.stdout.write(`fetch-verify (ours, registry -> files):  ${fmt(stats(rows.fetch))} MB/s, peak RSS ${fmt(stats(rows.fetchRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy docker:// -> oci:           ${fmt(stats(rows.skopeoFetch))} MB/s\n`);
   process.stdout.write(`fetch ratio ours/skopeo (per pair):      ${fmt(fetchRatio, 2)}\n`);
+  process.stdout.write(`fetch process overhead (start-up, import, exit; wall minus the in-process fetch): ${fmt(stats(rows.fetchOverhead), 0)} ms\n`);
+  process.stdout.write(`fetch ratio without that overhead (in-process fetch / skopeo whole process): ${fmt(stats(rows.fetchInProcess.map((v, i) => v / rows.skopeoFetch[i])), 2)}\n`);
   process.stdout.write(`push (ours, copy layout -> registry):    ${fmt(stats(rows.push))} MB/s, peak RSS ${fmt(stats(rows.pushRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy oci: -> docker://           ${fmt(stats(rows.skopeoPush))} MB/s\n`);
   process.stdout.write(`push ratio ours/skopeo (per pair):       ${fmt(pushRatio, 2)}\n`);

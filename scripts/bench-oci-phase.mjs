@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// One measured phase of `bench-oci.mjs`, run as its own process so that the process
+// timed against skopeo loads only what the phase needs: Node, `node:path` and the
+// `src/oci` barrel (nothing of the benchmark harness: no http/net/os, no getconf).
+//
+//   node bench-oci-phase.mjs fetch --repository HOST/REPO --out DIR
+//   node bench-oci-phase.mjs push  --repository HOST/REPO --layout DIR
+//
+// fetch: resolve the tag `bench`, fetchManifest, then fetchBlobToFile of every layer in
+// parallel (SHA-256 verified before each rename). push: copy(layout `payload` -> registry,
+// tag `bench`, 4 blobs at once). Prints one JSON line: {"ms": <in-process ms of the phase>,
+// "maxRssMib": <peak RSS of this process>}.
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const [phase, ...args] = process.argv.slice(2);
+const value = (name) => {
+  const at = args.indexOf(name);
+  if (at < 0 || args[at + 1] === undefined) throw new Error(`bench-oci-phase: ${name} is required`);
+  return args[at + 1];
+};
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const oci = await import(pathToFileURL(path.join(root, "dist", "src", "oci", "index.js")).href);
+
+const target = await oci.openTarget(value("--repository"), { plainHttp: true });
+const t0 = process.hrtime.bigint();
+if (phase === "push") {
+  const src = await oci.LayoutTarget.open(value("--layout"));
+  await oci.copy(src, target, "payload", { tag: "bench", concurrency: 4 });
+} else if (phase === "fetch") {
+  const outDir = value("--out");
+  const desc = await target.resolve("bench");
+  const layers = JSON.parse((await oci.fetchManifest(target, desc)).toString()).layers;
+  await Promise.all(layers.map((layer, i) => oci.fetchBlobToFile(target, layer, path.join(outDir, `layer-${i}.bin`))));
+} else {
+  throw new Error(`bench-oci-phase: unknown phase ${phase}`);
+}
+const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+await target.close();
+process.stdout.write(JSON.stringify({ ms, maxRssMib: Math.round(process.resourceUsage().maxRSS / 1024) }) + "\n");
