@@ -17,7 +17,8 @@ import { readFile } from "node:fs/promises";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { isGitSha } from "../src/contract/grammar.js";
 import { policyFromPackageJson } from "../src/contract/policy.js";
-import { isP256Key } from "../src/contract/provenance-policy.js";
+import { keyFileKind, parseP256PublicKeyPem } from "../src/contract/key-pem.js";
+import { ProvenanceError } from "../src/contract/provenance-error.js";
 import { PipelineError, ReleaseStepError } from "./errors.js";
 import { git, headCommit } from "./git.js";
 
@@ -50,7 +51,9 @@ async function showBlob(repoDir: string, commit: string, path: string): Promise<
 /**
  * The signing key the release policy of `commit` names, or `undefined` when it names none.
  * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` (no package.json in the commit, not strict JSON, the named key
- *   missing from the commit or not a P-256 public key PEM); ReleaseContractError `POLICY_INVALID` (a malformed field).
+ *   missing from the commit); ProvenanceError `PROVENANCE_KEY_NOT_PUBLIC` (a private key or certificate: a committed
+ *   private key is called leaked), `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_UNSUPPORTED` (src/contract/key-pem.ts);
+ *   ReleaseContractError `POLICY_INVALID` (a malformed field).
  */
 export async function policySigningKey(repoDir: string, commit: string): Promise<PolicySigningKey | undefined> {
   const origin = `package.json of commit ${commit}`;
@@ -67,14 +70,16 @@ export async function policySigningKey(repoDir: string, commit: string): Promise
   const pem = await showBlob(repoDir, commit, path);
   const named = `the public key ${path} named by hermesPluginKit.provenance.key of ${origin}`;
   if (pem === undefined) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${named} is not in that commit: commit the PEM public key there, or fix the path`);
+  // A private key committed as the policy's key is refused by kind (never derived from), and nothing of it is shown.
   let key: KeyObject;
   try {
-    key = createPublicKey({ key: pem, format: "pem" });
-  } catch {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${named} is not a PEM public key`);
-  }
-  if (!isP256Key(key)) {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${named} must be an ECDSA P-256 key, found ${key.asymmetricKeyType ?? "unknown"}`);
+    key = parseP256PublicKeyPem(pem, named);
+  } catch (error) {
+    const kind = keyFileKind(pem).kind;
+    if (error instanceof ProvenanceError && (kind === "private-key" || kind === "encrypted-private-key")) {
+      throw new ProvenanceError(error.code, `${error.message}; it is in the history of commit ${commit}, so treat that private key as leaked: make a new key pair and commit only its public half`);
+    }
+    throw error;
   }
   return { path, commit, publicKeyPem: pem.toString("utf8"), fingerprint: keyFingerprint(key) };
 }

@@ -14,14 +14,14 @@
  * The private key never leaves this process: it is read from a file that
  * must be private to the user (like ssh refuses a group-readable key).
  */
-import { createHash, createPrivateKey, createPublicKey, sign as cryptoSign, type KeyObject } from "node:crypto";
+import { createHash, createPublicKey, sign as cryptoSign, type KeyObject } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
 import { bundleToJSON, type Bundle } from "@sigstore/bundle";
 import { DSSEBundleBuilder, FulcioSigner, RekorWitness, TSAWitness, type Signer, type Witness } from "@sigstore/sign";
 import { canonicalJsonBytes } from "../src/contract/canonical-json.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../src/contract/provenance.js";
 import { ProvenanceError } from "../src/contract/provenance-error.js";
-import { isP256Key } from "../src/contract/provenance-policy.js";
+import { keyFileKind, MAX_KEY_FILE_BYTES, parseP256PrivateKeyPem } from "../src/contract/key-pem.js";
 
 /** How to sign: a local key, or keyless through Fulcio + Rekor. */
 export type ProvenanceSigner =
@@ -39,40 +39,35 @@ export type ProvenanceSigner =
       timeoutMs?: number;
     };
 
-/** Largest private key file read, in bytes. */
-const MAX_KEY_BYTES = 64 * 1024;
-
 /**
  * Read a PEM private key (PKCS#8 or SEC1) for P-256 ECDSA signing. The file
- * must be a regular file of the current user with no group/other permission bits.
- * @throws ProvenanceError `PROVENANCE_KEY_INVALID` (unreadable, too open, not a P-256 private key).
+ * must be a regular file of the current user with no group/other permission bits
+ * (a public key or certificate given by mistake is named as such first).
+ * @throws ProvenanceError `PROVENANCE_KEY_INVALID` (unreadable, too open, does not decode),
+ *   `PROVENANCE_KEY_NOT_PRIVATE`, `PROVENANCE_KEY_UNSUPPORTED`.
  */
 export async function readSigningKeyFile(path: string): Promise<KeyObject> {
   const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile() || st.size > MAX_KEY_BYTES) {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `signing key ${path} is missing or not a regular file of at most ${MAX_KEY_BYTES} bytes`);
+  if (st === null || !st.isFile() || st.size > MAX_KEY_FILE_BYTES) {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `signing key ${path} is missing or not a regular file of at most ${MAX_KEY_FILE_BYTES} bytes`);
   }
+  const bytes = await readFile(path);
+  const { kind } = keyFileKind(bytes);
+  const label = `signing key ${path}`;
+  // A public key or certificate is not secret: say what it is before asking for private permissions.
+  if (kind === "public-key" || kind === "certificate") parseSigningKey(bytes, label);
   if ((st.mode & 0o077) !== 0 || (typeof process.getuid === "function" && st.uid !== process.getuid())) {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `signing key ${path} must belong to you and be private (chmod 600); found mode ${(st.mode & 0o777).toString(8)}`);
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} must belong to you and be private (chmod 600); found mode ${(st.mode & 0o777).toString(8)}`);
   }
-  return parseSigningKey(await readFile(path), path);
+  return parseSigningKey(bytes, label);
 }
 
 /**
- * A P-256 private key from PEM bytes.
- * @throws ProvenanceError `PROVENANCE_KEY_INVALID`.
+ * A P-256 private key from PEM bytes (src/contract/key-pem.ts).
+ * @throws ProvenanceError `PROVENANCE_KEY_NOT_PRIVATE`, `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_UNSUPPORTED`.
  */
 export function parseSigningKey(pem: Buffer | string, label = "signing key"): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey({ key: pem, format: "pem" });
-  } catch {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} is not a PEM private key`);
-  }
-  if (!isP256Key(key)) {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} must be an ECDSA P-256 key, found ${key.asymmetricKeyType ?? "unknown"} ${key.asymmetricKeyDetails?.namedCurve ?? ""}`.trim());
-  }
-  return key;
+  return parseP256PrivateKeyPem(pem, label);
 }
 
 /** The PEM (SPKI) public key of a private key: what consumers pin with `--key`. */

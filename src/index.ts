@@ -29,6 +29,7 @@ export {
   ReferencesOutputSchema, RELEASE_ARTIFACT_TYPE, RELEASE_BUILD_TYPE, RELEASE_CANDIDATE_REF,
   RELEASE_MANIFEST_FILE, RELEASE_WORKFLOW_PATH, releaseClassOf, ReleaseContractError, requireDigest,
   requireDiscoveryTag, requireGitSha, resolveConsumerExpectations, resolveProvenancePolicy, SCHEMA_ID_BASE,
+  isP256Key, keyFileKind, MAX_KEY_FILE_BYTES, parseP256PrivateKeyPem, parseP256PublicKeyPem, readP256PublicKeyFile, type KeyFileKind,
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE, SLSA_PROVENANCE_V1, SOURCE_BUNDLE_FILE, StageOutputSchema,
   STATIC_BUNDLE_PATHS, StrictTarParser, tarballFileName, TEST_GATES, TESTED_MANIFEST_KEYS,
   TestedArtifactSchema, testedManifestBytes, TestedManifestSchema, TestGateEvidenceSchema, TITLE_ANNOTATION,

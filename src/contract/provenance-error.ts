@@ -13,7 +13,12 @@ import { HermesPluginKitError } from "./errors.js";
  * - `PROVENANCE_BUNDLE_INVALID`: not a Sigstore bundle (bad JSON, duplicate key, unknown media type, schema).
  * - `PROVENANCE_TRUSTED_ROOT_INVALID`: the trusted root is not a valid Sigstore trusted root (schema, encodings,
  *   keys, certificates, validity periods).
- * - `PROVENANCE_KEY_INVALID`: the `--key` file is not a PEM public key (or a signing key not a PEM private key).
+ * - `PROVENANCE_KEY_INVALID`: a key file is empty, holds no PEM block (or several), or its key block does not decode;
+ *   a signing key file is missing, too large or readable by others.
+ * - `PROVENANCE_KEY_NOT_PUBLIC`: a public key was expected (`--key`, a lock's or policy's key) and the file holds a
+ *   private key, a certificate or another PEM block (src/contract/key-pem.ts).
+ * - `PROVENANCE_KEY_NOT_PRIVATE`: a signing (private) key was expected and the file holds a public key or a certificate.
+ * - `PROVENANCE_KEY_UNSUPPORTED`: a key of another algorithm or curve than ECDSA P-256, or an encrypted private key.
  * - `PROVENANCE_KEY_MISMATCH`: the bundle names another public key than the one given.
  * - `PROVENANCE_KEY_REQUIRED`: the bundle is signed by a bare public key but no `--key` was given.
  * - `PROVENANCE_CERTIFICATE_REQUIRED`: a certificate identity was asked for but the bundle carries no certificate.
@@ -46,6 +51,9 @@ export type ProvenanceErrorCode =
   | "PROVENANCE_BUNDLE_INVALID"
   | "PROVENANCE_TRUSTED_ROOT_INVALID"
   | "PROVENANCE_KEY_INVALID"
+  | "PROVENANCE_KEY_NOT_PUBLIC"
+  | "PROVENANCE_KEY_NOT_PRIVATE"
+  | "PROVENANCE_KEY_UNSUPPORTED"
   | "PROVENANCE_KEY_MISMATCH"
   | "PROVENANCE_KEY_REQUIRED"
   | "PROVENANCE_CERTIFICATE_REQUIRED"

@@ -11,11 +11,13 @@
  * (the statement says what the certificate says) and
  * {@link checkStatementAgainstPolicy} (key mode: the statement's own source fields).
  */
-import type { KeyObject } from "node:crypto";
+import { isP256Key, parseP256PublicKeyPem } from "./key-pem.js";
 import { describeValue } from "./grammar.js";
 import type { ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
+
+export { isP256Key };
 
 /** OIDC issuer of GitHub Actions tokens. */
 export const GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com";
@@ -71,7 +73,8 @@ function invalid(message: string): never {
  * `certOidcIssuer` GitHub Actions', host `github.com` (or the signer
  * workflow's host). Keyless needs `owner` or `repo` (as `gh attestation
  * verify` does); `owner` is derived from `repo`, and both must agree.
- * @throws ProvenanceError `PROVENANCE_POLICY_INVALID` naming the field.
+ * @throws ProvenanceError `PROVENANCE_POLICY_INVALID` naming the field; the codes of `parseP256PublicKeyPem`
+ *   (`PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_UNSUPPORTED`) for a key that is not a P-256 public key PEM.
  */
 export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProvenancePolicy {
   if (policy.repo !== undefined && !REPO_RE.test(policy.repo)) invalid(`--repo must be owner/name, found ${describeValue(policy.repo)}`);
@@ -96,6 +99,8 @@ export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProve
     ...(policy.signerWorkflow === undefined ? {} : { signerWorkflow: policy.signerWorkflow.replace(/^[^/]+\.[a-z]{2,}(?::[0-9]+)?\//, "") }),
   };
   if (policy.key !== undefined) {
+    // The key is data too: a private key or certificate pasted as "the key" is refused by kind, never derived from.
+    parseP256PublicKeyPem(policy.key, "the provenance policy's key");
     if (policy.certOidcIssuer !== undefined) invalid("--cert-oidc-issuer applies to certificate identities, not to --key");
     const owner = policy.owner ?? repoOwner;
     return { kind: "key", key: policy.key, ...base, ...(owner === undefined ? {} : { owner }) };
@@ -250,9 +255,4 @@ export function provenancePolicyFromLock(locked: LockedProvenancePolicy): Proven
     ...(locked.source_ref === undefined ? {} : { sourceRef: locked.source_ref }),
     ...(locked.cert_oidc_issuer === undefined ? {} : { certOidcIssuer: locked.cert_oidc_issuer }),
   };
-}
-
-/** True when `key` is an ECDSA P-256 (prime256v1) key: the only curve a local signing key may use. */
-export function isP256Key(key: KeyObject): boolean {
-  return key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
 }

@@ -32,6 +32,7 @@ import {
   type ProvenanceFacts,
   type ReleaseBinding,
 } from "../contract/provenance.js";
+import { readP256PublicKeyFile } from "../contract/key-pem.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import {
   checkSignerIdentity,
@@ -287,13 +288,10 @@ export interface ProvenanceFlags extends Omit<ProvenancePolicy, "key"> {
  * @throws ProvenanceError `PROVENANCE_POLICY_INVALID`, `PROVENANCE_KEY_INVALID`, `PROVENANCE_TRUSTED_ROOT_INVALID`.
  */
 export async function provenanceCheckFromFlags(flags: ProvenanceFlags): Promise<ProvenanceCheckOptions> {
-  const { lstat, readFile } = await import("node:fs/promises");
   let key: string | undefined;
   if (flags.key !== undefined) {
-    const st = await lstat(flags.key).catch(() => null);
-    if (st === null || !st.isFile() || st.size > 64 * 1024) throw new ProvenanceError("PROVENANCE_KEY_INVALID", `--key ${flags.key} is missing or not a regular file of at most 64 KiB`);
     // Normalised to SPKI PEM, the form a fleet lock stores.
-    key = parsePublicKeyPem(await readFile(flags.key), `--key ${flags.key}`).export({ format: "pem", type: "spki" }).toString();
+    key = (await readP256PublicKeyFile(flags.key)).export({ format: "pem", type: "spki" }).toString();
   }
   const policy: ProvenancePolicy = {
     ...(key === undefined ? {} : { key }),

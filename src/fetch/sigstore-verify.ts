@@ -17,7 +17,7 @@
  * and {@link checkHashedRekordV2Verifiers} requires the entry's verifier to be
  * the bundle's own certificate or key (the library does not compare it).
  */
-import { X509Certificate, createHash, createPublicKey, timingSafeEqual, type KeyObject } from "node:crypto";
+import { X509Certificate, createHash, timingSafeEqual, type KeyObject } from "node:crypto";
 import { bundleFromJSON, type Bundle, type TransparencyLogEntry } from "@sigstore/bundle";
 import { dsse } from "@sigstore/core";
 import { PolicyError, VerificationError, Verifier, toSignedEntity, type SignedEntity, type Signer } from "@sigstore/verify";
@@ -25,6 +25,7 @@ import { parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
 import { describeValue } from "../contract/grammar.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../contract/provenance.js";
+import { parseP256PublicKeyPem } from "../contract/key-pem.js";
 import { ProvenanceError, type ProvenanceErrorCode } from "../contract/provenance-error.js";
 import type { SignerIdentity } from "../contract/provenance-policy.js";
 import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
@@ -79,17 +80,11 @@ export function publicKeyHint(key: KeyObject): string {
 }
 
 /**
- * Read a PEM public key (SPKI) for `--key`.
- * @throws ProvenanceError `PROVENANCE_KEY_INVALID`.
+ * Read a P-256 PEM public key (SPKI) for `--key` (src/contract/key-pem.ts).
+ * @throws ProvenanceError `PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_UNSUPPORTED`.
  */
 export function parsePublicKeyPem(pem: string | Buffer, label = "--key"): KeyObject {
-  try {
-    const key = createPublicKey({ key: pem, format: "pem" });
-    if (key.type !== "public") throw new Error("not a public key");
-    return key;
-  } catch {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label} is not a PEM public key (expected -----BEGIN PUBLIC KEY-----)`);
-  }
+  return parseP256PublicKeyPem(pem, label);
 }
 
 function sha256(bytes: Buffer): Buffer {

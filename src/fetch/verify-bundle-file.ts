@@ -8,10 +8,11 @@
  */
 import { createHash } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
+import { readP256PublicKeyFile } from "../contract/key-pem.js";
 import { hashFile } from "../contract/manifest.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { embeddedTrustedRoot, readTrustedRootFile } from "./sigstore-trust.js";
-import { exactIdentity, MAX_SIGSTORE_BUNDLE_BYTES, parsePublicKeyPem, parseSigstoreBundle, publicKeyHint, verifySigstoreBundle, type BundleArtifact, type ExpectedSigner } from "./sigstore-verify.js";
+import { exactIdentity, MAX_SIGSTORE_BUNDLE_BYTES, parseSigstoreBundle, publicKeyHint, verifySigstoreBundle, type BundleArtifact, type ExpectedSigner } from "./sigstore-verify.js";
 
 /** Options of {@link verifyBundleFile}. */
 export interface VerifyBundleFileOptions {
@@ -40,10 +41,8 @@ export interface VerifyBundleFileResult {
 
 async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
   const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile()) throw new ProvenanceError(what === "bundle" ? "PROVENANCE_BUNDLE_INVALID" : "PROVENANCE_KEY_INVALID", `${what} ${path} is missing or not a regular file`);
-  if (st.size > max) {
-    throw new ProvenanceError(what === "bundle" ? "PROVENANCE_ATTESTATION_TOO_LARGE" : "PROVENANCE_KEY_INVALID", `${what} ${path} is ${st.size} bytes; at most ${max} bytes are accepted`);
-  }
+  if (st === null || !st.isFile()) throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${what} ${path} is missing or not a regular file`);
+  if (st.size > max) throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${what} ${path} is ${st.size} bytes; at most ${max} bytes are accepted`);
   return readFile(path);
 }
 
@@ -65,14 +64,14 @@ async function artifactOf(argument: string, needBytes: boolean): Promise<{ artif
 /**
  * Verify `options.bundle` for `options.artifact` (see the module comment).
  * @throws ProvenanceError: every code of `verifySigstoreBundle`, `PROVENANCE_TRUSTED_ROOT_INVALID`,
- *   `PROVENANCE_KEY_INVALID`, `PROVENANCE_ARTIFACT_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`.
+ *   `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_UNSUPPORTED` (src/contract/key-pem.ts), `PROVENANCE_ARTIFACT_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`.
  */
 export async function verifyBundleFile(options: VerifyBundleFileOptions): Promise<VerifyBundleFileResult> {
   const trust = options.trustedRoot === undefined ? embeddedTrustedRoot() : await readTrustedRootFile(options.trustedRoot);
   let signer: ExpectedSigner;
   let signerLabel = "";
   if ("keyFile" in options.signer) {
-    const key = parsePublicKeyPem(await readBoundedFile(options.signer.keyFile, 64 * 1024, "key"), `--key ${options.signer.keyFile}`);
+    const key = await readP256PublicKeyFile(options.signer.keyFile);
     signer = { kind: "key", key };
     signerLabel = `key ${publicKeyHint(key)}`;
   } else {

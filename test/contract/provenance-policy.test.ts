@@ -5,6 +5,7 @@
  * certificate or (key mode) against the policy. Each rule passes once and
  * fails with its exact code.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   FULCIO_OID,
@@ -17,6 +18,9 @@ import {
   type SignerIdentity,
 } from "../../src/contract/provenance-policy.js";
 import type { ProvenanceFacts } from "../../src/contract/provenance.js";
+
+/** A P-256 public key PEM: a key policy's key is checked like any key file (src/contract/key-pem.ts). */
+const PEM = generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "pem", type: "spki" }).toString();
 
 function identity(overrides: { san?: string; issuer?: string; ext?: Record<string, string | undefined> } = {}): SignerIdentity {
   const ext: Record<string, string | undefined> = {
@@ -61,7 +65,7 @@ describe("resolveProvenancePolicy", () => {
       sourceRef: "refs/heads/main",
       issuer: GITHUB_ACTIONS_ISSUER,
     });
-    expect(resolveProvenancePolicy({ key: "PEM", repo: "acme/x" })).toMatchObject({ kind: "key", key: "PEM", owner: "acme", sourceRef: "refs/heads/main" });
+    expect(resolveProvenancePolicy({ key: PEM, repo: "acme/x" })).toMatchObject({ kind: "key", key: PEM, owner: "acme", sourceRef: "refs/heads/main" });
     expect(resolveProvenancePolicy({ owner: "acme", signerWorkflow: "github.example.com/acme/ci/.github/workflows/release.yml" })).toMatchObject({
       host: "github.example.com",
       signerWorkflow: "acme/ci/.github/workflows/release.yml",
@@ -76,7 +80,7 @@ describe("resolveProvenancePolicy", () => {
     ["a signer workflow outside .github/workflows", { repo: "acme/x", signerWorkflow: "acme/x/release.yml" }],
     ["a short source ref", { repo: "acme/x", sourceRef: "main" }],
     ["an http issuer", { repo: "acme/x", certOidcIssuer: "http://issuer" }],
-    ["an issuer with --key", { key: "PEM", certOidcIssuer: GITHUB_ACTIONS_ISSUER }],
+    ["an issuer with --key", { key: PEM, certOidcIssuer: GITHUB_ACTIONS_ISSUER }],
   ] as Array<[string, ProvenancePolicy]>)("refuses %s: PROVENANCE_POLICY_INVALID", async (_label, policy) => {
     await expect(() => resolveProvenancePolicy(policy)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
   });
@@ -130,7 +134,7 @@ describe("the statement against the certificate and against a key policy", () =>
 
   it("key mode: checks the statement's repository, owner, workflow and ref against the policy", async () => {
     const policy = (p: ProvenancePolicy) => {
-      const resolved = resolveProvenancePolicy({ key: "PEM", ...p });
+      const resolved = resolveProvenancePolicy({ key: PEM, ...p });
       if (resolved.kind !== "key") throw new Error("expected key");
       return resolved;
     };

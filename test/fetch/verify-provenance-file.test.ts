@@ -138,6 +138,43 @@ describe("a statement signed with a local key", () => {
     expect(codeIn((await verify(files.bundle, ["--key", files.pub], join(dir, "absent"))).stderr)).toBe("PROVENANCE_ARTIFACT_INVALID");
   });
 
+  describe("every --key that expects a public key refuses other kinds by kind, never echoing the file", () => {
+    const sec1 = (): string => key.export({ format: "pem", type: "sec1" }).toString();
+    const kinds: [string, () => string, string][] = [
+      ["a private key (PKCS#8)", () => key.export({ format: "pem", type: "pkcs8" }).toString(), "PROVENANCE_KEY_NOT_PUBLIC"],
+      ["a private key (SEC1)", sec1, "PROVENANCE_KEY_NOT_PUBLIC"],
+      ["a certificate", () => "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n", "PROVENANCE_KEY_NOT_PUBLIC"],
+      ["garbage", () => "definitely not a key\n", "PROVENANCE_KEY_INVALID"],
+      ["an empty file", () => "", "PROVENANCE_KEY_INVALID"],
+      ["a P-384 public key", () => generateKeyPairSync("ec", { namedCurve: "P-384" }).publicKey.export({ format: "pem", type: "spki" }).toString(), "PROVENANCE_KEY_UNSUPPORTED"],
+    ];
+    const store = (): string => `oci-layout:${join(dir, "no-store")}`;
+    const commands: [string, (keyFile: string) => string[]][] = [
+      ["verify-provenance --bundle", (k) => ["verify-provenance", "--bundle", files.bundle, "--key", k, facts.bundleDigest]],
+      ["verify-provenance --reference", (k) => ["verify-provenance", "--reference", `${store()}@${facts.bundleDigest}`, "--key", k]],
+      ["fetch --provenance", (k) => ["fetch", "--reference", `${store()}@${facts.bundleDigest}`, "--output-dir", join(dir, "out"), "--provenance", "--key", k]],
+      ["fleet add --provenance", (k) => ["fleet", "add", "--lock", join(dir, "fleet.lock.json"), "--receipt", join(dir, "absent-receipt.json"), "--provenance", "--key", k]],
+    ];
+    it.each(kinds.flatMap(([kind, text, code]) => commands.map(([command, args]) => [command, kind, text, code, args] as const)))("%s --key <%s>: %s", async (_command, kind, text, code, args) => {
+      const keyFile = join(dir, `kind-${kind.replace(/[^a-z0-9]+/gi, "-")}.pem`);
+      const body = text();
+      await writeFile(keyFile, body, { mode: 0o600 });
+      const result = await runCli(args(keyFile));
+      expect(result.code).toBe(1);
+      expect(codeIn(result.stderr)).toBe(code);
+      expect(result.stderr).toContain("expected a P-256 public key PEM (-----BEGIN PUBLIC KEY-----)");
+      for (const line of body.split("\n").filter((l) => l.length > 16 && !l.startsWith("-----"))) expect(result.stderr).not.toContain(line);
+    });
+
+    it("a private key: the message says how to derive the public half", async () => {
+      const keyFile = join(dir, "private-for-message.pem");
+      await writeFile(keyFile, sec1(), { mode: 0o600 });
+      const result = await verify(files.bundle, ["--key", keyFile]);
+      expect(result.stderr).toContain("found a PRIVATE key");
+      expect(result.stderr).toContain("openssl pkey -in <private.pem> -pubout");
+    });
+  });
+
   it.each([
     ["no --bundle", ["verify-provenance", "--key", "k", "x"]],
     ["no artifact", ["verify-provenance", "--bundle", "b", "--key", "k"]],
@@ -167,13 +204,24 @@ describe("keyless signing failures", () => {
 });
 
 describe("signing keys", () => {
-  it("refuses a key file readable by others, and keys that are not P-256 private keys: PROVENANCE_KEY_INVALID", async () => {
+  it("refuses a key file readable by others (PROVENANCE_KEY_INVALID), a public key (PROVENANCE_KEY_NOT_PRIVATE), another curve (PROVENANCE_KEY_UNSUPPORTED)", async () => {
     const open = join(dir, "open.pem");
     await writeFile(open, key.export({ format: "pem", type: "pkcs8" }));
     await chmod(open, 0o644);
     await expect(() => readSigningKeyFile(open)).toThrowWithCode("PROVENANCE_KEY_INVALID");
-    await expect(() => parseSigningKey(generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }))).toThrowWithCode("PROVENANCE_KEY_INVALID");
-    await expect(() => parseSigningKey(publicKeyPem(key))).toThrowWithCode("PROVENANCE_KEY_INVALID");
+    await expect(() => parseSigningKey(generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }))).toThrowWithCode("PROVENANCE_KEY_UNSUPPORTED");
+    await expect(() => parseSigningKey(publicKeyPem(key))).toThrowWithCode("PROVENANCE_KEY_NOT_PRIVATE");
     await expect(() => readSigningKeyFile(join(dir, "absent.pem"))).toThrowWithCode("PROVENANCE_KEY_INVALID");
+    // A public key given as the signing key is named as such, not asked to be chmod 600.
+    const openPub = join(dir, "open.pub");
+    await writeFile(openPub, publicKeyPem(key));
+    await chmod(openPub, 0o644);
+    await expect(() => readSigningKeyFile(openPub)).toThrowWithCode("PROVENANCE_KEY_NOT_PRIVATE");
+  });
+
+  it("release attest --key PUBLIC is refused before anything is read from a registry: PROVENANCE_KEY_NOT_PRIVATE", async () => {
+    const result = await runCli(["release", "attest", "--reference", `oci-layout:${join(dir, "no-store")}@${facts.bundleDigest}`, "--repository", `oci-layout:${join(dir, "no-store")}`, "--key", files.pub]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).code).toBe("PROVENANCE_KEY_NOT_PRIVATE");
   });
 });

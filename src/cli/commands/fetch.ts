@@ -41,7 +41,7 @@ export function registerFetchCommands(program: Command): void {
       .option("--expect <kind>", "refuse the other artifact kind: bundle or receipt")
       .option("--replace", "the output directory holds another release: verify, then swap the whole directory for the new payload")
       .option("--provenance", "require a verifying attestation bound to the release before installing (policy: --key, or --owner/--repo ...)")
-      .option("--key <pem>", "with --provenance: the public key a locally signed release was attested with")
+      .option("--key <pem>", "with --provenance: the P-256 public key PEM (-----BEGIN PUBLIC KEY-----) a locally signed release was attested with; a private key or certificate is refused")
       .option("--trusted-root <file>", "with --provenance: Sigstore trusted root (default: the embedded public-good root)"),
   ).option("--json", "print {reference, artifactType, version, files, install_time[, provenance]} as JSON");
   addGatePolicyOptions(fetch).action(async (opts: FetchOptions) => {

@@ -44,7 +44,7 @@ function registerAdd(fleet: Command): void {
       .option("--repository <repo>", "the registry repository you trust; required (the receipt's own registry_repository is never the expectation)")
       .option("--package <name>", "the package the receipt must name (default: the receipt's own)")
       .option("--provenance", "pin a provenance policy (--key, or --owner/--repo ...): fleet verify then requires a verifying attestation")
-      .option("--key <pem>", "with --provenance: the public key the plugin's releases are attested with (stored in the lock)"),
+      .option("--key <pem>", "with --provenance: the P-256 public key PEM (-----BEGIN PUBLIC KEY-----) the plugin's releases are attested with (stored in the lock); a private key or certificate is refused"),
   ).option("--json", "print the pinned entry as JSON");
   add.option("--expect-gate <gate=command>", 'pin a gate command its releases must have run, kept in the lock (repeatable)', collect);
   add.action(async (opts: FleetAddOptions) => {

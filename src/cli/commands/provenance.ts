@@ -98,7 +98,7 @@ export function registerProvenanceCommands(program: Command): void {
       .option("--repository <repo>", "--reference form: the pinned repository the reference must name (default: the reference's own)")
       .option("--receipt <file>", "--reference form: a published release-receipt.json the statement must agree with too")
       .option("--package <name>", "--reference form: expected npm package name (default: the one the release names)")
-      .option("--key <pem>", "verify with this PEM public key instead of a certificate identity (releases signed with a local key)")
+      .option("--key <pem>", "verify with this P-256 public key PEM (-----BEGIN PUBLIC KEY-----) instead of a certificate identity (releases signed with a local key); a private key or certificate is refused")
       .option("--trusted-root <file>", "Sigstore trusted root JSON (validated strictly; default: the embedded public-good root)"),
   )
     .option("--json", "print the result as JSON")
