@@ -21,7 +21,7 @@ import { join, resolve } from "node:path";
 import { hasCode } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { parseRepository } from "../src/contract/reference.js";
-import { credentialsFromEnv, credentialsFromEnvOrConfig } from "../src/fetch/fetch.js";
+import { credentialsFromEnv, credentialsFromEnvOrConfig, registryConfigNote } from "../src/fetch/fetch.js";
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import { checkImmutableReleases } from "./check-immutable.js";
@@ -132,7 +132,8 @@ async function registryChecks(options: RunOptions, env: Readonly<Record<string, 
   if (repository.kind === "registry") {
     const fromEnv = credentialsFromEnv(repository, env) !== undefined;
     const found = options.credentials ?? (await credentialsFromEnvOrConfig(repository, env, options.registryConfig === undefined ? {} : { registryConfig: options.registryConfig }));
-    const where = options.credentials !== undefined ? "given" : fromEnv ? "from the environment" : found !== undefined ? "from the Docker client config" : "none (anonymous)";
+    const unread = options.credentials === undefined ? registryConfigNote(repository, env, options.registryConfig) : undefined;
+    const where = options.credentials !== undefined ? "given" : fromEnv ? `from the environment${unread === undefined ? "" : ` (${unread.replace(/^note: /, "")})`}` : found !== undefined ? "from the Docker client config" : "none (anonymous)";
     checks.push({ check: "credentials", status: "ok", detail: `registry credentials for ${repository.registry}: ${where}` });
     options = { ...options, ...(found === undefined ? {} : { credentials: found }) };
   }

@@ -196,7 +196,12 @@ export function createRunContext(inputs: RunContextInputs): RunContext {
 async function runRegistry(options: RunOptions, env: RunEnv, paths: WorkspacePaths, hooks: PipelineHooks): Promise<RunRegistry> {
   const policy = (await readReleaseConfig(paths.restore)).policy;
   const credentials =
-    options.credentials ?? (await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), env, options.registryConfig === undefined ? {} : { registryConfig: options.registryConfig }));
+    options.credentials ??
+    (await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), env, {
+      ...(options.registryConfig === undefined ? {} : { registryConfig: options.registryConfig }),
+      // A --registry-config the environment's credentials override is said where the step lines go (silent with them).
+      onNote: (line) => void (options.progress === undefined ? process.stderr : options.progress)?.write(`hermes-plugin-kit: ${line}\n`),
+    }));
   const accessOptions = {
     repository: policy.registryRepository,
     plainHttp: options.plainHttp === true,

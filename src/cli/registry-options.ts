@@ -6,11 +6,14 @@
  * environment; docs/oci.md "Environment variables").
  */
 import type { Command } from "commander";
+import type { CredentialSourceOptions } from "../fetch/fetch.js";
+import { printNote } from "./output.js";
 
 /** Help of `--plain-http`. */
 export const PLAIN_HTTP_HELP = "use plain HTTP (loopback registries only)";
 /** Help of `--registry-config <file>`. */
-export const REGISTRY_CONFIG_HELP = "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json; REGISTRY_* variables come first)";
+export const REGISTRY_CONFIG_HELP =
+  "Docker client config with registry credentials (default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json). REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN (or GH_TOKEN for ghcr.io) come first, as ORAS --username and skopeo --creds do; when they are set the file is not read, and a note on stderr says so (not under --quiet)";
 
 /** The parsed registry options (commander's camel-cased names). */
 export interface RegistryFlags {
@@ -26,4 +29,12 @@ export interface RegistryFlags {
 export function addRegistryOptions(command: Command, scope?: string): Command {
   const help = (text: string): string => (scope === undefined ? text : `${scope}: ${text}`);
   return command.option("--plain-http", help(PLAIN_HTTP_HELP)).option("--registry-config <file>", help(REGISTRY_CONFIG_HELP));
+}
+
+/**
+ * Where a command's registry credentials come from besides the environment: `--registry-config`,
+ * and a note on stderr (silent under `--quiet`) when the environment's credentials are used instead.
+ */
+export function credentialSourceOptions(flags: RegistryFlags): CredentialSourceOptions {
+  return { ...(flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig }), onNote: (line) => printNote(`hermes-plugin-kit: ${line}`) };
 }

@@ -166,13 +166,53 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
   return undefined;
 }
 
+/** Where registry credentials are looked up besides the environment, and who hears which source was used. */
+export interface CredentialSourceOptions {
+  /** Docker client config file (`--registry-config`); default `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. */
+  registryConfig?: string;
+  /**
+   * Told, in one line without any secret, when `registryConfig` was given and is not read: environment
+   * credentials come first ({@link registryConfigNote}). The CLI prints it on stderr (not under `--quiet`).
+   */
+  onNote?: (line: string) => void;
+}
+
+/**
+ * The environment variables {@link credentialsFromEnv} takes credentials from for `repository`, by name
+ * (`REGISTRY_USERNAME/REGISTRY_PASSWORD`, `REGISTRY_TOKEN`, `GH_TOKEN`); undefined when none applies.
+ */
+export function environmentCredentialSource(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  if (repository.kind !== "registry") return undefined;
+  const set = (name: string): boolean => (env[name] ?? "") !== "";
+  if (set("REGISTRY_USERNAME") || set("REGISTRY_PASSWORD")) return "REGISTRY_USERNAME/REGISTRY_PASSWORD";
+  if (set("REGISTRY_TOKEN")) return "REGISTRY_TOKEN";
+  if (repository.registry.toLowerCase() === "ghcr.io" && set("GH_TOKEN")) return "GH_TOKEN";
+  return undefined;
+}
+
+/**
+ * The one line that says a given `--registry-config` is not read, or undefined when it is (or none was
+ * given). Environment credentials come first, as explicit credentials beat the auth file in ORAS
+ * (`--username`/`--password` over `--registry-config`) and skopeo (`--creds` over `--authfile`); an
+ * `oci-layout:` store needs none. Names variables and the file, never a value.
+ */
+export function registryConfigNote(repository: Repository, env: Readonly<Record<string, string | undefined>>, registryConfig: string | undefined): string | undefined {
+  if (registryConfig === undefined) return undefined;
+  if (repository.kind !== "registry") return `note: --registry-config ${registryConfig} is not read: ${repository.repository} is a local oci-layout store (no credentials)`;
+  const source = environmentCredentialSource(repository, env);
+  if (source === undefined) return undefined;
+  return `note: using ${source} from the environment for ${repository.registry}; --registry-config ${registryConfig} is not read (environment credentials come first, like ORAS --username/--password and skopeo --creds); unset ${source.replace("/", " and ")} to use the file`;
+}
+
 /**
  * Registry credentials as the release steps log in (docs/release-publish.md): `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD` when set; else for `ghcr.io` the login of `GH_TOKEN`'s
  * user (`GET /user` through the GitHub API at `GITHUB_API_URL`) with the token
  * as password; else the Docker client configuration (`registryConfig`, else
  * `$DOCKER_CONFIG` or `~/.docker/config.json`: auths and credential helpers,
- * see `src/oci/credential-store.ts`). Prefer this over the synchronous
+ * see `src/oci/credential-store.ts`). A `registryConfig` that is not read because the
+ * environment's credentials come first is reported through `onNote` ({@link registryConfigNote}).
+ * Prefer this over the synchronous
  * {@link credentialsFromEnv}, whose ghcr.io fallback uses a placeholder user name.
  * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE`; PrivacyError codes of
  *   `packageCredentialLogin` (`PRIVACY_API_FAILED`, `PRIVACY_CREDENTIAL_UNKNOWN`, ...);
@@ -181,33 +221,46 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
 export async function resolveRegistryCredentials(
   repository: Repository,
   env: Readonly<Record<string, string | undefined>> = process.env,
-  options: { registryConfig?: string } = {},
+  options: CredentialSourceOptions = {},
 ): Promise<RegistryCredentials | undefined> {
   const basic = credentialsFromEnv(repository, env);
   if (basic === undefined) return credentialsFromConfig(repository, env, options);
+  reportUnreadConfig(repository, env, options);
   // Only the ghcr.io fallback (GH_TOKEN, no REGISTRY_* credentials) needs the
   // token's login from the GitHub API; REGISTRY_* credentials are used as given.
   const fromGitHubToken = (env["REGISTRY_USERNAME"] ?? "") === "" && (env["REGISTRY_TOKEN"] ?? "") === "";
-  if (basic === undefined || !fromGitHubToken || !("password" in basic)) return basic;
+  if (!fromGitHubToken || !("password" in basic)) return basic;
   const login = await packageCredentialLogin({ env });
   return { username: login, password: basic.password };
 }
 
 /**
  * The environment's credentials ({@link credentialsFromEnv}: `REGISTRY_*`, `GH_TOKEN` for ghcr.io),
- * else those the Docker client configuration holds for the repository's registry host.
+ * else those the Docker client configuration holds for the repository's registry host; a given
+ * `registryConfig` that is not read is reported through `onNote`.
  * @throws the codes of {@link credentialsFromEnv} and of `credentialsFromDockerConfig`.
  */
 export async function credentialsFromEnvOrConfig(
   repository: Repository,
   env: Readonly<Record<string, string | undefined>> = process.env,
-  options: { registryConfig?: string } = {},
+  options: CredentialSourceOptions = {},
 ): Promise<RegistryCredentials | undefined> {
-  return credentialsFromEnv(repository, env) ?? (await credentialsFromConfig(repository, env, options));
+  const fromEnv = credentialsFromEnv(repository, env);
+  if (fromEnv === undefined) return credentialsFromConfig(repository, env, options);
+  reportUnreadConfig(repository, env, options);
+  return fromEnv;
 }
 
-async function credentialsFromConfig(repository: Repository, env: Readonly<Record<string, string | undefined>>, options: { registryConfig?: string }): Promise<RegistryCredentials | undefined> {
-  if (repository.kind !== "registry") return undefined;
+function reportUnreadConfig(repository: Repository, env: Readonly<Record<string, string | undefined>>, options: CredentialSourceOptions): void {
+  const note = registryConfigNote(repository, env, options.registryConfig);
+  if (note !== undefined) options.onNote?.(note);
+}
+
+async function credentialsFromConfig(repository: Repository, env: Readonly<Record<string, string | undefined>>, options: CredentialSourceOptions): Promise<RegistryCredentials | undefined> {
+  if (repository.kind !== "registry") {
+    reportUnreadConfig(repository, env, options);
+    return undefined;
+  }
   return credentialsFromDockerConfig(repository.registry, { env, ...(options.registryConfig === undefined ? {} : { configFile: options.registryConfig }) });
 }
 

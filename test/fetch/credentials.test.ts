@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepository } from "../../src/contract/reference.js";
-import { credentialsFromEnv, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { credentialsFromEnv, credentialsFromEnvOrConfig, registryConfigNote, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
+import { runCli } from "../support/cli.js";
 import { startGitHubEmulator, type GitHubEmulator } from "../support/github-emulator.js";
 
 const ghcr = parseRepository("ghcr.io/acme/demo-plugin");
@@ -46,5 +50,59 @@ describe("registry credentials from the environment", () => {
 
   it("a GH_TOKEN the API refuses fails closed", async () => {
     await expect(() => resolveRegistryCredentials(ghcr, { ...api.env(), GH_TOKEN: "not-the-token" })).toThrowWithCode("PRIVACY_API_FAILED");
+  });
+});
+
+describe("--registry-config with environment credentials: the environment wins, and says so in one line without a secret", () => {
+  const secret = "env-secret-value-4242";
+  it.each([
+    ["REGISTRY_USERNAME/REGISTRY_PASSWORD", local, { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: secret }],
+    ["REGISTRY_TOKEN", local, { REGISTRY_TOKEN: secret }],
+    ["GH_TOKEN", ghcr, { GH_TOKEN: secret }],
+  ] as const)("%s", (source, repository, env) => {
+    const note = registryConfigNote(repository, env, "/home/me/auth.json");
+    expect(note).toBe(
+      `note: using ${source} from the environment for ${repository.kind === "registry" ? repository.registry : ""}; --registry-config /home/me/auth.json is not read (environment credentials come first, like ORAS --username/--password and skopeo --creds); unset ${source.replace("/", " and ")} to use the file`,
+    );
+    expect(note).not.toContain(secret);
+  });
+
+  it("no note without --registry-config, without environment credentials, or for GH_TOKEN on another registry", () => {
+    expect(registryConfigNote(local, { REGISTRY_TOKEN: "t" }, undefined)).toBeUndefined();
+    expect(registryConfigNote(local, {}, "/c.json")).toBeUndefined();
+    expect(registryConfigNote(local, { GH_TOKEN: "t" }, "/c.json")).toBeUndefined();
+  });
+
+  it("an oci-layout store reads no credentials: a given --registry-config is said to be unused", () => {
+    expect(registryConfigNote(layout, {}, "/c.json")).toBe("note: --registry-config /c.json is not read: oci-layout:/srv/store is a local oci-layout store (no credentials)");
+  });
+
+  it("the library reports it through onNote and still uses the environment's credentials (precedence unchanged)", async () => {
+    const notes: string[] = [];
+    const env = { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: secret };
+    expect(await resolveRegistryCredentials(local, env, { registryConfig: "/absent/config.json", onNote: (l) => notes.push(l) })).toEqual({ username: "u", password: secret });
+    expect(await credentialsFromEnvOrConfig(local, env, { registryConfig: "/absent/config.json", onNote: (l) => notes.push(l) })).toEqual({ username: "u", password: secret });
+    expect(notes).toHaveLength(2);
+    expect(notes.join("")).not.toContain(secret);
+  });
+
+  it("the CLI prints the note on stderr (one line), not under --quiet", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-cred-note-"));
+    try {
+      const config = join(dir, "config.json");
+      await writeFile(config, "{}");
+      // resolve against a closed loopback port: the note comes before any request, the request then fails.
+      const args = ["resolve", "--reference", "127.0.0.1:9/acme/demo-plugin:v1.0.0", "--plain-http", "--registry-config", config];
+      const env = { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: secret, DOCKER_CONFIG: undefined, GH_TOKEN: undefined, REGISTRY_TOKEN: undefined };
+      const loud = await runCli(args, { env });
+      const notes = loud.stderr.split("\n").filter((l) => l.startsWith("hermes-plugin-kit: note: "));
+      expect(notes).toEqual([`hermes-plugin-kit: note: using REGISTRY_USERNAME/REGISTRY_PASSWORD from the environment for 127.0.0.1:9; --registry-config ${config} is not read (environment credentials come first, like ORAS --username/--password and skopeo --creds); unset REGISTRY_USERNAME and REGISTRY_PASSWORD to use the file`]);
+      expect(loud.stdout + loud.stderr).not.toContain(secret);
+      const quiet = await runCli([...args, "--quiet"], { env });
+      expect(quiet.stderr).not.toContain("note: ");
+      expect(quiet.code).toBe(loud.code);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

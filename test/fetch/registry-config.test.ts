@@ -2,7 +2,8 @@
  * `fetch` finds registry credentials the way ORAS and skopeo do, against a real
  * docker-registry with Basic auth: `REGISTRY_*` first, then `--registry-config`
  * or `$DOCKER_CONFIG/config.json` (auths, credential helpers). Credentials for
- * another host are not used, and no secret reaches the output.
+ * another host are not used, and no secret reaches the output. When both are given, one
+ * stderr line says the environment's are used and the file is not read.
  */
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -79,6 +80,12 @@ describeRegistry("registry credentials from a Docker client config (CLI)", () =>
     const wrongEnv = await runCli([...fetchArgs("O2"), "--registry-config", right], { cwd: work, env: { ...noEnv(), REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: "wrong-env-secret-77" } });
     expect(wrongEnv.code).toBe(1);
     expect(wrongEnv.stdout + wrongEnv.stderr).not.toContain("wrong-env-secret-77");
+    // Not silent: one stderr line says which source was used and that the file was not read.
+    expect(wrongEnv.stderr).toContain(`hermes-plugin-kit: note: using REGISTRY_USERNAME/REGISTRY_PASSWORD from the environment for ${registry.host}; --registry-config ${right} is not read`);
+    const rightEnv = await runCli([...fetchArgs("O3"), "--registry-config", other], { cwd: work, env: { ...noEnv(), REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password } });
+    expect(rightEnv.code, rightEnv.stderr).toBe(0);
+    expect(rightEnv.stderr.split("\n").filter((l) => l.includes("is not read"))).toHaveLength(1);
+    expect(rightEnv.stdout + rightEnv.stderr).not.toContain(registry.password!);
   });
 
   it("a broken config fails closed with its code before any download", async () => {

@@ -6,7 +6,7 @@
  * (`consumer-policy.ts`); area modules load inside the action handlers.
  */
 import type { Command } from "commander";
-import { addRegistryOptions } from "../registry-options.js";
+import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import { addGatePolicyOptions, consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, printNote, runAction, transferProgress, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
@@ -56,7 +56,7 @@ export function registerFetchCommands(program: Command): void {
       const expectations = await consumerExpectations(opts, opts.reference);
       const { fetchRelease, resolveRegistryCredentials } = await import("../../fetch/fetch.js");
       const { parseRepository } = await import("../../contract/reference.js");
-      const credentials = await resolveRegistryCredentials(parseRepository(expectations.repository), process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig });
+      const credentials = await resolveRegistryCredentials(parseRepository(expectations.repository), process.env, credentialSourceOptions(opts));
       const result = await fetchRelease({
         reference: opts.reference,
         outputDir: opts.outputDir,
@@ -96,7 +96,7 @@ export function registerFetchCommands(program: Command): void {
       process.exitCode = await runAction(opts.json === true, async () => {
         const { parseTagReference, resolveTagReference } = await import("../../fetch/resolve.js");
         const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
-        const credentials = await resolveRegistryCredentials(parseTagReference(opts.reference).repository, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig });
+        const credentials = await resolveRegistryCredentials(parseTagReference(opts.reference).repository, process.env, credentialSourceOptions(opts));
         const resolved = await resolveTagReference(opts.reference, { plainHttp: opts.plainHttp === true, ...(credentials === undefined ? {} : { credentials }) });
         if (opts.json === true) printJson(resolved);
         else printLine(resolved.reference);

@@ -5,7 +5,7 @@
  * directory's package.json.
  */
 import type { Command } from "commander";
-import { addRegistryOptions } from "../registry-options.js";
+import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import type { FleetPlugin } from "../../contract/schemas.js";
 import { collect, gatePins } from "../consumer-policy.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
@@ -94,7 +94,7 @@ function registerVerify(fleet: Command): void {
           ...(trustedRoot === undefined ? {} : { trustedRoot }),
           signal,
           credentialsFor: async (repository) => {
-            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, opts.registryConfig === undefined ? {} : { registryConfig: opts.registryConfig }));
+            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, credentialSourceOptions(opts)));
             return credentialCache.get(repository.repository);
           },
         });

@@ -12,7 +12,7 @@
  * action only, so the CLI starts without them.
  */
 import type { Command } from "commander";
-import { addRegistryOptions } from "../registry-options.js";
+import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import { printJson, printLine, runAction, UsageError } from "../output.js";
 import { POLICY_FLAG_NAMES, addPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
@@ -42,7 +42,7 @@ async function verifyReferenceForm(flags: VerifyProvenanceFlags, artifact: strin
   const { parseRepository } = await import("../../contract/reference.js");
   const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
   const { verifyReferenceProvenance } = await import("../../fetch/verify-reference.js");
-  const credentials = await resolveRegistryCredentials(parseRepository(repository), process.env, flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig });
+  const credentials = await resolveRegistryCredentials(parseRepository(repository), process.env, credentialSourceOptions(flags));
   const result = await verifyReferenceProvenance({
     reference: flags.reference as string,
     repository,

@@ -44,7 +44,8 @@ export interface PolicyFlags {
 export async function registryCredentials(policy: ReleasePolicy, registryConfig: string | undefined): Promise<{ credentials?: RegistryCredentials }> {
   const { parseRepository } = await import("../../contract/reference.js");
   const { credentialsFromEnvOrConfig } = await import("../../fetch/fetch.js");
-  const credentials = await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), process.env, registryConfig === undefined ? {} : { registryConfig });
+  // A --registry-config that the environment's credentials override is said on stderr (src/fetch/fetch.ts registryConfigNote).
+  const credentials = await credentialsFromEnvOrConfig(parseRepository(policy.registryRepository), process.env, { ...(registryConfig === undefined ? {} : { registryConfig }), onNote: (line) => printNote(`hermes-plugin-kit: ${line}`) });
   return credentials === undefined ? {} : { credentials };
 }
 
