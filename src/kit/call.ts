@@ -43,17 +43,26 @@ export interface PluginCallResult {
   callMs: number;
 }
 
-/** Parse `--args`: a JSON object (default `{}`), duplicate keys refused. @throws PluginKitError `CALL_ARGUMENTS_INVALID`. */
+/**
+ * Parse `--args`: a JSON object (default `{}`), duplicate keys refused. The message says what was
+ * expected and the kind found (`found an array`, `found text that is not JSON (...)`), never the text.
+ * The CLI answers it as a usage error (exit 2).
+ * @throws PluginKitError `CALL_ARGUMENTS_INVALID`.
+ */
 export function parseCallArguments(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
+  const expected = `--args: expected a JSON object, e.g. '{"expression": "2**10"}'`;
   let value: unknown;
   try {
     // Strict parse: a duplicate key is refused (as in every other JSON input), never last-one-wins.
     value = parseStrictJson(text, { requireObject: false, rejectIntegralFloats: false });
   } catch (problem) {
-    throw new PluginKitError("CALL_ARGUMENTS_INVALID", `--args must be a JSON object, e.g. '{"expression": "2**10"}': ${(problem as Error).message}`);
+    throw new PluginKitError("CALL_ARGUMENTS_INVALID", `${expected}, found ${text.trim() === "" ? "an empty string" : `text that is not JSON (${(problem as Error).message.replace(/^invalid JSON: /, "")})`}`);
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new PluginKitError("CALL_ARGUMENTS_INVALID", `--args must be a JSON object, found ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "string" ? "a string" : typeof value === "number" ? "a number" : typeof value === "boolean" ? "a boolean" : typeof value;
+    throw new PluginKitError("CALL_ARGUMENTS_INVALID", `${expected}, found ${kind}`);
+  }
   return value as Record<string, unknown>;
 }
 

@@ -86,3 +86,21 @@ describe("one line per usage error", () => {
     }
   }, 240_000);
 });
+
+describe("structured flag values are usage errors (src/cli/flag-values.ts): exit 2, one line saying what was expected and found", () => {
+  const sha = "a".repeat(40);
+  const manifest = ["release", "create-manifest", "--previous-version", "0.1.0", "--version", "0.2.0", "--tag", "v0.2.0", "--source-sha", sha, "--dir", "/nonexistent-checkout"];
+  it.each([
+    [[...manifest, "--run-id", "1", "--run-attempt", "y"], "release create-manifest", '--run-attempt: expected a positive integer (1, 2, ...), found "y"'],
+    [[...manifest, "--run-id", "run 7", "--run-attempt", "1"], "release create-manifest", '--run-id: expected a workflow run id (decimal digits without a leading zero, e.g. 12345), found "run 7"'],
+    [["release", "run", "--workspace", "/nonexistent-ws/w", "--source", "/nonexistent-src", "--run-id", "07"], "release run", '--run-id: expected a workflow run id (decimal digits without a leading zero, e.g. 12345), found "07"'],
+    [["release", "run", "--workspace", "/nonexistent-ws/w", "--source", "/nonexistent-src", "--run-attempt", "0"], "release run", '--run-attempt: expected a positive integer (1, 2, ...), found "0"'],
+    [["release", "attest", "--reference", "r", "--key", "k", "--run-attempt", "two"], "release attest", '--run-attempt: expected a positive integer (1, 2, ...), found "two"'],
+    [["release", "gate", "unit", "--timeout-seconds", "1h"], "release gate", '--timeout-seconds: expected a positive integer (1, 2, ...), found "1h"'],
+  ])("%j", async (args, command, what) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expectOneLine(r.stderr, what, `hermes-plugin-kit ${command}`);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "USAGE", message: what });
+  });
+});

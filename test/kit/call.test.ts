@@ -41,8 +41,6 @@ describe("plugin call (CLI)", () => {
   });
 
   it.each([
-    [["calculate", "--args", "[1]"], "CALL_ARGUMENTS_INVALID"],
-    [["calculate", "--args", "{nope"], "CALL_ARGUMENTS_INVALID"],
     [["no_such_tool"], "CALL_TOOL_UNKNOWN"],
     [["calculate", "--server", "other"], "CALL_SERVER_UNKNOWN"],
   ])("plugin call %j fails with %s", async (args, code) => {
@@ -54,6 +52,36 @@ describe("plugin call (CLI)", () => {
   it("usage errors exit 2", async () => {
     expect((await runCli(["plugin", "call", example])).code).toBe(2);
     expect((await runCli(["plugin", "call", example, "calculate", "--timeout", "5"])).code).toBe(2);
+  });
+
+  it.each([
+    ["not json", "text that is not JSON (bad literal at offset 0)"],
+    ["{nope", "text that is not JSON"],
+    ["[]", "an array"],
+    ["[1]", "an array"],
+    ["1", "a number"],
+    ['"x"', "a string"],
+    ["null", "null"],
+    ["true", "a boolean"],
+    ['{"a":1,"a":2}', "text that is not JSON"],
+  ])("--args %j is a usage error: exit 2, one line 'expected a JSON object, found %s' (it was exit 1)", async (value, found) => {
+    const r = await runCli(["plugin", "call", example, "calculate", "--args", value]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.split("\n")).toHaveLength(2);
+    expect(r.stderr).toMatch(/^hermes-plugin-kit: --args: expected a JSON object, e\.g\. '\{"expression": "2\*\*10"\}', found /);
+    expect(r.stderr).toContain(`found ${found}`);
+    expect(r.stderr).toContain("(see 'hermes-plugin-kit plugin call --help')");
+    const json = await runCli(["plugin", "call", example, "calculate", "--args", value, "--json"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "USAGE" });
+  });
+
+  it("--timeout that is not an integer in range: exit 2 naming what was found", async () => {
+    const r = await runCli(["plugin", "call", example, "calculate", "--timeout", "soon"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`hermes-plugin-kit: --timeout: expected an integer between 100 and 600000, found "soon" (see 'hermes-plugin-kit plugin call --help')\n`);
+    expect((await runCli(["plugin", "doctor", example, "--timeout", "1e4"])).code).toBe(2);
   });
 });
 
@@ -80,6 +108,9 @@ describe("callPluginTool", () => {
     expect(parseCallArguments(undefined)).toEqual({});
     expect(parseCallArguments('{"a": 1}')).toEqual({ a: 1 });
     for (const bad of ["null", "3", '"x"', "[]", ""]) expect(() => parseCallArguments(bad)).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
+    expect(() => parseCallArguments("[]")).toThrow(`--args: expected a JSON object, e.g. '{"expression": "2**10"}', found an array`);
+    expect(() => parseCallArguments("")).toThrow("found an empty string");
+    expect(() => parseCallArguments("secret-ish text")).not.toThrow("secret-ish");
     // Duplicate keys are refused as in every other JSON input; non-integral numbers stay accepted.
     expect(() => parseCallArguments('{"name":"a","name":"b"}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
     expect(() => parseCallArguments('{"x":{"k":1,"k":2}}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");

@@ -62,7 +62,7 @@ describe("hermes-plugin-kit release (build-half wiring)", () => {
     expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, code: "RELEASE_BASELINE_MISSING" });
   });
 
-  it("usage errors exit 2; unknown gates and bad attempts are coded failures", async () => {
+  it("usage errors exit 2 (a bad --timeout-seconds too); unknown gates are coded failures", async () => {
     expect((await cli(["restore"])).code).toBe(2);
     const noVersion = await cli(["create-manifest", "--previous-version", "0.7.0", "--tag", "v0.8.0", "--source-sha", "a".repeat(40), "--run-id", "1", "--run-attempt", "1"]);
     expect(noVersion.code).toBe(2);
@@ -110,7 +110,8 @@ describe("the whole build half through the CLI wiring", () => {
     expect((sums["entries"] as unknown[]).length).toBe(3);
     expect((await readFile(join(ws, "release-payload.sha256"), "ascii")).split("\n")).toHaveLength(4);
     const badAttempt = await cli(["create-manifest", ...common, "--previous-version", "0.7.0", "--version", "0.7.1", "--tag", "v0.7.1", "--source-sha", String(m["source_sha"]), "--run-id", "4242", "--run-attempt", "x", "--evidence-dir", join(ws, "evidence"), "--output", join(ws, "other.json")]);
-    expect(badAttempt.code).toBe(1);
-    expect(JSON.parse(badAttempt.stdout)).toMatchObject({ code: "WORKFLOW_EVIDENCE_INVALID" });
+    // A malformed flag value is the caller's usage (exit 2), refused before the evidence is read (src/cli/flag-values.ts).
+    expect(badAttempt.code).toBe(2);
+    expect(JSON.parse(badAttempt.stdout)).toMatchObject({ code: "USAGE", message: '--run-attempt: expected a positive integer (1, 2, ...), found "x"' });
   });
 });

@@ -3,6 +3,7 @@
  * esbuild and the MCP SDK load inside the actions only.
  */
 import { InvalidArgumentError, type Command } from "commander";
+import { integerInRangeFlag } from "../flag-values.js";
 import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
 
 function collectAlias(value: string, previous: Record<string, string> | undefined): Record<string, string> {
@@ -98,16 +99,24 @@ function registerPluginCall(plugin: Command): void {
     .description("Start a built package's MCP server the way Hermes does, call one tool through the MCP SDK client, and print what the model would see (exit 1 when the tool answers an error).")
     .argument("<dir>", "package directory (plugin.json, mcp.json, dist/server.js)")
     .argument("<tool>", "tool name as the server lists it (e.g. calculate)")
-    .option("--args <json>", "tool arguments as a JSON object", "{}")
+    .option("--args <json>", 'tool arguments as a JSON object, e.g. \'{"expression": "2**10"}\' (anything else is a usage error, exit 2)', "{}")
     .option("--server <name>", "mcp.json server to start (when the package declares more than one)")
     .option("--timeout <ms>", "start-up and call timeout in milliseconds", "15000")
     .option("--json", "print {ok, server, tool, hermesName, arguments, isError, modelSees, callMs} as JSON")
     .action(async (dir: string, tool: string, options: { args: string; server?: string; timeout: string; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
-        const timeoutMs = Number(options.timeout);
-        if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
+        const timeoutMs = integerInRangeFlag("--timeout", options.timeout, 100, 600_000);
         const { callPluginTool, parseCallArguments } = await import("../../kit/call.js");
-        const called = await callPluginTool(dir, tool, parseCallArguments(options.args), { timeoutMs, ...(options.server === undefined ? {} : { server: options.server }) });
+        const { PluginKitError } = await import("../../kit/errors.js");
+        let args: Record<string, unknown>;
+        try {
+          args = parseCallArguments(options.args);
+        } catch (error) {
+          // A malformed --args is the caller's usage, not the tool's failure: exit 2, one line.
+          if (error instanceof PluginKitError && error.code === "CALL_ARGUMENTS_INVALID") throw new UsageError(error.message);
+          throw error;
+        }
+        const called = await callPluginTool(dir, tool, args, { timeoutMs, ...(options.server === undefined ? {} : { server: options.server }) });
         if (options.json) {
           const { result: _raw, ...rest } = called;
           printJson({ ok: !called.isError, ...rest });
@@ -134,9 +143,8 @@ function registerPluginDoctor(plugin: Command): void {
     .option("--no-call", "list tools but do not call them")
     .option("--python <path>", "Python 3 interpreter for the companion check (default: python3 on PATH)")
     .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean; python?: string }) => {
-      const timeoutMs = Number(options.timeout);
       process.exitCode = await runAction(options.json === true, async () => {
-        if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new UsageError("--timeout must be an integer between 100 and 600000");
+        const timeoutMs = integerInRangeFlag("--timeout", options.timeout, 100, 600_000);
         const { doctorPluginPackage, formatDoctorReport } = await import("../../kit/doctor.js");
         const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call, ...(options.python !== undefined ? { python: options.python } : {}) });
         if (options.json) printJson(report);

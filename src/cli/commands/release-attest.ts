@@ -5,7 +5,8 @@
  * `release/attest.ts`; modules load inside the actions.
  */
 import type { Command } from "commander";
-import { printJson, runAction, UsageError } from "../output.js";
+import { positiveIntegerFlag } from "../flag-values.js";
+import { printJson, runAction } from "../output.js";
 import { addRegistryOptions } from "../registry-options.js";
 import { publishPolicy, registryCredentials } from "./release-publish.js";
 
@@ -23,15 +24,13 @@ interface AttestFlags {
 }
 
 function runAttemptOf(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,6}$/.test(value)) throw new UsageError(`--run-attempt must be a positive integer, not ${JSON.stringify(value)}`);
-  return Number(value);
+  return positiveIntegerFlag("--run-attempt", value);
 }
 
 /** Options both commands share, from the flags. */
 async function inputsOf(flags: AttestFlags) {
-  const policy = await publishPolicy({ ...(flags.repository === undefined ? {} : { repository: flags.repository }) });
   const runAttempt = runAttemptOf(flags.runAttempt);
+  const policy = await publishPolicy({ ...(flags.repository === undefined ? {} : { repository: flags.repository }) });
   return {
     ...(await registryCredentials(policy, flags.registryConfig)),
     policy,

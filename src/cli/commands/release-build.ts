@@ -11,6 +11,7 @@
  * The step modules (semantic-release, publint, git) load inside each action.
  */
 import type { Command } from "commander";
+import { positiveIntegerFlag, runIdFlag } from "../flag-values.js";
 import { printJson, printNote, runAction, UsageError } from "../output.js";
 
 interface IntentFlags {
@@ -26,9 +27,8 @@ function remoteOf(flags: { remote: string; remoteCheck: boolean }): string | fal
 }
 
 function positiveSeconds(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,6}$/.test(value)) throw new UsageError(`--timeout-seconds must be a positive integer, found ${JSON.stringify(value)}`);
-  return Number(value) * 1000;
+  const seconds = positiveIntegerFlag("--timeout-seconds", value);
+  return seconds === undefined ? undefined : seconds * 1000;
 }
 
 /**
@@ -225,13 +225,16 @@ function registerManifestSteps(release: Command): void {
           if (flags.version !== undefined && flags.releaseVersion !== undefined && flags.version !== flags.releaseVersion) {
             throw new UsageError("--version and --release-version disagree");
           }
+          // Structured values are usage errors (exit 2) before the checkout is read.
+          const runId = runIdFlag(flags.runId) as string;
+          const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt) as number;
           return createManifestStep({
             previousVersion: flags.previousVersion,
             version,
             tag: flags.tag,
             sourceSha: flags.sourceSha,
-            runId: flags.runId,
-            runAttempt: /^[0-9]{1,15}$/.test(flags.runAttempt) ? Number(flags.runAttempt) : Number.NaN,
+            runId,
+            runAttempt,
             artifactDir: flags.artifactDir,
             evidenceDir: flags.evidenceDir,
             output: flags.output,

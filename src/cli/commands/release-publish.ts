@@ -18,6 +18,7 @@ import type { Command } from "commander";
 import { addRegistryOptions } from "../registry-options.js";
 import type { ReleasePolicy } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../oci/registry-auth.js";
+import { positiveIntegerFlag, runIdFlag } from "../flag-values.js";
 import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, transferProgress, UsageError } from "../output.js";
 
 /** The package.json of the current directory, or undefined when absent or unreadable. */
@@ -380,7 +381,8 @@ function registerRun(release: Command): void {
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: RunFlags) => {
       process.exitCode = await runAction(true, async () => {
-        if (flags.runAttempt !== undefined && !/^[1-9][0-9]{0,5}$/.test(flags.runAttempt)) throw new UsageError(`--run-attempt must be a positive integer, found ${JSON.stringify(flags.runAttempt)}`);
+        const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt, 6);
+        const runId = runIdFlag(flags.runId);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
         const runOptions = {
           ...(chunkSize === undefined ? {} : { chunkSize }),
@@ -388,8 +390,8 @@ function registerRun(release: Command): void {
           workspace: flags.workspace,
           plainHttp: flags.plainHttp === true,
           githubRelease: flags.githubRelease === true,
-          ...(flags.runId === undefined ? {} : { runId: flags.runId }),
-          ...(flags.runAttempt === undefined ? {} : { runAttempt: Number(flags.runAttempt) }),
+          ...(runId === undefined ? {} : { runId }),
+          ...(runAttempt === undefined ? {} : { runAttempt }),
           ...(flags.mcpSdkVersion === undefined ? {} : { mcpSdkVersion: flags.mcpSdkVersion }),
           ...(flags.registryConfig === undefined ? {} : { registryConfig: flags.registryConfig }),
           ...(flags.attestKey === undefined ? {} : { attestKey: flags.attestKey }),
