@@ -5,12 +5,12 @@
  * repository, and keeps the old pin in the plugin's `history`. Lock bytes
  * and atomic writes are those of `fleet.ts`.
  */
-import { parseStableSemver } from "../contract/grammar.js";
+import { canonicalJson } from "../contract/canonical-json.js";
 import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { readFleetLockFile, readPinnableReceipt, writeFleetLockFile } from "./fleet.js";
+import { compareStableVersions, readFleetLockFile, readPinnableReceipt, writeFleetLockFile } from "./fleet.js";
 
 /**
  * `fleet list`: the pinned plugins, in lock order (sorted by name).
@@ -45,24 +45,21 @@ export interface FleetUpgradeOptions {
   gates?: Partial<GateCommands>;
 }
 
-function compareSemver(a: string, b: string): number {
-  const x = parseStableSemver(a);
-  const y = parseStableSemver(b);
-  return x.major - y.major || x.minor - y.minor || x.patch - y.patch;
-}
 
 /**
  * `fleet upgrade`: verify the receipt offline against the lock's pins (the
  * plugin's package, the repository of its pinned references, its gate pins),
  * require a strictly newer version, then move the pin and append the old pin
- * to the plugin's `history`.
- * @returns the new entry and the pin it replaced.
- * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (use `fleet add`), `FLEET_UPGRADE_NOT_NEWER`,
+ * to the plugin's `history`. The release the plugin is already pinned at is
+ * success with no write (`changed: false`; a rerun after an upgrade).
+ * @returns the new entry, the pin it replaced (none when unchanged) and whether the lock changed.
+ * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (use `fleet add`), `FLEET_UPGRADE_NOT_NEWER` (an older release, or
+ *   the pinned version with other bytes: the message names `fleet remove` then `fleet add`),
  *   `FLEET_PLUGIN_CONFLICT` (the tarball file name is pinned by another plugin),
  *   `FLEET_RECEIPT_*`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`
  *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...).
  */
-export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous: FleetPin }> {
+export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
   const lock = await readFleetLockFile(options.lockPath);
   const { readFile } = await import("node:fs/promises");
   let named: unknown;
@@ -81,10 +78,13 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   const repository = parseReference(current.bundle_reference).repository.repository;
   const gates = options.gates !== undefined && Object.keys(options.gates).length > 0 ? options.gates : current.gates;
   const { pin } = await readPinnableReceipt(options.receiptPath, { package: current.name, repository, repositorySource: "the repository of the plugin's pinned references in the fleet lock", ...(gates === undefined ? {} : { gates }) });
-  if (compareSemver(pin.version, current.version) <= 0) {
+  const samePin = pin.version === current.version && pin.bundle_reference === current.bundle_reference && pin.receipt_reference === current.receipt_reference;
+  if (samePin && (options.gates === undefined || Object.keys(options.gates).length === 0 || canonicalJson(options.gates) === canonicalJson(current.gates ?? null))) return { plugin: current, changed: false };
+  if (compareStableVersions(pin.version, current.version) <= 0) {
+    const what = samePin ? "with other gate pins (fleet upgrade replaces gate pins only when it moves the pin)" : pin.version === current.version ? "with other bytes" : "an older release";
     throw new FetchError(
       "FLEET_UPGRADE_NOT_NEWER",
-      `fleet upgrade moves a pin only to a newer release: ${current.name} is pinned at ${current.version}, the receipt is ${pin.version}${pin.version === current.version ? " (already pinned)" : ""}`,
+      `fleet upgrade moves a pin only to a newer release: ${current.name} is pinned at ${current.version}, the receipt is ${pin.version}, ${what}; to pin it instead run \`fleet remove --lock ${options.lockPath} --name ${current.name}\`, then \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath}\``,
     );
   }
   const clash = lock.plugins.find((p) => p !== current && p.tarball.filename === pin.tarball.filename);
@@ -92,5 +92,5 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   const previous: FleetPin = { version: current.version, bundle_reference: current.bundle_reference, receipt_reference: current.receipt_reference, tarball: current.tarball };
   const plugin: FleetPlugin = { ...pin, ...(gates === undefined ? {} : { gates }), ...(current.provenance === undefined ? {} : { provenance: current.provenance }), history: [...(current.history ?? []), previous] };
   await writeFleetLockFile(options.lockPath, { ...lock, plugins: lock.plugins.map((p) => (p === current ? plugin : p)) });
-  return { plugin, previous };
+  return { plugin, previous, changed: true };
 }

@@ -22,7 +22,7 @@ import { lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
-import { describeValue, isNpmPackageName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
 import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
@@ -211,16 +211,42 @@ export async function readPinnableReceipt(
   return { receipt, bytes, pin };
 }
 
+/** Compare two stable versions (`x.y.z`, as receipts carry them): negative, 0 or positive. */
+export function compareStableVersions(a: string, b: string): number {
+  const x = parseStableSemver(a);
+  const y = parseStableSemver(b);
+  return x.major - y.major || x.minor - y.minor || x.patch - y.patch;
+}
+
+/** True when two pins name the same release: version, both references and the tarball. */
+function sameRelease(a: FleetPlugin, b: FleetPlugin): boolean {
+  return a.version === b.version && a.bundle_reference === b.bundle_reference && a.receipt_reference === b.receipt_reference && canonicalJson(a.tarball) === canonicalJson(b.tarball);
+}
+
+/**
+ * The policy fields `fleet add` was asked to pin that the lock's entry pins differently (`provenance`,
+ * `gates`); a field not asked for keeps the lock's value and is no conflict.
+ */
+function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
+  const differences: string[] = [];
+  if (asked.provenance !== undefined && canonicalJson(pinned.provenance ?? null) !== canonicalJson(asked.provenance)) differences.push("provenance policy (--provenance ...)");
+  if (asked.gates !== undefined && canonicalJson(pinned.gates ?? null) !== canonicalJson(asked.gates)) differences.push("gate pins (--expect-gate)");
+  return differences;
+}
+
 /**
  * `fleet add`: verify the receipt offline (`verifyFinalReceipt` against the
  * pinned `repository`, required), require its bytes to be the canonical receipt bytes,
  * and append `{name, version, bundle_reference, receipt_reference, tarball}`.
- * An identical entry already present is success with no write.
+ * Adding the release a plugin is already pinned at is success with no write
+ * (`changed: false`, the lock's entry returned, its history and policy kept),
+ * unless the add asks for another provenance policy or other gate pins.
  * @returns the plugin entry and whether the lock changed.
  * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
- *   FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`,
- *   `FLEET_PLUGIN_CONFLICT` (the plugin or its tarball is already pinned differently),
- *   `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
+ *   FetchError `FLEET_PLUGIN_CONFLICT` (the plugin is pinned at another release: the message names the
+ *   command that moves it, `fleet upgrade` for a newer release of the same repository, else `fleet remove` then
+ *   `fleet add`; the same release with another policy; its tarball pinned for another plugin),
+ *   `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
  */
 export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
@@ -228,16 +254,41 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   const lock = await readFleetLockFile(options.lockPath, true);
   const same = lock.plugins.find((p) => p.name === plugin.name);
   if (same !== undefined) {
-    if (canonicalJson(same) === canonicalJson(plugin)) return { plugin, changed: false };
-    throw new FetchError(
-      "FLEET_PLUGIN_CONFLICT",
-      `fleet lock already pins ${plugin.name} ${same.version} (${same.bundle_reference}); to move the pin to ${plugin.version} run \`fleet upgrade --lock ${options.lockPath} --receipt ${options.receiptPath}\` (the old pin is kept in its history), or \`fleet remove --lock ${options.lockPath} --name ${plugin.name}\` first`,
-    );
+    const conflict = pinnedConflict(options, same, plugin);
+    if (conflict !== undefined) throw conflict;
+    return { plugin: same, changed: false };
   }
   const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);
   if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${plugin.tarball.filename} for ${clash.name}`);
   await writeFleetLockFile(options.lockPath, { schema_version: 1, plugins: [...lock.plugins, plugin] });
   return { plugin, changed: true };
+}
+
+/**
+ * Why `asked` cannot be added next to `pinned` (same plugin name), with the command that works; undefined
+ * when it is the release already pinned with no other policy asked for.
+ */
+function pinnedConflict(options: FleetAddOptions, pinned: FleetPlugin, asked: FleetPlugin): FetchError | undefined {
+  const lock = `--lock ${options.lockPath}`;
+  const removeThenAdd = `\`fleet remove ${lock} --name ${asked.name}\`, then this \`fleet add\` again`;
+  if (sameRelease(pinned, asked)) {
+    const differences = policyDifferences(pinned, asked);
+    if (differences.length === 0) return undefined;
+    return new FetchError(
+      "FLEET_PLUGIN_CONFLICT",
+      `fleet lock already pins ${asked.name} ${asked.version} (this receipt) with another ${differences.join(" and ")}; fleet add does not change a pin's policy: run ${removeThenAdd} (fleet upgrade only moves a pin to a newer release)`,
+    );
+  }
+  const repository = (reference: string): string => parseReference(reference).repository.repository;
+  const newer = compareStableVersions(asked.version, pinned.version) > 0;
+  const sameRepository = repository(asked.bundle_reference) === repository(pinned.bundle_reference);
+  const found = `fleet lock already pins ${asked.name} ${pinned.version} (${pinned.bundle_reference}), and this receipt is ${asked.version}${sameRepository ? "" : ` from ${repository(asked.bundle_reference)}`}`;
+  if (newer && sameRepository) {
+    const kept = policyDifferences(pinned, asked).length > 0 ? "; upgrade keeps the pin's provenance policy and takes --expect-gate to replace its gate pins" : "";
+    return new FetchError("FLEET_PLUGIN_CONFLICT", `${found}: to move the pin run \`fleet upgrade ${lock} --receipt ${options.receiptPath}\` (the old pin is kept in its history${kept})`);
+  }
+  const why = !sameRepository ? "another repository" : newer ? "" : asked.version === pinned.version ? "the same version with other bytes" : "an older release";
+  return new FetchError("FLEET_PLUGIN_CONFLICT", `${found}, ${why} (fleet upgrade moves a pin only to a newer release of the same repository): to pin it instead run ${removeThenAdd}`);
 }
 
 /** Options of {@link verifyFleetLock}. */

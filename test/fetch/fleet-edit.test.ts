@@ -4,6 +4,7 @@
  * (history kept), gate pins kept in the lock, `resolve` of a tag, and a fetch
  * of an upgrade into a directory holding the previous version (`--replace`).
  */
+import { generateKeyPairSync } from "node:crypto";
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { addPluginToLock, readFleetLockFile, verifyFleetLock } from "../../src/f
 import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { parseTagReference, resolveTagReference } from "../../src/fetch/resolve.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { runCli } from "../support/cli.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 
 let root: string;
@@ -67,24 +69,27 @@ describe("fleet upgrade / list / remove", () => {
     const conflict = addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
     await expect(conflict).rejects.toMatchObject({ code: "FLEET_PLUGIN_CONFLICT" });
     await expect(conflict).rejects.toThrow(/fleet upgrade --lock .* --receipt /);
-    const { plugin, previous } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
-    expect(previous.version).toBe("0.8.0");
+    const { plugin, previous, changed } = await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 });
+    expect(changed).toBe(true);
+    expect(previous!.version).toBe("0.8.0");
     expect(plugin.version).toBe("0.9.0");
     expect(plugin.bundle_reference).toBe(`${repository}@${v9.bundle.digest}`);
     const listed = await listFleetLock(lock);
     expect(listed).toHaveLength(1);
-    expect(listed[0]!.history).toEqual([{ version: "0.8.0", bundle_reference: `${repository}@${v8.bundle.digest}`, receipt_reference: `${repository}@${v8.receipt.digest}`, tarball: previous.tarball }]);
+    expect(listed[0]!.history).toEqual([{ version: "0.8.0", bundle_reference: `${repository}@${v8.bundle.digest}`, receipt_reference: `${repository}@${v8.receipt.digest}`, tarball: previous!.tarball }]);
     // The upgraded pin verifies against the store.
     const verified = await verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null });
     expect(verified.map((r) => r.version)).toEqual(["0.9.0"]);
   });
 
-  it("refuses an older or the same version (FLEET_UPGRADE_NOT_NEWER), another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
+  it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
     const before = await readFile(lock);
     await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
-    await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
+    await expect(upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).rejects.toThrow(/an older release; to pin it instead run `fleet remove --lock .* --name demo-plugin`, then `fleet add --lock .* --receipt /);
+    // The release already pinned is an idempotent success (a rerun of an upgrade), not an error.
+    expect(await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toMatchObject({ changed: false, plugin: { version: "0.9.0" } });
     const lock8 = lockPath();
     await addPluginToLock({ lockPath: lock8, receiptPath: receipt8, repository });
     const other = upgradePluginInLock({ lockPath: lock8, receiptPath: receipt9Elsewhere });
@@ -173,5 +178,85 @@ describe("fetch an upgrade into a directory holding the previous version", () =>
     const wrongKind = fetchRelease({ reference: `${repository}@${v9.receipt.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true, expect: "bundle" });
     await expect(wrongKind).rejects.toMatchObject({ code: "FETCH_ARTIFACT_TYPE_MISMATCH" });
     expect((await readdir(out, { recursive: true })).sort()).toEqual(before);
+  });
+});
+
+describe("fleet add run again (CLI): the pin already there is an idempotent success; another release names the command that works", () => {
+  const add = (lock: string, receipt: string, ...extra: string[]) => runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, ...extra]);
+  const codeOf = (stderr: string) => /\[([A-Z_]+)\]\n$/.exec(stderr)?.[1];
+  let key: string;
+  beforeAll(async () => {
+    key = join(root, "attest.pub");
+    await writeFile(key, generateKeyPairSync("ec", { namedCurve: "P-256" }).publicKey.export({ format: "pem", type: "spki" }));
+  });
+
+  it("the same receipt twice: exit 0 both times, the second says already pinned and writes nothing", async () => {
+    const lock = lockPath();
+    expect((await add(lock, receipt8)).stdout).toMatch(/^pinned demo-plugin 0\.8\.0/);
+    const before = await readFile(lock);
+    const again = await add(lock, receipt8);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^already pinned demo-plugin 0\.8\.0/);
+    expect((await readFile(lock)).equals(before)).toBe(true);
+  });
+
+  it("pinned with a provenance policy, added again without one (as README and the demo's next steps differ): already pinned, policy kept", async () => {
+    const lock = lockPath();
+    expect((await add(lock, receipt8, "--provenance", "--key", key)).code).toBe(0);
+    const before = await readFile(lock);
+    const plain = await add(lock, receipt8, "--json");
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(JSON.parse(plain.stdout)).toMatchObject({ ok: true, changed: false, plugin: { version: "0.8.0", provenance: { key: expect.stringContaining("BEGIN PUBLIC KEY") } } });
+    expect((await readFile(lock)).equals(before)).toBe(true);
+  });
+
+  it("the same release with another policy: FLEET_PLUGIN_CONFLICT naming fleet remove + fleet add (not fleet upgrade), which then works", async () => {
+    const lock = lockPath();
+    await add(lock, receipt8);
+    const stricter = await add(lock, receipt8, "--provenance", "--key", key);
+    expect(stricter.code).toBe(1);
+    expect(codeOf(stricter.stderr)).toBe("FLEET_PLUGIN_CONFLICT");
+    expect(stricter.stderr).toContain("with another provenance policy");
+    expect(stricter.stderr).toContain(`\`fleet remove --lock ${lock} --name demo-plugin\`, then this \`fleet add\` again`);
+    expect(stricter.stderr).not.toContain("fleet upgrade --lock");
+    expect((await runCli(["fleet", "remove", "--lock", lock, "--name", "demo-plugin"])).code).toBe(0);
+    expect((await add(lock, receipt8, "--provenance", "--key", key)).code).toBe(0);
+  });
+
+  it("a newer release: names fleet upgrade, which works; rerunning either is an idempotent success", async () => {
+    const lock = lockPath();
+    await add(lock, receipt8);
+    const newer = await add(lock, receipt9);
+    expect(newer.code).toBe(1);
+    expect(codeOf(newer.stderr)).toBe("FLEET_PLUGIN_CONFLICT");
+    const suggested = /`fleet upgrade (--lock \S+ --receipt \S+)`/.exec(newer.stderr);
+    expect(suggested, newer.stderr).not.toBeNull();
+    const upgraded = await runCli(["fleet", "upgrade", ...suggested![1]!.split(" ")]);
+    expect(upgraded.code, upgraded.stderr).toBe(0);
+    expect(upgraded.stdout).toMatch(/^upgraded demo-plugin 0\.8\.0 -> 0\.9\.0/);
+    const rerun = await runCli(["fleet", "upgrade", "--lock", lock, "--receipt", receipt9]);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stdout).toMatch(/^already pinned demo-plugin 0\.9\.0/);
+    // The upgraded entry has a history; adding its current release again is still "already pinned".
+    const readd = await add(lock, receipt9);
+    expect(readd.code, readd.stderr).toBe(0);
+    expect(readd.stdout).toMatch(/^already pinned demo-plugin 0\.9\.0/);
+  });
+
+  it.each([
+    ["an older release", () => [receipt9, receipt8] as const, "an older release"],
+    ["a release of another repository", () => [receipt8, receipt9Elsewhere] as const, "another repository"],
+  ])("%s: FLEET_PLUGIN_CONFLICT naming fleet remove + fleet add, which then works", async (_label, receipts, why) => {
+    const lock = lockPath();
+    const [first, second] = receipts();
+    await add(lock, first);
+    const r = await add(lock, second);
+    expect(r.code).toBe(1);
+    expect(codeOf(r.stderr)).toBe("FLEET_PLUGIN_CONFLICT");
+    expect(r.stderr).toContain(why);
+    expect(r.stderr).toContain(`\`fleet remove --lock ${lock} --name demo-plugin\`, then this \`fleet add\` again`);
+    expect(r.stderr).not.toContain("fleet upgrade --lock");
+    expect((await runCli(["fleet", "remove", "--lock", lock, "--name", "demo-plugin"])).code).toBe(0);
+    expect((await add(lock, second)).code).toBe(0);
   });
 });

@@ -151,8 +151,9 @@ function registerEdits(fleet: Command): void {
       process.exitCode = await runAction(opts.json === true, async () => {
         const { upgradePluginInLock } = await import("../../fetch/fleet-edit.js");
         const gates = await gatePins(opts.expectGate);
-        const { plugin, previous } = await upgradePluginInLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
-        if (opts.json === true) printJson({ ok: true, plugin, previous });
+        const { plugin, previous, changed } = await upgradePluginInLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
+        if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }) });
+        else if (previous === undefined) printLine(`already pinned ${pinLine(plugin)}`);
         else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history)`);
       });
     });
