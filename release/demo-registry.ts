@@ -18,6 +18,7 @@ import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { BASE_ENV_NAMES, childEnvironment } from "../src/oci/subprocess.js";
 import { runProcess } from "./git.js";
 import { makeDirectory } from "../src/contract/directory.js";
+import { kitCliCommand } from "./cli-command.js";
 
 /** The codes of {@link DemoError} (docs/demo.md). */
 export type DemoErrorCode =
@@ -164,7 +165,7 @@ export function keptRegistryLines(registry: DemoRegistry, repository: string): s
   return [
     `registry left running: http://${registry.host} (docker-registry, Basic auth, pid ${registry.pid}); repository ${repository}`,
     `  credentials: set REGISTRY_USERNAME and REGISTRY_PASSWORD from ${env} (mode 0600): set -a; . ${env}; set +a`,
-    `  then e.g.: npx hermes-plugin-kit fetch --plain-http --reference <bundle reference> --output-dir ./vendor`,
+    `  then e.g.: ${kitCliCommand()} fetch --plain-http --reference <bundle reference> --output-dir ./vendor`,
     `  stop it: kill ${registry.pid}   (pid also in ${join(registry.dir, "registry.pid")}; rerun the demo with the same --workspace to reuse it)`,
   ];
 }

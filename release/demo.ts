@@ -32,6 +32,7 @@ import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { hashFile } from "../src/contract/file-hash.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
+import { kitCliCommand } from "./cli-command.js";
 import { consumerNextSteps, shellWord } from "./next-steps.js";
 import { createProgress, type Progress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
@@ -303,6 +304,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       tarball: released.release.tarball.filename,
       plainHttp: demo.plainHttp,
       provenanceKey: released.attestPub,
+      cli: kitCliCommand(),
       ...(demo.registry === undefined ? {} : { credentialsHint: `set -a; . ${shellWord(join(demo.registry.dir, "credentials.env"))}; set +a   # REGISTRY_USERNAME and REGISTRY_PASSWORD of the demo registry` }),
     });
     result.ok = true;

@@ -33,7 +33,10 @@ export interface NextStepsInput {
    * `fleet add` then require and pin signed provenance (`--provenance --key <file>`).
    */
   provenanceKey?: string;
-  /** The command that runs the CLI (default `npx hermes-plugin-kit`). */
+  /**
+   * The command that runs the CLI (default `hermes-plugin-kit`); `release run` and `release demo` pass
+   * `kitCliCommand()` (release/cli-command.ts): this installation's CLI, runnable from any directory.
+   */
   cli?: string;
 }
 
@@ -50,7 +53,7 @@ export function shellWord(word: string): string {
  * require the attestation signed by that key (`--provenance --key`).
  */
 export function consumerNextSteps(input: NextStepsInput): string[] {
-  const cli = input.cli ?? "npx hermes-plugin-kit";
+  const cli = input.cli ?? "hermes-plugin-kit";
   const vendor = `vendor/${input.packageName.replace(/^@/, "").replace(/\//g, "-")}`;
   const receipt = `${vendor}/release-receipt.json`;
   const plain = input.plainHttp === true ? " --plain-http" : "";

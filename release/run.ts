@@ -43,6 +43,7 @@ import type { PipelineHooks } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
 import { gitText, headCommit } from "./git.js";
 import { disarmedReason } from "./intent.js";
+import { kitCliCommand } from "./cli-command.js";
 import { consumerNextSteps } from "./next-steps.js";
 import { outputJsonBytes, writeOutputFile } from "./output.js";
 import { PipelineRunner, type PipelineStep, type StepReport } from "./pipeline.js";
@@ -332,7 +333,7 @@ async function releasedResult(ctx: RunContext, ws: string, pipeline: PipelineRun
     receipt_sha256: published.receipt_sha256,
     ...(attestation === undefined ? {} : { attestation_reference: attestation.attestation_reference }),
     github_release: github,
-    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates }),
+    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: kitCliCommand(ctx.env) }),
     steps: pipeline.reports,
   };
 }

@@ -1,5 +1,11 @@
 /** Progress lines of long work (release/progress.ts) and the consumer's next steps (release/next-steps.ts). */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { kitCliCommand } from "../../release/cli-command.js";
+import { CLI } from "../support/cli.js";
 import { createProgress } from "../../release/progress.js";
 import { consumerNextSteps, shellWord } from "../../release/next-steps.js";
 import { DEFAULT_GATE_COMMANDS } from "../../src/contract/policy.js";
@@ -76,11 +82,11 @@ describe("consumerNextSteps", () => {
     const lines = consumerNextSteps({ repository: "ghcr.io/acme/my-plugin", bundleReference: bundle, receiptReference: receipt, packageName: "@acme/my-plugin", tarball: "acme-my-plugin-1.2.0.tgz" });
     expect(lines[0]).toMatch(/^# read credentials for ghcr\.io: /);
     expect(lines.slice(1)).toEqual([
-      `npx hermes-plugin-kit fetch --reference ${bundle} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect bundle`,
-      `npx hermes-plugin-kit fetch --reference ${receipt} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect receipt`,
-      `npx hermes-plugin-kit verify-final-receipt --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin --expect-bundle-reference ${bundle} --expect-receipt-reference ${receipt}`,
-      "npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin",
-      "npx hermes-plugin-kit fleet verify --lock fleet.lock.json --installed vendor/acme-my-plugin",
+      `hermes-plugin-kit fetch --reference ${bundle} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect bundle`,
+      `hermes-plugin-kit fetch --reference ${receipt} --repository ghcr.io/acme/my-plugin --output-dir vendor/acme-my-plugin --expect receipt`,
+      `hermes-plugin-kit verify-final-receipt --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin --expect-bundle-reference ${bundle} --expect-receipt-reference ${receipt}`,
+      "hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/acme-my-plugin/release-receipt.json --repository ghcr.io/acme/my-plugin",
+      "hermes-plugin-kit fleet verify --lock fleet.lock.json --installed vendor/acme-my-plugin",
       "npm install --ignore-scripts --save-exact ./vendor/acme-my-plugin/dist/acme-my-plugin-1.2.0.tgz",
     ]);
   });
@@ -90,15 +96,15 @@ describe("consumerNextSteps", () => {
     expect(plain[0]).toBe("export REGISTRY_USERNAME=u");
     expect(plain.filter((l) => l.includes(" fetch ") || l.includes("fleet verify")).every((l) => l.endsWith(" --plain-http"))).toBe(true);
     const layout = consumerNextSteps({ repository: "oci-layout:/tmp/my store", bundleReference: "oci-layout:/tmp/my store@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/tmp/my store@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz" });
-    expect(layout[0]).toMatch(/^npx hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
+    expect(layout[0]).toMatch(/^hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
   });
 
   it("with the attestation's public key, the bundle fetch and fleet add require signed provenance by that key; the receipt fetch does not", () => {
     const lines = consumerNextSteps({ repository: "127.0.0.1:5000/acme/p", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz", plainHttp: true, provenanceKey: "/tmp/demo ws/attest-key.pub" });
     const key = "--provenance --key '/tmp/demo ws/attest-key.pub'";
     expect(lines.filter((l) => l.includes(key))).toEqual([
-      `npx hermes-plugin-kit fetch --reference ${bundle} --repository 127.0.0.1:5000/acme/p --output-dir vendor/p --expect bundle ${key} --plain-http`,
-      `npx hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json --repository 127.0.0.1:5000/acme/p ${key}`,
+      `hermes-plugin-kit fetch --reference ${bundle} --repository 127.0.0.1:5000/acme/p --output-dir vendor/p --expect bundle ${key} --plain-http`,
+      `hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json --repository 127.0.0.1:5000/acme/p ${key}`,
     ]);
     expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz" }).join("\n")).not.toContain("--provenance");
   });
@@ -111,12 +117,38 @@ describe("consumerNextSteps", () => {
       "# this release's gates are not the defaults; to require exactly these commands, add to verify-final-receipt and fleet add: --expect-gate 'public_contract=just test-release' --expect-gate 'host_contract=just test-contract' --expect-gate 'build_metadata=just build && just check-dist'",
     );
     expect(lines.filter((l) => l.startsWith("#"))).toHaveLength(1);
-    expect(consumerNextSteps({ ...refs, gates: { ...DEFAULT_GATE_COMMANDS } })[0]).toMatch(/^npx hermes-plugin-kit fetch /);
+    expect(consumerNextSteps({ ...refs, gates: { ...DEFAULT_GATE_COMMANDS } })[0]).toMatch(/^hermes-plugin-kit fetch /);
   });
 
   it("shellWord quotes what a shell would split or expand", () => {
     expect(shellWord("ghcr.io/a/b@sha256:00")).toBe("ghcr.io/a/b@sha256:00");
     expect(shellWord("a b")).toBe("'a b'");
     expect(shellWord("it's $HOME")).toBe(`'it'\\''s $HOME'`);
+  });
+});
+
+describe("kitCliCommand: the CLI form release run and release demo print (the kit is not on the npm registry)", () => {
+  it("without this installation on PATH: node <absolute path of its CLI>, which runs from any directory", () => {
+    const command = kitCliCommand({ PATH: "/nonexistent-bin" });
+    expect(command).toBe(`node ${CLI}`);
+    const run = spawnSync("sh", ["-c", `${command} --version`], { cwd: tmpdir(), encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toMatch(/^[0-9]+\.[0-9]+\.[0-9]+$/);
+    expect(command).not.toContain("npx");
+  });
+
+  it("with a hermes-plugin-kit on PATH that is this installation (a global install's bin link): hermes-plugin-kit", () => {
+    const bin = mkdtempSync(join(tmpdir(), "hpk-bin-"));
+    try {
+      symlinkSync(CLI, join(bin, "hermes-plugin-kit"));
+      expect(kitCliCommand({ PATH: `/nonexistent-bin${delimiter}${bin}` })).toBe("hermes-plugin-kit");
+      // Another installation of the same name is not this one.
+      const other = mkdtempSync(join(tmpdir(), "hpk-bin-other-"));
+      writeFileSync(join(other, "hermes-plugin-kit"), "#!/bin/sh\n", { mode: 0o755 });
+      expect(kitCliCommand({ PATH: other })).toBe(`node ${CLI}`);
+      rmSync(other, { recursive: true, force: true });
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
