@@ -182,7 +182,11 @@ describe("fetch an upgrade into a directory holding the previous version", () =>
 });
 
 describe("fleet add run again (CLI): the pin already there is an idempotent success; another release names the command that works", () => {
-  const add = (lock: string, receipt: string, ...extra: string[]) => runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, ...extra]);
+  // The consumer pins the repository it trusts (required): here, the one each receipt was published to.
+  const add = async (lock: string, receipt: string, ...extra: string[]) => {
+    const repository = (JSON.parse(await readFile(receipt, "utf8")) as { registry_repository: string }).registry_repository;
+    return runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, ...extra]);
+  };
   const codeOf = (stderr: string) => /\[([A-Z_]+)\]\n$/.exec(stderr)?.[1];
   let key: string;
   beforeAll(async () => {
