@@ -47,8 +47,11 @@ export async function startMockSigstore(): Promise<MockSigstore> {
   // (RFC 3161 2.4.2 allows any number), so a wall-clock TSA made about one run in ten fail with
   // "invalid time"; without milliseconds there is no fraction. A fixed instant also keeps the
   // certificate (valid for 10 minutes from it), the log entry and the timestamp consistent however
-  // long a test file runs.
-  const clock = new Date(Math.floor(Date.now() / 1000) * 1000);
+  // long a test file runs. The mock reads the clock only when it signs, and its root and TSA
+  // certificates are valid from the wall-clock second they were made in, so the instant is set once
+  // they exist (below): taken before, a start-up that crossed a second boundary (under load) put
+  // every signature before its certificate ("timestamp could not be verified").
+  const clock = new Date(0);
   const requests: string[] = [];
   const handlers = new Map<string, (body: string) => Promise<{ statusCode: number; response: string | Buffer; contentType?: string }>>();
   const server = http.createServer((req, res) => {
@@ -84,6 +87,8 @@ export async function startMockSigstore(): Promise<MockSigstore> {
   handlers.set(fulcio.path, fulcio.fn);
   handlers.set(rekor.path, rekor.fn);
   handlers.set(timestamps.path, timestamps.fn);
+  // The next whole second at or after now: not before any certificate made above (X.509 times are whole seconds).
+  clock.setTime(Math.ceil(Date.now() / 1000) * 1000);
 
   const start = new Date(clock.getTime() - 3_600_000).toISOString();
   const log = (publicKey: Buffer, logId: Buffer) => ({
