@@ -88,7 +88,7 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   const tarball = await readNpmTarballFile(path, options);
   const pkg = tarball.packageJson;
   if (pkg["name"] !== policy.package) {
-    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${JSON.stringify(policy.package)}, found ${describeValue(pkg["name"])}`);
+    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${describeValue(policy.package)}, found ${describeValue(pkg["name"])}`);
   }
   if (pkg["version"] !== version) {
     fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describeValue(pkg["version"])}; expected version ${version}`);

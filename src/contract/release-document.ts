@@ -13,7 +13,7 @@ import { canonicalJson, parseStrictJson } from "./canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
-import { parseReference } from "./reference.js";
+import { parseReference, parseRepository } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./schemas.js";
@@ -103,7 +103,9 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
  * Verify the identity part shared by tested manifests and published receipts
  * (check I1-I16, docs/contract.md) for `expectedState`.
  *
- * Codes: `RECEIPT_SCHEMA_UNSUPPORTED` (I1), `RECEIPT_STATE_MISMATCH` (I2),
+ * Codes: `REPOSITORY_INVALID` (the policy's own `registryRepository`: a URL or
+ * credentials in it are refused, redacted, before anything is compared),
+ * `RECEIPT_SCHEMA_UNSUPPORTED` (I1), `RECEIPT_STATE_MISMATCH` (I2),
  * `RECEIPT_PACKAGE_MISMATCH` (I3), `RECEIPT_REGISTRY_MISMATCH` (I4),
  * `RECEIPT_FIELDS_MISMATCH` (I5), `RECEIPT_IDENTITY_INCOMPLETE` (I6),
  * `GIT_SHA_INVALID`, `SEMVER_INVALID`, `RELEASE_NOT_ONE_BUMP` (I7),
@@ -125,6 +127,9 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
 
 /** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
 function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): string[] {
+  // The expectation itself first: a pinned repository with credentials or a URL in it is refused
+  // (REPOSITORY_INVALID, redacted) before any message could echo it.
+  parseRepository(policy.registryRepository);
   if (doc["schema_version"] !== 2) {
     fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describeValue(doc["schema_version"])}`);
   }
@@ -132,10 +137,10 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describeValue(doc["receipt_state"])}`);
   }
   if (doc["package"] !== policy.package) {
-    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${JSON.stringify(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
+    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
-    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${JSON.stringify(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}; the repository you pin is set with --repository`);
+    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}; the repository you pin is set with --repository`);
   }
   const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);

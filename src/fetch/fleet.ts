@@ -24,7 +24,7 @@ import { hashFile } from "../contract/file-hash.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
 import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
-import { parseReference, type Repository } from "../contract/reference.js";
+import { parseReference, parseRepository, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
 import { OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
@@ -181,6 +181,8 @@ export async function readPinnableReceipt(
   if (repository === undefined) {
     throw unpinnedRepository({ document: `receipt ${receiptPath}`, repository: doc["registry_repository"], fix: "pass --repository <the registry repository you trust> (the library: the `repository` option)" });
   }
+  // The pin is checked like every --repository: a URL or credentials in it are refused (REPOSITORY_INVALID), never echoed.
+  parseRepository(repository);
   const pkg = pins.package ?? doc["package"];
   if (!isNpmPackageName(pkg)) {
     throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name an npm package`);

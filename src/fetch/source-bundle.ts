@@ -189,7 +189,7 @@ async function checkPackageJsonAt(repo: ScratchRepository, expect: SourceBundleE
   if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
     throw new FetchError(
       "SOURCE_BUNDLE_PACKAGE_MISMATCH",
-      `source bundle package.json at ${expect.sourceSha} names ${describeValue(pkg["name"])}@${describeValue(pkg["version"])}, expected ${JSON.stringify(expect.packageName)}@${JSON.stringify(expect.version)}`,
+      `source bundle package.json at ${expect.sourceSha} names ${describeValue(pkg["name"])}@${describeValue(pkg["version"])}, expected ${describeValue(expect.packageName)}@${describeValue(expect.version)}`,
     );
   }
 }

@@ -14,6 +14,8 @@ import { addPluginToLock, readFleetLockFile, verifyFleetLock } from "../../src/f
 import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { parseTagReference, resolveTagReference } from "../../src/fetch/resolve.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
+import type { JsonObject } from "../../src/contract/canonical-json.js";
+import { verifyFinalReceipt } from "../../src/contract/release-document.js";
 import { runCli } from "../support/cli.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 
@@ -262,5 +264,48 @@ describe("fleet add run again (CLI): the pin already there is an idempotent succ
     expect(r.stderr).not.toContain("fleet upgrade --lock");
     expect((await runCli(["fleet", "remove", "--lock", lock, "--name", "demo-plugin"])).code).toBe(0);
     expect((await add(lock, second)).code).toBe(0);
+  });
+});
+
+describe("a pinned repository with credentials in it is refused and never echoed (fleet add; the contract's own check)", () => {
+  const secret = "S3cretPW";
+  const withCredentials = (repo: string) => [`https://alice:${secret}@${repo}`, `alice:${secret}@${repo}`];
+
+  it.each([0, 1])("fleet add --repository <form %i>: REPOSITORY_INVALID (exit 1), the password in neither stream, no lock written", async (form) => {
+    const lock = lockPath();
+    const r = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt8, "--repository", withCredentials("ghcr.io/acme/p")[form]!, "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "REPOSITORY_INVALID" });
+    expect(r.stdout + r.stderr).not.toContain(secret);
+    await expect(readFile(lock)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("library addPluginToLock: the same code, message redacted, nothing written", async () => {
+    const lock = lockPath();
+    const error = await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository: withCredentials("ghcr.io/acme/p")[0]! }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "REPOSITORY_INVALID" });
+    expect(String((error as Error).message)).not.toContain(secret);
+    await expect(readFile(lock)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("contract verifyFinalReceipt with such a policy: REPOSITORY_INVALID before any comparison could echo it", async () => {
+    const doc = JSON.parse(await readFile(receipt8, "utf8")) as JsonObject;
+    for (const registryRepository of withCredentials("ghcr.io/acme/p")) {
+      const error = (() => {
+        try {
+          verifyFinalReceipt(doc, { package: "demo-plugin", registryRepository, gates: {} });
+          return undefined;
+        } catch (e) {
+          return e as Error & { code?: string };
+        }
+      })();
+      expect(error?.code).toBe("REPOSITORY_INVALID");
+      expect(error?.message).not.toContain(secret);
+    }
+  });
+
+  it("the right repository still pins (the passing case)", async () => {
+    const lock = lockPath();
+    await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository })).resolves.toMatchObject({ changed: true });
   });
 });
