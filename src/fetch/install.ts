@@ -18,7 +18,7 @@
  * write (or that is sticky, like `/tmp`). `D` must be absent, empty, or hold
  * only files a release writes.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import type { Stats } from "node:fs";
 import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
@@ -182,12 +182,154 @@ interface Plan {
   unchanged: string[];
 }
 
+/**
+ * One fact about which release a set of payload files belongs to: its package, version, tarball file name
+ * or SHA-256, or the SHA-256 of a payload path. `bytes` claims are hashes of files themselves; the others
+ * come from a release document (`release-manifest.json`, `release-receipt.json`) or a tarball's file name.
+ */
+interface ReleaseClaim {
+  field: string;
+  value: string;
+  from: string;
+  bytes?: boolean;
+}
+
+/** Release documents are small: one larger than this is not read for identity (the per-file checks still apply). */
+const IDENTITY_DOCUMENT_LIMIT = 1024 * 1024;
+
+/** The bytes of a regular file (never through a symlink), or null when absent, not a regular file or too large. */
+async function readSmallFile(path: string): Promise<Buffer | null> {
+  let handle;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > IDENTITY_DOCUMENT_LIMIT) return null;
+    return await handle.readFile();
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Claims a release document (`release-manifest.json` or `release-receipt.json`) makes; none when it is not a JSON object. */
+function documentClaims(path: string, bytes: Buffer): ReleaseClaim[] {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return [];
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return [];
+  const record = doc as Record<string, unknown>;
+  const claims: ReleaseClaim[] = [];
+  const text = (value: unknown): value is string => typeof value === "string" && value !== "";
+  if (text(record["package"])) claims.push({ field: "package", value: record["package"], from: path });
+  if (text(record["version"])) claims.push({ field: "version", value: record["version"], from: path });
+  const artifact = Array.isArray(record["artifacts"]) ? (record["artifacts"][0] as Record<string, unknown> | undefined) : undefined;
+  if (artifact !== undefined && typeof artifact === "object" && artifact !== null) {
+    if (text(artifact["filename"])) claims.push({ field: "tarball", value: artifact["filename"], from: path });
+    if (text(artifact["sha256"])) claims.push({ field: "tarball sha256", value: artifact["sha256"], from: path });
+  }
+  // A receipt records the SHA-256 of each bundle file it was published with.
+  if (Array.isArray(record["payload"])) {
+    for (const entry of record["payload"] as unknown[]) {
+      if (typeof entry !== "object" || entry === null) continue;
+      const { path: title, sha256 } = entry as Record<string, unknown>;
+      if (text(title) && text(sha256)) claims.push({ field: `sha256 of ${title}`, value: sha256, from: path });
+    }
+  }
+  return claims;
+}
+
+/** Claims of one payload file at `path` whose bytes are `bytes` (documents only) and whose SHA-256 is `sha256`. */
+function fileClaims(path: string, sha256: string | undefined, bytes: Buffer | null): ReleaseClaim[] {
+  const claims: ReleaseClaim[] = [];
+  if (sha256 !== undefined) claims.push({ field: `sha256 of ${path}`, value: sha256, from: path, bytes: true });
+  if (path.startsWith("dist/")) {
+    claims.push({ field: "tarball", value: path.slice("dist/".length), from: path });
+    if (sha256 !== undefined) claims.push({ field: "tarball sha256", value: sha256, from: path, bytes: true });
+  }
+  if (bytes !== null && (path === "release-manifest.json" || path === "release-receipt.json")) claims.push(...documentClaims(path, bytes));
+  return claims;
+}
+
+/** What the files already in `D` say about their release (documents and small files read, never through a symlink). */
+async function existingClaims(root: string): Promise<ReleaseClaim[]> {
+  const claims: ReleaseClaim[] = [];
+  const paths: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "dist" && entry.isDirectory()) {
+      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
+        if (inner.isFile() && isAllowedPayloadTitle(`dist/${inner.name}`)) paths.push(`dist/${inner.name}`);
+      }
+    } else if (entry.isFile() && isAllowedPayloadTitle(entry.name)) paths.push(entry.name);
+  }
+  for (const path of paths.sort()) {
+    // The tarball and the source bundle may be large: only their names count here (their bytes are judged file by file).
+    const small = path === "release-manifest.json" || path === "release-receipt.json" || path === "release-payload.sha256";
+    const bytes = small ? await readSmallFile(join(root, path)) : null;
+    const sha256 = bytes === null ? undefined : createHash("sha256").update(bytes).digest("hex");
+    claims.push(...fileClaims(path, sha256, bytes));
+  }
+  return claims;
+}
+
+/** What the files being installed say about their release. */
+async function incomingClaims(files: readonly InstallFile[]): Promise<ReleaseClaim[]> {
+  const claims: ReleaseClaim[] = [];
+  for (const file of files) {
+    const document = file.path === "release-manifest.json" || file.path === "release-receipt.json";
+    claims.push(...fileClaims(file.path, file.sha256, document ? await readSmallFile(file.source) : null));
+  }
+  return claims;
+}
+
+/** `demo-plugin 0.2.0`, or the tarball's name, from a side's claims. */
+function describeRelease(claims: readonly ReleaseClaim[]): string {
+  const first = (field: string) => claims.find((c) => c.field === field)?.value;
+  const pkg = first("package");
+  const version = first("version");
+  if (version !== undefined) return `${pkg ?? "release"} ${version}`;
+  const tarball = first("tarball");
+  return tarball !== undefined ? `the release of ${tarball}` : "another release";
+}
+
+/**
+ * One directory holds one release: refuse when the files already in `D` belong to another release than
+ * `files` (package, version, tarball name or SHA-256, or a receipt's recorded SHA-256 of a bundle file
+ * differ). Two hashes of files at one path are left to the per-file check (same release, other bytes).
+ * @throws FetchError `INSTALL_OVERWRITE_REFUSED` naming both releases and the fix.
+ */
+async function checkSameRelease(root: string, outputDir: string, files: readonly InstallFile[]): Promise<void> {
+  const existing = await existingClaims(root);
+  if (existing.length === 0) return;
+  const incoming = await incomingClaims(files);
+  // The most telling difference first: package, version, tarball, then the hashes.
+  const rank = (field: string) => ["package", "version", "tarball", "tarball sha256"].indexOf(field) >>> 0;
+  for (const mine of [...incoming].sort((a, b) => rank(a.field) - rank(b.field))) {
+    const theirs = existing.find((e) => e.field === mine.field && e.value !== mine.value && !(e.bytes === true && mine.bytes === true));
+    if (theirs === undefined) continue;
+    const was = describeRelease(existing);
+    const now = describeRelease(incoming);
+    throw new FetchError(
+      "INSTALL_OVERWRITE_REFUSED",
+      `refusing to mix two releases in one directory: ${outputDir} holds ${was} (${[...new Set(existing.map((c) => c.from))].join(", ")}), the files being installed are ${now} (${[...new Set(incoming.map((c) => c.from))].join(", ")}); they differ in ${mine.field} (${theirs.value} in ${theirs.from}, ${mine.value} in ${mine.from}); nothing was written; fix: fetch into a new directory, or pass --replace to swap the whole directory for ${now} after verification (CLI: another --output-dir, or --replace; library: fetchRelease({replace: true}) or replaceInstall)`,
+    );
+  }
+}
+
 /** First pass (no writes): see {@link installPayload}. `rootExists` is false when `D` is absent. */
 async function planInstall(root: string, outputDir: string, files: readonly InstallFile[]): Promise<Plan & { rootExists: boolean }> {
   const rootStat = await checkOutputPath(root, outputDir);
   if (rootStat !== null) {
     const foreign = await foreignEntries(root, false);
     if (foreign.length > 0) throw notEmpty(outputDir, foreign);
+    await checkSameRelease(root, outputDir, files);
   }
   const toWrite: InstallFile[] = [];
   const unchanged: string[] = [];

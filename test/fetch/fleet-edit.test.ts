@@ -183,6 +183,51 @@ describe("fetch an upgrade into a directory holding the previous version", () =>
   });
 });
 
+describe("one directory holds one release: a bundle and a receipt of different releases are never mixed", () => {
+  const fetchInto = (out: string, reference: string, extra: Partial<Parameters<typeof fetchRelease>[0]> = {}) =>
+    fetchRelease({ reference: `${repository}@${reference}`, repository, outputDir: out, openTarget: openLayout, progress: null, ...extra });
+  const tree = async (dir: string) => (await readdir(dir, { recursive: true })).map(String).sort();
+
+  it("library: the 0.9.0 receipt into a directory holding the 0.8.0 bundle is refused, naming both versions and the fix; nothing written", async () => {
+    const out = join(root, "mixed-1");
+    await fetchInto(out, v8.bundle.digest);
+    const before = await tree(out);
+    const refused = fetchInto(out, v9.receipt.digest);
+    await expect(refused).rejects.toMatchObject({ code: "INSTALL_OVERWRITE_REFUSED" });
+    await expect(refused).rejects.toThrow(/holds demo-plugin 0\.8\.0 .*being installed are demo-plugin 0\.9\.0 .*differ in version \(0\.8\.0 in release-manifest\.json, 0\.9\.0 in release-receipt\.json\).*fetch into a new directory, or pass --replace.*another --output-dir/);
+    expect(await tree(out)).toEqual(before);
+    // The same release's receipt is still welcome, and --replace swaps the directory for the other release.
+    await fetchInto(out, v8.receipt.digest);
+    await fetchInto(out, v9.receipt.digest, { replace: true });
+    expect(await tree(out)).toEqual(["release-receipt.json"]);
+  });
+
+  it("library: the 0.8.0 bundle into a directory holding the 0.9.0 receipt is refused; nothing written", async () => {
+    const out = join(root, "mixed-2");
+    await fetchInto(out, v9.receipt.digest);
+    const before = await readFile(join(out, "release-receipt.json"));
+    const refused = fetchInto(out, v8.bundle.digest);
+    await expect(refused).rejects.toMatchObject({ code: "INSTALL_OVERWRITE_REFUSED" });
+    await expect(refused).rejects.toThrow(/holds demo-plugin 0\.9\.0 .*demo-plugin 0\.8\.0/);
+    expect(await tree(out)).toEqual(["release-receipt.json"]);
+    expect(await readFile(join(out, "release-receipt.json"))).toEqual(before);
+    // The bundle the receipt names is the same release: accepted.
+    await fetchInto(out, v9.bundle.digest);
+    expect(await tree(out)).toContain("dist/demo-plugin-0.9.0.tgz");
+  });
+
+  it("CLI: fetch of the 0.9.0 receipt into the 0.8.0 bundle's directory exits 1 with the code and both versions", async () => {
+    const out = join(root, "mixed-cli");
+    await fetchInto(out, v8.bundle.digest);
+    const before = await tree(out);
+    const result = await runCli(["fetch", "--reference", `${repository}@${v9.receipt.digest}`, "--output-dir", out]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/demo-plugin 0\.8\.0 .*demo-plugin 0\.9\.0 .*pass --replace .*\[INSTALL_OVERWRITE_REFUSED\]\n$/);
+    expect(await tree(out)).toEqual(before);
+  });
+});
+
 describe("fleet add run again (CLI): the pin already there is an idempotent success; another release names the command that works", () => {
   // The consumer pins the repository it trusts (required): here, the one each receipt was published to.
   const add = async (lock: string, receipt: string, ...extra: string[]) => {

@@ -83,6 +83,31 @@ describe("installPayload", () => {
     expect((await installPayload(out, files)).written).toEqual([]);
   });
 
+  it("refuses files of another release (version, tarball, or a receipt's recorded hash of a bundle file) into D: INSTALL_OVERWRITE_REFUSED naming both, D unchanged", async () => {
+    const manifest = (version: string) => JSON.stringify({ package: "demo", version, artifacts: [{ filename: `demo-${version}.tgz`, sha256: "a".repeat(64), size: 7 }] });
+    const out = join(root, "D");
+    await installPayload(out, [await source("release-manifest.json", manifest("1.0.0"), "m1"), await source("dist/demo-1.0.0.tgz", "tarball")]);
+    const before = await tree(out);
+    // A receipt of 2.0.0 (another path, so no file-by-file conflict).
+    const receipt2 = await source("release-receipt.json", JSON.stringify({ package: "demo", version: "2.0.0", artifacts: [{ filename: "demo-2.0.0.tgz", sha256: "b".repeat(64) }] }), "r2");
+    const refused = installPayload(out, [receipt2]);
+    await expect(() => refused).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
+    await expect(refused).rejects.toThrow(/holds demo 1\.0\.0 .*are demo 2\.0\.0 .*differ in version/);
+    // Same version, but the receipt records other bytes for release-manifest.json: another release too.
+    const receiptOther = await source("release-receipt.json", JSON.stringify({ package: "demo", version: "1.0.0", payload: [{ path: "release-manifest.json", sha256: "c".repeat(64) }] }), "r3");
+    await expect(() => installPayload(out, [receiptOther])).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
+    expect(await tree(out)).toEqual(before);
+    // A receipt of the same release is installed next to it.
+    const sha = createHash("sha256").update(manifest("1.0.0")).digest("hex");
+    const receipt1 = await source("release-receipt.json", JSON.stringify({ package: "demo", version: "1.0.0", payload: [{ path: "release-manifest.json", sha256: sha }] }), "r1");
+    expect((await installPayload(out, [receipt1])).written).toEqual(["release-receipt.json"]);
+    // The other way round: a 2.0.0 bundle into D holding the 1.0.0 receipt and bundle; replaceInstall swaps it.
+    const bundle2 = [await source("release-manifest.json", manifest("2.0.0"), "m2"), await source("dist/demo-2.0.0.tgz", "tarball 2")];
+    await expect(() => installPayload(out, bundle2)).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
+    await replaceInstall(out, bundle2);
+    expect(await tree(out)).toEqual(["dist/", "dist/demo-2.0.0.tgz", "release-manifest.json"]);
+  });
+
   it("refuses D as a symlink", async () => {
     const real = join(root, "real");
     await mkdir(real);
