@@ -56,16 +56,30 @@ export function watchInterrupts(what: string): InterruptWatch {
 /**
  * Run `action` under {@link watchInterrupts}; when a signal stopped it, exit
  * with `exitCode` at once (abandoned transfers may still hold sockets open).
+ *
+ * Once `action` has returned, its exit code is the command's result: the work
+ * it did is committed (a fetch's install renamed into place) and its output
+ * printed. A SIGINT or SIGTERM that lands after that, while the process is
+ * still shutting down, must not turn a success into 130/143 (the default
+ * signal behaviour would kill the process with that status), so the result
+ * keeps its own handlers until the process exits: they exit with `code` at once.
  */
 export async function withInterrupts(what: string, action: (signal: AbortSignal) => Promise<number>): Promise<number> {
   const watch = watchInterrupts(what);
   let code: number;
   try {
     code = await action(watch.signal);
-  } finally {
+  } catch (error) {
     watch.dispose();
+    throw error;
   }
   const signal = watch.received();
-  if (signal !== undefined) process.exit(code === 0 ? 0 : INTERRUPT_EXIT_CODES[signal]);
-  return code;
+  const result = signal !== undefined && code !== 0 ? INTERRUPT_EXIT_CODES[signal] : code;
+  // Installed before the watch goes, so there is no moment with the default (killing) behaviour.
+  const settled = () => process.exit(result);
+  process.on("SIGINT", settled);
+  process.on("SIGTERM", settled);
+  watch.dispose();
+  if (signal !== undefined) process.exit(result);
+  return result;
 }

@@ -561,6 +561,12 @@ export interface FetchReleaseOptions extends DownloadOptions {
   provenance?: ProvenanceCheckOptions;
   /** Replace the whole output directory after verification (`--replace`, see `replaceInstall`). */
   replace?: boolean;
+  /**
+   * Called once the install has committed (files linked, or with `replace` the new directory renamed into
+   * place). From then on the fetch resolves with its result even if `signal` aborts: an interruption after
+   * the commit is too late to undo it, and the command reports success (the CLI exits 0, not 130/143).
+   */
+  onCommit?: () => void;
 }
 
 /**
@@ -590,8 +596,9 @@ export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchR
     await (options.replace === true ? replaceInstall : installPayload)(
       options.outputDir,
       download.files.map((f) => ({ path: f.path, source: download.localFiles.get(f.path) as string, sha256: f.sha256 })),
-      options.signal === undefined ? {} : { signal: options.signal },
+      { ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.onCommit === undefined ? {} : { onCommit: options.onCommit }) },
     );
+    // Committed: nothing below checks the signal.
     return { reference: download.reference, artifactType: download.artifactType, version: download.version, files: download.files, install_time: download.install_time, ...(provenance === undefined ? {} : { provenance }) };
   } finally {
     await download.cleanup();

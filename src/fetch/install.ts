@@ -79,6 +79,13 @@ export interface InstallOptions {
    * the lock released, and `InterruptedError` (`INTERRUPTED`) thrown.
    */
   signal?: AbortSignal;
+  /**
+   * Called once, synchronously, the moment the install has committed (the last
+   * file linked into place; for {@link replaceInstall} the new directory renamed
+   * over `D`). From then on the call resolves with its result even if `signal`
+   * aborts: an interruption after the commit does not undo or fail it.
+   */
+  onCommit?: () => void;
 }
 
 /** Names of the temporary copies {@link installPayload} makes next to their targets (`.<name>.hpk-<12 hex>.tmp`). */
@@ -461,7 +468,10 @@ export async function installPayload(outputDir: string, files: readonly InstallF
   throwIfInterrupted(options.signal);
   // First pass: no writes; fail fast.
   const first = await planInstall(root, outputDir, files);
-  if (first.toWrite.length === 0) return { written: [], unchanged: first.unchanged };
+  if (first.toWrite.length === 0) {
+    options.onCommit?.();
+    return { written: [], unchanged: first.unchanged };
+  }
   // Second pass: writes under the lock, undone on failure.
   const createdDirs: string[] = [];
   const createdFiles: string[] = [];
@@ -516,6 +526,8 @@ export async function installPayload(outputDir: string, files: readonly InstallF
         await unlink(temp).catch(() => undefined);
       }
     }
+    // Committed: every file is in place. No signal check from here on (an interruption now is too late to undo it).
+    options.onCommit?.();
     await release();
     release = undefined;
     return { written, unchanged: plan.unchanged };
@@ -583,7 +595,9 @@ export async function replaceInstall(outputDir: string, files: readonly InstallF
   const old = join(dirname(root), `.${base}.hpk-old-${tag}`);
   const { rename, rm } = await import("node:fs/promises");
   try {
-    const result = await installPayload(fresh, files, options);
+    const { onCommit, ...inner } = options;
+    const result = await installPayload(fresh, files, inner);
+    // The last point where an interruption undoes the replacement; after the second rename it is committed.
     throwIfInterrupted(options.signal);
     await rename(root, old);
     try {
@@ -592,6 +606,7 @@ export async function replaceInstall(outputDir: string, files: readonly InstallF
       await rename(old, root);
       throw error;
     }
+    onCommit?.();
     await rm(old, { recursive: true, force: true });
     return result;
   } catch (error) {

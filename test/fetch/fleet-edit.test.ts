@@ -228,6 +228,48 @@ describe("one directory holds one release: a bundle and a receipt of different r
   });
 });
 
+describe("an interruption and the install's commit (library AbortSignal, aborted from the commit hook)", () => {
+  it("aborted right after --replace renamed the new release into place: the fetch succeeds, D holds the new release only", async () => {
+    const out = join(root, "commit-1");
+    await fetchRelease({ reference: `${repository}@${v8.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    const controller = new AbortController();
+    let committed = 0;
+    const result = await fetchRelease({
+      reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true, signal: controller.signal,
+      onCommit: () => {
+        committed += 1;
+        controller.abort();
+      },
+    });
+    expect(committed).toBe(1);
+    expect(controller.signal.aborted).toBe(true);
+    expect(result.version).toBe("0.9.0");
+    const after = (await readdir(out, { recursive: true })).map(String).sort();
+    expect(after).toContain("dist/demo-plugin-0.9.0.tgz");
+    expect(after).not.toContain("dist/demo-plugin-0.8.0.tgz");
+    expect((await readdir(root)).filter((n) => n.startsWith(".commit-1.hpk-"))).toEqual([]);
+  });
+
+  it("aborted right after a plain install linked its last file: the fetch succeeds and the files stay", async () => {
+    const out = join(root, "commit-2");
+    const controller = new AbortController();
+    const result = await fetchRelease({ reference: `${repository}@${v8.receipt.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, signal: controller.signal, onCommit: () => controller.abort() });
+    expect(result.version).toBe("0.8.0");
+    expect((await readdir(out)).sort()).toEqual(["release-receipt.json"]);
+  });
+
+  it("aborted before the install: INTERRUPTED, the directory left as it was", async () => {
+    const out = join(root, "commit-3");
+    await fetchRelease({ reference: `${repository}@${v8.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+    const before = (await readdir(out, { recursive: true })).map(String).sort();
+    const controller = new AbortController();
+    controller.abort();
+    const refused = fetchRelease({ reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true, signal: controller.signal, onCommit: () => expect.fail("no commit") });
+    await expect(refused).rejects.toMatchObject({ code: "INTERRUPTED" });
+    expect((await readdir(out, { recursive: true })).map(String).sort()).toEqual(before);
+  });
+});
+
 describe("fleet add run again (CLI): the pin already there is an idempotent success; another release names the command that works", () => {
   // The consumer pins the repository it trusts (required): here, the one each receipt was published to.
   const add = async (lock: string, receipt: string, ...extra: string[]) => {
