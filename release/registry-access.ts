@@ -50,6 +50,8 @@ export interface RegistryAccessOptions {
   progress?: NodeJS.WritableStream | null;
   /** On a `progress` stream that is not a TTY, write plain progress lines instead of nothing (`--verbose`). */
   progressLines?: boolean;
+  /** Time before the bar first appears (ms; default 1000; the CLI's `--verbose` passes 0). */
+  progressDelayMs?: number;
   /** Test hooks. */
   hooks?: PipelineHooks;
 }
@@ -66,6 +68,7 @@ export interface RegistryAccess {
   /** Where the upload progress bar goes (`null`: nowhere), and whether a non-TTY stream gets plain lines. */
   progress: NodeJS.WritableStream | null;
   progressLines: boolean;
+  progressDelayMs: number | undefined;
 }
 
 /**
@@ -91,6 +94,7 @@ export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePol
     chunkSize: options.chunkSize === undefined ? undefined : checkChunkSize(options.chunkSize),
     progress: options.progress === undefined ? process.stderr : options.progress,
     progressLines: options.progressLines === true,
+    progressDelayMs: options.progressDelayMs,
   };
 }
 
@@ -207,7 +211,7 @@ export async function uploadArtifact(
   // The upload's progress bar (stderr by default; a TTY only, after 1 s; nothing when piped unless plain lines were asked for).
   let bar: TransferProgress | undefined;
   const onProgress = (bytes: number, total: number): void => {
-    bar ??= new TransferProgress(access.progress, "upload", total, { plainLines: access.progressLines });
+    bar ??= new TransferProgress(access.progress, "upload", total, { plainLines: access.progressLines, ...(access.progressDelayMs === undefined ? {} : { delayMs: access.progressDelayMs }) });
     bar.set(bytes);
   };
   try {

@@ -78,9 +78,11 @@ export function progressStream(ttyOnly = false): NodeJS.WritableStream | null {
 /**
  * Options of a transfer's progress bar (fetch, stage and publish uploads): a
  * bar on a terminal, plain lines on a pipe under `--verbose`, nothing under `--quiet`.
+ * Without `--verbose` the bar waits a second, so a quick transfer prints nothing; `--verbose` asks for
+ * progress, so it starts at once (`progressDelayMs: 0`): at least one progress line and the summary.
  */
-export function transferProgress(): { progress: NodeJS.WritableStream | null; progressLines: boolean } {
-  return { progress: progressStream(true), progressLines: verbosity === "verbose" };
+export function transferProgress(): { progress: NodeJS.WritableStream | null; progressLines: boolean; progressDelayMs?: number } {
+  return { progress: progressStream(true), progressLines: verbosity === "verbose", ...(verbosity === "verbose" ? { progressDelayMs: 0 } : {}) };
 }
 
 /** Write a note line to stderr (silent under `--quiet`). */

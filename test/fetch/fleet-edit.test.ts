@@ -270,6 +270,17 @@ describe("an interruption and the install's commit (library AbortSignal, aborted
   });
 });
 
+describe("fetch --verbose shows progress even when stderr is not a terminal", () => {
+  it("a quick fetch from a layout store prints a progress line and the summary on stderr; without --verbose nothing", async () => {
+    const verbose = await runCli(["fetch", "--verbose", "--reference", `${repository}@${v8.bundle.digest}`, "--output-dir", join(root, "verbose-1")]);
+    expect(verbose.code).toBe(0);
+    expect(verbose.stderr).toMatch(/^fetch  \[[#.]{20}\] +\d+%  [\d.]+\/[\d.]+ MiB .*\n(.*\n)*fetch [\d.]+ MiB in [\d.]+ s \([\d.]+ MB\/s\)\n/m);
+    const plain = await runCli(["fetch", "--reference", `${repository}@${v8.bundle.digest}`, "--output-dir", join(root, "verbose-2")]);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toBe("");
+  });
+});
+
 describe("fleet add run again (CLI): the pin already there is an idempotent success; another release names the command that works", () => {
   // The consumer pins the repository it trusts (required): here, the one each receipt was published to.
   const add = async (lock: string, receipt: string, ...extra: string[]) => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TransferProgress } from "../../src/fetch/progress.js";
+import { setVerbosity, transferProgress } from "../../src/cli/output.js";
 
 function sink(tty: boolean): { stream: NodeJS.WritableStream; out: string[] } {
   const out: string[] = [];
@@ -98,5 +99,25 @@ describe("TransferProgress", () => {
     quick.add(10);
     quick.finish();
     expect(piped.out).toEqual([]);
+  });
+
+  it("--verbose asks for progress: no delay, so even a quick transfer prints a line and the summary, on a pipe and on a TTY", () => {
+    try {
+      setVerbosity("verbose");
+      expect(transferProgress()).toMatchObject({ progressLines: true, progressDelayMs: 0 });
+      setVerbosity("normal");
+      expect(transferProgress()).not.toHaveProperty("progressDelayMs");
+    } finally {
+      setVerbosity("normal");
+    }
+    for (const tty of [false, true]) {
+      let t = 0;
+      const { stream, out } = sink(tty);
+      const quick = new TransferProgress(stream, "fetch", 10, { now: () => t, plainLines: true, delayMs: 0 });
+      t = 20;
+      quick.add(10);
+      quick.finish();
+      expect(out.map((line) => line.replace(/\r|\x1b\[K/g, ""))).toEqual(["fetch  [####################] 100%  0.0/0.0 MiB  0.0 MB/s" + (tty ? "" : "\n"), "fetch 0.0 MiB in 0.0 s (0.0 MB/s)\n"]);
+    }
   });
 });
