@@ -12,7 +12,7 @@ import type { Repository } from "../contract/reference.js";
 import { OciError } from "../oci/errors.js";
 import { refusedHop, requirePlainHttpAllowed } from "../oci/origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
-import { HttpAgents, discard, headerValue, headerValues, sendRequest, type HttpResponse } from "../oci/registry-http.js";
+import { HttpAgents, discard, headerValue, headerValues, isPlainHttpAnswer, plainHttpAnswerMessage, sendRequest, type HttpResponse } from "../oci/registry-http.js";
 import { RETRYABLE_STATUS, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
 import { networkReason } from "../github/api.js";
 import { PrivacyError } from "./errors.js";
@@ -75,6 +75,8 @@ async function anonymousGet(url: URL, headers: Record<string, string>, options: 
           bodyTimeoutMs: options.timeoutMs,
         });
       } catch (error) {
+        // A registry without TLS on this port: say so (and the fix), not OpenSSL's words or "no HTTP status".
+        if (isPlainHttpAnswer(error)) throw new OciError("OCI_TLS_FAILED", plainHttpAnswerMessage(`anonymous read probe GET ${url.origin}${url.pathname}`, url.host), { cause: error });
         return { error: networkReason(error) };
       }
       const status = res.statusCode;
@@ -92,6 +94,7 @@ async function anonymousGet(url: URL, headers: Record<string, string>, options: 
       return { status, challenges, body: await readBounded(res, bodyLimit) };
     }
   } catch (error) {
+    if (error instanceof OciError && error.code === "OCI_TLS_FAILED") throw error;
     if (error instanceof OciError) return { error: error.message };
     return { error: networkReason(error) };
   } finally {
@@ -142,7 +145,8 @@ function gaveUpError(what: string, answer: HttpAnswer): PrivacyError {
  * @throws PrivacyError `PRIVACY_ANONYMOUS_READ` (200: tags served anonymously),
  *   `PRIVACY_NO_STATUS` (no HTTP status), `PRIVACY_ANONYMOUS_CHECK_FAILED`
  *   (any other answer: another status, an unknown challenge, a realm that is
- *   not https, an unreadable token response); OciError `OCI_PLAIN_HTTP_REFUSED`.
+ *   not https, an unreadable token response); OciError `OCI_PLAIN_HTTP_REFUSED`,
+ *   `OCI_TLS_FAILED` (the registry answered plain HTTP to TLS: pass --plain-http for a loopback registry).
  */
 export async function probeAnonymousRead(
   repository: Repository,

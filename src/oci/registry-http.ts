@@ -93,6 +93,31 @@ export function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * True when a TLS connection got a plain-HTTP answer (a registry without TLS on that port): OpenSSL's
+ * "wrong version number" or "packet length too long" (`EPROTO`, `ERR_SSL_WRONG_VERSION_NUMBER`,
+ * `ERR_SSL_PACKET_LENGTH_TOO_LONG`), on the error or any of its causes.
+ */
+export function isPlainHttpAnswer(error: unknown): boolean {
+  for (let e = error as { code?: unknown; message?: unknown; reason?: unknown; cause?: unknown } | null | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
+    if (e.code === "ERR_SSL_WRONG_VERSION_NUMBER" || e.code === "ERR_SSL_PACKET_LENGTH_TOO_LONG") return true;
+    const text = `${typeof e.message === "string" ? e.message : ""} ${typeof e.reason === "string" ? e.reason : ""}`;
+    if (/wrong version number|packet length too long/i.test(text)) return true;
+  }
+  return false;
+}
+
+/**
+ * The `OCI_TLS_FAILED` text for {@link isPlainHttpAnswer}: what happened (in words, not OpenSSL's), what was
+ * expected, and the fix.
+ */
+export function plainHttpAnswerMessage(where: string, host: string): string {
+  return (
+    `${where}: the registry at ${host} answered plain HTTP to a TLS connection (OpenSSL: wrong version number); expected TLS (https://${host}); ` +
+    "fix: for a loopback registry add --plain-http (library: plainHttp: true); for any other registry use its TLS address"
+  );
+}
+
 /** True for Node/OpenSSL TLS and certificate error codes. */
 export function isTlsErrorCode(code: string): boolean {
   return code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_") || code === "EPROTO" || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code);

@@ -21,7 +21,7 @@ import { Readable } from "node:stream";
 import { OciError, type OciErrorCode } from "./errors.js";
 import { refusedHop, sameOrigin, schemeAllowed } from "./origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge, type RegistryCredentials } from "./registry-auth.js";
-import { HttpAgents, RESET_CODES, TIMEOUT_CODES, bodyError, discard, errorCode, headerValue, headerValues, isTlsErrorCode, sendRequest, type HttpResponse } from "./registry-http.js";
+import { HttpAgents, RESET_CODES, TIMEOUT_CODES, bodyError, discard, errorCode, headerValue, headerValues, isPlainHttpAnswer, isTlsErrorCode, plainHttpAnswerMessage, sendRequest, type HttpResponse } from "./registry-http.js";
 import { RETRYABLE_STATUS, describeRetryableStatus, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "./retry.js";
 
 /** Ceiling of error bodies and token responses (bytes). */
@@ -335,6 +335,7 @@ export class RegistrySession {
     if (error instanceof OciError) throw error;
     const body = opts.body;
     if (body instanceof Readable && body.errored instanceof OciError) throw body.errored;
+    if (isPlainHttpAnswer(error)) throw new OciError("OCI_TLS_FAILED", plainHttpAnswerMessage(where, url.host), { cause: error });
     if (code !== undefined && isTlsErrorCode(code)) throw new OciError("OCI_TLS_FAILED", tlsFailure(where, code), { cause: error });
     if (reset) {
       // A streamed body cannot be replayed here; `copy` retries the whole blob transfer.
