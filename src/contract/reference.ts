@@ -119,7 +119,12 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   const at = value.lastIndexOf("@");
   if (at < 0) {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}`);
+    // A tag (`repo:v1.2.0`, `oci-layout:<dir>:v1.2.0`) moves; resolve prints the digest it names now.
+    const tagged = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(value.slice(value.lastIndexOf("/") + 1)) && !value.endsWith(":");
+    throw new ReleaseContractError(
+      "REFERENCE_NOT_PINNED",
+      `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}${tagged ? `, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${value} to print the digest reference it names now, check it, and pass that` : ""}`,
+    );
   }
   const repoPart = value.slice(0, at);
   const digest = value.slice(at + 1);
@@ -129,7 +134,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (!repoPart.startsWith(LAYOUT_PREFIX)) {
     const lastSlash = repoPart.lastIndexOf("/");
     if (repoPart.slice(lastSlash + 1).includes(":")) {
-      throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describeValue(value)}`);
+      throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describeValue(value)}; fix: pass ${repoPart.slice(0, repoPart.lastIndexOf(":"))}@${digest} (the digest alone pins the release; hermes-plugin-kit resolve --reference ${repoPart} prints what the tag names now)`);
     }
   }
   if (pinnedRepository !== undefined && repoPart !== pinnedRepository) {

@@ -120,7 +120,7 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
 export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
   const keys = checkDocumentHeader(doc, expectedState, policy);
   const { version, sourceSha } = checkVersionIdentity(doc);
-  checkGateEvidence(doc, sourceSha, policy);
+  checkGateEvidence(doc, sourceSha, policy, expectedState === "tested" ? "tested manifest (release-manifest.json)" : "release receipt (release-receipt.json)");
   checkArtifactInventory(doc, version, expectedState === "published", policy);
   if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
 }
@@ -177,27 +177,28 @@ function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: st
 }
 
 /** I11-I14: every test gate passed on this source with the policy's command, host contract and workflow evidence. */
-function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePolicy): void {
+/** `document` names what is checked (a tested manifest or a release receipt), for the messages. */
+function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePolicy, document: string): void {
   const evidence = doc["evidence"];
   if (!isObject(evidence) || !sameKeys(evidence, EVIDENCE_KEYS)) {
-    fail("EVIDENCE_INCOMPLETE", `release receipt evidence is incomplete: evidence must have exactly the keys ${EVIDENCE_KEYS.join(", ")}`);
+    fail("EVIDENCE_INCOMPLETE", `${document} evidence is incomplete: evidence must have exactly the keys ${EVIDENCE_KEYS.join(", ")}`);
   }
   for (const gate of TEST_GATES) {
     const entry = evidence[gate];
     const keys = gate === "host_contract" ? ["command", "mcp_sdk_version", "result", "source_sha", "status"] : ["command", "result", "source_sha", "status"];
     if (!isObject(entry) || !sameKeys(entry, keys) || entry["status"] !== "passed" || entry["result"] !== "passed") {
-      fail("GATE_NOT_PASSED", `release receipt gate ${gate} did not pass: evidence.${gate} must be exactly {${keys.join(", ")}} with status and result "passed"`);
+      fail("GATE_NOT_PASSED", `${document} gate ${gate} did not pass: evidence.${gate} must be exactly {${keys.join(", ")}} with status and result "passed"`);
     }
     const command = entry["command"];
     if (typeof command !== "string" || command.trim().length === 0) {
-      fail("GATE_NOT_PASSED", `release receipt gate ${gate} records no command: evidence.${gate}.command must be a non-empty string, found ${describeValue(command)}`);
+      fail("GATE_NOT_PASSED", `${document} gate ${gate} records no command: evidence.${gate}.command must be a non-empty string, found ${describeValue(command)}`);
     }
     const pinned = policy.gates[gate];
     if (pinned !== undefined && command !== pinned) {
-      fail("GATE_COMMAND_MISMATCH", `release receipt gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}`);
+      fail("GATE_COMMAND_MISMATCH", `${document} gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}`);
     }
     if (entry["source_sha"] !== sourceSha) {
-      fail("GATE_OTHER_SOURCE", `release receipt gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, expected ${sourceSha}`);
+      fail("GATE_OTHER_SOURCE", `${document} gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, expected ${sourceSha}`);
     }
   }
   const host = evidence["host_contract"] as Record<string, unknown>;

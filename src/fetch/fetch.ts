@@ -38,6 +38,7 @@ import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/reg
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
+import { OciError } from "../oci/errors.js";
 import { checkInstallTarget, checkReplaceTarget, installPayload, replaceInstall } from "./install.js";
 import { TransferProgress } from "./progress.js";
 import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
@@ -334,9 +335,14 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
   });
   // G3: the descriptor names the pinned digest; fetchManifest checks the 1 MiB ceiling, the size and the digest of the bytes.
-  const resolved = await target.resolve(pinned.digest);
-  checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
-  const manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
+  let manifestBytes: Buffer;
+  try {
+    const resolved = await target.resolve(pinned.digest);
+    checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
+    manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
+  } catch (error) {
+    throw servedOtherBytes(error, pinned.reference);
+  }
   // G4-G8.
   const manifest = checkReleaseManifest(manifestBytes, {
     expectedDigest: pinned.digest,
@@ -466,8 +472,23 @@ async function downloadInto(
     };
   } catch (error) {
     await cleanup();
-    throw error;
+    throw servedOtherBytes(error, pinned.reference);
   }
+}
+
+/**
+ * An `OCI_DIGEST_MISMATCH` / `OCI_SIZE_MISMATCH` of the verifying download, with what it means for the
+ * consumer: the registry served other bytes than the pinned digest stands for (or the transfer was cut
+ * short). Same code; other errors pass through.
+ */
+function servedOtherBytes(error: unknown, reference: string): unknown {
+  if (!(error instanceof OciError) || (error.code !== "OCI_DIGEST_MISMATCH" && error.code !== "OCI_SIZE_MISMATCH")) return error;
+  return new OciError(
+    error.code,
+    `${error.message}: the registry served other bytes than the pinned digest ${reference} stands for${error.code === "OCI_SIZE_MISMATCH" ? " (or the transfer was cut short)" : ""}; nothing was installed; ` +
+      "fix: do not install these bytes (nor the release from another source); retry once, and if it fails again report it to the release's publisher: the registry or the release may have been tampered with",
+    { cause: error },
+  );
 }
 
 /** G9: every layer into `payloadDir/<title>`, up to 4 at once, under one progress bar; titles in manifest order. */

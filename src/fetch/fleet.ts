@@ -35,6 +35,7 @@ import { receiptReferenceFor } from "./receipt-reference.js";
 
 export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
+import { OciError } from "../oci/errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 import { makeDirectory } from "../contract/directory.js";
 import { parseJsonFileBytes } from "../contract/json-file.js";
@@ -59,21 +60,23 @@ export function fleetLockBytes(lock: FleetLock): Buffer {
  * Check a parsed lock: the zod schema (exact keys), digest-pinned references,
  * no plugin name or tarball filename twice, bundle and receipt references of
  * one plugin in the same repository and different from each other.
+ * @param path the lock file, named in every message.
  * @throws FetchError `FLEET_LOCK_INVALID`.
  */
-export function checkFleetLock(value: unknown): FleetLock {
+export function checkFleetLock(value: unknown, path?: string): FleetLock {
+  const lockName = path === undefined ? "fleet lock" : `fleet lock ${path}`;
   const result = FleetLockSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new FetchError("FLEET_LOCK_INVALID", `fleet lock does not match its schema at ${issue ? issue.path.map(String).join(".") || "<root>" : "<root>"}: ${issue?.message ?? "invalid"}`);
+    throw new FetchError("FLEET_LOCK_INVALID", `${lockName} does not match its schema at ${issue ? issue.path.map(String).join(".") || "<root>" : "<root>"}: ${issue?.message ?? "invalid"}`);
   }
   const lock = result.data;
   const names = new Set<string>();
   const files = new Set<string>();
   for (const plugin of lock.plugins) {
-    if (!isNpmPackageName(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin name ${describeValue(plugin.name)} is not an npm package name`);
-    if (names.has(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins ${plugin.name} twice`);
-    if (files.has(plugin.tarball.filename)) throw new FetchError("FLEET_LOCK_INVALID", `fleet lock pins tarball ${plugin.tarball.filename} twice`);
+    if (!isNpmPackageName(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `${lockName} plugin name ${describeValue(plugin.name)} is not an npm package name`);
+    if (names.has(plugin.name)) throw new FetchError("FLEET_LOCK_INVALID", `${lockName} pins ${plugin.name} twice`);
+    if (files.has(plugin.tarball.filename)) throw new FetchError("FLEET_LOCK_INVALID", `${lockName} pins tarball ${plugin.tarball.filename} twice`);
     names.add(plugin.name);
     files.add(plugin.tarball.filename);
     let bundleRepo: string;
@@ -82,16 +85,35 @@ export function checkFleetLock(value: unknown): FleetLock {
       bundleRepo = parseReference(plugin.bundle_reference).repository.repository;
       receiptRepo = parseReference(plugin.receipt_reference).repository.repository;
     } catch (error) {
-      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: ${(error as Error).message}`, { cause: error });
+      throw new FetchError("FLEET_LOCK_INVALID", `${lockName} plugin ${plugin.name}: ${(error as Error).message}`, { cause: error });
     }
     if (bundleRepo !== receiptRepo) {
-      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: bundle and receipt references name different repositories (${bundleRepo}, ${receiptRepo})`);
+      throw new FetchError("FLEET_LOCK_INVALID", `${lockName} plugin ${plugin.name}: bundle and receipt references name different repositories (${bundleRepo}, ${receiptRepo})`);
     }
     if (plugin.bundle_reference === plugin.receipt_reference) {
-      throw new FetchError("FLEET_LOCK_INVALID", `fleet lock plugin ${plugin.name}: the bundle and receipt references must differ`);
+      throw new FetchError("FLEET_LOCK_INVALID", `${lockName} plugin ${plugin.name}: the bundle and receipt references must differ`);
     }
   }
   return lock;
+}
+
+/**
+ * Run one registry read of `fleet verify` for `plugin`: an `OCI_NOT_FOUND` names the plugin, which pinned
+ * reference is missing and what to do (the lock holds several plugins; the registry's answer names none).
+ */
+async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", reference: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof OciError && error.code === "OCI_NOT_FOUND") {
+      throw new OciError(
+        "OCI_NOT_FOUND",
+        `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference} is not in the registry (${error.message}); fix: check the registry still holds that release (and that you can read it), or unpin it with fleet remove --name ${plugin.name}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 /**
@@ -114,7 +136,7 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
   } catch (error) {
     throw new FetchError("FLEET_LOCK_INVALID", `fleet lock ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  return checkFleetLock(doc);
+  return checkFleetLock(doc, path);
 }
 
 /** Write the lock atomically (temp file in the same directory, then rename); a symlinked lock path is refused. */
@@ -377,7 +399,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
       expect,
       policy: pluginPolicy(options.policy, plugin),
     });
-    const download = await downloadRelease(pinned(plugin.receipt_reference, "receipt"));
+    const download = await forPlugin(plugin, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
     let receipt: PublishedReceipt;
     try {
       receipt = download.document as PublishedReceipt;
@@ -402,7 +424,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
     }
     // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
     // are exactly the receipt's payload records, tarball included.
-    const bundle = await inspectRelease(pinned(plugin.bundle_reference, "bundle"));
+    const bundle = await forPlugin(plugin, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
     const layers = bundle.manifest.layers
       .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

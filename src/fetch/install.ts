@@ -177,6 +177,20 @@ async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<
   return foreign;
 }
 
+/** Payload file names in `root` (and `root/dist`) that exist but are not regular files (at most 5). */
+async function payloadNamesNotFiles(root: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "dist" && entry.isDirectory()) {
+      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
+        if (isAllowedPayloadTitle(`dist/${inner.name}`) && !inner.isFile()) found.push(`dist/${inner.name}`);
+      }
+    } else if (entry.name !== "dist" && isAllowedPayloadTitle(entry.name) && !entry.isFile()) found.push(entry.name);
+    if (found.length >= 5) break;
+  }
+  return found;
+}
+
 function notEmpty(outputDir: string, foreign: readonly string[]): FetchError {
   return new FetchError(
     "INSTALL_OUTPUT_NOT_EMPTY",
@@ -561,6 +575,16 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
     );
   }
   if (st === null) return;
+  // A release's own file name that is not a regular file (a symlink, most likely): say what it is.
+  for (const name of await payloadNamesNotFiles(root)) {
+    const entry = await lstatOrNull(join(root, name));
+    if (entry === null) continue;
+    const what = entry.isSymbolicLink() ? `a symlink (to ${await readlink(join(root, name)).catch(() => "?")})` : entry.isDirectory() ? "a directory" : "not a regular file";
+    throw new FetchError(
+      "INSTALL_REPLACE_REFUSED",
+      `--replace swaps a directory that holds an earlier release, but ${join(outputDir, name)} is ${what}, not a file a fetch writes (a fetch never writes through or replaces a link); fix: remove or move ${name} out of ${outputDir} if you put it there, or fetch into a new directory`,
+    );
+  }
   const foreign = await foreignEntries(root, true);
   if (foreign.length > 0) {
     throw new FetchError(

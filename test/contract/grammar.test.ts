@@ -118,6 +118,11 @@ describe("repositories and references (S4)", () => {
   ])("refuses %s with %s", async (ref, code) => {
     await expect(() => parseReference(ref, pinned)).toThrowWithCode(code);
   });
+  it("a tag reference names the fix: hermes-plugin-kit resolve (and the digest alone for repo:tag@digest)", () => {
+    expect(() => parseReference(`${pinned}:v1.0.0`, pinned)).toThrow(`a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${pinned}:v1.0.0 to print the digest reference`);
+    expect(() => parseReference(`${pinned}:v1.0.0@${digest}`, pinned)).toThrow(`fix: pass ${pinned}@${digest} (the digest alone pins the release; hermes-plugin-kit resolve --reference ${pinned}:v1.0.0`);
+    expect(() => parseReference(pinned, pinned)).not.toThrow(/resolve/);
+  });
   it("property: never accepts a tag reference, whatever the repository and tag", () => {
     fc.assert(
       fc.property(repoArb, fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), fc.boolean(), digestArb, (repo, tag, withDigest, d) => {

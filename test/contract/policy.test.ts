@@ -14,6 +14,7 @@ import {
   policyForDocument,
   resolveConsumerExpectations,
   verifyFinalReceipt,
+  verifyReleaseIdentity,
 } from "../../src/contract/index.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
@@ -87,7 +88,11 @@ describe("gate pins in receipt verification", () => {
       expect((error as { code: string }).code).toBe("GATE_COMMAND_MISMATCH");
     }
     expect(message).toContain('ran "npm test", not the pinned command "just unit" (from --expect-gate)');
+    expect(message).toContain("release receipt (release-receipt.json) gate unit ran");
     expect(message).not.toContain("did not pass");
+    // A tested manifest (verify-manifest, a bundle fetch) names itself, not a receipt.
+    const tested = JSON.parse(JSON.stringify(await testedManifestFor(await packTinyPackage(await tempDir(), "demo-plugin", "0.8.0")))) as JsonObject;
+    expect(() => verifyReleaseIdentity(tested, "tested", pinned)).toThrow(/^tested manifest \(release-manifest\.json\) gate unit ran "npm test", not the pinned command "just unit"/);
     const noCommand = JSON.parse(JSON.stringify(doc)) as { evidence: { unit: { command: string } } };
     noCommand.evidence.unit.command = " ";
     await expect(() => verifyFinalReceipt(noCommand as unknown as JsonObject, open)).toThrowWithCode("GATE_NOT_PASSED");

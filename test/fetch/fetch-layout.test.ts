@@ -112,7 +112,10 @@ describe("fetch from an oci-layout store", () => {
     await chmod(blob, 0o600);
     await writeFile(blob, flipped);
     try {
-      await expect(() => fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_DIGEST_MISMATCH");
+      const fetching = fetchRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
+      await expect(() => fetching).toThrowWithCode("OCI_DIGEST_MISMATCH");
+      // What it means and what to do, not only the two digests.
+      await expect(fetching).rejects.toThrow(/the registry served other bytes than the pinned digest .*@sha256:[0-9a-f]{64} stands for; nothing was installed; fix: do not install these bytes.*report it to the release's publisher/);
     } finally {
       await writeFile(blob, original);
     }

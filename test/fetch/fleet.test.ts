@@ -120,6 +120,8 @@ describe("fleet add", () => {
       p["bundle_reference"] = `${repository}:v0.8.0`;
     });
     await expect(() => verifyFleetLock({ lockPath: tagLock, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_LOCK_INVALID");
+    // Every FLEET_LOCK_INVALID names the lock file.
+    await expect(verifyFleetLock({ lockPath: tagLock, openTarget: openLayout, progress: null })).rejects.toThrow(`fleet lock ${tagLock} `);
     const twice = await lockWith();
     const lock = JSON.parse(await readFile(twice, "utf8")) as { plugins: unknown[] };
     lock.plugins.push(lock.plugins[0]);
@@ -163,6 +165,9 @@ describe("fleet verify", () => {
       p["receipt_reference"] = `${repository}@${"sha256:" + "f".repeat(64)}`;
     });
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_NOT_FOUND");
+    await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).rejects.toThrow(
+      new RegExp(`^plugin \\S+ [0-9.]+: its pinned receipt ${repository.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@sha256:f{64} is not in the registry .*fix: .*fleet remove --name \\S+`),
+    );
     const swapped = await lockWith((p) => {
       p["receipt_reference"] = `${repository}@${staged.bundle.digest}`;
       p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;

@@ -282,6 +282,19 @@ describe("replaceInstall (fetch --replace)", () => {
     expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
   });
 
+  it("refuses a directory whose release-receipt.json is a symlink: INSTALL_REPLACE_REFUSED says it is a symlink (not 'no release writes'), D unchanged", async () => {
+    const out = join(root, "D");
+    await earlierRelease(out);
+    await writeFile(join(root, "elsewhere.json"), "{}");
+    await symlink(join(root, "elsewhere.json"), join(out, "release-receipt.json"));
+    const before = await tree(out);
+    const refused = replaceInstall(out, files);
+    await expect(() => refused).toThrowWithCode("INSTALL_REPLACE_REFUSED");
+    await expect(refused).rejects.toThrow(/release-receipt\.json is a symlink \(to .*elsewhere\.json\), not a file a fetch writes/);
+    await expect(refused).rejects.not.toThrow(/which no release writes/);
+    expect(await tree(out)).toEqual(before);
+  });
+
   it("refuses a directory that also holds files no release writes: INSTALL_REPLACE_REFUSED names them, D unchanged", async () => {
     const out = join(root, "D");
     await earlierRelease(out);
