@@ -77,6 +77,11 @@ export interface GateOptions {
    * pipeline credential (`RELEASE_CONFIG_INVALID`).
    */
   passEnv?: readonly string[];
+  /**
+   * Aborting stops the command and everything it started (it runs in a
+   * process group of its own) and rejects with `InterruptedError`; no evidence is written.
+   */
+  signal?: AbortSignal;
 }
 
 /** Result of {@link runGate}. */
@@ -158,7 +163,8 @@ export async function bundledMcpSdkVersion(dir: string): Promise<{ version: stri
  * `<evidenceDir>/<gate>.json`, atomically (temp file + rename). A failing
  * command still writes evidence with `status`/`result` `failed`, then throws.
  *
- * @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`, `RELEASE_CONFIG_INVALID`,
+ * @throws InterruptedError `INTERRUPTED` (`options.signal` aborted; the command's process group was stopped);
+ *   ReleaseStepError `RELEASE_GATE_UNKNOWN`, `RELEASE_CONFIG_INVALID`,
  *   `RELEASE_TREE_DIRTY` (tracked changes before the run),
  *   `RELEASE_IDENTITY_MISMATCH` (with `expectedSha`),
  *   `RELEASE_MCP_SDK_VERSION` (host_contract), `RELEASE_GATE_TOOL_MISSING`
@@ -192,6 +198,8 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },
     label: `gate ${gate}`,
+    processGroup: true,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   const duration = Math.round(performance.now() - started);
   const after = await headCommit(dir);

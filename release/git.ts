@@ -16,6 +16,7 @@
 import { closeSync, openSync } from "node:fs";
 import { lstat, rm } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
+import { InterruptedError, interruption } from "../src/contract/errors.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded, type ChildEnvironment } from "../src/oci/subprocess.js";
 import { PipelineError, ReleaseStepError } from "./errors.js";
 
@@ -44,6 +45,13 @@ export interface RunProcessOptions {
   output?: "capture" | "stderr" | { file: string };
   /** Label used in error messages instead of the program name (e.g. `git fetch`). */
   label?: string;
+  /**
+   * Run in a process group of its own (install and gate command lines): a
+   * timeout or an abort stops everything the command started (`runBounded`).
+   */
+  processGroup?: boolean;
+  /** Aborting stops the child (its whole process group with `processGroup`) and throws `InterruptedError`. */
+  signal?: AbortSignal;
 }
 
 /** Result of {@link runProcess}: exit status and captured output (UTF-8). */
@@ -78,7 +86,8 @@ function excerpt(stderr: string): string {
  * (`src/oci/subprocess.ts`): timeout, output ceiling, allow-listed environment.
  *
  * @returns exit status and output; a non-zero exit is returned only with `allowFailure`.
- * @throws ReleaseStepError `SUBPROCESS_FAILED` (or `GIT_FAILED` when `program` is git)
+ * @throws InterruptedError `INTERRUPTED` when `options.signal` aborted it (the child was stopped);
+ *   ReleaseStepError `SUBPROCESS_FAILED` (or `GIT_FAILED` when `program` is git)
  *   when the program cannot start, times out, exceeds {@link MAX_CAPTURE_BYTES}
  *   of output, or exits non-zero without `allowFailure`.
  */
@@ -97,11 +106,14 @@ export async function runProcess(program: string, args: readonly string[], optio
       maxOutputBytes: MAX_CAPTURE_BYTES,
       ...(options.input !== undefined ? { input: options.input } : {}),
       ...(sink !== undefined ? { output: sink } : {}),
+      ...(options.processGroup === true ? { processGroup: true } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
     });
   } finally {
     if (sink !== undefined && sink !== 2) closeSync(sink);
   }
   const outcome = run.outcome;
+  if (outcome.kind === "aborted") throw interruption(options.signal) ?? new InterruptedError(undefined, `${label} was stopped`);
   if (outcome.kind === "start-failed") throw new ReleaseStepError(code, `${label} could not start: ${outcome.errno}`);
   if (outcome.kind === "timeout") throw new ReleaseStepError(code, `${label} timed out after ${options.timeoutMs} ms`);
   if (outcome.kind === "output-limit") throw new ReleaseStepError(code, `${label} produced more than ${MAX_CAPTURE_BYTES} bytes of output`);

@@ -62,6 +62,12 @@ export interface RunOptions {
   progress?: NodeJS.WritableStream | null;
   /** Test hooks (in addition to the crash point from the environment). */
   hooks?: PipelineHooks;
+  /**
+   * Aborting (the CLI aborts on SIGINT/SIGTERM) stops the install or gate command under way with its
+   * whole process group, starts no further step, releases the workspace lock and rejects with
+   * `InterruptedError` (`INTERRUPTED`); a rerun with the same workspace redoes the interrupted step.
+   */
+  signal?: AbortSignal;
 }
 
 /** Fixed paths inside a run workspace (all absolute). */

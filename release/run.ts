@@ -41,6 +41,8 @@ import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
+import { InterruptedError, interruption, throwIfInterrupted } from "../src/contract/errors.js";
+import { shellWord } from "./next-steps.js";
 import { gitText, headCommit } from "./git.js";
 import { disarmedReason } from "./intent.js";
 import { kitCliCommand } from "./cli-command.js";
@@ -198,7 +200,8 @@ interface RunSetup {
  *   PrivacyError, OciError, ProvenanceError, PipelineError, GitHubReleaseError), and PipelineError
  *   `RUN_SOURCE_INVALID` (no source directory; nothing written), `RUN_ATTEST_KEY_REQUIRED` and
  *   `RUN_ATTEST_KEY_MISMATCH` (the release policy names a signing key; nothing written), `RUN_WORKSPACE_INVALID` (the
- *   workspace belongs to another source), `RUN_WORKSPACE_LOCKED` (another live `release run` holds
+ *   workspace belongs to another source), InterruptedError `INTERRUPTED` (`options.signal` aborted: the command under way
+ *   was stopped with its process group, the lock released; rerun with the same workspace), `RUN_WORKSPACE_LOCKED` (another live `release run` holds
  *   `<workspace>/run.lock`), `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED` (a recorded step's outputs no longer verify).
  */
 export async function runRelease(options: RunOptions): Promise<RunResult> {
@@ -231,12 +234,29 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
   const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
+  throwIfInterrupted(options.signal);
   const release = await lockWorkspace(ws);
   try {
     return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });
+  } catch (error) {
+    const stopped = interruption(options.signal);
+    // Stopped by the caller's signal (SIGINT/SIGTERM in the CLI): whatever the step under way threw
+    // on its way out, the answer is INTERRUPTED, with how to resume.
+    if (stopped !== undefined) throw runInterrupted(stopped, ws, source);
+    throw error;
   } finally {
     await release();
   }
+}
+
+/** The `INTERRUPTED` error of a stopped run: what was stopped and how to resume. */
+function runInterrupted(stopped: InterruptedError, ws: string, source: string): InterruptedError {
+  const by = stopped.signal === undefined ? "" : ` (${stopped.signal})`;
+  return new InterruptedError(
+    stopped.signal,
+    `release run interrupted${by}: the install or gate command under way was stopped with everything it started, and the workspace lock was released; ` +
+      `resume with the same --workspace (release run --workspace ${shellWord(ws)} --source ${shellWord(source)}): recorded steps are re-verified and the interrupted step is redone from a clean directory`,
+  );
 }
 
 /**
@@ -303,6 +323,8 @@ async function runLocked(setup: RunSetup): Promise<RunResult> {
     recorded: (step) => pipeline.recorded(step),
   });
   for (const step of RUN_ORDER as readonly PipelineStep<RunContext, Record<string, unknown>, RunStep>[]) {
+    // Stopped: no further step starts (the one that ended is recorded; a rerun goes on from here).
+    throwIfInterrupted(setup.options.signal);
     const outcome = await pipeline.step(step, ctx);
     const halt = outcome.status === "skipped" ? undefined : step.halt?.(outcome.recorded);
     if (halt !== undefined) return { released: false, reason: halt, workspace: setup.ws, steps: pipeline.reports };

@@ -38,7 +38,7 @@ export function gateLabel(ctx: RunContext, gate: string): string {
 
 /** Run one gate on the restored release commit, as a part of the running step. @throws ReleaseStepError `RELEASE_GATE_*`. */
 export async function runRunGate(ctx: RunContext, gate: "unit" | "public_contract" | "host_contract" | "build_metadata"): Promise<void> {
-  await ctx.part(gateLabel(ctx, gate), () => runGate({ gate, dir: ctx.paths.restore, evidenceDir: ctx.paths.evidence, output: ctx.options.gateOutput ?? "stderr", passEnv: ctx.options.gatePassEnv ?? [] }));
+  await ctx.part(gateLabel(ctx, gate), () => runGate({ gate, dir: ctx.paths.restore, evidenceDir: ctx.paths.evidence, output: ctx.options.gateOutput ?? "stderr", passEnv: ctx.options.gatePassEnv ?? [], ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}) }));
 }
 
 /** @throws PipelineError `RUN_INSTALL_FAILED`, `RUN_STEP_DIVERGED`; ReleaseStepError `RELEASE_GATE_*`. */
@@ -48,7 +48,8 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
   async run(ctx: RunContext): Promise<GatesRecord> {
     const { paths } = ctx;
     await rm(paths.evidence, { recursive: true, force: true });
-    // A redo after a crash starts from the restored tree: drop whatever an earlier install or gate left.
+    // A redo after a crash or an interruption starts from the restored tree: drop whatever an earlier
+    // install or gate left (an interrupted install is redone, never reported as failed).
     await git(["clean", "-ffdxq"], { cwd: paths.restore });
     const install = (await readReleaseConfig(paths.restore)).policy.install;
     await ctx.part(`install: ${install}`, () => runInstallCommand(ctx, install));
@@ -69,7 +70,8 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
  * The policy's install command in the restored checkout: what makes it
  * runnable, hermetically (no caller's `node_modules/.bin` on its PATH, no
  * credential variable; `../command-env.ts`).
- * @throws PipelineError `RUN_INSTALL_FAILED` naming the command, where it came from, and its log.
+ * @throws PipelineError `RUN_INSTALL_FAILED` naming the command, where it came from, and its log;
+ *   InterruptedError `INTERRUPTED` when the run's signal aborted it (the command's process group is stopped).
  */
 async function runInstallCommand(ctx: RunContext, install: string): Promise<void> {
   const { paths, options } = ctx;
@@ -82,6 +84,9 @@ async function runInstallCommand(ctx: RunContext, install: string): Promise<void
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },
     label: "install command",
+    // Its own process group: an interrupted run stops npm and whatever it started (no orphan in restore/).
+    processGroup: true,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   if (installed.code !== 0) {
     throw new PipelineError(

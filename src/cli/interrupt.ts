@@ -1,8 +1,9 @@
 /**
- * SIGINT and SIGTERM during a long consumer command (`fetch`, `fleet verify`):
+ * SIGINT and SIGTERM during a long command (`fetch`, `fleet verify`, `release run`):
  * the first signal aborts the command's work, which removes what it created
  * (its temp directory with any `.partial` file, an install under way and its
- * lock) and rejects with `InterruptedError`; `runAction` then exits 130
+ * lock; `release run` stops its install or gate command's process group and
+ * releases the workspace lock) and rejects with `InterruptedError`; `runAction` then exits 130
  * (SIGINT) or 143 (SIGTERM). A second signal, or work that has not stopped
  * within {@link GRACE_MS}, exits at once with the same status.
  *
@@ -26,15 +27,16 @@ export interface InterruptWatch {
 /**
  * Watch SIGINT and SIGTERM until `dispose()`; see the module comment.
  * @param what names the command in the interruption message, e.g. `fetch`.
+ * @param message the interruption message instead of the default (which says temporary files were removed).
  */
-export function watchInterrupts(what: string): InterruptWatch {
+export function watchInterrupts(what: string, message?: (signal: InterruptSignal) => string): InterruptWatch {
   const controller = new AbortController();
   let received: InterruptSignal | undefined;
   let timer: NodeJS.Timeout | undefined;
   const onSignal = (name: InterruptSignal) => {
     if (received !== undefined) process.exit(INTERRUPT_EXIT_CODES[received]);
     received = name;
-    controller.abort(new InterruptedError(name, `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
+    controller.abort(new InterruptedError(name, message?.(name) ?? `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
     timer = setTimeout(() => process.exit(INTERRUPT_EXIT_CODES[name]), GRACE_MS);
     timer.unref();
   };
@@ -64,8 +66,8 @@ export function watchInterrupts(what: string): InterruptWatch {
  * signal behaviour would kill the process with that status), so the result
  * keeps its own handlers until the process exits: they exit with `code` at once.
  */
-export async function withInterrupts(what: string, action: (signal: AbortSignal) => Promise<number>): Promise<number> {
-  const watch = watchInterrupts(what);
+export async function withInterrupts(what: string, action: (signal: AbortSignal) => Promise<number>, message?: (signal: InterruptSignal) => string): Promise<number> {
+  const watch = watchInterrupts(what, message);
   let code: number;
   try {
     code = await action(watch.signal);

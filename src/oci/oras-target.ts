@@ -204,7 +204,7 @@ export class OrasTarget implements Target {
     }
     if (outcome.kind === "timeout") throw new OciError("OCI_TIMEOUT", `oras ${args[0] ?? ""} timed out after ${this.timeoutMs} ms`);
     if (outcome.kind === "output-limit") throw new OciError("OCI_BODY_TOO_LARGE", `oras ${args[0] ?? ""} printed more than ${MAX_STDOUT_BYTES} bytes`);
-    return { code: outcome.code ?? -1, stdout: run.stdout };
+    return { code: outcome.kind === "exited" ? (outcome.code ?? -1) : -1, stdout: run.stdout };
   }
 
 

@@ -77,13 +77,26 @@ export interface BoundedRunOptions {
    * a file descriptor both streams are written to (nothing is captured).
    */
   output?: "capture" | "stdout" | number;
+  /**
+   * Run the child in a process group of its own (a shell command line and
+   * everything it starts, e.g. `bash -c "npm ci"`): a timeout or an abort then
+   * stops the whole group (SIGTERM, then SIGKILL to whatever is left after the
+   * child exits or after {@link GROUP_KILL_GRACE_MS}), so no grandchild is orphaned.
+   */
+  processGroup?: boolean;
+  /** Aborting stops the child (its process group with `processGroup`); the outcome is `aborted`. */
+  signal?: AbortSignal;
 }
+
+/** How long a process group stopped with SIGTERM may take before it gets SIGKILL (ms). */
+export const GROUP_KILL_GRACE_MS = 2_000;
 
 /** How a bounded run ended. */
 export type RunOutcome =
   | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
   | { kind: "timeout" }
   | { kind: "output-limit" }
+  | { kind: "aborted" }
   | { kind: "start-failed"; errno: string };
 
 /** Result of {@link runBounded}. */
@@ -99,7 +112,12 @@ export interface BoundedRun {
  */
 export function runBounded(program: string, args: readonly string[], options: BoundedRunOptions): Promise<BoundedRun> {
   return new Promise<BoundedRun>((resolve) => {
+    if (options.signal?.aborted === true) {
+      resolve({ outcome: { kind: "aborted" }, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) });
+      return;
+    }
     const sink = typeof options.output === "number" ? options.output : undefined;
+    const group = options.processGroup === true && process.platform !== "win32";
     const { spawn } = requireBuiltin("node:child_process") as typeof childProcess;
     const child = spawn(program, [...args], {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
@@ -107,24 +125,48 @@ export function runBounded(program: string, args: readonly string[], options: Bo
       stdio: sink !== undefined ? ["pipe", sink, sink] : ["pipe", "pipe", "pipe"],
       shell: false,
       windowsHide: true,
+      // setsid(): the child leads a new process group, which a stop signals as a whole.
+      detached: group,
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let captured = 0;
     let stopped: RunOutcome | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    /** Signal the child, or its whole process group; false when nothing was there to signal. */
+    const signalChild = (name: NodeJS.Signals): boolean => {
+      if (!group || child.pid === undefined) return child.kill(name);
+      try {
+        process.kill(-child.pid, name);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const stop = (outcome: RunOutcome, first: NodeJS.Signals) => {
+      if (stopped !== undefined) return;
+      stopped = outcome;
+      signalChild(first);
+      if (first !== "SIGKILL") {
+        graceTimer = setTimeout(() => signalChild("SIGKILL"), GROUP_KILL_GRACE_MS);
+        graceTimer.unref();
+      }
+    };
+    const onAbort = () => stop({ kind: "aborted" }, group ? "SIGTERM" : "SIGKILL");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     const finish = (outcome: RunOutcome) => {
       clearTimeout(timer);
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
+      options.signal?.removeEventListener("abort", onAbort);
+      // The group's leader is gone; whatever it started and left behind after a stop goes too.
+      if (stopped !== undefined && group) signalChild("SIGKILL");
       resolve({ outcome: stopped ?? outcome, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
     };
-    const timer = setTimeout(() => {
-      stopped ??= { kind: "timeout" };
-      child.kill("SIGKILL");
-    }, options.timeoutMs);
+    const timer = setTimeout(() => stop({ kind: "timeout" }, "SIGKILL"), options.timeoutMs);
     const collect = (into: Buffer[] | undefined) => (chunk: Buffer) => {
       captured += chunk.length;
       if (captured > options.maxOutputBytes) {
-        stopped ??= { kind: "output-limit" };
-        child.kill("SIGKILL");
+        stop({ kind: "output-limit" }, "SIGKILL");
         return;
       }
       into?.push(chunk);

@@ -41,12 +41,14 @@ export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /**
  * Create the fixture package (baseline + one `trigger` commit, by default a
  * `feat:`), its origin and an empty store location; `registryRepository`
- * replaces the `oci-layout:` store in package.json.
+ * replaces the `oci-layout:` store in package.json; `install` is a shell prefix run before the
+ * install command that links node_modules (e.g. one that sleeps, to interrupt it).
  */
 export async function createRunFixture(
   name = "fixture-plugin",
   trigger: { message: string; files: Record<string, string> } = { message: "feat: add a farewell\n", files: { "lib/farewell.js": "export function farewell(name) {\n  return `bye ${name}`;\n}\n" } },
   registryRepository?: string,
+  installPrefix?: string,
 ): Promise<RunFixture> {
   const scratch = await mkdtemp(join(tmpdir(), "hpk-run-"));
   const storeDir = join(scratch, "store");
@@ -57,7 +59,7 @@ export async function createRunFixture(
       hermesPluginKit: {
         repository,
         // The policy's install command makes the restored checkout runnable (here: this repository's node_modules).
-        install: `ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`,
+        install: `${installPrefix ?? ""}ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`,
         gates: { unit: "test -f index.js", public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" },
       },
     },

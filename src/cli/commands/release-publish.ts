@@ -380,7 +380,10 @@ function registerRun(release: Command): void {
     .option("--chunk-size <size>", CHUNK_SIZE_HELP)
     .option("--json", "a release step always prints one JSON object on stdout, failures included; --json also keeps the error line off stderr")
     .action(async (flags: RunFlags) => {
-      process.exitCode = await runAction(true, async () => {
+      // SIGINT/SIGTERM: the run stops its install or gate command (process group), releases its lock and
+      // answers INTERRUPTED (exit 130/143) with how to resume (release/run.ts).
+      const { withInterrupts } = await import("../interrupt.js");
+      process.exitCode = await withInterrupts("release run", (signal) => runAction(true, async () => {
         const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt, 6);
         const runId = runIdFlag(flags.runId);
         const chunkSize = parseChunkSizeFlag(flags.chunkSize);
@@ -399,6 +402,7 @@ function registerRun(release: Command): void {
           progress: progressStream(),
           // --quiet keeps gate output out of stderr too: it goes to <workspace>/evidence/<gate>.log.
           gateOutput: currentVerbosity() === "quiet" ? ("log" as const) : ("stderr" as const),
+          signal,
         };
         if (flags.dryRun === true) {
           const { dryRunRelease } = await import("../../../release/dry-run.js");
@@ -412,7 +416,7 @@ function registerRun(release: Command): void {
         const result = await runRelease(runOptions);
         printJson(result);
         if (result.released) printNextSteps(result.next_steps);
-      });
+      }), (name) => `release run interrupted (${name}) before it finished; resume with the same --workspace ${flags.workspace}`);
     });
 }
 
