@@ -6,7 +6,7 @@
  * `init-templates.ts`. Nothing is written unless every check passed, and
  * never into a non-empty directory.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync, lstatSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync, lstatSync, type Stats } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseRepository } from "../contract/reference.js";
@@ -15,7 +15,25 @@ import { PluginKitError } from "./errors.js";
 import { validateServerName } from "./naming.js";
 import { PLUGIN_NAME_PATTERN, PLUGIN_NAME_RULE } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
-import { makeDirectorySync } from "../contract/directory.js";
+import { IoError, makeDirectorySync } from "../contract/directory.js";
+
+function realpathOrUndefined(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a path that is no directory is, in words. */
+function kindOfEntry(st: Stats): string {
+  if (st.isFile()) return "a regular file";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isFIFO()) return "a named pipe";
+  if (st.isSocket()) return "a socket";
+  return "something that is not a directory";
+}
 
 /** Options of {@link initPluginProject}. */
 export interface InitOptions {
@@ -77,8 +95,9 @@ function serverNameFor(name: string): string {
 
 /**
  * Write the scaffold into `dir`.
- * @throws PluginKitError `INIT_TARGET_NOT_EMPTY` (dir exists and is not an
- *   empty directory), `INIT_NAME_INVALID` (not an npm package name and a
+ * @throws IoError `IO_NOT_A_DIRECTORY` (dir is a file, a device, or a symlink,
+ *   even to an empty directory: init does not write through symlinks);
+ *   PluginKitError `INIT_TARGET_NOT_EMPTY` (dir is a directory with entries), `INIT_NAME_INVALID` (not an npm package name and a
  *   plugin name), `INIT_REPOSITORY_INVALID`, `SERVER_NAME_SHADOWS_TOOLSET`,
  *   `INIT_FAILED`.
  */
@@ -102,10 +121,23 @@ export function initPluginProject(options: InitOptions): InitResult {
   } catch (error) {
     throw new PluginKitError("INIT_REPOSITORY_INVALID", `${(error as Error).message}; pass --repository host/owner/name or oci-layout:<dir>`);
   }
-  if (existsSync(dir)) {
-    const st = lstatSync(dir);
-    if (!st.isDirectory() || readdirSync(dir).length > 0) {
-      throw new PluginKitError("INIT_TARGET_NOT_EMPTY", `${dir} exists and is not an empty directory; init writes only into a new or empty directory`);
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  if (st !== undefined) {
+    // Only a real directory is a target: a file or device is no directory at all, and init does not
+    // write through a symlink (the project would land somewhere the path does not say).
+    if (st.isSymbolicLink()) {
+      const to = realpathOrUndefined(dir);
+      throw new IoError(
+        "IO_NOT_A_DIRECTORY",
+        dir,
+        `cannot use init target directory ${dir}: it is a symlink${to === undefined ? " whose target does not exist" : ` (to ${to})`}, and init does not write through symlinks; fix: pass ${to === undefined ? "a new or empty directory" : `the directory itself (${to})`}`,
+      );
+    }
+    if (!st.isDirectory()) {
+      throw new IoError("IO_NOT_A_DIRECTORY", dir, `cannot use init target directory ${dir}: expected a new or empty directory, found ${kindOfEntry(st)}; fix: choose another path`);
+    }
+    if (readdirSync(dir).length > 0) {
+      throw new PluginKitError("INIT_TARGET_NOT_EMPTY", `${dir} is a directory that is not empty; init writes only into a new or empty directory; fix: choose a new path, or empty it`);
     }
   }
   const kit = kitPackageJson();

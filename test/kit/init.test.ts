@@ -3,13 +3,14 @@
  * build time (docs/kit.md, "`hermes-plugin-kit init`"). The scaffold's own npm install, tests and
  * release run against a real npm registry in test/journey.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { buildPluginPackage } from "../../src/kit/build.js";
 import { PluginKitError } from "../../src/kit/errors.js";
+import { IoError } from "../../src/contract/directory.js";
 import { initPluginProject } from "../../src/kit/init.js";
 import { runCli } from "../support/cli.js";
 
@@ -125,6 +126,40 @@ describe("init", () => {
     await writeFile(join(dir, "notes.txt"), "mine");
     await expect(() => initPluginProject({ dir })).toThrowWithCode(PluginKitError, "INIT_TARGET_NOT_EMPTY");
     expect(await readdir(dir)).toEqual(["notes.txt"]);
+  });
+
+  it("refuses a regular file, a device and a symlink (even to an empty directory) with IO_NOT_A_DIRECTORY, not INIT_TARGET_NOT_EMPTY", async () => {
+    const file = join(root, "a-file");
+    await writeFile(file, "mine");
+    await expect(() => initPluginProject({ dir: file, name: "a-file" })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
+    expect(() => initPluginProject({ dir: file, name: "a-file" })).toThrow(/found a regular file/);
+    await expect(() => initPluginProject({ dir: "/dev/null", name: "null-plugin" })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
+    expect(() => initPluginProject({ dir: "/dev/null", name: "null-plugin" })).toThrow(/found a character device/);
+    const empty = join(root, "empty-target");
+    await mkdir(empty);
+    const link = join(root, "link-to-empty");
+    await symlink(empty, link);
+    await expect(() => initPluginProject({ dir: link })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
+    expect(() => initPluginProject({ dir: link })).toThrow(`it is a symlink (to ${empty}), and init does not write through symlinks; fix: pass the directory itself (${empty})`);
+    expect(await readdir(empty)).toEqual([]);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(await readFile(file, "utf8")).toBe("mine");
+    const cli = await runCli(["init", "/dev/null", "--name", "null-plugin"]);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toBe("");
+    expect(cli.stderr).toMatch(/^hermes-plugin-kit: cannot use init target directory \/dev\/null: .*found a character device.* \[IO_NOT_A_DIRECTORY\]\n$/);
+  });
+
+  it("CLI: init . prints the next step without a cd; another directory gets one", async () => {
+    const here = join(root, "here-plugin");
+    await mkdir(here);
+    const made = await runCli(["init", "."], { cwd: here });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain("\n  npm install && npm test && npm run doctor\n");
+    expect(made.stdout).not.toContain("cd .");
+    const spaced = await runCli(["init", "sub dir", "--name", "sub-plugin"], { cwd: here });
+    expect(spaced.code, spaced.stderr).toBe(0);
+    expect(spaced.stdout).toContain("\n  cd 'sub dir' && npm install && npm test && npm run doctor\n");
   });
 
   it("CLI: init prints the next steps and the placeholder repository; a mistyped flag names the closest known one (exit 2)", async () => {

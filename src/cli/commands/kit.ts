@@ -2,6 +2,7 @@
  * CLI wiring of the kit commands `init`, `plugin build`, `plugin call` and `plugin doctor` (logic lives in src/kit).
  * esbuild and the MCP SDK load inside the actions only.
  */
+import { realpath } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { integerInRangeFlag } from "../flag-values.js";
 import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
@@ -33,7 +34,9 @@ function registerInit(program: Command): void {
         printLine(`created plugin project ${result.name} in ${result.dir}`);
         for (const file of result.files) printLine(`  ${file}`);
         printLine("next:");
-        printLine(`  cd ${dir} && npm install && npm test && npm run doctor`);
+        // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
+        const here = result.dir === process.cwd() || (await realpath(result.dir).catch(() => result.dir)) === (await realpath(process.cwd()).catch(() => process.cwd()));
+        printLine(`  ${here ? "" : `cd ${/^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, `'\\''`)}'`} && `}npm install && npm test && npm run doctor`);
         if (result.repositoryIsPlaceholder) printLine(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);
         printLine("  git init -b main, commit, add an origin, tag the baseline (git tag v0.1.0), push main and the tag");
         printLine("  then: SEMANTIC_RELEASE_ENABLED=true npx hermes-plugin-kit release run --workspace ../release-work");
