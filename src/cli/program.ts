@@ -20,7 +20,7 @@ import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity } from "./output.js";
-import { commandOf, commandPath, firstUnknownOption, shortHelp, suggestionFor, usageLine } from "./usage.js";
+import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -148,6 +148,17 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram(argv[0]);
   usageFailure = undefined;
   process.exitCode = 0;
+  // `help <command...>`: the named command's full help on stdout (exit 0), or, for a name that is no
+  // command, one usage line (exit 2), never the whole help (commander printed the program's help on stderr).
+  if (argv[0] === "help" && argv.length > 1) {
+    const target = helpTarget(program, argv.slice(1).filter((a) => !a.startsWith("-")));
+    if ("error" in target) {
+      process.stderr.write(target.error);
+      return EXIT_USAGE;
+    }
+    target.command.outputHelp();
+    return 0;
+  }
   const { command, rest } = commandOf(program, argv);
   // No command (a group, or the program itself, without a subcommand): the short help, exit 2.
   if (command.commands.length > 0 && rest.length === 0) {

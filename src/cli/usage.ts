@@ -77,6 +77,31 @@ export function suggestionFor(command: Command, flag: string): string {
   return best === undefined ? "" : ` (Did you mean ${best.name}?)`;
 }
 
+/** ` (Did you mean x?)` for the subcommand of `group` closest to `name` (edit distance <= 2), else "". */
+export function commandSuggestionFor(group: Command, name: string): string {
+  let best: { name: string; distance: number } | undefined;
+  for (const sub of group.commands) {
+    if (sub.name() === "help") continue;
+    const distance = editDistance(name, sub.name());
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: sub.name(), distance };
+  }
+  return best === undefined ? "" : ` (Did you mean ${best.name}?)`;
+}
+
+/**
+ * `help <command...>`: the command the names lead to, or the usage error line
+ * for the first name that is no subcommand (`unknown command 'x' (see '<group> --help')`).
+ */
+export function helpTarget(program: Command, names: readonly string[]): { command: Command } | { error: string } {
+  let command = program;
+  for (const name of names) {
+    const next = command.commands.find((c) => c.name() === name || c.aliases().includes(name));
+    if (next === undefined) return { error: usageLine(command, `unknown command '${name}'${commandSuggestionFor(command, name)}`) };
+    command = next;
+  }
+  return { command };
+}
+
 /** Levenshtein distance (inputs are flags: a few dozen characters at most, so O(n*m) is fine). */
 function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);

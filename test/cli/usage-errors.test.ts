@@ -67,6 +67,26 @@ describe("one line per usage error", () => {
     expect(extra.stderr).toMatch(/^hermes-plugin-kit: too many arguments for 'init'.* \(see 'hermes-plugin-kit init --help'\)\n$/);
   });
 
+  it("help <unknown command>: one line naming it, exit 2, never the whole help (it printed the program's help on stderr)", async () => {
+    const top = await runCli(["help", "nonexist"]);
+    expect(top.code).toBe(2);
+    expect(top.stdout).toBe("");
+    expectOneLine(top.stderr, "unknown command 'nonexist'", "hermes-plugin-kit");
+    const near = await runCli(["help", "fetc"]);
+    expect(near.code).toBe(2);
+    expectOneLine(near.stderr, "unknown command 'fetc' (Did you mean fetch?)", "hermes-plugin-kit");
+    const nested = await runCli(["help", "fleet", "nonexist"]);
+    expect(nested.code).toBe(2);
+    expectOneLine(nested.stderr, "unknown command 'nonexist'", "hermes-plugin-kit fleet");
+  });
+
+  it("help <group> <command>: that command's own help on stdout, exit 0", async () => {
+    const r = await runCli(["help", "fleet", "add"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^Usage: hermes-plugin-kit fleet add \[options\]/);
+  });
+
   it("a release step answers an unknown option with its JSON object too; with --json only that", async () => {
     const r = await runCli(["release", "stage", "--bogus"]);
     expect(r.code).toBe(2);
