@@ -120,11 +120,31 @@ function checkSkills(root: string, pluginName: string | undefined, findings: Pac
   return skills;
 }
 
+/** Most files the package scan visits, and how deep it goes: a plugin package is small (docs/kit.md, doctor). */
+export const SCAN_MAX_FILES = 5000;
+const SCAN_MAX_DEPTH = 16;
+
 function scanPackage(root: string, findings: PackageFinding[]): void {
   const files: string[] = [];
+  let truncated = false;
   const walk = (dir: string, prefix: string, depth: number) => {
-    if (depth > 16 || files.length > 5000) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (depth > SCAN_MAX_DEPTH || files.length >= SCAN_MAX_FILES) {
+      truncated = true;
+      return;
+    }
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      // A directory this user cannot read is a finding about the package, not a crash of the doctor.
+      findings.push({ rule: "PACKAGE_UNREADABLE", severity: "error", message: `${prefix || "."} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}); Hermes could not load it either`, file: prefix || "." });
+      return;
+    }
+    for (const entry of entries) {
+      if (files.length >= SCAN_MAX_FILES) {
+        truncated = true;
+        return;
+      }
       const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
       if (entry.isDirectory()) {
         if (entry.name === "node_modules" || entry.name === ".git") continue;
@@ -135,6 +155,7 @@ function scanPackage(root: string, findings: PackageFinding[]): void {
     }
   };
   walk(root, "", 0);
+  if (truncated) findings.push({ rule: "SCAN_TRUNCATED", severity: "error", message: `the scan stopped after ${files.length} files or ${SCAN_MAX_DEPTH} levels: this is not one plugin package (a plugin ships a few dozen files); pass the plugin's own directory` });
   if (files.length > 50) findings.push({ rule: "SCAN_MANY_FILES", severity: "info", message: `${files.length} files (the install scanner notes packages over 50 files)` });
   for (const relative of files.sort()) {
     const lower = relative.toLowerCase();
@@ -151,6 +172,23 @@ function scanPackage(root: string, findings: PackageFinding[]): void {
   }
 }
 
+/** True when `root/package.json` is a plugin project's: a `hermesPluginKit` object, or `hermes-plugin-kit` among its dependencies. */
+function isPluginProject(root: string): boolean {
+  if (regularFileInside(root, "package.json") !== "ok") return false;
+  let pkg: unknown;
+  try {
+    pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  } catch {
+    return false;
+  }
+  if (!isObject(pkg)) return false;
+  if (isObject(pkg["hermesPluginKit"])) return true;
+  return ["dependencies", "devDependencies", "peerDependencies"].some((field) => {
+    const deps = pkg[field];
+    return isObject(deps) && typeof deps["hermes-plugin-kit"] === "string";
+  });
+}
+
 /** For a directory without plugin.json: the hint that it is a plugin project that was not built (it has package.json), or what a package holds. */
 function unbuiltHint(root: string): string {
   if (regularFileInside(root, "package.json") === "ok") {
@@ -165,6 +203,8 @@ function unbuiltHint(root: string): string {
  * finding is an error.
  *
  * @throws PluginKitError `DOCTOR_PACKAGE_MISSING` when `dir` is not a directory,
+ *   `DOCTOR_NOT_A_PLUGIN` when it is no plugin directory (no plugin.json at its top and no plugin
+ *   project's package.json; nothing is walked),
  *   `DOCTOR_PYTHON_UNAVAILABLE` when `options.python` is given and is not a runnable Python 3.
  */
 export async function doctorPluginPackage(dir: string, options: DoctorOptions = {}): Promise<DoctorReport> {
@@ -174,6 +214,15 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
     if (!lstatSync(root).isDirectory()) throw new Error("not a directory");
   } catch {
     throw new PluginKitError("DOCTOR_PACKAGE_MISSING", `package directory ${dir} does not exist or is not a directory: expected a built package (plugin.json, mcp.json, dist/server.js); fix: run \`npm run build\` in the plugin project (plugin build <entry> --out <dir>) and pass that output directory`);
+  }
+  // Only a plugin directory is checked (never a whole tree such as / or /tmp): plugin.json at its top,
+  // or the package.json of a plugin project (PLUGIN_JSON_MISSING then says to build it).
+  if (regularFileInside(root, "plugin.json") === "missing" && !isPluginProject(root)) {
+    throw new PluginKitError(
+      "DOCTOR_NOT_A_PLUGIN",
+      `${root} is not a plugin directory: it has no plugin.json at its top and no package.json of a plugin project (a hermesPluginKit field or a hermes-plugin-kit dependency), so nothing was checked; ` +
+        `fix: pass the plugin's own directory: the built package (plugin.json, mcp.json, dist/server.js; e.g. node_modules/<plugin>), or your plugin project after \`npm run build\``,
+    );
   }
   // An interpreter the caller named must run before anything is checked (a requested check never passes unrun).
   if (options.python !== undefined) requirePythonInterpreter(options.python);

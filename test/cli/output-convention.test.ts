@@ -14,7 +14,7 @@
  * writes anything (a few get one flag more so that they fail early: see FAIL_FAST).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../support/cli.js";
@@ -85,6 +85,8 @@ describe("output convention of every command", () => {
 describe("a report is an answer, not an error", () => {
   it("plugin doctor on a package with findings: the report on stdout, exit 1, nothing on stderr", async () => {
     const empty = await mkdtemp(join(tmpdir(), "hpk-doctor-empty-"));
+    // An unbuilt plugin project (a plugin directory without plugin.json): a report with findings.
+    await writeFile(join(empty, "package.json"), '{"name":"unbuilt","hermesPluginKit":{}}');
     try {
       const text = await runCli(["plugin", "doctor", empty, "--no-call"], { env });
       expect(text.code).toBe(1);

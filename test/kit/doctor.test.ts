@@ -90,6 +90,36 @@ describe("plugin doctor on the built example", () => {
   });
 });
 
+describe("plugin doctor checks one plugin directory, never a whole tree", () => {
+  it.each([
+    ["an empty directory", {}],
+    ["a package.json of something else", { files: { "package.json": '{"name":"not-a-plugin","dependencies":{"left-pad":"1.0.0"}}' } }],
+  ])("refuses %s with DOCTOR_NOT_A_PLUGIN before walking it", async (_label, contents: FixturePackage) => {
+    await expect(doctorPluginPackage(pkg(contents))).rejects.toThrowWithCode(PluginKitError, "DOCTOR_NOT_A_PLUGIN");
+  });
+
+  it("a project's package.json (hermes-plugin-kit dependency) is a plugin directory: PLUGIN_JSON_MISSING with the build hint", async () => {
+    const report = await doctorPluginPackage(pkg({ files: { "package.json": '{"name":"p","devDependencies":{"hermes-plugin-kit":"0.1.0"}}' } }));
+    expect(errorRules(report)).toEqual(["PLUGIN_JSON_MISSING"]);
+  });
+
+  it("CLI: plugin doctor / and /tmp stop at once with one coded line (they walked the file system: IO_EACCES, or 49 KB of findings)", async () => {
+    for (const dir of ["/", "/tmp"]) {
+      const r = await runCompiledCli(["plugin", "doctor", dir, "--no-call"]);
+      expect(r.code, dir).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(new RegExp(`^hermes-plugin-kit: ${dir.replace(/\//g, "\\/")} is not a plugin directory: .*fix: pass the plugin's own directory.* \\[DOCTOR_NOT_A_PLUGIN\\]\n$`));
+    }
+  });
+
+  it("the walk is bounded: a plugin directory holding thousands of files is reported (SCAN_TRUNCATED), not walked to the end", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 5010; i += 1) files[`data/f${i}.txt`] = "";
+    const report = await doctorPluginPackage(pkg({ manifest: manifestFor(), files }), { callTools: false });
+    expect(errorRules(report)).toContain("SCAN_TRUNCATED");
+  });
+});
+
 describe("plugin doctor fails, naming the rule", () => {
   const server = (tools: Parameters<typeof fixtureServerScript>[0], name = "fixture") => pkg({ manifest: manifestFor(), mcp: mcpFor(name), serverScript: fixtureServerScript(tools) });
 
@@ -188,7 +218,7 @@ export default definePlugin({ name: "bad-schema", version: "1.0.0", description:
   });
 
   it("on a missing or duplicate-key plugin.json, and a native plugin.yaml", async () => {
-    expect(errorRules(await doctorPluginPackage(pkg({})))).toEqual(["PLUGIN_JSON_MISSING"]);
+    expect(errorRules(await doctorPluginPackage(pkg({ files: { "package.json": '{"name":"p","hermesPluginKit":{}}' } })))).toEqual(["PLUGIN_JSON_MISSING"]);
     expect(errorRules(await doctorPluginPackage(pkg({ files: { "plugin.json": '{"name":"a","name":"b"}' } })))).toEqual(["PLUGIN_JSON_INVALID"]);
     expect(errorRules(await doctorPluginPackage(pkg({ manifest: manifestFor(), files: { "plugin.yaml": "name: x\n" } })))).toEqual(["PLUGIN_YAML_PRESENT"]);
   });
