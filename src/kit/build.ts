@@ -42,6 +42,12 @@ export interface BuildOptions {
    * server start; pass false for a readable bundle to review).
    */
   minify?: boolean;
+  /**
+   * Overwrite `plugin.json`, `mcp.json` and `dist/server.js` in `outDir` even
+   * when plugin build did not generate them for this plugin (default false:
+   * `BUILD_OUTPUT_FOREIGN` names them and nothing is written).
+   */
+  force?: boolean;
 }
 
 /** What {@link buildPluginPackage} wrote. */
@@ -203,7 +209,10 @@ function checkPluginVersion(pluginVersion: string, pkg: { version: string; file:
  *   `BUILD_OUTPUT_INVALID` (a skill outside `skills/<name>`, symlinks, or the
  *   written plugin.json/mcp.json failing the portable checks),
  *   `BUILD_VERSION_MISMATCH` (definePlugin declares another version than
- *   package.json), `BUILD_VERSION_MISSING` (no version anywhere), and any
+ *   package.json), `BUILD_VERSION_MISSING` (no version anywhere),
+ *   `BUILD_OUTPUT_FOREIGN` (without `force`: `outDir` holds a plugin.json,
+ *   mcp.json or dist/server.js that plugin build did not generate for this
+ *   plugin; nothing is written), and any
  *   definition error the entry raises (its own code, e.g.
  *   `SCHEMA_TOP_LEVEL_PROPERTIES`).
  */
@@ -213,9 +222,10 @@ export async function buildPluginPackage(options: BuildOptions): Promise<BuildRe
   const plugin = await loadPluginDefinition(bundle, paths);
   checkPluginVersion(plugin.version, paths.packageVersion);
   checkDeclaredSkills(plugin, paths.root);
+  if (options.force !== true) refuseForeignOutput(paths.outDir, plugin.name);
   assertCompanionWritable(paths.outDir, plugin);
   const written: string[] = [];
-  const serverFile = await writeServerBundle(bundle, paths, written);
+  const serverFile = await writeServerBundle(bundle, paths, written, plugin.name);
   copySkills(plugin, paths.outDir, written);
   writeManifests(plugin, paths.outDir, written);
   // The native companion (hooks, slash commands, middleware), beside the portable package.
@@ -250,6 +260,62 @@ interface BuildPaths {
   packageVersion: { version: string; file: string } | undefined;
 }
 
+/** What every bundle starts with: `require` for CommonJS dependencies inside an ES module. */
+const REQUIRE_SHIM = 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);';
+
+/** The first line of a `dist/server.js` plugin build wrote for plugin `name`. */
+function serverBanner(name: string): string {
+  return `// hermes-plugin-kit plugin build: ${JSON.stringify(name)}`;
+}
+
+/** The `name` of `<outDir>/plugin.json`, `null` when it exists but names none (or is unreadable), `undefined` when absent. */
+function existingManifestName(outDir: string): string | null | undefined {
+  const file = path.join(outDir, "plugin.json");
+  if (!existsSync(file)) return undefined;
+  try {
+    const name = (JSON.parse(readFileSync(file, "utf8")) as { name?: unknown }).name;
+    return typeof name === "string" ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuse to overwrite what plugin build did not generate for plugin `name`:
+ * `plugin.json` naming another plugin (or none), `mcp.json` beside a
+ * plugin.json that is not this plugin's, `dist/server.js` whose first line is
+ * not this plugin's build banner (a bundle of an older kit, without the
+ * banner, is accepted beside this plugin's plugin.json).
+ * @throws PluginKitError `BUILD_OUTPUT_FOREIGN` naming every such file; nothing is written.
+ */
+function refuseForeignOutput(outDir: string, name: string): void {
+  const manifestName = existingManifestName(outDir);
+  const ours = manifestName === name;
+  const foreign: string[] = [];
+  if (manifestName !== undefined && !ours) foreign.push(`plugin.json (${manifestName === null ? "not a plugin.json with a name" : `of plugin ${JSON.stringify(manifestName)}`})`);
+  if (!ours && existsSync(path.join(outDir, "mcp.json"))) foreign.push(`mcp.json (not beside this plugin's plugin.json)`);
+  const server = path.join(outDir, SERVER_SCRIPT);
+  if (existsSync(server)) {
+    let first = "";
+    try {
+      first = readFileSync(server, "utf8").slice(0, 512).split("\n", 1)[0] ?? "";
+    } catch {
+      first = "";
+    }
+    const banner = first.startsWith("// hermes-plugin-kit plugin build: ");
+    if (banner ? first !== serverBanner(name) : !ours) {
+      foreign.push(`${SERVER_SCRIPT} (${banner ? `built for ${first.slice("// hermes-plugin-kit plugin build: ".length)}` : "not written by plugin build"})`);
+    }
+  }
+  if (foreign.length > 0) {
+    throw new PluginKitError(
+      "BUILD_OUTPUT_FOREIGN",
+      `plugin build of ${JSON.stringify(name)} would overwrite files in ${outDir} it did not generate for this plugin: ${foreign.join(", ")}; nothing was written; ` +
+        `fix: choose another --out (a new or empty directory, or this plugin's own package), move those files away, or pass --force to overwrite them`,
+    );
+  }
+}
+
 /** Runs esbuild with the build's shared options plus `extra`; failures are `BUILD_BUNDLE_FAILED`. */
 type Bundler = (extra: Record<string, unknown>) => Promise<void>;
 
@@ -281,7 +347,7 @@ async function createBundler(options: BuildOptions, paths: BuildPaths): Promise<
     external: ["esbuild"],
     // The plugin's version comes from package.json (definePlugin reads it when it declares none).
     define: (packageVersion === undefined ? {} : { __HERMES_PLUGIN_KIT_PACKAGE_VERSION__: JSON.stringify(packageVersion.version) }) as Record<string, string>,
-    banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
+    banner: { js: REQUIRE_SHIM },
   };
   return async (extra) => {
     try {
@@ -338,7 +404,7 @@ function checkDeclaredSkills(plugin: PluginDefinition, root: string): void {
  * first, reports a failing entry as a refusal line, then serves the entry's
  * default export. Staged under a temp name and renamed into place.
  */
-async function writeServerBundle(bundle: Bundler, paths: BuildPaths, written: string[]): Promise<string> {
+async function writeServerBundle(bundle: Bundler, paths: BuildPaths, written: string[], pluginName: string): Promise<string> {
   makeDirectorySync(paths.outDir, { purpose: "plugin build output directory (--out)" });
   const serverFile = path.join(paths.outDir, SERVER_SCRIPT);
   const staged = `${serverFile}.tmp-${process.pid}`;
@@ -356,6 +422,8 @@ async function writeServerBundle(bundle: Bundler, paths: BuildPaths, written: st
     await bundle({
       stdin: { contents: main, resolveDir: path.dirname(paths.entry), sourcefile: "hermes-plugin-kit-main.js", loader: "js" },
       outfile: staged,
+      // The first line says who wrote the file, for the next build's ownership check (refuseForeignOutput).
+      banner: { js: `${serverBanner(pluginName)}\n${REQUIRE_SHIM}` },
       plugins: [virtualModulesPlugin(path.dirname(paths.entry))],
     });
     renameSync(staged, serverFile);

@@ -202,3 +202,51 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     expect(existsSync(path.join(dir, "out"))).toBe(false);
   });
 });
+
+describe("plugin build never overwrites files it did not generate for this plugin", () => {
+  const handWritten = "// my own server\nconsole.log('mine');\n";
+  const otherManifest = JSON.stringify({ name: "other-plugin", version: "1.0.0" });
+  const occupied = (files: Record<string, string>) => {
+    const dir = tempDir("build-occupied");
+    dirs.push(dir);
+    for (const [relative, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, relative)), { recursive: true });
+      writeFileSync(path.join(dir, relative), text);
+    }
+    return dir;
+  };
+
+  it("the bundle's first line names the plugin it was built for; a rebuild of the same plugin overwrites its own output", async () => {
+    expect(read(out, "dist/server.js").split("\n", 1)[0]).toBe(`// hermes-plugin-kit plugin build: ${JSON.stringify(result.plugin.name)}`);
+    const again = await buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: out });
+    expect(again.plugin.name).toBe(result.plugin.name);
+  });
+
+  it("another plugin's plugin.json and a hand-written dist/server.js: BUILD_OUTPUT_FOREIGN naming both, nothing written", async () => {
+    const dir = occupied({ "plugin.json": otherManifest, "mcp.json": "{}", "dist/server.js": handWritten });
+    const build = buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: dir });
+    await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_FOREIGN");
+    await expect(build).rejects.toThrow(/plugin\.json \(of plugin "other-plugin"\), mcp\.json \(not beside this plugin's plugin\.json\), dist\/server\.js \(not written by plugin build\); nothing was written; fix: .*--force/);
+    expect(read(dir, "plugin.json")).toBe(otherManifest);
+    expect(read(dir, "dist/server.js")).toBe(handWritten);
+    expect(existsSync(path.join(dir, "skills"))).toBe(false);
+  });
+
+  it("a hand-written dist/server.js alone is refused too; --force overwrites (library and CLI)", async () => {
+    const dir = occupied({ "dist/server.js": handWritten });
+    await expect(buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: dir })).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_FOREIGN");
+    const refused = await runCompiledCli(["plugin", "build", EXAMPLE_ENTRY, "--out", dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr).toMatch(/would overwrite files in .* it did not generate for this plugin: dist\/server\.js \(not written by plugin build\).* \[BUILD_OUTPUT_FOREIGN\]\n$/);
+    expect(read(dir, "dist/server.js")).toBe(handWritten);
+    const forced = await runCompiledCli(["plugin", "build", EXAMPLE_ENTRY, "--out", dir, "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(read(dir, "dist/server.js").startsWith("// hermes-plugin-kit plugin build: ")).toBe(true);
+  });
+
+  it("a bundle built for another plugin is refused even beside no plugin.json", async () => {
+    const dir = occupied({ "dist/server.js": '// hermes-plugin-kit plugin build: "other-plugin"\nexport {};\n' });
+    await expect(buildPluginPackage({ entry: EXAMPLE_ENTRY, outDir: dir })).rejects.toThrow(/dist\/server\.js \(built for "other-plugin"\)/);
+  });
+});

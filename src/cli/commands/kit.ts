@@ -65,8 +65,9 @@ function registerPluginBuild(plugin: Command): void {
     .option("--alias <specifier=path>", "extra esbuild alias (repeatable)", collectAlias)
     .option("--no-kit-alias", "resolve hermes-plugin-kit from the entry's own dependencies instead of this kit")
     .option("--no-minify", "write a readable (unminified) bundle")
+    .option("--force", "overwrite plugin.json, mcp.json and dist/server.js in --out even when plugin build did not generate them for this plugin (BUILD_OUTPUT_FOREIGN otherwise)")
     .option("--json", "print the result as JSON")
-    .action(async (entry: string, options: { out: string; root?: string; alias?: Record<string, string>; kitAlias: boolean; minify: boolean; json?: boolean }) => {
+    .action(async (entry: string, options: { out: string; root?: string; alias?: Record<string, string>; kitAlias: boolean; minify: boolean; force?: boolean; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         const { buildPluginPackage } = await import("../../kit/build.js");
         const result = await buildPluginPackage({
@@ -76,6 +77,7 @@ function registerPluginBuild(plugin: Command): void {
           alias: options.alias ?? {},
           kitAlias: options.kitAlias,
           minify: options.minify,
+          force: options.force === true,
         });
         if (options.json) {
           printJson({ ok: true, ...result });
