@@ -201,8 +201,20 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string | 
 /** SHA of HEAD. @throws ReleaseStepError `GIT_FAILED` when HEAD does not resolve. */
 export async function headCommit(cwd: string): Promise<string> {
   const sha = await resolveCommit(cwd, "HEAD");
-  if (sha === undefined) throw new ReleaseStepError("GIT_FAILED", `HEAD of ${cwd} does not resolve to a commit`);
+  if (sha === undefined) throw new ReleaseStepError("GIT_FAILED", await noCommitReason(cwd));
   return sha;
+}
+
+/**
+ * Why HEAD of `cwd` does not resolve, with the fix: `cwd` is not a git checkout at all,
+ * or a checkout without a commit yet.
+ */
+export async function noCommitReason(cwd: string): Promise<string> {
+  const inside = await git(["rev-parse", "--is-inside-work-tree"], { cwd, allowFailure: true }).catch(() => undefined);
+  if (inside === undefined || inside.code !== 0 || inside.stdout.trim() !== "true") {
+    return `${cwd} is not a git checkout: run it in your plugin's repository (or pass --source <checkout>), or make this directory one: git init -b main && git add -A && git commit -m "chore: initial commit"`;
+  }
+  return `${cwd} is a git checkout without a commit yet (HEAD does not resolve): commit first, e.g. git add -A && git commit -m "chore: initial commit"`;
 }
 
 /** True when `ancestor` is an ancestor of (or equal to) `descendant`. */

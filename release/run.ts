@@ -43,7 +43,7 @@ import type { PipelineHooks } from "./checkpoint.js";
 import { PipelineError } from "./errors.js";
 import { InterruptedError, interruption, throwIfInterrupted } from "../src/contract/errors.js";
 import { shellWord } from "./next-steps.js";
-import { gitText, headCommit } from "./git.js";
+import { gitText, headCommit, noCommitReason, resolveCommit } from "./git.js";
 import { disarmedReason } from "./intent.js";
 import { kitCliCommand } from "./cli-command.js";
 import { consumerNextSteps } from "./next-steps.js";
@@ -198,7 +198,7 @@ interface RunSetup {
  * @returns the references, version, tarball and per-step report; `released: false` when there is nothing to release.
  * @throws every code of the steps it composes (ReleaseStepError, ReleaseContractError, FetchError,
  *   PrivacyError, OciError, ProvenanceError, PipelineError, GitHubReleaseError), and PipelineError
- *   `RUN_SOURCE_INVALID` (no source directory; nothing written), `RUN_ATTEST_KEY_REQUIRED` and
+ *   `RUN_SOURCE_INVALID` (no source directory, not a git checkout, or no commit; nothing written), `RUN_ATTEST_KEY_REQUIRED` and
  *   `RUN_ATTEST_KEY_MISMATCH` (the release policy names a signing key; nothing written), `RUN_WORKSPACE_INVALID` (the
  *   workspace belongs to another source), InterruptedError `INTERRUPTED` (`options.signal` aborted: the command under way
  *   was stopped with its process group, the lock released; rerun with the same workspace), `RUN_WORKSPACE_LOCKED` (another live `release run` holds
@@ -227,6 +227,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   if (!(await stat(source).then((st) => st.isDirectory(), () => false))) {
     throw new PipelineError("RUN_SOURCE_INVALID", `the source checkout ${source} is not a directory: pass --source <the release checkout, a git clone whose origin is the release remote>`);
   }
+  // A source that is no git checkout (or has no commit) fails before anything is written, too.
+  if ((await resolveCommit(source, "HEAD")) === undefined) throw new PipelineError("RUN_SOURCE_INVALID", `the source ${await noCommitReason(source)}`);
   // A workspace that cannot be created or written fails first (IO_* codes; nothing is left behind).
   checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   // A signing key the release policy names is required, and must match, before anything is written.

@@ -300,6 +300,11 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
 // ---------------------------------------------------------------------------
 // oci-layout stores
 
+/** `word` as a POSIX shell reads it back (single-quoted unless it holds only safe characters). */
+function shellQuoted(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
 /**
  * The `oci-layout:` analogue of privacy: `dir` is a real directory (not a
  * symlink) owned by the current uid with no group/other permission bits.
@@ -324,13 +329,13 @@ export async function requirePrivateLayout(dir: string, create: boolean): Promis
   if (!stats.isDirectory()) throw new PrivacyError("PRIVACY_LAYOUT_NOT_DIRECTORY", `layout store ${absolute} must be a directory`);
   const uid = typeof process.getuid === "function" ? process.getuid() : -1;
   if (stats.uid !== uid) {
-    throw new PrivacyError("PRIVACY_LAYOUT_OWNER", `layout store ${absolute} must be owned by the current user (uid ${uid}), found uid ${stats.uid}`);
+    throw new PrivacyError("PRIVACY_LAYOUT_OWNER", `layout store ${absolute} must be owned by the current user (uid ${uid}), found uid ${stats.uid}; fix: use a store directory you own (or chown it to yourself)`);
   }
   const permissions = stats.mode & 0o777;
   if ((permissions & 0o077) !== 0) {
     throw new PrivacyError(
       "PRIVACY_LAYOUT_PERMISSIONS",
-      `layout store ${absolute} must have no group/other permission bits, found mode ${permissions.toString(8).padStart(4, "0")}`,
+      `layout store ${absolute} must have no group/other permission bits (a private store), found mode ${permissions.toString(8).padStart(4, "0")}; fix: chmod 700 ${shellQuoted(absolute)}`,
     );
   }
   return { dir: absolute, uid, mode: permissions.toString(8).padStart(4, "0"), created };

@@ -110,4 +110,18 @@ describe("release run with a source that is not there", () => {
     expect(r.stderr).toMatch(/^hermes-plugin-kit: the source checkout .*no-such-checkout is not a directory: pass --source .* \[RUN_SOURCE_INVALID\]\n$/);
     expect(await readdir(cwd)).toEqual([]);
   });
+  it("a directory that is no git checkout: RUN_SOURCE_INVALID saying so, with the fix (it said 'HEAD of <dir> does not resolve to a commit')", async () => {
+    const plain = await mkdtemp(join(tmpdir(), "hpk-not-git-"));
+    try {
+      const r = await runCli(["release", "run", "--workspace", join(cwd, "ws"), "--source", plain], { cwd, env });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "RUN_SOURCE_INVALID" });
+      expect(r.stderr).toBe(
+        `hermes-plugin-kit: the source ${plain} is not a git checkout: run it in your plugin's repository (or pass --source <checkout>), or make this directory one: git init -b main && git add -A && git commit -m "chore: initial commit" [RUN_SOURCE_INVALID]\n`,
+      );
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(plain, { recursive: true, force: true });
+    }
+  });
 });

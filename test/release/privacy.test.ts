@@ -498,6 +498,7 @@ describe("oci-layout stores", () => {
     await mkdir(dir);
     await chmod(dir, mode);
     await expect(requirePrivateForRead(parseRepository(`oci-layout:${dir}`))).toThrowWithCode(PrivacyError, "PRIVACY_LAYOUT_PERMISSIONS");
+    await expect(requirePrivateForRead(parseRepository(`oci-layout:${dir}`))).rejects.toThrow(`found mode 0${mode.toString(8)}; fix: chmod 700 ${dir}`);
   });
 
   it("refuses a directory owned by another uid", async () => {
