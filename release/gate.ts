@@ -198,8 +198,9 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },
     label: `gate ${gate}`,
-    processGroup: true,
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    // With a signal, its own process group, which the abort stops whole; without one it stays in ours,
+    // so a terminal's Ctrl-C still reaches it (a detached group would outlive us).
+    ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
   });
   const duration = Math.round(performance.now() - started);
   const after = await headCommit(dir);

@@ -84,9 +84,9 @@ async function runInstallCommand(ctx: RunContext, install: string): Promise<void
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },
     label: "install command",
-    // Its own process group: an interrupted run stops npm and whatever it started (no orphan in restore/).
-    processGroup: true,
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    // With the run's signal, its own process group: an interrupted run stops npm and whatever it started
+    // (no orphan in restore/). Without one it stays in ours, so a terminal's Ctrl-C still reaches it.
+    ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
   });
   if (installed.code !== 0) {
     throw new PipelineError(

@@ -82,6 +82,8 @@ export interface BoundedRunOptions {
    * everything it starts, e.g. `bash -c "npm ci"`): a timeout or an abort then
    * stops the whole group (SIGTERM, then SIGKILL to whatever is left after the
    * child exits or after {@link GROUP_KILL_GRACE_MS}), so no grandchild is orphaned.
+   * Use it with a `signal` wired to our own SIGINT/SIGTERM: a terminal's Ctrl-C
+   * no longer reaches a child in its own group.
    */
   processGroup?: boolean;
   /** Aborting stops the child (its process group with `processGroup`); the outcome is `aborted`. */
