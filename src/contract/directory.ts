@@ -42,7 +42,8 @@ export interface MakeDirectoryOptions {
   purpose?: string;
 }
 
-function kindOf(st: Stats): string {
+/** What a path that is no directory is, in words ("a regular file", "a symlink", "a character device", ...), for error messages. */
+export function kindOfEntry(st: Stats): string {
   if (st.isFile()) return "a regular file";
   if (st.isSymbolicLink()) return "a symlink";
   if (st.isCharacterDevice()) return "a character device";
@@ -53,7 +54,7 @@ function kindOf(st: Stats): string {
 }
 
 function notADirectory(target: string, blocking: string, st: Stats, purpose: string): IoError {
-  const where = blocking === target ? `${target} is ${kindOf(st)}` : `${blocking} (a parent of ${target}) is ${kindOf(st)}`;
+  const where = blocking === target ? `${target} is ${kindOfEntry(st)}` : `${blocking} (a parent of ${target}) is ${kindOfEntry(st)}`;
   return new IoError(
     "IO_NOT_A_DIRECTORY",
     blocking,

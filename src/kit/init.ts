@@ -15,7 +15,7 @@ import { PluginKitError } from "./errors.js";
 import { validateServerName } from "./naming.js";
 import { PLUGIN_NAME_PATTERN, PLUGIN_NAME_RULE } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
-import { IoError, makeDirectorySync } from "../contract/directory.js";
+import { IoError, kindOfEntry, makeDirectorySync } from "../contract/directory.js";
 
 function realpathOrUndefined(file: string): string | undefined {
   try {
@@ -23,16 +23,6 @@ function realpathOrUndefined(file: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** What a path that is no directory is, in words. */
-function kindOfEntry(st: Stats): string {
-  if (st.isFile()) return "a regular file";
-  if (st.isCharacterDevice()) return "a character device";
-  if (st.isBlockDevice()) return "a block device";
-  if (st.isFIFO()) return "a named pipe";
-  if (st.isSocket()) return "a socket";
-  return "something that is not a directory";
 }
 
 /** Options of {@link initPluginProject}. */
