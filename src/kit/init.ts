@@ -25,6 +25,17 @@ function realpathOrUndefined(file: string): string | undefined {
   }
 }
 
+/** `lstat`, or undefined when the path or one of its parents does not exist as a directory (ENOENT, ENOTDIR). */
+function lstatOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw error;
+  }
+}
+
 /** Options of {@link initPluginProject}. */
 export interface InitOptions {
   /** Project directory (created; must be absent or empty). */
@@ -111,7 +122,8 @@ export function initPluginProject(options: InitOptions): InitResult {
   } catch (error) {
     throw new PluginKitError("INIT_REPOSITORY_INVALID", `${(error as Error).message}; pass --repository host/owner/name or oci-layout:<dir>`);
   }
-  const st = lstatSync(dir, { throwIfNoEntry: false });
+  // A parent that is no directory (`/dev/null/x`: ENOTDIR) is left to makeDirectorySync below, which names it.
+  const st = lstatOrUndefined(dir);
   if (st !== undefined) {
     // Only a real directory is a target: a file or device is no directory at all, and init does not
     // write through a symlink (the project would land somewhere the path does not say).

@@ -11,6 +11,7 @@
  * (setpriv) when the tests run as root, since root ignores permission bits;
  * it stays root, so it still reads a checkout that only root may read.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -100,6 +101,9 @@ describe("other commands' directories", () => {
   it("release run --workspace and release demo --workspace under /proc", async () => {
     const source = join(root, "source");
     await mkdir(source, { recursive: true });
+    // A git checkout with a commit (release run refuses anything else as its source first: RUN_SOURCE_INVALID).
+    execFileSync("git", ["init", "--quiet", "--initial-branch=main"], { cwd: source });
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "chore: source"], { cwd: source });
     expectIoFailure(await runCli(["release", "run", "--workspace", "/proc/x", "--source", source], { env: ARMED, timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
     expectIoFailure(await runCli(["release", "demo", "--workspace", "/proc/x/ws"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x/ws");
   });

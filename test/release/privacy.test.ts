@@ -457,9 +457,11 @@ describe("anonymous read probe (registries without a packages API)", () => {
     await expect(requirePrivateForRead(parseRepository("registry.example.invalid/acme/widget"), { plainHttp: true, env: {} })).toThrowWithCode(OciError, "OCI_PLAIN_HTTP_REFUSED");
   });
 
-  it("an https probe of a plain-http registry gets no status and fails closed", async () => {
+  it("an https probe of a plain-http registry fails closed naming the mismatch and the fix (OCI_TLS_FAILED, --plain-http)", async () => {
     registry.mode = "basic";
-    await expect(requirePrivateForRead(repository, { env: {}, timeoutMs: 5000 })).toThrowWithCode(PrivacyError, "PRIVACY_NO_STATUS");
+    const probe = requirePrivateForRead(repository, { env: {}, timeoutMs: 5000 });
+    await expect(probe).toThrowWithCode(OciError, "OCI_TLS_FAILED");
+    await expect(requirePrivateForRead(repository, { env: {}, timeoutMs: 5000 })).rejects.toThrow(/answered plain HTTP to a TLS connection.*--plain-http/);
   });
 });
 

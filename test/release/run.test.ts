@@ -204,7 +204,12 @@ describe("release run", () => {
   });
 
   it("refuses a workspace of another source", async () => {
-    const error = await runRelease({ source: rf.repo.root, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+    // Another checkout (a git repository with a commit): only the workspace's own source may resume it.
+    const other = await mkdtemp(join(tmpdir(), "hpk-other-source-"));
+    await gitText(["init", "--quiet", "--initial-branch=main"], { cwd: other });
+    await gitText(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "chore: other"], { cwd: other });
+    const error = await runRelease({ source: other, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+    await rm(other, { recursive: true, force: true });
     expect(error).toThrowWithCode("RUN_WORKSPACE_INVALID");
   });
 });
