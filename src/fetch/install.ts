@@ -20,7 +20,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import type { Stats } from "node:fs";
+import type { Dirent, Stats } from "node:fs";
 import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
@@ -150,6 +150,22 @@ async function checkOutputPath(root: string, outputDir: string): Promise<Stats |
 }
 
 /**
+ * The entries the release-directory checks look at: the top level of `root`, and `dist/*` in place of `dist`
+ * when `dist` is a directory (`inDist`); a `dist` that is no directory is listed as itself.
+ */
+async function releaseEntries(root: string): Promise<Array<{ path: string; entry: Dirent; inDist: boolean }>> {
+  const entries: Array<{ path: string; entry: Dirent; inDist: boolean }> = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.name === "dist" && entry.isDirectory()) {
+      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) entries.push({ path: `dist/${inner.name}`, entry: inner, inDist: true });
+    } else {
+      entries.push({ path: entry.name, entry, inDist: false });
+    }
+  }
+  return entries;
+}
+
+/**
  * Entries of an existing `D` that no release writes (at most 5): anything but
  * the allow-listed payload paths (`release-*.{json,bundle,sha256}`,
  * `dist/<name>-<semver>.tgz`), the install lock and the installer's own
@@ -162,16 +178,13 @@ async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<
   const limit = 5;
   const foreign: string[] = [];
   const ours = (name: string): boolean => name === INSTALL_LOCK_FILE || INSTALL_TEMP_NAME.test(name) || isAllowedPayloadTitle(name);
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.name === "dist" && entry.isDirectory()) {
-      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
-        const allowed = isAllowedPayloadTitle(`dist/${inner.name}`) || INSTALL_TEMP_NAME.test(inner.name);
-        if (!allowed || (regularFilesOnly && !inner.isFile())) foreign.push(`dist/${inner.name}`);
-        if (foreign.length >= limit) return foreign;
-      }
-    } else if (entry.name === "dist" ? regularFilesOnly : !ours(entry.name) || (regularFilesOnly && !entry.isFile())) {
-      foreign.push(entry.name);
-    }
+  for (const { path, entry, inDist } of await releaseEntries(root)) {
+    const isForeign = inDist
+      ? !(isAllowedPayloadTitle(path) || INSTALL_TEMP_NAME.test(entry.name)) || (regularFilesOnly && !entry.isFile())
+      : path === "dist"
+        ? regularFilesOnly
+        : !ours(path) || (regularFilesOnly && !entry.isFile());
+    if (isForeign) foreign.push(path);
     if (foreign.length >= limit) break;
   }
   return foreign;
@@ -180,13 +193,9 @@ async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<
 /** Payload file names in `root` (and `root/dist`) that exist but are not regular files (at most 5). */
 async function payloadNamesNotFiles(root: string): Promise<string[]> {
   const found: string[] = [];
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.name === "dist" && entry.isDirectory()) {
-      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
-        if (isAllowedPayloadTitle(`dist/${inner.name}`) && !inner.isFile()) found.push(`dist/${inner.name}`);
-      }
-    } else if (entry.name !== "dist" && isAllowedPayloadTitle(entry.name) && !entry.isFile()) found.push(entry.name);
-    if (found.length >= 5) break;
+  for (const { path, entry, inDist } of await releaseEntries(root)) {
+    if (path !== "dist" && isAllowedPayloadTitle(path) && !entry.isFile()) found.push(path);
+    if (!inDist && found.length >= 5) break;
   }
   return found;
 }
@@ -283,12 +292,8 @@ function fileClaims(path: string, sha256: string | undefined, bytes: Buffer | nu
 async function existingClaims(root: string): Promise<ReleaseClaim[]> {
   const claims: ReleaseClaim[] = [];
   const paths: string[] = [];
-  for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.name === "dist" && entry.isDirectory()) {
-      for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) {
-        if (inner.isFile() && isAllowedPayloadTitle(`dist/${inner.name}`)) paths.push(`dist/${inner.name}`);
-      }
-    } else if (entry.isFile() && isAllowedPayloadTitle(entry.name)) paths.push(entry.name);
+  for (const { path, entry } of await releaseEntries(root)) {
+    if (entry.isFile() && isAllowedPayloadTitle(path)) paths.push(path);
   }
   for (const path of paths.sort()) {
     // The tarball and the source bundle may be large: only their names count here (their bytes are judged file by file).
