@@ -93,6 +93,44 @@ export interface BoundedRunOptions {
 /** How long a process group stopped with SIGTERM may take before it gets SIGKILL (ms). */
 export const GROUP_KILL_GRACE_MS = 2_000;
 
+/** How long a stopped run waits, after its last SIGKILL, for the kernel to end the process group (ms). */
+export const GROUP_END_WAIT_MS = 5_000;
+
+/**
+ * True while a process of group `pgid` still runs. A zombie (dead, waiting for its
+ * reaper) does not count; on Linux members are read from `/proc/<pid>/stat`
+ * (field 5, the process group), elsewhere any member that `kill(-pgid, 0)` finds counts.
+ */
+function groupRuns(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    // ESRCH: no member left; EPERM: the members left are not ours to signal (nor to wait for).
+    return false;
+  }
+  if (process.platform !== "linux") return true;
+  const { readdirSync, readFileSync } = requireBuiltin("node:fs") as typeof import("node:fs");
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // ended while we read
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+
+/** Resolve once no process of group `pgid` runs, or after `ms` (bounded: 20 ms polls). */
+async function waitForGroupEnd(pgid: number, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (groupRuns(pgid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** How a bounded run ended. */
 export type RunOutcome =
   | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
@@ -156,13 +194,22 @@ export function runBounded(program: string, args: readonly string[], options: Bo
     };
     const onAbort = () => stop({ kind: "aborted" }, group ? "SIGTERM" : "SIGKILL");
     options.signal?.addEventListener("abort", onAbort, { once: true });
+    let finished = false;
     const finish = (outcome: RunOutcome) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       if (graceTimer !== undefined) clearTimeout(graceTimer);
       options.signal?.removeEventListener("abort", onAbort);
-      // The group's leader is gone; whatever it started and left behind after a stop goes too.
-      if (stopped !== undefined && group) signalChild("SIGKILL");
-      resolve({ outcome: stopped ?? outcome, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
+      const result: BoundedRun = { outcome: stopped ?? outcome, stdout: Buffer.concat(out), stderr: Buffer.concat(err) };
+      // The group's leader is gone; whatever it started and left behind after a stop goes too, and the
+      // run resolves only once the kernel has ended them (a SIGKILL is delivered, not yet acted on, when
+      // kill() returns), so "stopped" means nothing of the command still runs.
+      if (stopped !== undefined && group && child.pid !== undefined && signalChild("SIGKILL")) {
+        void waitForGroupEnd(child.pid, GROUP_END_WAIT_MS).then(() => resolve(result));
+        return;
+      }
+      resolve(result);
     };
     const timer = setTimeout(() => stop({ kind: "timeout" }, "SIGKILL"), options.timeoutMs);
     const collect = (into: Buffer[] | undefined) => (chunk: Buffer) => {
