@@ -33,6 +33,8 @@ export interface NextStepsInput {
    * `fleet add` then require and pin signed provenance (`--provenance --key <file>`).
    */
   provenanceKey?: string;
+  /** Where a consumer finds {@link NextStepsInput.provenanceKey} (one comment line), e.g. "keys/release.pub in the source repository at v1.2.0". Never a secret. */
+  provenanceKeyOrigin?: string;
   /**
    * The command that runs the CLI (default `hermes-plugin-kit`); `release run` and `release demo` pass
    * `kitCliCommand()` (release/cli-command.ts): this installation's CLI, runnable from any directory.
@@ -63,6 +65,9 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
   if (!input.repository.startsWith("oci-layout:")) {
     const host = input.repository.split("/")[0] ?? input.repository;
     lines.push(input.credentialsHint ?? `# read credentials for ${host}: REGISTRY_USERNAME + REGISTRY_PASSWORD, REGISTRY_TOKEN, or \`docker login ${host}\``);
+  }
+  if (input.provenanceKey !== undefined && input.provenanceKeyOrigin !== undefined) {
+    lines.push(`# --key ${shellWord(input.provenanceKey)}: the release's public key, ${input.provenanceKeyOrigin.replace(/[\r\n]+/g, " ")}`);
   }
   const gates = input.gates;
   const custom = gates === undefined ? [] : TEST_GATES.filter((gate) => gates[gate] !== undefined && gates[gate] !== DEFAULT_GATE_COMMANDS[gate]);

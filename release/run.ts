@@ -334,6 +334,17 @@ async function runLocked(setup: RunSetup): Promise<RunResult> {
   return releasedResult(ctx, setup.ws, pipeline);
 }
 
+/**
+ * The next steps' provenance pin: when the run attested and the policy names its key
+ * (`hermesPluginKit.provenance.key`), the consumer's bundle fetch and `fleet add` require the
+ * attestation signed by it. A key given only as `--attest-key` has no public file a consumer could
+ * name, so nothing is added then.
+ */
+function provenanceNextSteps(attested: boolean, policyKey: string | undefined, tag: string): { provenanceKey?: string; provenanceKeyOrigin?: string } {
+  if (!attested || policyKey === undefined) return {};
+  return { provenanceKey: policyKey, provenanceKeyOrigin: `${policyKey} in the source repository at tag ${tag} (hermesPluginKit.provenance.key)` };
+}
+
 /** The result of a run that released, read from the steps' records. */
 async function releasedResult(ctx: RunContext, ws: string, pipeline: PipelineRunner<RunState, RunStep>): Promise<RunResult> {
   const { version, tag } = releasedIntent(ctx);
@@ -357,7 +368,7 @@ async function releasedResult(ctx: RunContext, ws: string, pipeline: PipelineRun
     receipt_sha256: published.receipt_sha256,
     ...(attestation === undefined ? {} : { attestation_reference: attestation.attestation_reference }),
     github_release: github,
-    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: kitCliCommand(ctx.env) }),
+    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: kitCliCommand(ctx.env), ...provenanceNextSteps(attestation !== undefined, policy.provenanceKey, tag) }),
     steps: pipeline.reports,
   };
 }

@@ -87,6 +87,12 @@ describe("release run with a signing key named by the release policy", () => {
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, attestations: [released.attestation_reference] });
     const other = await runCli(["verify-provenance", "--reference", released.bundle_reference, "--key", rf.attestPub, "--json"]);
     expect(other.code).toBe(1);
+    // The next steps pin the policy's key: the bundle fetch and fleet add require the signed attestation, and a comment says where the key is.
+    const fetchBundle = released.next_steps.find((l) => l.includes(` fetch --reference ${released.bundle_reference} `));
+    expect(fetchBundle).toContain(" --provenance --key keys/release.pub");
+    expect(released.next_steps.find((l) => l.includes(" fleet add "))).toContain(" --provenance --key keys/release.pub");
+    expect(released.next_steps.find((l) => l.includes(" --expect receipt"))).not.toContain("--provenance");
+    expect(released.next_steps).toContain(`# --key keys/release.pub: the release's public key, keys/release.pub in the source repository at tag ${released.tag} (hermesPluginKit.provenance.key)`);
   }, 240_000);
 
   it("resume re-verifies the attestation: verified while it is in the store, PROVENANCE_NOT_FOUND once its referrer is gone; a resume with another key is refused first", async () => {

@@ -81,6 +81,8 @@ describe("release run (CLI)", () => {
     expect(err.slice(next + 1, next + 1 + result.next_steps.length)).toEqual(result.next_steps.map((l) => `  ${l}`));
     expect(result.next_steps.join("\n")).toContain(`--reference ${result.bundle_reference} `);
     expect(result.next_steps.join("\n")).toContain(`--expect-receipt-reference ${result.receipt_reference}`);
+    // No signing key in this policy: nothing asks the consumer for provenance.
+    expect(result.next_steps.join("\n")).not.toContain("--provenance");
   }, 300_000);
 
   it("the printed next steps work as a consumer runs them", async () => {
