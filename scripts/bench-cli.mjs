@@ -16,7 +16,9 @@
  * prints the CPU time (user + system) ratio, which a loaded machine disturbs less. Needs the compiled CLI (`npm run build`) and python3.
  *
  * Flags / environment: `--rounds N` or BENCH_CLI_ROUNDS (pairs per command,
- * default 11, at least 5).
+ * default 11, at least 5); `--keep` keeps the fixture directory; NODE_EXTRA_CA_CERTS
+ * and NODE_OPTIONS are removed from every measured process unless `--inherit-env`
+ * (scripts/bench-env.mjs: Node 20 parses that certificate file at every start-up).
  *
  * Last line: `cli_verify_receipt_vs_node=<median ratio> peak_rss_mib=<largest
  * peak RSS of the verify commands>`.
@@ -26,7 +28,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchEnvironment } from "./bench-env.mjs";
 
+const environmentLine = benchEnvironment();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");
 if (!existsSync(cli)) {
@@ -141,6 +145,7 @@ try {
   const mmm = (xs, digits) => `${Math.min(...xs).toFixed(digits)}/${median(xs).toFixed(digits)}/${Math.max(...xs).toFixed(digits)}`;
   const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(" ");
   console.log(`machine: ${os.cpus().length} cpu, node ${process.version}, load ${fmtLoad(loadBefore)} before, ${fmtLoad(loadAfter)} after`);
+  console.log(environmentLine);
   console.log(`${ROUNDS} pairs per command (bare \`node -e ''\` then the command); figures min/median/max`);
   const results = {};
   for (const [label] of commands) {
@@ -163,5 +168,6 @@ try {
   const peak = Math.max(results["verify-final-receipt"].rssMax, results["verify-manifest"].rssMax);
   console.log(`cli_verify_receipt_vs_node=${results["verify-final-receipt"].ratio.toFixed(2)} peak_rss_mib=${Math.ceil(peak)}`);
 } finally {
-  rmSync(work, { recursive: true, force: true });
+  if (process.argv.includes("--keep")) process.stderr.write(`bench-cli: kept ${work} (--keep)\n`);
+  else rmSync(work, { recursive: true, force: true });
 }

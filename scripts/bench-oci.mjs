@@ -21,7 +21,9 @@
 // figure a loaded machine disturbs less than wall time.
 // Last line: fetch_verify_vs_skopeo=<median ratio> peak_rss_mib=<max fetch peak RSS> size_mib=<n> push_vs_skopeo=<median ratio>
 //
-// Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--keep]
+// Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--keep] [--inherit-env]
+// Environment: NODE_EXTRA_CA_CERTS and NODE_OPTIONS are removed from the measured processes unless
+// --inherit-env (scripts/bench-env.mjs says why).
 // Needs: dist/ (built automatically when missing), /usr/bin/docker-registry, skopeo, sha256sum.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes, randomFillSync } from "node:crypto";
@@ -32,7 +34,9 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { benchEnvironment } from "./bench-env.mjs";
 
+const environmentLine = benchEnvironment();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const value = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -244,6 +248,7 @@ try {
 
   const fetchRatio = stats(rows.fetch.map((v, i) => v / rows.skopeoFetch[i]));
   const pushRatio = stats(rows.push.map((v, i) => v / rows.skopeoPush[i]));
+  process.stdout.write(`${environmentLine}\n`);
   process.stdout.write(`artifact: ${sizeMib} MiB in 4 layers, manifest ${manifest.digest}; ${pairs} pairs; min / median / max\n`);
   process.stdout.write(`fetch-verify (ours, registry -> files):  ${fmt(stats(rows.fetch))} MB/s, peak RSS ${fmt(stats(rows.fetchRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy docker:// -> oci:           ${fmt(stats(rows.skopeoFetch))} MB/s\n`);

@@ -23,7 +23,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchEnvironment } from "./bench-env.mjs";
 
+const environmentLine = benchEnvironment();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const cli = path.join(root, "dist", "src", "cli", "main.js");
 if (!existsSync(cli)) {
@@ -109,6 +111,7 @@ try {
     const rss = stats(results[label].map((r) => r[1] / 1024));
     return { wall, rss };
   };
+  process.stdout.write(`${environmentLine}\n`);
   process.stdout.write(`verify-provenance wall time (${ROUNDS} pairs each, ms; peak RSS MiB)\n`);
   process.stdout.write("command                      min      median   max      peak RSS (median)\n");
   for (const label of Object.keys(results)) {

@@ -21,13 +21,15 @@ import { fileURLToPath } from "node:url";
 const args = process.argv.slice(2);
 const sizeAt = args.indexOf("--size-mib");
 const sizes = sizeAt === -1 ? ["64", "256", "512"] : [args[sizeAt + 1]];
+// `--inherit-env` (scripts/bench-env.mjs) goes to every benchmark that times Node processes.
+const inherit = args.includes("--inherit-env") ? ["--inherit-env"] : [];
 const ociArgs = sizeAt === -1 ? args : args.filter((_, i) => i !== sizeAt && i !== sizeAt + 1);
 
 const runs = [
   ...sizes.map((size) => ["bench-oci.mjs", ["--size-mib", size, ...ociArgs]]),
   ["bench-kit.mjs", []],
-  ["bench-cli.mjs", []],
-  ["bench-provenance.mjs", []],
+  ["bench-cli.mjs", inherit],
+  ["bench-provenance.mjs", inherit],
   ["bench-tarball.mjs", []],
 ];
 
