@@ -13,9 +13,9 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { shellWord } from "./next-steps.js";
 
-/** The CLI entry of this installation: `dist/src/cli/main.js` beside the running code (built), or in the checkout's `dist/` (sources under test). */
+/** The CLI entry of this installation (package.json `bin`): `dist/src/cli/main.cjs` beside the running code (built), or in the checkout's `dist/` (sources under test). */
 export function kitCliEntry(): string | undefined {
-  const candidates = [new URL("../src/cli/main.js", import.meta.url), new URL("../dist/src/cli/main.js", import.meta.url)].map((url) => fileURLToPath(url));
+  const candidates = [new URL("../src/cli/main.cjs", import.meta.url), new URL("../dist/src/cli/main.cjs", import.meta.url)].map((url) => fileURLToPath(url));
   return candidates.find((file) => existsSync(file));
 }
 

@@ -32,9 +32,10 @@ import { benchEnvironment } from "./bench-env.mjs";
 
 const environmentLine = benchEnvironment();
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const cli = path.join(root, "dist", "src", "cli", "main.js");
+// What `hermes-plugin-kit` runs: package.json `bin` (dist/src/cli/main.cjs).
+const cli = path.join(root, JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).bin["hermes-plugin-kit"]);
 if (!existsSync(cli)) {
-  process.stderr.write("bench-cli: dist/src/cli/main.js is missing; run `npm run build` first\n");
+  process.stderr.write(`bench-cli: ${cli} is missing; run \`npm run build\` first\n`);
   process.exit(2);
 }
 

@@ -1,28 +1,30 @@
 #!/usr/bin/env node
 /**
- * Build step after `tsc`: bundle the CLI's start-up path into
- * `dist/src/cli/main.js` (replacing tsc's entry file) so that `hermes-plugin-kit`
- * starts from a few files instead of dozens of small modules.
+ * Build step after `tsc`: bundle the CLI's start-up path into one CommonJS file,
+ * `dist/src/cli/cli-bundle.cjs`, which `dist/src/cli/main.cjs` (src/cli/main.cts, package.json
+ * `bin`) compiles with a per-user V8 code cache. A run then starts no ES module loader and, once
+ * warm, parses nothing (measured by `npm run bench:cli`).
  *
- * What goes in the bundle (measured by `npm run bench:cli`):
+ * What goes in the bundle:
  * - the CLI wiring (`dist/src/cli/**`) and commander;
- * - the offline verification path of `verify-final-receipt` and
- *   `verify-manifest`: `src/contract` with zod (its ESM build is ~95 files,
- *   64 of them locales, which the namespace import in `schemas.ts` lets the
- *   bundler drop), the receipt reference and the OCI manifest
- *   builder it uses. These load as lazy chunks when an action imports them.
- * What stays outside, loaded from `dist/` as before: every other area module
- * (fetch, oci transport, release, kit), every other package (Octokit,
- * semantic-release, esbuild, the MCP SDK, tar, undici, ...), and every
- * error module (`errors.js`, `*-error.js`), so each error class exists once per process (the CLI's
- * `instanceof HermesPluginKitError` sees errors thrown by any area).
+ * - the offline verification path of `verify-final-receipt` and `verify-manifest`: `src/contract`
+ *   with zod (its ESM build is ~95 files, 64 of them locales, which the namespace import in
+ *   `schemas.ts` lets the bundler drop), the receipt reference and the OCI manifest builder it uses.
+ *   The action imports them, so esbuild initialises them lazily: `--help` runs none of zod.
+ * What stays outside, loaded from `dist/` as before: every other area module (fetch, oci transport,
+ * release, kit), every other package (Octokit, semantic-release, esbuild, the MCP SDK, tar,
+ * undici, ...), and every error module (`errors.js`, `*-error.js`), so each error class exists once
+ * per process (the CLI's `instanceof HermesPluginKitError` sees errors thrown by any area). The
+ * error modules are required with the bundle (require() of an ES module, Node >= 20.19); every
+ * other external is an `import()`, which the build rewrites to `__hpkImport()` (main.cts), since
+ * code compiled by `vm.Script` has no `import()` of its own.
  *
- * Chunks are written next to the entry, so relative paths to the external
- * modules are the same from every chunk. `dist/src/cli/bundle-meta.json`
- * records which inputs went into which output (test/cli/module-graph.test.ts
+ * Also written: `cli-bundle.json` (the bundle's SHA-256, which names each user's code cache) and
+ * `bundle-meta.json` (which inputs went in, which externals it loads; test/cli/module-graph.test.ts
  * reads it).
  */
 import { build } from "esbuild";
+import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -104,37 +106,72 @@ const lazyChildProcess = {
   },
 };
 
-// Chunks of an earlier build would otherwise pile up next to the entry.
+// Outputs of earlier builds (ESM chunks of the previous layout) would otherwise pile up next to the entry.
 for (const name of readdirSync(cliDir)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(cliDir, name));
 
+/**
+ * Every module outside the bundle is written as `EXTERNAL + specifier` by the layout plugin; after
+ * the build, `require("<marker>x")` becomes `require("x")` (a static import: the error modules,
+ * loaded with the bundle through require() of an ES module) and `import("<marker>x")` becomes
+ * `__hpkImport("x")` (main.cts: a real import() from the bundle's directory).
+ */
+const EXTERNAL = "__hpk_external__:";
+const marked = {
+  name: "hermes-plugin-kit-cli-external-marker",
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === "marked" || args.kind === "entry-point") return undefined;
+      const result = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: "marked" });
+      if (result.errors.length > 0) return { errors: result.errors };
+      if (!result.external) return result;
+      return { path: EXTERNAL + result.path, external: true };
+    });
+  },
+};
+
 const result = await build({
-  entryPoints: { main: path.join(cliDir, "main.js") },
-  outdir: cliDir,
+  stdin: {
+    contents: 'export { runCli } from "./program.js";\n',
+    resolveDir: cliDir,
+    sourcefile: "cli-bundle-entry.js",
+    loader: "js",
+  },
+  outfile: path.join(cliDir, "cli-bundle.cjs"),
   allowOverwrite: true,
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   minify: true,
-  sourcemap: true,
-  sourcesContent: false,
-  chunkNames: "chunk-[hash]",
   metafile: true,
   logLevel: "warning",
   legalComments: "none",
-  plugins: [layout, lazyChildProcess],
-  // CommonJS packages bundled into ESM (commander) call require() for built-ins.
-  banner: { js: 'import { createRequire as __hpkCreateRequire } from "node:module";\nconst require = __hpkCreateRequire(import.meta.url);' },
+  plugins: [marked, layout, lazyChildProcess],
+  // The bundled modules' import.meta.url is the bundle's own URL (it sits where their chunks did).
+  define: { "import.meta.url": "__hpkMetaUrl" },
+  banner: { js: 'var __hpkMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
+
+const bundleFile = path.join(cliDir, "cli-bundle.cjs");
+let code = readFileSync(bundleFile, "utf8");
+const staticCount = code.split(`require("${EXTERNAL}`).length - 1;
+const dynamicCount = code.split(`import("${EXTERNAL}`).length - 1;
+code = code.split(`require("${EXTERNAL}`).join('require("').split(`import("${EXTERNAL}`).join('__hpkImport("');
+if (code.includes(EXTERNAL)) throw new Error(`bundle-cli: an external module is referenced in a way neither require() nor import() (${EXTERNAL} left in the bundle)`);
+if (/\bimport\(/.test(code)) throw new Error("bundle-cli: the bundle still holds an import() expression, which code run by vm.Script cannot evaluate");
+writeFileSync(bundleFile, code);
+
+// The bundle's SHA-256 names each user's V8 code cache of it (src/cli/main.cts): V8 checks only a
+// cache's source length, so a cache made from another bundle must never be found under this name.
+// The cache itself is made on the user's machine from the installed bundle; no bytecode ships.
+writeFileSync(path.join(cliDir, "cli-bundle.json"), JSON.stringify({ sha256: createHash("sha256").update(code).digest("hex"), size: Buffer.byteLength(code) }) + "\n");
+rmSync(path.join(cliDir, "cli-bundle.cache"), { force: true });
 
 const meta = {};
 for (const [output, info] of Object.entries(result.metafile.outputs)) {
-  if (output.endsWith(".map")) continue;
   meta[path.relative(root, path.resolve(root, output)).split(path.sep).join("/")] = {
-    entryPoint: info.entryPoint === undefined ? null : path.relative(root, path.resolve(root, info.entryPoint)).split(path.sep).join("/"),
-    inputs: Object.keys(info.inputs).map((input) => path.relative(root, path.resolve(root, input)).split(path.sep).join("/")).sort(),
-    imports: info.imports.map((i) => ({ path: i.path, kind: i.kind, external: i.external === true })),
+    inputs: Object.keys(info.inputs).filter((input) => !input.startsWith("<stdin>")).map((input) => path.relative(root, path.resolve(root, input)).split(path.sep).join("/")).sort(),
+    imports: info.imports.map((i) => ({ path: i.path.startsWith(EXTERNAL) ? i.path.slice(EXTERNAL.length) : i.path, kind: i.kind, external: i.external === true })),
   };
 }
-writeFileSync(path.join(cliDir, "bundle-meta.json"), JSON.stringify(meta, null, 2) + "\n");
+writeFileSync(path.join(cliDir, "bundle-meta.json"), JSON.stringify({ staticExternal: staticCount, dynamicExternal: dynamicCount, outputs: meta }, null, 2) + "\n");

@@ -1,30 +1,10 @@
 #!/usr/bin/env node
 /**
- * Entry point of the `hermes-plugin-kit` binary. `--version` alone answers
- * without loading the command program; everything else goes through
- * `program.ts`.
+ * ES module entry of the `hermes-plugin-kit` binary, kept for `node dist/src/cli/main.js ...`:
+ * it runs the CommonJS entry `main.cjs` (src/cli/main.cts), which package.json `bin` names and
+ * which starts the CLI from its bundle and V8 code cache.
  */
-import { packageVersion } from "./version.js";
+import { createRequire } from "node:module";
 
-// A closed pipe on stdout (`... | head -1`) ends output quietly instead of with a stack trace.
-process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-  if (error.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
-  throw error;
-});
-
-const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-  process.stdout.write(`${packageVersion()}\n`);
-} else {
-  import("./program.js")
-    .then(({ runCli }) => runCli(argv))
-    .then(
-      (code) => {
-        process.exitCode = code;
-      },
-      (error: unknown) => {
-        process.stderr.write(`hermes-plugin-kit: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
-        process.exitCode = 1;
-      },
-    );
-}
+const entry = createRequire(import.meta.url)("./main.cjs") as { main(): void };
+entry.main();

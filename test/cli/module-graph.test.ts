@@ -11,12 +11,15 @@ import { Command } from "commander";
 import { COMMAND_GROUPS, buildProgram } from "../../src/cli/program.js";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { readFile, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { canonicalJson, testedManifestBytes } from "../../src/contract/index.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 import { HEAVY_PACKAGES, ROOT, graphViolations, importChain, recordModuleGraph, type GraphEdge } from "../support/module-graph.js";
 
 const CLI = join(ROOT, "dist", "src", "cli", "main.js");
+/** What package.json `bin` names: the CommonJS entry that loads the bundle. */
+const BIN = join(ROOT, "dist", "src", "cli", "main.cjs");
 const PROGRAM = join(ROOT, "dist", "src", "cli", "program.js");
 
 /** What may load before an action runs: commander, our CLI wiring and the error base class. */
@@ -79,41 +82,69 @@ describe("COMMAND_GROUPS", () => {
 });
 
 describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
-  interface BundleOutput {
-    entryPoint: string | null;
-    inputs: string[];
-    imports: { path: string; kind: string; external: boolean }[];
+  interface BundleMeta {
+    staticExternal: number;
+    dynamicExternal: number;
+    outputs: Record<string, { inputs: string[]; imports: { path: string; kind: string; external: boolean }[] }>;
   }
+  const readMeta = async () => JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "bundle-meta.json"), "utf8")) as BundleMeta;
 
-  /** Inputs of `output` and of every chunk it imports statically, i.e. what loads with it. */
-  function staticInputs(meta: Record<string, BundleOutput>, output: string): string[] {
-    const seen = new Set<string>();
-    const inputs: string[] = [];
-    const visit = (name: string) => {
-      if (seen.has(name)) return;
-      seen.add(name);
-      const info = meta[name];
-      if (info === undefined) return;
-      inputs.push(...info.inputs);
-      for (const imported of info.imports) if (!imported.external && imported.kind === "import-statement") visit(imported.path.replace(/^(?!dist\/)/, ""));
-    };
-    visit(output);
-    return inputs;
-  }
+  it("holds src/cli, the offline verify path, commander and zod only; requires nothing at load but built-ins and the error modules", async () => {
+    const meta = await readMeta();
+    expect(Object.keys(meta.outputs)).toEqual(["dist/src/cli/cli-bundle.cjs"]);
+    const bundle = meta.outputs["dist/src/cli/cli-bundle.cjs"]!;
+    const allowed = (input: string) =>
+      input.startsWith("dist/src/cli/") ||
+      (input.startsWith("dist/src/contract/") && !/errors?\.js$/.test(input)) ||
+      ["dist/src/fetch/receipt-reference.js", "dist/src/oci/manifest.js", "dist/src/oci/descriptor.js", "dist/src/oci/target.js"].includes(input) ||
+      input.startsWith("node_modules/commander/") ||
+      input.startsWith("node_modules/zod/");
+    expect(bundle.inputs.filter((input) => !allowed(input)), FIX).toEqual([]);
+    expect(bundle.inputs).toContain("dist/src/contract/schemas.js");
+    // Synchronous requires: Node built-ins and the error modules (one class per process); every area and package is an import() in an action.
+    const required = bundle.imports.filter((i) => i.kind !== "dynamic-import").map((i) => i.path);
+    expect(required.filter((p) => !p.startsWith("node:") && !/^\.\.?\/.*errors?\.js$/.test(p)), FIX).toEqual([]);
+    expect(bundle.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path)).toContain("../fetch/fetch.js");
+    expect(meta.dynamicExternal).toBeGreaterThan(10);
+    // No import() is left for vm.Script to evaluate: each became __hpkImport(...) (src/cli/main.cts).
+    const code = await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.cjs"), "utf8");
+    expect(code).not.toMatch(/\bimport\(/);
+    expect(code.split("__hpkImport(").length - 1).toBeGreaterThanOrEqual(meta.dynamicExternal);
+  });
 
-  it("loads nothing but src/cli and commander before an action runs", async () => {
-    const meta = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "bundle-meta.json"), "utf8")) as Record<string, BundleOutput>;
-    const outputOf = (entry: string) => Object.keys(meta).find((name) => meta[name]?.entryPoint === entry);
-    const main = outputOf("dist/src/cli/main.js");
-    const program = outputOf("dist/src/cli/program.js");
-    expect(main).toBe("dist/src/cli/main.js");
-    expect(program).toBeDefined();
-    // `--version` alone: the entry and the version reader only.
-    expect(staticInputs(meta, main as string).filter((i) => !i.startsWith("node:")).sort()).toEqual(["dist/src/cli/main.js", "dist/src/cli/version.js"]);
-    const startup = staticInputs(meta, program as string).filter((i) => !i.startsWith("node:") && !i.startsWith("dist/src/cli/") && !i.startsWith("node_modules/commander/"));
-    expect(startup, FIX).toEqual([]);
-    // The verify path is bundled too, but as lazy chunks only.
-    expect(Object.values(meta).some((o) => o.inputs.some((i) => i.startsWith("node_modules/zod/")))).toBe(true);
+  it("--help initialises no zod and loads no hashing or compression built-in (the verify path starts inside its action)", () => {
+    const report = "data:text/javascript,process.on('exit',()=>process.stderr.write('\\nSTATE '+JSON.stringify({zod:globalThis.__zod_globalConfig!==undefined,builtins:process.moduleLoadList})+'\\n'))";
+    const run = spawnSync(process.execPath, ["--import", report, BIN, "--help"], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const line = run.stderr.split("\n").find((l) => l.startsWith("STATE "));
+    const state = JSON.parse((line as string).slice("STATE ".length)) as { zod: boolean; builtins: string[] };
+    expect(state.zod).toBe(false);
+    expect(state.builtins.filter((m) => /^NativeModule (crypto|zlib)$/.test(m))).toEqual([]);
+  });
+
+  it("a verify command initialises zod (the check above can fail)", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "doc.json"), "{}");
+    const report = "data:text/javascript,process.on('exit',()=>process.stderr.write('\\nZOD '+String(globalThis.__zod_globalConfig!==undefined)+'\\n'))";
+    const run = spawnSync(process.execPath, ["--import", report, BIN, "verify-final-receipt", "--receipt", join(dir, "doc.json"), "--repository", "ghcr.io/acme/p"], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("\nZOD true\n");
+  });
+
+  it("ships no bytecode: the build writes the bundle's SHA-256, not a code cache (each user's is made from the installed bundle)", async () => {
+    const code = await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.cjs"));
+    const recorded = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.json"), "utf8")) as { sha256: string; size: number };
+    expect(recorded).toEqual({ sha256: createHash("sha256").update(code).digest("hex"), size: code.length });
+    const cliFiles = await readdir(join(ROOT, "dist", "src", "cli"));
+    expect(cliFiles.filter((name) => /\.cache$|\.bin$|\.blob$/.test(name))).toEqual([]);
+  });
+
+  it("main.js (the ES module entry) and main.cjs (package.json bin) answer alike", () => {
+    for (const args of [["--version"], ["help", "fetch"], ["no-such-command"]]) {
+      const esm = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000 });
+      const cjs = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000 });
+      expect([esm.status, esm.stdout, esm.stderr]).toEqual([cjs.status, cjs.stdout, cjs.stderr]);
+    }
   });
 
   it.each([[["--help"]], [["fetch", "--help"]], [["--version"]]])("`hermes-plugin-kit %j` loads no node:child_process (the bundled commander requires it on first spawn)", (args) => {

@@ -1,9 +1,9 @@
-/** Run the built `hermes-plugin-kit` CLI (dist/src/cli/main.js) as a real subprocess. */
+/** Run the built `hermes-plugin-kit` CLI (dist/src/cli/main.cjs, package.json `bin`) as a real subprocess. */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-export const CLI = fileURLToPath(new URL("../../dist/src/cli/main.js", import.meta.url));
+export const CLI = fileURLToPath(new URL("../../dist/src/cli/main.cjs", import.meta.url));
 
 export interface CliResult {
   code: number;

@@ -1,0 +1,109 @@
+/**
+ * The CLI's per-user V8 code cache (src/cli/main.cts): written once after a command's first run,
+ * used on the next, named by the bundle's SHA-256 and Node's version, and never read from or
+ * written to a place someone else could have written. Every refusal costs only speed: the command's
+ * output and exit code are the same. Through the built CLI (package.json `bin`, dist/src/cli/main.cjs).
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CLI } from "../support/cli.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hpk-code-cache-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const cacheHome = () => join(dir, "cache");
+const cacheDir = () => join(cacheHome(), "hermes-plugin-kit", "v8");
+const env = (extra: Record<string, string> = {}) => ({ ...process.env, XDG_CACHE_HOME: cacheHome(), HERMES_PLUGIN_KIT_CODE_CACHE: "", ...extra });
+const cli = (args: string[], extra: Record<string, string> = {}) => spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", env: env(extra), timeout: 60_000 });
+/** Whether loadCli(argv) in a fresh process used a cache, and which file it names. */
+function probe(argv: string[], extra: Record<string, string> = {}): { cacheAccepted: boolean; cacheFile: string | null } {
+  const script = `const m = require(${JSON.stringify(CLI)}); const r = m.loadCli(${JSON.stringify(argv)}); process.stdout.write(JSON.stringify({ cacheAccepted: r.cacheAccepted, cacheFile: r.cacheFile ?? null }));`;
+  const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: env(extra), timeout: 60_000 });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as { cacheAccepted: boolean; cacheFile: string | null };
+}
+const bundleSha = () => (JSON.parse(readFileSync(join(CLI, "..", "cli-bundle.json"), "utf8")) as { sha256: string }).sha256;
+
+describe("CLI code cache", () => {
+  it("the first run writes the command's cache (0600 in a 0700 directory), the next run uses it, output unchanged", () => {
+    expect(probe(["help"]).cacheAccepted).toBe(false);
+    const first = cli(["help", "fetch"]);
+    expect(first.status, first.stderr).toBe(0);
+    const files = readdirSync(cacheDir());
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(new RegExp(`^${bundleSha()}-${process.version.replace(/\./g, "\\.")}-v8-.*-${process.arch}-help\\.cache$`));
+    expect(statSync(cacheDir()).mode & 0o777).toBe(0o700);
+    expect(statSync(join(cacheDir(), files[0]!)).mode & 0o777).toBe(0o600);
+    expect(probe(["help"])).toEqual({ cacheAccepted: true, cacheFile: join(cacheDir(), files[0]!) });
+    const second = cli(["help", "fetch"]);
+    expect([second.status, second.stdout, second.stderr]).toEqual([first.status, first.stdout, first.stderr]);
+    expect(readdirSync(cacheDir())).toEqual(files);
+  });
+
+  it("one cache per command; an unusual first argument shares the name 'other'", () => {
+    cli(["help"]);
+    cli(["--help"]);
+    cli(["verify-final-receipt", "--help"]);
+    const files = readdirSync(cacheDir());
+    expect(files).toHaveLength(3);
+    for (const command of ["help", "other", "verify-final-receipt"]) expect(files.filter((f) => f.endsWith(`-${process.arch}-${command}.cache`)), command).toHaveLength(1);
+  });
+
+  it("HERMES_PLUGIN_KIT_CODE_CACHE=0: nothing read or written", () => {
+    const run = cli(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
+    expect(run.status).toBe(0);
+    expect(existsSync(cacheHome())).toBe(false);
+    expect(probe(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" })).toEqual({ cacheAccepted: false, cacheFile: null });
+  });
+
+  it("a cache directory others may write is neither read nor written", () => {
+    cli(["help"]);
+    expect(probe(["help"]).cacheAccepted).toBe(true);
+    chmodSync(cacheDir(), 0o777);
+    expect(probe(["help"]).cacheAccepted).toBe(false);
+    cli(["help", "fetch"]);
+    cli(["fetch", "--help"]);
+    expect(readdirSync(cacheDir()).filter((f) => !f.endsWith("-help.cache"))).toEqual([]);
+    chmodSync(cacheDir(), 0o700);
+    expect(probe(["help"]).cacheAccepted).toBe(true);
+  });
+
+  it("a symbolic link in place of the cache file is not followed", () => {
+    cli(["help"]);
+    const file = probe(["help"]).cacheFile as string;
+    const real = join(dir, "elsewhere.cache");
+    writeFileSync(real, readFileSync(file));
+    unlinkSync(file);
+    symlinkSync(real, file);
+    expect(probe(["help"]).cacheAccepted).toBe(false);
+    const run = cli(["help", "fetch"]);
+    expect(run.status).toBe(0);
+  });
+
+  it("a cache of other bytes under this bundle's name is refused by V8; the command answers the same", () => {
+    const reference = cli(["help", "fetch"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
+    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+    const file = probe(["help"]).cacheFile as string;
+    writeFileSync(file, Buffer.alloc(8192, 0x5a), { mode: 0o600 });
+    expect(probe(["help"]).cacheAccepted).toBe(false);
+    const run = cli(["help", "fetch"]);
+    expect([run.status, run.stdout, run.stderr]).toEqual([reference.status, reference.stdout, reference.stderr]);
+  });
+
+  it("a cache directory that cannot be made (XDG_CACHE_HOME under a file) changes nothing but speed", () => {
+    writeFileSync(join(dir, "file"), "x");
+    const run = cli(["help", "fetch"], { XDG_CACHE_HOME: join(dir, "file", "cache") });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("Usage: hermes-plugin-kit fetch");
+  });
+});
