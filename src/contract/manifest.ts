@@ -7,8 +7,7 @@
  * Functions whose name ends in `File`/`Dir` or that take a directory read files;
  * everything else is pure.
  */
-import { constants as fsConstants } from "node:fs";
-import { lstat, open, readdir, writeFile } from "node:fs/promises";
+import { lstat, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
@@ -21,10 +20,9 @@ import { describeValue, releaseClassOf, requireGitSha, tarballFileName } from ".
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
-import { parseReleaseJson, promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
+import { promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
 import { makeDirectory } from "./directory.js";
-import { namingFile } from "./json-file.js";
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
@@ -180,45 +178,8 @@ export async function writeTestedManifestFile(path: string, manifest: TestedMani
   await writeFile(path, testedManifestBytes(manifest));
 }
 
-/** Largest release JSON document read from a file (bytes): manifests and receipts are a few KiB. */
-export const MAX_RELEASE_JSON_BYTES = 1024 * 1024;
-
-/**
- * Read a release JSON file (check J1, docs/contract.md): it must be a regular file (not a
- * FIFO, device or directory; opened without following a final symlink) of at
- * most {@link MAX_RELEASE_JSON_BYTES}; otherwise `RELEASE_JSON_UNREADABLE`
- * (`RELEASE_JSON_TOO_LARGE` when over the limit). Then strict parsing codes
- * (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
- */
-export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
-  const bytes = await readReleaseJsonBytesFile(path);
-  return namingFile(path, () => parseReleaseJson(bytes));
-}
-
-/** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */
-export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
-  let handle;
-  try {
-    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
-  } catch (error) {
-    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
-  }
-  try {
-    const st = await handle.stat();
-    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file`);
-    if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
-    const bytes = Buffer.alloc(st.size);
-    let offset = 0;
-    while (offset < st.size) {
-      const { bytesRead } = await handle.read(bytes, offset, st.size - offset, offset);
-      if (bytesRead === 0) break;
-      offset += bytesRead;
-    }
-    return bytes.subarray(0, offset);
-  } finally {
-    await handle.close();
-  }
-}
+// Reading release JSON files lives in release-json-file.ts (the receipt check needs it without the tarball reader).
+export { MAX_RELEASE_JSON_BYTES, readReleaseJsonBytesFile, readReleaseJsonFile } from "./release-json-file.js";
 
 /**
  * Verify a tested manifest against a distribution directory (docs/contract.md):

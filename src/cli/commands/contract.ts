@@ -4,14 +4,15 @@
  * (`--repository`, `--package`, `--expect-gate`, `--expect-bundle-reference`)
  * or an explicit `--policy` file, never from the current directory
  * (docs/architecture.md, "Policy: where expectations come from"). The actions live in
- * `contract-actions.ts`, loaded when one runs (one module, so the bundle gives
- * the offline verify path few chunks); `--help` and other commands start
- * without the contract modules and zod.
+ * `contract-actions.ts` (verify-manifest) and `receipt-action.ts` (verify-final-receipt, without
+ * the tarball reader), loaded when one runs; `--help` and other commands start without
+ * initialising the contract modules and zod (scripts/bundle-cli.mjs).
  */
 import type { Command } from "commander";
 import { addGatePolicyOptions } from "../consumer-policy.js";
 import { runAction } from "../output.js";
-import type { VerifyManifestOptions, VerifyReceiptOptions } from "./contract-actions.js";
+import type { VerifyManifestOptions } from "./contract-actions.js";
+import type { VerifyReceiptOptions } from "./receipt-action.js";
 
 /** Register `verify-manifest` and `verify-final-receipt`. */
 export function registerContractCommands(program: Command): void {
@@ -37,6 +38,6 @@ export function registerContractCommands(program: Command): void {
     .option("--expect-receipt-reference <ref>", "require the receipt's own digest reference (its deterministic OCI receipt artifact) to equal this pinned reference")
     .option("--json", "print a JSON result instead of text");
   addGatePolicyOptions(verifyReceiptCommand).action(async (opts: VerifyReceiptOptions) => {
-    process.exitCode = await runAction(opts.json === true, async () => (await import("./contract-actions.js")).verifyReceiptAction(opts));
+    process.exitCode = await runAction(opts.json === true, async () => (await import("./receipt-action.js")).verifyReceiptAction(opts));
   });
 }

@@ -1,0 +1,44 @@
+/**
+ * The action of `verify-final-receipt` (declared in `contract.ts`, which loads this module only
+ * when it runs). Offline: the receipt's bytes against the consumer's pins (`src/contract/policy.ts`
+ * resolves them), and the receipt reference computed from those bytes. It loads no tarball reader
+ * (no zlib or stream modules): `verify-manifest` is in `contract-actions.ts`.
+ */
+import { ReleaseContractError } from "../../contract/errors.js";
+import { namingFile } from "../../contract/json-file.js";
+import { policyForDocument, unpinnedRepository } from "../../contract/policy.js";
+import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
+import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
+import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
+import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
+import { printJson, printLine } from "../output.js";
+
+/** Flags of `verify-final-receipt`. */
+export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
+  receipt: string;
+  expectReceiptReference?: string;
+  expectBundleReference?: string;
+  json?: boolean;
+}
+
+/** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
+export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
+  const bytes = await readReleaseJsonBytesFile(opts.receipt);
+  const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
+  if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
+    throw unpinnedRepository({ document: `receipt ${opts.receipt}`, repository: doc["registry_repository"], fix: "pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>" });
+  }
+  const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
+  const policy = policyForDocument(expectations, doc);
+  const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
+  const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
+  if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
+    throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
+  }
+  const artifact = receipt.artifacts[0];
+  if (opts.json === true) {
+    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 } });
+  } else {
+    printLine(`verified ${receipt.package} ${receipt.version} receipt ${receiptReference}; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
+  }
+}

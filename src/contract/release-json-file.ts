@@ -1,0 +1,55 @@
+/**
+ * Reading a release JSON file (a tested manifest or a receipt) with check J1 of docs/contract.md.
+ * Its own module so that `verify-final-receipt` loads it without the tarball reader
+ * (`manifest.ts` re-exports it).
+ */
+import { constants as fsConstants } from "node:fs";
+import { open } from "node:fs/promises";
+import type { JsonObject } from "./canonical-json.js";
+import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
+import { namingFile } from "./json-file.js";
+import { parseReleaseJson } from "./release-document.js";
+
+function fail(code: ReleaseContractErrorCode, message: string): never {
+  throw new ReleaseContractError(code, message);
+}
+
+/** Largest release JSON document read from a file (bytes): manifests and receipts are a few KiB. */
+export const MAX_RELEASE_JSON_BYTES = 1024 * 1024;
+
+/**
+ * Read a release JSON file (check J1, docs/contract.md): it must be a regular file (not a
+ * FIFO, device or directory; opened without following a final symlink) of at
+ * most {@link MAX_RELEASE_JSON_BYTES}; otherwise `RELEASE_JSON_UNREADABLE`
+ * (`RELEASE_JSON_TOO_LARGE` when over the limit). Then strict parsing codes
+ * (`JSON_DUPLICATE_KEY`, `JSON_NOT_OBJECT`, ...).
+ */
+export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
+  const bytes = await readReleaseJsonBytesFile(path);
+  return namingFile(path, () => parseReleaseJson(bytes));
+}
+
+/** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */
+export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch (error) {
+    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+  }
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file`);
+    if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
+    const bytes = Buffer.alloc(st.size);
+    let offset = 0;
+    while (offset < st.size) {
+      const { bytesRead } = await handle.read(bytes, offset, st.size - offset, offset);
+      if (bytesRead === 0) break;
+      offset += bytesRead;
+    }
+    return bytes.subarray(0, offset);
+  } finally {
+    await handle.close();
+  }
+}
