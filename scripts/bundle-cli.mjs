@@ -23,7 +23,7 @@
  * `bundle-meta.json` (which inputs went in, which externals it loads; test/cli/module-graph.test.ts
  * reads it).
  */
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -81,6 +81,8 @@ const layout = {
       if (bundled(target)) return undefined;
       let rel = path.relative(cliDir, target).split(path.sep).join("/");
       if (!rel.startsWith(".")) rel = `./${rel}`;
+      // An error module is required in its CommonJS form (see ERROR_MODULES below).
+      if (ERROR_MODULES.includes(path.relative(dist, target).split(path.sep).join("/"))) rel = rel.replace(/\.js$/, ".cjs");
       return { path: rel, external: true };
     });
   },
@@ -105,6 +107,28 @@ const lazyChildProcess = {
     });
   },
 };
+
+/**
+ * The error modules, one class per process for every area: each is rewritten as CommonJS
+ * (`X.cjs`), and `X.js` becomes `export * from "./X.cjs"`, so the bundle's require() and every
+ * area's `import` get the one module instance, and the bundle's require() needs no ES module
+ * loader (require() of an ES module starts it: ~5 ms of every `verify-*` run, `npm run bench:cli`).
+ */
+const ERROR_MODULES = ["src/contract/errors.js", "src/contract/provenance-error.js", "src/fetch/errors.js", "src/kit/errors.js", "src/oci/errors.js", "release/errors.js"];
+const ERROR_SHIM = "// CommonJS form beside this file (scripts/bundle-cli.mjs, ERROR_MODULES): one instance per process.\n";
+for (const rel of ERROR_MODULES) {
+  const file = path.join(dist, rel);
+  const source = readFileSync(file, "utf8");
+  if (source.startsWith(ERROR_SHIM)) continue; // converted by an earlier run of this script (no tsc since)
+  const base = path.basename(file, ".js");
+  let code = (await transform(source, { format: "cjs", platform: "node", target: "node20", loader: "js" })).code;
+  // Other error modules are required in their CommonJS form too.
+  code = code.replace(/require\("((?:\.\.?\/)+(?:src\/)?(?:[a-z]+\/)*(?:errors|[a-z]+-error))\.js"\)/g, (_, spec) => `require("${spec}.cjs")`);
+  if (/require\("[^"]*\.js"\)/.test(code)) throw new Error(`bundle-cli: ${rel} requires an ES module; only other error modules may be required`);
+  writeFileSync(file.replace(/\.js$/, ".cjs"), code);
+  writeFileSync(file, `${ERROR_SHIM}export * from "./${base}.cjs";\n`);
+  rmSync(`${file}.map`, { force: true });
+}
 
 // Outputs of earlier builds (ESM chunks of the previous layout) would otherwise pile up next to the entry.
 for (const name of readdirSync(cliDir)) if (/^chunk-.*\.js(\.map)?$/.test(name)) rmSync(path.join(cliDir, name));

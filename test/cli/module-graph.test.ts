@@ -25,7 +25,7 @@ const PROGRAM = join(ROOT, "dist", "src", "cli", "program.js");
 /** What may load before an action runs: commander, our CLI wiring and the error base class. */
 const STARTUP = {
   packages: new Set(["commander"]),
-  distModule: (path: string) => path.startsWith("dist/src/cli/") || path === "dist/src/contract/errors.js" || path === "dist/src/contract/constants.js",
+  distModule: (path: string) => path.startsWith("dist/src/cli/") || /^dist\/src\/(contract|oci)\/errors\.c?js$/.test(path) || path === "dist/src/contract/constants.js",
 };
 const FIX = "import heavy modules inside the action handler: `const { x } = await import(\"../../area/x.js\")`";
 
@@ -103,7 +103,9 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     expect(bundle.inputs).toContain("dist/src/contract/schemas.js");
     // Synchronous requires: Node built-ins and the error modules (one class per process); every area and package is an import() in an action.
     const required = bundle.imports.filter((i) => i.kind !== "dynamic-import").map((i) => i.path);
-    expect(required.filter((p) => !p.startsWith("node:") && !/^\.\.?\/.*errors?\.js$/.test(p)), FIX).toEqual([]);
+    expect(required.filter((p) => !p.startsWith("node:") && !/^\.\.?\/.*errors?\.cjs$/.test(p)), FIX).toEqual([]);
+    // Required in their CommonJS form, which the areas' ES modules re-export: one class per process, no ES module loader.
+    expect(required.filter((p) => p.endsWith(".cjs")).length).toBeGreaterThan(0);
     expect(bundle.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path)).toContain("../fetch/fetch.js");
     expect(meta.dynamicExternal).toBeGreaterThan(10);
     // No import() is left for vm.Script to evaluate: each became __hpkImport(...) (src/cli/main.cts).
@@ -137,6 +139,20 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     expect(recorded).toEqual({ sha256: createHash("sha256").update(code).digest("hex"), size: code.length });
     const cliFiles = await readdir(join(ROOT, "dist", "src", "cli"));
     expect(cliFiles.filter((name) => /\.cache$|\.bin$|\.blob$/.test(name))).toEqual([]);
+  });
+
+  it("each error module is one instance per process: its ES module form re-exports the CommonJS form the bundle requires", () => {
+    const probe = `
+      const { createRequire } = await import("node:module");
+      const require = createRequire(${JSON.stringify(join(ROOT, "dist", "src", "cli", "main.cjs"))});
+      const esm = await import(${JSON.stringify(join(ROOT, "dist", "src", "oci", "errors.js"))});
+      const base = await import(${JSON.stringify(join(ROOT, "dist", "src", "contract", "errors.js"))});
+      const cjs = require("../oci/errors.cjs");
+      const e = new esm.OciError("OCI_TIMEOUT", "x");
+      process.stdout.write(JSON.stringify([esm.OciError === cjs.OciError, e instanceof require("../contract/errors.cjs").HermesPluginKitError, base.HermesPluginKitError === require("../contract/errors.cjs").HermesPluginKitError]));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", probe], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([true, true, true]);
   });
 
   it("main.js (the ES module entry) and main.cjs (package.json bin) answer alike", () => {
