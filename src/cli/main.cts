@@ -22,7 +22,6 @@
  * - `--version` alone reads package.json and loads no bundle.
  */
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { Script } from "node:vm";
 
@@ -57,7 +56,8 @@ function importExternal(specifier: string): Promise<unknown> {
 function cacheRoot(env: NodeJS.ProcessEnv): string | undefined {
   const xdg = env["XDG_CACHE_HOME"];
   if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "hermes-plugin-kit", "v8");
-  const home = env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : homedir();
+  // node:os only when HOME is unset (it is not loaded otherwise).
+  const home = env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : (require("node:os") as typeof import("node:os")).homedir();
   return home.startsWith("/") ? join(home, ".cache", "hermes-plugin-kit", "v8") : undefined;
 }
 

@@ -127,7 +127,7 @@ describe("git, and the git semantic-release starts", () => {
       expect(env["GIT_CONFIG_GLOBAL"]).toBe("/dev/null");
       expect(env["GIT_CONFIG_NOSYSTEM"]).toBe("1");
     }
-  });
+  }, 180_000); // semantic-release and a dozen git processes: 16 s alone, over 60 s at load 6
 
   it("gitEnvironment copies only allow-listed names and drops inherited GIT_DIR-style redirections", () => {
     const env = gitEnvironment({ GIT_AUTHOR_NAME: "x" }, { ...process.env, GIT_DIR: "/elsewhere", GIT_CONFIG_PARAMETERS: "'core.hooksPath=/tmp'", HTTPS_PROXY: "http://proxy:3128" });

@@ -2,7 +2,6 @@
  * CLI wiring of the kit commands `init`, `plugin build`, `plugin call` and `plugin doctor` (logic lives in src/kit).
  * esbuild and the MCP SDK load inside the actions only.
  */
-import { realpath } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { integerInRangeFlag } from "../flag-values.js";
 import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
@@ -35,6 +34,8 @@ function registerInit(program: Command): void {
         for (const file of result.files) printLine(`  ${file}`);
         printLine("next:");
         // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
+        // node:fs/promises loads here, not with --help (it brings readline and the fs watchers).
+        const { realpath } = await import("node:fs/promises");
         const here = result.dir === process.cwd() || (await realpath(result.dir).catch(() => result.dir)) === (await realpath(process.cwd()).catch(() => process.cwd()));
         printLine(`  ${here ? "" : `cd ${/^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, `'\\''`)}'`} && `}npm install && npm test && npm run doctor`);
         if (result.repositoryIsPlaceholder) printLine(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);

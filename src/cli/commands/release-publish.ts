@@ -13,7 +13,6 @@
  * in pipeline order. The step modules (Octokit, the registry client, git)
  * load inside each action.
  */
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { addRegistryOptions } from "../registry-options.js";
 import type { ReleasePolicy } from "../../contract/policy.js";
@@ -25,6 +24,7 @@ import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, print
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
   const { parseStrictJson } = await import("../../contract/canonical-json.js");
   try {
+    const { readFile } = await import("node:fs/promises");
     return parseStrictJson(await readFile("package.json"), { rejectIntegralFloats: false });
   } catch {
     return undefined;
@@ -153,6 +153,7 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
       throw new UsageError("give either --references or --bundle-reference with --receipt-reference, not both");
     }
     const { parseJsonFileBytes } = await import("../../contract/json-file.js");
+    const { readFile } = await import("node:fs/promises");
     const document = parseJsonFileBytes(flags.references, await readFile(flags.references));
     const bundle = document["bundle_reference"];
     const receipt = document["receipt_reference"];
