@@ -28,7 +28,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -188,7 +188,10 @@ writeFileSync(bundleFile, code);
 // The bundle's SHA-256 names each user's V8 code cache of it (src/cli/main.cts): V8 checks only a
 // cache's source length, so a cache made from another bundle must never be found under this name.
 // The cache itself is made on the user's machine from the installed bundle; no bytecode ships.
-writeFileSync(path.join(cliDir, "cli-bundle.json"), JSON.stringify({ sha256: createHash("sha256").update(code).digest("hex"), size: Buffer.byteLength(code) }) + "\n");
+// The top-level command names: each gets a cache file of its own (a mistyped command shares "other").
+const { COMMAND_GROUPS } = await import(pathToFileURL(path.join(cliDir, "program.js")).href);
+const commands = COMMAND_GROUPS.flatMap((group) => group.names).sort();
+writeFileSync(path.join(cliDir, "cli-bundle.json"), JSON.stringify({ sha256: createHash("sha256").update(code).digest("hex"), size: Buffer.byteLength(code), commands }) + "\n");
 rmSync(path.join(cliDir, "cli-bundle.cache"), { force: true });
 
 const meta = {};

@@ -5,7 +5,8 @@
  * output and exit code are the same. Through the built CLI (package.json `bin`, dist/src/cli/main.cjs).
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +16,8 @@ import { CLI } from "../support/cli.js";
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "hpk-code-cache-"));
+  // XDG_CACHE_HOME must exist; the CLI makes hermes-plugin-kit/v8 under it.
+  mkdirSync(join(dir, "cache"));
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -49,9 +52,10 @@ describe("CLI code cache", () => {
     expect(readdirSync(cacheDir())).toEqual(files);
   });
 
-  it("one cache per command; an unusual first argument shares the name 'other'", () => {
+  it("one cache per top-level command (cli-bundle.json lists them); help has its own, anything else shares 'other'", () => {
     cli(["help"]);
     cli(["--help"]);
+    cli(["fetc"]);
     cli(["verify-final-receipt", "--help"]);
     const files = readdirSync(cacheDir());
     expect(files).toHaveLength(3);
@@ -61,7 +65,7 @@ describe("CLI code cache", () => {
   it("HERMES_PLUGIN_KIT_CODE_CACHE=0: nothing read or written", () => {
     const run = cli(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
     expect(run.status).toBe(0);
-    expect(existsSync(cacheHome())).toBe(false);
+    expect(readdirSync(cacheHome())).toEqual([]);
     expect(probe(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" })).toEqual({ cacheAccepted: false, cacheFile: null });
   });
 
@@ -89,14 +93,79 @@ describe("CLI code cache", () => {
     expect(run.status).toBe(0);
   });
 
-  it("a cache of other bytes under this bundle's name is refused by V8; the command answers the same", () => {
+  it("a cache with one byte flipped in its middle is not handed to V8 (which crashed or misbehaved on it); it is rewritten", () => {
     const reference = cli(["help", "fetch"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
-    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+    cli(["help"]);
     const file = probe(["help"]).cacheFile as string;
-    writeFileSync(file, Buffer.alloc(8192, 0x5a), { mode: 0o600 });
+    const bytes = readFileSync(file);
+    for (const at of [Math.floor(bytes.length / 2), 1000, bytes.length - 1]) {
+      const flipped = Buffer.from(bytes);
+      flipped[at] = (flipped[at] as number) ^ 0xff;
+      writeFileSync(file, flipped);
+      expect(probe(["help"]).cacheAccepted, `byte ${at}`).toBe(false);
+      const run = cli(["help", "fetch"]);
+      expect([run.status, run.stdout, run.stderr], `byte ${at}`).toEqual([reference.status, reference.stdout, reference.stderr]);
+      // The run that found it broken wrote a good one again.
+      expect(probe(["help"]).cacheAccepted, `byte ${at}`).toBe(true);
+    }
+  });
+
+  it("a cache whose checksum holds but whose bytes are no V8 cache is refused by V8; the command answers the same", () => {
+    const reference = cli(["help", "fetch"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
+    cli(["help"]);
+    const file = probe(["help"]).cacheFile as string;
+    const data = Buffer.alloc(8192, 0x5a);
+    writeFileSync(file, Buffer.concat([createHash("sha256").update(data).digest(), data]));
     expect(probe(["help"]).cacheAccepted).toBe(false);
     const run = cli(["help", "fetch"]);
     expect([run.status, run.stdout, run.stderr]).toEqual([reference.status, reference.stdout, reference.stderr]);
+  });
+
+  it("a FIFO in place of the cache file neither blocks nor changes the answer", () => {
+    cli(["help"]);
+    const file = probe(["help"]).cacheFile as string;
+    unlinkSync(file);
+    expect(spawnSync("mkfifo", [file]).status).toBe(0);
+    const run = spawnSync(process.execPath, [CLI, "help", "fetch"], { encoding: "utf8", env: env(), timeout: 20_000 });
+    expect(run.error).toBeUndefined();
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("Usage: hermes-plugin-kit fetch");
+  });
+
+  it.each([["/proc"], ["/proc/self"], ["/sys"]])("XDG_CACHE_HOME=%s: the command ends (no directory loop) with its normal answer", (where) => {
+    const run = spawnSync(process.execPath, [CLI, "help", "fetch"], { encoding: "utf8", env: env({ XDG_CACHE_HOME: where }), timeout: 20_000 });
+    expect(run.error).toBeUndefined();
+    expect([run.status, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toContain("Usage: hermes-plugin-kit fetch");
+  });
+
+  it("only the last directories are made: an XDG_CACHE_HOME or HOME that does not exist is not created", () => {
+    const missing = join(dir, "no", "such", "place");
+    const env2 = { XDG_CACHE_HOME: missing, HOME: join(dir, "nohome", "deep") };
+    const run = cli(["help", "fetch"], env2);
+    expect(run.status).toBe(0);
+    expect(existsSync(join(dir, "no"))).toBe(false);
+    expect(existsSync(join(dir, "nohome"))).toBe(false);
+    // An existing HOME without .cache gets .cache/hermes-plugin-kit/v8, 0700 each.
+    mkdirSync(join(dir, "home"));
+    cli(["help"], { XDG_CACHE_HOME: "", HOME: join(dir, "home") });
+    for (const sub of [".cache", ".cache/hermes-plugin-kit", ".cache/hermes-plugin-kit/v8"]) expect(statSync(join(dir, "home", sub)).mode & 0o777, sub).toBe(0o700);
+  });
+
+  it("writing a cache removes other bundles' caches untouched for 7 days, and keeps recent ones", () => {
+    mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
+    chmodSync(join(cacheHome(), "hermes-plugin-kit"), 0o700);
+    const old = join(cacheDir(), `${"0".repeat(64)}-v0-other.cache`);
+    const recent = join(cacheDir(), `${"1".repeat(64)}-v0-other.cache`);
+    const unrelated = join(cacheDir(), "notes.txt");
+    for (const f of [old, recent, unrelated]) writeFileSync(f, "x");
+    const eightDays = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
+    utimesSync(old, eightDays, eightDays);
+    utimesSync(unrelated, eightDays, eightDays);
+    cli(["help"]);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
+    expect(existsSync(unrelated)).toBe(true);
   });
 
   it("a cache directory that cannot be made (XDG_CACHE_HOME under a file) changes nothing but speed", () => {
