@@ -135,7 +135,10 @@ function reportUnknownOption(argv: string[], rest: readonly string[]): boolean {
   const probe = commandOf(buildProgram(argv[0]), argv).command;
   const unknown = firstUnknownOption(probe, rest);
   if (unknown === undefined) return false;
-  const message = `unknown option '${unknown}'${suggestionFor(probe, unknown)}`;
+  // `--json=yes`: a declared flag that takes no value, given one (not an unknown option "did you mean" itself).
+  const declared = probe.options.find((o) => o.long === unknown);
+  const given = rest.find((a) => a.startsWith(`${unknown}=`));
+  const message = declared !== undefined && given !== undefined ? `option '${unknown}' takes no value, found '${given}'` : `unknown option '${unknown}'${suggestionFor(probe, unknown)}`;
   const answer = jsonAnswer(probe);
   if (rest.includes("--json")) answer.only = answer.json = true;
   if (!answer.only) process.stderr.write(usageLine(probe, message));
@@ -151,7 +154,13 @@ export async function runCli(argv: string[]): Promise<number> {
   // `help <command...>`: the named command's full help on stdout (exit 0), or, for a name that is no
   // command, one usage line (exit 2), never the whole help (commander printed the program's help on stderr).
   if (argv[0] === "help" && argv.length > 1) {
-    const target = helpTarget(program, argv.slice(1).filter((a) => !a.startsWith("-")));
+    const names = argv.slice(1).filter((a) => !a.startsWith("-"));
+    // `help help` is the program's help, which lists `help [command]`.
+    if (names.length === 1 && names[0] === "help") {
+      program.outputHelp();
+      return 0;
+    }
+    const target = helpTarget(program, names);
     if ("error" in target) {
       process.stderr.write(target.error);
       return EXIT_USAGE;

@@ -71,10 +71,12 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   const entries = (await readdir(distDir)).sort();
   const tarballs = entries.filter((e) => e.endsWith(".tgz"));
   if (tarballs.length !== 1) {
-    fail("DIST_INVENTORY", `dist must contain exactly one npm tarball, found ${tarballs.length} (${entries.join(", ") || "empty"})`);
+    // A fetched bundle keeps its tarball in dist/: say so when that is where it is.
+    const hint = tarballs.length === 0 && entries.includes("dist") ? `; the tarball is likely in ${join(distDir, "dist")}: pass that directory` : "";
+    fail("DIST_INVENTORY", `the artifact directory ${distDir} must contain exactly one npm tarball, found ${tarballs.length} (${entries.join(", ") || "empty"})${hint}`);
   }
   if (entries.length !== 1) {
-    fail("DIST_UNEXPECTED_FILE", `dist contains unexpected files: ${entries.filter((e) => e !== tarballs[0]).join(", ")}`);
+    fail("DIST_UNEXPECTED_FILE", `the artifact directory ${distDir} holds more than the tarball: ${entries.filter((e) => e !== tarballs[0]).join(", ")}`);
   }
   const filename = tarballs[0] as string;
   if (filename !== expected) {

@@ -348,11 +348,17 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
  * Complete consumer expectations for one release document: the package is
  * the pinned one, else the one the document names (`the release's own
  * package name`).
- * @throws ReleaseContractError `POLICY_INVALID` when the document names no npm package and none was pinned.
+ * @throws ReleaseContractError `RECEIPT_SCHEMA_UNSUPPORTED` when the document is no release document (schema_version is not 2) and no package was pinned; `POLICY_INVALID` when it names no npm package and none was pinned.
  */
 export function policyForDocument(expect: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
   const pkg = expect.package ?? doc["package"];
-  if (!isNpmPackageName(pkg)) invalid(`the release names package ${describeValue(doc["package"])}, which is not an npm package name`);
+  if (!isNpmPackageName(pkg)) {
+    // Not a release document at all (e.g. `{}`): say that, not that its package name is odd.
+    if (doc["schema_version"] !== 2) {
+      throw new ReleaseContractError("RECEIPT_SCHEMA_UNSUPPORTED", `not a release document: a tested manifest or published receipt has schema_version 2, found ${describeValue(doc["schema_version"])} (and package ${describeValue(doc["package"])})`);
+    }
+    invalid(`the release names package ${describeValue(doc["package"])}, which is not an npm package name; pin the package you expect with --package <name>`);
+  }
   return {
     package: pkg,
     registryRepository: expect.repository,

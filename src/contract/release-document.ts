@@ -134,7 +134,9 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_SCHEMA_UNSUPPORTED", `unsupported release receipt schema: schema_version must be 2, found ${describeValue(doc["schema_version"])}`);
   }
   if (doc["receipt_state"] !== expectedState) {
-    fail("RECEIPT_STATE_MISMATCH", `expected a ${expectedState} release receipt: receipt_state is ${describeValue(doc["receipt_state"])}`);
+    const kind = (state: "tested" | "published") => (state === "tested" ? "a tested manifest (release-manifest.json, receipt_state \"tested\"; verify-manifest)" : "a published receipt (release-receipt.json, receipt_state \"published\"; verify-final-receipt)");
+    const other = expectedState === "tested" ? "published" : "tested";
+    fail("RECEIPT_STATE_MISMATCH", `expected ${kind(expectedState)}, but receipt_state is ${describeValue(doc["receipt_state"])}${doc["receipt_state"] === other ? `: this document is ${kind(other)}` : ""}`);
   }
   if (doc["package"] !== policy.package) {
     fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);

@@ -10,6 +10,14 @@ import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js
 import { namingFile } from "./json-file.js";
 import { parseReleaseJson } from "./release-document.js";
 
+/** What an open failure means, and the fix, by errno. */
+const OPEN_FAILURES: Record<string, string> = {
+  ENOENT: "no such file (ENOENT); pass the path of the file (`fetch --expect receipt` writes release-receipt.json into its --output-dir; `release build` writes release-manifest.json)",
+  EACCES: "permission denied (EACCES); make the file readable for this user",
+  ELOOP: "a symbolic link (ELOOP), which is not followed; pass the path of the file it points to",
+  ENOTDIR: "a parent of it is not a directory (ENOTDIR); check the path",
+};
+
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
 }
@@ -35,11 +43,12 @@ export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
   try {
     handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   } catch (error) {
-    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
+    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
+    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${OPEN_FAILURES[code] ?? code}`);
   }
   try {
     const st = await handle.stat();
-    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file`);
+    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file (${st.isDirectory() ? "a directory" : "a FIFO, socket or device"}); pass the path of the JSON file itself`);
     if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
     const bytes = Buffer.alloc(st.size);
     let offset = 0;

@@ -80,6 +80,20 @@ describe("one line per usage error", () => {
     expectOneLine(nested.stderr, "unknown command 'nonexist'", "hermes-plugin-kit fleet");
   });
 
+  it("help help: the program's help (which lists `help [command]`) on stdout, exit 0", async () => {
+    const r = await runCli(["help", "help"]);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toMatch(/^Usage: hermes-plugin-kit \[options\] \[command\]/);
+    expect(r.stdout).toContain("help [command]");
+  });
+
+  it("a flag that takes no value given one (--json=yes) says so, not 'unknown option --json (Did you mean --json?)'", async () => {
+    const r = await runCli(["verify-final-receipt", "--receipt", "r.json", "--json=yes"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain("Did you mean");
+    expect(r.stderr).toContain("option '--json' takes no value, found '--json=yes'");
+  });
+
   it("help <group> <command>: that command's own help on stdout, exit 0", async () => {
     const r = await runCli(["help", "fleet", "add"]);
     expect(r.code).toBe(0);

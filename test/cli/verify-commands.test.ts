@@ -138,10 +138,47 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     const r = await runCli(["verify-final-receipt", "--receipt", join(dir, "missing.json"), ...repoFlags], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("RELEASE_JSON_UNREADABLE");
+    // What it means and the fix, not a bare errno (new-user finding).
+    expect(r.stderr).toContain(`${join(dir, "missing.json")}: no such file (ENOENT); pass the path of the file`);
+    const viaDir = await runCli(["verify-final-receipt", "--receipt", dir, ...repoFlags], { cwd: dir });
+    expect(viaDir.stderr).toContain("is not a regular file (a directory); pass the path of the JSON file itself");
+  });
+  it("a JSON object that is no release document ({}) is RECEIPT_SCHEMA_UNSUPPORTED saying so, with or without --package", async () => {
+    const file = await writeDoc("empty-object.json", "{}");
+    for (const flags of [["--repository", POLICY.registryRepository], repoFlags]) {
+      const r = await runCli(["verify-final-receipt", "--receipt", file, ...flags], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("[RECEIPT_SCHEMA_UNSUPPORTED]");
+      expect(r.stderr).not.toContain("POLICY_INVALID");
+    }
+    const unnamed = clone(receipt) as unknown as Record<string, unknown>;
+    unnamed["package"] = "Not A Name";
+    const r = await runCli(["verify-final-receipt", "--receipt", await writeDoc("bad-name.json", JSON.stringify(unnamed)), "--repository", POLICY.registryRepository], { cwd: dir });
+    expect(r.stderr).toMatch(/which is not an npm package name; pin the package you expect with --package <name> \[POLICY_INVALID\]/);
+  });
+  it("a tested manifest given as the receipt says which document it is and which command takes it", async () => {
+    const file = await writeDoc("manifest-as-receipt.json", testedManifestBytes(manifest).toString());
+    const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('expected a published receipt (release-receipt.json, receipt_state "published"; verify-final-receipt), but receipt_state is "tested": this document is a tested manifest (release-manifest.json, receipt_state "tested"; verify-manifest) [RECEIPT_STATE_MISMATCH]');
   });
 });
 
 describe("hermes-plugin-kit verify-manifest", () => {
+  it("an artifact directory without the tarball names that directory, and points at its dist/ when the tarball is there", async () => {
+    const file = await writeDoc("release-manifest-dirs.json", testedManifestBytes(manifest).toString());
+    const vendor = join(dir, "vendor-like");
+    const { cp, mkdir } = await import("node:fs/promises");
+    await mkdir(vendor);
+    await cp(dist, join(vendor, "dist"), { recursive: true });
+    await writeFile(join(vendor, "release-manifest.json"), "{}");
+    const r = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", vendor, ...repoFlags], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`the artifact directory ${vendor} must contain exactly one npm tarball, found 0 (dist, release-manifest.json); the tarball is likely in ${join(vendor, "dist")}: pass that directory [DIST_INVENTORY]`);
+    const ok = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", join(vendor, "dist"), ...repoFlags], { cwd: dir });
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+
   it("accepts the manifest for its dist and rejects tampered bytes", async () => {
     const file = await writeDoc("release-manifest.json", testedManifestBytes(manifest).toString());
     const ok = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, ...repoFlags], { cwd: dir });

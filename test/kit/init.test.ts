@@ -155,19 +155,22 @@ describe("init", () => {
     await mkdir(here);
     const made = await runCli(["init", "."], { cwd: here });
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stdout).toContain("\n  npm install && npm test && npm run doctor\n");
-    expect(made.stdout).not.toContain("cd .");
+    // Next steps on stderr (stdout is the result: what was created).
+    expect(made.stderr).toContain("\n  npm install && npm test && npm run doctor\n");
+    expect(made.stdout).not.toContain("npm install");
+    expect(made.stderr).not.toContain("cd .");
     const spaced = await runCli(["init", "sub dir", "--name", "sub-plugin"], { cwd: here });
     expect(spaced.code, spaced.stderr).toBe(0);
-    expect(spaced.stdout).toContain("\n  cd 'sub dir' && npm install && npm test && npm run doctor\n");
+    expect(spaced.stderr).toContain("\n  cd 'sub dir' && npm install && npm test && npm run doctor\n");
   });
 
   it("CLI: init prints the next steps and the placeholder repository; a mistyped flag names the closest known one (exit 2)", async () => {
     const dir = join(root, "cli-plugin");
     const made = await runCli(["init", dir]);
     expect(made.code).toBe(0);
-    expect(made.stdout).toContain("npm install && npm test && npm run doctor");
-    expect(made.stdout).toContain("ghcr.io/your-github-owner/cli-plugin");
+    expect(made.stderr).toContain("npm install && npm test && npm run doctor");
+    expect(made.stderr).toContain("ghcr.io/your-github-owner/cli-plugin");
+    expect(made.stdout).toMatch(/^created plugin project cli-plugin in /);
     const typo = await runCli(["init", join(root, "other"), "--repositry", "ghcr.io/a/b"]);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/unknown option '--repositry'/);

@@ -32,15 +32,16 @@ function registerInit(program: Command): void {
         if (options.repository !== undefined && options.repository !== result.repository) printNote(`--repository ${options.repository} written as ${result.repository} (a relative store path is resolved against this directory, so later commands find it from anywhere)`);
         printLine(`created plugin project ${result.name} in ${result.dir}`);
         for (const file of result.files) printLine(`  ${file}`);
-        printLine("next:");
+        // The next steps go to stderr like every command's (README "Output"); stdout is the result.
+        printNote("next:");
         // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
         // node:fs/promises loads here, not with --help (it brings readline and the fs watchers).
         const { realpath } = await import("node:fs/promises");
         const here = result.dir === process.cwd() || (await realpath(result.dir).catch(() => result.dir)) === (await realpath(process.cwd()).catch(() => process.cwd()));
-        printLine(`  ${here ? "" : `cd ${/^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, `'\\''`)}'`} && `}npm install && npm test && npm run doctor`);
-        if (result.repositoryIsPlaceholder) printLine(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);
-        printLine("  git init -b main, commit, add an origin, tag the baseline (git tag v0.1.0), push main and the tag");
-        printLine("  then: SEMANTIC_RELEASE_ENABLED=true npx hermes-plugin-kit release run --workspace ../release-work");
+        printNote(`  ${here ? "" : `cd ${/^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, `'\\''`)}'`} && `}npm install && npm test && npm run doctor`);
+        if (result.repositoryIsPlaceholder) printNote(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);
+        printNote("  git init -b main, commit, add an origin, tag the baseline (git tag v0.1.0), push main and the tag");
+        printNote("  then: SEMANTIC_RELEASE_ENABLED=true npx hermes-plugin-kit release run --workspace ../release-work");
         return 0;
       });
     });
