@@ -5,6 +5,7 @@
  * and `release demo` print them after success and return them as
  * `next_steps`. Pure: builds strings, reads and writes nothing.
  */
+import { shellWord } from "../src/contract/grammar.js";
 import { DEFAULT_GATE_COMMANDS, TEST_GATES, type GateCommands } from "../src/contract/policy.js";
 
 /** What {@link consumerNextSteps} fills in. */
@@ -42,10 +43,8 @@ export interface NextStepsInput {
   cli?: string;
 }
 
-/** Quote `word` for a POSIX shell when it holds anything but safe characters. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
+// Shell quoting is the contract's (src/contract/grammar.ts); re-exported for the release modules that print commands.
+export { shellWord };
 
 /**
  * The consumer's commands, one shell line each (comments start with `#`):

@@ -190,3 +190,12 @@ export function describeValue(value: unknown): string {
   if (typeof value === "object") return "an object";
   return `${typeof value} ${String(value)}`;
 }
+
+/**
+ * `word` as a POSIX shell reads it back: as is when it holds only characters no shell splits or
+ * expands (`[A-Za-z0-9_@%+=:,./-]`), else single-quoted (each `'` as `'\''`). For the commands the
+ * product prints for a user to paste (next steps, resume and fix lines).
+ */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

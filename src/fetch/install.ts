@@ -26,6 +26,7 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describeValue } from "../contract/grammar.js";
+import { readReleaseJsonBytesFile } from "../contract/release-json-file.js";
 import { FetchError } from "./errors.js";
 import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
 import { isStaleLockOwner } from "../oci/lock-owner.js";
@@ -153,8 +154,15 @@ async function checkOutputPath(root: string, outputDir: string): Promise<Stats |
  * The entries the release-directory checks look at: the top level of `root`, and `dist/*` in place of `dist`
  * when `dist` is a directory (`inDist`); a `dist` that is no directory is listed as itself.
  */
-async function releaseEntries(root: string): Promise<Array<{ path: string; entry: Dirent; inDist: boolean }>> {
-  const entries: Array<{ path: string; entry: Dirent; inDist: boolean }> = [];
+/** One entry of {@link releaseEntries}. */
+interface ReleaseEntry {
+  path: string;
+  entry: Dirent;
+  inDist: boolean;
+}
+
+async function releaseEntries(root: string): Promise<ReleaseEntry[]> {
+  const entries: ReleaseEntry[] = [];
   for (const entry of await readdir(root, { withFileTypes: true })) {
     if (entry.name === "dist" && entry.isDirectory()) {
       for (const inner of await readdir(join(root, "dist"), { withFileTypes: true })) entries.push({ path: `dist/${inner.name}`, entry: inner, inDist: true });
@@ -174,11 +182,11 @@ async function releaseEntries(root: string): Promise<Array<{ path: string; entry
  * without it a payload name of another type is left to the per-file checks
  * (`INSTALL_UNSAFE_PATH` for a symlink, ...).
  */
-async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<string[]> {
+function foreignEntries(entries: readonly ReleaseEntry[], regularFilesOnly: boolean): string[] {
   const limit = 5;
   const foreign: string[] = [];
   const ours = (name: string): boolean => name === INSTALL_LOCK_FILE || INSTALL_TEMP_NAME.test(name) || isAllowedPayloadTitle(name);
-  for (const { path, entry, inDist } of await releaseEntries(root)) {
+  for (const { path, entry, inDist } of entries) {
     const isForeign = inDist
       ? !(isAllowedPayloadTitle(path) || INSTALL_TEMP_NAME.test(entry.name)) || (regularFilesOnly && !entry.isFile())
       : path === "dist"
@@ -190,14 +198,9 @@ async function foreignEntries(root: string, regularFilesOnly: boolean): Promise<
   return foreign;
 }
 
-/** Payload file names in `root` (and `root/dist`) that exist but are not regular files (at most 5). */
-async function payloadNamesNotFiles(root: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const { path, entry, inDist } of await releaseEntries(root)) {
-    if (path !== "dist" && isAllowedPayloadTitle(path) && !entry.isFile()) found.push(path);
-    if (!inDist && found.length >= 5) break;
-  }
-  return found;
+/** The first payload file name (top level or `dist/*`) that exists but is not a regular file. */
+function payloadNameNotFile(entries: readonly ReleaseEntry[]): string | undefined {
+  return entries.find(({ path, entry }) => path !== "dist" && isAllowedPayloadTitle(path) && !entry.isFile())?.path;
 }
 
 function notEmpty(outputDir: string, foreign: readonly string[]): FetchError {
@@ -224,26 +227,13 @@ interface ReleaseClaim {
   bytes?: boolean;
 }
 
-/** Release documents are small: one larger than this is not read for identity (the per-file checks still apply). */
-const IDENTITY_DOCUMENT_LIMIT = 1024 * 1024;
-
-/** The bytes of a regular file (never through a symlink), or null when absent, not a regular file or too large. */
-async function readSmallFile(path: string): Promise<Buffer | null> {
-  let handle;
-  try {
-    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const st = await handle.stat();
-    if (!st.isFile() || st.size > IDENTITY_DOCUMENT_LIMIT) return null;
-    return await handle.readFile();
-  } catch {
-    return null;
-  } finally {
-    await handle.close();
-  }
+/**
+ * The bytes of a small release file (a document or `release-payload.sha256`: the release JSON reader's
+ * checks, never through a symlink, at most 1 MiB), or null when it is absent or fails them (the per-file
+ * checks still apply).
+ */
+function readSmallFile(path: string): Promise<Buffer | null> {
+  return readReleaseJsonBytesFile(path).catch(() => null);
 }
 
 /** Claims a release document (`release-manifest.json` or `release-receipt.json`) makes; none when it is not a JSON object. */
@@ -289,10 +279,10 @@ function fileClaims(path: string, sha256: string | undefined, bytes: Buffer | nu
 }
 
 /** What the files already in `D` say about their release (documents and small files read, never through a symlink). */
-async function existingClaims(root: string): Promise<ReleaseClaim[]> {
+async function existingClaims(root: string, entries: readonly ReleaseEntry[]): Promise<ReleaseClaim[]> {
   const claims: ReleaseClaim[] = [];
   const paths: string[] = [];
-  for (const { path, entry } of await releaseEntries(root)) {
+  for (const { path, entry } of entries) {
     if (entry.isFile() && isAllowedPayloadTitle(path)) paths.push(path);
   }
   for (const path of paths.sort()) {
@@ -331,8 +321,8 @@ function describeRelease(claims: readonly ReleaseClaim[]): string {
  * differ). Two hashes of files at one path are left to the per-file check (same release, other bytes).
  * @throws FetchError `INSTALL_OVERWRITE_REFUSED` naming both releases and the fix.
  */
-async function checkSameRelease(root: string, outputDir: string, files: readonly InstallFile[]): Promise<void> {
-  const existing = await existingClaims(root);
+async function checkSameRelease(root: string, outputDir: string, files: readonly InstallFile[], entries: readonly ReleaseEntry[]): Promise<void> {
+  const existing = await existingClaims(root, entries);
   if (existing.length === 0) return;
   const incoming = await incomingClaims(files);
   // The most telling difference first: package, version, tarball, then the hashes.
@@ -353,9 +343,11 @@ async function checkSameRelease(root: string, outputDir: string, files: readonly
 async function planInstall(root: string, outputDir: string, files: readonly InstallFile[]): Promise<Plan & { rootExists: boolean }> {
   const rootStat = await checkOutputPath(root, outputDir);
   if (rootStat !== null) {
-    const foreign = await foreignEntries(root, false);
+    // One listing serves both checks.
+    const entries = await releaseEntries(root);
+    const foreign = foreignEntries(entries, false);
     if (foreign.length > 0) throw notEmpty(outputDir, foreign);
-    await checkSameRelease(root, outputDir, files);
+    await checkSameRelease(root, outputDir, files, entries);
   }
   const toWrite: InstallFile[] = [];
   const unchanged: string[] = [];
@@ -450,7 +442,7 @@ async function checkOutputTarget(outputDir: string, purpose: string): Promise<St
 export async function checkInstallTarget(outputDir: string, purpose = "output directory (--output-dir)"): Promise<void> {
   const st = await checkOutputTarget(outputDir, purpose);
   if (st === null) return;
-  const foreign = await foreignEntries(resolve(outputDir), false);
+  const foreign = foreignEntries(await releaseEntries(resolve(outputDir)), false);
   if (foreign.length > 0) throw notEmpty(outputDir, foreign);
 }
 
@@ -580,17 +572,18 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
     );
   }
   if (st === null) return;
+  const entries = await releaseEntries(root);
   // A release's own file name that is not a regular file (a symlink, most likely): say what it is.
-  for (const name of await payloadNamesNotFiles(root)) {
-    const entry = await lstatOrNull(join(root, name));
-    if (entry === null) continue;
+  const name = payloadNameNotFile(entries);
+  const entry = name === undefined ? null : await lstatOrNull(join(root, name));
+  if (name !== undefined && entry !== null) {
     const what = entry.isSymbolicLink() ? `a symlink (to ${await readlink(join(root, name)).catch(() => "?")})` : entry.isDirectory() ? "a directory" : "not a regular file";
     throw new FetchError(
       "INSTALL_REPLACE_REFUSED",
       `--replace swaps a directory that holds an earlier release, but ${join(outputDir, name)} is ${what}, not a file a fetch writes (a fetch never writes through or replaces a link); fix: remove or move ${name} out of ${outputDir} if you put it there, or fetch into a new directory`,
     );
   }
-  const foreign = await foreignEntries(root, true);
+  const foreign = foreignEntries(entries, true);
   if (foreign.length > 0) {
     throw new FetchError(
       "INSTALL_REPLACE_REFUSED",

@@ -26,6 +26,7 @@
  * (the API's and the registry's) are waited out within a bounded budget
  * (`src/oci/retry.ts`); past it the gate fails closed with `PRIVACY_RATE_LIMITED`.
  */
+import { shellWord } from "../contract/grammar.js";
 import { lstat } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { JsonValue } from "../contract/canonical-json.js";
@@ -300,10 +301,6 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
 // ---------------------------------------------------------------------------
 // oci-layout stores
 
-/** `word` as a POSIX shell reads it back (single-quoted unless it holds only safe characters). */
-function shellQuoted(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The `oci-layout:` analogue of privacy: `dir` is a real directory (not a
@@ -335,7 +332,7 @@ export async function requirePrivateLayout(dir: string, create: boolean): Promis
   if ((permissions & 0o077) !== 0) {
     throw new PrivacyError(
       "PRIVACY_LAYOUT_PERMISSIONS",
-      `layout store ${absolute} must have no group/other permission bits (a private store), found mode ${permissions.toString(8).padStart(4, "0")}; fix: chmod 700 ${shellQuoted(absolute)}`,
+      `layout store ${absolute} must have no group/other permission bits (a private store), found mode ${permissions.toString(8).padStart(4, "0")}; fix: chmod 700 ${shellWord(absolute)}`,
     );
   }
   return { dir: absolute, uid, mode: permissions.toString(8).padStart(4, "0"), created };

@@ -37,8 +37,9 @@ function registerInit(program: Command): void {
         // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
         // node:fs/promises loads here, not with --help (it brings readline and the fs watchers).
         const { realpath } = await import("node:fs/promises");
+        const { shellWord } = await import("../../contract/grammar.js");
         const here = result.dir === process.cwd() || (await realpath(result.dir).catch(() => result.dir)) === (await realpath(process.cwd()).catch(() => process.cwd()));
-        printNote(`  ${here ? "" : `cd ${/^[A-Za-z0-9_@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replace(/'/g, `'\\''`)}'`} && `}npm install && npm test && npm run doctor`);
+        printNote(`  ${here ? "" : `cd ${shellWord(dir)} && `}npm install && npm test && npm run doctor`);
         if (result.repositoryIsPlaceholder) printNote(`  set hermesPluginKit.repository in package.json (now the placeholder ${result.repository})`);
         printNote("  git init -b main, commit, add an origin, tag the baseline (git tag v0.1.0), push main and the tag");
         printNote("  then: SEMANTIC_RELEASE_ENABLED=true npx hermes-plugin-kit release run --workspace ../release-work");
