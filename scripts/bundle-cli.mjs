@@ -40,7 +40,7 @@ const cliDir = path.join(dist, "src", "cli");
  */
 const BUNDLED_PACKAGES = new Set(["commander", "zod"]);
 /** Our compiled modules bundled in besides `src/cli/**` and `src/contract/**` (paths under dist/). */
-const BUNDLED_MODULES = new Set(["src/fetch/receipt-reference.js", "src/oci/manifest.js", "src/oci/descriptor.js", "src/oci/target.js"]);
+const BUNDLED_MODULES = new Set(["src/fetch/receipt-reference.js", "src/oci/manifest.js", "src/oci/digest.js", "src/oci/target.js"]);
 
 function bundled(file) {
   const rel = path.relative(dist, file).split(path.sep).join("/");

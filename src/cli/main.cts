@@ -18,7 +18,10 @@
  *   SHA-256, Node's and V8's versions and the architecture: V8 checks only a cache's source length,
  *   so the name keeps a cache of another bundle from being used. A release build of V8 does not
  *   check the cache's own bytes either (a flipped byte can crash the process or change what the
- *   code does), so each file starts with the SHA-256 of the rest, checked before V8 sees it.
+ *   code does), so each file holds the cache twice, and a copy goes to V8 only when the two are
+ *   byte-for-byte equal (a `memcmp`, where a hash would cost loading `node:crypto`, ~4 ms of a
+ *   `--help`). It guards against corruption (a flipped bit, a short write), not against someone who
+ *   can write the file: that is only you (below).
  * - A cache is read only from a directory that is yours and writable by nobody else (it and its
  *   parent `hermes-plugin-kit`), from a regular file you own (opened without following a link or
  *   waiting on a FIFO). Anything else, a cache V8 refuses, or `HERMES_PLUGIN_KIT_CODE_CACHE=0` costs
@@ -27,7 +30,7 @@
  *   other bundles untouched for 7 days.
  * - `--version` alone reads package.json and loads no bundle.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Script } from "node:vm";
 
@@ -48,10 +51,8 @@ const BUNDLE_FILE = join(__dirname, "cli-bundle.cjs");
 const BUNDLE_ID_FILE = join(__dirname, "cli-bundle.json");
 /** Environment variable that turns the code cache off (`0`). */
 export const CODE_CACHE_ENV = "HERMES_PLUGIN_KIT_CODE_CACHE";
-/** Largest cache file read (bytes); a command's cache is 0.2-0.4 MB. */
+/** Largest cache file read (bytes): two copies of a command's cache, 0.2-0.4 MB each. */
 const MAX_CACHE_BYTES = 16 * 1024 * 1024;
-/** Bytes of the SHA-256 that starts each cache file. */
-const CHECKSUM_BYTES = 32;
 /** Cache files of other bundles older than this are removed when a cache is written (ms). */
 const STALE_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -69,8 +70,17 @@ function importExternal(specifier: string): Promise<unknown> {
   return import(specifier);
 }
 
-function sha256(data: Uint8Array): Buffer {
-  return (require("node:crypto") as typeof import("node:crypto")).createHash("sha256").update(data).digest();
+/** A cache file's bytes for `data`: two copies of it (see the module comment). */
+export function cacheFileBytes(data: Uint8Array): Buffer {
+  return Buffer.concat([data, data]);
+}
+
+/** The cache in a cache file's bytes: its first half when both halves are equal; else undefined. */
+export function cacheOfFileBytes(bytes: Buffer): Buffer | undefined {
+  if (bytes.length === 0 || bytes.length % 2 !== 0) return undefined;
+  const half = bytes.length / 2;
+  const data = bytes.subarray(0, half);
+  return data.equals(bytes.subarray(half)) ? data : undefined;
 }
 
 /** True when `dir` is a directory (not a link) owned by us that nobody else may write. */
@@ -133,7 +143,7 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   return { dirs, file: join(dir, `${id.sha256}-${node}-${command}.cache`), id: id.sha256 };
 }
 
-/** The cache data at `file` (checksum verified) when it is a regular file we own under private directories; else undefined. */
+/** The cache data at `file` (its two copies equal) when it is a regular file we own under private directories; else undefined. */
 function readCache(location: { dirs: string[]; file: string }): Buffer | undefined {
   if (!location.dirs.slice(-2).every(privateDirectory)) return undefined;
   let fd: number | undefined;
@@ -141,7 +151,7 @@ function readCache(location: { dirs: string[]; file: string }): Buffer | undefin
     // O_NOFOLLOW: a symbolic link in place of the cache is refused; O_NONBLOCK: a FIFO does not hang the open.
     fd = openSync(location.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     const st = fstatSync(fd);
-    if (!st.isFile() || (typeof process.getuid === "function" && st.uid !== process.getuid()) || st.size <= CHECKSUM_BYTES || st.size > MAX_CACHE_BYTES) return undefined;
+    if (!st.isFile() || (typeof process.getuid === "function" && st.uid !== process.getuid()) || st.size === 0 || st.size > MAX_CACHE_BYTES) return undefined;
     const bytes = Buffer.allocUnsafe(st.size);
     let read = 0;
     while (read < st.size) {
@@ -149,8 +159,7 @@ function readCache(location: { dirs: string[]; file: string }): Buffer | undefin
       if (n === 0) return undefined;
       read += n;
     }
-    const data = bytes.subarray(CHECKSUM_BYTES);
-    return sha256(data).equals(bytes.subarray(0, CHECKSUM_BYTES)) ? data : undefined;
+    return cacheOfFileBytes(bytes);
   } catch {
     return undefined;
   } finally {
@@ -190,13 +199,13 @@ function removeStale(dir: string, id: string): void {
   }
 }
 
-/** Write `script`'s code cache (checksum first) to the run's file: temporary file, then rename; every failure is ignored. */
+/** Write `script`'s code cache (two copies) to the run's file: temporary file, then rename; every failure is ignored. */
 function writeCache(location: { dirs: string[]; file: string; id: string }, script: Script): void {
   const temporary = `${location.file}.${process.pid}.tmp`;
   try {
     if (!makeDirectories(location.dirs)) return;
     const data = script.createCachedData();
-    writeFileSync(temporary, Buffer.concat([sha256(data), data]), { mode: 0o600, flag: "wx" });
+    writeFileSync(temporary, cacheFileBytes(data), { mode: 0o600, flag: "wx" });
     renameSync(temporary, location.file);
     removeStale(location.dirs[location.dirs.length - 1] as string, location.id);
   } catch {
@@ -212,7 +221,7 @@ function writeCache(location: { dirs: string[]; file: string; id: string }, scri
 export interface LoadedCli {
   bundle: CliBundle;
   script: Script;
-  /** A code cache was read, its checksum held, and V8 accepted it. */
+  /** A code cache was read, its two copies were equal, and V8 accepted it. */
   cacheAccepted: boolean;
   /** The cache file of this run when caching is on (written by {@link saveCodeCache} when none was accepted). */
   cacheFile: string | undefined;
@@ -256,16 +265,24 @@ function packageVersion(): string {
   throw new Error("hermes-plugin-kit's package.json was not found above the CLI module");
 }
 
-/** Run the CLI with `process.argv`; sets `process.exitCode`. */
+/**
+ * Run the CLI with `process.argv`; sets `process.exitCode`. Output goes to descriptor 1 without
+ * `process.stdout` where it can (the bundle's `writeStdout`, src/cli/output.ts, has the rules); a
+ * closed stdout (`... | head -1`) ends the run quietly instead of with a stack trace.
+ */
 export function main(): void {
-  // A closed pipe on stdout (`... | head -1`) ends output quietly instead of with a stack trace.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
-    throw error;
-  });
   const argv = process.argv.slice(2);
   if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
-    process.stdout.write(`${packageVersion()}\n`);
+    const line = Buffer.from(`${packageVersion()}\n`);
+    let written = 0;
+    try {
+      written = writeSync(1, line);
+      if (written === line.length) return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EPIPE") return;
+    }
+    // Not taken whole now (a full non-blocking pipe): the rest goes through process.stdout, which waits.
+    process.stdout.write(line.subarray(written));
     return;
   }
   const fail = (error: unknown) => {

@@ -17,6 +17,7 @@
  * progress and notes (errors still print); `--verbose` adds detail (progress
  * even when stderr is not a terminal, stack traces of internal errors, tool logs).
  */
+import { fstatSync, statSync, writeSync } from "node:fs";
 import { HermesPluginKitError, INTERRUPT_EXIT_CODES, InterruptedError } from "../contract/errors.js";
 
 /** Exit code of a successful command. */
@@ -98,14 +99,75 @@ export function printNextSteps(lines: readonly string[]): void {
   for (const line of lines) printNote(`  ${line}`);
 }
 
+/** Set once a write to stdout went through `process.stdout`: every later one does too, so output keeps its order. */
+let stdoutStreamed = false;
+/** Set when the reader of stdout went away (`EPIPE`): later output is dropped. */
+let stdoutClosed = false;
+
+/**
+ * Write `text` to stdout. A command's result is written with `write(2)` on descriptor 1 directly:
+ * creating `process.stdout` loads Node's stream modules, a few milliseconds of every short command
+ * (`npm run bench:cli`). When descriptor 1 cannot take the bytes now (`EAGAIN`: a non-blocking pipe
+ * that is full) or refuses them otherwise, the rest (and every later write) goes through
+ * `process.stdout`, which waits for the reader. A closed stdout (`EPIPE`: `... | head -1`) drops
+ * this and every later write quietly; the command ends with its own exit code.
+ */
+export function writeStdout(text: string): void {
+  if (stdoutClosed) return;
+  if (stdoutStreamed) {
+    process.stdout.write(text);
+    return;
+  }
+  const bytes = Buffer.from(text, "utf8");
+  let offset = 0;
+  try {
+    // Bounded: every pass writes at least one byte or leaves the loop.
+    while (offset < bytes.length) {
+      const n = writeSync(1, bytes, offset, bytes.length - offset);
+      if (n <= 0) break;
+      offset += n;
+    }
+    if (offset === bytes.length) return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EPIPE") {
+      stdoutClosed = true;
+      return;
+    }
+  }
+  stdoutStreamed = true;
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    // A write racing the first EPIPE finds the stream destroyed: the same closed reader.
+    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
+    stdoutClosed = true;
+  });
+  process.stdout.write(bytes.subarray(offset));
+}
+
+/**
+ * True when stdout is a terminal. A pipe, a file, a socket or `/dev/null` on descriptor 1 is
+ * known not to be one without creating `process.stdout` (or loading `node:tty`, which loads the
+ * stream and net modules); any other character device is asked through `process.stdout.isTTY`.
+ */
+export function stdoutIsTerminal(): boolean {
+  if (!stdoutStreamed) {
+    try {
+      const st = fstatSync(1);
+      if (!st.isCharacterDevice() || st.rdev === statSync("/dev/null").rdev) return false;
+    } catch {
+      // no descriptor 1, or no /dev/null: process.stdout answers
+    }
+  }
+  return process.stdout.isTTY === true;
+}
+
 /** Write one line to stdout. */
 export function printLine(line: string): void {
-  process.stdout.write(line + "\n");
+  writeStdout(line + "\n");
 }
 
 /** Write a JSON value on one line to stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value) + "\n");
+  writeStdout(JSON.stringify(value) + "\n");
 }
 
 /**

@@ -19,7 +19,7 @@ import { registerFleetCommands } from "./commands/fleet.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity } from "./output.js";
+import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, writeStdout } from "./output.js";
 import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine } from "./usage.js";
 import { packageVersion } from "./version.js";
 
@@ -44,6 +44,14 @@ export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (pro
  */
 export function buildProgram(command?: string): Command {
   const program = new Command();
+  // Help goes out through writeStdout (no stream set up for it); the width and colours of a terminal
+  // are commander's own, and elsewhere commander's defaults for a pipe or file (80 columns, no colour).
+  const defaults = { ...program.configureOutput() };
+  program.configureOutput({
+    writeOut: writeStdout,
+    getOutHelpWidth: () => (stdoutIsTerminal() ? defaults.getOutHelpWidth?.() : undefined) ?? 80,
+    getOutHasColors: () => (stdoutIsTerminal() ? defaults.getOutHasColors?.() === true : false),
+  });
   program
     .name("hermes-plugin-kit")
     .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.")

@@ -1,7 +1,8 @@
 /**
- * Descriptors and content verification: the descriptor grammar check, the
- * verifying stream made from a descriptor (oras-go's `content.VerifyReader`
- * shape), and streaming SHA-256 of files.
+ * Descriptors and content verification: the verifying stream made from a
+ * descriptor (oras-go's `content.VerifyReader` shape) and streaming SHA-256 of
+ * files; the byte-level part (grammar check, digest of a buffer, manifest media
+ * types) is `digest.ts`, re-exported here.
  *
  * A {@link DescriptorVerifier} counts and hashes the bytes passing through it:
  * it fails with `OCI_SIZE_MISMATCH` as soon as byte `size + 1` arrives (reading
@@ -14,72 +15,24 @@ import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
-import { isDigest, describeValue } from "../contract/grammar.js";
-import {
-  OCI_INDEX_MEDIA_TYPE,
-  OCI_MANIFEST_MEDIA_TYPE,
-} from "../contract/constants.js";
+import { describeValue } from "../contract/grammar.js";
+import { checkDescriptor } from "./digest.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 
-/** Docker schema 2 manifest media type (accepted when reading foreign registries). */
-export const DOCKER_MANIFEST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.v2+json";
-/** Docker schema 2 manifest list media type (accepted when reading foreign registries). */
-export const DOCKER_MANIFEST_LIST_MEDIA_TYPE = "application/vnd.docker.distribution.manifest.list.v2+json";
-
-/** Media types that live at a registry's `/manifests/` endpoint. */
-export const MANIFEST_MEDIA_TYPES: readonly string[] = Object.freeze([
-  OCI_MANIFEST_MEDIA_TYPE,
-  OCI_INDEX_MEDIA_TYPE,
-  DOCKER_MANIFEST_MEDIA_TYPE,
+export {
   DOCKER_MANIFEST_LIST_MEDIA_TYPE,
-]);
-
-/** True when `mediaType` is a manifest (or index) media type. */
-export function isManifestMediaType(mediaType: string): boolean {
-  return MANIFEST_MEDIA_TYPES.includes(mediaType);
-}
+  DOCKER_MANIFEST_MEDIA_TYPE,
+  MANIFEST_MEDIA_TYPES,
+  checkDescriptor,
+  descriptorOf,
+  digestHex,
+  digestOf,
+  isManifestMediaType,
+} from "./digest.js";
 
 /** Read/write buffer size used for blob files and sockets (bytes). */
 export const STREAM_HIGH_WATER_MARK = 256 * 1024;
-
-/**
- * Check the shape of a descriptor handed to the transport: `digest` is
- * `sha256:<64 hex>`, `size` a non-negative safe integer (bytes), `mediaType` a
- * non-empty string.
- * @throws OciError `OCI_DESCRIPTOR_INVALID`.
- */
-export function checkDescriptor(desc: Descriptor): Descriptor {
-  if (desc === null || typeof desc !== "object") {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: expected an object, found ${describeValue(desc)}`);
-  }
-  if (!isDigest(desc.digest)) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: digest must be sha256:<64 lowercase hex>, found ${describeValue(desc.digest)}`);
-  }
-  if (typeof desc.size !== "number" || !Number.isSafeInteger(desc.size) || desc.size < 0) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: size must be a non-negative integer, found ${describeValue(desc.size)}`);
-  }
-  if (typeof desc.mediaType !== "string" || desc.mediaType.length === 0 || desc.mediaType.length > 255) {
-    throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid OCI descriptor: mediaType must be a non-empty string, found ${describeValue(desc.mediaType)}`);
-  }
-  return desc;
-}
-
-/** `sha256:<hex>` of a buffer. */
-export function digestOf(bytes: Uint8Array): string {
-  return "sha256:" + createHash("sha256").update(bytes).digest("hex");
-}
-
-/** The `{mediaType, digest, size}` descriptor of `bytes`. */
-export function descriptorOf(mediaType: string, bytes: Uint8Array): Descriptor {
-  return { mediaType, digest: digestOf(bytes), size: bytes.length };
-}
-
-/** The 64-hex part of a `sha256:` digest. */
-export function digestHex(digest: string): string {
-  if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256:<64 lowercase hex>, found ${describeValue(digest)}`);
-  return digest.slice("sha256:".length);
-}
 
 /**
  * A pass-through stream that verifies the bytes of one descriptor.

@@ -14,7 +14,7 @@ import {
 } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describeValue, isDigest } from "../contract/grammar.js";
-import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./descriptor.js";
+import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./digest.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 

@@ -13,6 +13,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { canonicalJson, testedManifestBytes } from "../../src/contract/index.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 import { HEAVY_PACKAGES, ROOT, graphViolations, importChain, recordModuleGraph, type GraphEdge } from "../support/module-graph.js";
@@ -96,7 +97,7 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     const allowed = (input: string) =>
       input.startsWith("dist/src/cli/") ||
       (input.startsWith("dist/src/contract/") && !/errors?\.js$/.test(input)) ||
-      ["dist/src/fetch/receipt-reference.js", "dist/src/oci/manifest.js", "dist/src/oci/descriptor.js", "dist/src/oci/target.js"].includes(input) ||
+      ["dist/src/fetch/receipt-reference.js", "dist/src/oci/manifest.js", "dist/src/oci/digest.js", "dist/src/oci/target.js"].includes(input) ||
       input.startsWith("node_modules/commander/") ||
       input.startsWith("node_modules/zod/");
     expect(bundle.inputs.filter((input) => !allowed(input)), FIX).toEqual([]);
@@ -114,15 +115,21 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     expect(code.split("__hpkImport(").length - 1).toBeGreaterThanOrEqual(meta.dynamicExternal);
   });
 
-  it("--help initialises no zod and loads no hashing or compression built-in (the verify path starts inside its action)", () => {
-    const report = "data:text/javascript,process.on('exit',()=>process.stderr.write('\\nSTATE '+JSON.stringify({zod:globalThis.__zod_globalConfig!==undefined,builtins:process.moduleLoadList})+'\\n'))";
-    // With the code cache off: a cache, when used, loads node:crypto for its checksum (src/cli/main.cts).
-    const run = spawnSync(process.execPath, ["--import", report, BIN, "--help"], { encoding: "utf8", timeout: 60_000, env: { ...process.env, HERMES_PLUGIN_KIT_CODE_CACHE: "0" } });
-    expect(run.status, run.stderr).toBe(0);
-    const line = run.stderr.split("\n").find((l) => l.startsWith("STATE "));
-    const state = JSON.parse((line as string).slice("STATE ".length)) as { zod: boolean; builtins: string[] };
-    expect(state.zod).toBe(false);
-    expect(state.builtins.filter((m) => /^NativeModule (crypto|zlib)$/.test(m))).toEqual([]);
+  it.each([["--help"], ["--version"]])("%s initialises no zod and loads no hashing, compression or stream built-in, with the code cache read or not", async (flag) => {
+    const dir = await tempDir();
+    // A CommonJS preload (no ES module loader) that reports, at exit, the built-ins and whether zod set itself up.
+    const preload = join(dir, "report.cjs");
+    await writeFile(preload, "process.on('exit',()=>require('node:fs').writeSync(2,'\\nSTATE '+JSON.stringify({zod:globalThis.__zod_globalConfig!==undefined,builtins:process.moduleLoadList})+'\\n'));\n");
+    // The first run writes the command's cache, the second reads it; the third has the cache off.
+    for (const cache of ["", "", "0"]) {
+      const run = spawnSync(process.execPath, ["-r", preload, BIN, flag], { encoding: "utf8", timeout: 60_000, env: { ...process.env, XDG_CACHE_HOME: dir, HERMES_PLUGIN_KIT_CODE_CACHE: cache } });
+      expect(run.status, run.stderr).toBe(0);
+      const line = run.stderr.split("\n").find((l) => l.startsWith("STATE "));
+      const state = JSON.parse((line as string).slice("STATE ".length)) as { zod: boolean; builtins: string[] };
+      expect(state.zod).toBe(false);
+      expect(state.builtins.filter((m) => /^NativeModule (crypto|zlib|stream|net|tty|internal\/fs\/sync_write_stream)$/.test(m)), `cache ${cache || "on"}`).toEqual([]);
+    }
+    if (flag === "--help") expect(readdirSync(join(dir, "hermes-plugin-kit", "v8"))).toHaveLength(1);
   });
 
   it("a verify command initialises zod (the check above can fail)", async () => {

@@ -1,0 +1,87 @@
+/**
+ * How the CLI writes its result to stdout (src/cli/output.ts `writeStdout`, src/cli/main.cts):
+ * with write(2) on descriptor 1 when it takes the bytes, through `process.stdout` when it cannot
+ * take them now (a full non-blocking pipe), nothing more once the reader is gone. Real pipes, set up
+ * by a Python 3 harness (a non-blocking pipe, a pipe whose reader closed); the built CLI.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CLI } from "../support/cli.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hpk-stdout-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/**
+ * Run the CLI with `args` under the Python harness in `mode`:
+ * - `full`: stdout is a non-blocking pipe already holding all but 3 bytes of its capacity; the
+ *   harness reads it only after a pause, so the CLI's first write is cut short and then meets EAGAIN;
+ * - `closed`: stdout is a pipe whose read end is closed before the CLI starts (EPIPE).
+ * Returns the exit status, stderr, what the pipe carried after the filler (`full`) and the filler's size.
+ */
+function harness(mode: "full" | "closed", args: string[]): { status: number; stderr: string; stdout: string; filler: number } {
+  const py = `
+import fcntl, json, os, subprocess, sys, time
+mode, argv = sys.argv[1], sys.argv[2:]
+r, w = os.pipe()
+filler = 0
+if mode == "full":
+    capacity = fcntl.fcntl(w, 1032)  # F_GETPIPE_SZ
+    os.set_blocking(w, False)
+    filler = capacity - 3
+    os.write(w, b"f" * filler)
+else:
+    os.close(r)
+p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE)
+os.close(w)
+out = b""
+if mode == "full":
+    time.sleep(1.0)
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        out += chunk
+err = p.stderr.read()
+status = p.wait(timeout=60)
+print(json.dumps({"status": status, "stderr": err.decode(), "stdout": out[filler:].decode(), "filler": len(out[:filler])}))
+`;
+  const run = spawnSync("python3", ["-c", py, mode, process.execPath, CLI, ...args], { encoding: "utf8", timeout: 90_000, env: { ...process.env, XDG_CACHE_HOME: dir } });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as { status: number; stderr: string; stdout: string; filler: number };
+}
+
+const direct = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, env: { ...process.env, XDG_CACHE_HOME: dir } });
+
+describe("CLI stdout", () => {
+  it.each([[["help", "fetch"]], [["--help"]], [["--version"]]])("a full non-blocking pipe (EAGAIN) still gets the whole answer, after what it held: %j", (args) => {
+    const reference = direct(args);
+    expect(reference.status).toBe(0);
+    expect(reference.stdout.length).toBeGreaterThan(0);
+    const run = harness("full", args);
+    expect(run.filler).toBeGreaterThan(0);
+    expect([run.status, run.stderr, run.stdout]).toEqual([0, "", reference.stdout]);
+  });
+
+  it.each([[["help", "fetch"]], [["--help"]], [["--version"]]])("a stdout whose reader is gone (EPIPE) ends the run quietly with exit 0: %j", (args) => {
+    const run = harness("closed", args);
+    expect([run.status, run.stderr]).toEqual([0, ""]);
+  });
+
+  it("a failed command whose stdout reader is gone keeps its own exit code and error line", async () => {
+    const run = harness("closed", ["verify-final-receipt", "--receipt", join(dir, "missing.json"), "--repository", "ghcr.io/acme/p", "--json"]);
+    expect(run.status).toBe(1);
+    // --json: the JSON object is the whole answer, and it could not be written; nothing else is said.
+    expect(run.stderr).toBe("");
+    const plain = harness("closed", ["verify-final-receipt", "--receipt", join(dir, "missing.json"), "--repository", "ghcr.io/acme/p"]);
+    expect(plain.status).toBe(1);
+    expect(plain.stderr).toContain("[RELEASE_JSON_UNREADABLE]");
+  });
+});
