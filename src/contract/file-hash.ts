@@ -1,11 +1,11 @@
 /**
- * The project's one streaming file hash: SHA-256 and size of a file, read in
- * 1 MiB chunks (never whole). Its own module so that the OCI transport can
+ * The project's one file hash: SHA-256 and size of a file, read in 1 MiB
+ * chunks (never whole). Its own module so that the OCI transport can
  * use it without loading the release documents' schemas.
  */
 import { createHash } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeAsync, openAsync, readAsync } from "./fs-async.js";
 
 /** Options of {@link hashFile}. */
 export interface HashFileOptions {
@@ -17,18 +17,21 @@ export interface HashFileOptions {
   noFollow?: boolean;
 }
 
-/** SHA-256 (hex) and size in bytes of a file, streamed. */
+/** SHA-256 (hex) and size in bytes of a file, read in 1 MiB chunks. */
 export async function hashFile(path: string, options: HashFileOptions = {}): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   let size = 0;
-  const handle = await open(path, fsConstants.O_RDONLY | (options.noFollow === true ? fsConstants.O_NOFOLLOW : 0));
+  const fd = await openAsync(path, fsConstants.O_RDONLY | (options.noFollow === true ? fsConstants.O_NOFOLLOW : 0));
   try {
-    for await (const chunk of handle.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false })) {
-      hash.update(chunk as Buffer);
-      size += (chunk as Buffer).length;
+    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    for (;;) {
+      const n = await readAsync(fd, chunk, 0, chunk.length, size);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+      size += n;
     }
   } finally {
-    await handle.close();
+    await closeAsync(fd);
   }
   return { sha256: hash.digest("hex"), size };
 }

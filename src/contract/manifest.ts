@@ -7,13 +7,13 @@
  * Functions whose name ends in `File`/`Dir` or that take a directory read files;
  * everything else is pure.
  */
-import { lstat, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
 import { hashFile } from "./file-hash.js";
+import { lstatAsync, readdirAsync, writeFileAsync } from "./fs-async.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
 import { describeValue, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
@@ -62,13 +62,13 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   const expected = tarballFileName(policy.package, version);
   let dirStat;
   try {
-    dirStat = await lstat(distDir);
+    dirStat = await lstatAsync(distDir);
   } catch {
     fail("DIST_INVENTORY", `artifact directory ${distDir} does not exist`);
   }
   if (dirStat.isSymbolicLink()) fail("DIST_SYMLINK", `artifact directory must not be a symlink: ${distDir}`);
   if (!dirStat.isDirectory()) fail("DIST_INVENTORY", `artifact directory ${distDir} is not a directory`);
-  const entries = (await readdir(distDir)).sort();
+  const entries = (await readdirAsync(distDir)).sort();
   const tarballs = entries.filter((e) => e.endsWith(".tgz"));
   if (tarballs.length !== 1) {
     // A fetched bundle keeps its tarball in dist/: say so when that is where it is.
@@ -83,7 +83,7 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
     fail("DIST_FILENAME_MISMATCH", `dist filenames do not match the release version: expected ${expected}, found ${filename}`);
   }
   const path = join(distDir, filename);
-  const st = await lstat(path);
+  const st = await lstatAsync(path);
   if (!st.isFile()) fail("ARTIFACT_NOT_REGULAR", `release artifact must be a regular file: ${filename}`);
   const tarball = await readNpmTarballFile(path, options);
   const pkg = tarball.packageJson;
@@ -177,7 +177,7 @@ export function testedManifestBytes(manifest: TestedManifest): Buffer {
 /** Write a tested manifest's canonical bytes to `path` (parents created, file overwritten). */
 export async function writeTestedManifestFile(path: string, manifest: TestedManifest): Promise<void> {
   await makeDirectory(dirname(path), { purpose: "manifest directory" });
-  await writeFile(path, testedManifestBytes(manifest));
+  await writeFileAsync(path, testedManifestBytes(manifest));
 }
 
 // Reading release JSON files lives in release-json-file.ts (the receipt check needs it without the tarball reader).

@@ -10,14 +10,14 @@
  * decompressed bytes, and nothing after it: a second member or trailing
  * bytes are `TARBALL_TRAILING_DATA`, anything else `TARBALL_GZIP_INVALID`.
  */
-import { createHash } from "node:crypto";
-import { constants as fsConstants } from "node:fs";
-import { open } from "node:fs/promises";
+import { createHash, type Hash } from "node:crypto";
+import { constants as fsConstants, createReadStream } from "node:fs";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { crc32, createInflateRaw } from "node:zlib";
+import { crc32, createInflateRaw, inflateRawSync } from "node:zlib";
 import { parseStrictJson, type JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
+import { closeAsync, fstatAsync, openAsync, readAsync, readWhole } from "./fs-async.js";
 import { StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
 
 export type { TarballMember, TarLimits } from "./tar-ustar.js";
@@ -35,7 +35,18 @@ export interface ReadNpmTarballOptions {
   maxKeptBytes?: number;
   /** Bounds of the tar stream (see `DEFAULT_TAR_LIMITS`). */
   limits?: Partial<TarLimits>;
+  /**
+   * A tarball of at most this many bytes (default {@link WHOLE_TARBALL_BYTES}) is read whole and
+   * inflated in one call when it decompresses to at most {@link WHOLE_TARBALL_UNPACKED_BYTES}; any
+   * other is streamed. The same checks either way; `0` streams every tarball.
+   */
+  wholeFileBytes?: number;
 }
+
+/** Default of {@link ReadNpmTarballOptions.wholeFileBytes} (bytes): an npm package is usually far smaller. */
+export const WHOLE_TARBALL_BYTES = 1024 * 1024;
+/** Most bytes a tarball read whole may decompress to (memory held at once); more, and it is streamed. */
+export const WHOLE_TARBALL_UNPACKED_BYTES = 16 * 1024 * 1024;
 
 /** A verified listing of an npm tarball. */
 export interface NpmTarball {
@@ -122,49 +133,37 @@ function keeper(options: ReadNpmTarballOptions): { kept: Map<string, Buffer>; on
  *   `TARBALL_METADATA_MISSING` (no `package/package.json`).
  */
 export async function readNpmTarballFile(path: string, options: ReadNpmTarballOptions = {}): Promise<NpmTarball> {
-  let handle;
+  let fd: number;
   try {
-    handle = await open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    fd = await openAsync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   } catch (error) {
     fail("TARBALL_UNREADABLE", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`);
   }
   const { kept, onData } = keeper(options);
   const parser = new StrictTarParser(onData, options.limits);
   let members: TarballMember[];
-  const hash = createHash("sha256");
+  let hash: Hash;
   let size = 0;
   try {
-    const st = await handle.stat();
+    const st = await fstatAsync(fd);
     if (!st.isFile()) fail("TARBALL_UNREADABLE", `${path} is not a regular file`);
     if (st.size < 18) fail("TARBALL_GZIP_INVALID", `${path} has ${st.size} bytes, too few for gzip data`);
-    const header = Buffer.alloc(10);
-    await handle.read(header, 0, 10, 0);
-    checkGzipHeader(header, path);
-    hash.update(header);
-    const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
     const maxBytes = (options.limits?.maxUnpackedBytes ?? 1024 * 1024 * 1024) + 64 * 1024 * 1024;
-    const sink = new TarSink(parser, maxBytes, path);
-    try {
-      const body = handle.createReadStream({ start: 10, end: st.size - 9, autoClose: false, highWaterMark: 1024 * 1024 });
-      body.on("data", (chunk) => hash.update(chunk as Buffer));
-      await pipeline(body, inflate, sink);
-    } catch (error) {
-      if (error instanceof ReleaseContractError) throw error;
-      fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);
+    const whole = st.size <= (options.wholeFileBytes ?? WHOLE_TARBALL_BYTES) ? await inflateWhole(fd, st.size, Math.min(maxBytes, WHOLE_TARBALL_UNPACKED_BYTES), path) : undefined;
+    // Read whole, the tar layer is parsed as a streamed one is: before the gzip trailer is checked, then ended after.
+    if (whole !== undefined) parser.push(whole.inflated);
+    const layer = whole ?? (await inflateStreamed(fd, st.size, maxBytes, parser, path));
+    if (layer.consumed !== st.size - 18) {
+      fail("TARBALL_TRAILING_DATA", `${path}: the gzip data ends at byte ${10 + layer.consumed + 8} of ${st.size}; a second gzip member or trailing bytes follow`);
     }
-    if (inflate.bytesWritten !== st.size - 18) {
-      fail("TARBALL_TRAILING_DATA", `${path}: the gzip data ends at byte ${10 + inflate.bytesWritten + 8} of ${st.size}; a second gzip member or trailing bytes follow`);
-    }
-    const trailer = Buffer.alloc(8);
-    await handle.read(trailer, 0, 8, st.size - 8);
-    hash.update(trailer);
-    size = st.size;
-    if (trailer.readUInt32LE(0) !== sink.crc >>> 0 || trailer.readUInt32LE(4) !== sink.size % 2 ** 32) {
+    if (layer.trailer.readUInt32LE(0) !== layer.crc >>> 0 || layer.trailer.readUInt32LE(4) !== layer.size % 2 ** 32) {
       fail("TARBALL_GZIP_INVALID", `${path}: the gzip trailer (CRC-32, size) does not match the decompressed bytes`);
     }
+    hash = layer.hash;
+    size = st.size;
     members = parser.end();
   } finally {
-    await handle.close();
+    await closeAsync(fd);
   }
   const pj = kept.get("package.json");
   if (pj === undefined) fail("TARBALL_METADATA_MISSING", `${path} must contain exactly one regular package/package.json`);
@@ -175,4 +174,55 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
     fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: package/package.json is not strict JSON: ${(error as Error).message}`);
   }
   return { members, packageJson, kept, unpackedSize: members.reduce((n, m) => n + m.size, 0), sha256: hash.digest("hex"), size };
+}
+
+/** The gzip layer read: the member's deflate data consumed (bytes), its trailer, the CRC-32 and size of what it inflated to, the SHA-256 of the whole file. */
+interface GzipLayer {
+  consumed: number;
+  trailer: Buffer;
+  crc: number;
+  size: number;
+  hash: Hash;
+}
+
+/**
+ * The gzip layer of a tarball read whole: one read, one inflate call bounded by `maxInflated`
+ * bytes. Undefined when it inflates to more (the caller streams it instead, with the real bound).
+ */
+async function inflateWhole(fd: number, fileSize: number, maxInflated: number, path: string): Promise<(GzipLayer & { inflated: Buffer }) | undefined> {
+  const bytes = await readWhole(fd, fileSize);
+  if (bytes.length !== fileSize) fail("TARBALL_UNREADABLE", `${path} changed while it was read (${bytes.length} of ${fileSize} bytes)`);
+  checkGzipHeader(bytes.subarray(0, 10), path);
+  let result: { buffer: Buffer; engine: { bytesWritten: number } };
+  try {
+    result = inflateRawSync(bytes.subarray(10, fileSize - 8), { info: true, maxOutputLength: maxInflated }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") return undefined;
+    fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);
+  }
+  const inflated = result.buffer;
+  return { consumed: result.engine.bytesWritten, trailer: bytes.subarray(fileSize - 8), crc: crc32(inflated), size: inflated.length, hash: createHash("sha256").update(bytes), inflated };
+}
+
+/** The gzip layer of a tarball streamed in 1 MiB reads through the tar parser, at most `maxBytes` inflated. */
+async function inflateStreamed(fd: number, fileSize: number, maxBytes: number, parser: StrictTarParser, path: string): Promise<GzipLayer> {
+  const hash = createHash("sha256");
+  const header = Buffer.alloc(10);
+  await readAsync(fd, header, 0, 10, 0);
+  checkGzipHeader(header, path);
+  hash.update(header);
+  const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
+  const sink = new TarSink(parser, maxBytes, path);
+  try {
+    const body = createReadStream("", { fd, start: 10, end: fileSize - 9, autoClose: false, highWaterMark: 1024 * 1024 });
+    body.on("data", (chunk) => hash.update(chunk as Buffer));
+    await pipeline(body, inflate, sink);
+  } catch (error) {
+    if (error instanceof ReleaseContractError) throw error;
+    fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);
+  }
+  const trailer = Buffer.alloc(8);
+  await readAsync(fd, trailer, 0, 8, fileSize - 8);
+  hash.update(trailer);
+  return { consumed: inflate.bytesWritten, trailer, crc: sink.crc, size: sink.size, hash };
 }

@@ -16,7 +16,7 @@ import type { ReleaseClass } from "./grammar.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
-import { PublishedReceiptSchema, TestedManifestSchema } from "./schemas.js";
+import { PublishedReceiptSchema, TestedManifestSchema } from "./release-document-schemas.js";
 import { checkInstallTimeRecord } from "./install-time.js";
 import type { Promotion, PublishedReceipt, TestedManifest } from "./schemas.js";
 
@@ -319,7 +319,15 @@ export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
  * receipt), then every check of {@link verifyFinalReceipt}.
  */
 export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
-  const doc = parseReleaseJson(bytes);
+  return verifyParsedFinalReceiptBytes(bytes, parseReleaseJson(bytes), policy, expect);
+}
+
+/**
+ * {@link verifyFinalReceiptBytes} for a caller that already parsed `bytes` into `doc` (with
+ * {@link parseReleaseJson}) and so does not parse them twice. Safe with any `doc`: the bytes must
+ * equal `doc`'s canonical form, so a `doc` that is not what `bytes` hold fails `RECEIPT_NOT_CANONICAL`.
+ */
+export function verifyParsedFinalReceiptBytes(bytes: Uint8Array, doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
   const receipt = verifyFinalReceipt(doc, policy, expect);
   if (Buffer.compare(Buffer.from(bytes), Buffer.from(canonicalJson(doc), "utf8")) !== 0) {
     fail("RECEIPT_NOT_CANONICAL", "release receipt is not in its canonical form (compact, keys sorted, non-ASCII escaped, one trailing newline)");

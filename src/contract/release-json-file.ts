@@ -3,9 +3,10 @@
  * Its own module so that `verify-final-receipt` loads it without the tarball reader
  * (`manifest.ts` re-exports it).
  */
-import { close, constants as fsConstants, fstat, open, read, type Stats } from "node:fs";
+import { constants as fsConstants } from "node:fs";
 import type { JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
+import { closeAsync, fstatAsync, openAsync, readWhole } from "./fs-async.js";
 import { namingFile } from "./json-file.js";
 import { parseReleaseJson } from "./release-document.js";
 
@@ -36,41 +37,21 @@ export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
   return namingFile(path, () => parseReleaseJson(bytes));
 }
 
-/**
- * Node's callback file API as promises. `node:fs/promises` is not used here: loading it costs every
- * `verify-final-receipt` run ~2 ms (`npm run bench:cli`), and this module reads one small file.
- */
-const fsCall = {
-  open: (path: string, flags: number) => new Promise<number>((resolve, reject) => open(path, flags, (error, fd) => (error ? reject(error) : resolve(fd)))),
-  fstat: (fd: number) => new Promise<Stats>((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st)))),
-  read: (fd: number, buffer: Buffer, offset: number, length: number, position: number) =>
-    new Promise<number>((resolve, reject) => read(fd, buffer, offset, length, position, (error, n) => (error ? reject(error) : resolve(n)))),
-  close: (fd: number) => new Promise<void>((resolve) => close(fd, () => resolve())),
-};
-
 /** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */
 export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
   let fd: number;
   try {
-    fd = await fsCall.open(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    fd = await openAsync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
     fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${OPEN_FAILURES[code] ?? code}`);
   }
   try {
-    const st = await fsCall.fstat(fd);
+    const st = await fstatAsync(fd);
     if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file (${st.isDirectory() ? "a directory" : "a FIFO, socket or device"}); pass the path of the JSON file itself`);
     if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
-    const bytes = Buffer.alloc(st.size);
-    let offset = 0;
-    // Bounded by the size: every pass reads at least one byte or ends the loop.
-    while (offset < st.size) {
-      const bytesRead = await fsCall.read(fd, bytes, offset, st.size - offset, offset);
-      if (bytesRead === 0) break;
-      offset += bytesRead;
-    }
-    return bytes.subarray(0, offset);
+    return await readWhole(fd, st.size);
   } finally {
-    await fsCall.close(fd);
+    await closeAsync(fd);
   }
 }

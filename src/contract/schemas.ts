@@ -1,114 +1,42 @@
 /**
  * zod schemas, with exact key sets, of every document the release system
- * writes or reads: tested manifest and published receipt (schema 2), stage
- * output, references output, and the fleet lock. `receipts-schema/*.schema.json`
- * are generated from these (`npm run schemas`) and checked in.
- *
- * Field sets are those of docs/contract.md and `receipts-schema/`, for one npm
- * tarball: `artifacts` has one entry and `payload`
- * four records; evidence gates are `unit`, `public_contract`, `host_contract`
- * (records `mcp_sdk_version`), `build_metadata`, `workflow`.
+ * writes or reads: the release documents (tested manifest and published
+ * receipt, schema 2; stage output; references output), re-exported from
+ * `release-document-schemas.ts`, and the fleet lock with its provenance
+ * policy. `receipts-schema/*.schema.json` are generated from these
+ * (`npm run schemas`) and checked in.
  */
 // Namespace import: bundlers drop the parts of zod not used here (the CLI bundle, scripts/bundle-cli.mjs).
 import * as z from "zod";
-import { INSTALL_TIME_ENTRY_RE } from "./install-time.js";
+import { PublishedReceiptSchema, ReferencesOutputSchema, StageOutputSchema, TestedManifestSchema, reference, semver, sha256Hex } from "./release-document-schemas.js";
 
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "64 lowercase hex");
-const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, "sha256:<64 lowercase hex>");
-const gitSha = z.string().regex(/^[0-9a-f]{40}$/, "40 lowercase hex Git SHA");
-const semver = z.string().regex(/^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/, "stable SemVer");
-const size = z.number().int().min(1);
-const reference = z.string().regex(/@sha256:[0-9a-f]{64}$/, "<repository>@sha256:<64 hex>");
-
-/** A passed test gate. */
-export const TestGateEvidenceSchema = z.strictObject({
-  status: z.literal("passed"),
-  result: z.literal("passed"),
-  source_sha: gitSha,
-  command: z.string().min(1),
-});
-
-/** The `host_contract` gate: also records the MCP SDK version exercised. */
-export const HostContractEvidenceSchema = z.strictObject({
-  status: z.literal("passed"),
-  result: z.literal("passed"),
-  source_sha: gitSha,
-  command: z.string().min(1),
-  mcp_sdk_version: semver,
-});
-
-/** The `workflow` evidence. */
-export const WorkflowEvidenceSchema = z.strictObject({
-  name: z.literal("release.yml"),
-  run_id: z.string().regex(/^[1-9][0-9]*$/),
-  run_attempt: z.number().int().min(1),
-  source_sha: gitSha,
-});
-
-/** The five evidence gates, exactly. */
-export const EvidenceSchema = z.strictObject({
-  unit: TestGateEvidenceSchema,
-  public_contract: TestGateEvidenceSchema,
-  host_contract: HostContractEvidenceSchema,
-  build_metadata: TestGateEvidenceSchema,
-  workflow: WorkflowEvidenceSchema,
-});
-
-/** Promotion state: majors need a manual migration. */
-export const PromotionSchema = z.union([
-  z.strictObject({ automatic_candidate: z.literal(false), state: z.literal("manual_migration_required") }),
-  z.strictObject({ automatic_candidate: z.literal(true), state: z.literal("automatic_candidate") }),
-]);
-
-/** A tested artifact record `{filename, sha256, size}`. */
-export const TestedArtifactSchema = z.strictObject({ filename: z.string().min(1), sha256: sha256Hex, size });
-/** A published artifact record: adds `blob_digest` = `sha256:` + sha256. */
-export const PublishedArtifactSchema = z.strictObject({ filename: z.string().min(1), sha256: sha256Hex, size, blob_digest: digest });
-/** A payload record of a published receipt (one per bundle layer). */
-export const PayloadRecordSchema = z.strictObject({ path: z.string().min(1), sha256: sha256Hex, size, blob_digest: digest });
-
-const identity = {
-  schema_version: z.literal(2),
-  package: z.string().min(1),
-  previous_version: semver,
-  version: semver,
-  tag: z.string().regex(/^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/),
-  source_sha: gitSha,
-  release_class: z.enum(["major", "minor", "patch"]),
-  promotion: PromotionSchema,
-  registry_repository: z.string().min(1),
-  evidence: EvidenceSchema,
-};
-
-/**
- * Install-time behaviours the tarball has and its policy declared (`install-time.ts`),
- * sorted: `preinstall` ... `postuninstall`, `node-gyp`, `man`, or `node_modules/<name>:<behaviour>`.
- */
-export const InstallTimeSchema = z.array(z.string().regex(INSTALL_TIME_ENTRY_RE)).min(1);
-
-/** `release-manifest.json`: schema 2, state `tested`, exactly 12 keys (13 with `install_time`). */
-export const TestedManifestSchema = z.strictObject({
-  ...identity,
-  receipt_state: z.literal("tested"),
-  artifacts: z.array(TestedArtifactSchema).length(1),
-  install_time: InstallTimeSchema.optional(),
-});
-
-/** `release-receipt.json`: schema 2, state `published`, exactly 14 keys (15 with `install_time`). */
-export const PublishedReceiptSchema = z.strictObject({
-  ...identity,
-  receipt_state: z.literal("published"),
-  artifacts: z.array(PublishedArtifactSchema).length(1),
-  registry_reference: reference,
-  payload: z.array(PayloadRecordSchema).length(4),
-  install_time: InstallTimeSchema.optional(),
-});
-
-/** Stage output `{"bundle_reference": ...}`. */
-export const StageOutputSchema = z.strictObject({ bundle_reference: reference });
-
-/** References output `{"bundle_reference", "receipt_reference"}`. */
-export const ReferencesOutputSchema = z.strictObject({ bundle_reference: reference, receipt_reference: reference });
+export {
+  TestGateEvidenceSchema,
+  HostContractEvidenceSchema,
+  WorkflowEvidenceSchema,
+  EvidenceSchema,
+  PromotionSchema,
+  TestedArtifactSchema,
+  PublishedArtifactSchema,
+  PayloadRecordSchema,
+  InstallTimeSchema,
+  TestedManifestSchema,
+  PublishedReceiptSchema,
+  StageOutputSchema,
+  ReferencesOutputSchema,
+  type TestGateEvidence,
+  type HostContractEvidence,
+  type WorkflowEvidence,
+  type Evidence,
+  type Promotion,
+  type TestedArtifact,
+  type PublishedArtifact,
+  type PayloadRecord,
+  type TestedManifest,
+  type PublishedReceipt,
+  type StageOutput,
+  type ReferencesOutput,
+} from "./release-document-schemas.js";
 
 /**
  * The provenance policy pinned with a plugin (`fleet add --provenance`):
@@ -160,18 +88,6 @@ export const FleetLockSchema = z.strictObject({
   plugins: z.array(FleetPluginSchema),
 });
 
-export type TestGateEvidence = z.infer<typeof TestGateEvidenceSchema>;
-export type HostContractEvidence = z.infer<typeof HostContractEvidenceSchema>;
-export type WorkflowEvidence = z.infer<typeof WorkflowEvidenceSchema>;
-export type Evidence = z.infer<typeof EvidenceSchema>;
-export type Promotion = z.infer<typeof PromotionSchema>;
-export type TestedArtifact = z.infer<typeof TestedArtifactSchema>;
-export type PublishedArtifact = z.infer<typeof PublishedArtifactSchema>;
-export type PayloadRecord = z.infer<typeof PayloadRecordSchema>;
-export type TestedManifest = z.infer<typeof TestedManifestSchema>;
-export type PublishedReceipt = z.infer<typeof PublishedReceiptSchema>;
-export type StageOutput = z.infer<typeof StageOutputSchema>;
-export type ReferencesOutput = z.infer<typeof ReferencesOutputSchema>;
 export type FleetPlugin = z.infer<typeof FleetPluginSchema>;
 export type LockedProvenancePolicy = z.infer<typeof ProvenancePolicySchema>;
 export type FleetPin = z.infer<typeof FleetPinSchema>;

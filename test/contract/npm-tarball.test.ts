@@ -11,7 +11,8 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { readNpmTarballFile } from "../../src/contract/npm-tarball.js";
+import { WHOLE_TARBALL_BYTES, WHOLE_TARBALL_UNPACKED_BYTES, readNpmTarballFile } from "../../src/contract/npm-tarball.js";
+import { createHash } from "node:crypto";
 import { fileEntry, gnuTarListing, gzip, nodeTarListing, paxEntry, tarStream, type CraftEntry } from "../support/tar-craft.js";
 
 const PKG = JSON.stringify({ name: "demo-plugin", version: "1.0.0", main: "index.js", files: ["index.js"] }) + "\n";
@@ -120,7 +121,27 @@ describe("constructs npm pack never writes are refused with their code", () => {
     ["no package.json", () => gzip(tarStream([fileEntry("package/index.js", "x")])), "TARBALL_METADATA_MISSING"],
   ];
   it.each(cases)("%s", async (_label, build, code) => {
-    await expect(readNpmTarballFile(await file(build()))).toThrowWithCode(code);
+    const path = await file(build());
+    // Read whole (the default for a small tarball) and streamed: the same code.
+    await expect(readNpmTarballFile(path)).toThrowWithCode(code);
+    await expect(readNpmTarballFile(path, { wholeFileBytes: 0 })).toThrowWithCode(code);
+  });
+
+  it("a tarball read whole and the same tarball streamed give the same listing, digest and kept bytes; one inflating past the whole-read bound is streamed", async () => {
+    const small = await file(gzip(tarStream([...base(), fileEntry("package/data.bin", Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251)))])));
+    // 20 MiB of zeros: ~20 KiB of gzip, past WHOLE_TARBALL_UNPACKED_BYTES once inflated.
+    const wide = await file(gzip(tarStream([...base(), fileEntry("package/zeros.bin", Buffer.alloc(20 * 1024 * 1024))])));
+    expect((await readFile(wide)).length).toBeLessThan(WHOLE_TARBALL_BYTES);
+    for (const path of [small, wide]) {
+      const { kept: wholeKept, ...whole } = await readNpmTarballFile(path, { keep: (p) => p.endsWith(".bin") });
+      const { kept: streamedKept, ...streamed } = await readNpmTarballFile(path, { keep: (p) => p.endsWith(".bin"), wholeFileBytes: 0 });
+      expect(whole).toEqual(streamed);
+      expect([...wholeKept.keys()]).toEqual([...streamedKept.keys()]);
+      for (const [name, bytes] of wholeKept) expect(bytes.equals(streamedKept.get(name) as Buffer), name).toBe(true);
+      expect(wholeKept.get("data.bin")?.length ?? wholeKept.get("zeros.bin")?.length).toBeGreaterThan(0);
+      expect(whole.sha256).toBe(createHash("sha256").update(await readFile(path)).digest("hex"));
+    }
+    expect((await readNpmTarballFile(wide)).unpackedSize).toBeGreaterThan(WHOLE_TARBALL_UNPACKED_BYTES);
   });
 
   it("bounds members, unpacked bytes (a gzip bomb stops early) and kept bytes", async () => {

@@ -11,6 +11,8 @@ import {
   type PublishedReceipt,
   type TestedManifest,
 } from "../../src/contract/index.js";
+import { canonicalJson } from "../../src/contract/canonical-json.js";
+import { parseReleaseJson, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
 import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 let root: string;
@@ -244,5 +246,21 @@ describe("verifyFinalReceipt (reference 3.8)", () => {
   });
   it("refuses a receipt whose registry_reference is not the pinned bundle reference", async () => {
     await expect(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrowWithCode("BUNDLE_REFERENCE_MISMATCH");
+  });
+});
+
+describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's one parse)", () => {
+  it("verifies as verifyFinalReceiptBytes does; a doc that is not what the bytes hold is RECEIPT_NOT_CANONICAL", () => {
+    const receipt = receiptFor(manifest);
+    const bytes = Buffer.from(canonicalJson(receipt as unknown as JsonObject));
+    const expect_ = { bundleReference: BUNDLE_REFERENCE };
+    expect(verifyParsedFinalReceiptBytes(bytes, parseReleaseJson(bytes), POLICY, expect_)).toEqual(verifyFinalReceiptBytes(bytes, POLICY, expect_));
+    // A valid receipt of another source commit, handed with these bytes.
+    const other = clone(receipt as unknown as JsonObject) as unknown as PublishedReceipt;
+    const sha = "f".repeat(40);
+    Object.assign(other, { source_sha: sha });
+    for (const gate of Object.values(other.evidence)) Object.assign(gate, { source_sha: sha });
+    expect(() => verifyFinalReceipt(other as unknown as JsonObject, POLICY, expect_)).not.toThrow();
+    expect(() => verifyParsedFinalReceiptBytes(bytes, other as unknown as JsonObject, POLICY, expect_)).toThrowWithCode("RECEIPT_NOT_CANONICAL");
   });
 });

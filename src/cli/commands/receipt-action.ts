@@ -7,7 +7,7 @@
 import { ReleaseContractError } from "../../contract/errors.js";
 import { namingFile } from "../../contract/json-file.js";
 import { policyForDocument, unpinnedRepository } from "../../contract/policy.js";
-import { parseReleaseJson, verifyFinalReceiptBytes } from "../../contract/release-document.js";
+import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/release-document.js";
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
@@ -30,7 +30,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   }
   const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
   const policy = policyForDocument(expectations, doc);
-  const receipt = verifyFinalReceiptBytes(bytes, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
+  const receipt = verifyParsedFinalReceiptBytes(bytes, doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
   const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
   if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
     throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
