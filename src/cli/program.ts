@@ -135,12 +135,11 @@ function addVerbosityOptions(command: Command): void {
 }
 
 /**
- * Look ahead on a throwaway program for an option the command does not
- * declare; when there is one, answer it as a usage error (one line, and the
- * JSON object when the command answers in JSON) and return true.
+ * Look ahead for an option the command `probe` does not declare; when there
+ * is one, answer it as a usage error (one line, and the JSON object when the
+ * command answers in JSON) and return true.
  */
-function reportUnknownOption(argv: string[], rest: readonly string[]): boolean {
-  const probe = commandOf(buildProgram(argv[0]), argv).command;
+function reportUnknownOption(probe: Command, rest: readonly string[]): boolean {
   const unknown = firstUnknownOption(probe, rest);
   if (unknown === undefined) return false;
   // `--json=yes`: a declared flag that takes no value, given one (not an unknown option "did you mean" itself).
@@ -183,7 +182,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   // An unknown option is reported before commander's check of required options.
-  if (command.commands.length === 0 && reportUnknownOption(argv, rest)) return EXIT_USAGE;
+  if (command.commands.length === 0 && reportUnknownOption(command, rest)) return EXIT_USAGE;
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {

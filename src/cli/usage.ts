@@ -4,7 +4,7 @@
  * and gh answer (`hermes-plugin-kit: unknown option '--foo' (see 'hermes-plugin-kit fetch --help')`),
  * never the whole help text. An unknown option is reported before a missing
  * required one (commander checks required options first, so {@link firstUnknownOption}
- * looks ahead on a throwaway copy of the program). A command group run without
+ * looks ahead, then restores the command's state). A command group run without
  * a subcommand (the program itself with no arguments included) prints the
  * short help — its usage line and subcommand names — and exits 2.
  */
@@ -47,20 +47,26 @@ export function shortHelp(group: Command): string {
 }
 
 /**
- * The first option in `rest` that `leaf` does not declare, found on `probe`
- * (the same command in a throwaway program, so parsing sets nothing on the
- * real one); undefined when there is none or help was asked for.
+ * The first option in `rest` that `leaf` does not declare; undefined when there is none or help
+ * was asked for. Found by parsing `rest`'s options on `leaf` itself between commander's
+ * `saveStateBeforeParse` and `restoreStateBeforeParse`, with its error output silenced, so the
+ * real parse that follows starts from the state the program was built with.
  */
-export function firstUnknownOption(probe: Command, rest: readonly string[]): string | undefined {
+export function firstUnknownOption(leaf: Command, rest: readonly string[]): string | undefined {
   if (rest.includes("--help") || rest.includes("-h")) return undefined;
+  const output = { ...leaf.configureOutput() };
   // The probe runs the options' argument parsers too: a value one refuses is left to the real parse
   // (which reports it once, as a usage error), so the probe says nothing and reports no unknown option.
-  probe.configureOutput({ outputError: () => undefined, writeErr: () => undefined });
+  leaf.configureOutput({ outputError: () => undefined, writeErr: () => undefined });
+  leaf.saveStateBeforeParse();
   let unknown: string[];
   try {
-    ({ unknown } = probe.parseOptions([...rest]));
+    ({ unknown } = leaf.parseOptions([...rest]));
   } catch {
     return undefined;
+  } finally {
+    leaf.restoreStateBeforeParse();
+    leaf.configureOutput(output);
   }
   const first = unknown[0];
   return first !== undefined && first.startsWith("-") && first !== "-" && first !== "--" ? first.replace(/=.*$/, "") : undefined;

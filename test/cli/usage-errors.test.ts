@@ -6,6 +6,9 @@
  * help on stderr and exits 2, as git does; asking for help exits 0.
  */
 import { describe, expect, it } from "vitest";
+import { Command, InvalidArgumentError } from "commander";
+import { collect } from "../../src/cli/consumer-policy.js";
+import { firstUnknownOption } from "../../src/cli/usage.js";
 import { runCli } from "../support/cli.js";
 import { leafCommands } from "../support/cli-tree.js";
 
@@ -136,5 +139,36 @@ describe("structured flag values are usage errors (src/cli/flag-values.ts): exit
     expect(r.code).toBe(2);
     expectOneLine(r.stderr, what, `hermes-plugin-kit ${command}`);
     expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "USAGE", message: what });
+  });
+});
+
+describe("the unknown-option look-ahead leaves the command as it found it (firstUnknownOption)", () => {
+  const leaf = () => {
+    const program = new Command().exitOverride();
+    const sub = program.command("add").requiredOption("--name <n>", "a name").option("--expect-gate <gate=command>", "repeatable", collect).exitOverride();
+    sub.action(() => undefined);
+    return { program, sub };
+  };
+
+  it("finds the first undeclared option and restores values and error output: repeatable options are not collected twice", async () => {
+    const { program, sub } = leaf();
+    const before = { ...sub.configureOutput() };
+    expect(firstUnknownOption(sub, ["--expect-gate", "unit=a", "--bogus", "--name", "x"])).toBe("--bogus");
+    expect(firstUnknownOption(sub, ["--expect-gate", "unit=a", "--name", "x"])).toBeUndefined();
+    expect(sub.opts()).toEqual({});
+    expect(sub.configureOutput()).toEqual(before);
+    await program.parseAsync(["add", "--expect-gate", "unit=a", "--expect-gate", "host_contract=b", "--name", "x"], { from: "user" });
+    expect(sub.opts()).toEqual({ expectGate: ["unit=a", "host_contract=b"], name: "x" });
+  });
+
+  it("help asked for, or a value an option's parser refuses, is no unknown option", () => {
+    const { sub } = leaf();
+    expect(firstUnknownOption(sub, ["--bogus", "--help"])).toBeUndefined();
+    sub.option("--count <n>", "a number", (v: string) => {
+      if (!/^\d+$/.test(v)) throw new InvalidArgumentError("not a number");
+      return Number(v);
+    });
+    expect(firstUnknownOption(sub, ["--count", "x", "--bogus"])).toBeUndefined();
+    expect(sub.opts()).toEqual({});
   });
 });
