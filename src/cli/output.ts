@@ -103,6 +103,17 @@ export function printNextSteps(lines: readonly string[]): void {
 let stdoutStreamed = false;
 /** Set when the reader of stdout went away (`EPIPE`): later output is dropped. */
 let stdoutClosed = false;
+/** Where stdout text goes instead of descriptor 1 ({@link redirectStdout}). */
+let stdoutSink: ((text: string) => void) | undefined;
+
+/**
+ * Send what commands write to stdout to `sink` instead of descriptor 1 (a command run in-process,
+ * as tests do, collects its answer this way: the CLI does not write through `process.stdout`);
+ * `undefined` restores descriptor 1.
+ */
+export function redirectStdout(sink: ((text: string) => void) | undefined): void {
+  stdoutSink = sink;
+}
 
 /**
  * Write `text` to stdout. A command's result is written with `write(2)` on descriptor 1 directly:
@@ -113,6 +124,10 @@ let stdoutClosed = false;
  * this and every later write quietly; the command ends with its own exit code.
  */
 export function writeStdout(text: string): void {
+  if (stdoutSink !== undefined) {
+    stdoutSink(text);
+    return;
+  }
   if (stdoutClosed) return;
   if (stdoutStreamed) {
     process.stdout.write(text);

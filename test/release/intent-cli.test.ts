@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Command, CommanderError } from "commander";
 import { registerReleaseBuildSteps } from "../../src/cli/commands/release-build.js";
+import { redirectStdout } from "../../src/cli/output.js";
 import { readFile, symlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { createFixtureRepo, fixtureGit, type FixtureRepo } from "../support/git-fixture.js";
@@ -19,11 +20,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string }> {
   registerReleaseBuildSteps(release);
   for (const sub of release.commands) sub.exitOverride();
   let stdout = "";
-  const original = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    stdout += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
-    return true;
-  }) as typeof process.stdout.write;
+  redirectStdout((text) => (stdout += text));
   process.exitCode = 0;
   let code: number;
   try {
@@ -33,7 +30,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string }> {
     if (!(error instanceof CommanderError)) throw error;
     code = 2;
   } finally {
-    process.stdout.write = original;
+    redirectStdout(undefined);
     process.exitCode = 0;
   }
   return { code, stdout };
