@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { DOCUMENT_SCHEMAS, documentJsonSchemaText, documentJsonSchemas, type PublishedReceipt, type TestedManifest } from "../../src/contract/index.js";
@@ -59,5 +60,21 @@ describe("receipts-schema/*.schema.json", () => {
 
   it("every generated schema is closed (additionalProperties false at the top level)", () => {
     for (const schema of Object.values(documentJsonSchemas())) expect(schema["additionalProperties"]).toBe(false);
+  });
+});
+
+describe("the release documents' zod/mini schemas say what is wrong", () => {
+  it("in a process that loads only them (as the CLI's verify commands do), an issue reads as zod classic's would, not 'Invalid input'", () => {
+    const module = new URL("../../dist/src/contract/release-document-schemas.js", import.meta.url).href;
+    const script = `const { PublishedReceiptSchema, StageOutputSchema } = await import(${JSON.stringify(module)});
+      const a = StageOutputSchema.safeParse({ bundle_reference: "x", extra: 1 }).error.issues.map((i) => i.message);
+      const b = PublishedReceiptSchema.safeParse({ schema_version: "2" }).error.issues[0].message;
+      process.stdout.write(JSON.stringify({ a, b }));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout) as { a: string[]; b: string };
+    expect(out.a).toContain('Unrecognized key: "extra"');
+    expect(out.a.some((m) => m.includes("<repository>@sha256:<64 hex>"))).toBe(true);
+    expect(out.b).toMatch(/^Invalid input: expected 2/);
   });
 });
