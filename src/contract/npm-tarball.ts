@@ -193,6 +193,10 @@ async function inflateWhole(fd: number, fileSize: number, maxInflated: number, p
   const bytes = await readWhole(fd, fileSize);
   if (bytes.length !== fileSize) fail("TARBALL_UNREADABLE", `${path} changed while it was read (${bytes.length} of ${fileSize} bytes)`);
   checkGzipHeader(bytes.subarray(0, 10), path);
+  // The trailer's ISIZE (RFC 1952 section 2.3.1, the size mod 2^32) says when inflating whole would
+  // overrun the bound: then stream at once. It is only a hint here (checked against the real size
+  // below); one that lies low costs at most `maxInflated` bytes inflated before the stream takes over.
+  if (bytes.readUInt32LE(fileSize - 4) > maxInflated) return undefined;
   let result: { buffer: Buffer; engine: { bytesWritten: number } };
   try {
     result = inflateRawSync(bytes.subarray(10, fileSize - 8), { info: true, maxOutputLength: maxInflated }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };

@@ -142,6 +142,12 @@ describe("constructs npm pack never writes are refused with their code", () => {
       expect(whole.sha256).toBe(createHash("sha256").update(await readFile(path)).digest("hex"));
     }
     expect((await readNpmTarballFile(wide)).unpackedSize).toBeGreaterThan(WHOLE_TARBALL_UNPACKED_BYTES);
+    // The trailer's size field is only a hint for choosing: forged low, the whole read stops at its bound and the stream finds the lie.
+    const forged = await readFile(wide);
+    forged.writeUInt32LE(1024, forged.length - 4);
+    const forgedPath = await file(forged);
+    await expect(readNpmTarballFile(forgedPath)).toThrowWithCode("TARBALL_GZIP_INVALID");
+    await expect(readNpmTarballFile(forgedPath, { wholeFileBytes: 0 })).toThrowWithCode("TARBALL_GZIP_INVALID");
   });
 
   it("bounds members, unpacked bytes (a gzip bomb stops early) and kept bytes", async () => {
