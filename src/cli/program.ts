@@ -20,7 +20,7 @@ import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, writeStdout } from "./output.js";
-import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine } from "./usage.js";
+import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -29,7 +29,7 @@ import { packageVersion } from "./version.js";
  * included, registers all). test/cli/module-graph.test.ts checks the table
  * against what the modules register.
  */
-export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (program: Command) => void }[] = [
+export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (program: Command, options?: GroupRegistration) => void }[] = [
   { names: ["verify-manifest", "verify-final-receipt"], register: registerContractCommands },
   { names: ["fetch", "resolve"], register: registerFetchCommands },
   { names: ["fleet"], register: registerFleetCommands },
@@ -41,8 +41,10 @@ export const COMMAND_GROUPS: readonly { names: readonly string[]; register: (pro
 /**
  * Build the program. With `command` (the first argument of a run) naming a
  * command of {@link COMMAND_GROUPS}, only its module registers; otherwise every subcommand.
+ * `options.groupSubcommands: false` declares the command groups without their
+ * subcommands: enough for the program's help and short help, which show only top-level commands.
  */
-export function buildProgram(command?: string): Command {
+export function buildProgram(command?: string, options: { groupSubcommands?: boolean } = {}): Command {
   const program = new Command();
   // Help goes out through writeStdout (no stream set up for it); the width and colours of a terminal
   // are commander's own, and elsewhere commander's defaults for a pipe or file (80 columns, no colour).
@@ -71,8 +73,10 @@ export function buildProgram(command?: string): Command {
     setJsonRequested(opts["json"] === true);
   });
   const group = COMMAND_GROUPS.find((g) => command !== undefined && g.names.includes(command));
-  for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program);
-  addVerbosityOptions(program);
+  for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program, { subcommands: options.groupSubcommands !== false });
+  // Every leaf gets --quiet/--verbose; a group declared without subcommands is no leaf (and no leaf
+  // runs in a help-only run, where the top-level leaves show `[options]` for their own options).
+  if (options.groupSubcommands !== false) addVerbosityOptions(program);
   answerUsageErrorsInJson(program);
   oneLineUsageErrors(program);
   return program;
@@ -155,7 +159,9 @@ function reportUnknownOption(probe: Command, rest: readonly string[]): boolean {
 
 /** Run the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram(argv[0]);
+  // Nothing, `--help` or `-h` alone prints the program's short or full help: top-level commands only.
+  const programHelpOnly = argv.length === 0 || (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h"));
+  const program = buildProgram(argv[0], { groupSubcommands: !programHelpOnly });
   usageFailure = undefined;
   process.exitCode = 0;
   // `help <command...>`: the named command's full help on stdout (exit 0), or, for a name that is no

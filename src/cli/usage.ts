@@ -39,6 +39,16 @@ export function commandOf(program: Command, argv: readonly string[]): { command:
   return { command, rest: argv.slice(i) };
 }
 
+/**
+ * How a module registers a command group (`fleet`, `release`, `plugin`). With `subcommands: false`
+ * only the group itself (name and description) is declared: the program's help and short help show
+ * nothing more of it, so a run that prints only those builds none of the groups' subcommands
+ * (src/cli/program.ts; the two helps are tested equal).
+ */
+export interface GroupRegistration {
+  subcommands?: boolean;
+}
+
 /** The short help of a command group: its usage line, its subcommands' names and where the full help is. */
 export function shortHelp(group: Command): string {
   const path = commandPath(group);

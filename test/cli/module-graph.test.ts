@@ -9,6 +9,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { Command } from "commander";
 import { COMMAND_GROUPS, buildProgram } from "../../src/cli/program.js";
+import { shortHelp } from "../../src/cli/usage.js";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -241,5 +242,26 @@ describe("graphViolations", () => {
   it("refuses a package outside the allow-list even when it is not on the heavy list", () => {
     const extra = { parent: url("dist/src/cli/program.js"), specifier: "left-pad", url: url("node_modules/left-pad/index.js") };
     expect(graphViolations([...edges, extra], STARTUP)).toEqual([`package left-pad loaded via ${importChain([...edges, extra], extra.url)}`]);
+  });
+});
+
+describe("a help-only run builds the command groups without their subcommands", () => {
+  it("the program's help and short help are the same either way; the groups have no subcommands", () => {
+    const full = buildProgram("--help");
+    const stubbed = buildProgram("--help", { groupSubcommands: false });
+    expect(stubbed.helpInformation()).toBe(full.helpInformation());
+    expect(shortHelp(stubbed)).toBe(shortHelp(full));
+    const groups = full.commands.filter((c) => c.commands.length > 0).map((c) => c.name());
+    expect(groups.sort()).toEqual(["fleet", "plugin", "release"]);
+    for (const name of groups) expect(stubbed.commands.find((c) => c.name() === name)?.commands).toEqual([]);
+  });
+
+  it.each([[[]], [["--help"]], [["-h"]], [["help"]], [["release", "--help"]], [["help", "fleet"]]])("the CLI answers %j as before (built CLI)", (args) => {
+    const run = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000 });
+    const program = buildProgram(args[0]);
+    if (args.length === 0) expect([run.status, run.stderr]).toEqual([2, shortHelp(program)]);
+    else if (args[0] === "release") expect(run.stdout).toBe(program.commands.find((c) => c.name() === "release")?.helpInformation());
+    else if (args[0] === "help" && args[1] === "fleet") expect(run.stdout).toBe(program.commands.find((c) => c.name() === "fleet")?.helpInformation());
+    else expect([run.status, run.stdout]).toEqual([0, program.helpInformation()]);
   });
 });

@@ -5,6 +5,7 @@
  * directory's package.json.
  */
 import type { Command } from "commander";
+import type { GroupRegistration } from "../usage.js";
 import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import type { FleetPlugin } from "../../contract/schemas.js";
 import { collect, gatePins } from "../consumer-policy.js";
@@ -160,8 +161,9 @@ function registerEdits(fleet: Command): void {
 }
 
 /** Register `fleet` and its verbs on `program`. */
-export function registerFleetCommands(program: Command): void {
+export function registerFleetCommands(program: Command, options: GroupRegistration = {}): void {
   const fleet = program.command("fleet").description("Pin co-loaded plugins by digest in a fleet lock, verify, list, remove and upgrade the pins.");
+  if (options.subcommands === false) return;
   registerAdd(fleet);
   registerVerify(fleet);
   registerEdits(fleet);

@@ -3,6 +3,7 @@
  * esbuild and the MCP SDK load inside the actions only.
  */
 import { InvalidArgumentError, type Command } from "commander";
+import type { GroupRegistration } from "../usage.js";
 import { integerInRangeFlag } from "../flag-values.js";
 import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
 
@@ -49,9 +50,10 @@ function registerInit(program: Command): void {
 }
 
 /** Register the kit subcommands on `program`. */
-export function registerKitCommands(program: Command): void {
+export function registerKitCommands(program: Command, options: GroupRegistration = {}): void {
   registerInit(program);
   const plugin = program.command("plugin").description("Build and check Hermes plugins written with the kit (Agent Plugins v1 packages over MCP).");
+  if (options.subcommands === false) return;
   registerPluginBuild(plugin);
   registerPluginCall(plugin);
   registerPluginDoctor(plugin);

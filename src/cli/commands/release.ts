@@ -4,14 +4,16 @@
  * publish and GitHub Release steps by `release-publish.ts`.
  */
 import type { Command } from "commander";
+import type { GroupRegistration } from "../usage.js";
 import { registerReleaseBuildSteps } from "./release-build.js";
 import { registerReleasePublishSteps } from "./release-publish.js";
 import { registerReleaseAttestSteps } from "./release-attest.js";
 import { registerReleaseDemo } from "./release-demo.js";
 
 /** Register `release` and its steps on `program`. */
-export function registerReleaseCommands(program: Command): void {
+export function registerReleaseCommands(program: Command, options: GroupRegistration = {}): void {
   const release = program.command("release").description("Maintainer release pipeline steps (each prints JSON and can be rerun).");
+  if (options.subcommands === false) return;
   registerReleaseBuildSteps(release);
   registerReleasePublishSteps(release);
   registerReleaseAttestSteps(release);
