@@ -153,6 +153,7 @@ export {
   receiptBytes,
   testedManifestBytes,
   verifyManifest,
+  verifyManifestDist,
   writeTestedManifestFile,
   type BundleLayer,
   type DistInspection,

@@ -193,6 +193,15 @@ export { MAX_RELEASE_JSON_BYTES, readReleaseJsonBytesFile, readReleaseJsonFile }
  * policy does not carry the producer's declaration; `fetch` reports it.
  */
 export async function verifyManifest(doc: JsonObject, distDir: string, policy: ReleasePolicy): Promise<TestedManifest> {
+  return (await verifyManifestDist(doc, distDir, policy)).manifest;
+}
+
+/**
+ * {@link verifyManifest}, also returning the strict listing of the tarball it verified (its
+ * `packageJson` is the one to check the gates it declares against: the tarball is read once, so
+ * what is checked is the file whose bytes matched the manifest). Same codes.
+ */
+export async function verifyManifestDist(doc: JsonObject, distDir: string, policy: ReleasePolicy): Promise<{ manifest: TestedManifest; tarball: NpmTarball }> {
   const manifest = verifyTestedManifest(doc, policy);
   const { artifact: actual, tarball } = await inspectDistTarball(distDir, policy, manifest.version);
   const expected = manifest.artifacts[0] as TestedArtifact;
@@ -204,7 +213,7 @@ export async function verifyManifest(doc: JsonObject, distDir: string, policy: R
   if (found.join("\n") !== recorded.join("\n")) {
     fail("INSTALL_TIME_MISMATCH", `${expected.filename} has install-time behaviour ${found.join(", ") || "none"}, the tested manifest records ${recorded.join(", ") || "none"}`);
   }
-  return manifest;
+  return { manifest, tarball };
 }
 
 /** A bundle layer as published: its payload path and the layer's digest and size. */

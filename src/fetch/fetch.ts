@@ -25,7 +25,7 @@ import type { JsonObject } from "../contract/canonical-json.js";
 import { OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
 import { ReleaseContractError, hasCode, interruption, throwIfInterrupted } from "../contract/errors.js";
 import { describeValue, isNpmPackageName } from "../contract/grammar.js";
-import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../contract/manifest.js";
+import { readReleaseJsonFile, verifyManifestDist } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, type GateCommands, type PolicySources, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
@@ -529,12 +529,12 @@ async function verifyBundlePayload(
   // P1: the tested manifest against dist/.
   const doc = await readReleaseJsonFile(localFiles.get(RELEASE_MANIFEST_FILE) as string);
   const policy = policyFor(doc, options.repository, options.policy);
-  const manifest = await verifyManifest(doc, join(payloadDir, "dist"), policy);
+  const { manifest, tarball } = await verifyManifestDist(doc, join(payloadDir, "dist"), policy);
   // The release's own verified bytes declare the gates that had to run: the
   // evidence must name exactly the commands its tarball's package.json declares.
   const tarballName = (manifest.artifacts[0] as TestedManifest["artifacts"][number]).filename;
   const origin = `package/package.json of ${tarballName}`;
-  checkDeclaredGates(manifest.evidence, gatesDeclaredBy(await readTarballPackageJsonFile(join(payloadDir, "dist", tarballName)), origin), origin);
+  checkDeclaredGates(manifest.evidence, gatesDeclaredBy(tarball.packageJson, origin), origin);
   // G10: the layer titles are exactly this release's.
   const expectedTitles = bundleLayerTitles(policy.package, manifest.version);
   const titles = [...localFiles.keys()].sort();

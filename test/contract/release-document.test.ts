@@ -6,6 +6,8 @@ import {
   inspectDistDir,
   verifyFinalReceipt,
   verifyManifest,
+  verifyManifestDist,
+  readTarballPackageJsonFile,
   verifyTestedManifest,
   type JsonObject,
   type PublishedReceipt,
@@ -139,6 +141,16 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
   }
   it("verifyManifest accepts the untouched dist", async () => {
     expect(await verifyManifest(tested() as JsonObject, dist, POLICY)).toEqual(manifest);
+  });
+  it("verifyManifestDist returns the manifest and the listing of the very tarball it verified (its package.json)", async () => {
+    const { manifest: m, tarball } = await verifyManifestDist(tested() as JsonObject, dist, POLICY);
+    expect(m).toEqual(manifest);
+    expect(tarball.sha256).toBe(manifest.artifacts[0]!.sha256);
+    expect(tarball.packageJson).toEqual(await readTarballPackageJsonFile(join(dist, manifest.artifacts[0]!.filename)));
+    expect(tarball.packageJson["name"]).toBe("demo-plugin");
+    const other = clone(tested()) as Doc;
+    other["artifacts"][0]["sha256"] = "0".repeat(64);
+    await expect(() => verifyManifestDist(other as JsonObject, dist, POLICY)).toThrowWithCode("ARTIFACT_SHA256_MISMATCH");
   });
   it("V2 bytes appended after create-manifest -> TARBALL_TRAILING_DATA (the strict reader refuses them first)", async () => {
     const { dir, dist: d } = await freshDist();

@@ -4,8 +4,7 @@
  * which needs no tarball reader). Offline: the contract's checks against the
  * consumer's pins (`src/contract/policy.ts` resolves them).
  */
-import { join } from "node:path";
-import { readReleaseJsonFile, readTarballPackageJsonFile, verifyManifest } from "../../contract/manifest.js";
+import { readReleaseJsonFile, verifyManifestDist } from "../../contract/manifest.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, unpinnedRepository } from "../../contract/policy.js";
 import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine } from "../output.js";
@@ -26,11 +25,11 @@ export async function verifyManifestAction(opts: VerifyManifestOptions): Promise
   }
   const expectations = await consumerExpectations(opts);
   const policy = policyForDocument(expectations, doc);
-  const manifest = await verifyManifest(doc, opts.artifactDir, policy);
+  const { manifest, tarball } = await verifyManifestDist(doc, opts.artifactDir, policy);
   const artifact = manifest.artifacts[0];
   if (artifact !== undefined) {
     const origin = `package/package.json of ${artifact.filename}`;
-    checkDeclaredGates(manifest.evidence, gatesDeclaredBy(await readTarballPackageJsonFile(join(opts.artifactDir, artifact.filename)), origin), origin);
+    checkDeclaredGates(manifest.evidence, gatesDeclaredBy(tarball.packageJson, origin), origin);
   }
   if (opts.json === true) printJson({ ok: true, package: manifest.package, version: manifest.version, source_sha: manifest.source_sha, artifacts: manifest.artifacts });
   else printLine(`verified ${manifest.package} ${manifest.version} (${manifest.release_class}) ${artifact?.filename} sha256:${artifact?.sha256}`);
