@@ -11,7 +11,7 @@
  * bytes are `TARBALL_TRAILING_DATA`, anything else `TARBALL_GZIP_INVALID`.
  */
 import { createHash, type Hash } from "node:crypto";
-import { constants as fsConstants, createReadStream } from "node:fs";
+import { constants as fsConstants } from "node:fs";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { crc32, createInflateRaw, inflateRawSync } from "node:zlib";
@@ -208,6 +208,19 @@ async function inflateWhole(fd: number, fileSize: number, maxInflated: number, p
   return { consumed: result.engine.bytesWritten, trailer: bytes.subarray(fileSize - 8), crc: crc32(inflated), size: inflated.length, hash: createHash("sha256").update(bytes), inflated };
 }
 
+/** The bytes of `fd` from `start` to `end` (exclusive) in reads of at most 1 MiB, each added to `hash` as it is read. */
+async function* bodyChunks(fd: number, start: number, end: number, hash: Hash): AsyncGenerator<Buffer> {
+  // Bounded by the span: every pass reads at least one byte or ends the loop.
+  for (let position = start; position < end; ) {
+    const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, end - position));
+    const n = await readAsync(fd, chunk, 0, chunk.length, position);
+    if (n === 0) return;
+    hash.update(chunk.subarray(0, n));
+    position += n;
+    yield chunk.subarray(0, n);
+  }
+}
+
 /** The gzip layer of a tarball streamed in 1 MiB reads through the tar parser, at most `maxBytes` inflated. */
 async function inflateStreamed(fd: number, fileSize: number, maxBytes: number, parser: StrictTarParser, path: string): Promise<GzipLayer> {
   const hash = createHash("sha256");
@@ -218,9 +231,10 @@ async function inflateStreamed(fd: number, fileSize: number, maxBytes: number, p
   const inflate = createInflateRaw({ chunkSize: 256 * 1024 });
   const sink = new TarSink(parser, maxBytes, path);
   try {
-    const body = createReadStream("", { fd, start: 10, end: fileSize - 9, autoClose: false, highWaterMark: 1024 * 1024 });
-    body.on("data", (chunk) => hash.update(chunk as Buffer));
-    await pipeline(body, inflate, sink);
+    // The body is read by this generator, not by a file stream: a stream owns its descriptor, and the
+    // pipeline destroying it on an error (TARBALL_TOO_LARGE) closed `fd` under the caller, whose close
+    // then failed with EBADF in place of the real error (or, later, closed a reused descriptor).
+    await pipeline(bodyChunks(fd, 10, fileSize - 8, hash), inflate, sink);
   } catch (error) {
     if (error instanceof ReleaseContractError) throw error;
     fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);

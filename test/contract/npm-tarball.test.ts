@@ -155,6 +155,9 @@ describe("constructs npm pack never writes are refused with their code", () => {
     await expect(readNpmTarballFile(many, { limits: { maxMembers: 10 } })).toThrowWithCode("TARBALL_TOO_LARGE");
     const bomb = await file(gzip(tarStream([...base(), fileEntry("package/zeros.bin", Buffer.alloc(8 * 1024 * 1024))])));
     await expect(readNpmTarballFile(bomb, { limits: { maxUnpackedBytes: 1024 * 1024 } })).toThrowWithCode("TARBALL_TOO_LARGE");
+    // Streamed, the refusal stops the pipeline; the descriptor is closed once, by the reader (a new-user trial saw EBADF here).
+    await expect(readNpmTarballFile(bomb, { limits: { maxUnpackedBytes: 1024 * 1024 }, wholeFileBytes: 0 })).toThrowWithCode("TARBALL_TOO_LARGE");
+    await expect(readNpmTarballFile(bomb, { keep: () => true, maxKeptBytes: 1024 * 1024, wholeFileBytes: 0 })).toThrowWithCode("TARBALL_TOO_LARGE");
     await expect(readNpmTarballFile(bomb, { keep: () => true, maxKeptBytes: 1024 * 1024 })).toThrowWithCode("TARBALL_TOO_LARGE");
     const bigPkg = await file(gzip(tarStream([fileEntry("package/package.json", PKG.replace("}", `,"x":"${"y".repeat(1024 * 1024)}"}`))])));
     await expect(readNpmTarballFile(bigPkg)).toThrowWithCode("TARBALL_TOO_LARGE");
