@@ -203,8 +203,9 @@ export async function verifyManifest(doc: JsonObject, distDir: string, policy: R
  */
 export async function verifyManifestDist(doc: JsonObject, distDir: string, policy: ReleasePolicy): Promise<{ manifest: TestedManifest; tarball: NpmTarball }> {
   const manifest = verifyTestedManifest(doc, policy);
-  const { artifact: actual, tarball } = await inspectDistTarball(distDir, policy, manifest.version);
   const expected = manifest.artifacts[0] as TestedArtifact;
+  // Another file of the pinned name is refused by size, or (read whole) by digest, before it is unpacked.
+  const { artifact: actual, tarball } = await inspectDistTarball(distDir, policy, manifest.version, { expected: { sha256: expected.sha256, size: expected.size, by: "the tested manifest" } });
   if (actual.filename !== expected.filename) fail("DIST_FILENAME_MISMATCH", `dist is missing ${expected.filename}`);
   if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: manifest says ${expected.sha256}, bytes hash to ${actual.sha256}`);
   if (actual.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${expected.filename}: manifest says ${expected.size} bytes, file has ${actual.size}`);

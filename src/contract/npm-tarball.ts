@@ -41,6 +41,13 @@ export interface ReadNpmTarballOptions {
    * other is streamed. The same checks either way; `0` streams every tarball.
    */
   wholeFileBytes?: number;
+  /**
+   * The tarball pinned by a document (`by`, e.g. "the tested manifest" says ...): a file of another
+   * size is refused before it is read (`ARTIFACT_SIZE_MISMATCH`), and one read whole whose SHA-256
+   * differs before it is inflated (`ARTIFACT_SHA256_MISMATCH`), so another file costs no unpacking.
+   * A streamed tarball's digest is known only at its end: the caller compares {@link NpmTarball.sha256}.
+   */
+  expected?: { sha256: string; size: number; by: string };
 }
 
 /** Default of {@link ReadNpmTarballOptions.wholeFileBytes} (bytes): an npm package is usually far smaller. */
@@ -130,7 +137,8 @@ function keeper(options: ReadNpmTarballOptions): { kept: Map<string, Buffer>; on
  *   package.json not JSON), `TARBALL_GZIP_INVALID`, `TARBALL_TRAILING_DATA`,
  *   `TARBALL_HEADER_INVALID`, `TARBALL_ENTRY_TYPE`, `TARBALL_PAX_INVALID`,
  *   `TARBALL_PATH_UNSAFE`, `TARBALL_DUPLICATE_MEMBER`, `TARBALL_TOO_LARGE`,
- *   `TARBALL_METADATA_MISSING` (no `package/package.json`).
+ *   `TARBALL_METADATA_MISSING` (no `package/package.json`); with `options.expected`,
+ *   `ARTIFACT_SIZE_MISMATCH` before reading and `ARTIFACT_SHA256_MISMATCH` before inflating (read whole).
  */
 export async function readNpmTarballFile(path: string, options: ReadNpmTarballOptions = {}): Promise<NpmTarball> {
   let fd: number;
@@ -147,9 +155,11 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
   try {
     const st = await fstatAsync(fd);
     if (!st.isFile()) fail("TARBALL_UNREADABLE", `${path} is not a regular file`);
+    const expected = options.expected;
+    if (expected !== undefined && st.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${path}: ${expected.by} says ${expected.size} bytes, file has ${st.size}`);
     if (st.size < 18) fail("TARBALL_GZIP_INVALID", `${path} has ${st.size} bytes, too few for gzip data`);
     const maxBytes = (options.limits?.maxUnpackedBytes ?? 1024 * 1024 * 1024) + 64 * 1024 * 1024;
-    const whole = st.size <= (options.wholeFileBytes ?? WHOLE_TARBALL_BYTES) ? await inflateWhole(fd, st.size, Math.min(maxBytes, WHOLE_TARBALL_UNPACKED_BYTES), path) : undefined;
+    const whole = st.size <= (options.wholeFileBytes ?? WHOLE_TARBALL_BYTES) ? await inflateWhole(fd, st.size, Math.min(maxBytes, WHOLE_TARBALL_UNPACKED_BYTES), path, expected) : undefined;
     // Read whole, the tar layer is parsed as a streamed one is: before the gzip trailer is checked, then ended after.
     if (whole !== undefined) parser.push(whole.inflated);
     const layer = whole ?? (await inflateStreamed(fd, st.size, maxBytes, parser, path));
@@ -189,9 +199,14 @@ interface GzipLayer {
  * The gzip layer of a tarball read whole: one read, one inflate call bounded by `maxInflated`
  * bytes. Undefined when it inflates to more (the caller streams it instead, with the real bound).
  */
-async function inflateWhole(fd: number, fileSize: number, maxInflated: number, path: string): Promise<(GzipLayer & { inflated: Buffer }) | undefined> {
+async function inflateWhole(fd: number, fileSize: number, maxInflated: number, path: string, expected: ReadNpmTarballOptions["expected"]): Promise<(GzipLayer & { inflated: Buffer }) | undefined> {
   const bytes = await readWhole(fd, fileSize);
   if (bytes.length !== fileSize) fail("TARBALL_UNREADABLE", `${path} changed while it was read (${bytes.length} of ${fileSize} bytes)`);
+  const hash = createHash("sha256").update(bytes);
+  if (expected !== undefined) {
+    const sha256 = hash.copy().digest("hex");
+    if (sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${path}: ${expected.by} says ${expected.sha256}, bytes hash to ${sha256}`);
+  }
   checkGzipHeader(bytes.subarray(0, 10), path);
   // The trailer's ISIZE (RFC 1952 section 2.3.1, the size mod 2^32) says when inflating whole would
   // overrun the bound: then stream at once. It is only a hint here (checked against the real size
@@ -205,7 +220,7 @@ async function inflateWhole(fd: number, fileSize: number, maxInflated: number, p
     fail("TARBALL_GZIP_INVALID", `${path}: the deflate data is corrupt or truncated (${(error as Error).message})`);
   }
   const inflated = result.buffer;
-  return { consumed: result.engine.bytesWritten, trailer: bytes.subarray(fileSize - 8), crc: crc32(inflated), size: inflated.length, hash: createHash("sha256").update(bytes), inflated };
+  return { consumed: result.engine.bytesWritten, trailer: bytes.subarray(fileSize - 8), crc: crc32(inflated), size: inflated.length, hash, inflated };
 }
 
 /** The bytes of `fd` from `start` to `end` (exclusive) in reads of at most 1 MiB, each added to `hash` as it is read. */

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { symlink, writeFile, appendFile, rename, rm, mkdir } from "node:fs/promises";
+import { symlink, writeFile, appendFile, rename, rm, mkdir, readFile } from "node:fs/promises";
+import { readNpmTarballFile } from "../../src/contract/npm-tarball.js";
 import { join } from "node:path";
 import {
   createTestedManifest,
@@ -152,11 +153,27 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     other["artifacts"][0]["sha256"] = "0".repeat(64);
     await expect(() => verifyManifestDist(other as JsonObject, dist, POLICY)).toThrowWithCode("ARTIFACT_SHA256_MISMATCH");
   });
-  it("V2 bytes appended after create-manifest -> TARBALL_TRAILING_DATA (the strict reader refuses them first)", async () => {
+  it("V2 bytes appended after create-manifest -> ARTIFACT_SIZE_MISMATCH before the file is read (the strict reader alone says TARBALL_TRAILING_DATA)", async () => {
     const { dir, dist: d } = await freshDist();
     const m = await testedManifestFor(d);
     await appendFile(join(d, "demo-plugin-0.8.0.tgz"), "x");
-    await expect(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY)).toThrowWithCode("TARBALL_TRAILING_DATA");
+    await expect(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY)).toThrowWithCode("ARTIFACT_SIZE_MISMATCH");
+    await expect(readNpmTarballFile(join(d, "demo-plugin-0.8.0.tgz"))).toThrowWithCode("TARBALL_TRAILING_DATA");
+    await rm(dir, { recursive: true, force: true });
+  });
+  it("V2 one byte of the tarball changed -> ARTIFACT_SHA256_MISMATCH before it is unpacked (not the tar or gzip error the bytes would give)", async () => {
+    const { dir, dist: d } = await freshDist();
+    const m = await testedManifestFor(d);
+    const file = join(d, "demo-plugin-0.8.0.tgz");
+    const bytes = await readFile(file);
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x5a;
+    await writeFile(file, bytes);
+    await expect(() => verifyManifest(clone(m) as unknown as JsonObject, d, POLICY)).toThrowWithCode("ARTIFACT_SHA256_MISMATCH");
+    // The pinned tarball itself passes the same pins, read whole or streamed.
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x5a;
+    await writeFile(file, bytes);
+    const pins = { sha256: m.artifacts[0]!.sha256, size: m.artifacts[0]!.size, by: "the tested manifest" };
+    for (const wholeFileBytes of [undefined, 0]) expect((await readNpmTarballFile(file, { expected: pins, ...(wholeFileBytes === undefined ? {} : { wholeFileBytes }) })).sha256).toBe(pins.sha256);
     await rm(dir, { recursive: true, force: true });
   });
   it("V2 a different tarball of the same name -> ARTIFACT_SHA256_MISMATCH", async () => {
