@@ -279,7 +279,13 @@ export function main(): void {
       written = writeSync(1, line);
       if (written === line.length) return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EPIPE") return;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EPIPE") return;
+      if (code !== "EAGAIN") {
+        process.stderr.write(`hermes-plugin-kit: cannot write the answer to stdout: ${String(code)} (write); check where stdout goes (a full disk, a closed terminal) [IO_${String(code)}]\n`);
+        process.exitCode = 1;
+        return;
+      }
     }
     // Not taken whole now (a full non-blocking pipe): the rest goes through process.stdout, which waits.
     process.stdout.write(line.subarray(written));

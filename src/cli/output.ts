@@ -86,9 +86,18 @@ export function transferProgress(): { progress: NodeJS.WritableStream | null; pr
   return { progress: progressStream(true), progressLines: verbosity === "verbose", ...(verbosity === "verbose" ? { progressDelayMs: 0 } : {}) };
 }
 
+/**
+ * `text` with the characters that can drive a terminal or reorder what it shows (C0 and C1 controls
+ * but newline and tab, the line and paragraph separators, bidirectional overrides and isolates)
+ * written as `\uXXXX`: a path or value someone typed or planted reaches stderr as data.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Write a note line to stderr (silent under `--quiet`). */
 export function printNote(line: string): void {
-  if (verbosity !== "quiet") process.stderr.write(line + "\n");
+  if (verbosity !== "quiet") process.stderr.write(terminalSafe(line) + "\n");
 }
 
 /** After a release: the consumer's next commands on stderr (silent under `--quiet`). */
@@ -101,8 +110,27 @@ export function printNextSteps(lines: readonly string[]): void {
 
 /** Set once a write to stdout went through `process.stdout`: every later one does too, so output keeps its order. */
 let stdoutStreamed = false;
-/** Set when the reader of stdout went away (`EPIPE`): later output is dropped. */
+/** Set when the reader of stdout went away (`EPIPE`) or stdout failed: later output is dropped. */
 let stdoutClosed = false;
+/** Set when a write to stdout failed for another reason than a closed reader (`ENOSPC`, `EIO`, ...). */
+let stdoutFailed = false;
+
+/**
+ * A write to stdout failed (not `EPIPE`): say so in one line on stderr, drop later output, and make
+ * the run fail ({@link stdoutWriteFailed}): the command's answer did not reach its reader.
+ */
+function failStdout(error: NodeJS.ErrnoException): void {
+  if (stdoutFailed) return;
+  stdoutFailed = true;
+  stdoutClosed = true;
+  const code = typeof error.code === "string" ? error.code : "EIO";
+  process.stderr.write(`hermes-plugin-kit: cannot write the answer to stdout: ${code}${error.syscall === undefined ? "" : ` (${error.syscall})`}; check where stdout goes (a full disk, a closed terminal) [IO_${code}]\n`);
+}
+
+/** True when a write to stdout failed (not a closed reader): the run exits 1 at best (src/cli/program.ts). */
+export function stdoutWriteFailed(): boolean {
+  return stdoutFailed;
+}
 /** Where stdout text goes instead of descriptor 1 ({@link redirectStdout}). */
 let stdoutSink: ((text: string) => void) | undefined;
 
@@ -144,16 +172,21 @@ export function writeStdout(text: string): void {
     }
     if (offset === bytes.length) return;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EPIPE") {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EPIPE") {
       stdoutClosed = true;
+      return;
+    }
+    if (code !== "EAGAIN") {
+      failStdout(error as NodeJS.ErrnoException);
       return;
     }
   }
   stdoutStreamed = true;
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     // A write racing the first EPIPE finds the stream destroyed: the same closed reader.
-    if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
-    stdoutClosed = true;
+    if (error.code === "EPIPE" || error.code === "ERR_STREAM_DESTROYED") stdoutClosed = true;
+    else failStdout(error);
   });
   process.stdout.write(bytes.subarray(offset));
 }
@@ -207,7 +240,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     const message = error instanceof Error ? error.message : String(error);
     // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
     // user asked for --json (then the JSON object is the whole answer).
-    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${message.replace(/\s*\n\s*/g, " ")}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
+    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(message.replace(/\s*\n\s*/g, " "))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);

@@ -19,7 +19,7 @@ import { registerFleetCommands } from "./commands/fleet.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, writeStdout } from "./output.js";
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
 import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
@@ -157,8 +157,17 @@ function reportUnknownOption(probe: Command, rest: readonly string[]): boolean {
   return true;
 }
 
-/** Run the CLI with `argv` (without node and script); resolves to the exit code. */
+/**
+ * Run the CLI with `argv` (without node and script); resolves to the exit code: the command's, or 1
+ * when its answer could not be written to stdout (src/cli/output.ts `writeStdout`).
+ */
 export async function runCli(argv: string[]): Promise<number> {
+  const code = await runCommand(argv);
+  return code === 0 && stdoutWriteFailed() ? EXIT_FAILURE : code;
+}
+
+/** {@link runCli} without the stdout check. */
+async function runCommand(argv: string[]): Promise<number> {
   // Nothing, `--help` or `-h` alone prints the program's short or full help: top-level commands only.
   const programHelpOnly = argv.length === 0 || (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h"));
   const program = buildProgram(argv[0], { groupSubcommands: !programHelpOnly });
@@ -194,7 +203,7 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     const answer = usageFailure === undefined ? { json: false, only: false } : jsonAnswer(usageFailure);
     if (error instanceof UsageError) {
-      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${error.message}${helpPointer()}\n`);
+      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(error.message)}${helpPointer()}\n`);
       if (answer.json) printJson({ ok: false, code: error.code, message: error.message });
       return EXIT_USAGE;
     }

@@ -9,6 +9,7 @@
  * short help — its usage line and subcommand names — and exits 2.
  */
 import type { Command } from "commander";
+import { terminalSafe } from "./output.js";
 
 /** `hermes-plugin-kit fleet add`: the command's full name as typed. */
 export function commandPath(command: Command): string {
@@ -19,7 +20,7 @@ export function commandPath(command: Command): string {
 
 /** Commander's error text (`error: ...`, possibly with a second `(Did you mean ...)` line) as one line plus the help pointer. */
 export function usageLine(command: Command, text: string): string {
-  const what = text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim();
+  const what = terminalSafe(text.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim());
   return `hermes-plugin-kit: ${what} (see '${commandPath(command)} --help')\n`;
 }
 

@@ -404,6 +404,8 @@ export function parseStrictJson(input: Uint8Array | string, options: StrictJsonO
   if (typeof input === "string") {
     text = input;
   } else {
+    // A caller without types (plain JavaScript) may hand anything: a coded refusal, not a TypeError.
+    if (!(input instanceof Uint8Array)) throw new ReleaseContractError("JSON_SYNTAX", `invalid JSON input: expected the document's bytes (a Uint8Array or Buffer) or its text, found ${input === null ? "null" : typeof input}`);
     if (input.length >= 3 && input[0] === 0xef && input[1] === 0xbb && input[2] === 0xbf) {
       throw new ReleaseContractError("JSON_BOM", "invalid JSON: a byte-order mark is not allowed");
     }

@@ -118,11 +118,26 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
  * `install_time` record).
  */
 export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
+  checkVerifyArguments(doc, policy);
   const keys = checkDocumentHeader(doc, expectedState, policy);
   const { version, sourceSha } = checkVersionIdentity(doc);
   checkGateEvidence(doc, sourceSha, policy, expectedState === "tested" ? "tested manifest (release-manifest.json)" : "release receipt (release-receipt.json)");
   checkArtifactInventory(doc, version, expectedState === "published", policy);
   if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
+}
+
+/**
+ * The arguments of every verify function, for callers without types (plain JavaScript): `doc` a
+ * parsed JSON object (`JSON_NOT_OBJECT`), `policy` a {@link ReleasePolicy} with `package` and
+ * `registryRepository` strings (`POLICY_INVALID`, naming where one comes from) - a coded refusal
+ * instead of a TypeError from deep inside a check.
+ */
+function checkVerifyArguments(doc: unknown, policy: unknown): void {
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("JSON_NOT_OBJECT", `a release document must be a parsed JSON object (parseReleaseJson), found ${Array.isArray(doc) ? "an array" : describeValue(doc)}`);
+  const p = policy as Partial<ReleasePolicy> | null | undefined;
+  if (p === null || typeof p !== "object" || typeof p.package !== "string" || typeof p.registryRepository !== "string" || p.gates === null || typeof p.gates !== "object") {
+    fail("POLICY_INVALID", `verifying a release document needs the policy you pin, {package, registryRepository, gates}: from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? describeValue(p) : `an object with keys ${Object.keys(p).join(", ") || "none"}`}`);
+  }
 }
 
 /** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
@@ -264,6 +279,15 @@ export interface FinalReceiptExpectations {
  * `ARTIFACT_PAYLOAD_DISAGREE` (R6), `BUNDLE_REFERENCE_MISMATCH`.
  */
 export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
+  // What was pinned is checked before the document: a tag there is no pin (a receipt can only ever mismatch it).
+  if (expect.bundleReference !== undefined) {
+    try {
+      parseReference(expect.bundleReference);
+    } catch (error) {
+      if (!(error instanceof ReleaseContractError)) throw error;
+      fail(error.code, `the pinned bundle reference (--expect-bundle-reference): ${error.message}`);
+    }
+  }
   verifyReleaseIdentity(doc, "published", policy);
   const ref = parseReference(doc["registry_reference"], policy.registryRepository);
   const payload = doc["payload"];

@@ -5,6 +5,7 @@
  * by a Python 3 harness (a non-blocking pipe, a pipe whose reader closed); the built CLI.
  */
 import { spawnSync } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +76,21 @@ describe("CLI stdout", () => {
     expect([run.status, run.stderr]).toEqual([0, ""]);
   });
 
+  it.each([[["--help"]], [["--version"]], [["help", "fleet", "add"]], [["verify-final-receipt", "--receipt", "/nonexistent/r.json", "--repository", "ghcr.io/acme/p", "--json"]]])("a stdout that refuses the bytes (/dev/full, ENOSPC) fails the run with one line, no stack trace: %j", (args) => {
+    const full = openSync("/dev/full", "w");
+    try {
+      const run = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", timeout: 60_000, stdio: ["ignore", full, "pipe"], env: { ...process.env, XDG_CACHE_HOME: dir } });
+      expect(run.status).toBe(1);
+      const lines = run.stderr.trimEnd().split("\n");
+      expect(lines.at(-1)).toMatch(/^hermes-plugin-kit: cannot write the answer to stdout: ENOSPC .*\[IO_ENOSPC\]$/);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      // --json: the failed verification's JSON answer could not be written either; its error line is not printed twice.
+      expect(lines.length).toBe(1);
+    } finally {
+      closeSync(full);
+    }
+  });
+
   it("a failed command whose stdout reader is gone keeps its own exit code and error line", async () => {
     const run = harness("closed", ["verify-final-receipt", "--receipt", join(dir, "missing.json"), "--repository", "ghcr.io/acme/p", "--json"]);
     expect(run.status).toBe(1);
@@ -83,5 +99,19 @@ describe("CLI stdout", () => {
     const plain = harness("closed", ["verify-final-receipt", "--receipt", join(dir, "missing.json"), "--repository", "ghcr.io/acme/p"]);
     expect(plain.status).toBe(1);
     expect(plain.stderr).toContain("[RELEASE_JSON_UNREADABLE]");
+  });
+});
+
+describe("CLI stderr", () => {
+  it.each([
+    ["a path in an error line", ["verify-final-receipt", "--receipt", "/tmp/a\u001b[31mRED\u202e", "--repository", "ghcr.io/acme/p"], 1],
+    ["an unknown option in a usage line", ["verify-final-receipt", "--re\u001b]0;title\u0007ceipt", "x"], 2],
+    ["an unknown command", ["fe\u009btch"], 2],
+  ])("%s reaches the terminal as data: control and bidi characters written as \\uXXXX", (_label, args, status) => {
+    const run = direct(args as string[]);
+    expect(run.status).toBe(status);
+    expect(run.stderr).toMatch(/^hermes-plugin-kit: /);
+    expect(run.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(run.stderr).toMatch(/\\u(001b|009b)/);
   });
 });

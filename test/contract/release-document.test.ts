@@ -293,3 +293,30 @@ describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's
     expect(() => verifyParsedFinalReceiptBytes(bytes, other as unknown as JsonObject, POLICY, expect_)).toThrowWithCode("RECEIPT_NOT_CANONICAL");
   });
 });
+
+describe("verify functions called without types (plain JavaScript) refuse with a code, not a TypeError", () => {
+  const bytes = () => Buffer.from(canonicalJson(receiptFor(manifest) as unknown as JsonObject));
+  it.each([
+    ["no policy", () => verifyFinalReceiptBytes(bytes(), undefined as never), "POLICY_INVALID"],
+    ["a policy without registryRepository", () => verifyFinalReceiptBytes(bytes(), { package: "demo-plugin", gates: {} } as never), "POLICY_INVALID"],
+    ["a policy without gates", () => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, { package: "demo-plugin", registryRepository: POLICY.registryRepository } as never), "POLICY_INVALID"],
+    ["null bytes", () => verifyFinalReceiptBytes(null as never, POLICY), "JSON_SYNTAX"],
+    ["a number as bytes", () => parseReleaseJson(42 as never), "JSON_SYNTAX"],
+    ["null as the document", () => verifyTestedManifest(null as never, POLICY), "JSON_NOT_OBJECT"],
+    ["an array as the document", () => verifyFinalReceipt([] as never, POLICY), "JSON_NOT_OBJECT"],
+  ])("%s", (_label, call, code) => {
+    expect(call).toThrowWithCode(code);
+  });
+  it("verifyManifestDist without a policy refuses before reading the artifact directory", async () => {
+    await expect(verifyManifestDist(tested() as JsonObject, "/nonexistent", undefined as never)).rejects.toMatchObject({ code: "POLICY_INVALID" });
+  });
+});
+
+describe("the pinned bundle reference is checked before the receipt", () => {
+  it.each([["a tag", `${POLICY.registryRepository}:latest`], ["no digest", POLICY.registryRepository], ["a short digest", `${POLICY.registryRepository}@sha256:abc`]])("%s -> REFERENCE_NOT_PINNED, not BUNDLE_REFERENCE_MISMATCH", (_label, pinned) => {
+    expect(() => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, POLICY, { bundleReference: pinned })).toThrowWithCode("REFERENCE_NOT_PINNED");
+  });
+  it("a digest pin of another bundle is still BUNDLE_REFERENCE_MISMATCH", () => {
+    expect(() => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrowWithCode("BUNDLE_REFERENCE_MISMATCH");
+  });
+});
