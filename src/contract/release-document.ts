@@ -178,6 +178,10 @@ function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: st
     fail("RECEIPT_IDENTITY_INCOMPLETE", "release receipt identity is incomplete: version, previous_version and source_sha must be strings");
   }
   requireGitSha(sourceSha, "source_sha");
+  // Each version field named when it is no stable SemVer (releaseClassOf's own message names neither).
+  for (const [field, value] of [["previous_version", previous], ["version", version]] as const) {
+    if (!isStableSemver(value)) fail("SEMVER_INVALID", `release document ${field} must be a stable SemVer (MAJOR.MINOR.PATCH, no leading zeros), found ${describeValue(value)}`);
+  }
   const cls = releaseClassOf(previous, version);
   if (doc["tag"] !== `v${version}`) {
     fail("RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v${version}", found ${describeValue(doc["tag"])}`);

@@ -320,3 +320,12 @@ describe("the pinned bundle reference is checked before the receipt", () => {
     expect(() => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrowWithCode("BUNDLE_REFERENCE_MISMATCH");
   });
 });
+
+describe("a version field that is no stable SemVer is named", () => {
+  it.each([["version", "032.0"], ["previous_version", "1.0"]])("%s %s -> SEMVER_INVALID naming the field", (field, value) => {
+    const doc = clone(receiptFor(manifest)) as unknown as Doc;
+    doc[field] = value;
+    expect(() => verifyFinalReceipt(doc as JsonObject, POLICY)).toThrowWithCode("SEMVER_INVALID");
+    expect(() => verifyFinalReceipt(doc as JsonObject, POLICY)).toThrow(new RegExp(`${field} must be a stable SemVer.*"${value.replace(".", "\\.")}"`));
+  });
+});
