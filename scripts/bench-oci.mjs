@@ -2,7 +2,8 @@
 // OCI transport benchmark (docs/oci.md; not a timed test).
 //
 // Builds a deterministic layout of --size-mib MiB in 4 layers, then measures
-// --pairs pairs (default 5), each pair our run and the peer's, alternating:
+// --pairs pairs (default 5), each pair our run and the peer's; the pairs alternate who goes first
+// (ours on even pairs), after one untimed warm-up fetch by each side:
 //   fetch-verify  ours: resolve + fetchManifest + fetchBlobToFile per layer (4 in parallel,
 //                 SHA-256 verified before each rename), in a fresh Node process so its
 //                 peak RSS is the fetch's own (scripts/bench-oci-phase.mjs, which loads only
@@ -196,50 +197,80 @@ try {
   const skopeoEnv = { HOME: skopeoHome, XDG_DATA_HOME: skopeoHome, XDG_CONFIG_HOME: skopeoHome };
 
   const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], fetchOverhead: [], fetchInProcess: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [] };
-  for (let pair = 0; pair < pairs; pair += 1) {
-    rows.load.push(os.loadavg()[0]);
-    // Fetch: ours, then skopeo's, from the same registry.
-    const outDir = path.join(work, `fetched-${pair}`);
+  /** Our fetch into a fresh directory, checked byte for byte against the inputs, then removed. */
+  const oursFetch = async (label) => {
+    const outDir = path.join(work, `fetched-${label}`);
     await mkdir(outDir);
     await run("sync", []);
-    const { result: fetched, cpuMs: fetchCpuMs } = await childCpu(() => phase("fetch", ["--repository", repository, "--out", outDir]));
-    rows.fetchCpu.push(fetchCpuMs);
+    const { result, cpuMs } = await childCpu(() => phase("fetch", ["--repository", repository, "--out", outDir]));
     for (let i = 0; i < 4; i += 1) {
       const got = await oci.digestFile(path.join(outDir, `layer-${i}.bin`));
       const want = await oci.digestFile(inputs.get(`dist/layer-${i}.bin`));
       if (got.digest !== want.digest) throw new Error(`fetched layer ${i} differs`);
     }
     await rm(outDir, { recursive: true, force: true });
+    return { ...result, cpuMs };
+  };
+  const skopeoFetch = async (label) => {
+    const skopeoDir = path.join(work, `skopeo-oci-${label}`);
+    await run("sync", []);
+    const { result: ms, cpuMs } = await childCpu(() =>
+      time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`], skopeoEnv)),
+    );
+    await rm(skopeoDir, { recursive: true, force: true });
+    return { ms, cpuMs };
+  };
+  const oursPush = async (label) => {
+    const registry = await startRegistry(path.join(work, `registry-push-${label}`));
+    await run("sync", []);
+    const { result, cpuMs } = await childCpu(() => phase("push", ["--repository", `${registry.host}/bench/artifact`, "--layout", layoutDir]));
+    await registry.stop();
+    return { ...result, cpuMs };
+  };
+  const skopeoPush = async (label) => {
+    const registry = await startRegistry(path.join(work, `registry-skopeo-${label}`));
+    await run("sync", []);
+    const { result: ms, cpuMs } = await childCpu(() =>
+      time(() => run("skopeo", ["copy", "--quiet", "--dest-tls-verify=false", `oci:${layoutDir}:payload`, `docker://${registry.host}/bench/artifact:bench`], skopeoEnv)),
+    );
+    await registry.stop();
+    return { ms, cpuMs };
+  };
+  /** Run `a` and `b` in the given order; return [ours, peer]. */
+  const inOrder = async (oursFirst, ours, peer) => {
+    if (oursFirst) {
+      const o = await ours();
+      return [o, await peer()];
+    }
+    const p = await peer();
+    return [await ours(), p];
+  };
+
+  // Warm-up, not counted: one fetch by each side, so that neither side's first timed run is the
+  // one that pulls the registry's freshly written blobs (and each binary) into the page cache.
+  await oursFetch("warm-up");
+  await skopeoFetch("warm-up");
+  for (let pair = 0; pair < pairs; pair += 1) {
+    rows.load.push(os.loadavg()[0]);
+    // Each pair alternates who goes first (ours on even pairs), so an order effect falls on both sides.
+    const oursFirst = pair % 2 === 0;
+    const [fetched, skopeoFetched] = await inOrder(oursFirst, () => oursFetch(pair), () => skopeoFetch(pair));
+    rows.fetchCpu.push(fetched.cpuMs);
     rows.fetch.push(mbps(totalBytes, fetched.ms));
     rows.fetchRss.push(fetched.maxRssMib);
     rows.fetchOverhead.push(fetched.ms - fetched.inProcessMs);
     rows.fetchInProcess.push(mbps(totalBytes, fetched.inProcessMs));
-    const skopeoDir = path.join(work, `skopeo-oci-${pair}`);
-    await run("sync", []);
-    const { result: skopeoFetchMs, cpuMs: skopeoFetchCpuMs } = await childCpu(() =>
-      time(() => run("skopeo", ["copy", "--quiet", "--src-tls-verify=false", `docker://${repository}:bench`, `oci:${skopeoDir}:bench`], skopeoEnv)),
-    );
-    rows.skopeoFetchCpu.push(skopeoFetchCpuMs);
-    await rm(skopeoDir, { recursive: true, force: true });
-    rows.skopeoFetch.push(mbps(totalBytes, skopeoFetchMs));
+    rows.skopeoFetchCpu.push(skopeoFetched.cpuMs);
+    rows.skopeoFetch.push(mbps(totalBytes, skopeoFetched.ms));
     // Push: ours and skopeo's, each into a fresh registry.
-    const ours = await startRegistry(path.join(work, `registry-push-${pair}`));
-    await run("sync", []);
-    const { result: pushed, cpuMs: pushCpuMs } = await childCpu(() => phase("push", ["--repository", `${ours.host}/bench/artifact`, "--layout", layoutDir]));
-    rows.pushCpu.push(pushCpuMs);
-    await ours.stop();
+    const [pushed, skopeoPushed] = await inOrder(oursFirst, () => oursPush(pair), () => skopeoPush(pair));
+    rows.pushCpu.push(pushed.cpuMs);
     rows.push.push(mbps(totalBytes, pushed.ms));
     rows.pushRss.push(pushed.maxRssMib);
-    const theirs = await startRegistry(path.join(work, `registry-skopeo-${pair}`));
-    await run("sync", []);
-    const { result: skopeoPushMs, cpuMs: skopeoPushCpuMs } = await childCpu(() =>
-      time(() => run("skopeo", ["copy", "--quiet", "--dest-tls-verify=false", `oci:${layoutDir}:payload`, `docker://${theirs.host}/bench/artifact:bench`], skopeoEnv)),
-    );
-    rows.skopeoPushCpu.push(skopeoPushCpuMs);
-    await theirs.stop();
-    rows.skopeoPush.push(mbps(totalBytes, skopeoPushMs));
+    rows.skopeoPushCpu.push(skopeoPushed.cpuMs);
+    rows.skopeoPush.push(mbps(totalBytes, skopeoPushed.ms));
     process.stderr.write(
-      `pair ${pair + 1}/${pairs}: fetch ${rows.fetch.at(-1).toFixed(1)} vs ${rows.skopeoFetch.at(-1).toFixed(1)} MB/s, push ${rows.push.at(-1).toFixed(1)} vs ${rows.skopeoPush.at(-1).toFixed(1)} MB/s, fetch CPU ${fetchCpuMs.toFixed(0)} vs ${skopeoFetchCpuMs.toFixed(0)} ms, fetch RSS ${fetched.maxRssMib} MiB, load ${os.loadavg()[0].toFixed(2)}\n`,
+      `pair ${pair + 1}/${pairs} (${oursFirst ? "ours" : "skopeo"} first): fetch ${rows.fetch.at(-1).toFixed(1)} vs ${rows.skopeoFetch.at(-1).toFixed(1)} MB/s, push ${rows.push.at(-1).toFixed(1)} vs ${rows.skopeoPush.at(-1).toFixed(1)} MB/s, fetch CPU ${fetched.cpuMs.toFixed(0)} vs ${skopeoFetched.cpuMs.toFixed(0)} ms, fetch RSS ${fetched.maxRssMib} MiB, load ${os.loadavg()[0].toFixed(2)}\n`,
     );
   }
   rows.load.push(os.loadavg()[0]);

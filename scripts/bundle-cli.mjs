@@ -11,17 +11,27 @@
  *   with zod (its ESM build is ~95 files, 64 of them locales, which the namespace import in
  *   `schemas.ts` lets the bundler drop), the receipt reference and the OCI manifest builder it uses.
  *   The action imports them, so esbuild initialises them lazily: `--help` runs none of zod.
- * What stays outside, loaded from `dist/` as before: every other area module (fetch, oci transport,
- * release, kit), every other package (Octokit, semantic-release, esbuild, the MCP SDK, tar,
+ * A second bundle, `dist/src/cli/fetch-bundle.cjs`, holds the consumer's network path: `src/fetch`
+ * (fetch, resolve, fleet) and the `src/oci` transport with what they use of `src/contract` and zod.
+ * From dist/ they are ~55 ES modules plus a second copy of `src/contract` and zod's ~100 ES modules:
+ * ~150 ms of every `fetch` before its first request. Kept apart so that the commands which do not use
+ * it (`--help`, `verify-*`) do not read or deserialise it: V8's code cache grows with the script. The
+ * CLI bundle's `import()` of one of its modules becomes `__hpkImport(specifier)`, which main.cts
+ * answers from this bundle (compiled with a code cache of its own; `cli-bundle.json` lists its
+ * modules). Not in it: the Sigstore half of `src/fetch` (`AREA_EXCLUDED`: it imports the @sigstore
+ * packages as it loads), which stays in dist/ and loads only for `--provenance` and
+ * `verify-provenance`, and the GitHub client (Octokit), loaded for ghcr.io's package API only.
+ * What stays outside both, loaded from `dist/` as before: every other area module (release, kit,
+ * github), every other package (Octokit, semantic-release, esbuild, the MCP SDK, tar,
  * undici, ...), and every error module (`errors.js`, `*-error.js`), so each error class exists once
  * per process (the CLI's `instanceof HermesPluginKitError` sees errors thrown by any area). The
  * error modules are required with the bundle (require() of an ES module, Node >= 20.19); every
  * other external is an `import()`, which the build rewrites to `__hpkImport()` (main.cts), since
  * code compiled by `vm.Script` has no `import()` of its own.
  *
- * Also written: `cli-bundle.json` (the bundle's SHA-256, which names each user's code cache) and
- * `bundle-meta.json` (which inputs went in, which externals it loads; test/cli/module-graph.test.ts
- * reads it).
+ * Also written: `cli-bundle.json` (each bundle's SHA-256, which names each user's code caches, and the
+ * fetch bundle's modules) and `bundle-meta.json` (which inputs went in each bundle, which externals
+ * it loads; test/cli/module-graph.test.ts reads it).
  */
 import { build, transform } from "esbuild";
 import { createHash } from "node:crypto";
@@ -42,11 +52,35 @@ const BUNDLED_PACKAGES = new Set(["commander", "zod"]);
 /** Our compiled modules bundled in besides `src/cli/**` and `src/contract/**` (paths under dist/). */
 const BUNDLED_MODULES = new Set(["src/fetch/receipt-reference.js", "src/oci/manifest.js", "src/oci/digest.js", "src/oci/target.js"]);
 
+/**
+ * Modules of `src/fetch` that stay in dist/: the Sigstore verification, which imports the @sigstore
+ * packages as it loads (in a bundle, a module's static import of a package is a require() when it
+ * initialises), and what imports it statically. The fetch bundle loads them with import().
+ */
+const AREA_EXCLUDED = new Set(["src/fetch/sigstore-trust.js", "src/fetch/sigstore-verify.js", "src/fetch/provenance.js", "src/fetch/verify-bundle-file.js", "src/fetch/verify-reference.js"]);
+
+const relToDist = (file) => path.relative(dist, file).split(path.sep).join("/");
+/** Error classes stay single per process (errors.js, provenance-error.js, ...): never bundled. */
+const isErrorModule = (rel) => /(^|[-.])errors?\.js$/.test(path.basename(rel));
+
+/** In the CLI bundle: src/cli, src/contract and BUNDLED_MODULES. */
 function bundled(file) {
-  const rel = path.relative(dist, file).split(path.sep).join("/");
-  // Error classes stay single per process (errors.js, provenance-error.js, ...).
-  if (/(^|[-.])errors?\.js$/.test(path.basename(rel))) return false;
+  const rel = relToDist(file);
+  if (isErrorModule(rel)) return false;
   return rel.startsWith("src/cli/") || rel.startsWith("src/contract/") || BUNDLED_MODULES.has(rel);
+}
+
+/** A module of the fetch bundle's areas (src/fetch, src/oci), which the CLI bundle loads through it. */
+function areaModule(file) {
+  const rel = relToDist(file);
+  if (isErrorModule(rel) || AREA_EXCLUDED.has(rel)) return false;
+  return rel.startsWith("src/fetch/") || rel.startsWith("src/oci/") || rel === "src/github/network-reason.js";
+}
+
+/** In the fetch bundle: its areas and the src/contract modules they use. */
+function bundledInFetch(file) {
+  const rel = relToDist(file);
+  return areaModule(file) || (rel.startsWith("src/contract/") && !isErrorModule(rel));
 }
 
 function isInstalled(specifier, importer) {
@@ -63,7 +97,8 @@ function packageName(specifier) {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
 }
 
-const layout = {
+/** Resolution for a bundle whose own modules are those `isBundled` accepts; `areaSeen` collects the CLI bundle's imports of fetch-bundle modules. */
+const layoutFor = (isBundled, areaSeen) => ({
   name: "hermes-plugin-kit-cli-layout",
   setup(b) {
     b.onResolve({ filter: /.*/ }, (args) => {
@@ -78,15 +113,19 @@ const layout = {
         return BUNDLED_PACKAGES.has(packageName(args.path)) ? undefined : { path: args.path, external: true };
       }
       const target = path.resolve(args.resolveDir, args.path);
-      if (bundled(target)) return undefined;
+      if (isBundled(target)) return undefined;
       let rel = path.relative(cliDir, target).split(path.sep).join("/");
       if (!rel.startsWith(".")) rel = `./${rel}`;
       // An error module is required in its CommonJS form (see ERROR_MODULES below).
-      if (ERROR_MODULES.includes(path.relative(dist, target).split(path.sep).join("/"))) rel = rel.replace(/\.js$/, ".cjs");
+      if (ERROR_MODULES.includes(relToDist(target))) rel = rel.replace(/\.js$/, ".cjs");
+      if (areaSeen !== undefined && areaModule(target)) {
+        if (args.kind !== "dynamic-import") throw new Error(`bundle-cli: ${relToDist(args.importer)} imports ${args.path} statically; import it inside the action (it is in the fetch bundle)`);
+        areaSeen.add(rel);
+      }
       return { path: rel, external: true };
     });
   },
-};
+});
 
 /**
  * commander requires `node:child_process` when it loads, for executable
@@ -153,52 +192,67 @@ const marked = {
   },
 };
 
-const result = await build({
-  stdin: {
-    contents: 'export { runCli } from "./program.js";\n',
-    resolveDir: cliDir,
-    sourcefile: "cli-bundle-entry.js",
-    loader: "js",
-  },
-  outfile: path.join(cliDir, "cli-bundle.cjs"),
-  allowOverwrite: true,
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  minify: true,
-  metafile: true,
-  logLevel: "warning",
-  legalComments: "none",
-  plugins: [marked, layout, lazyChildProcess],
-  // The bundled modules' import.meta.url is the bundle's own URL (it sits where their chunks did).
-  define: { "import.meta.url": "__hpkMetaUrl" },
-  banner: { js: 'var __hpkMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-});
+/**
+ * Build one bundle from `contents` (an entry module in dist/src/cli) into `outfile`, with the
+ * externals rewritten (see `marked`); returns the bundle's code and esbuild's metafile.
+ */
+async function bundle(contents, outfile, isBundled, areaSeen) {
+  const result = await build({
+    stdin: { contents, resolveDir: cliDir, sourcefile: `${path.basename(outfile, ".cjs")}-entry.js`, loader: "js" },
+    outfile,
+    allowOverwrite: true,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minify: true,
+    metafile: true,
+    logLevel: "warning",
+    legalComments: "none",
+    plugins: [marked, layoutFor(isBundled, areaSeen), lazyChildProcess],
+    // The bundled modules' import.meta.url is the bundle's own URL (it sits where their chunks did).
+    define: { "import.meta.url": "__hpkMetaUrl" },
+    banner: { js: 'var __hpkMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  });
+  let code = readFileSync(outfile, "utf8");
+  const staticCount = code.split(`require("${EXTERNAL}`).length - 1;
+  const dynamicCount = code.split(`import("${EXTERNAL}`).length - 1;
+  code = code.split(`require("${EXTERNAL}`).join('require("').split(`import("${EXTERNAL}`).join('__hpkImport("');
+  if (code.includes(EXTERNAL)) throw new Error(`bundle-cli: an external module is referenced in a way neither require() nor import() (${EXTERNAL} left in ${outfile})`);
+  if (/\bimport\(/.test(code)) throw new Error(`bundle-cli: ${outfile} still holds an import() expression, which code run by vm.Script cannot evaluate`);
+  writeFileSync(outfile, code);
+  return { code, staticCount, dynamicCount, metafile: result.metafile };
+}
 
 const bundleFile = path.join(cliDir, "cli-bundle.cjs");
-let code = readFileSync(bundleFile, "utf8");
-const staticCount = code.split(`require("${EXTERNAL}`).length - 1;
-const dynamicCount = code.split(`import("${EXTERNAL}`).length - 1;
-code = code.split(`require("${EXTERNAL}`).join('require("').split(`import("${EXTERNAL}`).join('__hpkImport("');
-if (code.includes(EXTERNAL)) throw new Error(`bundle-cli: an external module is referenced in a way neither require() nor import() (${EXTERNAL} left in the bundle)`);
-if (/\bimport\(/.test(code)) throw new Error("bundle-cli: the bundle still holds an import() expression, which code run by vm.Script cannot evaluate");
-writeFileSync(bundleFile, code);
+const fetchBundleFile = path.join(cliDir, "fetch-bundle.cjs");
+const areaSeen = new Set();
+const cli = await bundle('export { runCli } from "./program.js";\n', bundleFile, bundled, areaSeen);
+// The fetch bundle exports the namespace of each of its modules the CLI bundle imports, by the specifier it uses.
+const areaSpecifiers = [...areaSeen].sort();
+const entry = areaSpecifiers.map((spec, i) => `import * as m${i} from ${JSON.stringify(spec)};\n`).join("") + `export const modules = { ${areaSpecifiers.map((spec, i) => `${JSON.stringify(spec)}: m${i}`).join(", ")} };\n`;
+const fetchBundle = await bundle(entry, fetchBundleFile, bundledInFetch, undefined);
 
-// The bundle's SHA-256 names each user's V8 code cache of it (src/cli/main.cts): V8 checks only a
+// Each bundle's SHA-256 names each user's V8 code cache of it (src/cli/main.cts): V8 checks only a
 // cache's source length, so a cache made from another bundle must never be found under this name.
 // The cache itself is made on the user's machine from the installed bundle; no bytecode ships.
 // The top-level command names: each gets a cache file of its own (a mistyped command shares "other").
 const { COMMAND_GROUPS } = await import(pathToFileURL(path.join(cliDir, "program.js")).href);
 const commands = COMMAND_GROUPS.flatMap((group) => group.names).sort();
-writeFileSync(path.join(cliDir, "cli-bundle.json"), JSON.stringify({ sha256: createHash("sha256").update(code).digest("hex"), size: Buffer.byteLength(code), commands }) + "\n");
+const idOf = (code) => ({ sha256: createHash("sha256").update(code).digest("hex"), size: Buffer.byteLength(code) });
+writeFileSync(
+  path.join(cliDir, "cli-bundle.json"),
+  JSON.stringify({ ...idOf(cli.code), commands, areas: { "fetch-bundle.cjs": { ...idOf(fetchBundle.code), modules: areaSpecifiers } } }) + "\n",
+);
 rmSync(path.join(cliDir, "cli-bundle.cache"), { force: true });
 
-const meta = {};
-for (const [output, info] of Object.entries(result.metafile.outputs)) {
-  meta[path.relative(root, path.resolve(root, output)).split(path.sep).join("/")] = {
-    inputs: Object.keys(info.inputs).filter((input) => !input.startsWith("<stdin>")).map((input) => path.relative(root, path.resolve(root, input)).split(path.sep).join("/")).sort(),
-    imports: info.imports.map((i) => ({ path: i.path.startsWith(EXTERNAL) ? i.path.slice(EXTERNAL.length) : i.path, kind: i.kind, external: i.external === true })),
-  };
+const meta = { staticExternal: cli.staticCount, dynamicExternal: cli.dynamicCount, outputs: {} };
+for (const built of [cli, fetchBundle]) {
+  for (const [output, info] of Object.entries(built.metafile.outputs)) {
+    meta.outputs[path.relative(root, path.resolve(root, output)).split(path.sep).join("/")] = {
+      inputs: Object.keys(info.inputs).filter((input) => !input.startsWith("<stdin>")).map((input) => path.relative(root, path.resolve(root, input)).split(path.sep).join("/")).sort(),
+      imports: info.imports.map((i) => ({ path: i.path.startsWith(EXTERNAL) ? i.path.slice(EXTERNAL.length) : i.path, kind: i.kind, external: i.external === true })),
+    };
+  }
 }
-writeFileSync(path.join(cliDir, "bundle-meta.json"), JSON.stringify({ staticExternal: staticCount, dynamicExternal: dynamicCount, outputs: meta }, null, 2) + "\n");
+writeFileSync(path.join(cliDir, "bundle-meta.json"), JSON.stringify(meta, null, 2) + "\n");

@@ -39,11 +39,23 @@ interface CliBundle {
   runCli(argv: string[]): Promise<number>;
 }
 
-/** What the build records about the bundle (`cli-bundle.json`). */
+/** What the build records about the bundles (`cli-bundle.json`). */
 interface BundleId {
   sha256: string;
   /** Top-level command names: each has a cache file of its own. */
   commands: readonly string[];
+  /**
+   * The specifiers (relative to this directory) the CLI bundle imports that another bundle beside it
+   * answers (the fetch bundle, scripts/bundle-cli.mjs), with that bundle's file name and SHA-256.
+   */
+  areas: ReadonlyMap<string, { file: string; sha256: string }>;
+}
+
+/** Where a bundle's code cache for this run is: the directories to make, the file, and the bundle's SHA-256. */
+interface CacheLocation {
+  dirs: string[];
+  file: string;
+  id: string;
 }
 
 /** File names beside this module. */
@@ -65,9 +77,32 @@ function wrap(source: string): string {
   return `(function (exports, require, module, __filename, __dirname, __hpkImport) {${source}\n})`;
 }
 
-/** `import()` of a module outside the bundle, resolved from this directory (where the bundle is). */
+/** The bundles another bundle's import() was answered from in this run (by file name), for {@link saveCodeCache}. */
+const loadedAreas = new Map<string, LoadedBundle>();
+/** The command line and options of this run's {@link loadCli}: an area bundle's cache is named by the same command. */
+let runOptions: { argv: readonly string[]; cache: boolean; env: NodeJS.ProcessEnv } = { argv: [], cache: true, env: process.env };
+
+/**
+ * `import()` of a module outside the bundle: one of the fetch bundle's modules comes from that bundle
+ * (compiled once per process, with its own code cache); anything else is a real `import()` resolved
+ * from this directory (where the bundles are).
+ */
 function importExternal(specifier: string): Promise<unknown> {
-  return import(specifier);
+  const area = bundleId()?.areas.get(specifier);
+  if (area === undefined) return import(specifier);
+  try {
+    let loaded = loadedAreas.get(area.file);
+    if (loaded === undefined) {
+      loaded = loadBundle(join(__dirname, area.file), area.sha256, runOptions);
+      loadedAreas.set(area.file, loaded);
+    }
+    const modules = (loaded.exports as { modules?: Record<string, unknown> }).modules;
+    const namespace = modules?.[specifier];
+    if (namespace === undefined) throw new Error(`${area.file} does not hold ${specifier}; rebuild the CLI (npm run build)`);
+    return Promise.resolve(namespace);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** A cache file's bytes for `data`: two copies of it (see the module comment). */
@@ -115,23 +150,42 @@ function cacheLocation(env: NodeJS.ProcessEnv): { base: string; make: string[] }
   return undefined;
 }
 
-/** The recorded bundle id, or undefined when `cli-bundle.json` is missing or malformed. */
+/** `cli-bundle.json` as read once per process (undefined: missing or malformed). */
+let recordedId: { value: BundleId | undefined } | undefined;
+
+/** The recorded bundle ids, or undefined when `cli-bundle.json` is missing or malformed. */
 function bundleId(): BundleId | undefined {
+  if (recordedId !== undefined) return recordedId.value;
+  recordedId = { value: undefined };
   try {
-    const recorded = JSON.parse(readFileSync(BUNDLE_ID_FILE, "utf8")) as { sha256?: unknown; commands?: unknown };
-    if (typeof recorded.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(recorded.sha256)) return undefined;
+    const recorded = JSON.parse(readFileSync(BUNDLE_ID_FILE, "utf8")) as { sha256?: unknown; commands?: unknown; areas?: unknown };
+    const isSha = (value: unknown): value is string => typeof value === "string" && /^[0-9a-f]{64}$/.test(value);
+    if (!isSha(recorded.sha256)) return undefined;
     const commands = Array.isArray(recorded.commands) ? recorded.commands.filter((c): c is string => typeof c === "string" && /^[a-z][a-z-]{0,31}$/.test(c)) : [];
-    return { sha256: recorded.sha256, commands };
+    const areas = new Map<string, { file: string; sha256: string }>();
+    if (recorded.areas !== null && typeof recorded.areas === "object") {
+      for (const [file, area] of Object.entries(recorded.areas as Record<string, { sha256?: unknown; modules?: unknown }>)) {
+        // Only a bundle file beside this one, and only relative specifiers of dist/ modules.
+        if (!/^[a-z][a-z-]{0,31}\.cjs$/.test(file) || !isSha(area?.sha256) || !Array.isArray(area.modules)) continue;
+        for (const spec of area.modules) if (typeof spec === "string" && /^\.\.?\/[a-z0-9/.-]+\.js$/.test(spec)) areas.set(spec, { file, sha256: area.sha256 });
+      }
+    }
+    recordedId = { value: { sha256: recorded.sha256, commands, areas } };
   } catch {
-    return undefined;
+    // no id: the bundles are compiled without a cache
   }
+  return recordedId.value;
 }
 
-/** Where this run's code cache is: the directories to make and the file; undefined when caching is off or impossible. */
-export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { dirs: string[]; file: string; id: string } | undefined {
+/**
+ * Where this run's code cache of a bundle is (the CLI bundle's unless `sha256` names another): the
+ * directories to make and the file; undefined when caching is off or impossible.
+ */
+export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, sha256?: string): CacheLocation | undefined {
   if (env[CODE_CACHE_ENV] === "0" || process.platform === "win32") return undefined;
   const id = bundleId();
   if (id === undefined) return undefined;
+  const bundleSha = sha256 ?? id.sha256;
   const location = cacheLocation(env);
   if (location === undefined) return undefined;
   const first = argv[0];
@@ -140,11 +194,11 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   const dirs: string[] = [];
   let dir = location.base;
   for (const name of location.make) dirs.push((dir = join(dir, name)));
-  return { dirs, file: join(dir, `${id.sha256}-${node}-${command}.cache`), id: id.sha256 };
+  return { dirs, file: join(dir, `${bundleSha}-${node}-${command}.cache`), id: bundleSha };
 }
 
 /** The cache data at `file` (its two copies equal) when it is a regular file we own under private directories; else undefined. */
-function readCache(location: { dirs: string[]; file: string }): Buffer | undefined {
+function readCache(location: CacheLocation): Buffer | undefined {
   if (!location.dirs.slice(-2).every(privateDirectory)) return undefined;
   let fd: number | undefined;
   try {
@@ -179,8 +233,10 @@ function makeDirectories(dirs: readonly string[]): boolean {
   return dirs.slice(-2).every(privateDirectory);
 }
 
-/** Remove cache files of other bundles (and temporary files) untouched for {@link STALE_MS}; bounded by one listing. */
-function removeStale(dir: string, id: string): void {
+/** Remove cache files of other builds' bundles (and temporary files) untouched for {@link STALE_MS}; bounded by one listing. */
+function removeStale(dir: string): void {
+  const current = bundleId();
+  const ids = new Set([current?.sha256, ...[...(current?.areas.values() ?? [])].map((a) => a.sha256)]);
   const now = Date.now();
   let names: string[];
   try {
@@ -189,7 +245,7 @@ function removeStale(dir: string, id: string): void {
     return;
   }
   for (const name of names.slice(0, 1000)) {
-    if (!/\.(cache|tmp)$/.test(name) || (name.startsWith(`${id}-`) && name.endsWith(".cache"))) continue;
+    if (!/\.(cache|tmp)$/.test(name) || (ids.has(name.slice(0, 64)) && name.endsWith(".cache"))) continue;
     try {
       const st = lstatSync(join(dir, name));
       if (st.isFile() && now - st.mtimeMs > STALE_MS) unlinkSync(join(dir, name));
@@ -200,14 +256,14 @@ function removeStale(dir: string, id: string): void {
 }
 
 /** Write `script`'s code cache (two copies) to the run's file: temporary file, then rename; every failure is ignored. */
-function writeCache(location: { dirs: string[]; file: string; id: string }, script: Script): void {
+function writeCache(location: CacheLocation, script: Script): void {
   const temporary = `${location.file}.${process.pid}.tmp`;
   try {
     if (!makeDirectories(location.dirs)) return;
     const data = script.createCachedData();
     writeFileSync(temporary, cacheFileBytes(data), { mode: 0o600, flag: "wx" });
     renameSync(temporary, location.file);
-    removeStale(location.dirs[location.dirs.length - 1] as string, location.id);
+    removeStale(location.dirs[location.dirs.length - 1] as string);
   } catch {
     try {
       unlinkSync(temporary);
@@ -217,37 +273,60 @@ function writeCache(location: { dirs: string[]; file: string; id: string }, scri
   }
 }
 
-/** A loaded bundle: its exports, the compiled script, whether a code cache was used, and where it is kept. */
-export interface LoadedCli {
-  bundle: CliBundle;
+/** A compiled bundle: its exports, the script, whether a code cache was used, and where it is kept. */
+export interface LoadedBundle {
+  exports: unknown;
   script: Script;
   /** A code cache was read, its two copies were equal, and V8 accepted it. */
   cacheAccepted: boolean;
-  /** The cache file of this run when caching is on (written by {@link saveCodeCache} when none was accepted). */
+  /** Where the cache goes when caching is on (written by {@link saveCodeCache} when none was accepted). */
+  location: CacheLocation | undefined;
+}
+
+/** The CLI bundle as loaded: {@link LoadedBundle} with its exports typed. */
+export interface LoadedCli extends LoadedBundle {
+  bundle: CliBundle;
+  /** The cache file of this run when caching is on. */
   cacheFile: string | undefined;
-  /** Where the cache goes (internal). */
-  location: { dirs: string[]; file: string; id: string } | undefined;
+}
+
+/** Compile and run the bundle `file` (SHA-256 `sha256`, which names its cache) with this run's code cache when there is a good one. */
+function loadBundle(file: string, sha256: string | undefined, options: { argv: readonly string[]; cache: boolean; env: NodeJS.ProcessEnv }): LoadedBundle {
+  const source = wrap(readFileSync(file, "utf8"));
+  const location = !options.cache ? undefined : codeCacheFile(options.argv, options.env, sha256);
+  const cachedData = location === undefined ? undefined : readCache(location);
+  const script = new Script(source, { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
+  const cacheAccepted = cachedData !== undefined && script.cachedDataRejected !== true;
+  const module = { exports: {} as unknown };
+  const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string, load: typeof importExternal) => void;
+  fn(module.exports, require, module, file, __dirname, importExternal);
+  return { exports: module.exports, script, cacheAccepted, location };
 }
 
 /**
- * Compile and run the bundle, with this user's code cache for `argv`'s command when there is one,
- * it is intact, and V8 accepts it (`options.cache: false` skips it).
+ * Compile and run the CLI bundle, with this user's code cache for `argv`'s command when there is one,
+ * it is intact, and V8 accepts it (`options.cache: false` skips it). A bundle the CLI bundle imports
+ * from (the fetch bundle) is loaded the same way, with the same options, when first imported.
  */
 export function loadCli(argv: readonly string[] = [], options: { cache?: boolean; env?: NodeJS.ProcessEnv } = {}): LoadedCli {
-  const source = wrap(readFileSync(BUNDLE_FILE, "utf8"));
-  const location = options.cache === false ? undefined : codeCacheFile(argv, options.env ?? process.env);
-  const cachedData = location === undefined ? undefined : readCache(location);
-  const script = new Script(source, { filename: BUNDLE_FILE, ...(cachedData === undefined ? {} : { cachedData }) });
-  const cacheAccepted = cachedData !== undefined && script.cachedDataRejected !== true;
-  const module = { exports: {} as CliBundle };
-  const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string, load: typeof importExternal) => void;
-  fn(module.exports, require, module, BUNDLE_FILE, __dirname, importExternal);
-  return { bundle: module.exports, script, cacheAccepted, cacheFile: location?.file, location };
+  runOptions = { argv, cache: options.cache !== false, env: options.env ?? process.env };
+  const loaded = loadBundle(BUNDLE_FILE, undefined, runOptions);
+  return { ...loaded, bundle: loaded.exports as CliBundle, cacheFile: loaded.location?.file };
 }
 
-/** After a command: write its code cache when caching is on and none was accepted (it now holds what the command compiled). */
-export function saveCodeCache(loaded: LoadedCli): void {
-  if (loaded.location !== undefined && !loaded.cacheAccepted) writeCache(loaded.location, loaded.script);
+/** The bundles loaded so far besides the CLI bundle (the fetch bundle once a command imported from it). */
+export function loadedAreaBundles(): LoadedBundle[] {
+  return [...loadedAreas.values()];
+}
+
+/**
+ * After a command: write the code cache of each bundle it ran (the CLI bundle and any area bundle) when
+ * caching is on and none was accepted (it now holds what the command compiled).
+ */
+export function saveCodeCache(loaded: LoadedBundle): void {
+  for (const bundle of [loaded, ...loadedAreas.values()]) {
+    if (bundle.location !== undefined && !bundle.cacheAccepted) writeCache(bundle.location, bundle.script);
+  }
 }
 
 /** `version` of hermes-plugin-kit's package.json: the nearest one above this module with that name. */

@@ -4,7 +4,7 @@
  * `receipts-schema/<name>.schema.json`; `npm run schemas` rewrites them and a
  * test fails when they drift.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalJsonPretty } from "./canonical-json.js";
 import { DOCUMENT_SCHEMAS } from "./schemas.js";
 

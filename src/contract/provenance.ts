@@ -11,7 +11,7 @@
  * {@link checkReleaseBinding} checks it against the release's own verified
  * documents (tested manifest or published receipt).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RELEASE_MANIFEST_FILE } from "./constants.js";
 import { describeValue } from "./grammar.js";
 import { ProvenanceError } from "./provenance-error.js";

@@ -13,7 +13,7 @@
  * or transparency log to trust.
  */
 import { X509Certificate, createPublicKey, type KeyObject } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { parseStrictJson } from "./canonical-json.js";
 import { describeValue } from "./grammar.js";
 import { ProvenanceError } from "./provenance-error.js";

@@ -14,7 +14,7 @@ import { refusedHop, requirePlainHttpAllowed } from "../oci/origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge as OciAuthChallenge } from "../oci/registry-auth.js";
 import { HttpAgents, discard, headerValue, headerValues, isPlainHttpAnswer, plainHttpAnswerMessage, sendRequest, type HttpResponse } from "../oci/registry-http.js";
 import { RETRYABLE_STATUS, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
-import { networkReason } from "../github/api.js";
+import { networkReason } from "../github/network-reason.js";
 import { PrivacyError } from "./errors.js";
 
 const DEFAULT_TIMEOUT_MS = 20_000;

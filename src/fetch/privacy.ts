@@ -33,7 +33,7 @@ import type { JsonValue } from "../contract/canonical-json.js";
 import { isLoopbackHost, type Repository } from "../contract/reference.js";
 import type { RetryPolicy } from "../oci/retry.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
-import { callGitHubApi, describeRateLimit, githubClientFromEnvironment, type GitHubApiAnswer, type GitHubClient } from "../github/api.js";
+import type { GitHubApiAnswer, GitHubClient } from "../github/api.js";
 import { probeAnonymousRead, type AnonymousReadEvidence } from "./anonymous-probe.js";
 import { PrivacyError } from "./errors.js";
 import { makeDirectory } from "../contract/directory.js";
@@ -179,19 +179,23 @@ function isObject(value: unknown): value is Record<string, JsonValue> {
 // ---------------------------------------------------------------------------
 // GitHub Packages evidence
 
-function clientFromEnv(options: PrivacyOptions): GitHubClient {
-  const made = githubClientFromEnvironment(options.env ?? process.env, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs, retry: options.retry });
+/** The GitHub API module (Octokit), loaded only for a GitHub Packages repository: every other `fetch` runs without it. */
+type GitHubApi = typeof import("../github/api.js");
+const loadGitHubApi = (): Promise<GitHubApi> => import("../github/api.js");
+
+function clientFromEnv(github: GitHubApi, options: PrivacyOptions): GitHubClient {
+  const made = github.githubClientFromEnvironment(options.env ?? process.env, { fetchImpl: options.fetchImpl, timeoutMs: options.timeoutMs, retry: options.retry });
   if ("client" in made) return made.client;
   if (made.problem === "token-missing") throw new PrivacyError("PRIVACY_TOKEN_MISSING", "GH_TOKEN must contain the protected private-package credential (it is empty or unset)");
   throw new PrivacyError("PRIVACY_API_URL_INVALID", made.reason);
 }
 
-function apiFailure(what: string, answer: GitHubApiAnswer): PrivacyError {
+function apiFailure(github: GitHubApi, what: string, answer: GitHubApiAnswer): PrivacyError {
   if (answer.status === null) {
     return new PrivacyError("PRIVACY_NO_STATUS", `package API returned no verifiable HTTP status for ${what} (${answer.reason}); failing closed`);
   }
   if (answer.rateLimited !== undefined) {
-    return new PrivacyError("PRIVACY_RATE_LIMITED", `package API was ${describeRateLimit(answer.status, answer.rateLimited)} for ${what}; privacy is unproven, failing closed (try again later)`, { httpStatus: answer.status });
+    return new PrivacyError("PRIVACY_RATE_LIMITED", `package API was ${github.describeRateLimit(answer.status, answer.rateLimited)} for ${what}; privacy is unproven, failing closed (try again later)`, { httpStatus: answer.status });
   }
   return new PrivacyError("PRIVACY_API_FAILED", `package API failed closed (HTTP ${answer.status}) for ${what}`, { httpStatus: answer.status });
 }
@@ -202,9 +206,10 @@ function apiFailure(what: string, answer: GitHubApiAnswer): PrivacyError {
  * @throws PrivacyError `PRIVACY_TOKEN_MISSING`, `PRIVACY_API_FAILED`, `PRIVACY_NO_STATUS`, `PRIVACY_CREDENTIAL_UNKNOWN`.
  */
 export async function packageCredentialLogin(options: Omit<PrivacyOptions, "bootstrap"> = {}): Promise<string> {
-  const client = clientFromEnv(options);
-  const answer = await callGitHubApi(client, "GET /user");
-  if (answer.status !== 200) throw apiFailure("GET /user", answer);
+  const github = await loadGitHubApi();
+  const client = clientFromEnv(github, options);
+  const answer = await github.callGitHubApi(client, "GET /user");
+  if (answer.status !== 200) throw apiFailure(github, "GET /user", answer);
   const login = isObject(answer.data) ? answer.data["login"] : undefined;
   if (typeof login !== "string" || !/^[A-Za-z0-9-]+$/.test(login)) {
     throw new PrivacyError("PRIVACY_CREDENTIAL_UNKNOWN", "package credential owner is unknown (GET /user gave no valid login)");
@@ -214,9 +219,9 @@ export async function packageCredentialLogin(options: Omit<PrivacyOptions, "boot
 
 type PackageLookup = { ownerType: "User" | "Organization"; metadata: Record<string, JsonValue> | null };
 
-async function lookupPackage(client: GitHubClient, owner: string, name: string): Promise<PackageLookup> {
-  const ownerAnswer = await callGitHubApi(client, "GET /users/{username}", { username: owner });
-  if (ownerAnswer.status !== 200) throw apiFailure(`owner ${owner}`, ownerAnswer);
+async function lookupPackage(github: GitHubApi, client: GitHubClient, owner: string, name: string): Promise<PackageLookup> {
+  const ownerAnswer = await github.callGitHubApi(client, "GET /users/{username}", { username: owner });
+  if (ownerAnswer.status !== 200) throw apiFailure(github, `owner ${owner}`, ownerAnswer);
   if (ownerAnswer.malformed || !isObject(ownerAnswer.data)) {
     throw new PrivacyError("PRIVACY_API_MALFORMED", `package API returned an unreadable owner document for ${owner}`);
   }
@@ -226,9 +231,9 @@ async function lookupPackage(client: GitHubClient, owner: string, name: string):
   }
   const route = type === "Organization" ? "GET /orgs/{org}/packages/{package_type}/{package_name}" : "GET /users/{username}/packages/{package_type}/{package_name}";
   const params = type === "Organization" ? { org: owner, package_type: "container", package_name: name } : { username: owner, package_type: "container", package_name: name };
-  const answer = await callGitHubApi(client, route, params);
+  const answer = await github.callGitHubApi(client, route, params);
   if (answer.status === 404) return { ownerType: type, metadata: null };
-  if (answer.status !== 200) throw apiFailure(`container package ${owner}/${name}`, answer);
+  if (answer.status !== 200) throw apiFailure(github, `container package ${owner}/${name}`, answer);
   if (answer.malformed || !isObject(answer.data)) {
     throw new PrivacyError("PRIVACY_API_MALFORMED", `package API returned an unreadable package document for ${owner}/${name} (expected a JSON object without duplicate keys)`);
   }
@@ -253,13 +258,14 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
   }
   const owner = repository.path.slice(0, slash);
   const name = repository.path.slice(slash + 1);
-  const client = clientFromEnv(options);
-  let lookup = await lookupPackage(client, owner, name);
+  const github = await loadGitHubApi();
+  const client = clientFromEnv(github, options);
+  let lookup = await lookupPackage(github, client, owner, name);
   let bootstrapped = false;
   if (lookup.metadata === null && options.bootstrap !== undefined) {
     await options.bootstrap();
     bootstrapped = true;
-    lookup = await lookupPackage(client, owner, name);
+    lookup = await lookupPackage(github, client, owner, name);
   }
   const metadata = lookup.metadata;
   if (metadata === null) {

@@ -18,6 +18,9 @@ import { Octokit } from "@octokit/rest";
 import { parseStrictJson, type JsonValue } from "../contract/canonical-json.js";
 import { isLoopbackHost } from "../contract/reference.js";
 import { parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "../oci/retry.js";
+import { networkReason } from "./network-reason.js";
+
+export { networkReason };
 
 /** The REST API version every request asks for (`X-GitHub-Api-Version`). */
 export const GITHUB_API_VERSION = "2022-11-28";
@@ -184,15 +187,6 @@ export async function callGitHubApi(client: GitHubClient, route: string, params:
 
 function isJsonLike(value: unknown): boolean {
   return value === null || ["string", "number", "boolean", "object"].includes(typeof value);
-}
-
-/** A short reason for a request that got no HTTP status (the innermost cause's message, at most 200 characters). */
-export function networkReason(error: unknown): string {
-  if (!(error instanceof Error)) return "unknown error";
-  const cause = (error as { cause?: unknown }).cause;
-  const inner = cause instanceof Error ? ((cause as { cause?: unknown }).cause instanceof Error ? ((cause as { cause: Error }).cause.message) : cause.message) : undefined;
-  const text = inner ?? error.message;
-  return text.length > 200 ? text.slice(0, 197) + "..." : text;
 }
 
 async function readWebStream(stream: unknown, limit: number): Promise<Buffer | null> {

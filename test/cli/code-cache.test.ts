@@ -165,6 +165,36 @@ describe("CLI code cache", () => {
     for (const sub of [".cache", ".cache/hermes-plugin-kit", ".cache/hermes-plugin-kit/v8"]) expect(statSync(join(dir, "home", sub)).mode & 0o777, sub).toBe(0o700);
   });
 
+  it("`fetch` also runs the fetch bundle with a cache of its own: written after the first run, used by the next, kept as current by later writes", () => {
+    const ids = JSON.parse(readFileSync(join(CLI, "..", "cli-bundle.json"), "utf8")) as { sha256: string; areas: Record<string, { sha256: string }> };
+    const fetchSha = ids.areas["fetch-bundle.cjs"]!.sha256;
+    // Port 9 on the loopback: nothing listens, so the run ends at the privacy gate's first request, after loading the fetch bundle.
+    const args = ["fetch", "--plain-http", "--reference", `127.0.0.1:9/acme/p@sha256:${"c".repeat(64)}`, "--output-dir", join(dir, "out")];
+    // In one process: load the CLI, run the command, report both bundles' cache use, then save as main() does.
+    const script = `const m = require(${JSON.stringify(CLI)}); const r = m.loadCli(${JSON.stringify(args)});
+      r.bundle.runCli(${JSON.stringify(args)}).then((code) => { const areas = m.loadedAreaBundles(); m.saveCodeCache(r);
+      require("node:fs").writeSync(1, JSON.stringify({ code, cli: r.cacheAccepted, areas: areas.map((a) => a.cacheAccepted) })); });`;
+    const run = () => {
+      const result = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: env(), timeout: 60_000 });
+      expect(result.stderr).toContain("127.0.0.1:9");
+      return JSON.parse(result.stdout) as { code: number; cli: boolean; areas: boolean[] };
+    };
+    expect(run()).toEqual({ code: 1, cli: false, areas: [false] });
+    const files = readdirSync(cacheDir()).sort();
+    expect(files.map((f) => f.slice(0, 64)).sort()).toEqual([bundleSha(), fetchSha].sort());
+    expect(files.every((f) => f.endsWith("-fetch.cache"))).toBe(true);
+    expect(run()).toEqual({ code: 1, cli: true, areas: [true] });
+    // A command that does not fetch never loads it.
+    const help = spawnSync(process.execPath, ["-e", `const m = require(${JSON.stringify(CLI)}); const r = m.loadCli(["help"]); r.bundle.runCli(["help"]).then(() => require("node:fs").writeSync(2, "AREAS " + m.loadedAreaBundles().length + "\\n"));`], { encoding: "utf8", env: env(), timeout: 60_000 });
+    expect(help.stderr).toContain("AREAS 0");
+    // The fetch bundle's cache is current: writing another command's cache (and sweeping stale ones) keeps it even when old.
+    const eightDays = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
+    const fetchCache = join(cacheDir(), files.find((f) => f.startsWith(fetchSha))!);
+    utimesSync(fetchCache, eightDays, eightDays);
+    cli(["help"]);
+    expect(existsSync(fetchCache)).toBe(true);
+  });
+
   it("writing a cache removes other bundles' caches untouched for 7 days, and keeps recent ones", () => {
     mkdirSync(cacheDir(), { recursive: true, mode: 0o700 });
     chmodSync(join(cacheHome(), "hermes-plugin-kit"), 0o700);

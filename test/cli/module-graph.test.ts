@@ -93,7 +93,7 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
 
   it("holds src/cli, the offline verify path, commander and zod only; requires nothing at load but built-ins and the error modules", async () => {
     const meta = await readMeta();
-    expect(Object.keys(meta.outputs)).toEqual(["dist/src/cli/cli-bundle.cjs"]);
+    expect(Object.keys(meta.outputs).sort()).toEqual(["dist/src/cli/cli-bundle.cjs", "dist/src/cli/fetch-bundle.cjs"]);
     const bundle = meta.outputs["dist/src/cli/cli-bundle.cjs"]!;
     const allowed = (input: string) =>
       input.startsWith("dist/src/cli/") ||
@@ -116,6 +116,46 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     const code = await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.cjs"), "utf8");
     expect(code).not.toMatch(/\bimport\(/);
     expect(code.split("__hpkImport(").length - 1).toBeGreaterThanOrEqual(meta.dynamicExternal);
+  });
+
+  /** The Sigstore half of src/fetch: it imports the @sigstore packages as it loads, so it stays in dist/ (scripts/bundle-cli.mjs AREA_EXCLUDED). */
+  const SIGSTORE_HALF = ["dist/src/fetch/sigstore-trust.js", "dist/src/fetch/sigstore-verify.js", "dist/src/fetch/provenance.js", "dist/src/fetch/verify-bundle-file.js", "dist/src/fetch/verify-reference.js"];
+
+  it("the fetch bundle holds src/fetch, src/oci and the src/contract modules they use with zod; the Sigstore half and Octokit load from dist/ through import() when used", async () => {
+    const meta = await readMeta();
+    const fetchBundle = meta.outputs["dist/src/cli/fetch-bundle.cjs"]!;
+    const allowed = (input: string) =>
+      (/^dist\/src\/(contract|fetch|oci)\//.test(input) && !/errors?\.js$/.test(input) && !SIGSTORE_HALF.includes(input)) ||
+      input === "dist/src/github/network-reason.js" ||
+      input === "dist/src/cli/fetch-bundle-entry.js" ||
+      input.startsWith("node_modules/zod/");
+    expect(fetchBundle.inputs.filter((input) => !allowed(input))).toEqual([]);
+    expect(fetchBundle.inputs).toEqual(expect.arrayContaining(["dist/src/fetch/fetch.js", "dist/src/fetch/fleet.js", "dist/src/oci/registry-target.js", "dist/src/oci/blob-download.js"]));
+    // zod's 60-odd locales are not in it (a namespace import lets esbuild drop them).
+    expect(fetchBundle.inputs.filter((input) => /\/locales\/(?!en\.js$|index\.js$)/.test(input))).toEqual([]);
+    const required = fetchBundle.imports.filter((i) => i.kind !== "dynamic-import").map((i) => i.path);
+    expect(required.filter((p) => !p.startsWith("node:") && !/^\.\.?\/.*(errors?|-error)\.cjs$/.test(p))).toEqual([]);
+    const dynamic = fetchBundle.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path);
+    expect(dynamic).toEqual(expect.arrayContaining(["../fetch/provenance.js", "../github/api.js"]));
+    // What the CLI bundle imports from src/fetch and src/oci is exactly what cli-bundle.json says the fetch bundle answers.
+    const cliDynamic = meta.outputs["dist/src/cli/cli-bundle.cjs"]!.imports.filter((i) => i.kind === "dynamic-import").map((i) => i.path);
+    const recorded = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.json"), "utf8")) as { areas: Record<string, { modules: string[] }> };
+    const answered = recorded.areas["fetch-bundle.cjs"]!.modules;
+    expect([...new Set(cliDynamic.filter((p) => /^\.\.\/(fetch|oci)\//.test(p) && !SIGSTORE_HALF.includes(`dist/src/${p.slice(3)}`)))].sort()).toEqual(answered);
+    expect(answered).toEqual(expect.arrayContaining(["../fetch/fetch.js", "../fetch/resolve.js", "../fetch/fleet.js"]));
+  });
+
+  it("`fetch` runs from the bundles up to its first request: no ES module of dist/ but the error modules, no package (no zod, Octokit or Sigstore from node_modules)", async () => {
+    const dir = await tempDir();
+    // Port 9 (discard) on the loopback: nothing listens, so the privacy gate's first request is refused and the run ends there.
+    const reference = `127.0.0.1:9/acme/plugin@sha256:${"c".repeat(64)}`;
+    const run = await recordModuleGraph([BIN, "fetch", "--plain-http", "--reference", reference, "--output-dir", join(dir, "out")], { env: { XDG_CACHE_HOME: dir } });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain("127.0.0.1:9");
+    const onlyErrors = { packages: new Set<string>(), distModule: (p: string) => /^dist\/src\/cli\/main\.c?js$/.test(p) || /^dist\/src\/[a-z]+\/(errors|[a-z]+-error)\.c?js$/.test(p) };
+    expect(graphViolations(run.edges, onlyErrors), "the fetch path must stay in the fetch bundle (scripts/bundle-cli.mjs)").toEqual([]);
+    // The recorder saw the run (the check above can fail): the fetch area's error module was loaded.
+    expect(run.edges.some((e) => e.url.endsWith("/dist/src/fetch/errors.cjs") || e.url.endsWith("/dist/src/fetch/errors.js"))).toBe(true);
   });
 
   it.each([["--help"], ["--version"]])("%s initialises no zod and loads no hashing, compression or stream built-in, with the code cache read or not", async (flag) => {
@@ -146,8 +186,14 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
 
   it("ships no bytecode: the build writes the bundle's SHA-256, not a code cache (each user's is made from the installed bundle)", async () => {
     const code = await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.cjs"));
-    const recorded = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.json"), "utf8")) as { sha256: string; size: number; commands: string[] };
-    expect(recorded).toEqual({ sha256: createHash("sha256").update(code).digest("hex"), size: code.length, commands: COMMAND_GROUPS.flatMap((g) => g.names).sort() });
+    const recorded = JSON.parse(await readFile(join(ROOT, "dist", "src", "cli", "cli-bundle.json"), "utf8")) as { sha256: string; size: number; commands: string[]; areas: unknown };
+    const fetchCode = await readFile(join(ROOT, "dist", "src", "cli", "fetch-bundle.cjs"));
+    expect(recorded).toEqual({
+      sha256: createHash("sha256").update(code).digest("hex"),
+      size: code.length,
+      commands: COMMAND_GROUPS.flatMap((g) => g.names).sort(),
+      areas: { "fetch-bundle.cjs": { sha256: createHash("sha256").update(fetchCode).digest("hex"), size: fetchCode.length, modules: expect.any(Array) } },
+    });
     const cliFiles = await readdir(join(ROOT, "dist", "src", "cli"));
     expect(cliFiles.filter((name) => /\.cache$|\.bin$|\.blob$/.test(name))).toEqual([]);
   });
