@@ -361,7 +361,9 @@ export function main(): void {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "EPIPE") return;
       if (code !== "EAGAIN") {
-        process.stderr.write(`hermes-plugin-kit: cannot write the answer to stdout: ${String(code)} (write); check where stdout goes (a full disk, a closed terminal) [IO_${String(code)}]\n`);
+        // Required here only (an ES module: require() of it starts the ES module loader, on this failure path alone).
+        const { stdoutFailureLine } = require("./stdout-failure.js") as typeof import("./stdout-failure.js");
+        process.stderr.write(stdoutFailureLine(code, "write"));
         process.exitCode = 1;
         return;
       }

@@ -18,6 +18,7 @@
  * even when stderr is not a terminal, stack traces of internal errors, tool logs).
  */
 import { fstatSync, statSync, writeSync } from "node:fs";
+import { stdoutFailureLine } from "./stdout-failure.js";
 import { HermesPluginKitError, INTERRUPT_EXIT_CODES, InterruptedError } from "../contract/errors.js";
 
 /** Exit code of a successful command. */
@@ -123,8 +124,7 @@ function failStdout(error: NodeJS.ErrnoException): void {
   if (stdoutFailed) return;
   stdoutFailed = true;
   stdoutClosed = true;
-  const code = typeof error.code === "string" ? error.code : "EIO";
-  process.stderr.write(`hermes-plugin-kit: cannot write the answer to stdout: ${code}${error.syscall === undefined ? "" : ` (${error.syscall})`}; check where stdout goes (a full disk, a closed terminal) [IO_${code}]\n`);
+  process.stderr.write(stdoutFailureLine(typeof error.code === "string" ? error.code : undefined, error.syscall));
 }
 
 /** True when a write to stdout failed (not a closed reader): the run exits 1 at best (src/cli/program.ts). */
