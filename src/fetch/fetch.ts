@@ -163,7 +163,7 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
   }
   if (base !== undefined) return base;
   const token = env["GH_TOKEN"];
-  if (repository.registry.toLowerCase() === "ghcr.io" && token !== undefined && token !== "") return { username: "oauth2", password: token };
+  if (isGhcrOrigin(repository) && token !== undefined && token !== "") return { username: "oauth2", password: token };
   return undefined;
 }
 
@@ -187,8 +187,13 @@ export function environmentCredentialSource(repository: Repository, env: Readonl
   const set = (name: string): boolean => (env[name] ?? "") !== "";
   if (set("REGISTRY_USERNAME") || set("REGISTRY_PASSWORD")) return "REGISTRY_USERNAME/REGISTRY_PASSWORD";
   if (set("REGISTRY_TOKEN")) return "REGISTRY_TOKEN";
-  if (repository.registry.toLowerCase() === "ghcr.io" && set("GH_TOKEN")) return "GH_TOKEN";
+  if (isGhcrOrigin(repository) && set("GH_TOKEN")) return "GH_TOKEN";
   return undefined;
+}
+
+/** True for ghcr.io's HTTPS origin, written `ghcr.io` or `ghcr.io:443` (any case): where GH_TOKEN may go as a registry credential. */
+function isGhcrOrigin(repository: Repository): boolean {
+  return repository.kind === "registry" && repository.host.toLowerCase() === "ghcr.io" && (repository.port === undefined || repository.port === 443);
 }
 
 /**

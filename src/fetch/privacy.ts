@@ -164,10 +164,14 @@ export async function requirePrivateForRead(repository: Repository, options: Omi
   return requirePrivate(repository, { env, plainHttp, fetchImpl, timeoutMs, retry });
 }
 
-/** True when `repository` is served by GitHub Packages (ghcr.io, or the loopback test override). */
+/**
+ * True when `repository` is served by GitHub Packages: host ghcr.io with any port or none (`ghcr.io:443`
+ * is the same registry; writing the port must not skip the package API's evidence), or the loopback
+ * test override.
+ */
 export function isGitHubPackagesRegistry(repository: Repository, env: PrivacyEnv = process.env): boolean {
   if (repository.kind !== "registry") return false;
-  if (repository.registry.toLowerCase() === GHCR_REGISTRY) return true;
+  if (repository.host.toLowerCase() === GHCR_REGISTRY) return true;
   const override = env[GHCR_REGISTRY_OVERRIDE_ENV];
   return override !== undefined && override !== "" && override === repository.registry && isLoopbackHost(repository.host);
 }

@@ -48,6 +48,12 @@ describe("registry credentials from the environment", () => {
     expect(api.count("GET", "/user")).toBe(1);
   });
 
+  it("ghcr.io:443 is ghcr.io's origin (GH_TOKEN goes there); another port on ghcr.io is another origin (it does not)", () => {
+    expect(credentialsFromEnv(parseRepository("ghcr.io:443/acme/demo-plugin"), { GH_TOKEN: "t" })).toEqual({ username: "oauth2", password: "t" });
+    expect(credentialsFromEnv(parseRepository("GHCR.io/acme/demo-plugin"), { GH_TOKEN: "t" })).toEqual({ username: "oauth2", password: "t" });
+    expect(credentialsFromEnv(parseRepository("ghcr.io:8443/acme/demo-plugin"), { GH_TOKEN: "t" })).toBeUndefined();
+  });
+
   it("a GH_TOKEN the API refuses fails closed", async () => {
     await expect(() => resolveRegistryCredentials(ghcr, { ...api.env(), GH_TOKEN: "not-the-token" })).toThrowWithCode("PRIVACY_API_FAILED");
   });

@@ -13,6 +13,7 @@ import { parseRepository } from "../../src/contract/reference.js";
 import { OciError } from "../../src/oci/errors.js";
 import {
   GHCR_REGISTRY_OVERRIDE_ENV,
+  isGitHubPackagesRegistry,
   NO_PACKAGES_API_NOTE,
   PrivacyError,
   packageCredentialLogin,
@@ -361,6 +362,14 @@ describe("GitHub Packages evidence (ghcr-style repository through the emulator)"
     const error = await errorOf(requirePrivateForRead(ghcr, { env: api.env() }));
     expect(error.code).toBe("PRIVACY_API_FAILED");
     await expect(requirePrivateForRead(ghcr, { env: { GITHUB_API_URL: api.url } })).toThrowWithCode(PrivacyError, "PRIVACY_TOKEN_MISSING");
+  });
+
+  it.each([["ghcr.io:443/acme/widget"], ["GHCR.IO:443/acme/widget"], ["ghcr.io:8443/acme/widget"]])("%s is ghcr.io too: writing a port does not skip the package API's evidence", async (written) => {
+    const ghcr = parseRepository(written);
+    expect(isGitHubPackagesRegistry(ghcr, {})).toBe(true);
+    // No token: refused offline, before any request, as for ghcr.io itself.
+    await expect(requirePrivateForRead(ghcr, { env: { GITHUB_API_URL: api.url } })).toThrowWithCode(PrivacyError, "PRIVACY_TOKEN_MISSING");
+    expect(isGitHubPackagesRegistry(parseRepository("ghcr.example:443/acme/widget"), {})).toBe(false);
   });
 
   it("GET /user gives the credential login used as the registry username", async () => {
