@@ -19,7 +19,8 @@
  * timeout, bounded output, and an allow-listed environment
  * ({@link HELPER_ENV_NAMES}), so none of our tokens reach it.
  */
-import { readFile } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { closeAsync, fstatAsync, openAsync, readWhole } from "../contract/fs-async.js";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
@@ -181,15 +182,28 @@ export async function credentialsFromHelper(name: string, host: string, options:
  */
 export async function credentialsFromDockerConfig(host: string, options: DockerConfigOptions = {}): Promise<RegistryCredentials | undefined> {
   const file = dockerConfigPath(options);
-  let bytes: Buffer;
+  let fd: number;
   try {
-    bytes = await readFile(file);
+    // O_NONBLOCK: a FIFO in its place must not hang the open (a link is followed, as the Docker client does).
+    fd = await openAsync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && options.configFile === undefined) return undefined;
     invalid(file, `cannot be read (${code ?? "error"})`);
   }
-  if (bytes.length > MAX_CONFIG_BYTES) invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
+  let bytes: Buffer;
+  try {
+    // Only a regular file, read up to its size: a device (/dev/zero) or FIFO is refused before any read.
+    const st = await fstatAsync(fd);
+    if (!st.isFile()) invalid(file, `is not a regular file (${st.isDirectory() ? "a directory" : "a FIFO, socket or device"}); pass the path of the Docker client config.json`);
+    if (st.size > MAX_CONFIG_BYTES) invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
+    bytes = await readWhole(fd, st.size);
+  } catch (error) {
+    if (error instanceof OciError) throw error;
+    invalid(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  } finally {
+    await closeAsync(fd).catch(() => undefined);
+  }
   let config: unknown;
   try {
     config = parseStrictJson(bytes, { rejectIntegralFloats: false });

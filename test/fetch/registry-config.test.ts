@@ -5,7 +5,8 @@
  * another host are not used, and no secret reaches the output. When both are given, one
  * stderr line says the environment's are used and the file is not read.
  */
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -94,5 +95,25 @@ describeRegistry("registry credentials from a Docker client config (CLI)", () =>
     const r = await runCli([...fetchArgs("B1"), "--registry-config", broken], { cwd: work, env: noEnv() });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "OCI_CREDENTIAL_CONFIG_INVALID" });
+  });
+
+  it("a device or FIFO as the config is refused before any read (no unbounded read of /dev/zero, no hang on a FIFO); a link to a config is followed", async () => {
+    const fifo = join(work, "config-fifo.json");
+    spawnSync("mkfifo", [fifo]);
+    const fifoDir = join(work, "fifo-docker");
+    await mkdir(fifoDir);
+    spawnSync("mkfifo", [join(fifoDir, "config.json")]);
+    for (const [config, env] of [["/dev/zero", {}], [fifo, {}], [undefined, { DOCKER_CONFIG: fifoDir }]] as const) {
+      const r = await runCli([...fetchArgs("B2"), ...(config === undefined ? [] : ["--registry-config", config])], { cwd: work, env: { ...noEnv(), ...env } });
+      expect(r.code, `${config ?? "DOCKER_CONFIG"}: ${r.stderr}`).toBe(1);
+      const answer = JSON.parse(r.stdout) as { code: string; message: string };
+      expect(answer.code).toBe("OCI_CREDENTIAL_CONFIG_INVALID");
+      expect(answer.message).toContain("is not a regular file");
+    }
+    const real = await writeConfig("real-config.json", { auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString("base64") } } });
+    const link = join(work, "linked-config.json");
+    await symlink(real, link);
+    const linked = await runCli([...fetchArgs("B3"), "--registry-config", link], { cwd: work, env: noEnv() });
+    expect(linked.code, linked.stderr).toBe(0);
   });
 });
