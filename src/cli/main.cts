@@ -15,8 +15,9 @@
  *   absolute `XDG_CACHE_HOME`), else `$HOME/.cache/hermes-plugin-kit/v8` (an existing `HOME`): at most
  *   these last two or three directories are made, one at a time, mode 0700. One file per top-level
  *   command (`cli-bundle.json` lists them; anything else shares `other`), named by the bundle's
- *   SHA-256, Node's and V8's versions and the architecture: V8 checks only a cache's source length,
- *   so the name keeps a cache of another bundle from being used. A release build of V8 does not
+ *   SHA-256, the installed file's identity (device, inode, change time, size), Node's and V8's
+ *   versions and the architecture: V8 checks only a cache's source length, so the name keeps a cache
+ *   of another bundle, or of this file before an edit, from being used. A release build of V8 does not
  *   check the cache's own bytes either (a flipped byte can crash the process or change what the
  *   code does), so each file holds the cache twice, and a copy goes to V8 only when the two are
  *   byte-for-byte equal (a `memcmp`, where a hash would cost loading `node:crypto`, ~4 ms of a
@@ -25,8 +26,8 @@
  * - A cache is read only from a directory that is yours and writable by nobody else (it and its
  *   parent `hermes-plugin-kit`), from a regular file you own (opened without following a link or
  *   waiting on a FIFO). Anything else, a cache V8 refuses, or `HERMES_PLUGIN_KIT_CODE_CACHE=0` costs
- *   only speed: the bundle is compiled from source, and after the command the cache is written
- *   (temporary file, then rename) when there was none. Writing one also removes cache files of
+ *   only speed: the bundle is compiled from source, and after a command that succeeded (exit 0) the
+ *   cache is written (temporary file, then rename) when there was none. Writing one also removes cache files of
  *   other bundles untouched for 7 days.
  * - `--version` alone reads package.json and loads no bundle.
  */
@@ -51,7 +52,7 @@ interface BundleId {
   areas: ReadonlyMap<string, { file: string; sha256: string }>;
 }
 
-/** Where a bundle's code cache for this run is: the directories to make, the file, and the bundle's SHA-256. */
+/** Where a bundle's code cache for this run is: the directories to make, the file, and its name's prefix (the bundle's SHA-256 and file stamp). */
 interface CacheLocation {
   dirs: string[];
   file: string;
@@ -128,10 +129,15 @@ function privateDirectory(dir: string): boolean {
   }
 }
 
-/** True when `dir` exists as a directory (a link to one counts). */
-function isDirectory(dir: string): boolean {
+/**
+ * True when `dir` exists as a directory (a link to one counts) that is ours: a cache is never made in
+ * somebody else's home (root running with another user's HOME, as `sudo` can leave it, would leave a
+ * root-owned `~/.cache` there).
+ */
+function isOwnDirectory(dir: string): boolean {
   try {
-    return statSync(dir).isDirectory();
+    const st = statSync(dir);
+    return st.isDirectory() && (typeof process.getuid !== "function" || st.uid === process.getuid());
   } catch {
     return false;
   }
@@ -143,10 +149,10 @@ function isDirectory(dir: string): boolean {
  */
 function cacheLocation(env: NodeJS.ProcessEnv): { base: string; make: string[] } | undefined {
   const xdg = env["XDG_CACHE_HOME"];
-  if (xdg !== undefined && xdg.startsWith("/") && isDirectory(xdg)) return { base: xdg, make: ["hermes-plugin-kit", "v8"] };
+  if (xdg !== undefined && xdg.startsWith("/") && isOwnDirectory(xdg)) return { base: xdg, make: ["hermes-plugin-kit", "v8"] };
   // node:os only when HOME is unset (it is not loaded otherwise).
   const home = env["HOME"] !== undefined && env["HOME"] !== "" ? env["HOME"] : (require("node:os") as typeof import("node:os")).homedir();
-  if (home.startsWith("/") && isDirectory(home)) return { base: home, make: [".cache", "hermes-plugin-kit", "v8"] };
+  if (home.startsWith("/") && isOwnDirectory(home)) return { base: home, make: [".cache", "hermes-plugin-kit", "v8"] };
   return undefined;
 }
 
@@ -178,14 +184,32 @@ function bundleId(): BundleId | undefined {
 }
 
 /**
- * Where this run's code cache of a bundle is (the CLI bundle's unless `sha256` names another): the
- * directories to make and the file; undefined when caching is off or impossible.
+ * The installed bundle file's identity (device, inode, change time in ns, size), in the cache's name:
+ * V8 checks only a cache's source length, and the recorded SHA-256 names the build, not these bytes,
+ * so an edit of the installed file (a patch keeping its length) must not find the old cache. Any
+ * write changes the change time, which no user tool can set back. Undefined when it cannot be read.
  */
-export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, sha256?: string): CacheLocation | undefined {
+function fileStamp(file: string): string | undefined {
+  try {
+    const st = statSync(file, { bigint: true });
+    return [st.dev, st.ino, st.ctimeNs, st.size].map((n) => n.toString(36)).join(".");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where this run's code cache of a bundle is (the CLI bundle's unless `bundle` names another): the
+ * directories to make, the file (`<sha256>-<file stamp>-<node>-<command>.cache`) and the name's prefix
+ * for this bundle file; undefined when caching is off or impossible.
+ */
+export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, bundle?: { sha256: string; file: string }): CacheLocation | undefined {
   if (env[CODE_CACHE_ENV] === "0" || process.platform === "win32") return undefined;
   const id = bundleId();
   if (id === undefined) return undefined;
-  const bundleSha = sha256 ?? id.sha256;
+  const bundleSha = bundle?.sha256 ?? id.sha256;
+  const stamp = fileStamp(bundle?.file ?? BUNDLE_FILE);
+  if (stamp === undefined) return undefined;
   const location = cacheLocation(env);
   if (location === undefined) return undefined;
   const first = argv[0];
@@ -194,7 +218,8 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   const dirs: string[] = [];
   let dir = location.base;
   for (const name of location.make) dirs.push((dir = join(dir, name)));
-  return { dirs, file: join(dir, `${bundleSha}-${node}-${command}.cache`), id: bundleSha };
+  const prefix = `${bundleSha}-${stamp}`;
+  return { dirs, file: join(dir, `${prefix}-${node}-${command}.cache`), id: prefix };
 }
 
 /** The cache data at `file` (its two copies equal) when it is a regular file we own under private directories; else undefined. */
@@ -205,7 +230,8 @@ function readCache(location: CacheLocation): Buffer | undefined {
     // O_NOFOLLOW: a symbolic link in place of the cache is refused; O_NONBLOCK: a FIFO does not hang the open.
     fd = openSync(location.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     const st = fstatSync(fd);
-    if (!st.isFile() || (typeof process.getuid === "function" && st.uid !== process.getuid()) || st.size === 0 || st.size > MAX_CACHE_BYTES) return undefined;
+    // Yours, and writable by nobody else: a file others may write could hold anything by the next run.
+    if (!st.isFile() || (typeof process.getuid === "function" && st.uid !== process.getuid()) || (st.mode & 0o022) !== 0 || st.size === 0 || st.size > MAX_CACHE_BYTES) return undefined;
     const bytes = Buffer.allocUnsafe(st.size);
     let read = 0;
     while (read < st.size) {
@@ -236,7 +262,12 @@ function makeDirectories(dirs: readonly string[]): boolean {
 /** Remove cache files of other builds' bundles (and temporary files) untouched for {@link STALE_MS}; bounded by one listing. */
 function removeStale(dir: string): void {
   const current = bundleId();
-  const ids = new Set([current?.sha256, ...[...(current?.areas.values() ?? [])].map((a) => a.sha256)]);
+  // The name prefixes of the installed bundles as they are now (each `<sha256>-<file stamp>-`).
+  const bundles = [{ sha256: current?.sha256, file: BUNDLE_FILE }, ...[...new Map([...(current?.areas.values() ?? [])].map((a) => [a.file, a])).values()].map((a) => ({ sha256: a.sha256, file: join(__dirname, a.file) }))];
+  const prefixes = bundles.flatMap(({ sha256, file }) => {
+    const stamp = fileStamp(file);
+    return sha256 === undefined || stamp === undefined ? [] : [`${sha256}-${stamp}-`];
+  });
   const now = Date.now();
   let names: string[];
   try {
@@ -245,7 +276,7 @@ function removeStale(dir: string): void {
     return;
   }
   for (const name of names.slice(0, 1000)) {
-    if (!/\.(cache|tmp)$/.test(name) || (ids.has(name.slice(0, 64)) && name.endsWith(".cache"))) continue;
+    if (!/\.(cache|tmp)$/.test(name) || (name.endsWith(".cache") && prefixes.some((prefix) => name.startsWith(prefix)))) continue;
     try {
       const st = lstatSync(join(dir, name));
       if (st.isFile() && now - st.mtimeMs > STALE_MS) unlinkSync(join(dir, name));
@@ -293,7 +324,7 @@ export interface LoadedCli extends LoadedBundle {
 /** Compile and run the bundle `file` (SHA-256 `sha256`, which names its cache) with this run's code cache when there is a good one. */
 function loadBundle(file: string, sha256: string | undefined, options: { argv: readonly string[]; cache: boolean; env: NodeJS.ProcessEnv }): LoadedBundle {
   const source = wrap(readFileSync(file, "utf8"));
-  const location = !options.cache ? undefined : codeCacheFile(options.argv, options.env, sha256);
+  const location = !options.cache ? undefined : codeCacheFile(options.argv, options.env, sha256 === undefined ? undefined : { sha256, file });
   const cachedData = location === undefined ? undefined : readCache(location);
   const script = new Script(source, { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
   const cacheAccepted = cachedData !== undefined && script.cachedDataRejected !== true;
@@ -385,7 +416,10 @@ export function main(): void {
   }
   loaded.bundle.runCli(argv).then((code) => {
     process.exitCode = code;
-    saveCodeCache(loaded);
+    // Only a command that succeeded writes a cache: the cache holds what the run compiled, and it is
+    // never rewritten once accepted, so a failed first run (a typo, a closed port) would fix a cache
+    // without the command's working path for good.
+    if (code === 0) saveCodeCache(loaded);
   }, fail);
 }
 

@@ -5,7 +5,7 @@
  * output and exit code are the same. Through the built CLI (package.json `bin`, dist/src/cli/main.cjs).
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,7 +42,8 @@ describe("CLI code cache", () => {
     expect(first.status, first.stderr).toBe(0);
     const files = readdirSync(cacheDir());
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatch(new RegExp(`^${bundleSha()}-${process.version.replace(/\./g, "\\.")}-v8-.*-${process.arch}-help\\.cache$`));
+    // <bundle sha256>-<the installed file's device.inode.ctime.size, base 36>-<node>-v8-<v8>-<arch>-<command>.cache
+    expect(files[0]).toMatch(new RegExp(`^${bundleSha()}-[0-9a-z]+\\.[0-9a-z]+\\.[0-9a-z]+\\.[0-9a-z]+-${process.version.replace(/\./g, "\\.")}-v8-.*-${process.arch}-help\\.cache$`));
     expect(statSync(cacheDir()).mode & 0o777).toBe(0o700);
     expect(statSync(join(cacheDir(), files[0]!)).mode & 0o777).toBe(0o600);
     expect(probe(["help"])).toEqual({ cacheAccepted: true, cacheFile: join(cacheDir(), files[0]!) });
@@ -193,6 +194,64 @@ describe("CLI code cache", () => {
     utimesSync(fetchCache, eightDays, eightDays);
     cli(["help"]);
     expect(existsSync(fetchCache)).toBe(true);
+  });
+
+  it("only a command that succeeded writes a cache: a failed fetch writes none, a successful fleet command writes both bundles' caches", () => {
+    const failed = cli(["fetch", "--plain-http", "--reference", `127.0.0.1:9/acme/p@sha256:${"c".repeat(64)}`, "--output-dir", join(dir, "out")]);
+    expect(failed.status).toBe(1);
+    expect(existsSync(cacheDir()) ? readdirSync(cacheDir()) : []).toEqual([]);
+    writeFileSync(join(dir, "lock.json"), JSON.stringify({ schema_version: 1, plugins: [] }));
+    const listed = cli(["fleet", "list", "--lock", join(dir, "lock.json")]);
+    expect(listed.status, listed.stderr).toBe(0);
+    const ids = JSON.parse(readFileSync(join(CLI, "..", "cli-bundle.json"), "utf8")) as { sha256: string; areas: Record<string, { sha256: string }> };
+    const files = readdirSync(cacheDir());
+    expect(files.map((f) => f.slice(0, 64)).sort()).toEqual([ids.sha256, ids.areas["fetch-bundle.cjs"]!.sha256].sort());
+    expect(files.every((f) => f.endsWith("-fleet.cache"))).toBe(true);
+  });
+
+  it("a cache file that others may write (mode 0666, 0620, 0602) is not used", () => {
+    expect(probe(["help"]).cacheAccepted).toBe(false);
+    cli(["help"]);
+    const file = join(cacheDir(), readdirSync(cacheDir())[0]!);
+    expect(probe(["help"]).cacheAccepted).toBe(true);
+    for (const mode of [0o666, 0o620, 0o602]) {
+      chmodSync(file, mode);
+      expect(probe(["help"]).cacheAccepted, mode.toString(8)).toBe(false);
+    }
+    chmodSync(file, 0o600);
+    expect(probe(["help"]).cacheAccepted).toBe(true);
+  });
+
+  it("a HOME (or XDG_CACHE_HOME) owned by another user gets no cache directory: root with another user's HOME leaves nothing there", () => {
+    const foreign = join(dir, "foreign-home");
+    mkdirSync(foreign);
+    chownSync(foreign, 65534, 65534);
+    for (const extra of [{ XDG_CACHE_HOME: "", HOME: foreign }, { XDG_CACHE_HOME: foreign }]) {
+      const run = cli(["help", "fetch"], extra);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain("Usage: hermes-plugin-kit fetch");
+      expect(readdirSync(foreign)).toEqual([]);
+    }
+  });
+
+  it("an edit of the installed bundle that keeps its length does not run the old cache: the answer follows the file", async () => {
+    // A copy of dist/ (the bundle finds the error modules beside it), so the shared build is untouched.
+    const copy = join(dir, "dist");
+    cpSync(join(CLI, "..", "..", ".."), copy, { recursive: true });
+    cpSync(join(CLI, "..", "..", "..", "..", "package.json"), join(dir, "package.json"));
+    const copyCli = join(copy, "src", "cli", "main.cjs");
+    const help = () => spawnSync(process.execPath, [copyCli, "help", "fetch"], { encoding: "utf8", env: env(), timeout: 60_000 });
+    expect(help().stdout).toContain("Download a digest-pinned release bundle");
+    expect(readdirSync(cacheDir())).toHaveLength(1);
+    const bundleFile = join(copy, "src", "cli", "cli-bundle.cjs");
+    const before = readFileSync(bundleFile, "utf8");
+    expect(before).toContain("Download a digest-pinned release bundle");
+    writeFileSync(bundleFile, before.replace("Download a digest-pinned release bundle", "DOWNLOAD a digest-pinned release bundle"));
+    expect(readFileSync(bundleFile).length).toBe(Buffer.byteLength(before));
+    expect(help().stdout).toContain("DOWNLOAD a digest-pinned release bundle");
+    // The edited file has a cache of its own now; the old one is another file's.
+    expect(readdirSync(cacheDir())).toHaveLength(2);
+    expect(help().stdout).toContain("DOWNLOAD a digest-pinned release bundle");
   });
 
   it("writing a cache removes other bundles' caches untouched for 7 days, and keeps recent ones", () => {
