@@ -159,7 +159,10 @@ export async function probeAnonymousRead(
   const url = `${plainHttp ? "http" : "https"}://${repository.registry}/v2/${repository.path}/tags/list`;
   const first = await anonymousGet(new URL(url), {}, probe, 0);
   if ("error" in first) {
-    throw new PrivacyError("PRIVACY_NO_STATUS", `anonymous read probe of ${url} got no HTTP status (${first.error}); failing closed`);
+    throw new PrivacyError(
+      "PRIVACY_NO_STATUS",
+      `anonymous read probe of ${url} got no HTTP status (${first.error}); failing closed: check that the registry at ${repository.registry} is running and reachable from here (the privacy gate reads nothing until the registry has answered it)`,
+    );
   }
   if (first.gaveUp !== undefined) throw gaveUpError(`anonymous read probe of ${url}`, first);
   if (first.status === 200) {

@@ -181,7 +181,12 @@ export class RegistrySession {
       return;
     }
     if (basic !== undefined) {
-      if (creds === undefined) throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} requires credentials (Basic)`);
+      if (creds === undefined) {
+        throw new OciError(
+          "OCI_AUTH_FAILED",
+          `registry ${this.registry} requires credentials (Basic) and none were found: set REGISTRY_USERNAME and REGISTRY_PASSWORD (or REGISTRY_TOKEN), or give a Docker client config with an auths entry or credential helper for ${this.registry} (--registry-config, else $DOCKER_CONFIG/config.json or ~/.docker/config.json)`,
+        );
+      }
       this.scheme = "basic";
       return;
     }

@@ -152,6 +152,7 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     const run = await recordModuleGraph([BIN, "fetch", "--plain-http", "--reference", reference, "--output-dir", join(dir, "out")], { env: { XDG_CACHE_HOME: dir } });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain("127.0.0.1:9");
+    expect(run.stderr).toContain("check that the registry at 127.0.0.1:9 is running and reachable");
     const onlyErrors = { packages: new Set<string>(), distModule: (p: string) => /^dist\/src\/cli\/main\.c?js$/.test(p) || /^dist\/src\/[a-z]+\/(errors|[a-z]+-error)\.c?js$/.test(p) };
     expect(graphViolations(run.edges, onlyErrors), "the fetch path must stay in the fetch bundle (scripts/bundle-cli.mjs)").toEqual([]);
     // The recorder saw the run (the check above can fail): the fetch area's error module was loaded.

@@ -56,6 +56,8 @@ describeRegistry("registry credentials from a Docker client config (CLI)", () =>
     const none = await runCli(fetchArgs("A2"), { cwd: work, env: noEnv() });
     expect(none.code).toBe(1);
     expect(JSON.parse(none.stdout)).toMatchObject({ ok: false, code: "OCI_AUTH_FAILED" });
+    // The refusal says where credentials come from.
+    expect((JSON.parse(none.stdout) as { message: string }).message).toMatch(/REGISTRY_USERNAME and REGISTRY_PASSWORD .*--registry-config/);
   });
 
   it("$DOCKER_CONFIG with a credential helper for the host", async () => {
