@@ -77,9 +77,33 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
   // Every leaf gets --quiet/--verbose; a group declared without subcommands is no leaf (and no leaf
   // runs in a help-only run, where the top-level leaves show `[options]` for their own options).
   if (options.groupSubcommands !== false) addVerbosityOptions(program);
+  refuseRepeatedValues(program);
   answerUsageErrorsInJson(program);
   oneLineUsageErrors(program);
   return program;
+}
+
+/**
+ * A single-value option given twice with different values (`--repository a --repository b`) is a usage
+ * error (exit 2) instead of commander's silent "the last one wins": a pin must not be dropped without a
+ * word. Options that are meant to repeat (variadic `<x...>`, or with a collector such as `--expect-gate`)
+ * are left alone; the same value twice is no conflict.
+ */
+function refuseRepeatedValues(command: Command): void {
+  for (const sub of command.commands) refuseRepeatedValues(sub);
+  for (const option of command.options) {
+    if (!(option.required || option.optional) || option.variadic || option.parseArg !== undefined) continue;
+    const attribute = option.attributeName();
+    // Before commander's own listener sets the value: a source of "cli" means an earlier occurrence in this parse.
+    (command as unknown as NodeJS.EventEmitter).prependListener(`option:${option.name()}`, (value: unknown) => {
+      if (command.getOptionValueSource(attribute) !== "cli") return;
+      const previous: unknown = command.getOptionValue(attribute);
+      if (previous === value) return;
+      usageFailure = command;
+      setCommandPath(commandPath(command));
+      throw new UsageError(`${option.long ?? option.flags} was given twice (${JSON.stringify(previous)}, then ${JSON.stringify(value)}); it takes one value: pass it once`);
+    });
+  }
 }
 
 /** The command whose arguments a usage error is about (set by the leaf that failed to parse, or by the pre-action checks). */

@@ -43,6 +43,40 @@ describe("no command", () => {
   });
 });
 
+describe("a single-value option given twice", () => {
+  it("with different values is a usage error naming both (exit 2), before anything runs; --json answers in JSON", async () => {
+    const r = await runCli(["verify-final-receipt", "--receipt", "a.json", "--repository", "ghcr.io/acme/a", "--repository", "ghcr.io/acme/b"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toEqual([`hermes-plugin-kit: --repository was given twice ("ghcr.io/acme/a", then "ghcr.io/acme/b"); it takes one value: pass it once (see 'hermes-plugin-kit verify-final-receipt --help')`]);
+    const json = await runCli(["fetch", "--json", "--reference", "r@sha256:" + "a".repeat(64), "--output-dir", "o1", "--output-dir", "o2"]);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "USAGE", message: expect.stringContaining("--output-dir was given twice") });
+  });
+
+  it("every leaf's single-value options refuse a second, different value; repeatable options and the same value twice are accepted", async () => {
+    let checked = 0;
+    for (const leaf of leafCommands()) {
+      for (const option of leaf.command.options) {
+        if (!(option.required || option.optional) || option.variadic || option.parseArg !== undefined) continue;
+        leaf.command.saveStateBeforeParse();
+        try {
+          expect(() => leaf.command.parseOptions([option.long!, "x1", option.long!, "x2"]), `${leaf.path} ${option.long}`).toThrow(/was given twice/);
+          leaf.command.restoreStateBeforeParse();
+          expect(() => leaf.command.parseOptions([option.long!, "x1", option.long!, "x1"]), `${leaf.path} ${option.long}`).not.toThrow();
+        } finally {
+          leaf.command.restoreStateBeforeParse();
+        }
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+    const gates = await runCli(["verify-final-receipt", "--receipt", "missing.json", "--repository", "ghcr.io/acme/a", "--expect-gate", "unit=npm test", "--expect-gate", "build_metadata=npm run check"]);
+    expect(gates.code).toBe(1);
+    expect(gates.stderr).not.toContain("given twice");
+  });
+});
+
 describe("one line per usage error", () => {
   it("an unknown option is reported first, before the missing required ones", async () => {
     const r = await runCli(["fetch", "--foo"]);
