@@ -226,7 +226,7 @@ describe("CLI code cache", () => {
     const foreign = join(dir, "foreign-home");
     mkdirSync(foreign);
     chownSync(foreign, 65534, 65534);
-    for (const extra of [{ XDG_CACHE_HOME: "", HOME: foreign }, { XDG_CACHE_HOME: foreign }]) {
+    for (const extra of [{ XDG_CACHE_HOME: "", HOME: foreign }, { XDG_CACHE_HOME: foreign }] as Record<string, string>[]) {
       const run = cli(["help", "fetch"], extra);
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toContain("Usage: hermes-plugin-kit fetch");
