@@ -145,7 +145,7 @@ async function checkOutputPath(root: string, outputDir: string): Promise<Stats |
     throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}; fix: pass the directory it points to, if you trust it`);
   }
   if (rootStat !== null && !rootStat.isDirectory()) {
-    throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+    throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory (a file or device is never replaced); fix: pass a directory path, or move the file away`);
   }
   return rootStat;
 }
@@ -610,7 +610,7 @@ export async function replaceInstall(outputDir: string, files: readonly InstallF
   const st = await lstatOrNull(root);
   if (st === null) return installPayload(outputDir, files, options);
   if (st.isSymbolicLink()) throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}`);
-  if (!st.isDirectory()) throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory`);
+  if (!st.isDirectory()) throw new FetchError("INSTALL_UNSAFE_PATH", `output directory ${outputDir} exists and is not a directory (a file or device is never replaced); fix: pass a directory path, or move the file away`);
   const tag = randomBytes(6).toString("hex");
   const base = root.split("/").pop() as string;
   const fresh = join(dirname(root), `.${base}.hpk-new-${tag}`);

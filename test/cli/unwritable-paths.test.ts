@@ -81,6 +81,7 @@ describe("fetch --output-dir", () => {
     const itself = await runCli(fetchArgs(file));
     expect(itself.code).toBe(1);
     expect(itself.stderr).toContain("[INSTALL_UNSAFE_PATH]");
+    expect(itself.stderr).toContain("fix: pass a directory path, or move the file away");
     expectIoFailure(await runCli(fetchArgs(join(file, "D"))), "IO_NOT_A_DIRECTORY", file);
     expect(await readFile(file, "utf8")).toBe("keep me\n");
   });
