@@ -52,11 +52,10 @@ interface BundleId {
   areas: ReadonlyMap<string, { file: string; sha256: string }>;
 }
 
-/** Where a bundle's code cache for this run is: the directories to make, the file, and its name's prefix (the bundle's SHA-256 and file stamp). */
+/** Where a bundle's code cache for this run is: the directories to make and the file. */
 interface CacheLocation {
   dirs: string[];
   file: string;
-  id: string;
 }
 
 /** File names beside this module. */
@@ -200,8 +199,8 @@ function fileStamp(file: string): string | undefined {
 
 /**
  * Where this run's code cache of a bundle is (the CLI bundle's unless `bundle` names another): the
- * directories to make, the file (`<sha256>-<file stamp>-<node>-<command>.cache`) and the name's prefix
- * for this bundle file; undefined when caching is off or impossible.
+ * directories to make and the file (`<sha256>-<file stamp>-<node>-<command>.cache`); undefined when
+ * caching is off or impossible.
  */
 export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, bundle?: { sha256: string; file: string }): CacheLocation | undefined {
   if (env[CODE_CACHE_ENV] === "0" || process.platform === "win32") return undefined;
@@ -218,8 +217,7 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   const dirs: string[] = [];
   let dir = location.base;
   for (const name of location.make) dirs.push((dir = join(dir, name)));
-  const prefix = `${bundleSha}-${stamp}`;
-  return { dirs, file: join(dir, `${prefix}-${node}-${command}.cache`), id: prefix };
+  return { dirs, file: join(dir, `${bundleSha}-${stamp}-${node}-${command}.cache`) };
 }
 
 /** The cache data at `file` (its two copies equal) when it is a regular file we own under private directories; else undefined. */

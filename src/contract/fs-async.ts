@@ -4,7 +4,7 @@
  * Node 20 it loads readline and the file watchers with it, ~2-3 ms of every `verify-*` run
  * (`npm run bench:cli`).
  */
-import { close, fstat, lstat, open, read, readdir, writeFile } from "node:fs";
+import { close, constants as fsConstants, fstat, lstat, open, read, readdir, writeFile } from "node:fs";
 import { promisify } from "node:util";
 
 /** `fs.open` as a promise of the descriptor. */
@@ -39,4 +39,38 @@ export async function readWhole(fd: number, size: number): Promise<Buffer> {
     offset += n;
   }
   return bytes.subarray(0, offset);
+}
+
+/** What {@link readRegularFile} found. */
+export type RegularFileRead =
+  | { kind: "read"; bytes: Buffer }
+  /** The open or a read failed (`ENOENT`, `EACCES`, `ELOOP` for a link when links are not followed, ...). */
+  | { kind: "failed"; code: string }
+  | { kind: "not-regular"; what: "a directory" | "a FIFO, socket or device" }
+  | { kind: "too-large"; size: number };
+
+/**
+ * Read a small file that must be a regular file of at most `maxBytes` bytes: opened without waiting on
+ * a FIFO (`O_NONBLOCK`) and, unless `followLinks`, without following a link (`O_NOFOLLOW`); the type
+ * and size are those of the opened descriptor (`fstat`), so nothing can be swapped in between a check
+ * and the read, and a device (`/dev/zero`) or FIFO is refused before any byte is read. Never throws for
+ * the file's sake: the caller turns each outcome into its own coded error.
+ */
+export async function readRegularFile(path: string, options: { maxBytes: number; followLinks?: boolean }): Promise<RegularFileRead> {
+  let fd: number;
+  try {
+    fd = await openAsync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | (options.followLinks === true ? 0 : fsConstants.O_NOFOLLOW));
+  } catch (error) {
+    return { kind: "failed", code: (error as NodeJS.ErrnoException).code ?? "EIO" };
+  }
+  try {
+    const st = await fstatAsync(fd);
+    if (!st.isFile()) return { kind: "not-regular", what: st.isDirectory() ? "a directory" : "a FIFO, socket or device" };
+    if (st.size > options.maxBytes) return { kind: "too-large", size: st.size };
+    return { kind: "read", bytes: await readWhole(fd, st.size) };
+  } catch (error) {
+    return { kind: "failed", code: (error as NodeJS.ErrnoException).code ?? "EIO" };
+  } finally {
+    await closeAsync(fd).catch(() => undefined);
+  }
 }

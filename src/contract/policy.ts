@@ -18,6 +18,7 @@
  * Every expectation carries the place it came from, and errors name it.
  */
 import { ReleaseContractError } from "./errors.js";
+import { readRegularFile } from "./fs-async.js";
 import { describeValue, isNpmPackageName } from "./grammar.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
@@ -208,17 +209,13 @@ export async function readPackageJsonFile(dir: string): Promise<Record<string, u
 export async function readPolicyFile(path: string, allowMissing?: false): Promise<Record<string, unknown>>;
 export async function readPolicyFile(path: string, allowMissing: true): Promise<Record<string, unknown> | undefined>;
 export async function readPolicyFile(path: string, allowMissing = false): Promise<Record<string, unknown> | undefined> {
-  const { readFile, stat } = await import("node:fs/promises");
-  let bytes: Buffer;
-  try {
-    const st = await stat(path);
-    if (!st.isFile() || st.size > 1024 * 1024) invalid(`policy file ${path} must be a regular file of at most 1 MiB`);
-    bytes = await readFile(path);
-  } catch (error) {
-    if (error instanceof ReleaseContractError) throw error;
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" && allowMissing) return undefined;
-    invalid(`cannot read policy file ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+  const found = await readRegularFile(path, { maxBytes: 1024 * 1024, followLinks: true });
+  if (found.kind === "failed") {
+    if (found.code === "ENOENT" && allowMissing) return undefined;
+    invalid(`cannot read policy file ${path}: ${found.code}`);
   }
+  if (found.kind !== "read") invalid(`policy file ${path} must be a regular file of at most 1 MiB`);
+  const bytes = found.bytes;
   let doc: unknown;
   try {
     doc = parseStrictJson(bytes, { rejectIntegralFloats: false });

@@ -3,10 +3,9 @@
  * Its own module so that `verify-final-receipt` loads it without the tarball reader
  * (`manifest.ts` re-exports it).
  */
-import { constants as fsConstants } from "node:fs";
 import type { JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
-import { closeAsync, fstatAsync, openAsync, readWhole } from "./fs-async.js";
+import { readRegularFile } from "./fs-async.js";
 import { namingFile } from "./json-file.js";
 import { parseReleaseJson } from "./release-document.js";
 
@@ -39,19 +38,15 @@ export async function readReleaseJsonFile(path: string): Promise<JsonObject> {
 
 /** The bytes of a release JSON file, with the checks of {@link readReleaseJsonFile}. */
 export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
-  let fd: number;
-  try {
-    fd = await openAsync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
-    fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${OPEN_FAILURES[code] ?? code}`);
-  }
-  try {
-    const st = await fstatAsync(fd);
-    if (!st.isFile()) fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file (${st.isDirectory() ? "a directory" : "a FIFO, socket or device"}); pass the path of the JSON file itself`);
-    if (st.size > MAX_RELEASE_JSON_BYTES) fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${st.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
-    return await readWhole(fd, st.size);
-  } finally {
-    await closeAsync(fd);
+  const found = await readRegularFile(path, { maxBytes: MAX_RELEASE_JSON_BYTES });
+  switch (found.kind) {
+    case "read":
+      return found.bytes;
+    case "failed":
+      return fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${OPEN_FAILURES[found.code] ?? found.code}`);
+    case "not-regular":
+      return fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file (${found.what}); pass the path of the JSON file itself`);
+    case "too-large":
+      return fail("RELEASE_JSON_TOO_LARGE", `cannot read release JSON: ${path} has ${found.size} bytes, more than ${MAX_RELEASE_JSON_BYTES}`);
   }
 }

@@ -18,9 +18,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { lstat, open, readFile, rename, rm } from "node:fs/promises";
+import { lstat, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
+import { readRegularFile } from "../contract/fs-async.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
 import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
@@ -123,16 +124,17 @@ async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", ref
  *   regular file, larger than 4 MiB), `FLEET_LOCK_INVALID`.
  */
 export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
-  const st = await lstat(path).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" || error.code === "ENOTDIR" ? null : Promise.reject(error)));
-  if (st === null) {
+  const found = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
+  if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
     if (allowMissing) return emptyFleetLock();
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);
   }
-  if (!st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
-  if (st.size > MAX_LOCK_BYTES) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} is larger than ${MAX_LOCK_BYTES} bytes`);
+  if (found.kind === "not-regular" || (found.kind === "failed" && found.code === "ELOOP")) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  if (found.kind === "too-large") throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} is larger than ${MAX_LOCK_BYTES} bytes`);
+  if (found.kind === "failed") throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} cannot be read (${found.code})`);
   let doc: JsonObject;
   try {
-    doc = parseStrictJson(await readFile(path));
+    doc = parseStrictJson(found.bytes);
   } catch (error) {
     throw new FetchError("FLEET_LOCK_INVALID", `fleet lock ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
@@ -192,11 +194,11 @@ export async function readPinnableReceipt(
   receiptPath: string,
   pins: { package?: string; repository?: string; repositorySource?: string; gates?: Partial<GateCommands> },
 ): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
-  const st = await lstat(receiptPath).catch(() => null);
-  if (st === null || !st.isFile() || st.size > MAX_RECEIPT_BYTES) {
+  const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
+  if (found.kind !== "read") {
     throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
   }
-  const bytes = await readFile(receiptPath);
+  const bytes = found.bytes;
   const doc = parseJsonFileBytes(receiptPath, bytes);
   // The consumer's pin, never the receipt's own registry_repository (docs/fetch.md "Whose policy").
   const repository = pins.repository;

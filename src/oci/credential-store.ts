@@ -19,8 +19,7 @@
  * timeout, bounded output, and an allow-listed environment
  * ({@link HELPER_ENV_NAMES}), so none of our tokens reach it.
  */
-import { constants as fsConstants } from "node:fs";
-import { closeAsync, fstatAsync, openAsync, readWhole } from "../contract/fs-async.js";
+import { readRegularFile } from "../contract/fs-async.js";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
@@ -182,28 +181,15 @@ export async function credentialsFromHelper(name: string, host: string, options:
  */
 export async function credentialsFromDockerConfig(host: string, options: DockerConfigOptions = {}): Promise<RegistryCredentials | undefined> {
   const file = dockerConfigPath(options);
-  let fd: number;
-  try {
-    // O_NONBLOCK: a FIFO in its place must not hang the open (a link is followed, as the Docker client does).
-    fd = await openAsync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && options.configFile === undefined) return undefined;
-    invalid(file, `cannot be read (${code ?? "error"})`);
+  // A regular file of at most 1 MiB (a device or FIFO is refused before any read); a link is followed, as the Docker client does.
+  const found = await readRegularFile(file, { maxBytes: MAX_CONFIG_BYTES, followLinks: true });
+  if (found.kind === "failed") {
+    if (found.code === "ENOENT" && options.configFile === undefined) return undefined;
+    invalid(file, `cannot be read (${found.code})`);
   }
-  let bytes: Buffer;
-  try {
-    // Only a regular file, read up to its size: a device (/dev/zero) or FIFO is refused before any read.
-    const st = await fstatAsync(fd);
-    if (!st.isFile()) invalid(file, `is not a regular file (${st.isDirectory() ? "a directory" : "a FIFO, socket or device"}); pass the path of the Docker client config.json`);
-    if (st.size > MAX_CONFIG_BYTES) invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
-    bytes = await readWhole(fd, st.size);
-  } catch (error) {
-    if (error instanceof OciError) throw error;
-    invalid(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
-  } finally {
-    await closeAsync(fd).catch(() => undefined);
-  }
+  if (found.kind === "not-regular") invalid(file, `is not a regular file (${found.what}); pass the path of the Docker client config.json`);
+  if (found.kind === "too-large") invalid(file, `larger than ${MAX_CONFIG_BYTES} bytes`);
+  const bytes = found.bytes;
   let config: unknown;
   try {
     config = parseStrictJson(bytes, { rejectIntegralFloats: false });

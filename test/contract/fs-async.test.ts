@@ -1,0 +1,39 @@
+/**
+ * readRegularFile (src/contract/fs-async.ts): the one reader of the small files a command is pointed at
+ * (release JSON, the policy file, a fleet lock and receipt, a Docker client config). Type and size are
+ * the opened descriptor's; nothing but a regular file within the bound is read.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readRegularFile } from "../../src/contract/fs-async.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hpk-fs-async-"));
+  await writeFile(join(dir, "file.json"), "{}");
+  await mkdir(join(dir, "sub"));
+  await symlink(join(dir, "file.json"), join(dir, "link.json"));
+  spawnSync("mkfifo", [join(dir, "fifo")]);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("readRegularFile", () => {
+  it("reads a regular file within the bound, and a link to one only when links are followed", async () => {
+    expect(await readRegularFile(join(dir, "file.json"), { maxBytes: 2 })).toEqual({ kind: "read", bytes: Buffer.from("{}") });
+    expect(await readRegularFile(join(dir, "link.json"), { maxBytes: 2, followLinks: true })).toEqual({ kind: "read", bytes: Buffer.from("{}") });
+    expect(await readRegularFile(join(dir, "link.json"), { maxBytes: 2 })).toEqual({ kind: "failed", code: "ELOOP" });
+  });
+
+  it("refuses, without reading: a larger file, a directory, a FIFO (no hang), a device (/dev/zero), a missing path", async () => {
+    expect(await readRegularFile(join(dir, "file.json"), { maxBytes: 1 })).toEqual({ kind: "too-large", size: 2 });
+    expect(await readRegularFile(join(dir, "sub"), { maxBytes: 10 })).toEqual({ kind: "not-regular", what: "a directory" });
+    expect(await readRegularFile(join(dir, "fifo"), { maxBytes: 10 })).toEqual({ kind: "not-regular", what: "a FIFO, socket or device" });
+    expect(await readRegularFile("/dev/zero", { maxBytes: 10, followLinks: true })).toEqual({ kind: "not-regular", what: "a FIFO, socket or device" });
+    expect(await readRegularFile(join(dir, "missing.json"), { maxBytes: 10 })).toEqual({ kind: "failed", code: "ENOENT" });
+  });
+});
