@@ -11,8 +11,8 @@
  * out as "the public key" would verify silently. Messages name the kind found
  * (from the PEM labels, never the bytes) and how to get the right file.
  */
+import { readRegularFile } from "./fs-async.js";
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
-import { lstat, readFile } from "node:fs/promises";
 import { ProvenanceError } from "./provenance-error.js";
 
 /** True when `key` is an ECDSA P-256 (prime256v1) key: the only curve a provenance key may use. */
@@ -147,9 +147,10 @@ export function parseP256PrivateKeyPem(pem: Buffer | string, label = "signing ke
  * @throws ProvenanceError `PROVENANCE_KEY_INVALID` (missing, not a regular file, too large) and the codes of {@link parseP256PublicKeyPem}.
  */
 export async function readP256PublicKeyFile(path: string, label = `--key ${path}`): Promise<KeyObject> {
-  const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile() || st.size > MAX_KEY_FILE_BYTES) {
-    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label}: ${PUBLIC_EXPECTED}, found ${st === null ? "no such file" : !st.isFile() ? "something that is not a regular file" : `a file of ${st.size} bytes (at most ${MAX_KEY_FILE_BYTES})`}`);
+  const found = await readRegularFile(path, { maxBytes: MAX_KEY_FILE_BYTES });
+  if (found.kind !== "read") {
+    const what = found.kind === "too-large" ? `a file of ${found.size} bytes (at most ${MAX_KEY_FILE_BYTES})` : found.kind === "failed" && found.code === "ENOENT" ? "no such file" : "something that is not a regular file";
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${label}: ${PUBLIC_EXPECTED}, found ${what}`);
   }
-  return parseP256PublicKeyPem(await readFile(path), label);
+  return parseP256PublicKeyPem(found.bytes, label);
 }

@@ -4,8 +4,8 @@
  * network), or a trusted root file given by the user. Either is validated
  * strictly (`src/contract/trusted-root.ts`) before `@sigstore/verify` sees it.
  */
+import { readRegularFile } from "../contract/fs-async.js";
 import { readFileSync } from "node:fs";
-import { lstat, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { KeyObject } from "node:crypto";
 import { TrustedRoot } from "@sigstore/protobuf-specs";
@@ -43,10 +43,10 @@ export function embeddedTrustedRoot(): CheckedTrustedRoot {
  * @throws ProvenanceError `PROVENANCE_TRUSTED_ROOT_INVALID` (unreadable, too large, invalid).
  */
 export async function readTrustedRootFile(path: string): Promise<CheckedTrustedRoot> {
-  const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile()) throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `trusted root ${path} is missing or not a regular file`);
-  if (st.size > MAX_TRUSTED_ROOT_BYTES) throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `trusted root ${path} is larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
-  return parseTrustedRoot(await readFile(path), `trusted root ${path}`);
+  const found = await readRegularFile(path, { maxBytes: MAX_TRUSTED_ROOT_BYTES });
+  if (found.kind === "too-large") throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `trusted root ${path} is larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
+  if (found.kind !== "read") throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `trusted root ${path} is missing or not a regular file`);
+  return parseTrustedRoot(found.bytes, `trusted root ${path}`);
 }
 
 /**

@@ -6,6 +6,7 @@
  * public key; an optional trusted root file (default: the public-good root
  * embedded in `@sigstore/tuf`). Nothing is downloaded.
  */
+import { readRegularFile } from "../contract/fs-async.js";
 import { createHash } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
 import { readP256PublicKeyFile } from "../contract/key-pem.js";
@@ -40,10 +41,10 @@ export interface VerifyBundleFileResult {
 }
 
 async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
-  const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile()) throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${what} ${path} is missing or not a regular file`);
-  if (st.size > max) throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${what} ${path} is ${st.size} bytes; at most ${max} bytes are accepted`);
-  return readFile(path);
+  const found = await readRegularFile(path, { maxBytes: max });
+  if (found.kind === "too-large") throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${what} ${path} is ${found.size} bytes; at most ${max} bytes are accepted`);
+  if (found.kind !== "read") throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${what} ${path} is missing or not a regular file`);
+  return found.bytes;
 }
 
 async function artifactOf(argument: string, needBytes: boolean): Promise<{ artifact: BundleArtifact; digest: string }> {
