@@ -43,7 +43,8 @@ export async function readWhole(fd: number, size: number): Promise<Buffer> {
 
 /** What {@link readRegularFile} found. */
 export type RegularFileRead =
-  | { kind: "read"; bytes: Buffer }
+  /** `mode` and `uid` are the opened file's (permission bits and owner, for files that must be private). */
+  | { kind: "read"; bytes: Buffer; mode: number; uid: number }
   /** The open or a read failed (`ENOENT`, `EACCES`, `ELOOP` for a link when links are not followed, ...). */
   | { kind: "failed"; code: string }
   | { kind: "not-regular"; what: "a directory" | "a FIFO, socket or device" }
@@ -67,7 +68,7 @@ export async function readRegularFile(path: string, options: { maxBytes: number;
     const st = await fstatAsync(fd);
     if (!st.isFile()) return { kind: "not-regular", what: st.isDirectory() ? "a directory" : "a FIFO, socket or device" };
     if (st.size > options.maxBytes) return { kind: "too-large", size: st.size };
-    return { kind: "read", bytes: await readWhole(fd, st.size) };
+    return { kind: "read", bytes: await readWhole(fd, st.size), mode: st.mode, uid: st.uid };
   } catch (error) {
     return { kind: "failed", code: (error as NodeJS.ErrnoException).code ?? "EIO" };
   } finally {

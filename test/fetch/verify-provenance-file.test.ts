@@ -6,7 +6,8 @@
  * each fail with their own code (or exit 2 for usage).
  */
 import { generateKeyPairSync, sign as cryptoSign, type KeyObject } from "node:crypto";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { chmod, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -217,6 +218,23 @@ describe("signing keys", () => {
     await writeFile(openPub, publicKeyPem(key));
     await chmod(openPub, 0o644);
     await expect(() => readSigningKeyFile(openPub)).toThrowWithCode("PROVENANCE_KEY_NOT_PRIVATE");
+  });
+
+  it("a signing key that is a FIFO, a link, a directory or too large is PROVENANCE_KEY_INVALID before any byte is read, saying what was found", async () => {
+    const good = join(dir, "good.pem");
+    await writeFile(good, key.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+    expect(publicKeyPem(await readSigningKeyFile(good))).toBe(publicKeyPem(key));
+    const fifo = join(dir, "key.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const link = join(dir, "link.pem");
+    await symlink(good, link);
+    const large = join(dir, "large.pem");
+    await writeFile(large, Buffer.alloc(64 * 1024 + 1, 0x41), { mode: 0o600 });
+    for (const [path, found] of [[fifo, "a FIFO, socket or device"], [link, "a symbolic link"], [dir, "a directory"], [large, "a file of 65537 bytes"], [join(dir, "absent.pem"), "no such file"]] as const) {
+      const error = await readSigningKeyFile(path).then(() => null, (e: unknown) => e as Error & { code?: string });
+      expect(error?.code).toBe("PROVENANCE_KEY_INVALID");
+      expect(error?.message).toBe(`signing key ${path} must be a regular file of at most 65536 bytes; found ${found}`);
+    }
   });
 
   it("release attest --key PUBLIC is refused before anything is read from a registry: PROVENANCE_KEY_NOT_PRIVATE", async () => {
