@@ -19,9 +19,11 @@ import { HermesPluginKitError } from "./errors.js";
  * Codes of {@link IoError}:
  * `IO_NOT_A_DIRECTORY` (the path, or one of its parents, exists and is not a directory),
  * `IO_DIRECTORY_UNWRITABLE` (the directory cannot be created or written: permissions,
- * a read-only file system, a virtual file system such as /proc or /sys).
+ * a read-only file system, a virtual file system such as /proc or /sys),
+ * `IO_PATH_TOO_LONG` (the system refuses the path: ENAMETOOLONG, a name over 255 bytes
+ * or a path over 4096 bytes on Linux).
  */
-export type IoErrorCode = "IO_NOT_A_DIRECTORY" | "IO_DIRECTORY_UNWRITABLE";
+export type IoErrorCode = "IO_NOT_A_DIRECTORY" | "IO_DIRECTORY_UNWRITABLE" | "IO_PATH_TOO_LONG";
 
 /** A directory a command must create or write into is unusable (docs/contract.md "Error codes"). */
 export class IoError extends HermesPluginKitError<IoErrorCode> {
@@ -80,18 +82,46 @@ function unwritable(target: string, failed: string, errno: string, purpose: stri
   );
 }
 
+/**
+ * `path` for an error message: as is up to 160 characters; longer, its first 80 and last 60
+ * characters around "…" and its length in bytes (a path of thousands of characters would bury
+ * the message).
+ */
+export function shortPath(path: string): string {
+  return path.length <= 160 ? path : `${path.slice(0, 80)}…${path.slice(-60)} (${Buffer.byteLength(path)} bytes)`;
+}
+
+/**
+ * The system refused `failed` (on the way to `target`) as too long (ENAMETOOLONG).
+ * @returns IoError `IO_PATH_TOO_LONG` naming the longest name on the path and the fix.
+ */
+export function pathTooLong(target: string, failed: string, purpose: string, cause?: unknown): IoError {
+  const longest = failed.split("/").reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a), "");
+  const detail = Buffer.byteLength(longest) > 255 ? `a name of ${Buffer.byteLength(longest)} bytes (at most 255)` : `a path of ${Buffer.byteLength(failed)} bytes (at most 4096)`;
+  return new IoError(
+    "IO_PATH_TOO_LONG",
+    failed,
+    `cannot use ${purpose} ${shortPath(target)}: expected a directory path this system accepts, found ${detail}, refused as too long (ENAMETOOLONG); fix: choose a shorter path`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
 function errnoOf(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return typeof code === "string" ? code : "error";
 }
 
-/** lstat, or null when nothing is there; ENOTDIR (a file on the way) also answers null so the walk goes up to it. */
-function lstatOrNull(path: string): Stats | null {
+/**
+ * lstat, or null when nothing is there; ENOTDIR (a file on the way) also answers null so the walk
+ * goes up to it. ENAMETOOLONG is `IO_PATH_TOO_LONG` for `target`.
+ */
+function lstatOrNull(path: string, target: string, purpose: string): Stats | null {
   try {
     return lstatSync(path);
   } catch (error) {
     const errno = errnoOf(error);
     if (errno === "ENOENT" || errno === "ENOTDIR") return null;
+    if (errno === "ENAMETOOLONG") throw pathTooLong(target, path, purpose, error);
     throw error;
   }
 }
@@ -105,7 +135,7 @@ function missingChain(abs: string, purpose: string): { missing: string[]; existi
   const missing: string[] = [];
   let current = abs;
   for (let depth = 0; depth <= abs.length; depth += 1) {
-    const st = lstatOrNull(current);
+    const st = lstatOrNull(current, abs, purpose);
     if (st !== null) {
       const resolved = st.isSymbolicLink() ? statOrNull(current) : st;
       if (resolved === null || !resolved.isDirectory()) throw notADirectory(abs, current, st, purpose);
@@ -141,7 +171,8 @@ function requireWritable(target: string, dir: string, purpose: string): void {
  * @returns the directories this call created, outermost first (empty when `dir` existed).
  * @throws IoError `IO_NOT_A_DIRECTORY` (the path or a parent is a file,
  *   device, ...), `IO_DIRECTORY_UNWRITABLE` (EACCES, EROFS, a virtual file
- *   system); on a throw every directory this call created is removed again.
+ *   system), `IO_PATH_TOO_LONG` (ENAMETOOLONG); on a throw every directory this
+ *   call created is removed again.
  */
 export function makeDirectorySync(dir: string, options: MakeDirectoryOptions = {}): string[] {
   const purpose = options.purpose ?? "directory";
@@ -160,7 +191,8 @@ export function makeDirectorySync(dir: string, options: MakeDirectoryOptions = {
         created.push(level);
       } catch (error) {
         const errno = errnoOf(error);
-        const st = errno === "EEXIST" ? lstatOrNull(level) : null;
+        if (errno === "ENAMETOOLONG") throw pathTooLong(abs, level, purpose, error);
+        const st = errno === "EEXIST" ? lstatOrNull(level, abs, purpose) : null;
         if (st !== null && st.isDirectory()) continue; // created concurrently: fine
         if (st !== null) throw notADirectory(abs, level, st, purpose);
         throw unwritable(abs, level, errno, purpose, true, error);

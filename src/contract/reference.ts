@@ -103,6 +103,16 @@ export function parseRepository(value: unknown): Repository {
   return result;
 }
 
+/** True when `value` parses as a repository ({@link parseRepository}). */
+function isRepository(value: string): boolean {
+  try {
+    parseRepository(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Parse a digest-pinned reference and require it to name `pinnedRepository`
  * (when given). Reference S4, adapted to any pinned repository.
@@ -121,10 +131,14 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (at < 0) {
     // A tag (`repo:v1.2.0`, `oci-layout:<dir>:v1.2.0`) moves; resolve prints the digest it names now.
     const tagged = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(value.slice(value.lastIndexOf("/") + 1)) && !value.endsWith(":");
-    throw new ReleaseContractError(
-      "REFERENCE_NOT_PINNED",
-      `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}${tagged ? `, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${value} to print the digest reference it names now, check it, and pass that` : ""}`,
-    );
+    // A bare repository names no artifact at all: say how to find the digest of one of its tags.
+    const bare = !tagged && isRepository(value);
+    const hint = tagged
+      ? `, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${value} to print the digest reference it names now, check it, and pass that`
+      : bare
+        ? `, a repository with neither tag nor digest; fix: append the digest (${value}@sha256:<64 hex>), or run hermes-plugin-kit resolve --reference ${value}:<tag> to print the digest reference a tag names now`
+        : "";
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${describeValue(value)}${hint}`);
   }
   const repoPart = value.slice(0, at);
   const digest = value.slice(at + 1);

@@ -38,7 +38,7 @@ export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
 import { OciError } from "../oci/errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
-import { makeDirectory } from "../contract/directory.js";
+import { makeDirectory, pathTooLong } from "../contract/directory.js";
 import { parseJsonFileBytes } from "../contract/json-file.js";
 
 /** Largest lock file read, in bytes. */
@@ -120,11 +120,12 @@ async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", ref
 /**
  * Read and check a lock file (strict JSON: duplicate keys refused).
  * @param allowMissing return an empty lock when the file does not exist.
- * @throws FetchError `FLEET_LOCK_UNREADABLE` (unreadable, a symlink, not a
+ * @throws IoError `IO_PATH_TOO_LONG` (ENAMETOOLONG); FetchError `FLEET_LOCK_UNREADABLE` (unreadable, a symlink, not a
  *   regular file, larger than 4 MiB), `FLEET_LOCK_INVALID`.
  */
 export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
   const found = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
+  if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)");
   if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
     if (allowMissing) return emptyFleetLock();
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);

@@ -30,7 +30,7 @@ import { readReleaseJsonBytesFile } from "../contract/release-json-file.js";
 import { FetchError } from "./errors.js";
 import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
 import { isStaleLockOwner } from "../oci/lock-owner.js";
-import { checkDirectoryWritable, makeDirectory } from "../contract/directory.js";
+import { checkDirectoryWritable, makeDirectory, pathTooLong, shortPath } from "../contract/directory.js";
 
 /** One verified file to install. */
 export interface InstallFile {
@@ -50,13 +50,16 @@ export interface InstallResult {
   unchanged: string[];
 }
 
-async function lstatOrNull(path: string) {
+/** lstat, or null when nothing is there; `outputDir` (`D` as given) names the target of an ENAMETOOLONG. */
+async function lstatOrNull(path: string, outputDir: string = path) {
   try {
     return await lstat(path);
   } catch (error) {
+    const errno = (error as NodeJS.ErrnoException).code;
     // ENOTDIR: a file on the way (`/dev/null/x`); makeDirectory names it when the install creates `D`.
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "ENOTDIR") return null;
-    throw new FetchError("INSTALL_FAILED", `cannot inspect ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+    if (errno === "ENOENT" || errno === "ENOTDIR") return null;
+    if (errno === "ENAMETOOLONG") throw pathTooLong(outputDir, path, "output directory (--output-dir)", error);
+    throw new FetchError("INSTALL_FAILED", `cannot inspect ${shortPath(path)}: ${errno ?? "error"}`);
   }
 }
 
@@ -127,7 +130,7 @@ async function checkOutputPath(root: string, outputDir: string): Promise<Stats |
   let current: string = sep;
   for (const part of parts.slice(0, -1)) {
     current = join(current, part);
-    const st = await lstatOrNull(current);
+    const st = await lstatOrNull(current, outputDir);
     if (st === null) break; // from here on the install creates the directories itself
     if (!st.isSymbolicLink()) continue;
     const why = await untrustedSymlink(current, st);
@@ -140,7 +143,7 @@ async function checkOutputPath(root: string, outputDir: string): Promise<Stats |
       );
     }
   }
-  const rootStat = await lstatOrNull(root);
+  const rootStat = await lstatOrNull(root, outputDir);
   if (rootStat !== null && rootStat.isSymbolicLink()) {
     throw new FetchError("INSTALL_OUTPUT_SYMLINK", `output directory must not be a symlink: ${outputDir}; fix: pass the directory it points to, if you trust it`);
   }

@@ -15,7 +15,7 @@ import { PluginKitError } from "./errors.js";
 import { validateServerName } from "./naming.js";
 import { PLUGIN_NAME_PATTERN, PLUGIN_NAME_RULE } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
-import { IoError, kindOfEntry, makeDirectorySync } from "../contract/directory.js";
+import { IoError, kindOfEntry, makeDirectorySync, pathTooLong } from "../contract/directory.js";
 
 function realpathOrUndefined(file: string): string | undefined {
   try {
@@ -32,6 +32,7 @@ function lstatOrUndefined(file: string): Stats | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "ENAMETOOLONG") throw pathTooLong(file, file, "project directory", error);
     throw error;
   }
 }

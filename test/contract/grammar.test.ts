@@ -121,7 +121,11 @@ describe("repositories and references (S4)", () => {
   it("a tag reference names the fix: hermes-plugin-kit resolve (and the digest alone for repo:tag@digest)", () => {
     expect(() => parseReference(`${pinned}:v1.0.0`, pinned)).toThrow(`a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${pinned}:v1.0.0 to print the digest reference`);
     expect(() => parseReference(`${pinned}:v1.0.0@${digest}`, pinned)).toThrow(`fix: pass ${pinned}@${digest} (the digest alone pins the release; hermes-plugin-kit resolve --reference ${pinned}:v1.0.0`);
-    expect(() => parseReference(pinned, pinned)).not.toThrow(/resolve/);
+    // A bare repository names no artifact: append a digest, or resolve one of its tags.
+    expect(() => parseReference(pinned, pinned)).toThrow(`found "${pinned}", a repository with neither tag nor digest; fix: append the digest (${pinned}@sha256:<64 hex>), or run hermes-plugin-kit resolve --reference ${pinned}:<tag> to print`);
+    expect(() => parseReference("oci-layout:/srv/store", pinned)).toThrow("a repository with neither tag nor digest; fix: append the digest (oci-layout:/srv/store@sha256:<64 hex>)");
+    // Neither a tag nor a repository: no fix that would not work.
+    expect(() => parseReference("Not A Repo", pinned)).not.toThrow(/fix:/);
   });
   it("property: never accepts a tag reference, whatever the repository and tag", () => {
     fc.assert(
