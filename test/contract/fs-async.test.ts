@@ -4,7 +4,7 @@
  * the opened descriptor's; nothing but a regular file within the bound is read.
  */
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,8 +24,11 @@ afterAll(async () => {
 
 describe("readRegularFile", () => {
   it("reads a regular file within the bound, and a link to one only when links are followed", async () => {
-    expect(await readRegularFile(join(dir, "file.json"), { maxBytes: 2 })).toEqual({ kind: "read", bytes: Buffer.from("{}") });
-    expect(await readRegularFile(join(dir, "link.json"), { maxBytes: 2, followLinks: true })).toEqual({ kind: "read", bytes: Buffer.from("{}") });
+    // mode and owner are the opened file's (what a private key's checks read).
+    await chmod(join(dir, "file.json"), 0o640);
+    const file = { kind: "read", bytes: Buffer.from("{}"), mode: 0o100640, uid: process.getuid?.() ?? 0 };
+    expect(await readRegularFile(join(dir, "file.json"), { maxBytes: 2 })).toEqual(file);
+    expect(await readRegularFile(join(dir, "link.json"), { maxBytes: 2, followLinks: true })).toEqual(file);
     expect(await readRegularFile(join(dir, "link.json"), { maxBytes: 2 })).toEqual({ kind: "failed", code: "ELOOP" });
   });
 
