@@ -208,9 +208,12 @@ export function stdoutIsTerminal(): boolean {
   return process.stdout.isTTY === true;
 }
 
-/** Write one line to stdout. */
+/**
+ * Write one line of text to stdout, with {@link terminalSafe}'s escapes: a path or name in a success
+ * line reaches the terminal as data, as it does in an error. (`--json` output is JSON-escaped already.)
+ */
 export function printLine(line: string): void {
-  writeStdout(line + "\n");
+  writeStdout(terminalSafe(line) + "\n");
 }
 
 /** Write a JSON value on one line to stdout. */

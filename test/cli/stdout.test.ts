@@ -115,3 +115,13 @@ describe("CLI stderr", () => {
     expect(run.stderr).toMatch(/\\u(001b|009b)/);
   });
 });
+
+describe("CLI text results", () => {
+  it("a path in a success line on stdout reaches the terminal as data (init into a directory named with ESC and a bidi override)", () => {
+    const target = join(dir, "p\u001b[31mRED\u202e");
+    const run = direct(["init", target, "--name", "demo", "--repository", `oci-layout:${join(dir, "store")}`]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.split("\n")[0]).toBe(`created plugin project demo in ${join(dir, "p")}\\u001b[31mRED\\u202e`);
+    expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+  });
+});

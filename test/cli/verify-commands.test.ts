@@ -102,7 +102,20 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     forged.payload[0]!.sha256 = hex;
     forged.payload[0]!.blob_digest = `sha256:${hex}`;
     const forgedFile = await writeDoc("forged.json", canonicalJson(forged));
-    expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir })).code).toBe(0);
+    // Without a digest pin the forgery passes, and the run says what was not checked and what to pin.
+    const unpinned = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir });
+    expect(unpinned.code).toBe(0);
+    const note = /^hermes-plugin-kit: note: no digest was pinned, so this checked the receipt's own consistency and its repository, not that it is the release you meant; to detect any change, pin --expect-receipt-reference (\S+) \(or the bundle reference you copied, --expect-bundle-reference\)\n$/.exec(unpinned.stderr);
+    expect(note, unpinned.stderr).not.toBeNull();
+    // The reference it names is the forged receipt's own, which the pinned one is not.
+    expect(note![1]).toBe(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json", "--quiet"], { cwd: dir })).stdout).receipt_reference);
+    expect(note![1]).not.toBe(receiptReference);
+    expect(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json"], { cwd: dir })).stdout).digest_pinned).toBe(false);
+    expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--quiet"], { cwd: dir })).stderr).toBe("");
+    // Pinned: no note, and the JSON says so.
+    const pinned = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receiptReference, "--json"], { cwd: dir });
+    expect(pinned.stderr).toBe("");
+    expect(JSON.parse(pinned.stdout).digest_pinned).toBe(true);
     const r = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");

@@ -11,7 +11,7 @@ import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
-import { printJson, printLine } from "../output.js";
+import { printJson, printLine, printNote } from "../output.js";
 
 /** Flags of `verify-final-receipt`. */
 export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
@@ -36,8 +36,16 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
     throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
   }
   const artifact = receipt.artifacts[0];
+  // Without a digest pin the receipt is checked against the repository and itself only: anyone who can
+  // write a consistent receipt for that repository passes. Say so, and what to pin.
+  const digestPinned = opts.expectBundleReference !== undefined || opts.expectReceiptReference !== undefined;
+  if (!digestPinned) {
+    printNote(
+      `hermes-plugin-kit: note: no digest was pinned, so this checked the receipt's own consistency and its repository, not that it is the release you meant; to detect any change, pin --expect-receipt-reference ${receiptReference} (or the bundle reference you copied, --expect-bundle-reference)`,
+    );
+  }
   if (opts.json === true) {
-    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 } });
+    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 }, digest_pinned: digestPinned });
   } else {
     printLine(`verified ${receipt.package} ${receipt.version} receipt ${receiptReference}; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
   }
