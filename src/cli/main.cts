@@ -61,7 +61,7 @@ interface CacheLocation {
 /** File names beside this module. */
 const BUNDLE_FILE = join(__dirname, "cli-bundle.cjs");
 const BUNDLE_ID_FILE = join(__dirname, "cli-bundle.json");
-/** Environment variable that turns the code cache off (`0`). */
+/** Environment variable that turns the code cache off (`0`, `false`, `off` or `no`, in any case). */
 export const CODE_CACHE_ENV = "HERMES_PLUGIN_KIT_CODE_CACHE";
 /** Largest cache file read (bytes): two copies of a command's cache, 0.2-0.4 MB each. */
 const MAX_CACHE_BYTES = 16 * 1024 * 1024;
@@ -203,7 +203,7 @@ function fileStamp(file: string): string | undefined {
  * caching is off or impossible.
  */
 export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, bundle?: { sha256: string; file: string }): CacheLocation | undefined {
-  if (env[CODE_CACHE_ENV] === "0" || process.platform === "win32") return undefined;
+  if (/^(0|false|off|no)$/i.test(env[CODE_CACHE_ENV] ?? "") || process.platform === "win32") return undefined;
   const id = bundleId();
   if (id === undefined) return undefined;
   const bundleSha = bundle?.sha256 ?? id.sha256;

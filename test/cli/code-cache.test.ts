@@ -62,11 +62,16 @@ describe("CLI code cache", () => {
     for (const command of ["help", "other", "verify-final-receipt"]) expect(files.filter((f) => f.endsWith(`-${process.arch}-${command}.cache`)), command).toHaveLength(1);
   });
 
-  it("HERMES_PLUGIN_KIT_CODE_CACHE=0: nothing read or written", () => {
-    const run = cli(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
+  it.each(["0", "false", "OFF", "no"])("HERMES_PLUGIN_KIT_CODE_CACHE=%s: nothing read or written", (value) => {
+    const run = cli(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: value });
     expect(run.status).toBe(0);
     expect(readdirSync(cacheHome())).toEqual([]);
-    expect(probe(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "0" })).toEqual({ cacheAccepted: false, cacheFile: null });
+    expect(probe(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: value })).toEqual({ cacheAccepted: false, cacheFile: null });
+  });
+
+  it("HERMES_PLUGIN_KIT_CODE_CACHE=1 (or any other value) keeps the cache on", () => {
+    expect(cli(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "1" }).status).toBe(0);
+    expect(probe(["help"], { HERMES_PLUGIN_KIT_CODE_CACHE: "1" }).cacheAccepted).toBe(true);
   });
 
   it("a cache directory others may write is neither read nor written", () => {
