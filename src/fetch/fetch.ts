@@ -267,7 +267,12 @@ async function credentialsFromConfig(repository: Repository, env: Readonly<Recor
     reportUnreadConfig(repository, env, options);
     return undefined;
   }
-  return credentialsFromDockerConfig(repository.registry, { env, ...(options.registryConfig === undefined ? {} : { configFile: options.registryConfig }) });
+  const found = await credentialsFromDockerConfig(repository.registry, { env, ...(options.registryConfig === undefined ? {} : { configFile: options.registryConfig }) });
+  // A config the user named that has nothing for this host: say so now, before a registry's 401 does.
+  if (found === undefined && options.registryConfig !== undefined) {
+    options.onNote?.(`note: --registry-config ${options.registryConfig} has no auths entry or credential helper for ${repository.registry}; continuing without credentials`);
+  }
+  return found;
 }
 
 async function defaultOpenTarget(repository: Repository, options: { plainHttp: boolean; credentials?: RegistryCredentials }): Promise<ReadOnlyTarget> {

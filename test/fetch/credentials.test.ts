@@ -92,6 +92,29 @@ describe("--registry-config with environment credentials: the environment wins, 
     expect(notes.join("")).not.toContain(secret);
   });
 
+  it("a --registry-config with nothing for the host is reported before the request (library and CLI); one that has an entry is not", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-cred-empty-"));
+    try {
+      const empty = join(dir, "empty.json");
+      await writeFile(empty, "{}");
+      const other = join(dir, "other.json");
+      await writeFile(other, JSON.stringify({ auths: { "registry.example": { auth: Buffer.from("u:p").toString("base64") } } }));
+      const own = join(dir, "own.json");
+      await writeFile(own, JSON.stringify({ auths: { "127.0.0.1:9": { auth: Buffer.from(`u:${secret}`).toString("base64") } } }));
+      const registry = parseRepository("127.0.0.1:9/acme/demo-plugin");
+      for (const [config, expected] of [[empty, 1], [other, 1], [own, 0]] as const) {
+        const notes: string[] = [];
+        await credentialsFromEnvOrConfig(registry, {}, { registryConfig: config, onNote: (l) => notes.push(l) });
+        expect(notes, config).toEqual(expected === 0 ? [] : [`note: --registry-config ${config} has no auths entry or credential helper for 127.0.0.1:9; continuing without credentials`]);
+      }
+      const cli = await runCli(["resolve", "--reference", "127.0.0.1:9/acme/demo-plugin:v1.0.0", "--plain-http", "--registry-config", empty], { env: { REGISTRY_USERNAME: undefined, REGISTRY_PASSWORD: undefined, REGISTRY_TOKEN: undefined, GH_TOKEN: undefined, DOCKER_CONFIG: undefined } });
+      expect(cli.stderr.split("\n")[0]).toBe(`hermes-plugin-kit: note: --registry-config ${empty} has no auths entry or credential helper for 127.0.0.1:9; continuing without credentials`);
+      expect(cli.code).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("the CLI prints the note on stderr (one line), not under --quiet", async () => {
     const dir = await mkdtemp(join(tmpdir(), "hpk-cred-note-"));
     try {
