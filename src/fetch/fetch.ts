@@ -243,7 +243,7 @@ export async function resolveRegistryCredentials(
 /**
  * The environment's credentials ({@link credentialsFromEnv}: `REGISTRY_*`, `GH_TOKEN` for ghcr.io),
  * else those the Docker client configuration holds for the repository's registry host; a given
- * `registryConfig` that is not read is reported through `onNote`.
+ * `registryConfig` that is not read, or that has nothing for the host, is reported through `onNote`.
  * @throws the codes of {@link credentialsFromEnv} and of `credentialsFromDockerConfig`.
  */
 export async function credentialsFromEnvOrConfig(
