@@ -166,6 +166,25 @@ export function formatReference(repository: string, digest: string): string {
   return parseReference(`${repository}@${digest}`, repository).reference;
 }
 
+/** GitHub Packages' container registry host. */
+export const GHCR_HOST = "ghcr.io";
+
+/**
+ * True when `repository` is on ghcr.io's host, with any port or none (`ghcr.io:443` and `ghcr.io:8443`
+ * name the same registry: writing a port must not skip a rule meant for it). Pure.
+ */
+export function isGhcrHost(repository: Repository): boolean {
+  return repository.kind === "registry" && repository.host.toLowerCase() === GHCR_HOST;
+}
+
+/**
+ * True for ghcr.io's HTTPS origin only, written `ghcr.io` or `ghcr.io:443` (any case): where a GitHub
+ * token may go as a registry credential (never to another port, which is another origin). Pure.
+ */
+export function isGhcrOrigin(repository: Repository): boolean {
+  return isGhcrHost(repository) && repository.kind === "registry" && (repository.port === undefined || repository.port === 443);
+}
+
 /**
  * The one plain-HTTP rule (docs/architecture.md, "OCI transport"): plain HTTP
  * is allowed only when asked (`plainHttp`, the `--plain-http` flag) and only

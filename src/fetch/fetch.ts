@@ -28,7 +28,7 @@ import { describeValue, isNpmPackageName } from "../contract/grammar.js";
 import { readReleaseJsonFile, verifyManifestDist } from "../contract/manifest.js";
 import { bundleChecksumPaths, bundleLayerTitles, parsePayloadChecksums } from "../contract/payload.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, type GateCommands, type PolicySources, type ReleasePolicy } from "../contract/policy.js";
-import { parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
+import { isGhcrOrigin, parseReference, type PinnedReference, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
@@ -189,11 +189,6 @@ export function environmentCredentialSource(repository: Repository, env: Readonl
   if (set("REGISTRY_TOKEN")) return "REGISTRY_TOKEN";
   if (isGhcrOrigin(repository) && set("GH_TOKEN")) return "GH_TOKEN";
   return undefined;
-}
-
-/** True for ghcr.io's HTTPS origin, written `ghcr.io` or `ghcr.io:443` (any case): where GH_TOKEN may go as a registry credential. */
-function isGhcrOrigin(repository: Repository): boolean {
-  return repository.kind === "registry" && repository.host.toLowerCase() === "ghcr.io" && (repository.port === undefined || repository.port === 443);
 }
 
 /**

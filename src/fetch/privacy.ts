@@ -30,7 +30,7 @@ import { shellWord } from "../contract/grammar.js";
 import { lstat } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { JsonValue } from "../contract/canonical-json.js";
-import { isLoopbackHost, type Repository } from "../contract/reference.js";
+import { GHCR_HOST, isGhcrHost, isLoopbackHost, type Repository } from "../contract/reference.js";
 import type { RetryPolicy } from "../oci/retry.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import type { GitHubApiAnswer, GitHubClient } from "../github/api.js";
@@ -101,7 +101,7 @@ export const NO_PACKAGES_API_NOTE =
   "no GitHub Packages API for this registry: the refused anonymous read of the tag list is the only privacy evidence";
 
 /** The GitHub Packages container registry host. */
-export const GHCR_REGISTRY = "ghcr.io";
+export const GHCR_REGISTRY = GHCR_HOST;
 /**
  * Test hook: a loopback `host:port` registry that is treated like ghcr.io
  * (the Packages API check is added for it). It can only add checks, and is
@@ -171,7 +171,7 @@ export async function requirePrivateForRead(repository: Repository, options: Omi
  */
 export function isGitHubPackagesRegistry(repository: Repository, env: PrivacyEnv = process.env): boolean {
   if (repository.kind !== "registry") return false;
-  if (repository.host.toLowerCase() === GHCR_REGISTRY) return true;
+  if (isGhcrHost(repository)) return true;
   const override = env[GHCR_REGISTRY_OVERRIDE_ENV];
   return override !== undefined && override !== "" && override === repository.registry && isLoopbackHost(repository.host);
 }

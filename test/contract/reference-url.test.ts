@@ -1,7 +1,7 @@
 import { describe as suite, expect, it } from "vitest";
 import { ReleaseContractError } from "../../src/contract/errors.js";
 import { digestShapeProblem, redactUrlUserinfo } from "../../src/contract/grammar.js";
-import { parseReference, parseRepository } from "../../src/contract/reference.js";
+import { isGhcrHost, isGhcrOrigin, parseReference, parseRepository } from "../../src/contract/reference.js";
 import { parseTagReference } from "../../src/fetch/resolve.js";
 
 const HEX = "a".repeat(64);
@@ -79,4 +79,21 @@ suite("a malformed digest in a reference says what is wrong", () => {
       expect(digestShapeProblem(digest)).toMatch(why);
     });
   }
+});
+
+suite("ghcr.io rules (isGhcrHost for the privacy gate, isGhcrOrigin for where a GitHub token may go)", () => {
+  it.each([
+    ["ghcr.io/acme/p", true, true],
+    ["GHCR.IO/acme/p", true, true],
+    ["ghcr.io:443/acme/p", true, true],
+    ["ghcr.io:8443/acme/p", true, false],
+    ["ghcr.io.evil.example/acme/p", false, false],
+    ["evil.example/ghcr.io/p", false, false],
+    ["127.0.0.1:5000/acme/p", false, false],
+    ["oci-layout:/srv/ghcr.io", false, false],
+  ])("%s: host %s, origin %s", (value, host, origin) => {
+    const repository = parseRepository(value);
+    expect(isGhcrHost(repository)).toBe(host);
+    expect(isGhcrOrigin(repository)).toBe(origin);
+  });
 });
