@@ -1,26 +1,45 @@
 #!/usr/bin/env node
 // One measured phase of `bench-oci.mjs`, run as its own process so that the process
-// timed against skopeo loads only what the phase needs: Node, `node:path` and the
-// `src/oci` barrel (nothing of the benchmark harness: no http/net/os, no getconf).
+// timed against skopeo loads only what the phase needs: Node, `node:path`/`node:module` and the
+// src/oci transport (nothing of the benchmark harness: no http/net/os, no getconf).
 //
-//   node bench-oci-phase.mjs fetch --repository HOST/REPO --out DIR
-//   node bench-oci-phase.mjs push  --repository HOST/REPO --layout DIR
+//   node bench-oci-phase.mjs fetch --repository HOST/REPO --out DIR [--load bundle|barrel]
+//   node bench-oci-phase.mjs push  --repository HOST/REPO --layout DIR [--load bundle|barrel]
+//
+// --load bundle (default): the transport as `hermes-plugin-kit fetch` loads it, from the CLI's fetch
+// bundle (dist/src/cli/fetch-bundle.cjs) through main.cjs's importArea, compiled with the per-user V8
+// code cache (written after the first successful run: bench-oci's untimed warm-up). --load barrel: the
+// library's ES modules (dist/src/oci/index.js, ~35 modules; Node 20 caches no ES module compilation).
 //
 // fetch: resolve the tag `bench`, fetchManifest, then fetchBlobToFile of every layer in
 // parallel (SHA-256 verified before each rename). push: copy(layout `payload` -> registry,
 // tag `bench`, 4 blobs at once). Prints one JSON line: {"ms": <in-process ms of the phase>,
 // "maxRssMib": <peak RSS of this process>}.
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const [phase, ...args] = process.argv.slice(2);
-const value = (name) => {
+const value = (name, fallback) => {
   const at = args.indexOf(name);
-  if (at < 0 || args[at + 1] === undefined) throw new Error(`bench-oci-phase: ${name} is required`);
+  if (at < 0 || args[at + 1] === undefined) {
+    if (fallback !== undefined) return fallback;
+    throw new Error(`bench-oci-phase: ${name} is required`);
+  }
   return args[at + 1];
 };
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const oci = await import(pathToFileURL(path.join(root, "dist", "src", "oci", "index.js")).href);
+const load = value("--load", "bundle");
+let main;
+let oci;
+if (load === "bundle") {
+  main = createRequire(import.meta.url)(path.join(root, "dist", "src", "cli", "main.cjs"));
+  oci = await main.importArea("../oci/index.js", `tool-bench-oci-${phase}`);
+} else if (load === "barrel") {
+  oci = await import(pathToFileURL(path.join(root, "dist", "src", "oci", "index.js")).href);
+} else {
+  throw new Error(`bench-oci-phase: --load is bundle or barrel, not ${load}`);
+}
 
 const target = await oci.openTarget(value("--repository"), { plainHttp: true });
 const t0 = process.hrtime.bigint();
@@ -37,4 +56,5 @@ if (phase === "push") {
 }
 const ms = Number(process.hrtime.bigint() - t0) / 1e6;
 await target.close();
+main?.saveAreaCaches();
 process.stdout.write(JSON.stringify({ ms, maxRssMib: Math.round(process.resourceUsage().maxRSS / 1024) }) + "\n");

@@ -7,8 +7,10 @@
 //   fetch-verify  ours: resolve + fetchManifest + fetchBlobToFile per layer (4 in parallel,
 //                 SHA-256 verified before each rename), in a fresh Node process so its
 //                 peak RSS is the fetch's own (scripts/bench-oci-phase.mjs, which loads only
-//                 the src/oci barrel); timed as the whole process, start-up included, like the
-//                 skopeo process it is compared with. The process overhead (wall minus the
+//                 the src/oci transport, as `hermes-plugin-kit fetch` loads it: from the CLI's
+//                 fetch bundle with its V8 code cache, which the untimed warm-up writes;
+//                 `--load barrel` loads the library's ES modules instead); timed as the whole
+//                 process, start-up included, like the skopeo process it is compared with. The process overhead (wall minus the
 //                 fetch's in-process time) and the ratio without it are printed too.
 //                 peer: skopeo copy docker://... oci:DIR of the same artifact
 //   push          ours: copy(layout -> registry) in a fresh Node process
@@ -22,7 +24,7 @@
 // figure a loaded machine disturbs less than wall time.
 // Last line: fetch_verify_vs_skopeo=<median ratio> peak_rss_mib=<max fetch peak RSS> size_mib=<n> push_vs_skopeo=<median ratio>
 //
-// Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--keep] [--inherit-env]
+// Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--load bundle|barrel] [--keep] [--inherit-env]
 // Environment: NODE_EXTRA_CA_CERTS and NODE_OPTIONS are removed from the measured processes unless
 // --inherit-env (scripts/bench-env.mjs says why).
 // Needs: dist/ (built automatically when missing), /usr/bin/docker-registry, skopeo, sha256sum.
@@ -48,12 +50,18 @@ if (!Number.isInteger(sizeMib) || sizeMib < 4 || sizeMib % 4 !== 0 || !Number.is
   process.exit(2);
 }
 const keep = args.includes("--keep");
+const load = value("--load", "bundle");
+if (load !== "bundle" && load !== "barrel") {
+  process.stderr.write(`bench-oci: --load is bundle (the CLI's fetch bundle, default) or barrel (dist/src/oci/index.js), not ${load}\n`);
+  process.exit(2);
+}
 const registryBin = process.env.DOCKER_REGISTRY_BIN ?? "/usr/bin/docker-registry";
 
 const entry = path.join(root, "dist", "src", "oci", "index.js");
-if (!existsSync(entry)) {
-  process.stderr.write("bench-oci: building dist/ (tsc -p tsconfig.build.json)\n");
+if (!existsSync(entry) || !existsSync(path.join(root, "dist", "src", "cli", "fetch-bundle.cjs"))) {
+  process.stderr.write("bench-oci: building dist/ (tsc -p tsconfig.build.json, then scripts/bundle-cli.mjs)\n");
   spawnSync(process.execPath, [path.join(root, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(root, "tsconfig.build.json")], { stdio: "inherit" });
+  spawnSync(process.execPath, [path.join(root, "scripts", "bundle-cli.mjs")], { stdio: "inherit" });
 }
 const oci = await import(pathToFileURL(entry).href);
 
@@ -162,7 +170,7 @@ const time = async (fn) => {
 async function phase(name, extra) {
   let out;
   const ms = await time(async () => {
-    out = await run(process.execPath, [fileURLToPath(new URL("bench-oci-phase.mjs", import.meta.url)), name, ...extra]);
+    out = await run(process.execPath, [fileURLToPath(new URL("bench-oci-phase.mjs", import.meta.url)), name, ...extra, "--load", load]);
   });
   const reported = JSON.parse(out.trim().split("\n").pop());
   return { maxRssMib: reported.maxRssMib, inProcessMs: reported.ms, ms };
@@ -280,7 +288,7 @@ try {
   const fetchRatio = stats(rows.fetch.map((v, i) => v / rows.skopeoFetch[i]));
   const pushRatio = stats(rows.push.map((v, i) => v / rows.skopeoPush[i]));
   process.stdout.write(`${environmentLine}\n`);
-  process.stdout.write(`artifact: ${sizeMib} MiB in 4 layers, manifest ${manifest.digest}; ${pairs} pairs; min / median / max\n`);
+  process.stdout.write(`artifact: ${sizeMib} MiB in 4 layers, manifest ${manifest.digest}; ${pairs} pairs; our process loads the transport from ${load === "bundle" ? "the CLI's fetch bundle (code-cached)" : "dist/src/oci/index.js (ES modules)"}; min / median / max\n`);
   process.stdout.write(`fetch-verify (ours, registry -> files):  ${fmt(stats(rows.fetch))} MB/s, peak RSS ${fmt(stats(rows.fetchRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy docker:// -> oci:           ${fmt(stats(rows.skopeoFetch))} MB/s\n`);
   process.stdout.write(`fetch ratio ours/skopeo (per pair):      ${fmt(fetchRatio, 2)}\n`);

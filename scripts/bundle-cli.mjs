@@ -228,8 +228,10 @@ const bundleFile = path.join(cliDir, "cli-bundle.cjs");
 const fetchBundleFile = path.join(cliDir, "fetch-bundle.cjs");
 const areaSeen = new Set();
 const cli = await bundle('export { runCli } from "./program.js";\n', bundleFile, bundled, areaSeen);
-// The fetch bundle exports the namespace of each of its modules the CLI bundle imports, by the specifier it uses.
-const areaSpecifiers = [...areaSeen].sort();
+// The fetch bundle exports the namespace of each of its modules the CLI bundle imports, by the specifier it uses,
+// and the src/oci barrel: the transport as the CLI ships it, for tools that run it without a command
+// (scripts/bench-oci-phase.mjs loads it through main.cjs's importArea, with a code cache like `fetch`'s).
+const areaSpecifiers = [...new Set([...areaSeen, "../oci/index.js"])].sort();
 const entry = areaSpecifiers.map((spec, i) => `import * as m${i} from ${JSON.stringify(spec)};\n`).join("") + `export const modules = { ${areaSpecifiers.map((spec, i) => `${JSON.stringify(spec)}: m${i}`).join(", ")} };\n`;
 const fetchBundle = await bundle(entry, fetchBundleFile, bundledInFetch, undefined);
 

@@ -80,7 +80,15 @@ function wrap(source: string): string {
 /** The bundles another bundle's import() was answered from in this run (by file name), for {@link saveCodeCache}. */
 const loadedAreas = new Map<string, LoadedBundle>();
 /** The command line and options of this run's {@link loadCli}: an area bundle's cache is named by the same command. */
-let runOptions: { argv: readonly string[]; cache: boolean; env: NodeJS.ProcessEnv } = { argv: [], cache: true, env: process.env };
+let runOptions: RunOptions = { argv: [], cache: true, env: process.env };
+
+/** How this process loads bundles: the command line (it names the caches), whether to cache, the environment; `cacheName` names the caches instead of the command (importArea). */
+interface RunOptions {
+  argv: readonly string[];
+  cache: boolean;
+  env: NodeJS.ProcessEnv;
+  cacheName?: string;
+}
 
 /**
  * `import()` of a module outside the bundle: one of the fetch bundle's modules comes from that bundle
@@ -202,7 +210,7 @@ function fileStamp(file: string): string | undefined {
  * directories to make and the file (`<sha256>-<file stamp>-<node>-<command>.cache`); undefined when
  * caching is off or impossible.
  */
-export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, bundle?: { sha256: string; file: string }): CacheLocation | undefined {
+export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, bundle?: { sha256: string; file: string }, cacheName?: string): CacheLocation | undefined {
   if (/^(0|false|off|no)$/i.test(env[CODE_CACHE_ENV] ?? "") || process.platform === "win32") return undefined;
   const id = bundleId();
   if (id === undefined) return undefined;
@@ -212,7 +220,7 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   const location = cacheLocation(env);
   if (location === undefined) return undefined;
   const first = argv[0];
-  const command = first !== undefined && (id.commands.includes(first) || first === "help") ? first : "other";
+  const command = cacheName ?? (first !== undefined && (id.commands.includes(first) || first === "help") ? first : "other");
   const node = `${process.version}-v8-${process.versions.v8}-${process.arch}`.replace(/[^0-9A-Za-z.-]/g, "_");
   const dirs: string[] = [];
   let dir = location.base;
@@ -320,9 +328,9 @@ export interface LoadedCli extends LoadedBundle {
 }
 
 /** Compile and run the bundle `file` (SHA-256 `sha256`, which names its cache) with this run's code cache when there is a good one. */
-function loadBundle(file: string, sha256: string | undefined, options: { argv: readonly string[]; cache: boolean; env: NodeJS.ProcessEnv }): LoadedBundle {
+function loadBundle(file: string, sha256: string | undefined, options: RunOptions): LoadedBundle {
   const source = wrap(readFileSync(file, "utf8"));
-  const location = !options.cache ? undefined : codeCacheFile(options.argv, options.env, sha256 === undefined ? undefined : { sha256, file });
+  const location = !options.cache ? undefined : codeCacheFile(options.argv, options.env, sha256 === undefined ? undefined : { sha256, file }, options.cacheName);
   const cachedData = location === undefined ? undefined : readCache(location);
   const script = new Script(source, { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
   const cacheAccepted = cachedData !== undefined && script.cachedDataRejected !== true;
@@ -341,6 +349,29 @@ export function loadCli(argv: readonly string[] = [], options: { cache?: boolean
   runOptions = { argv, cache: options.cache !== false, env: options.env ?? process.env };
   const loaded = loadBundle(BUNDLE_FILE, undefined, runOptions);
   return { ...loaded, bundle: loaded.exports as CliBundle, cacheFile: loaded.location?.file };
+}
+
+/**
+ * A module of the fetch bundle (a specifier `cli-bundle.json` lists under `areas`, such as
+ * `../oci/index.js`, the src/oci barrel), loaded as the CLI loads it: compiled once per process with a
+ * code cache of its own, without the CLI bundle. For tools that run the transport as the CLI ships it
+ * without a command line (`scripts/bench-oci-phase.mjs`); call {@link saveAreaCaches} after a run that
+ * succeeded. `cacheName` (`tool-` and lowercase letters, digits, `-`; default `tool`) names the cache
+ * as a command does, so that each use keeps what it compiled (a cache is never rewritten once used).
+ * Rejects for a specifier no area bundle answers or a malformed name.
+ */
+export function importArea(specifier: string, cacheName = "tool"): Promise<unknown> {
+  if (!/^tool(-[a-z0-9]{1,24}){0,3}$/.test(cacheName)) return Promise.reject(new Error(`cache name ${JSON.stringify(cacheName)} must be "tool" or start with "tool-" (lowercase letters, digits, dashes)`));
+  if (bundleId()?.areas.get(specifier) === undefined) return Promise.reject(new Error(`no area bundle holds ${specifier}; rebuild the CLI (npm run build)`));
+  runOptions = { argv: [], cache: true, env: process.env, cacheName };
+  return importExternal(specifier);
+}
+
+/** Write the code cache of each area bundle loaded by {@link importArea} that ran without an accepted one. */
+export function saveAreaCaches(): void {
+  for (const bundle of loadedAreas.values()) {
+    if (bundle.location !== undefined && !bundle.cacheAccepted) writeCache(bundle.location, bundle.script);
+  }
 }
 
 /** The bundles loaded so far besides the CLI bundle (the fetch bundle once a command imported from it). */

@@ -52,6 +52,34 @@ describe("CLI code cache", () => {
     expect(readdirSync(cacheDir())).toEqual(files);
   });
 
+  it("importArea: the src/oci barrel from the fetch bundle (bench-oci-phase's path) with a cache of its own, used on the next run; an unknown specifier is refused", () => {
+    const script = `const m = require(${JSON.stringify(CLI)});
+      m.importArea("../oci/index.js").then(async (oci) => {
+        const [area] = m.loadedAreaBundles();
+        m.saveAreaCaches();
+        const refused = await m.importArea("../nope/index.js").then(() => "loaded", (e) => e.message);
+        const badName = await m.importArea("../oci/index.js", "../x").then(() => "loaded", (e) => e.message);
+        process.stdout.write(JSON.stringify({ fetchBlobToFile: typeof oci.fetchBlobToFile, openTarget: typeof oci.openTarget, accepted: area.cacheAccepted, file: area.location.file, refused, badName }));
+      });`;
+    const run = () => {
+      const result = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: env(), timeout: 60_000 });
+      expect(result.status, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { fetchBlobToFile: string; openTarget: string; accepted: boolean; file: string; refused: string; badName: string };
+    };
+    const first = run();
+    const areaSha = (JSON.parse(readFileSync(join(CLI, "..", "cli-bundle.json"), "utf8")) as { areas: Record<string, { sha256: string }> }).areas["fetch-bundle.cjs"]!.sha256;
+    expect(first).toMatchObject({
+      fetchBlobToFile: "function",
+      openTarget: "function",
+      accepted: false,
+      refused: "no area bundle holds ../nope/index.js; rebuild the CLI (npm run build)",
+      badName: 'cache name "../x" must be "tool" or start with "tool-" (lowercase letters, digits, dashes)',
+    });
+    // Named for no command of the CLI (importArea's default cache name is "tool"): a CLI command's cache is never this one.
+    expect(first.file.startsWith(join(cacheDir(), `${areaSha}-`)) && first.file.endsWith("-tool.cache")).toBe(true);
+    expect(run()).toMatchObject({ accepted: true, file: first.file });
+  });
+
   it("one cache per top-level command (cli-bundle.json lists them); help has its own, anything else shares 'other'", () => {
     cli(["help"]);
     cli(["--help"]);
