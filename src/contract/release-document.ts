@@ -277,6 +277,10 @@ export interface FinalReceiptExpectations {
  * repository, exactly 4 payload records sorted by path with the bundle paths,
  * and the artifact agreeing with its payload record.
  *
+ * Without `expect.bundleReference` (or a check of the receipt's own reference against one you pinned, as
+ * `verify-final-receipt --expect-receipt-reference` does) this proves only that the receipt is consistent
+ * and names the policy's repository: any consistent receipt for that repository passes. The CLI says so.
+ *
  * Codes: those of {@link verifyReleaseIdentity}, plus `REFERENCE_NOT_PINNED`,
  * `REFERENCE_REPOSITORY_MISMATCH` (R2), `PAYLOAD_INVENTORY` (R3),
  * `FILE_RECORD_INVALID` (R4), `PAYLOAD_PATHS_MISMATCH` (R5),
