@@ -28,7 +28,8 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
   it("accepts a valid receipt (exit 0) and prints the pinned reference", async () => {
     const file = await writeDoc("ok.json", canonicalJson(receipt));
     const r = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-bundle-reference", BUNDLE_REFERENCE], { cwd: dir });
-    expect(r.stderr).toBe("");
+    // One note: the receipt's own reference was not pinned.
+    expect(r.stderr).toMatch(/^hermes-plugin-kit: note: the receipt's own reference was not pinned, [^\n]*\n$/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(BUNDLE_REFERENCE);
   });
@@ -105,17 +106,22 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // Without a digest pin the forgery passes, and the run says what was not checked and what to pin.
     const unpinned = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir });
     expect(unpinned.code).toBe(0);
-    const note = /^hermes-plugin-kit: note: no digest was pinned, so this checked the receipt's own consistency and its repository, not that it is the release you meant; to detect any change, pin --expect-receipt-reference (\S+) \(or the bundle reference you copied, --expect-bundle-reference\)\n$/.exec(unpinned.stderr);
+    const note = /^hermes-plugin-kit: note: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, gates, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference (\S+) \(the receipt reference you copied\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
     expect(note, unpinned.stderr).not.toBeNull();
     // The reference it names is the forged receipt's own, which the pinned one is not.
     expect(note![1]).toBe(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json", "--quiet"], { cwd: dir })).stdout).receipt_reference);
     expect(note![1]).not.toBe(receiptReference);
-    expect(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json"], { cwd: dir })).stdout).digest_pinned).toBe(false);
+    expect(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json"], { cwd: dir })).stdout).receipt_pinned).toBe(false);
+    // The bundle pin binds registry_reference only: the forgery (same registry_reference) passes it too, and the note says so.
+    const bundleOnly = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-bundle-reference", receipt.registry_reference, "--json"], { cwd: dir });
+    expect(bundleOnly.code).toBe(0);
+    expect(JSON.parse(bundleOnly.stdout).receipt_pinned).toBe(false);
+    expect(bundleOnly.stderr).toContain("so this checked that it names the bundle you pinned and is consistent, not that its other fields (source, gates, tarball digest) are the release's");
     expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--quiet"], { cwd: dir })).stderr).toBe("");
     // Pinned: no note, and the JSON says so.
     const pinned = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receiptReference, "--json"], { cwd: dir });
     expect(pinned.stderr).toBe("");
-    expect(JSON.parse(pinned.stdout).digest_pinned).toBe(true);
+    expect(JSON.parse(pinned.stdout).receipt_pinned).toBe(true);
     const r = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");

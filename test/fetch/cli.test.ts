@@ -64,7 +64,7 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     const out = join(work, "R1");
     const fetched = await runCli(["fetch", "--reference", `${repository}@${staged.receipt.digest}`, "--output-dir", out, "--expect", "receipt", "--plain-http", "--json"], { cwd: checkout, env: env() });
     expect(fetched.code).toBe(0);
-    const ok = await runCli(["verify-final-receipt", "--receipt", join(out, "release-receipt.json"), "--package", "demo-plugin", "--expect-bundle-reference", `${repository}@${staged.bundle.digest}`], { cwd: checkout, env: env() });
+    const ok = await runCli(["verify-final-receipt", "--receipt", join(out, "release-receipt.json"), "--package", "demo-plugin", "--expect-bundle-reference", `${repository}@${staged.bundle.digest}`, "--expect-receipt-reference", `${repository}@${staged.receipt.digest}`], { cwd: checkout, env: env() });
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     const wrong = await runCli(["verify-final-receipt", "--receipt", fixture.files.get("release-manifest.json")!, "--package", "demo-plugin", "--repository", repository], { cwd: checkout, env: env() });

@@ -36,16 +36,18 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
     throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
   }
   const artifact = receipt.artifacts[0];
-  // Without a digest pin the receipt is checked against the repository and itself only: anyone who can
-  // write a consistent receipt for that repository passes. Say so, and what to pin.
-  const digestPinned = opts.expectBundleReference !== undefined || opts.expectReceiptReference !== undefined;
-  if (!digestPinned) {
+  // Offline, only the receipt's own reference binds all of its fields (source, gates, tarball digest): a
+  // pinned bundle reference binds registry_reference alone, and without either the receipt is checked
+  // against the repository and itself. Say what was not checked, and what to pin.
+  const receiptPinned = opts.expectReceiptReference !== undefined;
+  if (!receiptPinned) {
+    const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printNote(
-      `hermes-plugin-kit: note: no digest was pinned, so this checked the receipt's own consistency and its repository, not that it is the release you meant; to detect any change, pin --expect-receipt-reference ${receiptReference} (or the bundle reference you copied, --expect-bundle-reference)`,
+      `hermes-plugin-kit: note: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference ${receiptReference} (the receipt reference you copied), or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
-    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 }, digest_pinned: digestPinned });
+    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 }, receipt_pinned: receiptPinned });
   } else {
     printLine(`verified ${receipt.package} ${receipt.version} receipt ${receiptReference}; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
   }
