@@ -23,8 +23,7 @@
 import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HermesPluginKitError } from "../src/contract/errors.js";
@@ -38,7 +37,7 @@ import { createProgress, type Progress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
 import { DemoError, keptRegistryLines, startDemoRegistry, type DemoRegistry } from "./demo-registry.js";
 import { installTarballOffline } from "./demo-consumer.js";
-import { makeDirectory } from "../src/contract/directory.js";
+import { makeDirectory, makeTempDirectory } from "../src/contract/directory.js";
 
 export { DemoError } from "./demo-registry.js";
 
@@ -328,7 +327,7 @@ function errorOf(error: unknown): { code: string; message: string } {
 async function openDemo(options: DemoOptions, packageDir: string, result: DemoResult): Promise<DemoRun> {
   const out = options.out === undefined ? process.stderr : options.out;
   const progress = createProgress(out);
-  const workspace = resolve(options.workspace ?? (await mkdtemp(join(tmpdir(), "hermes-plugin-kit-demo-"))));
+  const workspace = resolve(options.workspace ?? (await makeTempDirectory("hermes-plugin-kit-demo-")));
   await makeDirectory(workspace, { mode: 0o700, purpose: "demo workspace (--workspace)" });
   result.workspace = workspace;
   const timed = async <T>(step: string, fn: () => Promise<T>, detail?: (v: T) => string | undefined): Promise<T> => {

@@ -15,9 +15,9 @@
  * repository is reported as "would bootstrap"); and that neither the release
  * tag nor its receipt tag exists in the store yet.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { makeTempDirectory } from "../src/contract/directory.js";
 import { hasCode } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { parseRepository } from "../src/contract/reference.js";
@@ -90,7 +90,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   if (signing.policyKey !== undefined) {
     checks.push({ check: "attest key", status: "ok", detail: `the release policy names ${signing.policyKey.path} (${signing.policyKey.fingerprint}); ${signing.keyFile ?? ""} is its private half: the attest step will run` });
   }
-  const scratch = await mkdtemp(join(tmpdir(), "hpk-dry-run-"));
+  const scratch = await makeTempDirectory("hpk-dry-run-");
   try {
     const clone = join(scratch, "source");
     await cloneAtTrigger(source, clone, trigger);

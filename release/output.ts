@@ -4,12 +4,11 @@
  * work directories the steps download into.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, open, rename, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { canonicalJson } from "../src/contract/canonical-json.js";
 import { PipelineError } from "./errors.js";
-import { makeDirectory } from "../src/contract/directory.js";
+import { makeDirectory, makeTempDirectory } from "../src/contract/directory.js";
 
 /**
  * Write `bytes` to `path` atomically: a temp file in the same directory
@@ -42,7 +41,7 @@ export function outputJsonBytes(value: unknown): Buffer {
 
 /** Make a fresh private (0700) temp directory. */
 export async function privateTempDir(parent: string | undefined, prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(parent ?? tmpdir(), prefix));
+  const dir = await makeTempDirectory(prefix, parent);
   await chmod(dir, 0o700);
   return dir;
 }

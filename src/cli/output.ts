@@ -90,10 +90,12 @@ export function transferProgress(): { progress: NodeJS.WritableStream | null; pr
 /**
  * `text` with the characters that can drive a terminal or reorder what it shows (C0 and C1 controls
  * but newline and tab, the line and paragraph separators, bidirectional overrides and isolates)
- * written as `\uXXXX`: a path or value someone typed or planted reaches stderr as data.
+ * written as `\uXXXX`: a path or value someone typed or planted reaches stderr as data. With
+ * `newlines`, line breaks too (a text line on stdout that must stay one line per item).
  */
-export function terminalSafe(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+export function terminalSafe(text: string, options: { newlines?: boolean } = {}): string {
+  const unsafe = options.newlines === true ? /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g : /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+  return text.replace(unsafe, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Write a note line to stderr (silent under `--quiet`). */
@@ -209,11 +211,17 @@ export function stdoutIsTerminal(): boolean {
 }
 
 /**
- * Write one line of text to stdout, with {@link terminalSafe}'s escapes: a path or name in a success
- * line reaches the terminal as data, as it does in an error. (`--json` output is JSON-escaped already.)
+ * Write one line of text to stdout, with {@link terminalSafe}'s escapes and line breaks as `\u000a`: a
+ * path or name in a success line reaches the terminal as data and keeps the result one line per item.
+ * (`--json` output is JSON-escaped already.)
  */
 export function printLine(line: string): void {
-  writeStdout(terminalSafe(line) + "\n");
+  writeStdout(terminalSafe(line, { newlines: true }) + "\n");
+}
+
+/** Write text that may span lines (a tool's answer) to stdout, escaped as {@link terminalSafe} does but for its line breaks. */
+export function printText(text: string): void {
+  writeStdout(terminalSafe(text) + "\n");
 }
 
 /** Write a JSON value on one line to stdout. */

@@ -12,7 +12,9 @@
  * (docs/architecture.md, "Areas").
  */
 import { accessSync, constants as fsConstants, lstatSync, mkdirSync, rmdirSync, statSync, type Stats } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { HermesPluginKitError } from "./errors.js";
 
 /**
@@ -62,6 +64,17 @@ function notADirectory(target: string, blocking: string, st: Stats, purpose: str
     blocking,
     `cannot use ${purpose} ${target}: expected a directory (or a path that can be created), found ${where}; fix: choose another path, or move ${blocking} out of the way`,
   );
+}
+
+/**
+ * A file could not be created in the directory `dir` that {@link makeDirectory} accepted (procfs and
+ * sysfs pass its access check and then refuse the create: ENOENT, EACCES, EPERM).
+ * @returns IoError `IO_DIRECTORY_UNWRITABLE` naming `target`, `dir` and the fix.
+ */
+export function fileCreateRefused(target: string, dir: string, error: unknown, purpose: string): IoError {
+  const errno = errnoOf(error);
+  if (errno === "ENAMETOOLONG") return pathTooLong(target, target, purpose, error);
+  return unwritable(target, dir, errno, purpose, false, error);
 }
 
 /** `failed` is the level whose creation failed (`creating`), or the existing directory that is not writable. */
@@ -219,6 +232,32 @@ export async function makeDirectory(dir: string, options: MakeDirectoryOptions =
  */
 export function checkDirectoryWritable(dir: string, options: MakeDirectoryOptions = {}): void {
   removeCreated(makeDirectorySync(dir, options));
+}
+
+/**
+ * `mkdtemp` of `<base>/<prefix>XXXXXX` (mode 0700) for a command's private scratch space; `base` defaults
+ * to the system temp directory (`TMPDIR`). A base that is missing, no directory or not writable is a coded
+ * error naming `TMPDIR` when that is where it came from.
+ * @returns the created directory's path.
+ * @throws IoError `IO_NOT_A_DIRECTORY` (ENOTDIR: base or a parent is a file), `IO_DIRECTORY_UNWRITABLE`
+ *   (ENOENT, EACCES, EROFS, a relative base...), `IO_PATH_TOO_LONG`.
+ */
+export async function makeTempDirectory(prefix: string, base?: string): Promise<string> {
+  const fromEnv = base === undefined;
+  const root = base ?? tmpdir();
+  const purpose = fromEnv ? "temporary directory (TMPDIR, else /tmp)" : "temporary directory";
+  const fix = fromEnv ? "fix: set TMPDIR to an existing directory you can write (absolute path), or unset it" : "fix: choose an existing directory you can write";
+  if (!isAbsolute(root)) {
+    throw new IoError("IO_DIRECTORY_UNWRITABLE", root, `cannot use ${purpose} ${shortPath(root)}: expected an absolute path, found a relative one; ${fix}`);
+  }
+  try {
+    return await mkdtemp(join(root, prefix));
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === "ENAMETOOLONG") throw pathTooLong(root, root, purpose, error);
+    const found = errno === "ENOENT" ? "it does not exist" : errno === "ENOTDIR" ? "it (or a parent) is not a directory" : errno === "EACCES" ? "permission denied (EACCES)" : errno === "EROFS" ? "it is on a read-only file system (EROFS)" : `it cannot be written (${errno})`;
+    throw new IoError(errno === "ENOTDIR" ? "IO_NOT_A_DIRECTORY" : "IO_DIRECTORY_UNWRITABLE", root, `cannot use ${purpose} ${shortPath(root)}: expected a directory this user can create files in, but ${found}; ${fix}`, { cause: error });
+  }
 }
 
 /** Remove directories created by {@link makeDirectorySync} (innermost first), ignoring failures. */

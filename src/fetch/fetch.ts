@@ -18,8 +18,7 @@
  * rolled back and its lock released, and `InterruptedError` is thrown.
  */
 import { rmSync } from "node:fs";
-import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, lstat, mkdir, readFile, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
@@ -45,7 +44,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { makeDirectorySync } from "../contract/directory.js";
+import { makeDirectorySync, makeTempDirectory } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
 export type { RegistryCredentials };
@@ -379,11 +378,13 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
  */
 export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
   throwIfInterrupted(options.signal);
-  const { pinned, target, manifest: checked } = await inspectRelease(options);
+  // The privacy gate and the manifest read: a registry that accepts and never answers must not hold a
+  // Ctrl-C for the requests' timeouts (nothing to remove yet; the abandoned requests end with the process).
+  const { pinned, target, manifest: checked } = await untilInterrupted(options.signal, () => inspectRelease(options), () => undefined);
   throwIfInterrupted(options.signal);
 
   // G9: a fresh private temp directory.
-  const dir = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-fetch-"));
+  const dir = await makeTempDirectory("hpk-fetch-", options.tmpDir);
   const cleanup = () => rm(dir, { recursive: true, force: true });
   // On abort the directory goes synchronously, so no write of the abandoned work slips in between: its
   // transfers then fail on the missing directory, and it checks the signal before creating directories.

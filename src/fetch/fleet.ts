@@ -38,7 +38,7 @@ export { receiptReferenceFor };
 import { FetchError } from "./errors.js";
 import { OciError } from "../oci/errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
-import { makeDirectory, pathTooLong } from "../contract/directory.js";
+import { fileCreateRefused, makeDirectory, pathTooLong } from "../contract/directory.js";
 import { parseJsonFileBytes } from "../contract/json-file.js";
 
 /** Largest lock file read, in bytes. */
@@ -130,7 +130,9 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
     if (allowMissing) return emptyFleetLock();
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);
   }
-  if (found.kind === "not-regular" || (found.kind === "failed" && found.code === "ELOOP")) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  if (found.kind === "not-regular" || (found.kind === "failed" && found.code === "ELOOP")) {
+    throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file; found ${found.kind === "not-regular" ? found.what : "a symbolic link (not followed)"}; fix: pass the path of the lock file itself`);
+  }
   if (found.kind === "too-large") throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} is larger than ${MAX_LOCK_BYTES} bytes`);
   if (found.kind === "failed") throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} cannot be read (${found.code})`);
   let doc: JsonObject;
@@ -142,13 +144,22 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
   return checkFleetLock(doc, path);
 }
 
-/** Write the lock atomically (temp file in the same directory, then rename); a symlinked lock path is refused. */
+/**
+ * Write the lock atomically (temp file in the same directory, then rename); a symlinked lock path is refused.
+ * @throws FetchError `FLEET_LOCK_UNREADABLE` (the path is no regular file); IoError `IO_NOT_A_DIRECTORY`,
+ *   `IO_DIRECTORY_UNWRITABLE` (its directory cannot be created or written, e.g. under /proc or /sys), `IO_PATH_TOO_LONG`.
+ */
 export async function writeFleetLockFile(path: string, lock: FleetLock): Promise<void> {
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
   await makeDirectory(dirname(resolve(path)), { purpose: "fleet lock directory (--lock)" });
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+  let handle;
+  try {
+    handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o644);
+  } catch (error) {
+    throw fileCreateRefused(path, dirname(resolve(path)), error, "fleet lock (--lock)");
+  }
   try {
     await handle.writeFile(fleetLockBytes(checkFleetLock(lock)));
     await handle.sync();

@@ -10,9 +10,9 @@
  * object checking (`git bundle verify` alone does not read the pack data, so
  * a truncated or corrupted pack is only caught by the real fetch).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { makeTempDirectory } from "../contract/directory.js";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
 import { describeValue, isGitSha } from "../contract/grammar.js";
@@ -98,7 +98,7 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
   const bundle = resolve(bundlePath);
   const tagRef = `refs/tags/${expect.tag}`;
   const expectedRefs = [RELEASE_CANDIDATE_REF, tagRef];
-  const scratch = await mkdtemp(join(options.tmpDir ?? tmpdir(), "hpk-source-"));
+  const scratch = await makeTempDirectory("hpk-source-", options.tmpDir);
   try {
     const repo = await initScratchRepository(scratch, options.git ?? "git", options.timeoutMs ?? 60_000);
     await repo.step("bundle verify", [repo.gitDir, "bundle", "verify", "--quiet", bundle]);

@@ -118,10 +118,11 @@ describe("CLI stderr", () => {
 
 describe("CLI text results", () => {
   it("a path in a success line on stdout reaches the terminal as data (init into a directory named with ESC and a bidi override)", () => {
-    const target = join(dir, "p\u001b[31mRED\u202e");
+    const target = join(dir, "p\u001b[31mRED\u202e\nnext");
     const run = direct(["init", target, "--name", "demo", "--repository", `oci-layout:${join(dir, "store")}`]);
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout.split("\n")[0]).toBe(`created plugin project demo in ${join(dir, "p")}\\u001b[31mRED\\u202e`);
+    // A line break in the path too: the result stays one line per item.
+    expect(run.stdout.split("\n")[0]).toBe(`created plugin project demo in ${join(dir, "p")}\\u001b[31mRED\\u202e\\u000anext`);
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
   });
 });

@@ -87,6 +87,22 @@ describe("fetch --output-dir", () => {
   });
 });
 
+describe("TMPDIR that cannot hold fetch's private temp directory", () => {
+  it.each([
+    ["missing", () => join(root, "no-such-tmp"), "IO_DIRECTORY_UNWRITABLE", "it does not exist"],
+    ["a file", () => receiptFile, "IO_NOT_A_DIRECTORY", "is not a directory"],
+    ["relative", () => "relative-tmp", "IO_DIRECTORY_UNWRITABLE", "expected an absolute path"],
+  ])("%s: coded, naming TMPDIR and the fix, nothing installed", async (_label, tmp, code, found) => {
+    const out = join(root, `tmpdir-${code}-D`);
+    const r = await runCli(fetchArgs(out), { env: { TMPDIR: tmp() } });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`cannot use temporary directory (TMPDIR, else /tmp) ${tmp()}`);
+    expect(r.stderr).toContain(found);
+    expect(r.stderr).toMatch(new RegExp(`fix: set TMPDIR to an existing directory you can write \\(absolute path\\), or unset it \\[${code}\\]\\n$`));
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
 describe("a path the system refuses as too long (ENAMETOOLONG)", () => {
   const longName = join(tmpdir(), "n".repeat(300), "D");
   const longPath = join(tmpdir(), ...Array.from({ length: 20 }, () => "p".repeat(250)), "D");
@@ -138,6 +154,10 @@ describe("other commands' directories", () => {
   it("fleet add --lock under /proc or under a file: coded, no lock written", async () => {
     expectIoFailure(await runCli(["fleet", "add", "--lock", "/proc/x/fleet.lock.json", "--receipt", receiptFile, "--repository", repository], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
     expectIoFailure(await runCli(["fleet", "add", "--lock", "/dev/null/fleet.lock.json", "--receipt", receiptFile, "--repository", repository]), "IO_NOT_A_DIRECTORY", "/dev/null");
+    // /proc and /sys themselves pass the directory's access check and refuse the file (ENOENT, EACCES): coded too.
+    for (const lock of ["/proc/fleet.lock.json", "/sys/fleet.lock.json"]) {
+      expectIoFailure(await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", lock);
+    }
     const lock = join(root, "fleet", "fleet.lock.json");
     const ok = await runCli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository]);
     expect(ok.code, ok.stderr).toBe(0);

@@ -5,7 +5,7 @@
  * of an upgrade into a directory holding the previous version (`--replace`).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -405,5 +405,23 @@ describe("a pinned repository with credentials in it is refused and never echoed
   it("the right repository still pins (the passing case)", async () => {
     const lock = lockPath();
     await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository })).resolves.toMatchObject({ changed: true });
+  });
+});
+
+describe("a fleet lock path that is no regular file", () => {
+  it("FLEET_LOCK_UNREADABLE says what was found (a device, a directory, a symbolic link) and the fix", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-fleet-lock-kind-"));
+    try {
+      await writeFile(join(dir, "real.json"), "{}");
+      await symlink(join(dir, "real.json"), join(dir, "link.json"));
+      for (const [path, found] of [["/dev/null", "a FIFO, socket or device"], [dir, "a directory"], [join(dir, "link.json"), "a symbolic link (not followed)"]] as const) {
+        await expect(() => readFleetLockFile(path)).toThrowWithCode("FLEET_LOCK_UNREADABLE");
+        const r = await runCli(["fleet", "list", "--lock", path]);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toBe(`hermes-plugin-kit: fleet lock ${path} must be a regular file; found ${found}; fix: pass the path of the lock file itself [FLEET_LOCK_UNREADABLE]\n`);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

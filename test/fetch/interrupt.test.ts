@@ -11,9 +11,10 @@
 import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import http from "node:http";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMPTY_CONFIG_DIGEST } from "../../src/contract/constants.js";
 import { InterruptedError } from "../../src/contract/errors.js";
 import { fetchRelease } from "../../src/fetch/fetch.js";
@@ -164,4 +165,57 @@ describeRegistry("fetch interrupted mid-download", () => {
     expect(await entries(libTmp)).toEqual([]);
     await expect(readdir(out)).rejects.toThrow(/ENOENT/);
   }, 120_000);
+});
+
+describe("fetch interrupted before any answer (a registry that accepts connections and never answers)", () => {
+  let silent: net.Server;
+  let silentHost: string;
+  const sockets = new Set<net.Socket>();
+  beforeAll(async () => {
+    silent = net.createServer((socket) => {
+      sockets.add(socket); // accepted, never answered
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const address = silent.address();
+    silentHost = `127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
+  it.each([
+    ["SIGINT", 130, []],
+    ["SIGTERM", 143, []],
+    ["SIGINT", 130, ["--json"]],
+  ] as const)("%s during the privacy gate's first request: exit %i at once with INTERRUPTED (%j), not after the request's timeout", async (signal, status, extra) => {
+    const childTmp = await mkdtemp(join(work, "silent-tmp-"));
+    const child = spawn(process.execPath, [CLI, "fetch", "--reference", `${silentHost}/acme/demo-plugin@${staged.bundle.digest}`, "--output-dir", join(work, "D-silent"), "--plain-http", ...extra], {
+      env: { ...process.env, TMPDIR: childTmp, GH_TOKEN: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    // The connection is accepted once the CLI has started its first request.
+    for (let i = 0; i < 3000 && sockets.size === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    const sent = Date.now();
+    child.kill(signal);
+    const code = await exited;
+    const tookMs = Date.now() - sent;
+    expect(code).toBe(status);
+    expect(tookMs).toBeLessThan(5_000); // the grace period is 10 s, the request's own timeout longer
+    if (extra.length === 0) {
+      expect(stderr).toMatch(new RegExp(`^hermes-plugin-kit: fetch interrupted \\(${signal}\\): .* \\[INTERRUPTED\\]\\n$`));
+      expect(stdout).toBe("");
+    } else {
+      expect(JSON.parse(stdout)).toMatchObject({ ok: false, code: "INTERRUPTED" });
+    }
+    expect(await entries(childTmp)).toEqual([]);
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  }, 60_000);
 });

@@ -5,7 +5,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import type { GroupRegistration } from "../usage.js";
 import { integerInRangeFlag } from "../flag-values.js";
-import { printJson, printLine, printNote, runAction, stdoutIsTerminal, UsageError, writeStdout } from "../output.js";
+import { printJson, printLine, printNote, printText, runAction, stdoutIsTerminal, UsageError, writeStdout } from "../output.js";
 
 function collectAlias(value: string, previous: Record<string, string> | undefined): Record<string, string> {
   const at = value.indexOf("=");
@@ -133,7 +133,7 @@ function registerPluginCall(plugin: Command): void {
         } else {
           printNote(`${called.hermesName} (server ${called.server}) ${called.isError ? "answered a tool error" : "answered"} in ${called.callMs} ms; the model sees:`);
           // The model's text as is when piped (it is the data asked for); escaped on a terminal, which it could drive.
-          if (stdoutIsTerminal()) printLine(called.modelSees);
+          if (stdoutIsTerminal()) printText(called.modelSees);
           else writeStdout(called.modelSees + "\n");
         }
         return called.isError ? 1 : 0;
