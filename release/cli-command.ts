@@ -4,7 +4,8 @@
  * npm registry, so `npx hermes-plugin-kit` works only inside a project that
  * installed it (elsewhere npx asks the registry and gets a 404): the printed
  * form is `hermes-plugin-kit` when that name on PATH is this very
- * installation (`npm install --global <kit tarball>`), else
+ * installation (`npm install --global <kit tarball>`; a `node_modules/.bin` on PATH, which npx and
+ * `npm run` add for their child alone, does not count), else
  * `node <absolute path of this installation's CLI>`, which works from any
  * directory, a clone included.
  */
@@ -36,7 +37,9 @@ export function kitCliCommand(env: Readonly<Record<string, string | undefined>> 
   if (entry === undefined) return "hermes-plugin-kit";
   const real = realpathOrUndefined(entry);
   for (const dir of (env["PATH"] ?? "").split(delimiter)) {
-    if (dir === "") continue;
+    // npx and `npm run` put a project's node_modules/.bin on the PATH of the process they start, not on
+    // the user's shell's: a name found only there is not runnable as printed.
+    if (dir === "" || /(^|[\\/])node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
     const onPath = realpathOrUndefined(join(dir, "hermes-plugin-kit"));
     if (onPath !== undefined && onPath === real) return "hermes-plugin-kit";
   }

@@ -1,6 +1,6 @@
 /** Progress lines of long work (release/progress.ts) and the consumer's next steps (release/next-steps.ts). */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -147,6 +147,15 @@ describe("kitCliCommand: the CLI form release run and release demo print (the ki
       writeFileSync(join(other, "hermes-plugin-kit"), "#!/bin/sh\n", { mode: 0o755 });
       expect(kitCliCommand({ PATH: other })).toBe(`node ${CLI}`);
       rmSync(other, { recursive: true, force: true });
+      // A project's node_modules/.bin (what npx and npm run put on their child's PATH, not the shell's) does not count.
+      const project = mkdtempSync(join(tmpdir(), "hpk-project-"));
+      const dotBin = join(project, "node_modules", ".bin");
+      mkdirSync(dotBin, { recursive: true });
+      symlinkSync(CLI, join(dotBin, "hermes-plugin-kit"));
+      expect(kitCliCommand({ PATH: dotBin })).toBe(`node ${CLI}`);
+      expect(kitCliCommand({ PATH: `${dotBin}/` })).toBe(`node ${CLI}`);
+      expect(kitCliCommand({ PATH: `${dotBin}${delimiter}${bin}` })).toBe("hermes-plugin-kit");
+      rmSync(project, { recursive: true, force: true });
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
