@@ -192,6 +192,17 @@ export function describeValue(value: unknown): string {
 }
 
 /**
+ * Up to `max` of `items` (each through {@link describeValue}'s length cap, without quotes) joined by
+ * ", ", then "and N more": a listing in an error message stays one readable line however many
+ * entries there are. Empty: "none".
+ */
+export function describeList(items: readonly string[], max = 10): string {
+  if (items.length === 0) return "none";
+  const shown = items.slice(0, max).map((item) => (item.length > 80 ? item.slice(0, 77) + "..." : item));
+  return items.length > max ? `${shown.join(", ")}, and ${items.length - max} more` : shown.join(", ");
+}
+
+/**
  * `word` as a POSIX shell reads it back: as is when it holds only characters no shell splits or
  * expands (`[A-Za-z0-9_@%+=:,./-]`), else single-quoted (each `'` as `'\''`). For the commands the
  * product prints for a user to paste (next steps, resume and fix lines).

@@ -16,7 +16,7 @@ import { hashFile } from "./file-hash.js";
 import { lstatAsync, readdirAsync, writeFileAsync } from "./fs-async.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
-import { describeValue, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
+import { describeList, describeValue, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
@@ -73,10 +73,10 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   if (tarballs.length !== 1) {
     // A fetched bundle keeps its tarball in dist/: say so when that is where it is.
     const hint = tarballs.length === 0 && entries.includes("dist") ? `; the tarball is likely in ${join(distDir, "dist")}: pass that directory` : "";
-    fail("DIST_INVENTORY", `the artifact directory ${distDir} must contain exactly one npm tarball, found ${tarballs.length} (${entries.join(", ") || "empty"})${hint}`);
+    fail("DIST_INVENTORY", `the artifact directory ${distDir} must contain exactly one npm tarball, found ${tarballs.length} (${entries.length === 0 ? "empty" : describeList(entries)})${hint}`);
   }
   if (entries.length !== 1) {
-    fail("DIST_UNEXPECTED_FILE", `the artifact directory ${distDir} holds more than the tarball: ${entries.filter((e) => e !== tarballs[0]).join(", ")}`);
+    fail("DIST_UNEXPECTED_FILE", `the artifact directory ${distDir} holds more than the tarball: ${describeList(entries.filter((e) => e !== tarballs[0]))}`);
   }
   const filename = tarballs[0] as string;
   if (filename !== expected) {

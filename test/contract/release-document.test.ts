@@ -14,6 +14,7 @@ import {
   type PublishedReceipt,
   type TestedManifest,
 } from "../../src/contract/index.js";
+import { describeList } from "../../src/contract/grammar.js";
 import { canonicalJson } from "../../src/contract/canonical-json.js";
 import { parseReleaseJson, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
 import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
@@ -191,6 +192,20 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     await writeFile(join(d, ".private-notes.txt"), "x");
     await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("DIST_UNEXPECTED_FILE");
     await rm(dir, { recursive: true, force: true });
+  });
+  it("D3 with 20,000 extra files: the message names 10 of them and how many more (one short line)", async () => {
+    const { dir, dist: d } = await freshDist();
+    for (let i = 0; i < 20_000; i += 1) await writeFile(join(d, `extra-${String(i).padStart(5, "0")}.txt`), "");
+    const error = await inspectDistDir(d, POLICY, "0.8.0").then(() => null, (e: unknown) => e as Error & { code?: string });
+    expect(error?.code).toBe("DIST_UNEXPECTED_FILE");
+    expect(error?.message).toBe(`the artifact directory ${d} holds more than the tarball: ${Array.from({ length: 10 }, (_, i) => `extra-0000${i}.txt`).join(", ")}, and 19990 more`);
+    await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+  it("describeList: none, all up to the bound, then 'and N more'; long items cut", () => {
+    expect(describeList([])).toBe("none");
+    expect(describeList(["a", "b"])).toBe("a, b");
+    expect(describeList(["a", "b", "c"], 2)).toBe("a, b, and 1 more");
+    expect(describeList(["x".repeat(100)])).toBe("x".repeat(77) + "...");
   });
   it("D2 an empty dist or two tarballs -> DIST_INVENTORY", async () => {
     const { dir, dist: d } = await freshDist();
