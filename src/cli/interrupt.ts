@@ -1,10 +1,10 @@
 /**
- * SIGINT and SIGTERM during a long command (`fetch`, `fleet verify`, `release run`):
+ * SIGINT, SIGTERM and SIGHUP during a long command (`fetch`, `fleet verify`, `release run`):
  * the first signal aborts the command's work, which removes what it created
  * (its temp directory with any `.partial` file, an install under way and its
  * lock; `release run` stops its install or gate command's process group and
  * releases the workspace lock) and rejects with `InterruptedError`; `runAction` then exits 130
- * (SIGINT) or 143 (SIGTERM). A second signal, or work that has not stopped
+ * (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). A second signal, or work that has not stopped
  * within {@link GRACE_MS}, exits at once with the same status.
  *
  * Start-up rule: only the error model is loaded here (no area modules).
@@ -40,16 +40,13 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
     timer = setTimeout(() => process.exit(INTERRUPT_EXIT_CODES[name]), GRACE_MS);
     timer.unref();
   };
-  const onInt = () => onSignal("SIGINT");
-  const onTerm = () => onSignal("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  const handlers = (Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]).map((name) => [name, () => onSignal(name)] as const);
+  for (const [name, handler] of handlers) process.on(name, handler);
   return {
     signal: controller.signal,
     received: () => received,
     dispose() {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
+      for (const [name, handler] of handlers) process.off(name, handler);
       if (timer !== undefined) clearTimeout(timer);
     },
   };
@@ -79,8 +76,7 @@ export async function withInterrupts(what: string, action: (signal: AbortSignal)
   const result = signal !== undefined && code !== 0 ? INTERRUPT_EXIT_CODES[signal] : code;
   // Installed before the watch goes, so there is no moment with the default (killing) behaviour.
   const settled = () => process.exit(result);
-  process.on("SIGINT", settled);
-  process.on("SIGTERM", settled);
+  for (const name of Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]) process.on(name, settled);
   watch.dispose();
   if (signal !== undefined) process.exit(result);
   return result;

@@ -124,8 +124,11 @@ export function hasCode(error: unknown, code: string): boolean {
   return error instanceof HermesPluginKitError && error.code === code;
 }
 
-/** Exit status of a command ended by `signal`: 128 + the signal number (SIGINT 130, SIGTERM 143), as shells report it. */
-export const INTERRUPT_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+/**
+ * Exit status of a command ended by `signal`: 128 + the signal number (SIGHUP 129, SIGINT 130, SIGTERM 143),
+ * as shells report it. SIGHUP: the terminal went away (an ssh session dropped, a closed terminal window).
+ */
+export const INTERRUPT_EXIT_CODES = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
 
 /** The signals a long command stops for, removing what it created (docs/fetch.md "Exit codes"). */
 export type InterruptSignal = keyof typeof INTERRUPT_EXIT_CODES;

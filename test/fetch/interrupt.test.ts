@@ -188,6 +188,7 @@ describe("fetch interrupted before any answer (a registry that accepts connectio
   it.each([
     ["SIGINT", 130, []],
     ["SIGTERM", 143, []],
+    ["SIGHUP", 129, []],
     ["SIGINT", 130, ["--json"]],
   ] as const)("%s during the privacy gate's first request: exit %i at once with INTERRUPTED (%j), not after the request's timeout", async (signal, status, extra) => {
     const childTmp = await mkdtemp(join(work, "silent-tmp-"));
