@@ -78,6 +78,7 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
   // runs in a help-only run, where the top-level leaves show `[options]` for their own options).
   if (options.groupSubcommands !== false) addVerbosityOptions(program);
   refuseRepeatedValues(program);
+  refuseOptionsAsValues(program);
   answerUsageErrorsInJson(program);
   oneLineUsageErrors(program);
   return program;
@@ -102,6 +103,29 @@ function refuseRepeatedValues(command: Command): void {
       usageFailure = command;
       setCommandPath(commandPath(command));
       throw new UsageError(`${option.long ?? option.flags} was given twice (${JSON.stringify(previous)}, then ${JSON.stringify(value)}); it takes one value: pass it once`);
+    });
+  }
+}
+
+/**
+ * A value that is one of the command's own options (`fleet add --lock --json`, `fetch --reference
+ * --output-dir x`) is a usage error (exit 2): commander hands the next word to an option that takes a
+ * value, so a forgotten value silently became a file named `--json`, or the next flag went missing.
+ * A path that really starts with `--` can be written `./--json`.
+ */
+function refuseOptionsAsValues(command: Command): void {
+  for (const sub of command.commands) refuseOptionsAsValues(sub);
+  const flags = new Set<string>(["-h", "--help"]);
+  for (let at: Command | null = command; at !== null; at = at.parent) {
+    for (const option of at.options) for (const flag of [option.long, option.short]) if (flag !== undefined) flags.add(flag);
+  }
+  for (const option of command.options) {
+    if (!(option.required || option.optional)) continue;
+    (command as unknown as NodeJS.EventEmitter).prependListener(`option:${option.name()}`, (value: unknown) => {
+      if (typeof value !== "string" || !flags.has(value.split("=")[0] ?? "")) return;
+      usageFailure = command;
+      setCommandPath(commandPath(command));
+      throw new UsageError(`${option.long ?? option.flags} needs a value, found the option ${JSON.stringify(value)} in its place; give ${option.long ?? option.flags} its value (a path that starts with "--" can be written ./${value})`);
     });
   }
 }

@@ -5,6 +5,9 @@
  * no command (the program or a group without a subcommand) prints the short
  * help on stderr and exits 2, as git does; asking for help exits 0.
  */
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Command, InvalidArgumentError } from "commander";
 import { collect } from "../../src/cli/consumer-policy.js";
@@ -74,6 +77,46 @@ describe("a single-value option given twice", () => {
     const gates = await runCli(["verify-final-receipt", "--receipt", "missing.json", "--repository", "ghcr.io/acme/a", "--expect-gate", "unit=npm test", "--expect-gate", "build_metadata=npm run check"]);
     expect(gates.code).toBe(1);
     expect(gates.stderr).not.toContain("given twice");
+  });
+});
+
+describe("an option given another option as its value", () => {
+  it("fleet add --lock --json and fetch --reference --output-dir are usage errors (exit 2) naming both; nothing is written", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-option-value-"));
+    try {
+      const lock = await runCli(["fleet", "add", "--lock", "--json", "--receipt", "r.json", "--repository", "ghcr.io/acme/a"], { cwd: dir });
+      expect(lock.code).toBe(2);
+      expect(lock.stderr).toBe(`hermes-plugin-kit: --lock needs a value, found the option "--json" in its place; give --lock its value (a path that starts with "--" can be written ./--json) (see 'hermes-plugin-kit fleet add --help')\n`);
+      const reference = await runCli(["fetch", "--reference", "--output-dir", "q3"], { cwd: dir });
+      expect(reference.code).toBe(2);
+      expect(reference.stderr).toContain(`--reference needs a value, found the option "--output-dir" in its place`);
+      expect(await readdir(dir)).toEqual([]);
+      // A value that is no option of the command is taken as given, ./--json included.
+      const path = await runCli(["fetch", "--reference", "r", "--output-dir", "./--json"], { cwd: dir });
+      expect(path.stderr).toContain("[REFERENCE_NOT_PINNED]");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("every leaf's value-taking options refuse each of the leaf's own flags as a value", () => {
+    let checked = 0;
+    for (const leaf of leafCommands()) {
+      const own = leaf.command.options.map((o) => o.long).filter((f): f is string => f !== undefined);
+      for (const option of leaf.command.options) {
+        if (!(option.required || option.optional)) continue;
+        for (const flag of [...own, "--help"]) {
+          leaf.command.saveStateBeforeParse();
+          try {
+            expect(() => leaf.command.parseOptions([option.long!, flag]), `${leaf.path} ${option.long} ${flag}`).toThrow(/needs a value, found the option/);
+          } finally {
+            leaf.command.restoreStateBeforeParse();
+          }
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
   });
 });
 
