@@ -51,7 +51,7 @@ export interface PluginCallResult {
  */
 export function parseCallArguments(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
-  const expected = `--args: expected a JSON object, e.g. '{"expression": "2**10"}'`;
+  const expected = `--args: expected a JSON object of the tool's arguments by name, e.g. '{"name": "value"}' (plugin doctor shows each tool's example calls)`;
   let value: unknown;
   try {
     // Strict parse: a duplicate key is refused (as in every other JSON input), never last-one-wins.

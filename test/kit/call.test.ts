@@ -108,7 +108,7 @@ describe("callPluginTool", () => {
     expect(parseCallArguments(undefined)).toEqual({});
     expect(parseCallArguments('{"a": 1}')).toEqual({ a: 1 });
     for (const bad of ["null", "3", '"x"', "[]", ""]) expect(() => parseCallArguments(bad)).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
-    expect(() => parseCallArguments("[]")).toThrow(`--args: expected a JSON object, e.g. '{"expression": "2**10"}', found an array`);
+    expect(() => parseCallArguments("[]")).toThrow(`--args: expected a JSON object of the tool's arguments by name, e.g. '{"name": "value"}' (plugin doctor shows each tool's example calls), found an array`);
     expect(() => parseCallArguments("")).toThrow("found an empty string");
     expect(() => parseCallArguments("secret-ish text")).not.toThrow("secret-ish");
     // Duplicate keys are refused as in every other JSON input; non-integral numbers stay accepted.

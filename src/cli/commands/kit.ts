@@ -109,7 +109,7 @@ function registerPluginCall(plugin: Command): void {
     .description("Start a built package's MCP server the way Hermes does, call one tool through the MCP SDK client, and print what the model would see (exit 1 when the tool answers an error).")
     .argument("<dir>", "package directory (plugin.json, mcp.json, dist/server.js)")
     .argument("<tool>", "tool name as the server lists it (e.g. calculate)")
-    .option("--args <json>", 'tool arguments as a JSON object, e.g. \'{"expression": "2**10"}\' (anything else is a usage error, exit 2)', "{}")
+    .option("--args <json>", 'tool arguments as a JSON object by name, e.g. \'{"name": "value"}\' (anything else is a usage error, exit 2)', "{}")
     .option("--server <name>", "mcp.json server to start (when the package declares more than one)")
     .option("--timeout <ms>", "start-up and call timeout in milliseconds", "15000")
     .option("--json", "print {ok, server, tool, hermesName, arguments, isError, modelSees, callMs} as JSON")
