@@ -36,7 +36,7 @@ import { requirePlainHttpAllowed } from "../oci/origin.js";
 import type { GitHubApiAnswer, GitHubClient } from "../github/api.js";
 import { probeAnonymousRead, type AnonymousReadEvidence } from "./anonymous-probe.js";
 import { PrivacyError } from "./errors.js";
-import { makeDirectory } from "../contract/directory.js";
+import { makeDirectory, pathTooLong } from "../contract/directory.js";
 
 export { PrivacyError, type PrivacyErrorCode } from "./errors.js";
 export { parseWwwAuthenticate, probeAnonymousRead, type AnonymousProbe, type AnonymousReadEvidence, type AuthChallenge } from "./anonymous-probe.js";
@@ -317,14 +317,20 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
  * symlink) owned by the current uid with no group/other permission bits.
  * With `create`, an absent directory is created with mode 0700.
  * @throws PrivacyError `PRIVACY_ABSENT`, `PRIVACY_LAYOUT_SYMLINK`,
- *   `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS`.
+ *   `PRIVACY_LAYOUT_NOT_DIRECTORY`, `PRIVACY_LAYOUT_OWNER`, `PRIVACY_LAYOUT_PERMISSIONS` (also: it or a
+ *   parent cannot be searched, EACCES); IoError `IO_PATH_TOO_LONG`.
  */
 export async function requirePrivateLayout(dir: string, create: boolean): Promise<LayoutEvidence> {
   const absolute = resolvePath(dir);
   let created = false;
   let stats = await lstat(absolute).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return null;
-    throw new PrivacyError("PRIVACY_LAYOUT_NOT_DIRECTORY", `cannot inspect layout store ${absolute} (${error.code ?? "error"})`);
+    // Privacy is unproven when the store cannot be inspected: fail closed, with the reason.
+    if (error.code === "EACCES" || error.code === "EPERM") {
+      throw new PrivacyError("PRIVACY_LAYOUT_PERMISSIONS", `cannot inspect layout store ${absolute}: permission denied on it or a parent directory (${error.code}); privacy is unproven, failing closed; fix: run as the store's owner, or give this user search (x) permission on its parents`);
+    }
+    if (error.code === "ENAMETOOLONG") throw pathTooLong(absolute, absolute, "layout store (oci-layout:)", error);
+    throw new PrivacyError("PRIVACY_LAYOUT_NOT_DIRECTORY", `cannot inspect layout store ${absolute} (${error.code ?? "error"}): expected a directory`);
   });
   if (stats === null) {
     if (!create) throw new PrivacyError("PRIVACY_ABSENT", `layout store ${absolute} does not exist (reads never create it)`);

@@ -204,6 +204,23 @@ describe("release materialize --expected-sha shape (checked first, armed or not)
   });
 });
 
+describe("a layout store that cannot be inspected (a parent without search permission)", () => {
+  it("fetch: PRIVACY_LAYOUT_PERMISSIONS saying why and the fix (it was PRIVACY_LAYOUT_NOT_DIRECTORY), nothing installed", async () => {
+    const locked = join(root, "locked-parent");
+    await mkdir(join(locked, "store"), { recursive: true });
+    await chmod(locked, 0o600); // no x: the store below cannot be looked up
+    try {
+      const out = join(root, "locked-D");
+      const r = await runAsUnprivileged(["fetch", "--reference", `oci-layout:${join(locked, "store")}@${staged.bundle.digest}`, "--output-dir", out]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toBe(`hermes-plugin-kit: cannot inspect layout store ${join(locked, "store")}: permission denied on it or a parent directory (EACCES); privacy is unproven, failing closed; fix: run as the store's owner, or give this user search (x) permission on its parents [PRIVACY_LAYOUT_PERMISSIONS]\n`);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      await chmod(locked, 0o700);
+    }
+  });
+});
+
 /**
  * Run the CLI so that permission bits bind: as root, without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
  * (still uid 0, so a checkout only root may read stays readable); as the current user otherwise.
