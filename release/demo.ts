@@ -287,6 +287,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const result: DemoResult = { ok: false, workspace: options.workspace === undefined ? "" : resolve(options.workspace), package: packageDir, registry: "", steps: [], github_release: NO_GITHUB_HERE };
   try {
     await requirePackageDir(packageDir, options.packageDir !== undefined);
+    // A --registry that cannot be used fails before a workspace exists (nothing to resume, nothing left behind).
+    checkRegistryOption(options);
   } catch (error) {
     return { ...result, error: errorOf(error) };
   }
@@ -352,6 +354,18 @@ async function openDemo(options: DemoOptions, packageDir: string, result: DemoRe
  * a started registry comes up on its saved port.
  * @throws DemoError `DEMO_PLAIN_HTTP_REFUSED`, `DEMO_WORKSPACE_MISMATCH`, `DEMO_REGISTRY_*`.
  */
+/**
+ * The `--registry` shape checks, before anything is created.
+ * @throws ReleaseContractError `REPOSITORY_INVALID` (a URL, credentials, a malformed name); DemoError `DEMO_PLAIN_HTTP_REFUSED`.
+ */
+function checkRegistryOption(options: DemoOptions): void {
+  if (options.registry === undefined) return;
+  const repo = parseRepository(options.registry);
+  if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
+    throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
+  }
+}
+
 async function openStore(demo: DemoRun): Promise<void> {
   const { options, workspace, packageDir } = demo;
   if (options.registry !== undefined) {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStrictJson } from "../../src/contract/index.js";
 import { runCli } from "../support/cli.js";
@@ -114,6 +114,22 @@ describe("release demo --package", () => {
     expect(text.stderr).toContain(`hermes-plugin-kit: --package ${parent} has no package.json`);
     expect(text.stderr).not.toContain("rerun with --workspace");
     await expect(readFile(join(ws, "demo-state.json"))).rejects.toThrow();
+  });
+});
+
+describe("release demo --registry that cannot be used", () => {
+  it.each([
+    [["--registry", "bad ref", "--plain-http"], "REPOSITORY_INVALID"],
+    [["--registry", "https://x/y"], "REPOSITORY_INVALID"],
+    [["--registry", "registry.example/acme/p", "--plain-http"], "DEMO_PLAIN_HTTP_REFUSED"],
+  ])("%j: %s before a workspace exists (none made in TMPDIR, no resume hint)", async (args, code) => {
+    const tmp = await tempDir("hpk-demo-badreg-");
+    workspaces.push(tmp);
+    const r = await runCli(["release", "demo", ...args], { env: { TMPDIR: tmp } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
+    expect(r.stderr).not.toContain("rerun with --workspace");
+    expect(await readdir(tmp)).toEqual([]);
   });
 });
 

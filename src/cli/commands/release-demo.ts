@@ -1,5 +1,6 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
+import { shellWord } from "../../contract/grammar.js";
 import { HermesPluginKitError } from "../../contract/errors.js";
 import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, printNote, progressStream, runAction } from "../output.js";
 
@@ -51,9 +52,10 @@ export function registerReleaseDemo(release: Command): void {
         if (!result.ok) {
           // stdout carries a result only: a kept registry's instructions are a note, where to resume is in the error line.
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
-          const resumable = !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
+          // No workspace (refused before one was made): nothing to resume.
+          const resumable = result.workspace !== "" && !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
           // The step's own code, whatever area raised it, is the command's.
-          throw new HermesPluginKitError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${result.workspace} to resume)` : ""}`);
+          throw new HermesPluginKitError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${shellWord(result.workspace)} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
