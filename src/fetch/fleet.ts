@@ -35,6 +35,7 @@ import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
 import { receiptReferenceFor } from "./receipt-reference.js";
 
 export { receiptReferenceFor };
+import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
 import { OciError } from "../oci/errors.js";
 import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
@@ -400,69 +401,82 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
   const lock = await readFleetLockFile(options.lockPath);
   const results: FleetPluginResult[] = [];
   for (const plugin of lock.plugins) {
-    const parsed = parseReference(plugin.receipt_reference).repository;
-    const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
-    const { credentials: _ignored, ...rest } = options;
-    void _ignored;
-    // The receipt and the bundle are read alike: this plugin's repository, credentials and policy.
-    const pinned = (reference: string, expect: "receipt" | "bundle"): DownloadOptions => ({
-      ...rest,
-      ...(credentials === undefined ? {} : { credentials }),
-      reference,
-      repository: parsed.repository,
-      expect,
-      policy: pluginPolicy(options.policy, plugin),
-    });
-    const download = await forPlugin(plugin, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
-    let receipt: PublishedReceipt;
     try {
-      receipt = download.document as PublishedReceipt;
-    } finally {
-      await download.cleanup();
-    }
-    if (receipt.registry_reference !== plugin.bundle_reference) {
-      throw new FetchError(
-        "FLEET_BUNDLE_REFERENCE_MISMATCH",
-        `plugin ${plugin.name}: the receipt's registry_reference ${receipt.registry_reference} is not the pinned bundle reference ${plugin.bundle_reference}`,
-      );
-    }
-    if (receipt.version !== plugin.version) {
-      throw new FetchError("FLEET_VERSION_MISMATCH", `plugin ${plugin.name}: the lock pins version ${plugin.version}, the receipt says ${receipt.version}`);
-    }
-    const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
-    if (artifact.filename !== plugin.tarball.filename || artifact.sha256 !== plugin.tarball.sha256) {
-      throw new FetchError(
-        "FLEET_TARBALL_MISMATCH",
-        `plugin ${plugin.name}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt says ${artifact.filename} sha256 ${artifact.sha256}`,
-      );
-    }
-    // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
-    // are exactly the receipt's payload records, tarball included.
-    const bundle = await forPlugin(plugin, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
-    const layers = bundle.manifest.layers
-      .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
-      throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
-    }
-    const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
-    const installed: string[] = [];
-    if (options.installedDir !== undefined) {
-      for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
-        const st = await lstat(candidate).catch(() => null);
-        if (st === null) continue;
-        if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused)`);
-        const { sha256 } = await hashFile(candidate, { noFollow: true });
-        if (sha256 !== plugin.tarball.sha256) {
-          throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}`);
-        }
-        installed.push(candidate);
+      results.push(await verifyPinnedPlugin(plugin, options));
+    } catch (error) {
+      // Every refusal names the plugin it is about (a lock pins several), whatever area raised it.
+      if (error instanceof HermesPluginKitError && !(error instanceof InterruptedError) && !error.message.startsWith(`plugin ${plugin.name}`)) {
+        error.message = `plugin ${plugin.name} ${plugin.version}: ${error.message}`;
       }
-      if (installed.length === 0) {
-        throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/)`);
-      }
+      throw error;
     }
-    results.push({ ...plugin, installed, ...(attestations === undefined ? {} : { attestations }) });
   }
   return results;
+}
+
+/** {@link verifyFleetLock} for one pinned plugin. */
+async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptions): Promise<FleetPluginResult> {
+  const parsed = parseReference(plugin.receipt_reference).repository;
+  const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
+  const { credentials: _ignored, ...rest } = options;
+  void _ignored;
+  // The receipt and the bundle are read alike: this plugin's repository, credentials and policy.
+  const pinned = (reference: string, expect: "receipt" | "bundle"): DownloadOptions => ({
+    ...rest,
+    ...(credentials === undefined ? {} : { credentials }),
+    reference,
+    repository: parsed.repository,
+    expect,
+    policy: pluginPolicy(options.policy, plugin),
+  });
+  const download = await forPlugin(plugin, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
+  let receipt: PublishedReceipt;
+  try {
+    receipt = download.document as PublishedReceipt;
+  } finally {
+    await download.cleanup();
+  }
+  if (receipt.registry_reference !== plugin.bundle_reference) {
+    throw new FetchError(
+      "FLEET_BUNDLE_REFERENCE_MISMATCH",
+      `plugin ${plugin.name}: the receipt's registry_reference ${receipt.registry_reference} is not the pinned bundle reference ${plugin.bundle_reference}`,
+    );
+  }
+  if (receipt.version !== plugin.version) {
+    throw new FetchError("FLEET_VERSION_MISMATCH", `plugin ${plugin.name}: the lock pins version ${plugin.version}, the receipt says ${receipt.version}`);
+  }
+  const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
+  if (artifact.filename !== plugin.tarball.filename || artifact.sha256 !== plugin.tarball.sha256) {
+    throw new FetchError(
+      "FLEET_TARBALL_MISMATCH",
+      `plugin ${plugin.name}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt says ${artifact.filename} sha256 ${artifact.sha256}`,
+    );
+  }
+  // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
+  // are exactly the receipt's payload records, tarball included.
+  const bundle = await forPlugin(plugin, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
+  const layers = bundle.manifest.layers
+    .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
+    throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
+  }
+  const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
+  const installed: string[] = [];
+  if (options.installedDir !== undefined) {
+    for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
+      const st = await lstat(candidate).catch(() => null);
+      if (st === null) continue;
+      if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused)`);
+      const { sha256 } = await hashFile(candidate, { noFollow: true });
+      if (sha256 !== plugin.tarball.sha256) {
+        throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}`);
+      }
+      installed.push(candidate);
+    }
+    if (installed.length === 0) {
+      throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/)`);
+    }
+  }
+  return { ...plugin, installed, ...(attestations === undefined ? {} : { attestations }) };
 }

@@ -167,6 +167,8 @@ describe("fleet pins a keyless policy", () => {
     await pushAttestation(other, staged.bundle, await facts({ sourceRepository: "https://github.com/evil/demo-plugin" }), signer({ repository: "evil/demo-plugin" }));
     const refused = await runCli(["fleet", "verify", "--lock", lock, "--trusted-root", rootFile], { cwd: root });
     expect(refused.stderr).toMatch(/\[PROVENANCE_REPOSITORY_MISMATCH\]\n$/);
+    // A lock pins several plugins: the refusal names which one, whatever area raised it.
+    expect(refused.stderr).toMatch(new RegExp(`^hermes-plugin-kit: plugin ${fixture.manifest.package} ${fixture.manifest.version}: `));
     expect(refused.code).toBe(1);
     await expect(() => verifyFleetLock({ lockPath: lock, progress: null, trustedRoot: check().trustedRoot })).toThrowWithCode("PROVENANCE_REPOSITORY_MISMATCH");
   });
