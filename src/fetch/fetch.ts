@@ -150,7 +150,8 @@ export interface VerifiedDownload extends FetchResult {
  * Registry credentials from the environment: `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD` or `REGISTRY_TOKEN` (the OCI layer's `registryCredentialsFromEnv`), else for `ghcr.io` `GH_TOKEN` (user name `oauth2`, as
  * GHCR accepts any user name with a token). Returns undefined when none apply.
- * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set.
+ * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set, `FETCH_CREDENTIALS_INVALID`
+ *   when a value holds a line break or another control character (the message names the variable, never the value).
  */
 export function credentialsFromEnv(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): RegistryCredentials | undefined {
   if (repository.kind !== "registry") return undefined;
@@ -160,10 +161,26 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
   } catch {
     throw new FetchError("FETCH_CREDENTIALS_INCOMPLETE", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
   }
-  if (base !== undefined) return base;
+  if (base !== undefined) {
+    for (const name of ["REGISTRY_USERNAME", "REGISTRY_PASSWORD", "REGISTRY_TOKEN"]) refuseControlCharacters(name, env[name]);
+    return base;
+  }
   const token = env["GH_TOKEN"];
-  if (isGhcrOrigin(repository) && token !== undefined && token !== "") return { username: "oauth2", password: token };
+  if (isGhcrOrigin(repository) && token !== undefined && token !== "") {
+    refuseControlCharacters("GH_TOKEN", token);
+    return { username: "oauth2", password: token };
+  }
   return undefined;
+}
+
+/**
+ * A credential variable holding a line break or another control character (a pasted token with its
+ * newline) cannot go into an HTTP header: refused by name, never echoed.
+ * @throws FetchError `FETCH_CREDENTIALS_INVALID`.
+ */
+function refuseControlCharacters(name: string, value: string | undefined): void {
+  if (value === undefined || !/[\u0000-\u001f\u007f]/.test(value)) return;
+  throw new FetchError("FETCH_CREDENTIALS_INVALID", `${name} holds a line break or another control character, which no HTTP header may carry; fix: set it without them (e.g. a token read from a file: "$(tr -d '\\r\\n' < token-file)")`);
 }
 
 /** Where registry credentials are looked up besides the environment, and who hears which source was used. */

@@ -135,3 +135,28 @@ describe("--registry-config with environment credentials: the environment wins, 
     }
   });
 });
+
+describe("credential variables with control characters", () => {
+  it.each(["REGISTRY_TOKEN", "REGISTRY_PASSWORD", "GH_TOKEN"])("%s with a newline: FETCH_CREDENTIALS_INVALID naming the variable, never the value (library and CLI)", async (name) => {
+    const secret = "tok-" + "Z9".repeat(10);
+    const env: Record<string, string | undefined> = name === "REGISTRY_PASSWORD" ? { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: `${secret}\n` } : { [name]: `${secret}\r\n` };
+    const repository = name === "GH_TOKEN" ? parseRepository("ghcr.io/acme/demo-plugin") : local;
+    let error: (Error & { code?: string }) | undefined;
+    try {
+      credentialsFromEnv(repository, env);
+    } catch (e) {
+      error = e as Error & { code?: string };
+    }
+    expect(error?.code).toBe("FETCH_CREDENTIALS_INVALID");
+    expect(error?.message).toContain(`${name} holds a line break or another control character`);
+    expect(error?.message).not.toContain(secret);
+    const cli = await runCli(["resolve", "--reference", "127.0.0.1:9/acme/demo-plugin:v1.0.0", "--plain-http"], { env: { REGISTRY_USERNAME: undefined, REGISTRY_PASSWORD: undefined, REGISTRY_TOKEN: undefined, GH_TOKEN: undefined, DOCKER_CONFIG: undefined, ...(name === "GH_TOKEN" ? {} : env) } });
+    if (name !== "GH_TOKEN") {
+      expect(cli.code).toBe(1);
+      expect(cli.stderr).toMatch(/\[FETCH_CREDENTIALS_INVALID\]\n$/);
+      expect(cli.stderr + cli.stdout).not.toContain(secret);
+    }
+    // A clean value passes.
+    expect(credentialsFromEnv(repository, name === "REGISTRY_PASSWORD" ? { REGISTRY_USERNAME: "u", REGISTRY_PASSWORD: secret } : { [name]: secret })).toBeDefined();
+  });
+});
