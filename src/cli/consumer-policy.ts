@@ -35,19 +35,26 @@ export function addGatePolicyOptions(command: Command): Command {
 
 /**
  * Parse raw `--expect-gate` values.
- * @throws UsageError (exit 2) naming the malformed value.
+ * @throws UsageError (exit 2) naming the malformed value, or a gate pinned to two different commands.
  */
 export async function gatePins(values: string[] | undefined): Promise<Partial<GateCommands> | undefined> {
   if (values === undefined || values.length === 0) return undefined;
   const { parseGatePin } = await import("../contract/policy.js");
   const pins: Partial<GateCommands> = {};
   for (const value of values) {
+    let parsed: [keyof GateCommands, string];
     try {
-      const [gate, command] = parseGatePin(value);
-      pins[gate] = command;
+      parsed = parseGatePin(value) as [keyof GateCommands, string];
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
+    const [gate, command] = parsed;
+    // One gate pinned to two commands can never both hold: a usage error, not a mismatch with the release.
+    const previous = pins[gate];
+    if (previous !== undefined && previous !== command) {
+      throw new UsageError(`--expect-gate pins ${gate} twice (${JSON.stringify(previous)}, then ${JSON.stringify(command)}); a gate ran one command: pin it once`);
+    }
+    pins[gate] = command;
   }
   return pins;
 }

@@ -80,6 +80,17 @@ describe("a single-value option given twice", () => {
   });
 });
 
+describe("--expect-gate pinning one gate twice", () => {
+  it("to two commands is a usage error naming both (exit 2); the same command twice is accepted", async () => {
+    const r = await runCli(["verify-final-receipt", "--receipt", "missing.json", "--repository", "ghcr.io/acme/a", "--expect-gate", "unit=npm test", "--expect-gate", "unit=true"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`hermes-plugin-kit: --expect-gate pins unit twice ("npm test", then "true"); a gate ran one command: pin it once (see 'hermes-plugin-kit verify-final-receipt --help')\n`);
+    const same = await runCli(["verify-final-receipt", "--receipt", "missing.json", "--repository", "ghcr.io/acme/a", "--expect-gate", "unit=npm test", "--expect-gate", "unit=npm test"]);
+    expect(same.code).toBe(1);
+    expect(same.stderr).toContain("[RELEASE_JSON_UNREADABLE]");
+  });
+});
+
 describe("an option given another option as its value", () => {
   it("fleet add --lock --json and fetch --reference --output-dir are usage errors (exit 2) naming both; nothing is written", async () => {
     const dir = await mkdtemp(join(tmpdir(), "hpk-option-value-"));

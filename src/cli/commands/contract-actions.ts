@@ -6,7 +6,7 @@
  */
 import { readReleaseJsonFile, verifyManifestDist } from "../../contract/manifest.js";
 import { checkDeclaredGates, gatesDeclaredBy, policyForDocument, unpinnedRepository } from "../../contract/policy.js";
-import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
+import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine } from "../output.js";
 
 /** Flags of `verify-manifest`. */
@@ -18,6 +18,8 @@ export interface VerifyManifestOptions extends ConsumerPolicyFlags {
 
 /** `verify-manifest`: the tested manifest against the tarball in the artifact directory, and the gates its package.json declares. */
 export async function verifyManifestAction(opts: VerifyManifestOptions): Promise<void> {
+  // Usage errors in the pins come before any file is read.
+  await gatePins(opts.expectGate);
   const doc = await readReleaseJsonFile(opts.manifest);
   // The consumer's pin, never the manifest's own registry_repository (docs/fetch.md "Whose policy").
   if (opts.repository === undefined && opts.policy === undefined) {

@@ -10,7 +10,7 @@ import { policyForDocument, unpinnedRepository } from "../../contract/policy.js"
 import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/release-document.js";
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
-import { consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
+import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, printNote } from "../output.js";
 
 /** Flags of `verify-final-receipt`. */
@@ -23,6 +23,8 @@ export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
 
 /** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
 export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
+  // Usage errors in the pins come before any file is read.
+  await gatePins(opts.expectGate);
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
   const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {

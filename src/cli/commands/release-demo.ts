@@ -1,6 +1,5 @@
 /** CLI wiring of `release demo` (logic in release/demo.ts, loaded inside the action). */
 import type { Command } from "commander";
-import { shellWord } from "../../contract/grammar.js";
 import { HermesPluginKitError } from "../../contract/errors.js";
 import { UsageError, currentVerbosity, printJson, printLine, printNextSteps, printNote, progressStream, runAction } from "../output.js";
 
@@ -55,6 +54,7 @@ export function registerReleaseDemo(release: Command): void {
           // No workspace (refused before one was made): nothing to resume.
           const resumable = result.workspace !== "" && !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
           // The step's own code, whatever area raised it, is the command's.
+          const { shellWord } = await import("../../contract/grammar.js");
           throw new HermesPluginKitError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${shellWord(result.workspace)} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
