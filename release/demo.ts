@@ -368,12 +368,7 @@ function checkRegistryOption(options: DemoOptions): void {
 
 async function openStore(demo: DemoRun): Promise<void> {
   const { options, workspace, packageDir } = demo;
-  if (options.registry !== undefined) {
-    const repo = parseRepository(options.registry);
-    if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
-      throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
-    }
-  }
+  checkRegistryOption(options);
   const statePath = join(workspace, "demo-state.json");
   const state = existsSync(statePath) ? await savedDemoState(statePath, demo) : freshDemoState(demo);
   if (options.startRegistry === true || state.registry.startsWith("start")) {
