@@ -505,6 +505,15 @@ async function downloadInto(
  * short). Same code; other errors pass through.
  */
 function servedOtherBytes(error: unknown, reference: string): unknown {
+  // The pinned manifest is not there: a typo in the digest, another repository, or a release deleted since.
+  if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && !error.message.includes("fix:")) {
+    return new OciError(
+      "OCI_NOT_FOUND",
+      `${error.message}: the registry holds no manifest with the pinned digest of ${reference}; nothing was installed; ` +
+        "fix: check the reference you copied (the digest and the repository); for a release you know by tag, hermes-plugin-kit resolve --reference <repository>:<tag> prints its digest reference",
+      { cause: error },
+    );
+  }
   if (!(error instanceof OciError) || (error.code !== "OCI_DIGEST_MISMATCH" && error.code !== "OCI_SIZE_MISMATCH")) return error;
   return new OciError(
     error.code,

@@ -110,7 +110,7 @@ async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", ref
     if (error instanceof OciError && error.code === "OCI_NOT_FOUND") {
       throw new OciError(
         "OCI_NOT_FOUND",
-        `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference} is not in the registry (${error.message}); fix: check the registry still holds that release (and that you can read it), or unpin it with fleet remove --name ${plugin.name}`,
+        `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference} is not in the registry (${error.cause instanceof OciError ? error.cause.message : error.message}); fix: check the registry still holds that release (and that you can read it), or unpin it with fleet remove --name ${plugin.name}`,
         { cause: error },
       );
     }

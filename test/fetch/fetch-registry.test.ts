@@ -221,6 +221,14 @@ describeRegistry("fetch from a real registry", () => {
     }
   });
 
+  it("a pinned digest the registry does not hold -> OCI_NOT_FOUND saying what to check and how to find a digest", async () => {
+    const absent = bundleRef().replace(/@sha256:[0-9a-f]{64}$/, `@sha256:${"e".repeat(64)}`);
+    await expectFetchFails(absent, "OCI_NOT_FOUND");
+    const error = await fetchRelease({ ...options(absent), outputDir: join(tmpdir(), "hpk-never-created") }).then(() => null, (e: unknown) => e as Error);
+    expect(error?.message).toContain(`the registry holds no manifest with the pinned digest of ${absent}; nothing was installed; fix: check the reference you copied`);
+    expect(error?.message).toContain("hermes-plugin-kit resolve --reference <repository>:<tag>");
+  });
+
   it("an extra layer -> FETCH_LAYER_INVENTORY", async () => {
     const m = bundleManifest();
     layersOf(m).push({ ...layersOf(m)[0]! });

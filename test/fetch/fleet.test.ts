@@ -168,6 +168,9 @@ describe("fleet verify", () => {
     await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).rejects.toThrow(
       new RegExp(`^plugin \\S+ [0-9.]+: its pinned receipt ${repository.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@sha256:f{64} is not in the registry .*fix: .*fleet remove --name \\S+`),
     );
+    // One fix, the fleet's (fetch's own hint for a missing digest is not repeated inside it).
+    const message = await verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }).then(() => "", (e: unknown) => (e as Error).message);
+    expect(message.match(/fix:/g)).toHaveLength(1);
     const swapped = await lockWith((p) => {
       p["receipt_reference"] = `${repository}@${staged.bundle.digest}`;
       p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;
