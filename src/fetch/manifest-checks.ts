@@ -189,7 +189,7 @@ function artifactKindOf(manifest: JsonObject, expectedKind: ArtifactKind | undef
   if (expectedKind !== undefined && expectedKind !== kind) {
     throw new FetchError(
       "FETCH_ARTIFACT_TYPE_MISMATCH",
-      `expected a release ${expectedKind} (${ARTIFACT_TYPE_OF[expectedKind]}), found a release ${kind} (${artifactType})`,
+      `expected a release ${expectedKind} (${ARTIFACT_TYPE_OF[expectedKind]}), found a release ${kind} (${artifactType}); fix: give the ${expectedKind} reference here (a release has two digest references: its bundle and its receipt)`,
     );
   }
   return kind;
