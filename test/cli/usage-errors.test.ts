@@ -80,6 +80,20 @@ describe("a single-value option given twice", () => {
   });
 });
 
+describe("init with an empty directory argument", () => {
+  it("is a usage error (exit 2) naming init . for the current directory; nothing is written", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-init-empty-"));
+    try {
+      const r = await runCli(["init", ""], { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe("hermes-plugin-kit: init needs a project directory, found an empty argument; pass the directory to create (init . for the current one) (see 'hermes-plugin-kit init --help')\n");
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("--expect-gate pinning one gate twice", () => {
   it("to two commands is a usage error naming both (exit 2); the same command twice is accepted", async () => {
     const r = await runCli(["verify-final-receipt", "--receipt", "missing.json", "--repository", "ghcr.io/acme/a", "--expect-gate", "unit=npm test", "--expect-gate", "unit=true"]);

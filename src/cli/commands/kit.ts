@@ -24,6 +24,8 @@ function registerInit(program: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (dir: string, options: { name?: string; repository?: string; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
+        // An empty argument (an unset shell variable) is no directory: the current one takes `init .`.
+        if (dir.trim() === "") throw new UsageError(`init needs a project directory, found an empty argument; pass the directory to create (init . for the current one)`);
         const { initPluginProject } = await import("../../kit/init.js");
         const result = initPluginProject({ dir, ...(options.name === undefined ? {} : { name: options.name }), ...(options.repository === undefined ? {} : { repository: options.repository }) });
         if (options.json === true) {
