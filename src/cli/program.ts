@@ -250,6 +250,10 @@ async function runCommand(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
   } catch (error) {
     const answer = usageFailure === undefined ? { json: false, only: false } : jsonAnswer(usageFailure);
+    // A usage error raised while the options are read (a value given twice, an option as a value) comes
+    // before a later --json is parsed: the command line's own --json asks for the JSON answer all the same.
+    const failed = usageFailure as Command | undefined; // set by the parse's listeners, which TypeScript does not see
+    if (failed !== undefined && rest.includes("--json") && failed.options.some((o) => o.long === "--json")) answer.only = answer.json = true;
     if (error instanceof UsageError) {
       if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(error.message)}${helpPointer()}\n`);
       if (answer.json) printJson({ ok: false, code: error.code, message: error.message });

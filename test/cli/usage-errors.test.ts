@@ -80,6 +80,19 @@ describe("a single-value option given twice", () => {
   });
 });
 
+describe("--json after the option a usage error is about", () => {
+  it.each([
+    [["verify-final-receipt", "--receipt", "r.json", "--repository", "a/b", "--repository", "c/d", "--json"], "--repository was given twice"],
+    [["fetch", "--reference", "--output-dir", "x", "--json"], "--reference needs a value"],
+    [["fleet", "add", "--lock", "l.json", "--lock", "m.json", "--receipt", "r", "--repository", "a/b", "--json"], "--lock was given twice"],
+  ])("%j: the answer is the one JSON object on stdout, nothing on stderr (exit 2)", async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "USAGE", message: expect.stringContaining(message) });
+  });
+});
+
 describe("init with an empty directory argument", () => {
   it("is a usage error (exit 2) naming init . for the current directory; nothing is written", async () => {
     const dir = await mkdtemp(join(tmpdir(), "hpk-init-empty-"));
@@ -111,7 +124,9 @@ describe("an option given another option as its value", () => {
     try {
       const lock = await runCli(["fleet", "add", "--lock", "--json", "--receipt", "r.json", "--repository", "ghcr.io/acme/a"], { cwd: dir });
       expect(lock.code).toBe(2);
-      expect(lock.stderr).toBe(`hermes-plugin-kit: --lock needs a value, found the option "--json" in its place; give --lock its value (a path that starts with "--" can be written ./--json) (see 'hermes-plugin-kit fleet add --help')\n`);
+      // The --json on the command line (here taken as --lock's value) still asks for the JSON answer.
+      expect(lock.stderr).toBe("");
+      expect(JSON.parse(lock.stdout)).toEqual({ ok: false, code: "USAGE", message: `--lock needs a value, found the option "--json" in its place; give --lock its value (a path that starts with "--" can be written ./--json)` });
       const reference = await runCli(["fetch", "--reference", "--output-dir", "q3"], { cwd: dir });
       expect(reference.code).toBe(2);
       expect(reference.stderr).toContain(`--reference needs a value, found the option "--output-dir" in its place`);
