@@ -315,7 +315,10 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
     fail("ARTIFACT_PAYLOAD_DISAGREE", `final release artifact and payload disagree for dist/${artifact["filename"] as string}`);
   }
   if (expect.bundleReference !== undefined && ref.reference !== expect.bundleReference) {
-    fail("BUNDLE_REFERENCE_MISMATCH", `receipt registry_reference ${ref.reference} is not the pinned bundle reference ${expect.bundleReference}`);
+    fail(
+      "BUNDLE_REFERENCE_MISMATCH",
+      `receipt registry_reference ${ref.reference} is not the pinned bundle reference ${expect.bundleReference}; fix: check that you pinned the bundle reference of this release (not its receipt reference, nor another release's), and that this receipt is the one published with it`,
+    );
   }
   return schemaParse(PublishedReceiptSchema, doc, "published receipt");
 }

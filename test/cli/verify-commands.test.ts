@@ -125,6 +125,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     const r = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");
+    expect(r.stderr).toContain(`its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`);
   });
   it("refuses a FIFO, a directory and a file over 1 MiB without reading them whole", async () => {
     const { execFileSync } = await import("node:child_process");

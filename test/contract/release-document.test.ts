@@ -290,6 +290,7 @@ describe("verifyFinalReceipt (reference 3.8)", () => {
   });
   it("refuses a receipt whose registry_reference is not the pinned bundle reference", async () => {
     await expect(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrowWithCode("BUNDLE_REFERENCE_MISMATCH");
+    expect(() => verifyFinalReceipt(published() as JsonObject, POLICY, { bundleReference: `${POLICY.registryRepository}@sha256:${"c".repeat(64)}` })).toThrow(/; fix: check that you pinned the bundle reference of this release \(not its receipt reference/);
   });
 });
 

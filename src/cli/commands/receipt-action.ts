@@ -35,7 +35,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   const receipt = verifyParsedFinalReceiptBytes(bytes, doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
   const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
   if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
-    throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}`);
+    throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}: its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${opts.expectReceiptReference} --expect receipt --output-dir DIR) and verify that`);
   }
   const artifact = receipt.artifacts[0];
   // Offline, only the receipt's own reference binds all of its fields (source, gates, tarball digest): a
