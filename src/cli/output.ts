@@ -98,6 +98,21 @@ export function terminalSafe(text: string, options: { newlines?: boolean } = {})
   return text.replace(unsafe, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** Longest error message written on an error line (characters); the JSON answer keeps the whole message. */
+export const MAX_ERROR_LINE = 1200;
+
+/**
+ * `text` as at most {@link MAX_ERROR_LINE} characters: a longer message (a path of thousands of
+ * characters, a listing) keeps its start and its end, where the code's context and the fix are, around
+ * "… (N characters left out) …".
+ */
+export function boundedLine(text: string): string {
+  if (text.length <= MAX_ERROR_LINE) return text;
+  const head = text.slice(0, 700);
+  const tail = text.slice(-400);
+  return `${head} … (${text.length - head.length - tail.length} characters left out) … ${tail}`;
+}
+
 /** Write a note line to stderr (silent under `--quiet`). */
 export function printNote(line: string): void {
   if (verbosity !== "quiet") process.stderr.write(terminalSafe(line) + "\n");
@@ -251,7 +266,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     const message = error instanceof Error ? error.message : String(error);
     // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
     // user asked for --json (then the JSON object is the whole answer).
-    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(message.replace(/\s*\n\s*/g, " "))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
+    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(boundedLine(message.replace(/\s*\n\s*/g, " ")))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);

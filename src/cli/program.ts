@@ -19,7 +19,7 @@ import { registerFleetCommands } from "./commands/fleet.js";
 import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
-import { EXIT_FAILURE, EXIT_USAGE, UsageError, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, boundedLine, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
 import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
@@ -255,7 +255,7 @@ async function runCommand(argv: string[]): Promise<number> {
     const failed = usageFailure as Command | undefined; // set by the parse's listeners, which TypeScript does not see
     if (failed !== undefined && rest.includes("--json") && failed.options.some((o) => o.long === "--json")) answer.only = answer.json = true;
     if (error instanceof UsageError) {
-      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(error.message)}${helpPointer()}\n`);
+      if (!answer.only) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(boundedLine(error.message))}${helpPointer()}\n`);
       if (answer.json) printJson({ ok: false, code: error.code, message: error.message });
       return EXIT_USAGE;
     }

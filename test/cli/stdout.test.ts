@@ -126,3 +126,15 @@ describe("CLI text results", () => {
     expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
   });
 });
+
+describe("CLI error lines are bounded", () => {
+  it("a message of thousands of characters (a 5,000-byte path) keeps its start and end around a count; --json keeps the whole message", () => {
+    const path = join(dir, ...Array.from({ length: 25 }, () => "q".repeat(200)), "r.json");
+    const run = direct(["verify-final-receipt", "--receipt", path, "--repository", "ghcr.io/acme/p"]);
+    expect(run.status).toBe(1);
+    expect(run.stderr.length).toBeLessThan(1400);
+    expect(run.stderr).toMatch(/^hermes-plugin-kit: .{600,} … \(\d+ characters left out\) … .*r\.json.* \[RELEASE_JSON_UNREADABLE\]\n$/);
+    const json = direct(["verify-final-receipt", "--receipt", path, "--repository", "ghcr.io/acme/p", "--json"]);
+    expect(JSON.parse(json.stdout).message).toContain(path);
+  });
+});
