@@ -73,7 +73,7 @@ function notADirectory(target: string, blocking: string, st: Stats, purpose: str
  */
 export function fileCreateRefused(target: string, dir: string, error: unknown, purpose: string): IoError {
   const errno = errnoOf(error);
-  if (errno === "ENAMETOOLONG") return pathTooLong(target, target, purpose, error);
+  if (errno === "ENAMETOOLONG") return pathTooLong(target, target, purpose, error, "file");
   return unwritable(target, dir, errno, purpose, false, error);
 }
 
@@ -108,13 +108,13 @@ export function shortPath(path: string): string {
  * The system refused `failed` (on the way to `target`) as too long (ENAMETOOLONG).
  * @returns IoError `IO_PATH_TOO_LONG` naming the longest name on the path and the fix.
  */
-export function pathTooLong(target: string, failed: string, purpose: string, cause?: unknown): IoError {
+export function pathTooLong(target: string, failed: string, purpose: string, cause?: unknown, kind: "directory" | "file" = "directory"): IoError {
   const longest = failed.split("/").reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a), "");
   const detail = Buffer.byteLength(longest) > 255 ? `a name of ${Buffer.byteLength(longest)} bytes (at most 255)` : `a path of ${Buffer.byteLength(failed)} bytes (at most 4096)`;
   return new IoError(
     "IO_PATH_TOO_LONG",
     failed,
-    `cannot use ${purpose} ${shortPath(target)}: expected a directory path this system accepts, found ${detail}, refused as too long (ENAMETOOLONG); fix: choose a shorter path`,
+    `cannot use ${purpose} ${shortPath(target)}: expected a ${kind} path this system accepts, found ${detail}, refused as too long (ENAMETOOLONG); fix: choose a shorter path`,
     cause === undefined ? undefined : { cause },
   );
 }

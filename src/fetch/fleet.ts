@@ -126,7 +126,7 @@ async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", ref
  */
 export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
   const found = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
-  if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)");
+  if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)", undefined, "file");
   if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
     if (allowMissing) return emptyFleetLock();
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);

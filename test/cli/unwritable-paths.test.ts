@@ -47,11 +47,11 @@ afterAll(async () => {
 });
 
 /** A failed run: exit 1, the code in brackets, the path named, what was expected and a fix. */
-function expectIoFailure(r: CliResult, code: string, path: string): void {
+function expectIoFailure(r: CliResult, code: string, path: string, kind = "directory"): void {
   expect(r.code, r.stderr).toBe(1);
   expect(r.stderr).toContain(`[${code}]`);
   expect(r.stderr).toContain(path);
-  expect(r.stderr).toMatch(/expected a directory/);
+  expect(r.stderr).toContain(`expected a ${kind}`);
   expect(r.stderr).toMatch(/fix: /);
 }
 
@@ -107,17 +107,17 @@ describe("a path the system refuses as too long (ENAMETOOLONG)", () => {
   const longName = join(tmpdir(), "n".repeat(300), "D");
   const longPath = join(tmpdir(), ...Array.from({ length: 20 }, () => "p".repeat(250)), "D");
   it.each([
-    ["fetch --output-dir", (dir: string) => fetchArgs(dir)],
-    ["init", (dir: string) => ["init", dir, "--name", "x"]],
-    ["fleet add --lock", (dir: string) => ["fleet", "add", "--lock", join(dir, "fleet.lock.json"), "--receipt", receiptFile, "--repository", repository]],
-    ["plugin build --out", (dir: string) => ["plugin", "build", EXAMPLE_ENTRY, "--out", dir]],
-  ])("%s: IO_PATH_TOO_LONG naming the limit, the path shortened, nothing created", async (_label, args) => {
+    ["fetch --output-dir", (dir: string) => fetchArgs(dir), "directory"],
+    ["init", (dir: string) => ["init", dir, "--name", "x"], "directory"],
+    ["fleet add --lock", (dir: string) => ["fleet", "add", "--lock", join(dir, "fleet.lock.json"), "--receipt", receiptFile, "--repository", repository], "file"],
+    ["plugin build --out", (dir: string) => ["plugin", "build", EXAMPLE_ENTRY, "--out", dir], "directory"],
+  ])("%s: IO_PATH_TOO_LONG naming the limit, the path shortened, nothing created", async (_label, args, kind) => {
     for (const [dir, found] of [[longName, "a name of 300 bytes (at most 255)"], [longPath, "a path of"]] as const) {
       const r = await runCli(args(dir), { timeoutMs: 60_000 });
-      expectIoFailure(r, "IO_PATH_TOO_LONG", dir.slice(0, 80));
+      expectIoFailure(r, "IO_PATH_TOO_LONG", dir.slice(0, 80), kind);
       expect(r.stderr).toContain(found);
       // The path is shown as its start and end around "…" with its length, not thousands of characters.
-      expect(r.stderr).toMatch(/…[^ ]{60} \(\d{3,4} bytes\): expected a directory path this system accepts/);
+      expect(r.stderr).toMatch(new RegExp(`…[^ ]{60} \\(\\d{3,4} bytes\\): expected a ${kind} path this system accepts`));
       expect(r.stderr.length).toBeLessThan(700);
       expect(existsSync(join(tmpdir(), "p".repeat(250)))).toBe(false);
     }
