@@ -115,6 +115,23 @@ describe("fleet upgrade / list / remove", () => {
     expect((await readFleetLockFile(lock)).plugins).toEqual([]);
   });
 
+  it("fleet verify of a lock that pins nothing exits 0 but says nothing was verified (stderr, text and --json); one pin: no such note", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    const one = await runCli(["fleet", "verify", "--lock", lock]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stderr).not.toContain("pins no plugin");
+    await removePluginFromLock(lock, "demo-plugin");
+    const text = await runCli(["fleet", "verify", "--lock", lock]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toBe(`fleet lock ${lock}: 0 plugin(s) verified\n`);
+    expect(text.stderr).toBe(`fleet lock ${lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${lock} --receipt <release-receipt.json> --repository <registry/repository>\n`);
+    const json = await runCli(["fleet", "verify", "--lock", lock, "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: true, plugins: [] });
+    expect(json.stderr).toContain("pins no plugin: nothing was verified");
+    expect((await runCli(["fleet", "verify", "--lock", lock, "--quiet"])).stderr).toBe("");
+  });
+
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
     const lock = lockPath();
     await expect(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, gates: { unit: "just unit" } })).toThrowWithCode("GATE_COMMAND_MISMATCH");
