@@ -30,7 +30,7 @@ export async function removePluginFromLock(lockPath: string, name: string): Prom
   const found = lock.plugins.find((p) => p.name === name);
   if (found === undefined) {
     const names = lock.plugins.map((p) => p.name);
-    throw new FetchError("FLEET_PLUGIN_NOT_PINNED", `fleet lock ${lockPath} does not pin ${JSON.stringify(name)} (it pins ${names.length > 0 ? names.join(", ") : "nothing"})`);
+    throw new FetchError("FLEET_PLUGIN_NOT_PINNED", `fleet lock ${lockPath} does not pin ${JSON.stringify(name)} (it pins ${names.length > 0 ? names.join(", ") : "nothing"}); fix: give the name of a pinned plugin (hermes-plugin-kit fleet list --lock ${lockPath})`);
   }
   await writeFleetLockFile(lockPath, { ...lock, plugins: lock.plugins.filter((p) => p !== found) });
   return found;

@@ -467,15 +467,15 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
       const st = await lstat(candidate).catch(() => null);
       if (st === null) continue;
-      if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused)`);
+      if (!st.isFile()) throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: installed ${candidate} is not a regular file (symlinks are refused); fix: install the fetched tarball there as a regular file (copy it; do not link it)`);
       const { sha256 } = await hashFile(candidate, { noFollow: true });
       if (sha256 !== plugin.tarball.sha256) {
-        throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}`);
+        throw new FetchError("FLEET_INSTALLED_MISMATCH", `plugin ${plugin.name}: installed ${candidate} has sha256 ${sha256}, the lock and receipt pin ${plugin.tarball.sha256}; fix: install the pinned release again (hermes-plugin-kit fetch --reference ${plugin.bundle_reference} --output-dir <new dir>, then copy its ${plugin.tarball.filename}), or, if the installed file is a newer release you want, pin it with hermes-plugin-kit fleet upgrade`);
       }
       installed.push(candidate);
     }
     if (installed.length === 0) {
-      throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/)`);
+      throw new FetchError("FLEET_INSTALLED_MISSING", `plugin ${plugin.name}: ${plugin.tarball.filename} is not installed in ${options.installedDir} (looked in it and in its dist/); fix: fetch it (hermes-plugin-kit fetch --reference ${plugin.bundle_reference} --output-dir <new dir>) and copy its ${plugin.tarball.filename} there, or give --installed the directory that holds it`);
     }
   }
   return { ...plugin, installed, ...(attestations === undefined ? {} : { attestations }) };

@@ -212,12 +212,21 @@ describe("fleet verify", () => {
     await mkdir(join(other, "dist"), { recursive: true });
     await writeFile(join(other, "dist", "acme-demo-0.8.0.tgz"), "other");
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: other })).toThrowWithCode("FLEET_INSTALLED_MISMATCH");
+    // Each refusal says what to do: fetch the pinned bundle by its reference (named), or upgrade the pin.
+    const bundleReference = (await readFleetLockFile(lockPath)).plugins[0]!.bundle_reference;
+    await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: other })).rejects.toThrow(
+      `; fix: install the pinned release again (hermes-plugin-kit fetch --reference ${bundleReference} --output-dir <new dir>, then copy its acme-demo-0.8.0.tgz), or, if the installed file is a newer release you want, pin it with hermes-plugin-kit fleet upgrade`,
+    );
     const empty = join(root, "installed-empty");
     await mkdir(empty);
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: empty })).toThrowWithCode("FLEET_INSTALLED_MISSING");
+    await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: empty })).rejects.toThrow(
+      `; fix: fetch it (hermes-plugin-kit fetch --reference ${bundleReference} --output-dir <new dir>) and copy its acme-demo-0.8.0.tgz there, or give --installed the directory that holds it`,
+    );
     const linked = join(root, "installed-link");
     await mkdir(linked);
     await symlink(join(installed, "dist", "acme-demo-0.8.0.tgz"), join(linked, "acme-demo-0.8.0.tgz"));
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked })).toThrowWithCode("FLEET_INSTALLED_UNSAFE");
+    await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked })).rejects.toThrow("; fix: install the fetched tarball there as a regular file (copy it; do not link it)");
   });
 });
