@@ -75,3 +75,31 @@ export async function readRegularFile(path: string, options: { maxBytes: number;
     await closeAsync(fd).catch(() => undefined);
   }
 }
+
+/** What an open failure means, by errno, with what to check. */
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: "no such file (ENOENT)",
+  EACCES: "permission denied (EACCES); make it readable for this user",
+  ELOOP: "a symbolic link (ELOOP), which is not followed; pass the path of the file it points to",
+  ENOTDIR: "a parent of it is not a directory (ENOTDIR); check the path",
+  EISDIR: "a directory (EISDIR); pass the path of the file itself",
+  ENAMETOOLONG: "a path the system refuses as too long (ENAMETOOLONG); choose a shorter path",
+};
+
+/**
+ * What {@link readRegularFile} found when it did not read the file, as the "found ..." part of an
+ * error message: `no such file (ENOENT)`, `a directory, not a regular file`, `3145728 bytes, more than
+ * 1048576`, with what to check where there is one. For `kind: "read"` it answers `a readable file`.
+ */
+export function describeUnreadFile(found: RegularFileRead, maxBytes: number): string {
+  switch (found.kind) {
+    case "read":
+      return "a readable file";
+    case "failed":
+      return READ_FAILURES[found.code] ?? `an error (${found.code})`;
+    case "not-regular":
+      return `${found.what}, not a regular file; pass the path of the file itself`;
+    case "too-large":
+      return `${found.size} bytes, more than ${maxBytes}`;
+  }
+}

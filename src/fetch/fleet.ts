@@ -21,7 +21,7 @@ import { constants as fsConstants } from "node:fs";
 import { lstat, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
-import { readRegularFile } from "../contract/fs-async.js";
+import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
 import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
@@ -129,7 +129,7 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
   if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)", undefined, "file");
   if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
     if (allowMissing) return emptyFleetLock();
-    throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist`);
+    throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist (${found.code}); fix: give the path of your fleet lock (hermes-plugin-kit fleet add --lock <file> creates one)`);
   }
   if (found.kind === "not-regular" || (found.kind === "failed" && found.code === "ELOOP")) {
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file; found ${found.kind === "not-regular" ? found.what : "a symbolic link (not followed)"}; fix: pass the path of the lock file itself`);
@@ -209,7 +209,7 @@ export async function readPinnableReceipt(
 ): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
   const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
   if (found.kind !== "read") {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} must be a regular file of at most ${MAX_RECEIPT_BYTES} bytes`);
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath}: expected a regular file of at most ${MAX_RECEIPT_BYTES} bytes (the release-receipt.json that fetch --expect receipt writes), found ${describeUnreadFile(found, MAX_RECEIPT_BYTES)}`);
   }
   const bytes = found.bytes;
   const doc = parseJsonFileBytes(receiptPath, bytes);

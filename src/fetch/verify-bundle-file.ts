@@ -6,7 +6,7 @@
  * public key; an optional trusted root file (default: the public-good root
  * embedded in `@sigstore/tuf`). Nothing is downloaded.
  */
-import { readRegularFile } from "../contract/fs-async.js";
+import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
 import { createHash } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
 import { readP256PublicKeyFile } from "../contract/key-pem.js";
@@ -43,7 +43,7 @@ export interface VerifyBundleFileResult {
 async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
   const found = await readRegularFile(path, { maxBytes: max });
   if (found.kind === "too-large") throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${what} ${path} is ${found.size} bytes; at most ${max} bytes are accepted`);
-  if (found.kind !== "read") throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${what} ${path} is missing or not a regular file`);
+  if (found.kind !== "read") throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${what} ${path}: expected a regular file, found ${describeUnreadFile(found, max)}`);
   return found.bytes;
 }
 

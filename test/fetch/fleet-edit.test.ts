@@ -6,6 +6,7 @@
  */
 import { generateKeyPairSync } from "node:crypto";
 import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -436,6 +437,34 @@ describe("a fleet lock path that is no regular file", () => {
         const r = await runCli(["fleet", "list", "--lock", path]);
         expect(r.code).toBe(1);
         expect(r.stderr).toBe(`hermes-plugin-kit: fleet lock ${path} must be a regular file; found ${found}; fix: pass the path of the lock file itself [FLEET_LOCK_UNREADABLE]\n`);
+      }
+      // A lock that is not there (fleet verify / list / remove; fleet add creates it).
+      const missing = join(dir, "missing.json");
+      const r = await runCli(["fleet", "verify", "--lock", missing]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`hermes-plugin-kit: fleet lock ${missing} does not exist (ENOENT); fix: give the path of your fleet lock (hermes-plugin-kit fleet add --lock <file> creates one) [FLEET_LOCK_UNREADABLE]\n`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("fleet add: FLEET_RECEIPT_UNREADABLE says what it expected and what it found (missing, a directory, a device, too large); the lock is not created", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-fleet-receipt-kind-"));
+    try {
+      await writeFile(join(dir, "big.json"), Buffer.alloc(1024 * 1024 + 1, 0x20));
+      const expected = "expected a regular file of at most 1048576 bytes (the release-receipt.json that fetch --expect receipt writes), found";
+      for (const [path, found] of [
+        [join(dir, "missing.json"), "no such file (ENOENT)"],
+        [dir, "a directory, not a regular file; pass the path of the file itself"],
+        ["/dev/zero", "a FIFO, socket or device, not a regular file; pass the path of the file itself"],
+        [join(dir, "big.json"), "1048577 bytes, more than 1048576"],
+      ] as const) {
+        const lock = join(dir, "lock.json");
+        await expect(() => addPluginToLock({ lockPath: lock, receiptPath: path, repository })).toThrowWithCode("FLEET_RECEIPT_UNREADABLE");
+        const r = await runCli(["fleet", "add", "--lock", lock, "--receipt", path, "--repository", repository]);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toBe(`hermes-plugin-kit: receipt ${path}: ${expected} ${found} [FLEET_RECEIPT_UNREADABLE]\n`);
+        expect(existsSync(lock)).toBe(false);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });

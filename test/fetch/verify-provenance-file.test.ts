@@ -139,6 +139,17 @@ describe("a statement signed with a local key", () => {
     expect(codeIn((await verify(files.bundle, ["--key", files.pub], join(dir, "absent"))).stderr)).toBe("PROVENANCE_ARTIFACT_INVALID");
   });
 
+  it("a bundle path that is missing or no regular file: PROVENANCE_BUNDLE_INVALID saying what was found", async () => {
+    for (const [path, found] of [
+      [join(dir, "absent.json"), "no such file (ENOENT)"],
+      [dir, "a directory, not a regular file; pass the path of the file itself"],
+    ] as const) {
+      const r = await verify(path, ["--key", files.pub]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`hermes-plugin-kit: bundle ${path}: expected a regular file, found ${found} [PROVENANCE_BUNDLE_INVALID]\n`);
+    }
+  });
+
   describe("every --key that expects a public key refuses other kinds by kind, never echoing the file", () => {
     const sec1 = (): string => key.export({ format: "pem", type: "sec1" }).toString();
     const kinds: [string, () => string, string][] = [
