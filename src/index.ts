@@ -7,7 +7,7 @@
 export {
   ArtifactManifestSchema, artifactManifestProblems, EmptyConfigDescriptorSchema, LayerDescriptorSchema, problemAt, SubjectDescriptorSchema,
   bindingFromReceipt, bindingFromTestedManifest, BOOTSTRAP_ARTIFACT_TYPE, BOOTSTRAP_TAG,
-  buildPublishedReceipt, bumpVersion, bundleChecksumPaths, bundleLayerTitles, bundlePayloadPaths,
+  buildPublishedReceipt, bumpVersion, checkReceiptOfBundle, bundleChecksumPaths, bundleLayerTitles, bundlePayloadPaths,
   canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
   checkSignerIdentity, checkStatementAgainstPolicy, checkStatementAgainstSigner, compareCodePoints,
   checkDeclaredGates, createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_INSTALL_COMMAND, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,

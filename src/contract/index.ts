@@ -142,6 +142,7 @@ export {
 } from "./release-document.js";
 export {
   buildPublishedReceipt,
+  checkReceiptOfBundle,
   createTestedManifest,
   hashFile,
   inspectDistDir,

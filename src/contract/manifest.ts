@@ -232,6 +232,11 @@ export interface BundleLayer {
  */
 export function buildPublishedReceipt(manifest: TestedManifest, bundleReference: string, layers: BundleLayer[], policy: ReleasePolicy): PublishedReceipt {
   parseReference(bundleReference, policy.registryRepository);
+  return verifyFinalReceipt(publishedReceiptDocument(manifest, bundleReference, layers), policy, { bundleReference });
+}
+
+/** The published receipt's fields as {@link buildPublishedReceipt} makes them, before its verification. */
+function publishedReceiptDocument(manifest: TestedManifest, bundleReference: string, layers: readonly BundleLayer[]): JsonObject {
   const payload: PayloadRecord[] = layers
     .map((l) => ({ path: l.path, sha256: l.digest.slice("sha256:".length), size: l.size, blob_digest: l.digest }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -242,7 +247,51 @@ export function buildPublishedReceipt(manifest: TestedManifest, bundleReference:
     registry_reference: bundleReference,
     payload,
   };
-  return verifyFinalReceipt(JSON.parse(canonicalJson(doc)) as JsonObject, policy, { bundleReference });
+  return JSON.parse(canonicalJson(doc)) as JsonObject;
+}
+
+/** The first place (`artifacts[0].sha256`, `payload`, `evidence.unit`) where two JSON values differ, with each side's value; undefined when equal. */
+function firstDifference(expected: unknown, found: unknown, at = ""): { at: string; expected: unknown; found: unknown } | undefined {
+  if (expected === undefined || found === undefined) return expected === found ? undefined : { at: at === "" ? "(the document)" : at, expected, found };
+  if (canonicalJson(expected as JsonObject) === canonicalJson(found as JsonObject)) return undefined;
+  if (Array.isArray(expected) && Array.isArray(found) && expected.length === found.length) {
+    for (let i = 0; i < expected.length; i += 1) {
+      const d = firstDifference(expected[i], found[i], `${at}[${i}]`);
+      if (d !== undefined) return d;
+    }
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (isObject(expected) && isObject(found)) {
+    for (const key of [...new Set([...Object.keys(expected), ...Object.keys(found)])].sort()) {
+      const d = firstDifference(expected[key], found[key], at === "" ? key : `${at}.${key}`);
+      if (d !== undefined) return d;
+    }
+  }
+  return { at: at === "" ? "(the document)" : at, expected, found };
+}
+
+/**
+ * A published receipt must be exactly the receipt its bundle makes: the one
+ * {@link buildPublishedReceipt} builds from the bundle's verified tested manifest, its reference and its
+ * layers (every field, the tarball's `artifacts` and `payload` records included). Used wherever a
+ * receipt is taken together with a bundle (`verify-provenance --receipt`, `fetch --provenance` of a
+ * receipt, `fleet verify`), so that a receipt with another tarball digest, size or gate record than
+ * the bundle's is refused even when the fields an attestation binds agree.
+ * @param receipt a receipt that passed `verifyFinalReceipt`.
+ * @param tested the bundle's tested manifest (`release-manifest.json`), verified or authenticated.
+ * @param bundleReference `host/repo@sha256:<hex>` of the bundle.
+ * @param layers the bundle manifest's layers: `path` (the title annotation), `digest`, `size` (bytes).
+ * @throws ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` naming the first field that differs, both
+ *   values and the fix.
+ */
+export function checkReceiptOfBundle(receipt: PublishedReceipt, tested: TestedManifest, bundleReference: string, layers: readonly BundleLayer[], receiptSource = "the receipt"): void {
+  const difference = firstDifference(publishedReceiptDocument(tested, bundleReference, layers), receipt);
+  if (difference === undefined) return;
+  const describe = (v: unknown): string => (Array.isArray(v) ? `an array of ${v.length} entries` : describeValue(v));
+  fail(
+    "RECEIPT_BUNDLE_MISMATCH",
+    `${receiptSource} is not the receipt of bundle ${bundleReference}: at ${difference.at} it has ${describe(difference.found)}, the bundle's tested manifest and layers give ${describe(difference.expected)}; fix: use the receipt published with this bundle (fetch it by the receipt reference the release printed), or the bundle its registry_reference names`,
+  );
 }
 
 /** The exact bytes of `release-receipt.json`: canonical compact JSON plus newline. */

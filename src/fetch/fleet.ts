@@ -16,6 +16,7 @@
  *   tarball filename and SHA-256 agree between lock, receipt and (with
  *   `installedDir`) the installed file.
  */
+import { requireReceiptOfBundle } from "./receipt-bundle.js";
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, rename, rm } from "node:fs/promises";
@@ -393,6 +394,7 @@ async function verifyPinnedProvenance(
  *   `FLEET_BUNDLE_MISMATCH` (the pinned bundle's layers are not the receipt's payload),
  *   `FLEET_VERSION_MISMATCH`, `FLEET_TARBALL_MISMATCH` (lock vs. receipt),
  *   `FLEET_INSTALLED_MISSING`, `FLEET_INSTALLED_UNSAFE`, `FLEET_INSTALLED_MISMATCH`;
+ *   ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` (any other field of the receipt differs from what the bundle makes);
  *   for a plugin pinned with a provenance policy, every code of `verifyReleaseProvenance`;
  *   every code of the verifying download of the receipt (privacy, OCI, contract).
  *   Messages name the plugin.
@@ -461,6 +463,8 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
   if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
     throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
   }
+  // Every other field of the receipt (gate records, evidence) is exactly what the bundle's tested manifest makes.
+  await forPlugin(plugin, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`));
   const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
   const installed: string[] = [];
   if (options.installedDir !== undefined) {

@@ -19,6 +19,7 @@
  * 5. that statement against the release: subject, tested manifest digest, `source_sha`,
  *    tag, workflow, run id.
  */
+import { requireReceiptOfBundle } from "./receipt-bundle.js";
 import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
 import { canonicalJson, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
@@ -259,7 +260,9 @@ export interface DownloadForProvenance {
  * A bundle binds through its tested manifest (digest of its
  * `release-manifest.json` layer); a receipt through its own fields, for the
  * bundle its `registry_reference` names.
- * @throws the codes of {@link verifyReleaseProvenance}; OciError when the receipt's bundle is absent.
+ * @throws the codes of {@link verifyReleaseProvenance}; for a receipt, ReleaseContractError
+ *   `RECEIPT_BUNDLE_MISMATCH` when it is not exactly the receipt its bundle makes (`requireReceiptOfBundle`),
+ *   OciError when the receipt's bundle is absent.
  */
 export async function verifyDownloadProvenance(download: DownloadForProvenance, options: ProvenanceCheckOptions): Promise<ProvenanceSummary> {
   const repository = download.reference.slice(0, download.reference.lastIndexOf("@"));
@@ -268,10 +271,15 @@ export async function verifyDownloadProvenance(download: DownloadForProvenance, 
     const binding = bindingFromTestedManifest(download.document as TestedManifest, `sha256:${tested?.sha256 ?? ""}`, download.subject.digest);
     return provenanceSummary(await verifyReleaseProvenance(download.target, repository, download.subject, binding, options));
   }
-  const binding = bindingFromReceipt(download.document as PublishedReceipt);
+  const receipt = download.document as PublishedReceipt;
+  const binding = bindingFromReceipt(receipt);
   const resolved = await download.target.resolve(binding.bundleDigest);
   const subject = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
-  return provenanceSummary(await verifyReleaseProvenance(download.target, repository, subject, binding, options));
+  const summary = provenanceSummary(await verifyReleaseProvenance(download.target, repository, subject, binding, options));
+  // The attestation binds the bundle, its tested manifest and the source; the receipt's other fields
+  // (the tarball's records, the gates) must be exactly what that bundle makes.
+  await requireReceiptOfBundle(download.target, receipt, `receipt ${download.reference}`);
+  return summary;
 }
 
 /** Provenance flags as the CLI takes them: the policy's fields, with file paths for the key and the trusted root. */

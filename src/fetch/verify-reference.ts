@@ -17,7 +17,7 @@
  */
 import { OCI_MANIFEST_MEDIA_TYPE, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
 import { describeValue, isNpmPackageName } from "../contract/grammar.js";
-import { readReleaseJsonBytesFile } from "../contract/manifest.js";
+import { checkReceiptOfBundle, readReleaseJsonBytesFile } from "../contract/manifest.js";
 import { DEFAULT_GATE_COMMANDS, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { bindingFromReceipt, bindingFromTestedManifest, checkReleaseBinding } from "../contract/provenance.js";
 import { parseReleaseJson, verifyFinalReceiptBytes, verifyTestedManifest } from "../contract/release-document.js";
@@ -26,6 +26,7 @@ import { FetchError } from "./errors.js";
 import { inspectRelease, type DownloadOptions } from "./fetch.js";
 import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
 import { namingFile } from "../contract/json-file.js";
+import { bundleLayers } from "./receipt-bundle.js";
 
 /** Options of {@link verifyReferenceProvenance}. */
 export interface VerifyReferenceOptions extends Pick<DownloadOptions, "reference" | "repository" | "plainHttp" | "credentials" | "env" | "openTarget" | "requirePrivate"> {
@@ -84,6 +85,8 @@ export async function verifyReferenceProvenance(options: VerifyReferenceOptions)
     const receiptBytes = await readReleaseJsonBytesFile(options.receipt);
     const receipt = namingFile(options.receipt, () => verifyFinalReceiptBytes(receiptBytes, policy, { bundleReference: pinned.reference }));
     checkReleaseBinding(verified.facts, bindingFromReceipt(receipt));
+    // Every other field too (the tarball's records, the gates): exactly the receipt this bundle makes.
+    checkReceiptOfBundle(receipt, tested, pinned.reference, bundleLayers(manifest.layers), `receipt ${options.receipt}`);
   }
   return { ok: true, reference: pinned.reference, version: tested.version, tag: tested.tag, receipt: options.receipt !== undefined, ...provenanceSummary(verified) };
 }

@@ -3,6 +3,7 @@ import { symlink, writeFile, appendFile, rename, rm, mkdir, readFile } from "nod
 import { readNpmTarballFile } from "../../src/contract/npm-tarball.js";
 import { join } from "node:path";
 import {
+  checkReceiptOfBundle,
   createTestedManifest,
   inspectDistDir,
   verifyFinalReceipt,
@@ -252,6 +253,30 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     await writeFile(join(dir, "dist", "demo-plugin-0.8.0.tgz"), "not a tarball");
     await expect(() => inspectDistDir(join(dir, "dist"), POLICY, "0.8.0")).toThrowWithCode("TARBALL_GZIP_INVALID");
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("checkReceiptOfBundle: a receipt is exactly the one its bundle makes", () => {
+  const layersOf = (r: PublishedReceipt) => r.payload.map((p) => ({ path: p.path, digest: p.blob_digest, size: p.size }));
+  it("passes for the receipt buildPublishedReceipt made from the same tested manifest, reference and layers", () => {
+    expect(() => checkReceiptOfBundle(receipt, manifest, BUNDLE_REFERENCE, layersOf(receipt))).not.toThrow();
+    // Layer order does not matter (the payload is sorted by path).
+    expect(() => checkReceiptOfBundle(receipt, manifest, BUNDLE_REFERENCE, [...layersOf(receipt)].reverse())).not.toThrow();
+  });
+  const cases: [string, (d: Doc) => void, string][] = [
+    ["a tarball digest", (d) => (d.artifacts[0].sha256 = "f".repeat(64)), 'at artifacts[0].sha256 it has "ffff'],
+    ["a tarball size", (d) => (d.artifacts[0].size += 1), "at artifacts[0].size it has number"],
+    ["a gate command", (d) => (d.evidence.unit.command = "true"), 'at evidence.unit.command it has "true"'],
+    ["a missing payload record", (d) => d.payload.pop(), "at payload it has an array of 3 entries, the bundle's tested manifest and layers give an array of 4 entries"],
+    ["an extra field", (d) => (d.note = "x"), 'at note it has "x", the bundle\'s tested manifest and layers give nothing'],
+    ["another bundle reference", (d) => (d.registry_reference = d.registry_reference.replace(/.$/, "0")), "at registry_reference it has"],
+  ];
+  it.each(cases)("refuses %s: RECEIPT_BUNDLE_MISMATCH naming the field and both values", (_label, edit, text) => {
+    const doc = published();
+    edit(doc);
+    const run = () => checkReceiptOfBundle(doc as unknown as PublishedReceipt, manifest, BUNDLE_REFERENCE, layersOf(receipt), "receipt r.json");
+    expect(run).toThrowWithCode("RECEIPT_BUNDLE_MISMATCH");
+    expect(run).toThrow(`receipt r.json is not the receipt of bundle ${BUNDLE_REFERENCE}: ${text}`);
   });
 });
 

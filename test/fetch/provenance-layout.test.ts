@@ -366,3 +366,72 @@ describe("checkAttestationManifest", () => {
     await expect(() => checkAttestationManifest(Buffer.from(text), subject, "x")).toThrowWithCode("PROVENANCE_ATTESTATION_INVALID");
   });
 });
+
+describe("a receipt that is not exactly its bundle's (every field bound, not only those an attestation signs)", () => {
+  /** The staged receipt with `edit` applied to its canonical text (the result stays canonical: same-length edits). */
+  async function forgedReceipt(name: string, edit: (text: string) => string): Promise<{ file: string; reference: string }> {
+    const { writeLayout } = await import("../../src/oci/layout.js");
+    const { copy } = await import("../../src/oci/transfer.js");
+    const { RECEIPT_ARTIFACT_TYPE } = await import("../../src/contract/constants.js");
+    const text = edit(staged.receiptBytes.toString("utf8"));
+    expect(text).not.toBe(staged.receiptBytes.toString("utf8"));
+    const file = join(root, `${name}.json`);
+    await writeFile(file, text);
+    const layout = join(root, `${name}-layout`);
+    await writeLayout(layout, RECEIPT_ARTIFACT_TYPE, new Map([["release-receipt.json", file]]));
+    const pushed = await copy(await LayoutTarget.open(layout), await LayoutTarget.open(storeDir), "payload", { tag: `${name}-receipt` });
+    return { file, reference: `${repository}@${pushed.digest}` };
+  }
+  /** Another tarball digest, consistently in artifacts and payload (the receipt on its own still verifies). */
+  const otherTarballDigest = (text: string): string => {
+    const sha = fixture.manifest.artifacts[0]!.sha256;
+    return text.replaceAll(sha, sha.slice(0, -1) + (sha.endsWith("0") ? "1" : "0"));
+  };
+
+  it("verify-provenance --receipt: RECEIPT_BUNDLE_MISMATCH naming the field and both values (library and CLI); the genuine receipt agrees", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const forged = await forgedReceipt("other-tarball", otherTarballDigest);
+    const sha = fixture.manifest.artifacts[0]!.sha256;
+    const forgedSha = sha.slice(0, -1) + (sha.endsWith("0") ? "1" : "0");
+    const library = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: forged.file });
+    await expect(library).rejects.toMatchObject({ code: "RECEIPT_BUNDLE_MISMATCH" });
+    await expect(library).rejects.toThrow(
+      `receipt ${forged.file} is not the receipt of bundle ${reference()}: at artifacts[0].blob_digest it has "sha256:${forgedSha}", the bundle's tested manifest and layers give "sha256:${sha}"; fix: use the receipt published with this bundle`,
+    );
+    const cli = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--receipt", forged.file], { cwd: root });
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toBe("");
+    expect(cli.stderr).toMatch(/at artifacts\[0\]\.blob_digest it has .* \[RECEIPT_BUNDLE_MISMATCH\]\n$/);
+    const json = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--receipt", forged.file, "--json"], { cwd: root });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: "RECEIPT_BUNDLE_MISMATCH" });
+    // Another size of the tarball, same digest: refused at the size.
+    const size = fixture.manifest.artifacts[0]!.size;
+    const resized = await forgedReceipt("other-size", (text) => text.replaceAll(`"size":${size}}`, `"size":${size + 1 < 10 ** String(size).length ? size + 1 : size - 1}}`));
+    await expect(verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: resized.file })).rejects.toThrow(/at artifacts\[0\]\.size it has number \d+, the bundle's tested manifest and layers give number \d+/);
+    await expect(verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: receiptFile })).resolves.toMatchObject({ ok: true, receipt: true });
+  });
+
+  it("fetch --provenance of a forged receipt: RECEIPT_BUNDLE_MISMATCH, nothing installed", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const forged = await forgedReceipt("fetched", otherTarballDigest);
+    const out = join(root, "out-forged-receipt");
+    await expect(() => fetchRelease({ reference: forged.reference, repository, outputDir: out, progress: null, expect: "receipt", provenance: keyCheck() })).toThrowWithCode("RECEIPT_BUNDLE_MISMATCH");
+    expect(await lstat(out).catch(() => null)).toBeNull();
+  });
+
+  it("fleet verify of a pinned receipt whose other fields differ from the bundle's (a workflow run id): RECEIPT_BUNDLE_MISMATCH", async () => {
+    await fresh();
+    const runId = fixture.manifest.evidence.workflow.run_id;
+    const forged = await forgedReceipt("fleet", (text) => text.replace(`"run_id":"${runId}"`, `"run_id":"${runId.slice(0, -1)}${runId.endsWith("9") ? "8" : "9"}"`));
+    const lockPath = join(root, "forged-fleet.lock.json");
+    await addPluginToLock({ lockPath, receiptPath: forged.file, repository });
+    const verify = verifyFleetLock({ lockPath, progress: null });
+    await expect(verify).rejects.toMatchObject({ code: "RECEIPT_BUNDLE_MISMATCH" });
+    await expect(verify).rejects.toThrow(/at evidence\.workflow\.run_id it has "\d+", the bundle's tested manifest and layers give "\d+"/);
+    const genuine = join(root, "genuine-fleet.lock.json");
+    await addPluginToLock({ lockPath: genuine, receiptPath: receiptFile, repository });
+    await expect(verifyFleetLock({ lockPath: genuine, progress: null })).resolves.toHaveLength(1);
+  });
+});
