@@ -48,6 +48,12 @@ export interface BuildOptions {
    * `BUILD_OUTPUT_FOREIGN` names them and nothing is written).
    */
   force?: boolean;
+  /**
+   * How long the entry may take to load (its top-level code, awaits included) when the build imports
+   * it to read its definition, in milliseconds (default 60,000): a top-level await that never settles
+   * is `BUILD_ENTRY_FAILED` after this, never a build that ends silently.
+   */
+  entryTimeoutMs?: number;
 }
 
 /** What {@link buildPluginPackage} wrote. */
@@ -205,7 +211,8 @@ function checkPluginVersion(pluginVersion: string, pkg: { version: string; file:
  * manifests and the native companion, scan what was written.
  *
  * @throws PluginKitError `BUILD_ENTRY_INVALID` (entry missing or its default
- *   export is not a plugin), `BUILD_BUNDLE_FAILED` (esbuild errors),
+ *   export is not a plugin), `BUILD_ENTRY_FAILED` (loading the entry threw, called
+ *   `process.exit()`, or did not finish within `entryTimeoutMs`), `BUILD_BUNDLE_FAILED` (esbuild errors),
  *   `BUILD_OUTPUT_INVALID` (a skill outside `skills/<name>`, symlinks, or the
  *   written plugin.json/mcp.json failing the portable checks),
  *   `BUILD_VERSION_MISMATCH` (definePlugin declares another version than
@@ -219,7 +226,7 @@ function checkPluginVersion(pluginVersion: string, pkg: { version: string; file:
 export async function buildPluginPackage(options: BuildOptions): Promise<BuildResult> {
   const paths = resolveBuildPaths(options);
   const bundle = await createBundler(options, paths);
-  const plugin = await loadPluginDefinition(bundle, paths);
+  const plugin = await loadPluginDefinition(bundle, paths, options.entryTimeoutMs);
   checkPluginVersion(plugin.version, paths.packageVersion);
   checkDeclaredSkills(plugin, paths.root);
   if (options.force !== true) refuseForeignOutput(paths.outDir, plugin.name);
@@ -365,20 +372,43 @@ async function createBundler(options: BuildOptions, paths: BuildPaths): Promise<
  * set to the source root (so relative skill paths resolve); its default
  * export must be a `definePlugin(...)` result.
  */
-async function loadPluginDefinition(bundle: Bundler, paths: BuildPaths): Promise<PluginDefinition> {
+async function loadPluginDefinition(bundle: Bundler, paths: BuildPaths, timeoutMs = 60_000): Promise<PluginDefinition> {
   const temp = mkdtempSync(path.join(os.tmpdir(), "hpk-build-"));
+  const entryName = path.relative(paths.root, paths.entry) || paths.entry;
   try {
     const probe = path.join(temp, "entry.mjs");
     await bundle({ entryPoints: [paths.entry], outfile: probe });
     const previousRoot = process.env.PLUGIN_ROOT;
     process.env.PLUGIN_ROOT = paths.root;
+    // While the entry loads, process.exit() is refused (it would end the build with its code and
+    // nothing written) and a load that never settles is refused after `timeoutMs` (a pending
+    // top-level await would otherwise let the process end with exit 0).
+    const exit = process.exit;
+    process.exit = ((code?: number | string | null) => {
+      throw new PluginKitError(
+        "BUILD_ENTRY_FAILED",
+        `${entryName} called process.exit(${code ?? ""}) while the build loaded it to read its definition; fix: do not exit at module top level (a plugin's module only defines; the server runs it later)`,
+      );
+    }) as typeof process.exit;
+    let timer: NodeJS.Timeout | undefined;
     let loaded: { default?: unknown };
     try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new PluginKitError("BUILD_ENTRY_FAILED", `${entryName} did not finish loading within ${timeoutMs} ms (a top-level await that never settles?); fix: let the module's top-level code finish (start work in tool handlers, not at import)`)),
+          timeoutMs,
+        );
+      });
       // The entry's module-load output must not reach this process's stdout (`plugin build --json`).
-      loaded = (await withStdoutOnStderr(() => import(pathToFileURL(probe).href))) as { default?: unknown };
+      loaded = (await withStdoutOnStderr(() => Promise.race([import(pathToFileURL(probe).href), timeout]))) as { default?: unknown };
     } catch (error) {
-      throw recode(error);
+      const recoded = recode(error);
+      if (recoded instanceof PluginKitError) throw recoded;
+      const detail = recoded instanceof Error ? recoded.message : String(recoded);
+      throw new PluginKitError("BUILD_ENTRY_FAILED", `loading ${entryName} to read its definition threw: ${detail === "" ? "(an error without a message)" : detail}; fix: make the module load without throwing (run it with node to see the stack)`, { cause: error });
     } finally {
+      clearTimeout(timer);
+      process.exit = exit;
       if (previousRoot === undefined) delete process.env.PLUGIN_ROOT;
       else process.env.PLUGIN_ROOT = previousRoot;
     }

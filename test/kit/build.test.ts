@@ -2,7 +2,8 @@
  * `plugin build`: the written package, self-containment, the committed
  * example, and fail-closed refusals that write nothing.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPluginPackage, doctorPluginPackage, PluginKitError, type BuildResult } from "../../src/kit/index.js";
@@ -189,6 +190,35 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     symlinkSync(path.join(dir, "elsewhere.md"), path.join(dir, "skills", "one", "notes.md"));
     await expect(buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: path.join(dir, "out") })).rejects.toThrowWithCode(PluginKitError, "BUILD_OUTPUT_INVALID");
     expect(existsSync(path.join(dir, "out"))).toBe(false);
+  });
+
+  it.each([
+    ["throws while it loads", "throw new Error(\"boom at import\");\n", "loading src/entry.ts to read its definition threw: boom at import; fix: make the module load without throwing"],
+    ["throws null while it loads", "throw null;\n", "loading src/entry.ts to read its definition threw: null; fix:"],
+    ["calls process.exit(0) at top level", "process.exit(0);\n", "src/entry.ts called process.exit(0) while the build loaded it to read its definition; fix: do not exit at module top level"],
+    ["awaits forever at top level", "await new Promise(() => {});\n", "src/entry.ts did not finish loading within 1500 ms (a top-level await that never settles?)"],
+  ])("an entry that %s: BUILD_ENTRY_FAILED saying so, nothing written, no temp file left", async (_label, top, message) => {
+    const dir = project({ "src/entry.ts": top + plugin() });
+    const target = path.join(dir, "out");
+    const before = readdirSync(tmpdir()).filter((n) => n.startsWith("hpk-build-")).length;
+    const build = buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: target, entryTimeoutMs: 1500 });
+    await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_ENTRY_FAILED");
+    await expect(build).rejects.toThrow(message);
+    expect(existsSync(target)).toBe(false);
+    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("hpk-build-")).length).toBeLessThanOrEqual(before);
+  });
+
+  it("CLI: an entry that exits at top level exits 1 with [BUILD_ENTRY_FAILED] (it exited 0, writing nothing); one that leaves a timer running still ends after building", async () => {
+    const exiting = project({ "src/entry.ts": "process.exit(0);\n" + plugin() });
+    const failed = await runCompiledCli(["plugin", "build", path.join(exiting, "src/entry.ts"), "--out", path.join(exiting, "out")]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/called process\.exit\(0\) while the build loaded it .* \[BUILD_ENTRY_FAILED\]\n$/);
+    expect(existsSync(path.join(exiting, "out"))).toBe(false);
+    const ticking = project({ "src/entry.ts": "setInterval(() => {}, 1000);\n" + plugin() });
+    const built = await runCompiledCli(["plugin", "build", path.join(ticking, "src/entry.ts"), "--out", path.join(ticking, "out"), "--json"]);
+    expect(built.code, built.stderr).toBe(0);
+    expect(JSON.parse(built.stdout)).toMatchObject({ ok: true, plugin: { name: "bad" } });
+    expect(existsSync(path.join(ticking, "out", "dist", "server.js"))).toBe(true);
   });
 
   it("exits 1 through the CLI with a coded message, and 2 on a usage error", async () => {

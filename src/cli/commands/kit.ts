@@ -75,6 +75,9 @@ function registerPluginBuild(plugin: Command): void {
     .option("--force", "overwrite plugin.json, mcp.json and dist/server.js in --out even when plugin build did not generate them for this plugin (BUILD_OUTPUT_FOREIGN otherwise)")
     .option("--json", "print the result as JSON")
     .action(async (entry: string, options: { out: string; root?: string; alias?: Record<string, string>; kitAlias: boolean; minify: boolean; force?: boolean; json?: boolean }) => {
+      // The build ran the entry's module code in this process: a timer or socket it left open must not
+      // keep the command from ending once its result is out (the immediate runs only if something does).
+      const endOnceDone = () => setImmediate(() => process.exit()).unref();
       process.exitCode = await runAction(options.json === true, async () => {
         const { buildPluginPackage } = await import("../../kit/build.js");
         const result = await buildPluginPackage({
@@ -101,6 +104,7 @@ function registerPluginBuild(plugin: Command): void {
         for (const finding of result.findings) printLine(`  ${finding.severity.toUpperCase()} [${finding.rule}] ${finding.message}`);
         return 0;
       });
+      endOnceDone();
     });
 }
 
