@@ -250,16 +250,17 @@ export const CONSUMER_PIN_SOURCES = "--repository, a digest-pinned reference, a 
  * @param found.document names the document (e.g. `receipt vendor/x/release-receipt.json`).
  * @param found.repository the document's own `registry_repository` (reported, never used).
  * @param fix the flags that pin it for this command.
+ * @param sources what this command can pin from, listed in the message (default: {@link CONSUMER_PIN_SOURCES}).
  * @returns ReleaseContractError `POLICY_REPOSITORY_UNPINNED`, for the caller to throw.
  */
-export function unpinnedRepository(options: { document?: string; repository?: unknown; fix: string }): ReleaseContractError {
+export function unpinnedRepository(options: { document?: string; repository?: unknown; fix: string; sources?: string }): ReleaseContractError {
   const found =
     options.document === undefined
       ? "found none"
       : `found none (${options.document} names registry_repository ${describeValue(options.repository)}, but a document never sets its own expectations)`;
   return new ReleaseContractError(
     "POLICY_REPOSITORY_UNPINNED",
-    `nothing pinned to verify against: expected the registry repository you trust, ${found}; expectations come only from what you pin (${CONSUMER_PIN_SOURCES}); fix: ${options.fix}`,
+    `nothing pinned to verify against: expected the registry repository you trust, ${found}; expectations come only from what you pin (${options.sources ?? CONSUMER_PIN_SOURCES}); fix: ${options.fix}`,
   );
 }
 

@@ -72,7 +72,7 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   if (current === undefined) {
     throw new FetchError(
       "FLEET_PLUGIN_NOT_PINNED",
-      `fleet lock ${options.lockPath} does not pin the receipt's package ${JSON.stringify(named)}; pin it with \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath}\``,
+      `fleet lock ${options.lockPath} does not pin the receipt's package ${JSON.stringify(named)}; pin it with \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath} --repository <the registry repository you trust>\``,
     );
   }
   const repository = parseReference(current.bundle_reference).repository.repository;
@@ -84,7 +84,7 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
     const what = samePin ? "with other gate pins (fleet upgrade replaces gate pins only when it moves the pin)" : pin.version === current.version ? "with other bytes" : "an older release";
     throw new FetchError(
       "FLEET_UPGRADE_NOT_NEWER",
-      `fleet upgrade moves a pin only to a newer release: ${current.name} is pinned at ${current.version}, the receipt is ${pin.version}, ${what}; to pin it instead run \`fleet remove --lock ${options.lockPath} --name ${current.name}\`, then \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath}\``,
+      `fleet upgrade moves a pin only to a newer release: ${current.name} is pinned at ${current.version}, the receipt is ${pin.version}, ${what}; to pin it instead run \`fleet remove --lock ${options.lockPath} --name ${current.name}\`, then \`fleet add --lock ${options.lockPath} --receipt ${options.receiptPath} --repository ${repository}\``,
     );
   }
   const clash = lock.plugins.find((p) => p !== current && p.tarball.filename === pin.tarball.filename);

@@ -217,7 +217,7 @@ export async function readPinnableReceipt(
   // The consumer's pin, never the receipt's own registry_repository (docs/fetch.md "Whose policy").
   const repository = pins.repository;
   if (repository === undefined) {
-    throw unpinnedRepository({ document: `receipt ${receiptPath}`, repository: doc["registry_repository"], fix: "pass --repository <the registry repository you trust> (the library: the `repository` option)" });
+    throw unpinnedRepository({ document: `receipt ${receiptPath}`, repository: doc["registry_repository"], sources: "--repository", fix: "pass --repository <the registry repository you trust>" });
   }
   // The pin is checked like every --repository: a URL or credentials in it are refused (REPOSITORY_INVALID), never echoed.
   parseRepository(repository);

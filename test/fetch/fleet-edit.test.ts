@@ -90,7 +90,9 @@ describe("fleet upgrade / list / remove", () => {
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
     const before = await readFile(lock);
     await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).toThrowWithCode("FLEET_UPGRADE_NOT_NEWER");
-    await expect(upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).rejects.toThrow(/an older release; to pin it instead run `fleet remove --lock .* --name demo-plugin`, then `fleet add --lock .* --receipt /);
+    await expect(upgradePluginInLock({ lockPath: lock, receiptPath: receipt8 })).rejects.toThrow(
+      `an older release; to pin it instead run \`fleet remove --lock ${lock} --name demo-plugin\`, then \`fleet add --lock ${lock} --receipt ${receipt8} --repository ${repository}\``,
+    );
     // The release already pinned is an idempotent success (a rerun of an upgrade), not an error.
     expect(await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toMatchObject({ changed: false, plugin: { version: "0.9.0" } });
     const lock8 = lockPath();
@@ -101,6 +103,7 @@ describe("fleet upgrade / list / remove", () => {
     const empty = lockPath();
     await writeFile(empty, '{"plugins":[],"schema_version":1}\n');
     await expect(() => upgradePluginInLock({ lockPath: empty, receiptPath: receipt9 })).toThrowWithCode("FLEET_PLUGIN_NOT_PINNED");
+    await expect(upgradePluginInLock({ lockPath: empty, receiptPath: receipt9 })).rejects.toThrow(`pin it with \`fleet add --lock ${empty} --receipt ${receipt9} --repository <the registry repository you trust>\``);
     expect((await readFile(lock)).equals(before)).toBe(true);
     expect(otherRepository).not.toBe(repository);
   });

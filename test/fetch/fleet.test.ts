@@ -85,7 +85,7 @@ describe("fleet add", () => {
     const lockPath = join(root, "unpinned.lock.json");
     const unpinned = addPluginToLock({ lockPath, receiptPath: receiptFile });
     await expect(() => unpinned).toThrowWithCode("POLICY_REPOSITORY_UNPINNED");
-    await expect(unpinned).rejects.toThrow(/nothing pinned to verify against: expected the registry repository you trust, found none \(receipt .* names registry_repository ".*store", but a document never sets its own expectations\); expectations come only from what you pin .*fix: pass --repository/);
+    await expect(unpinned).rejects.toThrow(/nothing pinned to verify against: expected the registry repository you trust, found none \(receipt .* names registry_repository ".*store", but a document never sets its own expectations\); expectations come only from what you pin \(--repository\); fix: pass --repository <the registry repository you trust>$/);
     const other = addPluginToLock({ lockPath, receiptPath: receiptFile, repository: "ghcr.io/acme/other" });
     await expect(() => other).toThrowWithCode("RECEIPT_REGISTRY_MISMATCH");
     await expect(readFile(lockPath)).rejects.toThrow(/ENOENT/);
