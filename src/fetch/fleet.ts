@@ -19,7 +19,7 @@
 import { requireReceiptOfBundle } from "./receipt-bundle.js";
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { lstat, open, rename, rm } from "node:fs/promises";
+import { access, lstat, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
@@ -147,13 +147,26 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
 }
 
 /**
- * Write the lock atomically (temp file in the same directory, then rename); a symlinked lock path is refused.
- * @throws FetchError `FLEET_LOCK_UNREADABLE` (the path is no regular file); IoError `IO_NOT_A_DIRECTORY`,
+ * Write the lock atomically (temp file in the same directory, then rename), keeping the permission bits
+ * of the lock it replaces; a symlinked lock path is refused, and so is a lock this user may not write.
+ * @throws FetchError `FLEET_LOCK_UNREADABLE` (the path is no regular file), `FLEET_LOCK_READ_ONLY` (not writable
+ *   for this user: nothing changed); IoError `IO_NOT_A_DIRECTORY`,
  *   `IO_DIRECTORY_UNWRITABLE` (its directory cannot be created or written, e.g. under /proc or /sys), `IO_PATH_TOO_LONG`.
  */
 export async function writeFleetLockFile(path: string, lock: FleetLock): Promise<void> {
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
+  // A read-only lock (no owner write bit: chmod a-w says "do not change it", also to root) or one this
+  // user may not write (another owner) is not replaced through its directory.
+  if (st !== null) {
+    const writable = (st.mode & 0o200) !== 0 && (await access(path, fsConstants.W_OK).then(() => true, () => false));
+    if (!writable) {
+      throw new FetchError(
+        "FLEET_LOCK_READ_ONLY",
+        `fleet lock ${path}: expected a lock this user may write, found mode ${(st.mode & 0o777).toString(8).padStart(4, "0")} owned by uid ${st.uid}; nothing was changed; fix: make it writable (chmod u+w) if you mean to change it, as its owner`,
+      );
+    }
+  }
   await makeDirectory(dirname(resolve(path)), { purpose: "fleet lock directory (--lock)" });
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   let handle;
@@ -163,6 +176,8 @@ export async function writeFleetLockFile(path: string, lock: FleetLock): Promise
     throw fileCreateRefused(path, dirname(resolve(path)), error, "fleet lock (--lock)");
   }
   try {
+    // The rewritten lock keeps the permission bits of the one it replaces (a 0600 lock stays private).
+    if (st !== null) await handle.chmod(st.mode & 0o777);
     await handle.writeFile(fleetLockBytes(checkFleetLock(lock)));
     await handle.sync();
   } finally {

@@ -5,7 +5,7 @@
  * of an upgrade into a directory holding the previous version (`--replace`).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -469,6 +469,44 @@ describe("a fleet lock path that is no regular file", () => {
         expect(r.stderr).toBe(`hermes-plugin-kit: receipt ${path}: ${expected} ${found} [FLEET_RECEIPT_UNREADABLE]\n`);
         expect(existsSync(lock)).toBe(false);
       }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a fleet lock's permissions survive an edit", () => {
+  it("fleet remove keeps a 0600 lock at 0600 (it became 0644)", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    await chmod(lock, 0o600);
+    await removePluginFromLock(lock, "demo-plugin");
+    expect((await lstat(lock)).mode & 0o777).toBe(0o600);
+    await chmod(lock, 0o640);
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    expect((await lstat(lock)).mode & 0o777).toBe(0o640);
+  });
+
+  it("a read-only lock (0444) is refused (FLEET_LOCK_READ_ONLY) by remove, add and upgrade, even for root, and not replaced through its writable directory; nothing changes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hpk-fleet-ro-"));
+    try {
+      const lock = join(dir, "lock.json");
+      await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+      await chmod(lock, 0o444);
+      const before = await readFile(lock);
+      const message = `fleet lock ${lock}: expected a lock this user may write, found mode 0444 owned by uid ${process.getuid!()}; nothing was changed; fix: make it writable (chmod u+w) if you mean to change it, as its owner`;
+      await expect(() => removePluginFromLock(lock, "demo-plugin")).toThrowWithCode("FLEET_LOCK_READ_ONLY");
+      await expect(removePluginFromLock(lock, "demo-plugin")).rejects.toThrow(message);
+      await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9 })).toThrowWithCode("FLEET_LOCK_READ_ONLY");
+      const r = await runCli(["fleet", "remove", "--lock", lock, "--name", "demo-plugin"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`hermes-plugin-kit: ${message} [FLEET_LOCK_READ_ONLY]\n`);
+      expect((await readFile(lock)).equals(before)).toBe(true);
+      expect((await lstat(lock)).mode & 0o777).toBe(0o444);
+      expect((await readdir(dir)).sort()).toEqual(["lock.json"]);
+      // Made writable again, the edit goes through.
+      await chmod(lock, 0o644);
+      await expect(removePluginFromLock(lock, "demo-plugin")).resolves.toMatchObject({ name: "demo-plugin" });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
