@@ -19,7 +19,7 @@
  */
 import { rmSync } from "node:fs";
 import { chmod, lstat, mkdir, readFile, rm, stat } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
 import { OCI_MANIFEST_MEDIA_TYPE, PAYLOAD_CHECKSUMS_FILE, RECEIPT_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE } from "../contract/constants.js";
 import { ReleaseContractError, hasCode, interruption, throwIfInterrupted } from "../contract/errors.js";
@@ -44,7 +44,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { makeDirectorySync, makeTempDirectory } from "../contract/directory.js";
+import { makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
 export type { RegistryCredentials };
@@ -56,6 +56,11 @@ export type RequirePrivateForRead = (repository: Repository, options: { plainHtt
 
 /** Options of {@link downloadRelease} and {@link fetchRelease}. */
 export interface DownloadOptions {
+  /**
+   * Called with the checked manifest (G3-G8) before any blob is downloaded; a throw stops the download
+   * with nothing written (`fetch` checks there that every file's install path is one the system accepts).
+   */
+  onManifest?: (manifest: CheckedReleaseManifest) => void;
   /** `R`: `<repository>@sha256:<64 hex>`. */
   reference: string;
   /** `P`: the pinned repository `R` must name. */
@@ -399,6 +404,7 @@ export async function downloadRelease(options: DownloadOptions): Promise<Verifie
   // Ctrl-C for the requests' timeouts (nothing to remove yet; the abandoned requests end with the process).
   const { pinned, target, manifest: checked } = await untilInterrupted(options.signal, () => inspectRelease(options), () => undefined);
   throwIfInterrupted(options.signal);
+  options.onManifest?.(checked);
 
   // G9: a fresh private temp directory.
   const dir = await makeTempDirectory("hpk-fetch-", options.tmpDir);
@@ -622,6 +628,27 @@ export interface FetchReleaseOptions extends DownloadOptions {
   onCommit?: () => void;
 }
 
+/** Longest name a path component may have, and longest path (bytes, without the terminating NUL), on Linux. */
+const NAME_MAX = 255;
+const PATH_MAX = 4095;
+
+/**
+ * Every file a release installs under `outputDir` (and the temporary names the install uses next to it:
+ * `.<name>.hpk-<12 hex>.tmp`, with `replace` the sibling `.<dir>.hpk-new-<12 hex>`) must be a path the
+ * system accepts, checked once the manifest names the files and before any blob is downloaded.
+ * @throws IoError `IO_PATH_TOO_LONG` naming the longest name or the path length and the fix.
+ */
+function requireInstallablePaths(outputDir: string, titles: readonly string[], replace: boolean): void {
+  const root = resolve(outputDir);
+  const base = replace ? join(dirname(root), `.${basename(root)}.hpk-new-${"0".repeat(12)}`) : root;
+  for (const title of titles) {
+    const longest = join(base, dirname(title), `.${basename(title)}.hpk-${"0".repeat(12)}.tmp`);
+    if (Buffer.byteLength(longest) > PATH_MAX || longest.split("/").some((name) => Buffer.byteLength(name) > NAME_MAX)) {
+      throw pathTooLong(outputDir, join(root, title), "output directory (--output-dir)");
+    }
+  }
+}
+
 /**
  * `hermes-plugin-kit fetch`: {@link downloadRelease}, then install into
  * `outputDir` with `installPayload` (no symlinks, no overwrite of different
@@ -630,7 +657,8 @@ export interface FetchReleaseOptions extends DownloadOptions {
  * With `provenance`, the release's attestation is found and verified between
  * the download and the install (codes of `verifyDownloadProvenance`).
  * @throws IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE` (the output directory cannot be created or
- *   written; checked before the download), FetchError `INSTALL_OUTPUT_NOT_EMPTY` (`D` holds entries no
+ *   written; checked before the download), `IO_PATH_TOO_LONG` (a file's install path is longer than the
+ *   system accepts; checked once the manifest names the files, before any blob is downloaded), FetchError `INSTALL_OUTPUT_NOT_EMPTY` (`D` holds entries no
  *   release writes; checked before the download), the codes of {@link downloadRelease} and of `installPayload`
  *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`);
  *   InterruptedError `INTERRUPTED` (`signal` aborted: temp directory removed, nothing installed).
@@ -638,7 +666,10 @@ export interface FetchReleaseOptions extends DownloadOptions {
 export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
   // Fail fast: an output directory that cannot be created or written is refused before the download.
   await (options.replace === true ? checkReplaceTarget : checkInstallTarget)(options.outputDir);
-  const download = await downloadRelease(options);
+  const download = await downloadRelease({ ...options, onManifest: (manifest) => {
+    requireInstallablePaths(options.outputDir, manifest.layers.map((l) => l.title), options.replace === true);
+    options.onManifest?.(manifest);
+  } });
   try {
     let provenance: ProvenanceSummary | undefined;
     if (options.provenance !== undefined) {

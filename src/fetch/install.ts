@@ -550,6 +550,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
     if (release !== undefined) await release();
     for (const dir of createdDirs.reverse()) await rmdir(dir).catch(() => undefined);
     if (error instanceof HermesPluginKitError) throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENAMETOOLONG") throw pathTooLong(outputDir, outputDir, "output directory (--output-dir)", error);
     throw new FetchError("INSTALL_FAILED", `cannot install into ${outputDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
 }

@@ -124,6 +124,20 @@ describe("a path the system refuses as too long (ENAMETOOLONG)", () => {
   });
 });
 
+describe("an output directory the system accepts whose files it would not (ENAMETOOLONG below it)", () => {
+  it("fetch: IO_PATH_TOO_LONG once the manifest names the files, before any blob is downloaded; nothing created", async () => {
+    // A directory path of ~4,070 bytes: acceptable itself, but dist/<tarball> below it is over 4,095.
+    const segments = Array.from({ length: 16 }, () => "q".repeat(250));
+    let dir = join(tmpdir(), ...segments);
+    dir = join(dir, "r".repeat(Math.max(1, 4070 - Buffer.byteLength(dir) - 1)));
+    expect(Buffer.byteLength(dir)).toBeLessThan(4096);
+    const r = await runCli(fetchArgs(dir), { timeoutMs: 60_000 });
+    expectIoFailure(r, "IO_PATH_TOO_LONG", dir.slice(0, 80));
+    expect(r.stderr).toMatch(/found a path of \d{4} bytes \(at most 4096\), refused as too long \(ENAMETOOLONG\); fix: choose a shorter path \[IO_PATH_TOO_LONG\]\n$/);
+    expect(existsSync(join(tmpdir(), "q".repeat(250)))).toBe(false);
+  });
+});
+
 describe("other commands' directories", () => {
   it("init <dir>: /proc/x and /dev/null/x are coded; a new directory works", async () => {
     expectIoFailure(await runCli(["init", "/proc/x"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
