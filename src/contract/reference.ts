@@ -127,6 +127,13 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(value)}`);
   }
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
+  // Whitespace around a pasted reference (a quoting slip) is named as such, not as a malformed repository.
+  if (value !== value.trim() && value.trim() !== "") {
+    throw new ReleaseContractError(
+      "REFERENCE_NOT_PINNED",
+      `registry reference ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected <repository>@sha256:<64 hex> with none; fix: pass ${JSON.stringify(value.trim())} (check the quoting of the value you pasted)`,
+    );
+  }
   const at = value.lastIndexOf("@");
   if (at < 0) {
     // A tag (`repo:v1.2.0`, `oci-layout:<dir>:v1.2.0`) moves; resolve prints the digest it names now.

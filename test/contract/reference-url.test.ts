@@ -50,6 +50,21 @@ suite("URLs where a repository or reference is expected", () => {
     });
   }
 
+  it("names whitespace around a reference (a quoting slip) with the trimmed value as the fix: REFERENCE_NOT_PINNED", () => {
+    for (const [value, where] of [[` ghcr.io/a/b@sha256:${HEX}`, "leading"], [`ghcr.io/a/b@sha256:${HEX}\n`, "trailing"], [`\tghcr.io/a/b@sha256:${HEX} `, "leading"]] as const) {
+      let error: unknown;
+      try {
+        parseReference(value);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ReleaseContractError);
+      expect((error as ReleaseContractError).code).toBe("REFERENCE_NOT_PINNED");
+      expect((error as Error).message).toContain(`has ${where} whitespace; expected <repository>@sha256:<64 hex> with none; fix: pass "ghcr.io/a/b@sha256:${HEX}" (check the quoting of the value you pasted)`);
+    }
+    expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).reference).toBe(`ghcr.io/a/b@sha256:${HEX}`);
+  });
+
   it("still parses host[:port]/path references", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
     expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
