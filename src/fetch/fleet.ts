@@ -104,14 +104,14 @@ export function checkFleetLock(value: unknown, path?: string): FleetLock {
  * Run one registry read of `fleet verify` for `plugin`: an `OCI_NOT_FOUND` names the plugin, which pinned
  * reference is missing and what to do (the lock holds several plugins; the registry's answer names none).
  */
-async function forPlugin<T>(plugin: FleetPlugin, what: "receipt" | "bundle", reference: string, work: () => Promise<T>): Promise<T> {
+async function forPlugin<T>(plugin: FleetPlugin, lockPath: string, what: "receipt" | "bundle", reference: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof OciError && error.code === "OCI_NOT_FOUND") {
       throw new OciError(
         "OCI_NOT_FOUND",
-        `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference} is not in the registry (${error.cause instanceof OciError ? error.cause.message : error.message}); fix: check the registry still holds that release (and that you can read it), or unpin it with fleet remove --name ${plugin.name}`,
+        `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference} is not in the registry (${error.cause instanceof OciError ? error.cause.message : error.message}); fix: check the registry still holds that release (and that you can read it), or unpin it with hermes-plugin-kit fleet remove --lock ${lockPath} --name ${plugin.name}`,
         { cause: error },
       );
     }
@@ -446,7 +446,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     expect,
     policy: pluginPolicy(options.policy, plugin),
   });
-  const download = await forPlugin(plugin, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
+  const download = await forPlugin(plugin, options.lockPath, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
   let receipt: PublishedReceipt;
   try {
     receipt = download.document as PublishedReceipt;
@@ -471,7 +471,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
   }
   // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
   // are exactly the receipt's payload records, tarball included.
-  const bundle = await forPlugin(plugin, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
+  const bundle = await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
   const layers = bundle.manifest.layers
     .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -479,7 +479,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
   }
   // Every other field of the receipt (gate records, evidence) is exactly what the bundle's tested manifest makes.
-  await forPlugin(plugin, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`));
+  await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`));
   const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
   const installed: string[] = [];
   if (options.installedDir !== undefined) {

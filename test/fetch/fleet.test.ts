@@ -166,7 +166,7 @@ describe("fleet verify", () => {
     });
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_NOT_FOUND");
     await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).rejects.toThrow(
-      new RegExp(`^plugin \\S+ [0-9.]+: its pinned receipt ${repository.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@sha256:f{64} is not in the registry .*fix: .*fleet remove --name \\S+`),
+      new RegExp(`^plugin \\S+ [0-9.]+: its pinned receipt ${repository.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@sha256:f{64} is not in the registry .*fix: .*hermes-plugin-kit fleet remove --lock \\S+ --name \\S+`),
     );
     // One fix, the fleet's (fetch's own hint for a missing digest is not repeated inside it).
     const message = await verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }).then(() => "", (e: unknown) => (e as Error).message);
