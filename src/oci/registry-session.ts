@@ -168,7 +168,7 @@ export class RegistrySession {
     const { bearer, basic } = this.pickChallenge(challengeHeaders);
     const creds = this.credentials;
     if (creds !== undefined && "token" in creds) {
-      throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} refused the bearer token`);
+      throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} refused the bearer token; fix: check the token you set for ${this.registry} (REGISTRY_TOKEN or GH_TOKEN) and that it may read (and, to push, write) ${this.repository}`);
     }
     if (bearer !== undefined) {
       const realm = bearer.params["realm"];
@@ -227,9 +227,9 @@ export class RegistrySession {
     if (res.statusCode === 401 || res.statusCode === 403) {
       discard(res);
       const why = trusted
-        ? "refused the credentials"
-        : `refused an anonymous token; credentials are sent only to the registry's origin ${this.base.origin} (trust this realm with trustedTokenRealms)`;
-      throw new OciError("OCI_AUTH_FAILED", `token endpoint ${realm.origin} ${why} (HTTP ${res.statusCode})`);
+        ? `refused the credentials (HTTP ${res.statusCode}); fix: check the credentials you set for ${this.registry} (REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN, or the Docker config entry or credential helper) and that they may read (and, to push, write) ${this.repository}`
+        : `refused an anonymous token (HTTP ${res.statusCode}); credentials are sent only to the registry's origin ${this.base.origin} (trust this realm with trustedTokenRealms)`;
+      throw new OciError("OCI_AUTH_FAILED", `token endpoint ${realm.origin} ${why}`);
     }
     if (res.statusCode !== 200) throw await this.statusError(res, "GET", realm, "token endpoint");
     const body = await this.readSmallBody(res, MAX_ERROR_BODY_BYTES, "token response");
@@ -280,7 +280,7 @@ export class RegistrySession {
           throw new OciError("OCI_AUTH_FAILED", `${url.origin} (not the registry's origin ${this.base.origin}) asked for credentials; they are sent only to the registry`);
         }
         if (authTried) {
-          throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} refused the credentials for ${opts.scope} on ${this.repository} (HTTP 401 after authenticating)`);
+          throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} refused the credentials for ${opts.scope} on ${this.repository} (HTTP 401 after authenticating); fix: check the credentials you set for ${this.registry} (REGISTRY_USERNAME/REGISTRY_PASSWORD, REGISTRY_TOKEN, or the Docker config entry or credential helper) and that they may read (and, to push, write) ${this.repository}`);
         }
         if (!unread()) throw new OciError("OCI_AUTH_FAILED", `registry ${this.registry} answered 401 to a streamed upload`);
         authTried = true;

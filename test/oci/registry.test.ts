@@ -117,6 +117,10 @@ describeRegistry("RegistryTarget against docker-registry", () => {
     expect(reg.tokenRequests.at(-1)?.kind).toBe("anonymous");
     const wrong = target("bearer", "owner/cache", { username: reg.username as string, password: "wrong" });
     await expect(wrong.resolve("a")).toThrowWithCode("OCI_AUTH_FAILED");
+    // What was refused, by whom, and what to check; never the password.
+    const refusal = await wrong.resolve("a").catch((e: Error) => e.message);
+    expect(refusal).toMatch(/^token endpoint http:\/\/127\.0\.0\.1:\d+ refused the credentials \(HTTP 401\); fix: check the credentials you set for 127\.0\.0\.1:\d+ \(REGISTRY_USERNAME\/REGISTRY_PASSWORD, REGISTRY_TOKEN, or the Docker config entry or credential helper\) and that they may read \(and, to push, write\) owner\/cache$/);
+    expect(refusal).not.toContain("wrong");
     expect(reg.tokenRequests.at(-1)?.kind).toBe("refused");
     await Promise.all([t.close(), anon.close(), wrong.close()]);
   });
