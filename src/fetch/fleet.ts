@@ -479,7 +479,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
   }
   // Every other field of the receipt (gate records, evidence) is exactly what the bundle's tested manifest makes.
-  await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`));
+  await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`, bundle.manifest));
   const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
   const installed: string[] = [];
   if (options.installedDir !== undefined) {

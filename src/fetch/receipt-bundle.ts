@@ -32,21 +32,28 @@ export function bundleLayers(layers: CheckedReleaseManifest["layers"]): BundleLa
  *   is checked for its shape under the receipt's package and repository, then must give exactly
  *   this receipt, so it also meets whatever the receipt met.
  * @param receiptSource how the receipt is named in errors (`receipt <path>`, `receipt <reference>`).
+ * @param checked the bundle's manifest when the caller has already read and checked it (its digest must
+ *   be the one `registry_reference` pins); otherwise it is read here.
  * @throws ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` (the first field that differs), the tested
  *   manifest's codes; FetchError `FETCH_LAYER_INVENTORY` (no `release-manifest.json` layer), the
  *   manifest check codes of a fetch; OciError from the transfer.
  */
-export async function requireReceiptOfBundle(target: ReadOnlyTarget, receipt: PublishedReceipt, receiptSource: string): Promise<void> {
+export async function requireReceiptOfBundle(target: ReadOnlyTarget, receipt: PublishedReceipt, receiptSource: string, checked?: CheckedReleaseManifest): Promise<void> {
   const policy: ReleasePolicy = { package: receipt.package, registryRepository: receipt.registry_repository, gates: {} };
   const bundleReference = receipt.registry_reference;
   const digest = bundleReference.slice(bundleReference.lastIndexOf("@") + 1);
-  const resolved = await target.resolve(digest);
-  const descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
-  checkManifestDescriptor(descriptor, digest);
-  const manifest = checkReleaseManifest(await fetchManifest(target, descriptor), { expectedDigest: digest, expectedKind: "bundle", packageName: policy.package });
+  const manifest = checked ?? (await checkedBundleManifest(target, digest, policy.package));
   const layer = manifest.layers.find((l) => l.title === RELEASE_MANIFEST_FILE);
   if (layer === undefined) throw new FetchError("FETCH_LAYER_INVENTORY", `bundle ${bundleReference} has no ${RELEASE_MANIFEST_FILE} layer`);
   const bytes = await readAllBounded(await target.fetch(layer.descriptor), Math.min(layer.descriptor.size, MAX_TESTED_MANIFEST_BYTES), `${RELEASE_MANIFEST_FILE} of ${bundleReference}`);
   const tested = verifyTestedManifest(parseReleaseJson(bytes), policy);
   checkReceiptOfBundle(receipt, tested, bundleReference, bundleLayers(manifest.layers), receiptSource);
+}
+
+/** Resolve, read and check (as a fetch checks it) the bundle manifest `digest` names. */
+async function checkedBundleManifest(target: ReadOnlyTarget, digest: string, packageName: string): Promise<CheckedReleaseManifest> {
+  const resolved = await target.resolve(digest);
+  const descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
+  checkManifestDescriptor(descriptor, digest);
+  return checkReleaseManifest(await fetchManifest(target, descriptor), { expectedDigest: digest, expectedKind: "bundle", packageName });
 }
