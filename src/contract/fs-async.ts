@@ -79,7 +79,7 @@ export async function readRegularFile(path: string, options: { maxBytes: number;
 /** What an open failure means, by errno, with what to check. */
 const READ_FAILURES: Record<string, string> = {
   ENOENT: "no such file (ENOENT)",
-  EACCES: "permission denied (EACCES); make it readable for this user",
+  EACCES: "permission denied (EACCES); make the file readable for this user",
   ELOOP: "a symbolic link (ELOOP), which is not followed; pass the path of the file it points to",
   ENOTDIR: "a parent of it is not a directory (ENOTDIR); check the path",
   EISDIR: "a directory (EISDIR); pass the path of the file itself",

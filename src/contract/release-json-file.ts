@@ -5,17 +5,13 @@
  */
 import type { JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
-import { readRegularFile } from "./fs-async.js";
+import { describeUnreadFile, readRegularFile } from "./fs-async.js";
 import { namingFile } from "./json-file.js";
 import { parseReleaseJson } from "./release-document.js";
 
-/** What an open failure means, and the fix, by errno. */
-const OPEN_FAILURES: Record<string, string> = {
-  ENOENT: "no such file (ENOENT); pass the path of the file (`fetch --expect receipt` writes release-receipt.json into its --output-dir; `release build` writes release-manifest.json)",
-  EACCES: "permission denied (EACCES); make the file readable for this user",
-  ELOOP: "a symbolic link (ELOOP), which is not followed; pass the path of the file it points to",
-  ENOTDIR: "a parent of it is not a directory (ENOTDIR); check the path",
-};
+/** A missing release JSON file: where the commands that write one put it. */
+const NO_SUCH_RELEASE_JSON =
+  "no such file (ENOENT); pass the path of the file (`fetch --expect receipt` writes release-receipt.json into its --output-dir; `release build` writes release-manifest.json)";
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
@@ -43,7 +39,7 @@ export async function readReleaseJsonBytesFile(path: string): Promise<Buffer> {
     case "read":
       return found.bytes;
     case "failed":
-      return fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${OPEN_FAILURES[found.code] ?? found.code}`);
+      return fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path}: ${found.code === "ENOENT" ? NO_SUCH_RELEASE_JSON : describeUnreadFile(found, MAX_RELEASE_JSON_BYTES)}`);
     case "not-regular":
       return fail("RELEASE_JSON_UNREADABLE", `cannot read release JSON: ${path} is not a regular file (${found.what}); pass the path of the JSON file itself`);
     case "too-large":
