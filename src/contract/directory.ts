@@ -104,13 +104,23 @@ export function shortPath(path: string): string {
   return path.length <= 160 ? path : `${path.slice(0, 80)}…${path.slice(-60)} (${Buffer.byteLength(path)} bytes)`;
 }
 
+/** Longest name of one path component Linux accepts (bytes). */
+export const NAME_MAX_BYTES = 255;
+/** Longest path Linux accepts (bytes, without the terminating NUL: PATH_MAX 4096 with it). */
+export const PATH_MAX_BYTES = 4095;
+
+/** True when the system would refuse `path` as too long: a component over {@link NAME_MAX_BYTES} or the whole over {@link PATH_MAX_BYTES}. */
+export function exceedsPathLimits(path: string): boolean {
+  return Buffer.byteLength(path) > PATH_MAX_BYTES || path.split("/").some((name) => Buffer.byteLength(name) > NAME_MAX_BYTES);
+}
+
 /**
  * The system refused `failed` (on the way to `target`) as too long (ENAMETOOLONG).
  * @returns IoError `IO_PATH_TOO_LONG` naming the longest name on the path and the fix.
  */
 export function pathTooLong(target: string, failed: string, purpose: string, cause?: unknown, kind: "directory" | "file" = "directory"): IoError {
   const longest = failed.split("/").reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a), "");
-  const detail = Buffer.byteLength(longest) > 255 ? `a name of ${Buffer.byteLength(longest)} bytes (at most 255)` : `a path of ${Buffer.byteLength(failed)} bytes (at most 4096)`;
+  const detail = Buffer.byteLength(longest) > NAME_MAX_BYTES ? `a name of ${Buffer.byteLength(longest)} bytes (at most ${NAME_MAX_BYTES})` : `a path of ${Buffer.byteLength(failed)} bytes (at most ${PATH_MAX_BYTES + 1})`;
   return new IoError(
     "IO_PATH_TOO_LONG",
     failed,

@@ -44,7 +44,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
+import { exceedsPathLimits, makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
 export type { RegistryCredentials };
@@ -628,10 +628,6 @@ export interface FetchReleaseOptions extends DownloadOptions {
   onCommit?: () => void;
 }
 
-/** Longest name a path component may have, and longest path (bytes, without the terminating NUL), on Linux. */
-const NAME_MAX = 255;
-const PATH_MAX = 4095;
-
 /**
  * Every file a release installs under `outputDir` (and the temporary names the install uses next to it:
  * `.<name>.hpk-<12 hex>.tmp`, with `replace` the sibling `.<dir>.hpk-new-<12 hex>`) must be a path the
@@ -643,7 +639,7 @@ function requireInstallablePaths(outputDir: string, titles: readonly string[], r
   const base = replace ? join(dirname(root), `.${basename(root)}.hpk-new-${"0".repeat(12)}`) : root;
   for (const title of titles) {
     const longest = join(base, dirname(title), `.${basename(title)}.hpk-${"0".repeat(12)}.tmp`);
-    if (Buffer.byteLength(longest) > PATH_MAX || longest.split("/").some((name) => Buffer.byteLength(name) > NAME_MAX)) {
+    if (exceedsPathLimits(longest)) {
       throw pathTooLong(outputDir, join(root, title), "output directory (--output-dir)");
     }
   }
