@@ -120,9 +120,9 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
 export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): void {
   checkVerifyArguments(doc, policy);
   const keys = checkDocumentHeader(doc, expectedState, policy);
-  const { version, sourceSha } = checkVersionIdentity(doc);
+  const { version, sourceSha } = checkVersionIdentity(doc, documentKind(expectedState));
   checkGateEvidence(doc, sourceSha, policy, expectedState === "tested" ? "tested manifest (release-manifest.json)" : "release receipt (release-receipt.json)");
-  checkArtifactInventory(doc, version, expectedState === "published", policy);
+  checkArtifactInventory(doc, version, expectedState === "published", policy, documentKind(expectedState));
   if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
 }
 
@@ -140,6 +140,27 @@ function checkVerifyArguments(doc: unknown, policy: unknown): void {
   }
 }
 
+/** What a release document of `state` is called in messages. */
+function documentKind(state: "tested" | "published"): string {
+  return state === "tested" ? "tested manifest" : "release receipt";
+}
+
+/**
+ * The fix for I4, by where the pinned repository came from: a release is bound to the repository it was
+ * released to, so one found under another repository (a copy or a mirror) verifies only from its own.
+ */
+function registryMismatchFix(source: string | undefined, found: unknown): string {
+  const own = typeof found === "string" ? describeValue(found) : undefined;
+  if (source === "the pinned reference") {
+    return own === undefined
+      ? "; a release verifies only from the repository it was released to"
+      : `; this release was made for ${own} and verifies only from there (a release copied to another repository does not): fetch it from ${own}, or pin a release made for the repository you use`;
+  }
+  if (source === "--repository") return `; the repository you pin is set with --repository${own === undefined ? "" : ` (pin ${own} only if you trust it)`}`;
+  if (source !== undefined) return `; the repository you pin comes from ${source}`;
+  return "";
+}
+
 /** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
 function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "published", policy: ReleasePolicy): string[] {
   // The expectation itself first: a pinned repository with credentials or a URL in it is refused
@@ -154,10 +175,10 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_STATE_MISMATCH", `expected ${kind(expectedState)}, but receipt_state is ${describeValue(doc["receipt_state"])}${doc["receipt_state"] === other ? `: this document is ${kind(other)}` : ""}`);
   }
   if (doc["package"] !== policy.package) {
-    fail("RECEIPT_PACKAGE_MISMATCH", `release receipt package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
+    fail("RECEIPT_PACKAGE_MISMATCH", `${documentKind(expectedState)} package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
-    fail("RECEIPT_REGISTRY_MISMATCH", `release receipt registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}; the repository you pin is set with --repository`);
+    fail("RECEIPT_REGISTRY_MISMATCH", `${documentKind(expectedState)} registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}${registryMismatchFix(policy.sources?.repository, doc["registry_repository"])}`);
   }
   const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);
@@ -166,16 +187,16 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
   const missing = expectedKeys.filter((k) => !keys.includes(k));
   if (extra.length > 0 || missing.length > 0) {
     const parts = [extra.length > 0 ? `unexpected ${extra.map((k) => JSON.stringify(k)).join(", ")}` : "", missing.length > 0 ? `missing ${missing.map((k) => JSON.stringify(k)).join(", ")}` : ""].filter(Boolean);
-    fail("RECEIPT_FIELDS_MISMATCH", `release receipt contains unexpected or missing fields: ${parts.join("; ")}`);
+    fail("RECEIPT_FIELDS_MISMATCH", `${documentKind(expectedState)} contains unexpected or missing fields: ${parts.join("; ")}`);
   }
   return keys;
 }
 
-/** I6-I10: version, previous version, source SHA, tag, release class and promotion state. */
-function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: string } {
+/** I6-I10: version, previous version, source SHA, tag, release class and promotion state; `kind` names the document. */
+function checkVersionIdentity(doc: JsonObject, kind: string): { version: string; sourceSha: string } {
   const { version, previous_version: previous, source_sha: sourceSha } = doc;
   if (typeof version !== "string" || typeof previous !== "string" || typeof sourceSha !== "string") {
-    fail("RECEIPT_IDENTITY_INCOMPLETE", "release receipt identity is incomplete: version, previous_version and source_sha must be strings");
+    fail("RECEIPT_IDENTITY_INCOMPLETE", `${kind} identity is incomplete: version, previous_version and source_sha must be strings`);
   }
   requireGitSha(sourceSha, "source_sha");
   // Each version field named when it is no stable SemVer (releaseClassOf's own message names neither).
@@ -184,15 +205,15 @@ function checkVersionIdentity(doc: JsonObject): { version: string; sourceSha: st
   }
   const cls = releaseClassOf(previous, version);
   if (doc["tag"] !== `v${version}`) {
-    fail("RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v${version}", found ${describeValue(doc["tag"])}`);
+    fail("RECEIPT_TAG_MISMATCH", `${kind} tag mismatch: tag must be "v${version}", found ${describeValue(doc["tag"])}`);
   }
   if (doc["release_class"] !== cls) {
-    fail("RECEIPT_CLASS_MISMATCH", `release receipt class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describeValue(doc["release_class"])}`);
+    fail("RECEIPT_CLASS_MISMATCH", `${kind} class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describeValue(doc["release_class"])}`);
   }
   const promotion = doc["promotion"];
   const expectedPromotion = promotionFor(cls);
   if (!isObject(promotion) || !sameKeys(promotion, ["automatic_candidate", "state"]) || promotion["automatic_candidate"] !== expectedPromotion.automatic_candidate || promotion["state"] !== expectedPromotion.state) {
-    fail("RECEIPT_PROMOTION_MISMATCH", `release receipt promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}`);
+    fail("RECEIPT_PROMOTION_MISMATCH", `${kind} promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}`);
   }
   return { version, sourceSha };
 }
@@ -243,15 +264,15 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
 }
 
 /** I15-I16: exactly one npm tarball, its file record and its file name. */
-function checkArtifactInventory(doc: JsonObject, version: string, published: boolean, policy: ReleasePolicy): void {
+function checkArtifactInventory(doc: JsonObject, version: string, published: boolean, policy: ReleasePolicy, kind: string): void {
   const artifacts = doc["artifacts"];
   if (!Array.isArray(artifacts) || artifacts.length !== 1) {
-    fail("ARTIFACTS_INVENTORY", `release receipt must name exactly one npm tarball: artifacts has ${Array.isArray(artifacts) ? artifacts.length : "no"} entries`);
+    fail("ARTIFACTS_INVENTORY", `${kind} must name exactly one npm tarball: artifacts has ${Array.isArray(artifacts) ? artifacts.length : "no"} entries`);
   }
   checkFileRecord(artifacts[0], "filename", published, "artifacts[0]");
   const expectedName = tarballFileName(policy.package, version);
   if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
-    fail("ARTIFACT_FILENAME_MISMATCH", `release receipt artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describeValue((artifacts[0] as Record<string, unknown>)["filename"])}`);
+    fail("ARTIFACT_FILENAME_MISMATCH", `${kind} artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describeValue((artifacts[0] as Record<string, unknown>)["filename"])}`);
   }
 }
 

@@ -89,6 +89,47 @@ describe("tested manifest identity (reference 3.3, state tested)", () => {
     await expect(() => verifyTestedManifest(doc as JsonObject, POLICY)).toThrowWithCode(code);
   });
 
+  it("I4 names the document and the fix by where the pinned repository came from (RECEIPT_REGISTRY_MISMATCH)", () => {
+    const other = (d: Doc) => ((d.registry_repository = "ghcr.io/acme/other"), d as JsonObject);
+    const messageOf = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toMatchObject({ code: "RECEIPT_REGISTRY_MISMATCH" });
+        return (e as Error).message;
+      }
+      throw new Error("expected RECEIPT_REGISTRY_MISMATCH");
+    };
+    const fromReference = messageOf(() => verifyTestedManifest(other(tested()), { ...POLICY, sources: { repository: "the pinned reference" } }));
+    expect(fromReference).toMatch(/^tested manifest registry mismatch: /);
+    expect(fromReference).toContain(`must be ${JSON.stringify(POLICY.registryRepository)} (from the pinned reference), found "ghcr.io/acme/other"`);
+    expect(fromReference).toContain('this release was made for "ghcr.io/acme/other" and verifies only from there');
+    expect(fromReference).not.toContain("--repository");
+    const fromFlag = messageOf(() => verifyFinalReceipt(other(published()), { ...POLICY, sources: { repository: "--repository" } }));
+    expect(fromFlag).toMatch(/^release receipt registry mismatch: /);
+    expect(fromFlag).toContain('the repository you pin is set with --repository (pin "ghcr.io/acme/other" only if you trust it)');
+    const fromFile = messageOf(() => verifyTestedManifest(other(tested()), { ...POLICY, sources: { repository: "p.json (--policy) hermesPluginKit.repository" } }));
+    expect(fromFile).toContain("the repository you pin comes from p.json (--policy) hermesPluginKit.repository");
+    expect(messageOf(() => verifyTestedManifest(other(tested()), POLICY))).toMatch(/found "ghcr\.io\/acme\/other"$/);
+  });
+
+  it("names a tested manifest as such in its identity messages (not \"release receipt\")", () => {
+    const codeAndMessage = (f: () => unknown): [string, string] => {
+      try {
+        f();
+      } catch (e) {
+        return [(e as { code: string }).code, (e as Error).message];
+      }
+      throw new Error("expected a refusal");
+    };
+    const doc = tested();
+    doc.tag = "v0.8.1";
+    expect(codeAndMessage(() => verifyTestedManifest(doc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", 'tested manifest tag mismatch: tag must be "v0.8.0", found "v0.8.1"']);
+    const receiptDoc = published();
+    receiptDoc.tag = "v0.8.1";
+    expect(codeAndMessage(() => verifyFinalReceipt(receiptDoc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", 'release receipt tag mismatch: tag must be "v0.8.0", found "v0.8.1"']);
+  });
+
   it("a major release requires manual migration (0.7.0 -> 1.0.0)", async () => {
     const d = await tempDir();
     const majorDist = await packTinyPackage(d, "demo-plugin", "1.0.0");

@@ -2,7 +2,7 @@
  * fetch against an `oci-layout:` store (the embedded default store): round
  * trip, idempotence, privacy of the store directory, and blob tampering.
  */
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { layoutBlobPath } from "../../src/oci/layout.js";
 import { downloadRelease, fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
+import { runCli } from "../support/cli.js";
 
 let root: string;
 let storeDir: string;
@@ -119,6 +120,21 @@ describe("fetch from an oci-layout store", () => {
     } finally {
       await writeFile(blob, original);
     }
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it("a release copied into another store is refused there: RECEIPT_REGISTRY_MISMATCH naming the tested manifest and the store it was made for; nothing installed", async () => {
+    const copyDir = join(root, "copied-store");
+    await cp(storeDir, copyDir, { recursive: true });
+    const copy = `oci-layout:${copyDir}`;
+    const out = join(root, "out-copied");
+    const fetching = fetchRelease({ reference: `${copy}@${staged.bundle.digest}`, repository: copy, outputDir: out, openTarget: openLayout, progress: null, policy: { sources: { repository: "the pinned reference" } } });
+    await expect(() => fetching).toThrowWithCode("RECEIPT_REGISTRY_MISMATCH");
+    await expect(fetching).rejects.toThrow(`tested manifest registry mismatch: registry_repository must be ${JSON.stringify(copy)} (from the pinned reference), found ${JSON.stringify(repository)}; this release was made for ${JSON.stringify(repository)} and verifies only from there`);
+    const cli = await runCli(["fetch", "--reference", `${copy}@${staged.bundle.digest}`, "--output-dir", out]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`tested manifest registry mismatch: registry_repository must be ${JSON.stringify(copy)} (from the pinned reference)`);
+    expect(cli.stderr).toContain(`fetch it from ${JSON.stringify(repository)}, or pin a release made for the repository you use [RECEIPT_REGISTRY_MISMATCH]`);
     await expect(readdir(out)).rejects.toThrow();
   });
 });
