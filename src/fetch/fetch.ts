@@ -367,7 +367,7 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
     checkManifestDescriptor({ mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size }, pinned.digest);
     manifestBytes = await fetchManifest(target, { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size });
   } catch (error) {
-    throw servedOtherBytes(error, pinned.reference);
+    throw servedOtherBytes(error, pinned.reference, "manifest");
   }
   // G4-G8.
   const manifest = checkReleaseManifest(manifestBytes, {
@@ -501,16 +501,43 @@ async function downloadInto(
     };
   } catch (error) {
     await cleanup();
-    throw servedOtherBytes(error, pinned.reference);
+    throw servedOtherBytes(error, pinned.reference, "blob");
   }
+}
+
+/** The `OCI_NOT_FOUND` errors of a blob missing under a manifest that is there ({@link isIncompleteRelease}). */
+const incompleteReleases = new WeakSet<object>();
+
+function markIncomplete(error: OciError): OciError {
+  incompleteReleases.add(error);
+  return error;
+}
+
+/**
+ * Whether `error` is the `OCI_NOT_FOUND` of a download whose pinned manifest is in the registry but a blob it
+ * names is not (the release is incomplete there), as opposed to a pinned manifest that is missing.
+ */
+export function isIncompleteRelease(error: unknown): boolean {
+  return typeof error === "object" && error !== null && incompleteReleases.has(error);
 }
 
 /**
  * An `OCI_DIGEST_MISMATCH` / `OCI_SIZE_MISMATCH` of the verifying download, with what it means for the
  * consumer: the registry served other bytes than the pinned digest stands for (or the transfer was cut
- * short). Same code; other errors pass through.
+ * short); an `OCI_NOT_FOUND` says whether the pinned manifest (`reading` "manifest") or a blob it names
+ * ("blob": the release is incomplete there) is missing. Same code; other errors pass through.
  */
-function servedOtherBytes(error: unknown, reference: string): unknown {
+function servedOtherBytes(error: unknown, reference: string, reading: "manifest" | "blob"): unknown {
+  // A blob the pinned manifest names is not there: the release in this repository is incomplete.
+  if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && reading === "blob" && !error.message.includes("fix:")) {
+    return markIncomplete(new OciError(
+      "OCI_NOT_FOUND",
+      `${error.message}: the registry holds the pinned manifest ${reference} but not this blob it names, so the release is incomplete in this repository ` +
+        "(the blob was deleted or garbage-collected, or its push was cut short); nothing was installed; " +
+        "fix: report it to the release's publisher, who can push the same release again (its digests do not change), then fetch again",
+      { cause: error },
+    ));
+  }
   // The pinned manifest is not there: a typo in the digest, another repository, or a release deleted since.
   if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && !error.message.includes("fix:")) {
     return new OciError(

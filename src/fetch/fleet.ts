@@ -39,7 +39,7 @@ export { receiptReferenceFor };
 import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
 import { OciError } from "../oci/errors.js";
-import { downloadRelease, inspectRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
+import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 import { fileCreateRefused, makeDirectory, pathTooLong } from "../contract/directory.js";
 import { parseJsonFileBytes } from "../contract/json-file.js";
 
@@ -102,12 +102,15 @@ export function checkFleetLock(value: unknown, path?: string): FleetLock {
 
 /**
  * Run one registry read of `fleet verify` for `plugin`: an `OCI_NOT_FOUND` names the plugin, which pinned
- * reference is missing and what to do (the lock holds several plugins; the registry's answer names none).
+ * reference is missing (or a blob of it: the release is incomplete) and what to do (the lock holds several plugins; the registry's answer names none).
  */
 async function forPlugin<T>(plugin: FleetPlugin, lockPath: string, what: "receipt" | "bundle", reference: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
+    if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && isIncompleteRelease(error)) {
+      throw new OciError("OCI_NOT_FOUND", `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference}: ${error.message}`, { cause: error });
+    }
     if (error instanceof OciError && error.code === "OCI_NOT_FOUND") {
       throw new OciError(
         "OCI_NOT_FOUND",

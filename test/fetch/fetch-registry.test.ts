@@ -208,13 +208,17 @@ describeRegistry("fetch from a real registry", () => {
     }
   });
 
-  it("a layer deleted from the registry -> OCI_NOT_FOUND", async () => {
+  it("a layer deleted from the registry -> OCI_NOT_FOUND saying the release is incomplete there (not that the pinned manifest is missing)", async () => {
     const layer = layersOf(bundleManifest()).find((l) => (l["annotations"] as Record<string, string>)[TITLE_ANNOTATION] === "release-payload.sha256")!;
     const data = blobDataPath(layer["digest"] as string);
     const original = await readFile(data);
     await rm(dirname(data), { recursive: true });
     try {
       await expectFetchFails(bundleRef(), "OCI_NOT_FOUND");
+      const error = await fetchRelease({ ...options(bundleRef()), outputDir: join(tmpdir(), "hpk-never-created") }).then(() => null, (e: unknown) => e as Error);
+      expect(error?.message).toContain(`the registry holds the pinned manifest ${bundleRef()} but not this blob it names, so the release is incomplete in this repository`);
+      expect(error?.message).toContain(layer["digest"] as string);
+      expect(error?.message).not.toContain("holds no manifest");
     } finally {
       await mkdir(dirname(data), { recursive: true });
       await writeFile(data, original);

@@ -3,7 +3,7 @@
  * `fleet add` from a published receipt, `fleet verify` fetching each receipt
  * by digest, and every mismatch between lock, receipt and installed file.
  */
-import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -176,6 +176,22 @@ describe("fleet verify", () => {
       p["bundle_reference"] = `${repository}@${staged.receipt.digest}`;
     });
     await expect(() => verifyFleetLock({ lockPath: swapped, openTarget: openLayout, progress: null })).toThrowWithCode("FETCH_ARTIFACT_TYPE_MISMATCH");
+  });
+
+  it("a blob of the pinned receipt deleted from the store -> OCI_NOT_FOUND naming the plugin and an incomplete release (not a missing pin)", async () => {
+    const lockPath = await lockWith(() => {});
+    const blob = join(storeDir, "blobs", "sha256", createHash("sha256").update(staged.receiptBytes).digest("hex"));
+    const saved = `${blob}.saved`;
+    await rename(blob, saved);
+    try {
+      const message = await verifyFleetLock({ lockPath, openTarget: openLayout, progress: null }).then(() => "", (e: unknown) => `${(e as { code: string }).code} ${(e as Error).message}`);
+      expect(message).toMatch(new RegExp(`^OCI_NOT_FOUND plugin \\S+ [0-9.]+: its pinned receipt ${repository.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}@sha256:[0-9a-f]{64}: OCI blob sha256:[0-9a-f]{64} not found`));
+      expect(message).toContain("but not this blob it names, so the release is incomplete in this repository");
+      expect(message).not.toContain("is not in the registry");
+      expect(message.match(/fix:/g)).toHaveLength(1);
+    } finally {
+      await rename(saved, blob);
+    }
   });
 
   it("a pinned bundle whose layers are not the receipt's payload -> FLEET_BUNDLE_MISMATCH", async () => {
