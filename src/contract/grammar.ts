@@ -106,12 +106,33 @@ export function isDiscoveryTag(value: unknown): value is string {
   return typeof value === "string" && TAG_RE.test(value);
 }
 
+/** The tag grammar in words (OCI distribution-spec `[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}`), for messages. */
+export const TAG_GRAMMAR = "1-128 characters of A-Z a-z 0-9 _ . -, the first not . or -";
+
+/**
+ * Why `value` is not an OCI tag ({@link TAG_GRAMMAR}), in a few words for an error message: empty, too
+ * long, a bad first character, or the first character outside the grammar and where it is (1-based).
+ */
+export function tagShapeProblem(value: unknown): string {
+  if (typeof value !== "string") return `expected a tag (${TAG_GRAMMAR})`;
+  if (value.length === 0) return `a tag is ${TAG_GRAMMAR}; this one is empty`;
+  if (value.length > 128) return `a tag is ${TAG_GRAMMAR}; this one has ${value.length}`;
+  if (!/^[A-Za-z0-9_]/.test(value)) return `a tag is ${TAG_GRAMMAR}; this one starts with ${JSON.stringify(value[0])}`;
+  const bad = /[^A-Za-z0-9_.-]/u.exec(value);
+  if (bad !== null) {
+    const char = String.fromCodePoint(value.codePointAt(bad.index)!);
+    const shown = /\s/.test(char) ? (char === " " ? "a space" : `whitespace ${JSON.stringify(char)}`) : JSON.stringify(char);
+    return `a tag is ${TAG_GRAMMAR}; this one has ${shown} at character ${[...value.slice(0, bad.index)].length + 1}`;
+  }
+  return `a tag is ${TAG_GRAMMAR}`;
+}
+
 /**
  * Require an OCI discovery tag (check S5, docs/contract.md; OCI distribution-spec tag grammar).
- * @throws ReleaseContractError `TAG_INVALID`.
+ * @throws ReleaseContractError `TAG_INVALID`, saying which rule of {@link TAG_GRAMMAR} the value breaks.
  */
 export function requireDiscoveryTag(value: unknown): string {
-  if (!isDiscoveryTag(value)) throw new ReleaseContractError("TAG_INVALID", `invalid OCI discovery tag: ${describeValue(value)}`);
+  if (!isDiscoveryTag(value)) throw new ReleaseContractError("TAG_INVALID", `invalid OCI tag ${describeValue(value)}: ${tagShapeProblem(value)}`);
   return value;
 }
 

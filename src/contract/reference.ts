@@ -135,6 +135,14 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
     );
   }
   const at = value.lastIndexOf("@");
+  // A digest alone (`sha256:<hex>`, e.g. copied from a registry UI) names no repository to read it from.
+  if (at < 0 && /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$/.test(value)) {
+    const example = pinnedRepository !== undefined && isDigest(value) ? `${pinnedRepository}@${value}` : `<repository>@${isDigest(value) ? value : "sha256:<64 hex>"}`;
+    throw new ReleaseContractError(
+      "REFERENCE_NOT_PINNED",
+      `registry reference must be <repository>@sha256:<64 hex>, found ${describeValue(value)}, a digest without its repository${isDigest(value) ? "" : ` (${digestShapeProblem(value)})`}; fix: pass ${example}`,
+    );
+  }
   if (at < 0) {
     // A tag (`repo:v1.2.0`, `oci-layout:<dir>:v1.2.0`) moves; resolve prints the digest it names now.
     const tagged = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(value.slice(value.lastIndexOf("/") + 1)) && !value.endsWith(":");
@@ -151,6 +159,12 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   const digest = value.slice(at + 1);
   if (!isDigest(digest)) {
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(digest)} after '@' (${digestShapeProblem(digest)})`);
+  }
+  if (repoPart === "" || repoPart === LAYOUT_PREFIX) {
+    throw new ReleaseContractError(
+      "REPOSITORY_INVALID",
+      `registry reference ${describeValue(value)} names no repository before '@${digest.slice(0, 15)}...': expected <repository>@sha256:<64 hex>; fix: pass ${pinnedRepository ?? "<repository>"}@${digest}`,
+    );
   }
   if (!repoPart.startsWith(LAYOUT_PREFIX)) {
     const lastSlash = repoPart.lastIndexOf("/");

@@ -4,7 +4,7 @@
  * privacy gate on read runs first, as for every read of a release repository.
  */
 import { ReleaseContractError } from "../contract/errors.js";
-import { hasBareUserinfo, looksLikeUrl, requireDiscoveryTag } from "../contract/grammar.js";
+import { hasBareUserinfo, isDiscoveryTag, looksLikeUrl, tagShapeProblem } from "../contract/grammar.js";
 import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
@@ -28,13 +28,21 @@ export function parseTagReference(value: string): TagReference {
   if (value.includes("@")) {
     throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describeValue(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
   }
+  // A digest alone (`sha256:<hex>`) is no repository with a tag: it needs no resolving, only its repository.
+  if (/^sha256:[0-9a-fA-F]{32,}$/.test(value)) {
+    throw new ReleaseContractError(
+      "TAG_REFERENCE_INVALID",
+      `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}, a digest without its repository; a digest needs no resolving: fetch takes <repository>@${value.length === 71 ? value : "sha256:<64 hex>"}`,
+    );
+  }
   const slash = value.lastIndexOf("/");
   const colon = value.lastIndexOf(":");
   const minColon = value.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0;
   if (colon <= slash || colon < minColon) {
     throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}`);
   }
-  const tag = requireDiscoveryTag(value.slice(colon + 1));
+  const tag = value.slice(colon + 1);
+  if (!isDiscoveryTag(tag)) throw new ReleaseContractError("TAG_INVALID", `invalid tag ${describeValue(tag)} in ${describeValue(value)}: ${tagShapeProblem(tag)}`);
   return { repository: parseRepository(value.slice(0, colon)), tag };
 }
 

@@ -18,7 +18,7 @@ import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
-import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
@@ -217,7 +217,7 @@ export class LayoutTarget implements Target {
       const parsed = parseManifest(Buffer.concat(chunks));
       return { mediaType: parsed.mediaType, digest: tagOrDigest, size: st.size };
     }
-    if (!isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describeValue(tagOrDigest)}`);
+    if (!isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest ${describeValue(tagOrDigest)}: expected sha256:<64 lowercase hex> or a tag (${tagShapeProblem(tagOrDigest)})`);
     const { manifests } = await this.readIndex();
     const found = soleEntry(tagEntries(manifests, tagOrDigest), (entries) => {
       throw ambiguousTag(this.dir, tagOrDigest, entries);
@@ -302,7 +302,7 @@ export class LayoutTarget implements Target {
   }
 
   private async tagWith(desc: Descriptor, tag: string, ifAbsent: boolean): Promise<TagOutcome> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     if (!(await this.exists(desc))) throw new OciError("OCI_NOT_FOUND", `cannot tag ${desc.digest}: manifest not found in ${this.dir}`);
     let outcome: TagOutcome = "tagged";

@@ -18,7 +18,7 @@ import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { LAYOUT_REF_NAME } from "../contract/constants.js";
-import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import { parseRepository } from "../contract/reference.js";
 import {
   DescriptorVerifier,
@@ -231,7 +231,7 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`, `OCI_RESPONSE_INVALID`, `OCI_DIGEST_MISMATCH`.
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
-    if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describeValue(tagOrDigest)}`);
+    if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest ${describeValue(tagOrDigest)}: expected sha256:<64 lowercase hex> or a tag (${tagShapeProblem(tagOrDigest)})`);
     const out = await this.must("manifest fetch", ["manifest", "fetch", "--descriptor", ...this.remoteFlags(), this.ref(tagOrDigest)]);
     const found = parseOrasDescriptor(out, "manifest");
     if (isDigest(tagOrDigest) && found.digest !== tagOrDigest) {
@@ -321,7 +321,7 @@ export class OrasTarget implements Target {
 
   /** `oras tag <repo>@<digest> <tag>`. @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`. */
   async tag(desc: Descriptor, tag: string): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     await this.must("tag", ["tag", ...this.remoteFlags(), this.ref(desc.digest), tag]);
   }
@@ -345,7 +345,7 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`.
    */
   async pushLayout(layoutDir: string, tag: string, refName: string = LAYOUT_REF_NAME): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     await this.must("cp", ["cp", "--from-oci-layout", ...this.remoteFlags("to-"), "--no-tty", `${layoutDir}:${refName}`, this.ref(tag)]);
   }
 
@@ -355,7 +355,7 @@ export class OrasTarget implements Target {
    */
   async copyDigestToTag(digest: string, tag: string): Promise<void> {
     if (!isDigest(digest)) throw new OciError("OCI_DESCRIPTOR_INVALID", `expected sha256 digest, found ${describeValue(digest)}`);
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     await this.must("cp", ["cp", ...this.remoteFlags("from-"), ...this.remoteFlags("to-"), "--no-tty", this.ref(digest), this.ref(tag)]);
   }
 }

@@ -15,7 +15,7 @@
  */
 import type { Readable } from "node:stream";
 import { MAX_MANIFEST_BYTES, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
-import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import { parseRepository } from "../contract/reference.js";
 import {
   DOCKER_MANIFEST_LIST_MEDIA_TYPE,
@@ -221,7 +221,7 @@ export class RegistryTarget implements Target {
    */
   async resolve(tagOrDigest: string): Promise<Descriptor> {
     if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) {
-      throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest: ${describeValue(tagOrDigest)}`);
+      throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest ${describeValue(tagOrDigest)}: expected sha256:<64 lowercase hex> or a tag (${tagShapeProblem(tagOrDigest)})`);
     }
     return (await this.getManifest(tagOrDigest)).desc;
   }
@@ -413,7 +413,7 @@ export class RegistryTarget implements Target {
    * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`, and the HTTP errors.
    */
   async tag(desc: Descriptor, tag: string): Promise<void> {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     if (desc.size > MAX_MANIFEST_BYTES) {
       throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);

@@ -16,7 +16,7 @@ import type { Readable } from "node:stream";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
-import { describeValue, isDigest, isDiscoveryTag } from "../contract/grammar.js";
+import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import {
   DescriptorVerifier,
   bufferStream,
@@ -296,7 +296,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress });
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
   if (tag !== null) {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     await dst.tag(desc, tag);
   }
   return desc;
@@ -312,7 +312,7 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
  * @throws OciError `OCI_TAG_INVALID`, `OCI_TAG_CONFLICT`, `OCI_TAG_MISMATCH`, and the target's errors.
  */
 export async function tagIfAbsent(target: Target, desc: Descriptor, tag: string): Promise<"tagged" | "already-tagged"> {
-  if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI discovery tag: ${describeValue(tag)}`);
+  if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
   checkDescriptor(desc);
   if (typeof target.tagIfAbsent === "function") return target.tagIfAbsent(desc, tag);
   let existing: Descriptor | null = null;

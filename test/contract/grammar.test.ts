@@ -14,6 +14,7 @@ import {
   requireGitSha,
   tarballFileName,
 } from "../../src/contract/index.js";
+import { tagShapeProblem } from "../../src/contract/grammar.js";
 
 const HEX = "0123456789abcdef";
 const digestArb = fc.string({ unit: fc.constantFrom(...HEX), minLength: 64, maxLength: 64 }).map((h) => `sha256:${h}`);
@@ -81,6 +82,25 @@ describe("scalar grammars (S3, S5, digest)", () => {
       await expect(() => requireDiscoveryTag(bad)).toThrowWithCode("TAG_INVALID");
     }
   });
+  it("a refused tag is told which rule of the grammar it breaks, and where", () => {
+    const rule = "a tag is 1-128 characters of A-Z a-z 0-9 _ . -, the first not . or -";
+    expect(() => requireDiscoveryTag("bad tag")).toThrow(`invalid OCI tag "bad tag": ${rule}; this one has a space at character 4`);
+    expect(() => requireDiscoveryTag("-x")).toThrow(`${rule}; this one starts with "-"`);
+    expect(() => requireDiscoveryTag("")).toThrow(`${rule}; this one is empty`);
+    expect(() => requireDiscoveryTag("a".repeat(129))).toThrow(`${rule}; this one has 129`);
+    expect(() => requireDiscoveryTag("v\u{1F600}/1")).toThrow(`${rule}; this one has "\u{1F600}" at character 2`);
+    expect(() => requireDiscoveryTag("v1\t")).toThrow(`${rule}; this one has whitespace "\\t" at character 3`);
+    expect(tagShapeProblem("v1")).toBe(rule);
+  });
+  it("property: tagShapeProblem names a rule for every string the grammar refuses", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 140 }), (value) => {
+        fc.pre(!isDiscoveryTag(value));
+        expect(tagShapeProblem(value)).toMatch(/; this one (is empty|has [0-9]+$|starts with |has .+ at character [0-9]+$)/);
+      }),
+      { numRuns: 2000 },
+    );
+  });
   it("tarball names follow npm pack", async () => {
     expect(tarballFileName("demo-plugin", "1.0.0")).toBe("demo-plugin-1.0.0.tgz");
     expect(tarballFileName("@acme/demo", "1.0.0")).toBe("acme-demo-1.0.0.tgz");
@@ -126,6 +146,18 @@ describe("repositories and references (S4)", () => {
     expect(() => parseReference("oci-layout:/srv/store", pinned)).toThrow("a repository with neither tag nor digest; fix: append the digest (oci-layout:/srv/store@sha256:<64 hex>)");
     // Neither a tag nor a repository: no fix that would not work.
     expect(() => parseReference("Not A Repo", pinned)).not.toThrow(/fix:/);
+  });
+  it("a digest without its repository is named as such (not a tag), with the pinned repository in the fix", async () => {
+    expect(() => parseReference(digest, pinned)).toThrow(`found "${digest}", a digest without its repository; fix: pass ${pinned}@${digest}`);
+    expect(() => parseReference(digest)).toThrow(`a digest without its repository; fix: pass <repository>@${digest}`);
+    expect(() => parseReference(digest)).not.toThrow(/a tag/);
+    await expect(() => parseReference(digest, pinned)).toThrowWithCode("REFERENCE_NOT_PINNED");
+    expect(() => parseReference("sha256:" + "A".repeat(64))).toThrow("a digest without its repository (hex must be lowercase); fix: pass <repository>@sha256:<64 hex>");
+    // '@' with nothing before it: no repository, not an "invalid repository: \"\"".
+    await expect(() => parseReference(`@${digest}`, pinned)).toThrowWithCode("REPOSITORY_INVALID");
+    expect(() => parseReference(`@${digest}`, pinned)).toThrow(`names no repository before '@sha256:`);
+    expect(() => parseReference(`@${digest}`, pinned)).toThrow(`fix: pass ${pinned}@${digest}`);
+    expect(() => parseReference(`oci-layout:@${digest}`)).toThrow(`names no repository before '@sha256:`);
   });
   it("property: never accepts a tag reference, whatever the repository and tag", () => {
     fc.assert(

@@ -65,6 +65,15 @@ suite("URLs where a repository or reference is expected", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).reference).toBe(`ghcr.io/a/b@sha256:${HEX}`);
   });
 
+  it("resolve: a digest without its repository, and a tag outside the grammar, say what resolve takes (TAG_REFERENCE_INVALID, TAG_INVALID)", () => {
+    const bareDigest = failure(() => parseTagReference(`sha256:${HEX}`));
+    expect(bareDigest.code).toBe("TAG_REFERENCE_INVALID");
+    expect(bareDigest.message).toBe(`expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found "sha256:${HEX}", a digest without its repository; a digest needs no resolving: fetch takes <repository>@sha256:${HEX}`);
+    const spaced = failure(() => parseTagReference("127.0.0.1:5000/a/b:bad tag"));
+    expect(spaced.code).toBe("TAG_INVALID");
+    expect(spaced.message).toBe('invalid tag "bad tag" in "127.0.0.1:5000/a/b:bad tag": a tag is 1-128 characters of A-Z a-z 0-9 _ . -, the first not . or -; this one has a space at character 4');
+  });
+
   it("still parses host[:port]/path references", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
     expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
