@@ -98,6 +98,18 @@ export function terminalSafe(text: string, options: { newlines?: boolean } = {})
   return text.replace(unsafe, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/**
+ * A message of several lines (one problem per line, e.g. `PLUGIN_DEFINITION_INVALID`) as one line: the lines
+ * joined by "; ", or by a space where a line already ends in punctuation that leads on (`:`, `;`, `,`, an
+ * opening bracket), so the problems stay apart on the one error line.
+ */
+export function foldLines(text: string): string {
+  const lines = text.split(/\s*\n\s*/).filter((line) => line.length > 0);
+  let folded = lines[0] ?? "";
+  for (const line of lines.slice(1)) folded += (/[:;,([{]$/.test(folded) ? " " : "; ") + line;
+  return folded;
+}
+
 /** Longest error message written on an error line (characters); the JSON answer keeps the whole message. */
 export const MAX_ERROR_LINE = 1200;
 
@@ -266,7 +278,7 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     const message = error instanceof Error ? error.message : String(error);
     // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
     // user asked for --json (then the JSON object is the whole answer).
-    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(boundedLine(message.replace(/\s*\n\s*/g, " ")))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
+    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(boundedLine(foldLines(message)))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
     if (json) printJson({ ok: false, code, message });
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Command } from "commander";
 import { buildProgram } from "../../src/cli/program.js";
-import { UsageError, currentVerbosity, progressStream, setVerbosity, type Verbosity } from "../../src/cli/output.js";
+import { UsageError, currentVerbosity, foldLines, progressStream, setVerbosity, type Verbosity } from "../../src/cli/output.js";
 import { runCli } from "../support/cli.js";
 import { leafCommands } from "../support/cli-tree.js";
 
@@ -132,6 +132,16 @@ describe("usage errors follow the output convention (real CLI)", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: hermes-plugin-kit release stage");
     expect(r.stdout).not.toContain('"ok"');
+  });
+});
+
+describe("foldLines (an error line of a message with one problem per line)", () => {
+  it("joins lines with '; ', or a space after ':' ';' ',' or an opening bracket; drops blank lines and the indentation", () => {
+    expect(foldLines("a: one\nb: two\n  c: three")).toBe("a: one; b: two; c: three");
+    expect(foldLines("problems:\n  first,\n  second (\n x)")).toBe("problems: first, second ( x)");
+    expect(foldLines("\nonly\n\n")).toBe("only");
+    expect(foldLines("one line")).toBe("one line");
+    expect(foldLines("")).toBe("");
   });
 });
 

@@ -221,6 +221,16 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     expect(existsSync(path.join(ticking, "out", "dist", "server.js"))).toBe(true);
   });
 
+  it("CLI: a definition with several problems keeps them apart on its one error line ('; '); --json keeps one per line", async () => {
+    const dir = project({ "src/entry.ts": plugin().replace('version: "1.0.0"', 'version: "one"').replace('description: "d"', 'description: 5 as unknown as string') });
+    const failed = await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out")]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe('hermes-plugin-kit: version: must be a SemVer string, found "one"; description: must be a non-empty string [PLUGIN_DEFINITION_INVALID]\n');
+    const json = await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out"), "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, code: "PLUGIN_DEFINITION_INVALID", message: 'version: must be a SemVer string, found "one"\ndescription: must be a non-empty string' });
+    expect(existsSync(path.join(dir, "out"))).toBe(false);
+  });
+
   it("exits 1 through the CLI with a coded message, and 2 on a usage error", async () => {
     const dir = project({ "src/entry.ts": "export default 1;\n" });
     const failed = await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out")]);
