@@ -19,7 +19,7 @@
  */
 import { ReleaseContractError } from "./errors.js";
 import { readRegularFile } from "./fs-async.js";
-import { describeValue, isNpmPackageName } from "./grammar.js";
+import { describeList, describeValue, isNpmPackageName } from "./grammar.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
@@ -298,7 +298,9 @@ export interface ConsumerExpectations {
  * declared gates), then the repository of the pinned reference. The current
  * directory is never read.
  * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no repository from any of them),
- *   `POLICY_INVALID` (a malformed policy file), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
+ *   `POLICY_INVALID` (a malformed policy file: a `name` that is no npm package name, a `hermesPluginKit` that is no
+ *   object, a `repository` that is no string, malformed gates, or a file with neither `name` nor `hermesPluginKit`,
+ *   which would pin nothing), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
  */
 export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpectations {
   const sources: PolicySources = {};
@@ -306,8 +308,20 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
   if (pins.policyFile !== undefined) {
     const origin = `${pins.policyFile.path} (--policy)`;
     const json = pins.policyFile.json;
-    const kit = isRecord(json["hermesPluginKit"]) ? json["hermesPluginKit"] : undefined;
+    // What the file names is pinned; a field it has in another shape is refused, never skipped (that would pin less).
+    const section = json["hermesPluginKit"];
+    if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object, found ${describeValue(section)}`);
+    const kit = section;
     const name = json["name"];
+    if (name !== undefined && !isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describeValue(name)}`);
+    if (kit !== undefined && kit["repository"] !== undefined && typeof kit["repository"] !== "string") {
+      invalid(`${origin} hermesPluginKit.repository must name the registry repository (a string), found ${describeValue(kit["repository"])}`);
+    }
+    if (name === undefined && kit === undefined) {
+      invalid(
+        `${origin} pins nothing: expected a package.json with "name" (the package) and "hermesPluginKit" (repository, gates), found ${Object.keys(json).length === 0 ? "an empty object" : `only ${describeList(Object.keys(json).map((k) => JSON.stringify(k)))}`}; fix: name the package.json of the plugin you trust, or drop --policy`,
+      );
+    }
     filePolicy = {
       ...(typeof kit?.["repository"] === "string" ? { repository: kit["repository"] } : {}),
       ...(isNpmPackageName(name) ? { package: name } : {}),

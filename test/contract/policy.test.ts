@@ -49,6 +49,23 @@ describe("resolveConsumerExpectations", () => {
     await expect(() => resolveConsumerExpectations({ reference: "ghcr.io/acme/demo:v1" })).toThrowWithCode("REFERENCE_NOT_PINNED");
   });
 
+  it("a --policy file pins what it names and refuses, never skips, a field in another shape (POLICY_INVALID); one naming nothing is refused", async () => {
+    const file = (json: Record<string, unknown>) => ({ reference: REF, policyFile: { path: "p.json", json } });
+    expect(resolveConsumerExpectations(file({ name: "mine" }))).toMatchObject({ repository: "ghcr.io/acme/demo-plugin", package: "mine", sources: { package: "p.json (--policy) name" } });
+    const cases: [Record<string, unknown>, string][] = [
+      [{}, 'p.json (--policy) pins nothing: expected a package.json with "name" (the package) and "hermesPluginKit" (repository, gates), found an empty object; fix: name the package.json of the plugin you trust, or drop --policy'],
+      [{ description: "x", private: true }, 'p.json (--policy) pins nothing: expected a package.json with "name" (the package) and "hermesPluginKit" (repository, gates), found only "description", "private"; fix:'],
+      [{ name: "Not A Name" }, 'p.json (--policy) name must be an npm package name, found "Not A Name"'],
+      [{ name: 5, hermesPluginKit: {} }, "p.json (--policy) name must be an npm package name, found number 5"],
+      [{ name: "mine", hermesPluginKit: "ghcr.io/me/mine" }, 'p.json (--policy) hermesPluginKit must be an object, found "ghcr.io/me/mine"'],
+      [{ name: "mine", hermesPluginKit: { repository: ["ghcr.io/me/mine"] } }, "p.json (--policy) hermesPluginKit.repository must name the registry repository (a string), found an array"],
+    ];
+    for (const [json, message] of cases) {
+      await expect(() => resolveConsumerExpectations(file(json))).toThrowWithCode("POLICY_INVALID");
+      expect(() => resolveConsumerExpectations(file(json))).toThrow(message);
+    }
+  });
+
   it("policyForDocument takes the pinned package, else the release's own", () => {
     const open = resolveConsumerExpectations({ reference: REF });
     expect(policyForDocument(open, { package: "demo-plugin" })).toMatchObject({ package: "demo-plugin", sources: { package: "the release's own package name" } });
