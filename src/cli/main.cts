@@ -219,7 +219,8 @@ export function codeCacheFile(argv: readonly string[], env: NodeJS.ProcessEnv = 
   if (stamp === undefined) return undefined;
   const location = cacheLocation(env);
   if (location === undefined) return undefined;
-  const first = argv[0];
+  // `--quiet`/`--verbose` may come before the command (src/cli/program.ts moves them after it).
+  const first = argv.find((arg) => arg !== "--quiet" && arg !== "--verbose");
   const command = cacheName ?? (first !== undefined && (id.commands.includes(first) || first === "help") ? first : "other");
   const node = `${process.version}-v8-${process.versions.v8}-${process.arch}`.replace(/[^0-9A-Za-z.-]/g, "_");
   const dirs: string[] = [];

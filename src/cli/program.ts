@@ -214,8 +214,17 @@ export async function runCli(argv: string[]): Promise<number> {
   return code === 0 && stdoutWriteFailed() ? EXIT_FAILURE : code;
 }
 
+/** The flags every command takes that may also come before the command's name (`--quiet fetch ...`). */
+const LEADING_FLAGS: ReadonlySet<string> = new Set(["--quiet", "--verbose"]);
+
 /** {@link runCli} without the stdout check. */
-async function runCommand(argv: string[]): Promise<number> {
+async function runCommand(given: string[]): Promise<number> {
+  // `--quiet`/`--verbose` before the command's name are taken as given after it (ORAS, skopeo and gh take
+  // their global flags on either side); only a run of them at the very start, so no option's value moves.
+  let lead = 0;
+  while (lead < given.length - 1 && LEADING_FLAGS.has(given[lead]!)) lead += 1;
+  const leading = given.slice(0, lead);
+  const argv = given.slice(lead);
   // Nothing, `--help` or `-h` alone prints the program's short or full help: top-level commands only.
   const programHelpOnly = argv.length === 0 || (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h"));
   const program = buildProgram(argv[0], { groupSubcommands: !programHelpOnly });
@@ -238,9 +247,13 @@ async function runCommand(argv: string[]): Promise<number> {
     target.command.outputHelp();
     return 0;
   }
-  const { command, rest } = commandOf(program, argv);
+  const found = commandOf(program, argv);
+  const { command } = found;
+  // Without a command to give them to (an unknown name, `--help`), they are dropped: the error is about the name.
+  const rest = command === program ? found.rest : [...leading, ...found.rest];
+  if (command !== program) argv.splice(argv.length - found.rest.length, 0, ...leading);
   // No command (a group, or the program itself, without a subcommand): the short help, exit 2.
-  if (command.commands.length > 0 && rest.length === 0) {
+  if (command.commands.length > 0 && found.rest.length === 0) {
     process.stderr.write(shortHelp(command));
     return EXIT_USAGE;
   }

@@ -98,6 +98,22 @@ describe("usage errors follow the output convention (real CLI)", () => {
     expect(r.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit verify-final-receipt --help')\n");
   });
 
+  it("--quiet/--verbose before the command's name are the command's; with no command they are dropped and the error is about the name", async () => {
+    const both = await runCli(["--quiet", "--verbose", "verify-final-receipt", "--receipt", "release-receipt.json"]);
+    expect([both.code, both.stdout, both.stderr]).toEqual([2, "", "hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit verify-final-receipt --help')\n"]);
+    const mixed = await runCli(["--quiet", "fleet", "list", "--lock", "x.json", "--verbose"]);
+    expect(mixed.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit fleet list --help')\n");
+    const unknown = await runCli(["--quiet", "bogus"]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, "hermes-plugin-kit: unknown command 'bogus' (see 'hermes-plugin-kit --help')\n"]);
+    const group = await runCli(["--verbose", "fleet"]);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toMatch(/^Usage: hermes-plugin-kit fleet <command> \[options\]\n/);
+    // Only a leading run moves: after the name, an option's missing value is still named as such.
+    const value = await runCli(["--quiet", "verify-final-receipt", "--receipt", "--quiet"]);
+    expect(value.code).toBe(2);
+    expect(value.stderr).toContain('--receipt needs a value, found the option "--quiet" in its place');
+  });
+
   it("a release step answers a usage error with its JSON object too; --json makes it the whole answer", async () => {
     const missing = await runCli(["release", "stage"]);
     expect(missing.code).toBe(2);

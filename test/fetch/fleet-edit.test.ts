@@ -134,6 +134,9 @@ describe("fleet upgrade / list / remove", () => {
     expect(JSON.parse(json.stdout)).toEqual({ ok: true, plugins: [] });
     expect(json.stderr).toContain("pins no plugin: nothing was verified");
     expect((await runCli(["fleet", "verify", "--lock", lock, "--quiet"])).stderr).toBe("");
+    // --quiet before the command's name works the same.
+    const before = await runCli(["--quiet", "fleet", "verify", "--lock", lock]);
+    expect([before.code, before.stdout, before.stderr]).toEqual([0, `fleet lock ${lock}: 0 plugin(s) verified\n`, ""]);
   });
 
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
