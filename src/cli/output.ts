@@ -125,6 +125,15 @@ export function boundedLine(text: string): string {
   return `${head} … (${text.length - head.length - tail.length} characters left out) … ${tail}`;
 }
 
+/**
+ * Write a warning line to stderr, also under `--quiet`: a warning says what a command that succeeded did not
+ * verify (an unpinned receipt reference, a fleet lock that pins nothing) or what installing will do (npm
+ * lifecycle scripts), which a script that asked for quiet output must still see.
+ */
+export function printWarning(line: string): void {
+  process.stderr.write(terminalSafe(line) + "\n");
+}
+
 /** Write a note line to stderr (silent under `--quiet`). */
 export function printNote(line: string): void {
   if (verbosity !== "quiet") process.stderr.write(terminalSafe(line) + "\n");

@@ -181,7 +181,7 @@ function addVerbosityOptions(command: Command): void {
       continue;
     }
     const has = (flag: string) => sub.options.some((o) => o.long === flag);
-    if (!has("--quiet")) sub.option("--quiet", "print only the result and errors (no progress or notes on stderr)");
+    if (!has("--quiet")) sub.option("--quiet", "print only the result, warnings and errors (no progress or notes on stderr)");
     if (!has("--verbose")) sub.option("--verbose", "print more detail on stderr (progress when not a terminal, stack traces of internal errors)");
   }
 }

@@ -119,7 +119,7 @@ describe("fleet upgrade / list / remove", () => {
     expect((await readFleetLockFile(lock)).plugins).toEqual([]);
   });
 
-  it("fleet verify of a lock that pins nothing exits 0 but says nothing was verified (stderr, text and --json); one pin: no such note", async () => {
+  it("fleet verify of a lock that pins nothing exits 0 but warns that nothing was verified (stderr, text, --json and --quiet); one pin: no such warning", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
     const one = await runCli(["fleet", "verify", "--lock", lock]);
@@ -129,14 +129,14 @@ describe("fleet upgrade / list / remove", () => {
     const text = await runCli(["fleet", "verify", "--lock", lock]);
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(`fleet lock ${lock}: 0 plugin(s) verified\n`);
-    expect(text.stderr).toBe(`fleet lock ${lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${lock} --receipt <release-receipt.json> --repository <registry/repository>\n`);
+    expect(text.stderr).toBe(`hermes-plugin-kit: warning: fleet lock ${lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${lock} --receipt <release-receipt.json> --repository <registry/repository>\n`);
     const json = await runCli(["fleet", "verify", "--lock", lock, "--json"]);
     expect(JSON.parse(json.stdout)).toEqual({ ok: true, plugins: [] });
     expect(json.stderr).toContain("pins no plugin: nothing was verified");
-    expect((await runCli(["fleet", "verify", "--lock", lock, "--quiet"])).stderr).toBe("");
-    // --quiet before the command's name works the same.
+    // A warning (what was not verified) stays under --quiet, before or after the command's name.
+    expect((await runCli(["fleet", "verify", "--lock", lock, "--quiet"])).stderr).toBe(text.stderr);
     const before = await runCli(["--quiet", "fleet", "verify", "--lock", lock]);
-    expect([before.code, before.stdout, before.stderr]).toEqual([0, `fleet lock ${lock}: 0 plugin(s) verified\n`, ""]);
+    expect([before.code, before.stdout, before.stderr]).toEqual([0, `fleet lock ${lock}: 0 plugin(s) verified\n`, text.stderr]);
   });
 
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {

@@ -130,6 +130,10 @@ describe("fetch reports install-time behaviour", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ install_time: ["postinstall"] });
     expect(r.stderr).toContain("postinstall");
     expect(r.stderr).toContain("--ignore-scripts");
+    // A warning: it stays under --quiet.
+    const quiet = await runCli(["--quiet", "fetch", "--reference", references["declared"]!, "--repository", repository, "--output-dir", join(root, "out-cli-quiet")], { cwd: root });
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe("hermes-plugin-kit: warning: installing this tarball makes npm run or link outside the package: postinstall (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them\n");
   });
 
   it("a tarball whose behaviour the manifest does not record is refused; nothing is installed", async () => {

@@ -8,7 +8,7 @@
 import type { Command } from "commander";
 import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import { addGatePolicyOptions, consumerExpectations, type ConsumerPolicyFlags } from "../consumer-policy.js";
-import { printJson, printLine, printNote, runAction, transferProgress, UsageError } from "../output.js";
+import { printJson, printLine, printWarning, runAction, transferProgress, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
 interface FetchOptions extends ConsumerPolicyFlags, PolicyFlags {
@@ -71,8 +71,8 @@ export function registerFetchCommands(program: Command): void {
         signal,
       });
       if (result.install_time.length > 0) {
-        printNote(
-          `hermes-plugin-kit: note: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
+        printWarning(
+          `hermes-plugin-kit: warning: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
         );
       }
       if (opts.json === true) printJson(result);

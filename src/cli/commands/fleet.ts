@@ -9,7 +9,7 @@ import type { GroupRegistration } from "../usage.js";
 import { addRegistryOptions, credentialSourceOptions } from "../registry-options.js";
 import type { FleetPlugin } from "../../contract/schemas.js";
 import { collect, gatePins } from "../consumer-policy.js";
-import { printJson, printLine, printNote, runAction, UsageError } from "../output.js";
+import { printJson, printLine, printWarning, runAction, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
 interface FleetAddOptions extends PolicyFlags {
@@ -101,7 +101,7 @@ function registerVerify(fleet: Command): void {
         });
         // An empty lock verifies nothing: say so, so that a fleet check run against the wrong (or a
         // fresh) lock is not read as a fleet that verified.
-        if (results.length === 0) printNote(`fleet lock ${opts.lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${opts.lock} --receipt <release-receipt.json> --repository <registry/repository>`);
+        if (results.length === 0) printWarning(`hermes-plugin-kit: warning: fleet lock ${opts.lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${opts.lock} --receipt <release-receipt.json> --repository <registry/repository>`);
         if (opts.json === true) printJson({ ok: true, plugins: results });
         else {
           for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}${r.attestations !== undefined ? `; provenance ${r.attestations.join(", ")}` : ""}`);

@@ -11,7 +11,7 @@ import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
-import { printJson, printLine, printNote } from "../output.js";
+import { printJson, printLine, printWarning } from "../output.js";
 
 /** Flags of `verify-final-receipt`. */
 export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
@@ -44,8 +44,8 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   const receiptPinned = opts.expectReceiptReference !== undefined;
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
-    printNote(
-      `hermes-plugin-kit: note: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference ${receiptReference} (the receipt reference you copied), or fetch the bundle, which is verified byte for byte`,
+    printWarning(
+      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference ${receiptReference} (the receipt reference you copied), or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
