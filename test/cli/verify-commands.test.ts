@@ -106,7 +106,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // Without a digest pin the forgery passes, and the run says what was not checked and what to pin.
     const unpinned = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir });
     expect(unpinned.code).toBe(0);
-    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, gates, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference (\S+) \(the receipt reference you copied\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
+    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, gates, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> \(this file's own reference is (\S+): the published one must be exactly that\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
     expect(note, unpinned.stderr).not.toBeNull();
     // The reference it names is the forged receipt's own, which the pinned one is not.
     expect(note![1]).toBe(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json", "--quiet"], { cwd: dir })).stdout).receipt_reference);
@@ -127,6 +127,13 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");
     expect(r.stderr).toContain(`its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`);
+    // A tag is no pin, for the receipt reference as for the bundle reference: REFERENCE_NOT_PINNED naming resolve, before the file is read.
+    const tagged = receiptReference.replace(/@sha256:[0-9a-f]{64}$/, ":v0.8.0-receipt");
+    for (const flag of ["--expect-receipt-reference", "--expect-bundle-reference"]) {
+      const byTag = await runCli(["verify-final-receipt", "--receipt", join(dir, "absent.json"), ...repoFlags, flag, tagged], { cwd: dir });
+      expect(byTag.code).toBe(1);
+      expect(byTag.stderr).toBe(`hermes-plugin-kit: registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${JSON.stringify(tagged)}, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${tagged} to print the digest reference it names now, check it, and pass that [REFERENCE_NOT_PINNED]\n`);
+    }
   });
   it("refuses a FIFO, a directory and a file over 1 MiB without reading them whole", async () => {
     const { execFileSync } = await import("node:child_process");

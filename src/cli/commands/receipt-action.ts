@@ -10,6 +10,7 @@ import { policyForDocument, unpinnedRepository } from "../../contract/policy.js"
 import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/release-document.js";
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
+import { parseReference } from "../../contract/reference.js";
 import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, printWarning } from "../output.js";
 
@@ -23,8 +24,10 @@ export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
 
 /** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
 export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
-  // Usage errors in the pins come before any file is read.
+  // Usage errors in the pins come before any file is read; a pinned reference must pin a digest (a tag is
+  // refused as for every reference, with resolve as its fix), whichever of the two is given.
   await gatePins(opts.expectGate);
+  for (const pinned of [opts.expectReceiptReference, opts.expectBundleReference]) if (pinned !== undefined) parseReference(pinned);
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
   const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
@@ -45,7 +48,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printWarning(
-      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference ${receiptReference} (the receipt reference you copied), or fetch the bundle, which is verified byte for byte`,
+      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
