@@ -17,7 +17,7 @@
  */
 import { readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { makeTempDirectory } from "../src/contract/directory.js";
+import { checkDirectoryWritable, makeTempDirectory } from "../src/contract/directory.js";
 import { hasCode } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { parseRepository } from "../src/contract/reference.js";
@@ -83,6 +83,9 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
     result.reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
     return result;
   }
+  // The real run's workspace check, with the same codes (IO_NOT_A_DIRECTORY, IO_DIRECTORY_UNWRITABLE,
+  // IO_PATH_TOO_LONG); what it creates to prove the path usable it removes again.
+  checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
   const trigger = await headCommit(source);
   result.trigger_sha = trigger;
@@ -136,6 +139,9 @@ async function registryChecks(options: RunOptions, env: Readonly<Record<string, 
     const where = options.credentials !== undefined ? "given" : fromEnv ? `from the environment${unread === undefined ? "" : ` (${unread.replace(/^note: /, "")})`}` : found !== undefined ? "from the Docker client config" : "none (anonymous)";
     checks.push({ check: "credentials", status: "ok", detail: `registry credentials for ${repository.registry}: ${where}` });
     options = { ...options, ...(found === undefined ? {} : { credentials: found }) };
+  } else if (options.registryConfig !== undefined) {
+    // A local store reads no credentials: a --registry-config given for it is said to be unread, as fetch says.
+    checks.push({ check: "credentials", status: "skipped", detail: (registryConfigNote(repository, env, options.registryConfig) ?? "").replace(/^note: /, "") });
   }
   try {
     const evidence = await requirePrivateForRead(repository, { env, plainHttp: options.plainHttp === true });

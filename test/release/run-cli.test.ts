@@ -63,6 +63,27 @@ describe("release run (CLI)", () => {
     await rm(scratch, { recursive: true, force: true });
   }, 120_000);
 
+  it("--dry-run refuses a workspace the real run refuses, with the same code (it said 'fresh' and exited 0); --registry-config for a local store is said to be unread", async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "hpk-dry-run-ws-"));
+    const file = join(scratch, "a-file");
+    await writeFile(file, "x");
+    try {
+      for (const [workspace, code] of [[file, "IO_NOT_A_DIRECTORY"], [join(file, "sub"), "IO_NOT_A_DIRECTORY"], ["/dev/null", "IO_NOT_A_DIRECTORY"], ["/proc/hpk-dry-run", "IO_DIRECTORY_UNWRITABLE"]] as const) {
+        const dry = await runCli(["release", "run", "--dry-run", "--workspace", workspace, "--source", rf.repo.dir, "--json"], { env, timeoutMs: 120_000 });
+        const real = await runCli(["release", "run", "--workspace", workspace, "--source", rf.repo.dir, "--json"], { env, timeoutMs: 120_000 });
+        expect([dry.code, JSON.parse(dry.stdout).code], `${workspace}: ${dry.stdout}`).toEqual([1, code]);
+        expect([real.code, JSON.parse(real.stdout).code]).toEqual([1, code]);
+      }
+      expect(await readdir(scratch)).toEqual(["a-file"]);
+      const unread = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--registry-config", join(scratch, "auth.json"), "--json"], { env, timeoutMs: 120_000 });
+      expect(unread.code, unread.stderr).toBe(0);
+      expect((JSON.parse(unread.stdout) as { checks: { check: string; status: string; detail: string }[] }).checks).toContainEqual({ check: "credentials", status: "skipped", detail: `--registry-config ${join(scratch, "auth.json")} is not read: ${rf.repository} is a local oci-layout store (no credentials)` });
+      await expect(readdir(rf.workspace)).rejects.toThrow();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }, 240_000);
+
   it("prints one JSON object on stdout and each step's start and end on stderr, then the next steps", async () => {
     const r = await runCli(["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "55",], { env, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
