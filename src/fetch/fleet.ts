@@ -408,7 +408,8 @@ async function verifyPinnedProvenance(
 /**
  * `fleet verify`: check every pinned plugin (see the module comment).
  * @returns one result per plugin, in lock order.
- * @throws FetchError `FLEET_LOCK_*`, `FLEET_BUNDLE_REFERENCE_MISMATCH`,
+ * @throws FetchError `FLEET_LOCK_*` (`FLEET_LOCK_EMPTY`: a lock that pins nothing, with `installedDir` given),
+ *   `FLEET_BUNDLE_REFERENCE_MISMATCH`,
  *   `FLEET_BUNDLE_MISMATCH` (the pinned bundle's layers are not the receipt's payload),
  *   `FLEET_VERSION_MISMATCH`, `FLEET_TARBALL_MISMATCH` (lock vs. receipt),
  *   `FLEET_INSTALLED_MISSING`, `FLEET_INSTALLED_UNSAFE`, `FLEET_INSTALLED_MISMATCH`;
@@ -419,6 +420,13 @@ async function verifyPinnedProvenance(
  */
 export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
   const lock = await readFleetLockFile(options.lockPath);
+  // Installed files to check, and no pin to check them against: a passing answer would be about nothing.
+  if (lock.plugins.length === 0 && options.installedDir !== undefined) {
+    throw new FetchError(
+      "FLEET_LOCK_EMPTY",
+      `fleet lock ${options.lockPath} pins no plugin, so nothing installed in ${options.installedDir} can be verified against a pin; fix: check that --lock names your fleet's lock, or pin the plugins first (hermes-plugin-kit fleet add --lock ${options.lockPath} --receipt <release-receipt.json> --repository <registry/repository>)`,
+    );
+  }
   const results: FleetPluginResult[] = [];
   for (const plugin of lock.plugins) {
     try {

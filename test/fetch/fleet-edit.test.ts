@@ -137,6 +137,11 @@ describe("fleet upgrade / list / remove", () => {
     expect((await runCli(["fleet", "verify", "--lock", lock, "--quiet"])).stderr).toBe(text.stderr);
     const before = await runCli(["--quiet", "fleet", "verify", "--lock", lock]);
     expect([before.code, before.stdout, before.stderr]).toEqual([0, `fleet lock ${lock}: 0 plugin(s) verified\n`, text.stderr]);
+    // With installed files to check, an empty lock fails: FLEET_LOCK_EMPTY (a passing answer would be about nothing).
+    const installed = await runCli(["fleet", "verify", "--lock", lock, "--installed", tmpdir(), "--json"]);
+    expect(installed.code).toBe(1);
+    expect(JSON.parse(installed.stdout)).toMatchObject({ ok: false, code: "FLEET_LOCK_EMPTY" });
+    expect(JSON.parse(installed.stdout).message).toBe(`fleet lock ${lock} pins no plugin, so nothing installed in ${tmpdir()} can be verified against a pin; fix: check that --lock names your fleet's lock, or pin the plugins first (hermes-plugin-kit fleet add --lock ${lock} --receipt <release-receipt.json> --repository <registry/repository>)`);
   });
 
   it("gate pins: a mismatching pin is refused before any write; a matching one is kept in the lock, survives upgrade and is enforced by fleet verify", async () => {
