@@ -211,7 +211,12 @@ function reportUnknownOption(probe: Command, rest: readonly string[]): boolean {
  */
 export async function runCli(argv: string[]): Promise<number> {
   const code = await runCommand(argv);
-  return code === 0 && stdoutWriteFailed() ? EXIT_FAILURE : code;
+  if (code !== 0 || !stdoutWriteFailed()) return code;
+  // Exit 1 all the same (the answer did not reach its reader), but what the command did is done: say so,
+  // so that nobody takes an installed directory or an edited lock for untouched (help changes nothing).
+  const help = argv[0] === "help" || argv.includes("--help") || argv.includes("-h");
+  if (!help) process.stderr.write("hermes-plugin-kit: the command itself succeeded: anything it installed, wrote or changed is in place; only its answer on stdout was lost (rerun it with stdout going elsewhere to see it)\n");
+  return EXIT_FAILURE;
 }
 
 /** The flags every command takes that may also come before the command's name (`--quiet fetch ...`). */

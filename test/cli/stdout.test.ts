@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -89,6 +89,23 @@ describe("CLI stdout", () => {
     } finally {
       closeSync(full);
     }
+  });
+
+  it("a command that succeeded but whose answer stdout refused (/dev/full) exits 1 and says its work is done (fleet remove: the pin is gone)", async () => {
+    const lock = join(dir, "full-fleet.lock.json");
+    await writeFile(lock, '{"plugins":[{"bundle_reference":"ghcr.io/acme/p@sha256:' + "a".repeat(64) + '","name":"p","receipt_reference":"ghcr.io/acme/p@sha256:' + "b".repeat(64) + '","tarball":{"filename":"p-1.0.0.tgz","sha256":"' + "c".repeat(64) + '"},"version":"1.0.0"}],"schema_version":1}\n');
+    const full = openSync("/dev/full", "w");
+    try {
+      const run = spawnSync(process.execPath, [CLI, "fleet", "remove", "--lock", lock, "--name", "p"], { encoding: "utf8", timeout: 60_000, stdio: ["ignore", full, "pipe"], env: { ...process.env, XDG_CACHE_HOME: dir } });
+      expect(run.status).toBe(1);
+      expect(run.stderr.trimEnd().split("\n")).toEqual([
+        "hermes-plugin-kit: cannot write the answer to stdout: ENOSPC (write); check where stdout goes (a full disk, a closed terminal) [IO_ENOSPC]",
+        "hermes-plugin-kit: the command itself succeeded: anything it installed, wrote or changed is in place; only its answer on stdout was lost (rerun it with stdout going elsewhere to see it)",
+      ]);
+    } finally {
+      closeSync(full);
+    }
+    expect(JSON.parse(await readFile(lock, "utf8")).plugins).toEqual([]);
   });
 
   it("a failed command whose stdout reader is gone keeps its own exit code and error line", async () => {
