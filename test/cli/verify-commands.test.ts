@@ -212,6 +212,16 @@ describe("hermes-plugin-kit verify-manifest", () => {
     const ok = await runCli(["verify-manifest", "--manifest", file, "--artifact-dir", dist, ...repoFlags], { cwd: dir });
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("demo-plugin 0.8.0");
+    // What no file here binds (source_sha, evidence, the run) is said, also under --quiet and with --json.
+    const claims = `hermes-plugin-kit: warning: this checked the tarball against the manifest (bytes, name, version, the gates its package.json declares) and the manifest's own consistency; its source_sha (${manifest.source_sha}), gate evidence and workflow run are the manifest's claims, which no file here binds: to trust them, fetch the release by its pinned bundle reference (hermes-plugin-kit fetch, byte for byte) or verify its attestation (hermes-plugin-kit verify-provenance)\n`;
+    expect(ok.stderr).toBe(claims);
+    const forged = clone(manifest);
+    forged.source_sha = "0".repeat(40);
+    for (const gate of Object.values(forged.evidence)) gate.source_sha = "0".repeat(40);
+    const forgedRun = await runCli(["verify-manifest", "--manifest", await writeDoc("forged-source.json", testedManifestBytes(forged).toString()), "--artifact-dir", dist, ...repoFlags, "--json", "--quiet"], { cwd: dir });
+    expect(forgedRun.code).toBe(0);
+    expect(JSON.parse(forgedRun.stdout)).toMatchObject({ ok: true, source_sha: "0".repeat(40), claims_bound: false });
+    expect(forgedRun.stderr).toBe(claims.replace(manifest.source_sha, "0".repeat(40)));
     const bad = clone(manifest);
     bad.artifacts[0]!.sha256 = "f".repeat(64);
     const badFile = await writeDoc("bad-manifest.json", testedManifestBytes(bad).toString());
