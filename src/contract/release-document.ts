@@ -237,7 +237,10 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
     }
     const pinned = policy.gates[gate];
     if (pinned !== undefined && command !== pinned) {
-      fail("GATE_COMMAND_MISMATCH", `${document} gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}`);
+      fail(
+        "GATE_COMMAND_MISMATCH",
+        `${document} gate ${gate} ran ${JSON.stringify(command)}, not the pinned command ${JSON.stringify(pinned)}${sourceSuffix(policy.sources?.gates)}; fix: do not use this release, or, only if you accept that command as the ${gate} gate, pin it instead (${gate}=${JSON.stringify(command)}${policy.sources?.gates === undefined ? "" : ` in ${policy.sources.gates}`})`,
+      );
     }
     if (entry["source_sha"] !== sourceSha) {
       fail("GATE_OTHER_SOURCE", `${document} gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, expected ${sourceSha}`);

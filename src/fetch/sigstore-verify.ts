@@ -23,7 +23,7 @@ import { dsse } from "@sigstore/core";
 import { PolicyError, VerificationError, Verifier, toSignedEntity, type SignedEntity, type Signer } from "@sigstore/verify";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
-import { describeValue } from "../contract/grammar.js";
+import { describeList, describeValue } from "../contract/grammar.js";
 import { IN_TOTO_PAYLOAD_TYPE } from "../contract/provenance.js";
 import { parseP256PublicKeyPem } from "../contract/key-pem.js";
 import { ProvenanceError, type ProvenanceErrorCode } from "../contract/provenance-error.js";
@@ -329,7 +329,8 @@ function checkArtifact(bundle: Bundle, artifact: BundleArtifact | undefined, sta
   const subjects = Array.isArray(statement?.["subject"]) ? (statement["subject"] as unknown[]) : [];
   const digests = subjects.map((s) => (s as { digest?: { sha256?: unknown } } | null)?.digest?.sha256);
   if (!digests.includes(want)) {
-    throw new ProvenanceError("PROVENANCE_SUBJECT_MISMATCH", `the artifact's sha256:${want} is not a subject of the signed statement (subjects: ${describeValue(digests)})`);
+    const listed = digests.map((d) => (typeof d === "string" ? `sha256:${d}` : `a subject without a sha256 digest (${describeValue(d)})`));
+    throw new ProvenanceError("PROVENANCE_SUBJECT_MISMATCH", `the artifact's sha256:${want} is not a subject of the signed statement (its subjects: ${listed.length === 0 ? "none" : describeList(listed)}); the bundle attests other bytes: check that FILE_OR_DIGEST is the artifact this bundle was made for`);
   }
 }
 

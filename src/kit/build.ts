@@ -328,7 +328,8 @@ type Bundler = (extra: Record<string, unknown>) => Promise<void>;
 
 function resolveBuildPaths(options: BuildOptions): BuildPaths {
   const entry = path.resolve(options.entry);
-  if (!existsSync(entry) || !statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file`);
+  if (!existsSync(entry)) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} does not exist (resolved to ${entry}); fix: pass the plugin's entry module, e.g. src/index.ts`);
+  if (!statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file (${statSync(entry).isDirectory() ? "a directory" : "not a regular file"}); fix: pass the plugin's entry module, e.g. ${path.join(options.entry, "index.ts")}`);
   const root = path.resolve(options.root ?? findRoot(entry));
   const outDir = path.resolve(options.outDir);
   // Fail fast, before bundling: an out dir that cannot be created or written (IO_* codes).

@@ -104,7 +104,7 @@ describe("gate pins in receipt verification", () => {
       message = (error as Error).message;
       expect((error as { code: string }).code).toBe("GATE_COMMAND_MISMATCH");
     }
-    expect(message).toContain('ran "npm test", not the pinned command "just unit" (from --expect-gate)');
+    expect(message).toContain('ran "npm test", not the pinned command "just unit" (from --expect-gate); fix: do not use this release, or, only if you accept that command as the unit gate, pin it instead (unit="npm test" in --expect-gate)');
     expect(message).toContain("release receipt (release-receipt.json) gate unit ran");
     expect(message).not.toContain("did not pass");
     // A tested manifest (verify-manifest, a bundle fetch) names itself, not a receipt.

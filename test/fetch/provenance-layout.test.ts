@@ -171,6 +171,17 @@ describe("release attest with a local key into the oci-layout store", () => {
     }
     expect(await lstat(join(root, "never")).catch(() => null)).toBeNull();
   });
+
+  it("a --reference that pins no digest is named as fetch names it (a tag: resolve is the fix; a bare digest: the repository is missing), exit 1", async () => {
+    const tagged = `${repository}:v0.8.0`;
+    const byTag = await runCli(["verify-provenance", "--reference", tagged, "--key", key.pubFile], { cwd: root });
+    expect(byTag.code).toBe(1);
+    expect(byTag.stderr).toContain(`found ${JSON.stringify(tagged)}, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${tagged}`);
+    expect(byTag.stderr).toMatch(/\[REFERENCE_NOT_PINNED\]\n$/);
+    const bare = await runCli(["verify-provenance", "--reference", staged.bundle.digest, "--key", key.pubFile], { cwd: root });
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain("a digest without its repository; fix: pass <repository>@sha256:");
+  });
 });
 
 describe("fails closed, each with its own code, and installs nothing", () => {

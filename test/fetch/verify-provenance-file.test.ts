@@ -112,6 +112,8 @@ describe("a statement signed with a local key", () => {
   it("an artifact that is not a subject fails: PROVENANCE_SUBJECT_MISMATCH (digest and file forms)", async () => {
     const byDigest = await verify(files.bundle, ["--key", files.pub], "sha256:" + "f".repeat(64));
     expect(codeIn(byDigest.stderr)).toBe("PROVENANCE_SUBJECT_MISMATCH");
+    // The statement's subjects are listed by digest (not "an array"), with what to check.
+    expect(byDigest.stderr).toMatch(/the artifact's sha256:f{64} is not a subject of the signed statement \(its subjects: sha256:[0-9a-f]{64}\); the bundle attests other bytes: check that FILE_OR_DIGEST is the artifact this bundle was made for/);
     const file = join(dir, "artifact.txt");
     await writeFile(file, "not the bundle\n");
     const byFile = await verify(files.bundle, ["--key", files.pub], file);

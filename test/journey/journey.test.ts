@@ -192,7 +192,7 @@ describeRegistry("journey: a plugin author outside this repository and a consume
     );
     const wrongPin = await sh(`cd consumer-2 && hermes-plugin-kit verify-final-receipt --receipt vendor/my-plugin/release-receipt.json --expect-bundle-reference "$BUNDLE" --expect-gate 'unit=npm test'`, work, refs);
     expect(wrongPin.code).toBe(1);
-    expect(wrongPin.stderr).toMatch(/ran "npm test -- --reporter=dot", not the pinned command "npm test" \(from --expect-gate\) \[GATE_COMMAND_MISMATCH\]/);
+    expect(wrongPin.stderr).toMatch(/ran "npm test -- --reporter=dot", not the pinned command "npm test" \(from --expect-gate\); fix: do not use this release, or, only if you accept that command as the unit gate, pin it instead \(unit="npm test -- --reporter=dot" in --expect-gate\) \[GATE_COMMAND_MISMATCH\]/);
 
     // The first consumer: its directory holds 0.2.0, so the upgrade needs a new directory or --replace.
     const consumer = join(work, "consumer");

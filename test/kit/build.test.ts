@@ -237,6 +237,11 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain("[BUILD_ENTRY_INVALID]");
     expect((await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts")])).code).toBe(2);
+    // A missing entry says so (not "is not a file"); a directory says what it is, and a fix.
+    const missing = await runCompiledCli(["plugin", "build", path.join(dir, "src/nonexist.ts"), "--out", path.join(dir, "out")]);
+    expect([missing.code, missing.stderr]).toEqual([1, `hermes-plugin-kit: entry ${path.join(dir, "src/nonexist.ts")} does not exist (resolved to ${path.join(dir, "src/nonexist.ts")}); fix: pass the plugin's entry module, e.g. src/index.ts [BUILD_ENTRY_INVALID]\n`]);
+    const directory = await runCompiledCli(["plugin", "build", path.join(dir, "src"), "--out", path.join(dir, "out")]);
+    expect(directory.stderr).toBe(`hermes-plugin-kit: entry ${path.join(dir, "src")} is not a file (a directory); fix: pass the plugin's entry module, e.g. ${path.join(dir, "src", "index.ts")} [BUILD_ENTRY_INVALID]\n`);
     expect((await runCompiledCli(["plugin", "build", path.join(dir, "src/entry.ts"), "--out", path.join(dir, "out"), "--alias", "nope"])).code).toBe(2);
     expect((await runCompiledCli(["plugin", "doctor", dir, "--timeout", "soon"])).code).toBe(2);
     expect(existsSync(path.join(dir, "out"))).toBe(false);

@@ -36,6 +36,11 @@ async function verifyReferenceForm(flags: VerifyProvenanceFlags, artifact: strin
     throw new UsageError("--certificate-identity/--certificate-oidc-issuer belong to --bundle; with --reference use --owner/--repo, --signer-workflow, --source-ref, --cert-oidc-issuer");
   }
   // The consumer pins the reference; its repository is the expectation unless --repository names another.
+  // The reference's own grammar first: a tag, a bare digest or nothing before '@' gets its own message and fix.
+  if (flags.reference !== undefined) {
+    const { parseReference } = await import("../../contract/reference.js");
+    parseReference(flags.reference);
+  }
   const repository = flags.repository ?? flags.reference?.slice(0, Math.max(0, (flags.reference ?? "").lastIndexOf("@")));
   if (repository === undefined || repository === "") throw new UsageError("no repository: pass a digest-pinned --reference <repository>@sha256:<64 hex>");
   const provenance = await provenanceCheckOf(flags);
