@@ -13,7 +13,8 @@ import { canonicalJson, parseStrictJson } from "./canonical-json.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
-import { parseReference, parseRepository } from "./reference.js";
+import { posix } from "node:path";
+import { LAYOUT_PREFIX, parseReference, parseRepository } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./release-document-schemas.js";
@@ -149,8 +150,15 @@ function documentKind(state: "tested" | "published"): string {
  * The fix for I4, by where the pinned repository came from: a release is bound to the repository it was
  * released to, so one found under another repository (a copy or a mirror) verifies only from its own.
  */
-function registryMismatchFix(source: string | undefined, found: unknown): string {
+function registryMismatchFix(source: string | undefined, found: unknown, pinned: string): string {
   const own = typeof found === "string" ? describeValue(found) : undefined;
+  // One local store written two ways (`./`, `//`, `..`, a trailing `/`, a relative path): repositories compare as written.
+  if (typeof found === "string" && found.startsWith(LAYOUT_PREFIX) && pinned.startsWith(LAYOUT_PREFIX)) {
+    const dir = (value: string) => posix.normalize(value.slice(LAYOUT_PREFIX.length)).replace(/(.)\/$/, "$1");
+    if (dir(found) === dir(pinned) || !pinned.slice(LAYOUT_PREFIX.length).startsWith("/")) {
+      return `; the repository is compared exactly as the release wrote it, and ${describeValue(pinned)} writes the store's path another way${dir(found) === dir(pinned) ? "" : " (relative)"}: fix: write it exactly as ${own}`;
+    }
+  }
   if (source === "the pinned reference") {
     return own === undefined
       ? "; a release verifies only from the repository it was released to"
@@ -178,7 +186,7 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_PACKAGE_MISMATCH", `${documentKind(expectedState)} package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
-    fail("RECEIPT_REGISTRY_MISMATCH", `${documentKind(expectedState)} registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}${registryMismatchFix(policy.sources?.repository, doc["registry_repository"])}`);
+    fail("RECEIPT_REGISTRY_MISMATCH", `${documentKind(expectedState)} registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}${registryMismatchFix(policy.sources?.repository, doc["registry_repository"], policy.registryRepository)}`);
   }
   const required = expectedState === "tested" ? TESTED_MANIFEST_KEYS : PUBLISHED_RECEIPT_KEYS;
   const keys = Object.keys(doc);

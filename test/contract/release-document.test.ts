@@ -111,6 +111,14 @@ describe("tested manifest identity (reference 3.3, state tested)", () => {
     const fromFile = messageOf(() => verifyTestedManifest(other(tested()), { ...POLICY, sources: { repository: "p.json (--policy) hermesPluginKit.repository" } }));
     expect(fromFile).toContain("the repository you pin comes from p.json (--policy) hermesPluginKit.repository");
     expect(messageOf(() => verifyTestedManifest(other(tested()), POLICY))).toMatch(/found "ghcr\.io\/acme\/other"$/);
+    // One local store written another way: the fix is the spelling the release wrote.
+    const store = (d: Doc) => ((d.registry_repository = "oci-layout:/srv/store/demo"), d as JsonObject);
+    for (const [pinned, relative] of [["oci-layout:/srv/./store//demo/", false], ["oci-layout:/srv/x/../store/demo", false], ["oci-layout:store/demo", true]] as const) {
+      const message = messageOf(() => verifyTestedManifest(store(tested()), { ...POLICY, registryRepository: pinned, sources: { repository: "the pinned reference" } }));
+      expect(message).toContain(`the repository is compared exactly as the release wrote it, and ${JSON.stringify(pinned)} writes the store's path another way${relative ? " (relative)" : ""}: fix: write it exactly as "oci-layout:/srv/store/demo"`);
+    }
+    // Another store altogether keeps the copied-release fix.
+    expect(messageOf(() => verifyTestedManifest(store(tested()), { ...POLICY, registryRepository: "oci-layout:/srv/other", sources: { repository: "the pinned reference" } }))).toContain("this release was made for");
   });
 
   it("names a tested manifest as such in its identity messages (not \"release receipt\")", () => {
