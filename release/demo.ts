@@ -466,7 +466,7 @@ async function consumerHalf(demo: DemoRun, { source, release, attestPub }: Relea
     return actual;
   });
   const lock = join(workspace, "fleet.lock.json");
-  await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository, "--provenance", "--key", attestPub]));
+  await timed("consumer: fleet add (with the provenance key pinned)", () => cli(["fleet", "add", "--lock", lock, "--receipt", receiptFile, "--repository", repository, "--provenance", "--key", attestPub, ...(plainHttp ? ["--plain-http"] : [])]));
   await timed("consumer: fleet verify (pins, receipt by digest, provenance, installed tarball)", () => cli(["fleet", "verify", "--lock", lock, "--installed", consumer, ...(plainHttp ? ["--plain-http"] : [])]));
   const app = join(workspace, "app");
   await timed("consumer: npm install the fetched tarball into a scratch project (offline, --ignore-scripts)", () => installTarballOffline(app, tarballPath, join(workspace, "release", "restore")), (how) => how);

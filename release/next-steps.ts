@@ -80,7 +80,7 @@ export function consumerNextSteps(input: NextStepsInput): string[] {
     `${cli} fetch --reference ${shellWord(input.bundleReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect bundle${provenance}${plain}`,
     `${cli} fetch --reference ${shellWord(input.receiptReference)} --repository ${repo} --output-dir ${shellWord(vendor)} --expect receipt${plain}`,
     `${cli} verify-final-receipt --receipt ${shellWord(receipt)} --repository ${repo} --expect-bundle-reference ${shellWord(input.bundleReference)} --expect-receipt-reference ${shellWord(input.receiptReference)}`,
-    `${cli} fleet add --lock fleet.lock.json --receipt ${shellWord(receipt)} --repository ${repo}${provenance}`,
+    `${cli} fleet add --lock fleet.lock.json --receipt ${shellWord(receipt)} --repository ${repo}${provenance}${plain}`,
     `${cli} fleet verify --lock fleet.lock.json --installed ${shellWord(vendor)}${plain}`,
     `npm install --ignore-scripts --save-exact ${shellWord(`./${vendor}/dist/${input.tarball}`)}`,
   );

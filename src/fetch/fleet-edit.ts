@@ -10,7 +10,7 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { compareStableVersions, readFleetLockFile, readPinnableReceipt, writeFleetLockFile } from "./fleet.js";
+import { checkNewPin, compareStableVersions, readFleetLockFile, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
  * `fleet list`: the pinned plugins, in lock order (sorted by name).
@@ -43,21 +43,27 @@ export interface FleetUpgradeOptions {
   receiptPath: string;
   /** Gate pins to replace the plugin's pinned ones (default: keep the lock's). */
   gates?: Partial<GateCommands>;
+  /** How to reach the registry to check the new pin before the lock is written (as {@link FleetAddOptions.registry}). */
+  registry?: FleetPinCheckOptions;
+  /** Move the pin from the receipt file alone, without checking the registry (as {@link FleetAddOptions.offline}). */
+  offline?: boolean;
 }
 
 
 /**
  * `fleet upgrade`: verify the receipt offline against the lock's pins (the
  * plugin's package, the repository of its pinned references, its gate pins),
- * require a strictly newer version, then move the pin and append the old pin
- * to the plugin's `history`. The release the plugin is already pinned at is
+ * require a strictly newer version, verify the new pin against its repository as `fleet verify` would
+ * (unless `offline`), then move the pin and append the old pin to the plugin's `history`. The release the plugin is already pinned at is
  * success with no write (`changed: false`; a rerun after an upgrade).
  * @returns the new entry, the pin it replaced (none when unchanged) and whether the lock changed.
  * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (use `fleet add`), `FLEET_UPGRADE_NOT_NEWER` (an older release, or
  *   the pinned version with other bytes: the message names `fleet remove` then `fleet add`),
  *   `FLEET_PLUGIN_CONFLICT` (the tarball file name is pinned by another plugin),
  *   `FLEET_RECEIPT_*`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`
- *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...).
+ *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...);
+ *   the codes of `fleet verify` for the new pin (`OCI_NOT_FOUND`: the receipt file is not one the repository
+ *   published; provenance codes under the plugin's policy). Nothing is written on any of them.
  */
 export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
   const lock = await readFleetLockFile(options.lockPath);
@@ -91,6 +97,8 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${pin.tarball.filename} for ${clash.name}`);
   const previous: FleetPin = { version: current.version, bundle_reference: current.bundle_reference, receipt_reference: current.receipt_reference, tarball: current.tarball };
   const plugin: FleetPlugin = { ...pin, ...(gates === undefined ? {} : { gates }), ...(current.provenance === undefined ? {} : { provenance: current.provenance }), history: [...(current.history ?? []), previous] };
+  // The new pin is verified against its repository (and the plugin's provenance policy) before the good pin moves.
+  if (options.offline !== true) await checkNewPin(plugin, options.receiptPath, options.lockPath, options.registry);
   await writeFleetLockFile(options.lockPath, { ...lock, plugins: lock.plugins.map((p) => (p === current ? plugin : p)) });
   return { plugin, previous, changed: true };
 }

@@ -104,10 +104,22 @@ export function checkFleetLock(value: unknown, path?: string): FleetLock {
  * Run one registry read of `fleet verify` for `plugin`: an `OCI_NOT_FOUND` names the plugin, which pinned
  * reference is missing (or a blob of it: the release is incomplete) and what to do (the lock holds several plugins; the registry's answer names none).
  */
-async function forPlugin<T>(plugin: FleetPlugin, lockPath: string, what: "receipt" | "bundle", reference: string, work: () => Promise<T>): Promise<T> {
+async function forPlugin<T>(plugin: FleetPlugin, lockPath: string, what: "receipt" | "bundle", reference: string, work: () => Promise<T>, adding?: { receiptPath: string }): Promise<T> {
   try {
     return await work();
   } catch (error) {
+    if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && adding !== undefined && !isIncompleteRelease(error)) {
+      // fleet add / upgrade: nothing is pinned yet; the file is what does not match the repository.
+      const reason =
+        what === "receipt"
+          ? `the repository holds no receipt with this file's digest (${reference}): ${adding.receiptPath} is not a receipt this repository published (edited, or from another store)`
+          : `the receipt names the bundle ${reference}, which the repository does not hold`;
+      throw new OciError(
+        "OCI_NOT_FOUND",
+        `plugin ${plugin.name} ${plugin.version}: ${reason}; nothing was pinned; fix: fetch the receipt by the reference its release published (hermes-plugin-kit fetch --reference <receipt reference> --expect receipt --output-dir <dir>) and pin that file`,
+        { cause: error },
+      );
+    }
     if (error instanceof OciError && error.code === "OCI_NOT_FOUND" && isIncompleteRelease(error)) {
       throw new OciError("OCI_NOT_FOUND", `plugin ${plugin.name} ${plugin.version}: its pinned ${what} ${reference}: ${error.message}`, { cause: error });
     }
@@ -212,6 +224,38 @@ export interface FleetAddOptions {
   gates?: Partial<GateCommands>;
   /** Provenance policy pinned with the plugin (`fleet verify` then requires its attestation to verify). */
   provenance?: ProvenancePolicy;
+  /**
+   * How to reach the registry to check the new pin before the lock is written (the reads of `fleet verify`:
+   * plain HTTP, credentials, trusted root, target hooks). Default: the repository's own target, no options.
+   */
+  registry?: FleetPinCheckOptions;
+  /**
+   * Pin from the receipt file alone, without checking the registry (`fleet verify` checks it later). Default
+   * false: the new pin is verified as `fleet verify` verifies it (receipt fetched by its digest, bundle,
+   * provenance) before anything is written.
+   */
+  offline?: boolean;
+}
+
+/** The registry reads {@link addPluginToLock} and `upgradePluginInLock` make before writing a pin: those of {@link verifyFleetLock}. */
+export type FleetPinCheckOptions = Omit<FleetVerifyOptions, "lockPath" | "installedDir">;
+
+/**
+ * Verify `plugin` against its repository as `fleet verify` would, before a lock is written with it
+ * (`fleet add`, `fleet upgrade`): a receipt file that is not the one its repository published (edited,
+ * or from another store) pins nothing. Refusals name the plugin; a receipt reference the repository
+ * does not hold says the file is not a published receipt.
+ * @throws the codes of {@link verifyFleetLock} for one plugin.
+ */
+export async function checkNewPin(plugin: FleetPlugin, receiptPath: string, lockPath: string, options: FleetPinCheckOptions = {}): Promise<void> {
+  try {
+    await verifyPinnedPlugin(plugin, { ...options, lockPath }, { receiptPath });
+  } catch (error) {
+    if (error instanceof HermesPluginKitError && !(error instanceof InterruptedError) && !error.message.startsWith(`plugin ${plugin.name}`)) {
+      error.message = `plugin ${plugin.name} ${plugin.version}: ${error.message}`;
+    }
+    throw error;
+  }
 }
 
 /**
@@ -293,8 +337,10 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
 }
 
 /**
- * `fleet add`: verify the receipt offline (`verifyFinalReceipt` against the
+ * `fleet add`: verify the receipt file (`verifyFinalReceipt` against the
  * pinned `repository`, required), require its bytes to be the canonical receipt bytes,
+ * verify the new pin against the repository as `fleet verify` would (the receipt fetched by
+ * the digest of the file's bytes, the bundle it names, the provenance policy; skipped with `offline`),
  * and append `{name, version, bundle_reference, receipt_reference, tarball}`.
  * Adding the release a plugin is already pinned at is success with no write
  * (`changed: false`, the lock's entry returned, its history and policy kept),
@@ -304,7 +350,9 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
  *   FetchError `FLEET_PLUGIN_CONFLICT` (the plugin is pinned at another release: the message names the
  *   command that moves it, `fleet upgrade` for a newer release of the same repository, else `fleet remove` then
  *   `fleet add`; the same release with another policy; its tarball pinned for another plugin),
- *   `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`.
+ *   `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`;
+ *   the codes of {@link verifyFleetLock} for the new pin (`OCI_NOT_FOUND`: the file is not a receipt the repository
+ *   published; `PROVENANCE_*` under the pinned policy, e.g. `PROVENANCE_NOT_FOUND`). Nothing is written on any of them.
  */
 export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
@@ -318,6 +366,7 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   }
   const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);
   if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${plugin.tarball.filename} for ${clash.name}`);
+  if (options.offline !== true) await checkNewPin(plugin, options.receiptPath, options.lockPath, options.registry);
   await writeFleetLockFile(options.lockPath, { schema_version: 1, plugins: [...lock.plugins, plugin] });
   return { plugin, changed: true };
 }
@@ -443,7 +492,7 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
 }
 
 /** {@link verifyFleetLock} for one pinned plugin. */
-async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptions): Promise<FleetPluginResult> {
+async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptions, adding?: { receiptPath: string }): Promise<FleetPluginResult> {
   const parsed = parseReference(plugin.receipt_reference).repository;
   const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
   const { credentials: _ignored, ...rest } = options;
@@ -457,7 +506,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     expect,
     policy: pluginPolicy(options.policy, plugin),
   });
-  const download = await forPlugin(plugin, options.lockPath, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")));
+  const download = await forPlugin(plugin, options.lockPath, "receipt", plugin.receipt_reference, () => downloadRelease(pinned(plugin.receipt_reference, "receipt")), adding);
   let receipt: PublishedReceipt;
   try {
     receipt = download.document as PublishedReceipt;
@@ -482,7 +531,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
   }
   // The pinned bundle: its manifest (no blobs) must be a bundle whose layers
   // are exactly the receipt's payload records, tarball included.
-  const bundle = await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")));
+  const bundle = await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => inspectRelease(pinned(plugin.bundle_reference, "bundle")), adding);
   const layers = bundle.manifest.layers
     .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -490,7 +539,7 @@ async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptio
     throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
   }
   // Every other field of the receipt (gate records, evidence) is exactly what the bundle's tested manifest makes.
-  await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`, bundle.manifest));
+  await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`, bundle.manifest), adding);
   const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
   const installed: string[] = [];
   if (options.installedDir !== undefined) {

@@ -177,9 +177,20 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     expect(JSON.parse(unpinned.stdout)).toMatchObject({ ok: false, code: "POLICY_REPOSITORY_UNPINNED" });
     expect(JSON.parse(unpinned.stdout).message).toMatch(/names registry_repository ".*demo-plugin".*fix: pass --repository/);
     await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
-    const add = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--json"], { cwd: checkout, env: env() });
-    expect(add.code).toBe(0);
-    expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, changed: true, plugin: { name: "demo-plugin", receipt_reference: `${repository}@${staged.receipt.digest}` } });
+    // The new pin is checked against the registry, which is plain HTTP on loopback: without --plain-http, refused; nothing written.
+    const tls = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--json"], { cwd: checkout, env: env() });
+    expect([tls.code, JSON.parse(tls.stdout).code]).toEqual([1, "OCI_TLS_FAILED"]);
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    // An edited receipt (a run id) verifies offline, but the registry holds no receipt with its digest: nothing pinned.
+    const edited = join(work, "edited-receipt.json");
+    await writeFile(edited, staged.receiptBytes.toString("utf8").replace(/"run_id":"([0-9]+)"/, (_m, id: string) => `"run_id":"${id}1"`));
+    const forged = await runCli(["fleet", "add", "--lock", lock, "--receipt", edited, "--repository", repository, "--plain-http"], { cwd: checkout, env: env() });
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toMatch(new RegExp(`^hermes-plugin-kit: plugin demo-plugin 0\\.8\\.0: the repository holds no receipt with this file's digest \\(\\S+@sha256:[0-9a-f]{64}\\): ${edited.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} is not a receipt this repository published \\(edited, or from another store\\); nothing was pinned; fix: fetch the receipt by the reference its release published .* \\[OCI_NOT_FOUND\\]\\n$`));
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    const add = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--plain-http", "--json"], { cwd: checkout, env: env() });
+    expect(add.code, add.stdout).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, changed: true, checked_against_registry: true, plugin: { name: "demo-plugin", receipt_reference: `${repository}@${staged.receipt.digest}` } });
     const verify = await runCli(["fleet", "verify", "--lock", lock, "--installed", join(work, "D1"), "--plain-http", "--json"], { cwd: checkout, env: env() });
     expect(verify.stderr).toBe("");
     expect(verify.code).toBe(0);

@@ -85,6 +85,30 @@ describe("fleet upgrade / list / remove", () => {
     expect(verified.map((r) => r.version)).toEqual(["0.9.0"]);
   });
 
+  it("add and upgrade check the new pin against the store first: an edited receipt (valid on its own) pins nothing, and the good pin stays (library and CLI)", async () => {
+    const lock = lockPath();
+    const edited = join(root, "edited-receipt-9.json");
+    await writeFile(edited, (await readFile(receipt9, "utf8")).replace(/"run_id":"([0-9]+)"/, (_m, id: string) => `"run_id":"${id}7"`));
+    await expect(() => addPluginToLock({ lockPath: lock, receiptPath: edited, repository })).toThrowWithCode("OCI_NOT_FOUND");
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    const before = await readFile(lock);
+    const upgrading = upgradePluginInLock({ lockPath: lock, receiptPath: edited });
+    await expect(() => upgrading).toThrowWithCode("OCI_NOT_FOUND");
+    await expect(upgrading).rejects.toThrow(`plugin demo-plugin 0.9.0: the repository holds no receipt with this file's digest`);
+    expect((await readFile(lock)).equals(before)).toBe(true);
+    const cli = await runCli(["fleet", "upgrade", "--lock", lock, "--receipt", edited]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain(`${edited} is not a receipt this repository published (edited, or from another store); nothing was pinned`);
+    expect((await readFile(lock)).equals(before)).toBe(true);
+    // --offline moves it from the file alone (and warns); fleet verify then refuses the pin.
+    const offline = await runCli(["fleet", "upgrade", "--lock", lock, "--receipt", edited, "--offline", "--json"]);
+    expect(offline.code).toBe(0);
+    expect(JSON.parse(offline.stdout)).toMatchObject({ ok: true, changed: true, checked_against_registry: false });
+    expect(offline.stderr).toContain("warning: --offline");
+    await expect(() => verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_NOT_FOUND");
+  });
+
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
@@ -335,7 +359,15 @@ describe("fleet add run again (CLI): the pin already there is an idempotent succ
 
   it("pinned with a provenance policy, added again without one (as README and the demo's next steps differ): already pinned, policy kept", async () => {
     const lock = lockPath();
-    expect((await add(lock, receipt8, "--provenance", "--key", key)).code).toBe(0);
+    // The release has no attestation by this key: checked against the registry the add is refused, nothing written.
+    const checked = await add(lock, receipt8, "--provenance", "--key", key);
+    expect([checked.code, codeOf(checked.stderr)]).toEqual([1, "PROVENANCE_NOT_FOUND"]);
+    expect(checked.stderr).toMatch(/^hermes-plugin-kit: plugin demo-plugin 0\.8\.0: /);
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    // --offline pins the policy from the file alone, and warns that nothing was checked against the registry.
+    const offline = await add(lock, receipt8, "--provenance", "--key", key, "--offline");
+    expect(offline.code).toBe(0);
+    expect(offline.stderr).toBe(`hermes-plugin-kit: warning: --offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}\n`);
     const before = await readFile(lock);
     const plain = await add(lock, receipt8, "--json");
     expect(plain.code, plain.stderr).toBe(0);
@@ -353,7 +385,7 @@ describe("fleet add run again (CLI): the pin already there is an idempotent succ
     expect(stricter.stderr).toContain(`\`fleet remove --lock ${lock} --name demo-plugin\`, then this \`fleet add\` again`);
     expect(stricter.stderr).not.toContain("fleet upgrade --lock");
     expect((await runCli(["fleet", "remove", "--lock", lock, "--name", "demo-plugin"])).code).toBe(0);
-    expect((await add(lock, receipt8, "--provenance", "--key", key)).code).toBe(0);
+    expect((await add(lock, receipt8, "--provenance", "--key", key, "--offline")).code).toBe(0);
   });
 
   it("a newer release: names fleet upgrade, which works; rerunning either is an idempotent success", async () => {

@@ -214,7 +214,11 @@ describe("fleet verify", () => {
       await writeLayout(join(work, "receipt"), RECEIPT_ARTIFACT_TYPE, new Map([["release-receipt.json", lyingFile]]));
       await copy(await LayoutTarget.open(join(work, "receipt")), store, "payload", { tag: null });
       const lockPath = join(work, "fleet.lock.json");
-      await addPluginToLock({ lockPath, receiptPath: lyingFile, repository });
+      // fleet add checks the new pin against the store as fleet verify does: refused, nothing written.
+      await expect(() => addPluginToLock({ lockPath, receiptPath: lyingFile, repository })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
+      await expect(readFile(lockPath)).rejects.toThrow(/ENOENT/);
+      // Pinned from the file alone (offline), fleet verify refuses it.
+      await addPluginToLock({ lockPath, receiptPath: lyingFile, repository, offline: true });
       await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
     } finally {
       await variant.cleanup();

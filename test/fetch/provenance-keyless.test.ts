@@ -147,13 +147,17 @@ describe("fleet pins a keyless policy", () => {
     const receipt = join(root, "release-receipt.json");
     await writeFile(receipt, staged.receiptBytes);
     const lock = join(root, "fleet.lock.json");
-    const added = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--provenance", "--repo", "acme/demo-plugin", "--json"], { cwd: root });
-    expect(added.stderr).toBe("");
-    expect(JSON.parse(await readFile(lock, "utf8")).plugins[0].provenance).toEqual({ repo: "acme/demo-plugin" });
-
     // Attested by the release workflow: verifies with the mock's root, and not with the public-good root.
     const store = await fresh();
     const pushed = await pushAttestation(store, staged.bundle, await facts(), signer());
+    // fleet add checks the attestation before it pins: under the public-good root it is refused, nothing written.
+    const untrusted = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--provenance", "--repo", "acme/demo-plugin"], { cwd: root });
+    expect(untrusted.stderr).toMatch(/\[PROVENANCE_CERTIFICATE_INVALID\]\n$/);
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    const added = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", repository, "--provenance", "--repo", "acme/demo-plugin", "--trusted-root", rootFile, "--json"], { cwd: root });
+    expect(added.stderr).toBe("");
+    expect(JSON.parse(added.stdout)).toMatchObject({ ok: true, changed: true, checked_against_registry: true });
+    expect(JSON.parse(await readFile(lock, "utf8")).plugins[0].provenance).toEqual({ repo: "acme/demo-plugin" });
     const ok = await runCli(["fleet", "verify", "--lock", lock, "--trusted-root", rootFile, "--json"], { cwd: root });
     expect(ok.stderr).toBe("");
     expect(JSON.parse(ok.stdout).plugins[0].attestations).toEqual([`${repository}@${pushed.digest}`]);

@@ -318,7 +318,11 @@ describe("fleet pins a provenance policy and fleet verify enforces it", () => {
     const store = await fresh();
     await arrange(store);
     const lock = join(root, `fleet-${label.replace(/[^a-z]+/g, "-")}.lock.json`);
-    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository, provenance: { key: key.publicPem } });
+    // fleet add checks the attestation before it pins: the same code, nothing written ...
+    await expect(() => addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository, provenance: { key: key.publicPem } })).toThrowWithCode(code);
+    await expect(readFile(lock)).rejects.toThrow(/ENOENT/);
+    // ... and a pin made offline fails fleet verify with it.
+    await addPluginToLock({ lockPath: lock, receiptPath: receiptFile, repository, provenance: { key: key.publicPem }, offline: true });
     await expect(() => verifyFleetLock({ lockPath: lock, progress: null })).toThrowWithCode(code);
     const cli = await runCli(["fleet", "verify", "--lock", lock], { cwd: root });
     expect(cli.stderr).toMatch(new RegExp(`\\[${code}\\]\\n$`));
@@ -437,7 +441,9 @@ describe("a receipt that is not exactly its bundle's (every field bound, not onl
     const runId = fixture.manifest.evidence.workflow.run_id;
     const forged = await forgedReceipt("fleet", (text) => text.replace(`"run_id":"${runId}"`, `"run_id":"${runId.slice(0, -1)}${runId.endsWith("9") ? "8" : "9"}"`));
     const lockPath = join(root, "forged-fleet.lock.json");
-    await addPluginToLock({ lockPath, receiptPath: forged.file, repository });
+    // fleet add of the forged receipt is refused (it is checked against the store), so the lock is made offline.
+    await expect(() => addPluginToLock({ lockPath, receiptPath: forged.file, repository })).toThrowWithCode("RECEIPT_BUNDLE_MISMATCH");
+    await addPluginToLock({ lockPath, receiptPath: forged.file, repository, offline: true });
     const verify = verifyFleetLock({ lockPath, progress: null });
     await expect(verify).rejects.toMatchObject({ code: "RECEIPT_BUNDLE_MISMATCH" });
     await expect(verify).rejects.toThrow(/at evidence\.workflow\.run_id it has "\d+", the bundle's tested manifest and layers give "\d+"/);

@@ -181,7 +181,7 @@ describeRegistry("journey: a plugin author outside this repository and a consume
         hermes-plugin-kit fetch --reference "$BUNDLE" --output-dir vendor/my-plugin --plain-http
         hermes-plugin-kit fetch --reference "$RECEIPT" --output-dir vendor/my-plugin --plain-http
         hermes-plugin-kit verify-final-receipt --receipt vendor/my-plugin/release-receipt.json --expect-bundle-reference "$BUNDLE" --expect-receipt-reference "$RECEIPT" --expect-gate 'unit=npm test -- --reporter=dot'
-        hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/my-plugin/release-receipt.json --repository "\${BUNDLE%@*}" --expect-gate 'public_contract=npm run check'
+        hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/my-plugin/release-receipt.json --repository "\${BUNDLE%@*}" --expect-gate 'public_contract=npm run check' --plain-http
         hermes-plugin-kit fleet verify --lock fleet.lock.json --installed vendor/my-plugin --plain-http
         npm install --ignore-scripts --save-exact ./vendor/my-plugin/dist/my-plugin-0.3.0.tgz
         hermes-plugin-kit plugin doctor node_modules/my-plugin`,

@@ -12,7 +12,15 @@ import { collect, gatePins } from "../consumer-policy.js";
 import { printJson, printLine, printWarning, runAction, UsageError } from "../output.js";
 import { addPolicyFlags, hasPolicyFlags, provenanceCheckOf, type PolicyFlags } from "./provenance-flags.js";
 
-interface FleetAddOptions extends PolicyFlags {
+/** The flags of the commands that read the registry to check pins (`fleet add`, `upgrade`, `verify`). */
+interface FleetRegistryFlags {
+  trustedRoot?: string;
+  plainHttp?: boolean;
+  registryConfig?: string;
+  offline?: boolean;
+}
+
+interface FleetAddOptions extends PolicyFlags, FleetRegistryFlags {
   provenance?: boolean;
   lock: string;
   receipt: string;
@@ -22,8 +30,43 @@ interface FleetAddOptions extends PolicyFlags {
   json?: boolean;
 }
 
-interface FleetVerifyOptions {
-  trustedRoot?: string;
+/** `--plain-http`, `--registry-config` and `--trusted-root` of a command that checks pins against the registry. */
+function addPinCheckOptions(command: Command, offline: boolean): Command {
+  addRegistryOptions(command).option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)");
+  if (offline) command.option("--offline", "pin from the receipt file alone, without checking the registry (a warning says so; fleet verify checks it later)");
+  return command;
+}
+
+/**
+ * The registry reads of a pin check from the flags: plain HTTP, the trusted root, and credentials per
+ * repository (found once each, as fetch finds them).
+ */
+async function pinCheckOptions(flags: FleetRegistryFlags, signal?: AbortSignal): Promise<import("../../fetch/fleet.js").FleetPinCheckOptions> {
+  let trustedRoot: import("../../contract/trusted-root.js").CheckedTrustedRoot | undefined;
+  if (flags.trustedRoot !== undefined) {
+    const { readTrustedRootFile } = await import("../../fetch/sigstore-trust.js");
+    trustedRoot = await readTrustedRootFile(flags.trustedRoot);
+  }
+  const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
+  type Credentials = Awaited<ReturnType<typeof resolveRegistryCredentials>>;
+  const credentialCache = new Map<string, Credentials>();
+  return {
+    plainHttp: flags.plainHttp === true,
+    ...(trustedRoot === undefined ? {} : { trustedRoot }),
+    ...(signal === undefined ? {} : { signal }),
+    credentialsFor: async (repository) => {
+      if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, credentialSourceOptions(flags)));
+      return credentialCache.get(repository.repository);
+    },
+  };
+}
+
+/** The warning of a pin written with `--offline`: nothing about it was checked against the registry. */
+function offlineWarning(lock: string): void {
+  printWarning(`hermes-plugin-kit: warning: --offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}`);
+}
+
+interface FleetVerifyOptions extends FleetRegistryFlags {
   lock: string;
   installed?: string;
   plainHttp?: boolean;
@@ -48,8 +91,11 @@ function registerAdd(fleet: Command): void {
       .option("--key <pem>", "with --provenance: the P-256 public key PEM (-----BEGIN PUBLIC KEY-----) the plugin's releases are attested with (stored in the lock); a private key or certificate is refused"),
   ).option("--json", "print the pinned entry as JSON");
   add.option("--expect-gate <gate=command>", 'pin a gate command its releases must have run, kept in the lock (repeatable)', collect);
+  addPinCheckOptions(add, true);
   add.action(async (opts: FleetAddOptions) => {
-    process.exitCode = await runAction(opts.json === true, async () => {
+    // Ctrl-C / SIGTERM during the registry check: nothing is written; the download removes its temp directory.
+    const { withInterrupts } = await import("../interrupt.js");
+    process.exitCode = await withInterrupts("fleet add", (signal) => runAction(opts.json === true, async () => {
       if (opts.provenance !== true && hasPolicyFlags(opts)) throw new UsageError("--key, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
       const provenance = opts.provenance === true ? (await provenanceCheckOf(opts)).policy : undefined;
       const { addPluginToLock } = await import("../../fetch/fleet.js");
@@ -61,43 +107,32 @@ function registerAdd(fleet: Command): void {
         ...(opts.package === undefined ? {} : { package: opts.package }),
         ...(gates === undefined ? {} : { gates }),
         ...(provenance === undefined ? {} : { provenance }),
+        ...(opts.offline === true ? { offline: true } : { registry: await pinCheckOptions(opts, signal) }),
       });
-      if (opts.json === true) printJson({ ok: true, changed, plugin });
-      else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}`);
-    });
+      if (opts.offline === true && changed) offlineWarning(opts.lock);
+      if (opts.json === true) printJson({ ok: true, changed, plugin, checked_against_registry: changed && opts.offline !== true });
+      else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}${changed && opts.offline !== true ? " (verified against the registry)" : ""}`);
+    }));
   });
 }
 
 function registerVerify(fleet: Command): void {
-  addRegistryOptions(fleet.command("verify"))
+  const verify = fleet
+    .command("verify")
     .description("Fetch and verify each pinned receipt by digest and check it against the pinned bundle reference, gate pins and tarball (and the installed file).")
     .requiredOption("--lock <file>", "fleet lock file")
     .option("--installed <dir>", "directory holding the installed tarballs (<dir>/<file> or <dir>/dist/<file>)")
-    .option("--trusted-root <file>", "Sigstore trusted root for plugins pinned with a keyless provenance policy (default: the embedded public-good root)")
-    .option("--json", "print the verified plugins as JSON")
+    .option("--json", "print the verified plugins as JSON");
+  addPinCheckOptions(verify, false)
     .action(async (opts: FleetVerifyOptions) => {
       // Ctrl-C / SIGTERM: the receipt download in progress removes its temp directory, then exits 130 / 143.
       const { withInterrupts } = await import("../interrupt.js");
       process.exitCode = await withInterrupts("fleet verify", (signal) => runAction(opts.json === true, async () => {
-        let trustedRoot: import("../../contract/trusted-root.js").CheckedTrustedRoot | undefined;
-        if (opts.trustedRoot !== undefined) {
-          const { readTrustedRootFile } = await import("../../fetch/sigstore-trust.js");
-          trustedRoot = await readTrustedRootFile(opts.trustedRoot);
-        }
-        const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
         const { verifyFleetLock } = await import("../../fetch/fleet.js");
-        type Credentials = Awaited<ReturnType<typeof resolveRegistryCredentials>>;
-        const credentialCache = new Map<string, Credentials>();
         const results = await verifyFleetLock({
           lockPath: opts.lock,
-          plainHttp: opts.plainHttp === true,
           ...(opts.installed === undefined ? {} : { installedDir: opts.installed }),
-          ...(trustedRoot === undefined ? {} : { trustedRoot }),
-          signal,
-          credentialsFor: async (repository) => {
-            if (!credentialCache.has(repository.repository)) credentialCache.set(repository.repository, await resolveRegistryCredentials(repository, process.env, credentialSourceOptions(opts)));
-            return credentialCache.get(repository.repository);
-          },
+          ...(await pinCheckOptions(opts, signal)),
         });
         // An empty lock verifies nothing: say so, so that a fleet check run against the wrong (or a
         // fresh) lock is not read as a fleet that verified.
@@ -144,22 +179,30 @@ function registerEdits(fleet: Command): void {
       });
     });
 
-  fleet
+  const upgrade = fleet
     .command("upgrade")
-    .description("Move a plugin's pin to a newer verified release of the same package and repository; the old pin is kept in its history.")
+    .description("Move a plugin's pin to a newer verified release of the same package and repository (checked against the registry first); the old pin is kept in its history.")
     .requiredOption("--lock <file>", "fleet lock file")
     .requiredOption("--receipt <file>", "the newer release's published release-receipt.json")
     .option("--expect-gate <gate=command>", "replace the plugin's gate pins (repeatable; default: keep the lock's)", collect)
-    .option("--json", "print the new entry and the previous pin as JSON")
-    .action(async (opts: { lock: string; receipt: string; expectGate?: string[]; json?: boolean }) => {
-      process.exitCode = await runAction(opts.json === true, async () => {
+    .option("--json", "print the new entry and the previous pin as JSON");
+  addPinCheckOptions(upgrade, true)
+    .action(async (opts: FleetRegistryFlags & { lock: string; receipt: string; expectGate?: string[]; json?: boolean }) => {
+      const { withInterrupts } = await import("../interrupt.js");
+      process.exitCode = await withInterrupts("fleet upgrade", (signal) => runAction(opts.json === true, async () => {
         const { upgradePluginInLock } = await import("../../fetch/fleet-edit.js");
         const gates = await gatePins(opts.expectGate);
-        const { plugin, previous, changed } = await upgradePluginInLock({ lockPath: opts.lock, receiptPath: opts.receipt, ...(gates === undefined ? {} : { gates }) });
-        if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }) });
+        const { plugin, previous, changed } = await upgradePluginInLock({
+          lockPath: opts.lock,
+          receiptPath: opts.receipt,
+          ...(gates === undefined ? {} : { gates }),
+          ...(opts.offline === true ? { offline: true } : { registry: await pinCheckOptions(opts, signal) }),
+        });
+        if (opts.offline === true && changed) offlineWarning(opts.lock);
+        if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }), checked_against_registry: changed && opts.offline !== true });
         else if (previous === undefined) printLine(`already pinned ${pinLine(plugin)}`);
-        else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history)`);
-      });
+        else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history${opts.offline === true ? "" : "; verified against the registry"})`);
+      }));
     });
 }
 
