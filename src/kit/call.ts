@@ -121,7 +121,8 @@ export async function callPluginTool(dir: string, tool: string, args: Record<str
     try {
       session = await openSession(root, data, entry, declared ?? (hostCwd as string), { timeoutMs, callTools: true, environment: options.environment ?? process.env });
     } catch (problem) {
-      const stderr = redactText(String((problem as { stderr?: string }).stderr ?? "")).trim().split("\n").slice(-3).join(" | ");
+      // The last lines, each redacted (redactText writes a line break as \n, so lines are split first).
+      const stderr = String((problem as { stderr?: string }).stderr ?? "").trim().split("\n").slice(-3).map((line) => redactText(line)).join(" | ").slice(-1000);
       throw new PluginKitError("CALL_FAILED", `server '${entry.name}' did not start: ${(problem as Error).message}${stderr === "" ? "" : ` (stderr: ${stderr})`}`);
     }
     try {
@@ -133,7 +134,15 @@ export async function callPluginTool(dir: string, tool: string, args: Record<str
       try {
         result = (await withTimeout(session.client.callTool({ name: tool, arguments: args }), timeoutMs, `tools/call ${tool}`)) as ReceivedToolResult;
       } catch (problem) {
-        throw new PluginKitError("CALL_FAILED", `tools/call ${tool} on server '${entry.name}' failed: ${redactText((problem as Error).message)}`);
+        // What the server said last is most of the story of a crash: give its output a moment to arrive.
+        const message = (problem as Error).message;
+        const closed = /Connection closed/i.test(message);
+        if (closed) await new Promise((resolve) => setTimeout(resolve, 100));
+        const tail = session.stderr().trim().split("\n").slice(-5).map((line) => redactText(line)).join(" | ").slice(-1000);
+        throw new PluginKitError(
+          "CALL_FAILED",
+          `tools/call ${tool} on server '${entry.name}' failed: ${redactText(message)}${closed ? " (the server closed its stdio during the call: it exited or crashed)" : ""}; ${tail === "" ? "the server wrote nothing on stderr" : `the server's stderr ends: ${tail}`}`,
+        );
       }
       return {
         server: entry.name,

@@ -95,9 +95,21 @@ describe("callPluginTool", () => {
     const empty = tempDir("call-empty");
     dirs.push(empty);
     await expect(callPluginTool(empty, "x", {})).rejects.toThrowWithCode(PluginKitError, "CALL_PACKAGE_MISSING");
-    const broken = writePackage({ manifest: manifestFor(), mcp: mcpFor("fixture"), serverScript: "process.exit(3);\n" });
+    const broken = writePackage({ manifest: manifestFor(), mcp: mcpFor("fixture"), serverScript: 'for (let i = 1; i <= 50; i++) process.stderr.write(`line ${i}\\n`);\nprocess.exit(3);\n' });
     dirs.push(broken);
     await expect(callPluginTool(broken, "x", {}, { timeoutMs: 5000 })).rejects.toThrowWithCode(PluginKitError, "CALL_FAILED");
+    // Its last three stderr lines, not all fifty run together.
+    await expect(callPluginTool(broken, "x", {}, { timeoutMs: 5000 })).rejects.toThrow(/ \(stderr: line 48 \| line 49 \| line 50\)$/);
+    // A server that crashes during the call: the message says it closed its stdio and quotes its last stderr lines.
+    const crashing = writePackage({
+      manifest: manifestFor(),
+      mcp: mcpFor("fixture"),
+      serverScript: fixtureServerScript([{ name: "t" }]).replace('else if (message.method === "tools/call")', 'else if (message.method === "tools/call") { process.stderr.write("boom: out of cheese\\n"); process.exit(3); }\n  else if (false)'),
+    });
+    dirs.push(crashing);
+    const crash = await callPluginTool(crashing, "t", {}, { timeoutMs: 5000 }).then(() => null, (e: unknown) => e as PluginKitError);
+    expect(crash?.code).toBe("CALL_FAILED");
+    expect(crash?.message).toMatch(/^tools\/call t on server 'fixture' failed: .*Connection closed \(the server closed its stdio during the call: it exited or crashed\); the server's stderr ends: boom: out of cheese$/);
     const two = writePackage({ manifest: manifestFor(), mcp: { ...mcpFor("one"), mcpServers: { ...(mcpFor("one").mcpServers as object), ...(mcpFor("two").mcpServers as object) } }, serverScript: fixtureServerScript([{ name: "t" }]) });
     dirs.push(two);
     await expect(callPluginTool(two, "t", {})).rejects.toThrowWithCode(PluginKitError, "CALL_SERVER_UNKNOWN");
