@@ -67,9 +67,15 @@ export async function checkBaseline(dir: string, expectedPackage?: string): Prom
   const tag = `v${config.version}`;
   const tagSha = await resolveCommit(dir, `refs/tags/${tag}`);
   if (tagSha === undefined) {
+    // Whether origin has it decides the fix: fetch it (a `git pull` of main alone leaves tags behind), or make it.
+    const onOrigin = (await remotes(dir).catch(() => [] as string[])).includes("origin")
+      ? await remoteTagCommit(dir, "origin", tag, 15_000).catch(() => undefined)
+      : undefined;
     throw new ReleaseStepError(
       "RELEASE_BASELINE_MISSING",
-      `baseline tag ${tag} (the version in package.json) is missing in ${dir}: if origin has it, run git fetch --tags; for a first release, tag the commit that released ${config.version} (git tag ${tag} <commit>), push it (git push origin ${tag}) and review it before enabling releases`,
+      onOrigin !== undefined
+        ? `baseline tag ${tag} (the version in package.json) is missing in ${dir}, but origin has it (${onOrigin}): fetch it into the checkout you release from (git fetch --tags origin there; release run clones that checkout), then rerun`
+        : `baseline tag ${tag} (the version in package.json) is missing in ${dir}, and origin does not list it either (or could not be asked): for a first release, tag the commit that released ${config.version} (git tag ${tag} <commit>), push it (git push origin ${tag}) and review it before enabling releases; if origin should have it, run git fetch --tags origin`,
     );
   }
   const head = await headCommit(dir);

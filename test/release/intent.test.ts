@@ -171,7 +171,14 @@ describe("release intent", () => {
   it("baseline: missing tag, non-ancestor tag, untracked file, package mismatch", async () => {
     const untagged = await repoWith(["fix: x"], { tagBaseline: false });
     await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).toThrowWithCode("RELEASE_BASELINE_MISSING");
-    await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).rejects.toThrow(/baseline tag v0\.7\.0 .* git fetch --tags.*git tag v0\.7\.0 <commit>/);
+    await expect(releaseIntent({ dir: untagged.dir, environment: ARMED })).rejects.toThrow(/baseline tag v0\.7\.0 .*origin does not list it either.*git tag v0\.7\.0 <commit>.*git fetch --tags origin/);
+    // Origin has the tag (a `git pull` of main alone leaves it behind): the fix is to fetch it, naming origin's commit.
+    const behind = await repoWith(["fix: x"], { tagBaseline: false });
+    const tagged = await behind.head();
+    await fixtureGit(behind.dir, ["tag", "v0.7.0", tagged]);
+    await fixtureGit(behind.dir, ["push", "--quiet", "origin", "v0.7.0"]);
+    await fixtureGit(behind.dir, ["tag", "-d", "v0.7.0"]);
+    await expect(releaseIntent({ dir: behind.dir, environment: ARMED })).rejects.toThrow(`baseline tag v0.7.0 (the version in package.json) is missing in ${behind.dir}, but origin has it (${tagged}): fetch it into the checkout you release from (git fetch --tags origin there; release run clones that checkout), then rerun`);
 
     const offBranch = await repoWith(["fix: x"], { tagBaseline: false });
     await fixtureGit(offBranch.dir, ["checkout", "--quiet", "--orphan", "side"]);
