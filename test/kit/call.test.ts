@@ -52,6 +52,9 @@ describe("plugin call (CLI)", () => {
   it("usage errors exit 2", async () => {
     expect((await runCli(["plugin", "call", example])).code).toBe(2);
     expect((await runCli(["plugin", "call", example, "calculate", "--timeout", "5"])).code).toBe(2);
+    // An empty tool name (a quoting slip) is a usage error too, not an unknown tool.
+    const empty = await runCli(["plugin", "call", example, ""]);
+    expect([empty.code, empty.stderr]).toEqual([2, `hermes-plugin-kit: <tool> must not be empty, found "" (see 'hermes-plugin-kit plugin call --help')\n`]);
   });
 
   it.each([

@@ -122,6 +122,8 @@ function registerPluginCall(plugin: Command): void {
     .action(async (dir: string, tool: string, options: { args: string; server?: string; timeout: string; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         const timeoutMs = integerInRangeFlag("--timeout", options.timeout, 100, 600_000);
+        // An empty or blank name is the caller's slip (a quoting mistake), like any other empty value: exit 2.
+        if (tool.trim() === "" || dir.trim() === "") throw new UsageError(`${tool.trim() === "" ? "<tool>" : "<dir>"} must not be empty, found ${JSON.stringify(tool.trim() === "" ? tool : dir)}`);
         const { callPluginTool, parseCallArguments } = await import("../../kit/call.js");
         const { PluginKitError } = await import("../../kit/errors.js");
         let args: Record<string, unknown>;
