@@ -17,7 +17,7 @@
  * tree must be unchanged after; the evidence records HEAD as `source_sha`.
  */
 import { lstat, readFile, realpath, rename, writeFile } from "node:fs/promises";
-import { delimiter, dirname, join, resolve as resolvePath } from "node:path";
+import { dirname, join, resolve as resolvePath } from "node:path";
 import { canonicalJsonPretty, parseStrictJson } from "../src/contract/canonical-json.js";
 import { isStableSemver } from "../src/contract/grammar.js";
 import { TEST_GATES, type TestGate } from "../src/contract/policy.js";

@@ -9,10 +9,9 @@
  */
 import { dirname, join } from "node:path";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
-import { canonicalJson, canonicalJsonPretty, parseStrictJson } from "./canonical-json.js";
+import { canonicalJson, canonicalJsonPretty } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
-import { hashFile } from "./file-hash.js";
 import { lstatAsync, readdirAsync, writeFileAsync } from "./fs-async.js";
 import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";

@@ -8,7 +8,6 @@ import { hasBareUserinfo, isDiscoveryTag, looksLikeUrl, tagShapeProblem } from "
 import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
-import { FetchError } from "./errors.js";
 import type { DownloadOptions } from "./fetch.js";
 
 /** A parsed `<repository>:<tag>`. */
@@ -53,7 +52,7 @@ export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" |
  * Resolve `<repository>:<tag>` to `<repository>@sha256:<hex>` after the
  * privacy gate on read.
  * @returns the digest reference and the manifest descriptor's media type and size.
- * @throws the codes of {@link parseTagReference}; FetchError
+ * @throws the codes of {@link parseTagReference};
  *   OciError `OCI_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
  */
 export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {

@@ -15,7 +15,7 @@ import { resolveCapabilitySelection, type CapabilitySelection } from "./capabili
 import { loadPluginConfig } from "./config.js";
 import { PluginKitError } from "./errors.js";
 import { checkPluginOptions, type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
-import { checkHostSurface, type BridgeOptions, type HostSurface, type PluginCommand, type PluginHooks, type PluginMiddleware } from "./hooks.js";
+import { checkHostSurface, type HostSurface } from "./hooks.js";
 import { configureStderrLogging, KitLogger, type LogLevel } from "./logging.js";
 import { checkHermesToolNames, clampedHermesToolName, hermesToolName, sanitizeNameComponent, validateServerName } from "./naming.js";
 import { redactText } from "./redaction.js";

@@ -12,10 +12,8 @@
  */
 import { hashFile } from "../contract/file-hash.js";
 import { createHash, type Hash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
-import { describeValue } from "../contract/grammar.js";
 import { checkDescriptor } from "./digest.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
