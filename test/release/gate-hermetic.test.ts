@@ -63,7 +63,10 @@ describe("requireGateTools", () => {
     const dir = join(work, "tools");
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, "package.json"), JSON.stringify({ name: "x", scripts: { predoctor: "npm run build", build: "hermes-plugin-kit plugin build src/index.ts --out .", doctor: "hermes-plugin-kit plugin doctor ." } }));
-    const env = commandEnvironment(dir, [], { PATH: process.env["PATH"] });
+    // The machine's PATH without a global hermes-plugin-kit or just (an `npm install --global` of the kit puts one there).
+    const { existsSync } = await import("node:fs");
+    const path = (process.env["PATH"] ?? "").split(delimiter).filter((d) => d !== "" && !existsSync(join(d, "hermes-plugin-kit")) && !existsSync(join(d, "just"))).join(delimiter);
+    const env = commandEnvironment(dir, [], { PATH: path });
     const missing = requireGateTools("host_contract", "npm run doctor", dir, env);
     await expect(missing).rejects.toMatchObject({ code: "RELEASE_GATE_TOOL_MISSING" });
     await expect(missing).rejects.toThrow(/hermes-plugin-kit is not on its PATH \(needed by npm script "build"/);

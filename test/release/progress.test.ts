@@ -94,7 +94,9 @@ describe("consumerNextSteps", () => {
   it("a loopback registry gets --plain-http on every registry command; a layout store needs no credentials line", () => {
     const plain = consumerNextSteps({ repository: "127.0.0.1:5000/acme/p", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz", plainHttp: true, credentialsHint: "export REGISTRY_USERNAME=u" });
     expect(plain[0]).toBe("export REGISTRY_USERNAME=u");
-    expect(plain.filter((l) => l.includes(" fetch ") || l.includes("fleet verify")).every((l) => l.endsWith(" --plain-http"))).toBe(true);
+    const registryCommands = plain.filter((l) => l.includes(" fetch ") || l.includes("fleet verify") || l.includes("fleet add"));
+    expect(registryCommands).toHaveLength(4);
+    expect(registryCommands.every((l) => l.endsWith(" --plain-http"))).toBe(true);
     const layout = consumerNextSteps({ repository: "oci-layout:/tmp/my store", bundleReference: "oci-layout:/tmp/my store@sha256:" + "b".repeat(64), receiptReference: "oci-layout:/tmp/my store@sha256:" + "c".repeat(64), packageName: "p", tarball: "p-1.0.0.tgz" });
     expect(layout[0]).toMatch(/^hermes-plugin-kit fetch --reference 'oci-layout:\/tmp\/my store@sha256:b{64}' --repository 'oci-layout:\/tmp\/my store' /);
   });
@@ -104,7 +106,7 @@ describe("consumerNextSteps", () => {
     const key = "--provenance --key '/tmp/demo ws/attest-key.pub'";
     expect(lines.filter((l) => l.includes(key))).toEqual([
       `hermes-plugin-kit fetch --reference ${bundle} --repository 127.0.0.1:5000/acme/p --output-dir vendor/p --expect bundle ${key} --plain-http`,
-      `hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json --repository 127.0.0.1:5000/acme/p ${key}`,
+      `hermes-plugin-kit fleet add --lock fleet.lock.json --receipt vendor/p/release-receipt.json --repository 127.0.0.1:5000/acme/p ${key} --plain-http`,
     ]);
     expect(consumerNextSteps({ repository: "oci-layout:/s", bundleReference: bundle, receiptReference: receipt, packageName: "p", tarball: "p-1.0.0.tgz" }).join("\n")).not.toContain("--provenance");
   });
