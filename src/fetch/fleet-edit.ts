@@ -85,7 +85,11 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   const gates = options.gates !== undefined && Object.keys(options.gates).length > 0 ? options.gates : current.gates;
   const { pin } = await readPinnableReceipt(options.receiptPath, { package: current.name, repository, repositorySource: "the repository of the plugin's pinned references in the fleet lock", ...(gates === undefined ? {} : { gates }) });
   const samePin = pin.version === current.version && pin.bundle_reference === current.bundle_reference && pin.receipt_reference === current.receipt_reference;
-  if (samePin && (options.gates === undefined || Object.keys(options.gates).length === 0 || canonicalJson(options.gates) === canonicalJson(current.gates ?? null))) return { plugin: current, changed: false };
+  if (samePin && (options.gates === undefined || Object.keys(options.gates).length === 0 || canonicalJson(options.gates) === canonicalJson(current.gates ?? null))) {
+    // Already there (perhaps moved offline): a rerun without `offline` checks the pin against the registry.
+    if (options.offline !== true) await checkNewPin(current, options.receiptPath, options.lockPath, options.registry);
+    return { plugin: current, changed: false };
+  }
   if (compareStableVersions(pin.version, current.version) <= 0) {
     const what = samePin ? "with other gate pins (fleet upgrade replaces gate pins only when it moves the pin)" : pin.version === current.version ? "with other bytes" : "an older release";
     throw new FetchError(

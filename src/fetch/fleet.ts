@@ -362,6 +362,8 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   if (same !== undefined) {
     const conflict = pinnedConflict(options, same, plugin);
     if (conflict !== undefined) throw conflict;
+    // Already pinned (perhaps offline): a rerun without `offline` is the check, as fleet verify of this entry.
+    if (options.offline !== true) await checkNewPin(same, options.receiptPath, options.lockPath, options.registry);
     return { plugin: same, changed: false };
   }
   const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);

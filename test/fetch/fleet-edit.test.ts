@@ -107,6 +107,14 @@ describe("fleet upgrade / list / remove", () => {
     expect(JSON.parse(offline.stdout)).toMatchObject({ ok: true, changed: true, checked_against_registry: false });
     expect(offline.stderr).toContain("warning: --offline");
     await expect(() => verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null })).toThrowWithCode("OCI_NOT_FOUND");
+    // Rerun without --offline: "already pinned" is not taken on trust, the pin is checked (it used to exit 0).
+    const movedOffline = await readFile(lock);
+    const rerun = await runCli(["fleet", "upgrade", "--lock", lock, "--receipt", edited]);
+    expect(rerun.code).toBe(1);
+    expect(rerun.stderr).toContain("is not a receipt this repository published");
+    const readd = await runCli(["fleet", "add", "--lock", lock, "--receipt", edited, "--repository", repository, "--json"]);
+    expect([readd.code, JSON.parse(readd.stdout).code]).toEqual([1, "OCI_NOT_FOUND"]);
+    expect((await readFile(lock)).equals(movedOffline)).toBe(true);
   });
 
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
@@ -369,7 +377,10 @@ describe("fleet add run again (CLI): the pin already there is an idempotent succ
     expect(offline.code).toBe(0);
     expect(offline.stderr).toBe(`hermes-plugin-kit: warning: --offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}\n`);
     const before = await readFile(lock);
-    const plain = await add(lock, receipt8, "--json");
+    // Added again without --offline, the pinned entry is checked: its provenance policy has no attestation to verify.
+    const checkedAgain = await add(lock, receipt8);
+    expect([checkedAgain.code, codeOf(checkedAgain.stderr)]).toEqual([1, "PROVENANCE_NOT_FOUND"]);
+    const plain = await add(lock, receipt8, "--json", "--offline");
     expect(plain.code, plain.stderr).toBe(0);
     expect(JSON.parse(plain.stdout)).toMatchObject({ ok: true, changed: false, plugin: { version: "0.8.0", provenance: { key: expect.stringContaining("BEGIN PUBLIC KEY") } } });
     expect((await readFile(lock)).equals(before)).toBe(true);

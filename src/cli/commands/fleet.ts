@@ -109,9 +109,9 @@ function registerAdd(fleet: Command): void {
         ...(provenance === undefined ? {} : { provenance }),
         ...(opts.offline === true ? { offline: true } : { registry: await pinCheckOptions(opts, signal) }),
       });
-      if (opts.offline === true && changed) offlineWarning(opts.lock);
-      if (opts.json === true) printJson({ ok: true, changed, plugin, checked_against_registry: changed && opts.offline !== true });
-      else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}${changed && opts.offline !== true ? " (verified against the registry)" : ""}`);
+      if (opts.offline === true) offlineWarning(opts.lock);
+      if (opts.json === true) printJson({ ok: true, changed, plugin, checked_against_registry: opts.offline !== true });
+      else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}${opts.offline !== true ? " (verified against the registry)" : ""}`);
     }));
   });
 }
@@ -198,9 +198,9 @@ function registerEdits(fleet: Command): void {
           ...(gates === undefined ? {} : { gates }),
           ...(opts.offline === true ? { offline: true } : { registry: await pinCheckOptions(opts, signal) }),
         });
-        if (opts.offline === true && changed) offlineWarning(opts.lock);
-        if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }), checked_against_registry: changed && opts.offline !== true });
-        else if (previous === undefined) printLine(`already pinned ${pinLine(plugin)}`);
+        if (opts.offline === true) offlineWarning(opts.lock);
+        if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }), checked_against_registry: opts.offline !== true });
+        else if (previous === undefined) printLine(`already pinned ${pinLine(plugin)}${opts.offline !== true ? " (verified against the registry)" : ""}`);
         else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history${opts.offline === true ? "" : "; verified against the registry"})`);
       }));
     });
