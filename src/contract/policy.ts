@@ -163,6 +163,7 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
   if (!isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describeValue(name)}`);
   const section = pkg["hermesPluginKit"];
   if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object`);
+  if (section !== undefined) requireKnownKitKeys(section, origin);
   const kit = section ?? {};
   const repository = repositoryOverride ?? kit["repository"];
   if (typeof repository !== "string") {
@@ -189,6 +190,36 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
       gates: `${origin} hermesPluginKit.gates`,
     },
   };
+}
+
+/** The keys of a package.json's `hermesPluginKit` section (docs/release-build.md, README "Maintainers"). */
+export const HERMES_PLUGIN_KIT_KEYS = ["repository", "install", "gates", "installTime", "provenance"] as const;
+
+/**
+ * Refuse a key of the `hermesPluginKit` section that the kit does not read: a misspelling (`gate` for `gates`)
+ * would otherwise pin or declare nothing, silently.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the key, the known keys and the nearest one.
+ */
+function requireKnownKitKeys(section: Record<string, unknown>, origin: string): void {
+  const unknown = Object.keys(section).filter((key) => !(HERMES_PLUGIN_KIT_KEYS as readonly string[]).includes(key));
+  if (unknown.length === 0) return;
+  const first = unknown[0] as string;
+  const near = HERMES_PLUGIN_KIT_KEYS.find((key) => key.toLowerCase() === first.toLowerCase() || key.startsWith(first) || first.startsWith(key) || editDistanceAtMost2(key, first));
+  invalid(
+    `${origin} hermesPluginKit has ${unknown.length === 1 ? "a key" : "keys"} the kit does not read: ${describeList(unknown.map((k) => JSON.stringify(k)))} (it reads ${HERMES_PLUGIN_KIT_KEYS.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
+  );
+}
+
+/** True when `a` becomes `b` with at most two single-character edits (bounded: short keys only). */
+function editDistanceAtMost2(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64 || b.length > 64) return false;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return (row[b.length] as number) <= 2;
 }
 
 /**
@@ -311,6 +342,7 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
     // What the file names is pinned; a field it has in another shape is refused, never skipped (that would pin less).
     const section = json["hermesPluginKit"];
     if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object, found ${describeValue(section)}`);
+    if (section !== undefined) requireKnownKitKeys(section, origin);
     const kit = section;
     const name = json["name"];
     if (name !== undefined && !isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describeValue(name)}`);

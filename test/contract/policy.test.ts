@@ -12,6 +12,7 @@ import {
   gatesDeclaredBy,
   parseGatePin,
   policyForDocument,
+  policyFromPackageJson,
   resolveConsumerExpectations,
   verifyFinalReceipt,
   verifyReleaseIdentity,
@@ -59,11 +60,22 @@ describe("resolveConsumerExpectations", () => {
       [{ name: 5, hermesPluginKit: {} }, "p.json (--policy) name must be an npm package name, found number 5"],
       [{ name: "mine", hermesPluginKit: "ghcr.io/me/mine" }, 'p.json (--policy) hermesPluginKit must be an object, found "ghcr.io/me/mine"'],
       [{ name: "mine", hermesPluginKit: { repository: ["ghcr.io/me/mine"] } }, "p.json (--policy) hermesPluginKit.repository must name the registry repository (a string), found an array"],
+      // A misspelled key would pin nothing, silently: refused, with the nearest key the kit reads.
+      [{ name: "mine", hermesPluginKit: { gate: { unit: "evil" } } }, 'p.json (--policy) hermesPluginKit has a key the kit does not read: "gate" (it reads repository, install, gates, installTime, provenance); did you mean "gates"?'],
+      [{ hermesPluginKit: { foo: 1 } }, 'p.json (--policy) hermesPluginKit has a key the kit does not read: "foo" (it reads repository, install, gates, installTime, provenance)'],
     ];
     for (const [json, message] of cases) {
       await expect(() => resolveConsumerExpectations(file(json))).toThrowWithCode("POLICY_INVALID");
       expect(() => resolveConsumerExpectations(file(json))).toThrow(message);
     }
+  });
+
+  it("a releasing package's hermesPluginKit with a key the kit does not read is refused (POLICY_INVALID), not ignored", async () => {
+    const pkg = { name: "demo", version: "1.0.0", hermesPluginKit: { repository: "ghcr.io/a/demo", Gates: { unit: "just test" } } };
+    await expect(() => policyFromPackageJson(pkg)).toThrowWithCode("POLICY_INVALID");
+    expect(() => policyFromPackageJson(pkg)).toThrow('package.json hermesPluginKit has a key the kit does not read: "Gates" (it reads repository, install, gates, installTime, provenance); did you mean "gates"?');
+    expect(() => policyFromPackageJson({ ...pkg, hermesPluginKit: { repository: "ghcr.io/a/demo", instal: "npm ci" } })).toThrow('did you mean "install"?');
+    expect(() => policyFromPackageJson({ ...pkg, hermesPluginKit: { repository: "ghcr.io/a/demo", zzzzzzzz: 1 } })).not.toThrow(/did you mean/);
   });
 
   it("policyForDocument takes the pinned package, else the release's own", () => {
