@@ -287,8 +287,11 @@ export async function runAction(json: boolean, action: () => Promise<number | vo
     const message = error instanceof Error ? error.message : String(error);
     // A command whose output is JSON answers on stdout; the error line goes to stderr unless the
     // user asked for --json (then the JSON object is the whole answer).
-    if (!(json && jsonRequested)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(boundedLine(foldLines(message)))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`);
+    const errorLine = `hermes-plugin-kit: ${terminalSafe(boundedLine(foldLines(message)))}${usage ? helpPointer() : code !== "INTERNAL" ? ` [${code}]` : ""}\n`;
+    if (!(json && jsonRequested)) process.stderr.write(errorLine);
     if (json) printJson({ ok: false, code, message });
+    // The JSON answer was the whole answer and stdout refused it (a full disk): the failure goes to stderr after all.
+    if (json && jsonRequested && stdoutWriteFailed()) process.stderr.write(errorLine);
     if (!(error instanceof HermesPluginKitError) && (process.env["HERMES_PLUGIN_KIT_DEBUG"] === "1" || verbosity === "verbose") && error instanceof Error) {
       process.stderr.write(`${error.stack ?? ""}\n`);
     }
