@@ -29,6 +29,7 @@ import { readReleaseConfig } from "./config.js";
 import { cloneAtTrigger, headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
 import type { RunOptions } from "./run-context.js";
+import { requireWorkspaceOutsideSource } from "./run.js";
 import { PipelineError } from "./errors.js";
 import { openWriteTarget, resolveAccess, resolveTag } from "./registry-access.js";
 
@@ -85,6 +86,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   }
   // The real run's workspace check, with the same codes (IO_NOT_A_DIRECTORY, IO_DIRECTORY_UNWRITABLE,
   // IO_PATH_TOO_LONG); what it creates to prove the path usable it removes again.
+  requireWorkspaceOutsideSource(ws, source);
   checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
   const trigger = await headCommit(source);

@@ -34,7 +34,8 @@
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
 import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import { realpathSync } from "node:fs";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { describeValue } from "../src/contract/grammar.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
@@ -229,6 +230,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   }
   // A source that is no git checkout (or has no commit) fails before anything is written, too.
   if ((await resolveCommit(source, "HEAD")) === undefined) throw new PipelineError("RUN_SOURCE_INVALID", `the source ${await noCommitReason(source)}`);
+  // A workspace inside the checkout would fill it with the run's clones and files (untracked, or committed by a later `git add -A`).
+  requireWorkspaceOutsideSource(ws, source);
   // A workspace that cannot be created or written fails first (IO_* codes; nothing is left behind).
   checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   // A signing key the release policy names is required, and must match, before anything is written.
@@ -371,4 +374,35 @@ async function releasedResult(ctx: RunContext, ws: string, pipeline: PipelineRun
     next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: kitCliCommand(ctx.env), ...provenanceNextSteps(attestation !== undefined, policy.provenanceKey, tag) }),
     steps: pipeline.reports,
   };
+}
+
+/**
+ * Refuse a workspace that is the source checkout or inside it (symbolic links resolved where the paths exist).
+ * @throws PipelineError `RUN_WORKSPACE_INVALID` naming both paths and a workspace next to the checkout.
+ */
+export function requireWorkspaceOutsideSource(ws: string, source: string): void {
+  const real = (path: string): string => {
+    // The nearest existing ancestor's real path, plus the part that does not exist yet.
+    let probe = resolve(path);
+    const rest: string[] = [];
+    for (let i = 0; i < 4096; i++) {
+      try {
+        return join(realpathSync(probe), ...rest.reverse());
+      } catch {
+        const parent = dirname(probe);
+        if (parent === probe) break;
+        rest.push(basename(probe));
+        probe = parent;
+      }
+    }
+    return resolve(path);
+  };
+  const w = real(ws);
+  const s = real(source);
+  if (w === s || w.startsWith(s.endsWith(sep) ? s : s + sep)) {
+    throw new PipelineError(
+      "RUN_WORKSPACE_INVALID",
+      `the workspace ${ws} is ${w === s ? "the source checkout itself" : "inside the source checkout"} ${source}: a run's clones, evidence and state would land in the checkout it releases; fix: put the workspace outside it, e.g. --workspace ${join(dirname(s), `${basename(s)}-release`)}`,
+    );
+  }
 }

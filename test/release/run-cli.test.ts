@@ -75,6 +75,16 @@ describe("release run (CLI)", () => {
         expect([real.code, JSON.parse(real.stdout).code]).toEqual([1, code]);
       }
       expect(await readdir(scratch)).toEqual(["a-file"]);
+      // A workspace that is the checkout, or inside it, is refused by both before anything is written.
+      const before = await gitText(["status", "--porcelain", "--ignored"], { cwd: rf.repo.dir });
+      for (const workspace of [rf.repo.dir, join(rf.repo.dir, "release-work")]) {
+        for (const dryRun of [["--dry-run"], []]) {
+          const r = await runCli(["release", "run", ...dryRun, "--workspace", workspace, "--source", rf.repo.dir, "--json"], { env, timeoutMs: 120_000 });
+          expect([r.code, JSON.parse(r.stdout).code], r.stdout).toEqual([1, "RUN_WORKSPACE_INVALID"]);
+          expect(JSON.parse(r.stdout).message).toContain(`fix: put the workspace outside it, e.g. --workspace ${join(rf.repo.dir, "..", "work-release").replace(/\/work\/\.\.\//, "/")}`);
+        }
+      }
+      expect(await gitText(["status", "--porcelain", "--ignored"], { cwd: rf.repo.dir })).toBe(before);
       const unread = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--registry-config", join(scratch, "auth.json"), "--json"], { env, timeoutMs: 120_000 });
       expect(unread.code, unread.stderr).toBe(0);
       expect((JSON.parse(unread.stdout) as { checks: { check: string; status: string; detail: string }[] }).checks).toContainEqual({ check: "credentials", status: "skipped", detail: `--registry-config ${join(scratch, "auth.json")} is not read: ${rf.repository} is a local oci-layout store (no credentials)` });
