@@ -106,7 +106,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // Without a digest pin the forgery passes, and the run says what was not checked and what to pin.
     const unpinned = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir });
     expect(unpinned.code).toBe(0);
-    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, gates, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> \(this file's own reference is (\S+): the published one must be exactly that\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
+    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, previous version, gates and their evidence, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> \(this file's own reference is (\S+): the published one must be exactly that\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
     expect(note, unpinned.stderr).not.toBeNull();
     // The reference it names is the forged receipt's own, which the pinned one is not.
     expect(note![1]).toBe(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json", "--quiet"], { cwd: dir })).stdout).receipt_reference);
@@ -116,7 +116,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     const bundleOnly = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-bundle-reference", receipt.registry_reference, "--json"], { cwd: dir });
     expect(bundleOnly.code).toBe(0);
     expect(JSON.parse(bundleOnly.stdout).receipt_pinned).toBe(false);
-    expect(bundleOnly.stderr).toContain("so this checked that it names the bundle you pinned and is consistent, not that its other fields (source, gates, tarball digest) are the release's");
+    expect(bundleOnly.stderr).toContain("so this checked that it names the bundle you pinned and is consistent, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's");
     // A warning of what was not checked stays under --quiet (a script asking for quiet output still sees it).
     expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--quiet"], { cwd: dir })).stderr).toBe(unpinned.stderr);
     // Pinned: no note, and the JSON says so.
@@ -127,6 +127,10 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");
     expect(r.stderr).toContain(`its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`);
+    // The bundle reference given as the receipt's: named as swapped, not as other bytes.
+    const swapped = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receipt.registry_reference], { cwd: dir });
+    expect(swapped.code).toBe(1);
+    expect(swapped.stderr).toBe(`hermes-plugin-kit: --expect-receipt-reference ${receipt.registry_reference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pass it as --expect-bundle-reference, and the receipt reference the release published as --expect-receipt-reference [RECEIPT_REFERENCE_MISMATCH]\n`);
     // A tag is no pin, for the receipt reference as for the bundle reference: REFERENCE_NOT_PINNED naming resolve, before the file is read.
     const tagged = receiptReference.replace(/@sha256:[0-9a-f]{64}$/, ":v0.8.0-receipt");
     for (const flag of ["--expect-receipt-reference", "--expect-bundle-reference"]) {
@@ -213,7 +217,7 @@ describe("hermes-plugin-kit verify-manifest", () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("demo-plugin 0.8.0");
     // What no file here binds (source_sha, evidence, the run) is said, also under --quiet and with --json.
-    const claims = `hermes-plugin-kit: warning: this checked the tarball against the manifest (bytes, name, version, the gates its package.json declares) and the manifest's own consistency; its source_sha (${manifest.source_sha}), gate evidence and workflow run are the manifest's claims, which no file here binds: to trust them, fetch the release by its pinned bundle reference (hermes-plugin-kit fetch, byte for byte) or verify its attestation (hermes-plugin-kit verify-provenance)\n`;
+    const claims = `hermes-plugin-kit: warning: this checked the tarball against the manifest (bytes, name, version, the gates its package.json declares) and the manifest's own consistency; its source_sha (${manifest.source_sha}), previous_version, gate evidence (commands, MCP SDK version) and workflow run are the manifest's claims, which no file here binds: to trust them, fetch the release by its pinned bundle reference (hermes-plugin-kit fetch, byte for byte) or verify its attestation (hermes-plugin-kit verify-provenance)\n`;
     expect(ok.stderr).toBe(claims);
     const forged = clone(manifest);
     forged.source_sha = "0".repeat(40);

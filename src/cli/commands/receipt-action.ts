@@ -37,6 +37,13 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   const policy = policyForDocument(expectations, doc);
   const receipt = verifyParsedFinalReceiptBytes(bytes, doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
   const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
+  if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference && opts.expectReceiptReference === receipt.registry_reference) {
+    // The two references swapped: say so, rather than that the bytes differ.
+    throw new ReleaseContractError(
+      "RECEIPT_REFERENCE_MISMATCH",
+      `--expect-receipt-reference ${opts.expectReceiptReference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pass it as --expect-bundle-reference, and the receipt reference the release published as --expect-receipt-reference`,
+    );
+  }
   if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
     throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}: its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${opts.expectReceiptReference} --expect receipt --output-dir DIR) and verify that`);
   }
@@ -48,7 +55,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printWarning(
-      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, gates, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
+      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
