@@ -158,7 +158,11 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   const repoPart = value.slice(0, at);
   const digest = value.slice(at + 1);
   if (!isDigest(digest)) {
-    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(digest)} after '@' (${digestShapeProblem(digest)})`);
+    // Uppercase hex (a copy from a tool that prints it so) has an exact fix: the same digest in lowercase.
+    const text: string = value.slice(at + 1);
+    const lowered = text.startsWith("sha256:") ? `sha256:${text.slice(7).toLowerCase()}` : undefined;
+    const fix = lowered !== undefined && isDigest(lowered) ? `; fix: pass ${value.slice(0, at)}@${lowered}` : "";
+    throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(digest)} after '@' (${digestShapeProblem(digest)})${fix}`);
   }
   if (repoPart === "" || repoPart === LAYOUT_PREFIX) {
     throw new ReleaseContractError(
@@ -166,9 +170,11 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
       `registry reference ${describeValue(value)} names no repository before '@${digest.slice(0, 15)}...': expected <repository>@sha256:<64 hex>; fix: pass ${pinnedRepository ?? "<repository>"}@${digest}`,
     );
   }
-  if (!repoPart.startsWith(LAYOUT_PREFIX)) {
+  {
+    // A tag before the digest (`repo:v1@sha256:...`, `oci-layout:<dir>:v1@sha256:...` as resolve reads it).
     const lastSlash = repoPart.lastIndexOf("/");
-    if (repoPart.slice(lastSlash + 1).includes(":")) {
+    const tail = repoPart.slice(Math.max(lastSlash + 1, repoPart.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0));
+    if (repoPart.startsWith(LAYOUT_PREFIX) ? /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(tail) : tail.includes(":")) {
       throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describeValue(value)}; fix: pass ${repoPart.slice(0, repoPart.lastIndexOf(":"))}@${digest} (the digest alone pins the release; hermes-plugin-kit resolve --reference ${repoPart} prints what the tag names now)`);
     }
   }

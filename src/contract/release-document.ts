@@ -155,8 +155,11 @@ function registryMismatchFix(source: string | undefined, found: unknown, pinned:
   // One local store written two ways (`./`, `//`, `..`, a trailing `/`, a relative path): repositories compare as written.
   if (typeof found === "string" && found.startsWith(LAYOUT_PREFIX) && pinned.startsWith(LAYOUT_PREFIX)) {
     const dir = (value: string) => posix.normalize(value.slice(LAYOUT_PREFIX.length)).replace(/(.)\/$/, "$1");
-    if (dir(found) === dir(pinned) || !pinned.slice(LAYOUT_PREFIX.length).startsWith("/")) {
-      return `; the repository is compared exactly as the release wrote it, and ${describeValue(pinned)} writes the store's path another way${dir(found) === dir(pinned) ? "" : " (relative)"}: fix: write it exactly as ${own}`;
+    if (dir(found) === dir(pinned)) {
+      return `; the repository is compared exactly as the release wrote it, and ${describeValue(pinned)} writes the store's path another way: fix: write it exactly as ${own}`;
+    }
+    if (!pinned.slice(LAYOUT_PREFIX.length).startsWith("/")) {
+      return `; ${describeValue(pinned)} is a relative store path, which is compared as written, never resolved: if you mean the store this release was made for, write it exactly as ${own}`;
     }
   }
   if (source === "the pinned reference") {

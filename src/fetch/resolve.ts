@@ -38,7 +38,14 @@ export function parseTagReference(value: string): TagReference {
   const colon = value.lastIndexOf(":");
   const minColon = value.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0;
   if (colon <= slash || colon < minColon) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}`);
+    // A ':' before the last '/' (`repo:ta/g`): a tag holds no '/'; say the tag grammar.
+    // (A registry's port colon comes before the first '/': that is no tag at all.)
+    const tagColon = value.startsWith(LAYOUT_PREFIX) ? colon >= LAYOUT_PREFIX.length : colon > value.indexOf("/");
+    const afterColon = tagColon ? value.slice(colon + 1) : undefined;
+    throw new ReleaseContractError(
+      "TAG_REFERENCE_INVALID",
+      `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}${afterColon !== undefined && afterColon.includes("/") ? ` (${tagShapeProblem(afterColon)})` : ""}`,
+    );
   }
   const tag = value.slice(colon + 1);
   if (!isDiscoveryTag(tag)) throw new ReleaseContractError("TAG_INVALID", `invalid tag ${describeValue(tag)} in ${describeValue(value)}: ${tagShapeProblem(tag)}`);

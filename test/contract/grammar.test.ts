@@ -159,6 +159,14 @@ describe("repositories and references (S4)", () => {
     expect(() => parseReference(`@${digest}`, pinned)).toThrow(`fix: pass ${pinned}@${digest}`);
     expect(() => parseReference(`oci-layout:@${digest}`)).toThrow(`names no repository before '@sha256:`);
   });
+  it("a tag before the digest of a layout store is named as a tag (as resolve reads oci-layout:<dir>:<tag>); uppercase hex gets the lowercase fix", async () => {
+    await expect(() => parseReference(`oci-layout:/srv/store:v1.0.0@${digest}`)).toThrowWithCode("REFERENCE_NOT_PINNED");
+    expect(() => parseReference(`oci-layout:/srv/store:v1.0.0@${digest}`)).toThrow(`registry reference must not carry a tag: "oci-layout:/srv/store:v1.0.0@sha256:`);
+    expect(() => parseReference(`oci-layout:/srv/store:v1.0.0@${digest}`)).toThrow(`fix: pass oci-layout:/srv/store@${digest}`);
+    expect(parseReference(`oci-layout:/srv/store@${digest}`).repository.repository).toBe("oci-layout:/srv/store");
+    const upper = `${pinned}@sha256:${"AB".repeat(32)}`;
+    expect(() => parseReference(upper, pinned)).toThrow(`(hex must be lowercase); fix: pass ${pinned}@sha256:${"ab".repeat(32)}`);
+  });
   it("property: never accepts a tag reference, whatever the repository and tag", () => {
     fc.assert(
       fc.property(repoArb, fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,20}$/), fc.boolean(), digestArb, (repo, tag, withDigest, d) => {

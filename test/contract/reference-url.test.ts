@@ -74,6 +74,12 @@ suite("URLs where a repository or reference is expected", () => {
     expect(spaced.message).toBe('invalid tag "bad tag" in "127.0.0.1:5000/a/b:bad tag": a tag is 1-128 characters of A-Z a-z 0-9 _ . -, the first not . or -; this one has a space at character 4');
   });
 
+  it("resolve: a '/' in the tag is told the tag grammar; a port is no tag", () => {
+    expect(failure(() => parseTagReference("127.0.0.1:5000/a/b:ta/g")).message).toBe('expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found "127.0.0.1:5000/a/b:ta/g" (a tag is 1-128 characters of A-Z a-z 0-9 _ . -, the first not . or -; this one has "/" at character 3)');
+    expect(failure(() => parseTagReference("oci-layout:/srv/x:ta/g")).message).toContain('this one has "/" at character 3');
+    expect(failure(() => parseTagReference("127.0.0.1:5000/a/b")).message).toBe('expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found "127.0.0.1:5000/a/b"');
+  });
+
   it("still parses host[:port]/path references", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
     expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
