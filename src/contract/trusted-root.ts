@@ -70,6 +70,11 @@ function invalid(where: string, message: string): never {
   throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `trusted root: ${where}: ${message}`);
 }
 
+/** {@link invalid} for a finding about the whole document, whose `label` already says what it is. */
+function invalidDocument(label: string, message: string): never {
+  throw new ProvenanceError("PROVENANCE_TRUSTED_ROOT_INVALID", `${label}: ${message}`);
+}
+
 function keyTypeOf(key: KeyObject): string {
   const details = key.asymmetricKeyDetails;
   if (key.asymmetricKeyType === "ec") return `ec:${details?.namedCurve ?? "?"}`;
@@ -132,17 +137,17 @@ function checkAuthority(where: string, authority: z.infer<typeof AuthoritySchema
  * @throws ProvenanceError `PROVENANCE_TRUSTED_ROOT_INVALID` naming the field and the rule.
  */
 export function parseTrustedRoot(bytes: Uint8Array, label = "trusted root"): CheckedTrustedRoot {
-  if (bytes.length > MAX_TRUSTED_ROOT_BYTES) invalid(label, `larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
+  if (bytes.length > MAX_TRUSTED_ROOT_BYTES) invalidDocument(label, `larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
   let json: Record<string, unknown>;
   try {
     json = parseStrictJson(bytes, { rejectIntegralFloats: false });
   } catch (error) {
-    return invalid(label, `not a JSON object without duplicate keys (${(error as Error).message})`);
+    return invalidDocument(label, `not a JSON object without duplicate keys (${(error as Error).message})`);
   }
   const result = TrustedRootSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    invalid(`${label} at ${issue === undefined || issue.path.length === 0 ? "<root>" : issue.path.map(String).join(".")}`, issue?.message ?? "invalid");
+    invalidDocument(`${label} at ${issue === undefined || issue.path.length === 0 ? "<root>" : issue.path.map(String).join(".")}`, issue?.message ?? "invalid");
   }
   const root = result.data;
   (root.tlogs ?? []).forEach((log, i) => checkLog(`tlogs.${i}`, log));

@@ -90,6 +90,9 @@ describe("parseTrustedRoot", () => {
     expect(refusal(Buffer.from("{"))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID/);
     expect(refusal(Buffer.from("[]"))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID/);
     expect(refusal(Buffer.alloc(1024 * 1024 + 1, 0x20))).toMatch(/^PROVENANCE_TRUSTED_ROOT_INVALID: .*larger than/);
+    // The document's label is said once ("trusted root F: ...", not "trusted root: trusted root F: ...").
+    expect(() => parseTrustedRoot(Buffer.from("[]"), "trusted root /etc/hostname")).toThrow(/^trusted root \/etc\/hostname: not a JSON object/);
+    expect(() => parseTrustedRoot(Buffer.from("{}"), "trusted root r.json")).toThrow(/^trusted root r\.json at /);
   });
 });
 

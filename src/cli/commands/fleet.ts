@@ -96,7 +96,8 @@ function registerAdd(fleet: Command): void {
     // Ctrl-C / SIGTERM during the registry check: nothing is written; the download removes its temp directory.
     const { withInterrupts } = await import("../interrupt.js");
     process.exitCode = await withInterrupts("fleet add", (signal) => runAction(opts.json === true, async () => {
-      if (opts.provenance !== true && hasPolicyFlags(opts)) throw new UsageError("--key, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
+      // --trusted-root is also the registry check's (as fleet verify takes it); the policy flags need --provenance.
+      if (opts.provenance !== true && hasPolicyFlags({ ...opts, trustedRoot: undefined })) throw new UsageError("--key, --owner, --repo, --signer-workflow, --source-ref and --cert-oidc-issuer need --provenance");
       const provenance = opts.provenance === true ? (await provenanceCheckOf(opts)).policy : undefined;
       const { addPluginToLock } = await import("../../fetch/fleet.js");
       const gates = await gatePins(opts.expectGate);
