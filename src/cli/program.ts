@@ -56,7 +56,7 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
   });
   program
     .name("hermes-plugin-kit")
-    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.")
+    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.\n\nEvery command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name; --json where a command lists it.")
     .version(packageVersion(), "-V, --version")
     .enablePositionalOptions()
     .exitOverride();
@@ -227,7 +227,7 @@ async function runCommand(given: string[]): Promise<number> {
   // `--quiet`/`--verbose` before the command's name are taken as given after it (ORAS, skopeo and gh take
   // their global flags on either side); only a run of them at the very start, so no option's value moves.
   let lead = 0;
-  while (lead < given.length - 1 && LEADING_FLAGS.has(given[lead]!)) lead += 1;
+  while (lead < given.length && LEADING_FLAGS.has(given[lead]!)) lead += 1;
   const leading = given.slice(0, lead);
   const argv = given.slice(lead);
   // Nothing, `--help` or `-h` alone prints the program's short or full help: top-level commands only.
@@ -251,6 +251,16 @@ async function runCommand(given: string[]): Promise<number> {
     }
     target.command.outputHelp();
     return 0;
+  }
+  // Between a group's name and its subcommand's (`fleet --quiet list`) they are taken the same way.
+  let node = program.commands.find((c) => c.name() === argv[0] || c.aliases().includes(argv[0] ?? ""));
+  for (let k = 1; node !== undefined && node.commands.length > 0 && k < argv.length; ) {
+    if (LEADING_FLAGS.has(argv[k]!)) {
+      leading.push(...argv.splice(k, 1));
+      continue;
+    }
+    node = node.commands.find((c) => c.name() === argv[k] || c.aliases().includes(argv[k]!));
+    k += 1;
   }
   const found = commandOf(program, argv);
   const { command } = found;

@@ -105,6 +105,12 @@ describe("usage errors follow the output convention (real CLI)", () => {
     expect(mixed.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit fleet list --help')\n");
     const unknown = await runCli(["--quiet", "bogus"]);
     expect([unknown.code, unknown.stderr]).toEqual([2, "hermes-plugin-kit: unknown command 'bogus' (see 'hermes-plugin-kit --help')\n"]);
+    // Between a group and its subcommand too; alone, like no arguments at all: the short help, exit 2.
+    const between = await runCli(["fleet", "--quiet", "list", "--lock", "x.json", "--verbose"]);
+    expect(between.stderr).toBe("hermes-plugin-kit: --quiet and --verbose exclude each other (see 'hermes-plugin-kit fleet list --help')\n");
+    const alone = await runCli(["--quiet"]);
+    expect([alone.code, alone.stderr]).toEqual([2, (await runCli([])).stderr]);
+    expect((await runCli(["--help"])).stdout.replace(/\s+/g, " ")).toContain("Every command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name");
     const group = await runCli(["--verbose", "fleet"]);
     expect(group.code).toBe(2);
     expect(group.stderr).toMatch(/^Usage: hermes-plugin-kit fleet <command> \[options\]\n/);
