@@ -73,6 +73,13 @@ export function parseRepository(value: unknown): Repository {
   if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
     throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)}`);
   }
+  // Whitespace around a pasted repository (a quoting slip) is named as such, with the trimmed value as the fix.
+  if (value !== value.trim() && value.trim() !== "") {
+    throw new ReleaseContractError(
+      "REPOSITORY_INVALID",
+      `repository ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected host[:port]/path or oci-layout:<dir> with none; fix: pass ${JSON.stringify(value.trim())}`,
+    );
+  }
   if (value.startsWith(LAYOUT_PREFIX)) {
     const dir = value.slice(LAYOUT_PREFIX.length);
     if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {

@@ -80,6 +80,14 @@ suite("URLs where a repository or reference is expected", () => {
     expect(failure(() => parseTagReference("127.0.0.1:5000/a/b")).message).toBe('expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found "127.0.0.1:5000/a/b"');
   });
 
+  it("names whitespace around a repository with the trimmed value as the fix: REPOSITORY_INVALID", () => {
+    for (const [value, where] of [[" ghcr.io/a/b", "leading"], ["ghcr.io/a/b\n", "trailing"], ["oci-layout:/srv/x ", "trailing"]] as const) {
+      const problem = failure(() => parseRepository(value));
+      expect(problem.code).toBe("REPOSITORY_INVALID");
+      expect(problem.message).toBe(`repository ${JSON.stringify(value)} has ${where} whitespace; expected host[:port]/path or oci-layout:<dir> with none; fix: pass ${JSON.stringify(value.trim())}`);
+    }
+  });
+
   it("still parses host[:port]/path references", () => {
     expect(parseReference(`ghcr.io/a/b@sha256:${HEX}`).digest).toBe(`sha256:${HEX}`);
     expect(parseTagReference("127.0.0.1:5000/a/b:v1").tag).toBe("v1");
