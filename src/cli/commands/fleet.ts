@@ -61,6 +61,11 @@ async function pinCheckOptions(flags: FleetRegistryFlags, signal?: AbortSignal):
   };
 }
 
+/** The interruption message of `fleet add`/`upgrade`: the lock is replaced in one rename, only after the check. */
+function lockInterrupted(what: string): (signal: string) => string {
+  return (signal) => `${what} interrupted (${signal}): the registry check's temporary files were removed; the lock is replaced in one step only after the check passed, so it holds either its earlier pins or the new one, never a part`;
+}
+
 /** The warning of a pin written with `--offline`: nothing about it was checked against the registry. */
 function offlineWarning(lock: string): void {
   printWarning(`hermes-plugin-kit: warning: --offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}`);
@@ -113,7 +118,7 @@ function registerAdd(fleet: Command): void {
       if (opts.offline === true) offlineWarning(opts.lock);
       if (opts.json === true) printJson({ ok: true, changed, plugin, checked_against_registry: opts.offline !== true });
       else printLine(`${changed ? "pinned" : "already pinned"} ${pinLine(plugin)}${opts.offline !== true ? " (verified against the registry)" : ""}`);
-    }));
+    }), lockInterrupted("fleet add"));
   });
 }
 
@@ -203,7 +208,7 @@ function registerEdits(fleet: Command): void {
         if (opts.json === true) printJson({ ok: true, changed, plugin, ...(previous === undefined ? {} : { previous }), checked_against_registry: opts.offline !== true });
         else if (previous === undefined) printLine(`already pinned ${pinLine(plugin)}${opts.offline !== true ? " (verified against the registry)" : ""}`);
         else printLine(`upgraded ${plugin.name} ${previous.version} -> ${plugin.version}: bundle ${plugin.bundle_reference}, receipt ${plugin.receipt_reference} (previous pin kept in history${opts.offline === true ? "" : "; verified against the registry"})`);
-      }));
+      }), lockInterrupted("fleet upgrade"));
     });
 }
 
