@@ -9,7 +9,7 @@
  * AbortSignal) behaves the same.
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -100,10 +100,10 @@ afterAll(async () => {
 });
 
 /** Spawn `fetch` with its own TMPDIR, wait for a `.partial`, send `signal`, and collect the outcome. */
-async function interruptedFetch(name: string, signal: "SIGINT" | "SIGTERM", outputDir: string): Promise<{ code: number | null; stderr: string; childTmp: string; partial: string }> {
+async function interruptedFetch(name: string, signal: "SIGINT" | "SIGTERM", outputDir: string, args?: string[]): Promise<{ code: number | null; stderr: string; childTmp: string; partial: string }> {
   const childTmp = join(work, `${name}-tmp`);
   await mkdir(childTmp);
-  const child = spawn(process.execPath, [CLI, "fetch", "--reference", `${proxyHost}/acme/demo-plugin@${staged.bundle.digest}`, "--output-dir", outputDir, "--plain-http"], {
+  const child = spawn(process.execPath, [CLI, ...(args ?? ["fetch", "--reference", `${proxyHost}/acme/demo-plugin@${staged.bundle.digest}`, "--output-dir", outputDir, "--plain-http"])], {
     env: { ...process.env, TMPDIR: childTmp, REGISTRY_USERNAME: registry.username, REGISTRY_PASSWORD: registry.password, GH_TOKEN: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -141,6 +141,17 @@ describeRegistry("fetch interrupted mid-download", () => {
     expect(run.stderr).toMatch(/\(SIGTERM\).*\[INTERRUPTED\]/);
     expect(await entries(run.childTmp)).toEqual([]);
     expect(await readdir(out)).toEqual([]);
+  }, 120_000);
+
+  it("fleet add interrupted during its registry check: exit 130, says what holds for the lock; no lock written, nothing left in TMPDIR", async () => {
+    const receipt = join(work, "interrupted-receipt.json");
+    await writeFile(receipt, staged.receiptBytes);
+    const lock = join(work, "interrupted-fleet.lock.json");
+    const run = await interruptedFetch("fleet-add", "SIGINT", "", ["fleet", "add", "--lock", lock, "--receipt", receipt, "--repository", `${proxyHost}/acme/demo-plugin`, "--plain-http"]);
+    expect(run.code).toBe(130);
+    expect(run.stderr).toMatch(/^hermes-plugin-kit: fleet add interrupted \(SIGINT\): the registry check's temporary files were removed; the lock is replaced in one step only after the check passed, so it holds either its earlier pins or the new one, never a part \[INTERRUPTED\]\n$/);
+    expect(await entries(run.childTmp)).toEqual([]);
+    await expect(readdir(lock)).rejects.toThrow(/ENOENT/);
   }, 120_000);
 
   it("library: fetchRelease with an AbortSignal rejects with INTERRUPTED and leaves nothing in tmpDir or the output directory", async () => {
