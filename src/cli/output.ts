@@ -126,12 +126,12 @@ export function boundedLine(text: string): string {
 }
 
 /**
- * Write a warning line to stderr, also under `--quiet`: a warning says what a command that succeeded did not
+ * Write `hermes-plugin-kit: warning: <text>` to stderr, also under `--quiet`: a warning says what a command that succeeded did not
  * verify (an unpinned receipt reference, a fleet lock that pins nothing) or what installing will do (npm
  * lifecycle scripts), which a script that asked for quiet output must still see.
  */
-export function printWarning(line: string): void {
-  process.stderr.write(terminalSafe(line) + "\n");
+export function printWarning(text: string): void {
+  process.stderr.write(terminalSafe(`hermes-plugin-kit: warning: ${text}`) + "\n");
 }
 
 /** Write a note line to stderr (silent under `--quiet`). */

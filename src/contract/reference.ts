@@ -64,6 +64,16 @@ export function urlRefused(value: string): ReleaseContractError {
 }
 
 /**
+ * Whitespace around a pasted value (a quoting slip) is named as such, with the trimmed value as the fix,
+ * not reported as a malformed repository or reference.
+ * @throws ReleaseContractError `code`.
+ */
+function refuseSurroundingWhitespace(value: string, code: "REPOSITORY_INVALID" | "REFERENCE_NOT_PINNED", what: string, expected: string, hint: string): void {
+  if (value === value.trim() || value.trim() === "") return;
+  throw new ReleaseContractError(code, `${what} ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected ${expected} with none; fix: pass ${JSON.stringify(value.trim())}${hint}`);
+}
+
+/**
  * Parse a repository string (`host[:port]/path` or `oci-layout:<dir>`).
  * The host part must look like a host (contain a `.` or `:` or be `localhost`),
  * as in the OCI distribution reference grammar, so `owner/name` alone is refused.
@@ -73,13 +83,7 @@ export function parseRepository(value: unknown): Repository {
   if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
     throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)}`);
   }
-  // Whitespace around a pasted repository (a quoting slip) is named as such, with the trimmed value as the fix.
-  if (value !== value.trim() && value.trim() !== "") {
-    throw new ReleaseContractError(
-      "REPOSITORY_INVALID",
-      `repository ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected host[:port]/path or oci-layout:<dir> with none; fix: pass ${JSON.stringify(value.trim())}`,
-    );
-  }
+  refuseSurroundingWhitespace(value, "REPOSITORY_INVALID", "repository", "host[:port]/path or oci-layout:<dir>", "");
   if (value.startsWith(LAYOUT_PREFIX)) {
     const dir = value.slice(LAYOUT_PREFIX.length);
     if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {
@@ -134,13 +138,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
     throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must pin a SHA-256 digest, found ${describeValue(value)}`);
   }
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
-  // Whitespace around a pasted reference (a quoting slip) is named as such, not as a malformed repository.
-  if (value !== value.trim() && value.trim() !== "") {
-    throw new ReleaseContractError(
-      "REFERENCE_NOT_PINNED",
-      `registry reference ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected <repository>@sha256:<64 hex> with none; fix: pass ${JSON.stringify(value.trim())} (check the quoting of the value you pasted)`,
-    );
-  }
+  refuseSurroundingWhitespace(value, "REFERENCE_NOT_PINNED", "registry reference", "<repository>@sha256:<64 hex>", " (check the quoting of the value you pasted)");
   const at = value.lastIndexOf("@");
   // A digest alone (`sha256:<hex>`, e.g. copied from a registry UI) names no repository to read it from.
   if (at < 0 && /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}$/.test(value)) {

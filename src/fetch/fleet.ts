@@ -248,14 +248,7 @@ export type FleetPinCheckOptions = Omit<FleetVerifyOptions, "lockPath" | "instal
  * @throws the codes of {@link verifyFleetLock} for one plugin.
  */
 export async function checkNewPin(plugin: FleetPlugin, receiptPath: string, lockPath: string, options: FleetPinCheckOptions = {}): Promise<void> {
-  try {
-    await verifyPinnedPlugin(plugin, { ...options, lockPath }, { receiptPath });
-  } catch (error) {
-    if (error instanceof HermesPluginKitError && !(error instanceof InterruptedError) && !error.message.startsWith(`plugin ${plugin.name}`)) {
-      error.message = `plugin ${plugin.name} ${plugin.version}: ${error.message}`;
-    }
-    throw error;
-  }
+  await verifyPinnedPlugin(plugin, { ...options, lockPath }, { receiptPath });
 }
 
 /**
@@ -480,21 +473,28 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
   }
   const results: FleetPluginResult[] = [];
   for (const plugin of lock.plugins) {
-    try {
-      results.push(await verifyPinnedPlugin(plugin, options));
-    } catch (error) {
-      // Every refusal names the plugin it is about (a lock pins several), whatever area raised it.
-      if (error instanceof HermesPluginKitError && !(error instanceof InterruptedError) && !error.message.startsWith(`plugin ${plugin.name}`)) {
-        error.message = `plugin ${plugin.name} ${plugin.version}: ${error.message}`;
-      }
-      throw error;
-    }
+    results.push(await verifyPinnedPlugin(plugin, options));
   }
   return results;
 }
 
-/** {@link verifyFleetLock} for one pinned plugin. */
+/**
+ * {@link verifyFleetLock} for one pinned plugin (also {@link checkNewPin}'s check). Every refusal names the
+ * plugin it is about (a lock pins several), whatever area raised it.
+ */
 async function verifyPinnedPlugin(plugin: FleetPlugin, options: FleetVerifyOptions, adding?: { receiptPath: string }): Promise<FleetPluginResult> {
+  try {
+    return await verifyOnePlugin(plugin, options, adding);
+  } catch (error) {
+    if (error instanceof HermesPluginKitError && !(error instanceof InterruptedError) && !error.message.startsWith(`plugin ${plugin.name}`)) {
+      error.message = `plugin ${plugin.name} ${plugin.version}: ${error.message}`;
+    }
+    throw error;
+  }
+}
+
+/** The checks of {@link verifyPinnedPlugin}. */
+async function verifyOnePlugin(plugin: FleetPlugin, options: FleetVerifyOptions, adding?: { receiptPath: string }): Promise<FleetPluginResult> {
   const parsed = parseReference(plugin.receipt_reference).repository;
   const credentials = options.credentialsFor !== undefined ? await options.credentialsFor(parsed) : options.credentials;
   const { credentials: _ignored, ...rest } = options;

@@ -36,7 +36,7 @@ export async function verifyManifestAction(opts: VerifyManifestOptions): Promise
   // The tarball binds its own bytes, name, version and declared gates; the manifest's source_sha, gate evidence
   // and workflow run are its own claims, bound only by what signs or pins it (the bundle digest, an attestation).
   printWarning(
-    `hermes-plugin-kit: warning: this checked the tarball against the manifest (bytes, name, version, the gates its package.json declares) and the manifest's own consistency; its source_sha (${manifest.source_sha}), previous_version, gate evidence (commands, MCP SDK version) and workflow run are the manifest's claims, which no file here binds: to trust them, fetch the release by its pinned bundle reference (hermes-plugin-kit fetch, byte for byte) or verify its attestation (hermes-plugin-kit verify-provenance)`,
+    `this checked the tarball against the manifest (bytes, name, version, the gates its package.json declares) and the manifest's own consistency; its source_sha (${manifest.source_sha}), previous_version, gate evidence (commands, MCP SDK version) and workflow run are the manifest's claims, which no file here binds: to trust them, fetch the release by its pinned bundle reference (hermes-plugin-kit fetch, byte for byte) or verify its attestation (hermes-plugin-kit verify-provenance)`,
   );
   if (opts.json === true) printJson({ ok: true, package: manifest.package, version: manifest.version, source_sha: manifest.source_sha, artifacts: manifest.artifacts, claims_bound: false });
   else printLine(`verified ${manifest.package} ${manifest.version} (${manifest.release_class}) ${artifact?.filename} sha256:${artifact?.sha256}`);

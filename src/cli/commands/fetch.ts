@@ -72,7 +72,7 @@ export function registerFetchCommands(program: Command): void {
       });
       if (result.install_time.length > 0) {
         printWarning(
-          `hermes-plugin-kit: warning: installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
+          `installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
         );
       }
       if (opts.json === true) printJson(result);

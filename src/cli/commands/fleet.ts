@@ -68,7 +68,7 @@ function lockInterrupted(what: string): (signal: string) => string {
 
 /** The warning of a pin written with `--offline`: nothing about it was checked against the registry. */
 function offlineWarning(lock: string): void {
-  printWarning(`hermes-plugin-kit: warning: --offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}`);
+  printWarning(`--offline: the pin was made from the receipt file alone and not checked against the registry (that the repository published this receipt, its bundle, provenance); check it with hermes-plugin-kit fleet verify --lock ${lock}`);
 }
 
 interface FleetVerifyOptions extends FleetRegistryFlags {
@@ -142,7 +142,7 @@ function registerVerify(fleet: Command): void {
         });
         // An empty lock verifies nothing: say so, so that a fleet check run against the wrong (or a
         // fresh) lock is not read as a fleet that verified.
-        if (results.length === 0) printWarning(`hermes-plugin-kit: warning: fleet lock ${opts.lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${opts.lock} --receipt <release-receipt.json> --repository <registry/repository>`);
+        if (results.length === 0) printWarning(`fleet lock ${opts.lock} pins no plugin: nothing was verified; pin one with hermes-plugin-kit fleet add --lock ${opts.lock} --receipt <release-receipt.json> --repository <registry/repository>`);
         if (opts.json === true) printJson({ ok: true, plugins: results });
         else {
           for (const r of results) printLine(`verified ${r.name} ${r.version}: ${r.tarball.filename} sha256:${r.tarball.sha256}${r.installed.length > 0 ? " (installed copy matches)" : ""}${r.attestations !== undefined ? `; provenance ${r.attestations.join(", ")}` : ""}`);

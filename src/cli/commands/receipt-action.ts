@@ -55,7 +55,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printWarning(
-      `hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
+      `the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
