@@ -112,10 +112,16 @@ describeRegistry("journey: a plugin author outside this repository and a consume
   }, 300_000);
 
   afterAll(async () => {
-    await verdaccio?.stop();
-    await registry?.stop();
-    if (root !== undefined) await rm(root, { recursive: true, force: true });
-  });
+    // Each step is bounded (stopChild gives up after twice its grace); a slow one names itself in the log.
+    const timed = async (label: string, step: () => Promise<void>): Promise<void> => {
+      const started = Date.now();
+      await step();
+      if (Date.now() - started > 10_000) console.error(`journey teardown: ${label} took ${Date.now() - started} ms`);
+    };
+    await timed("verdaccio stop", async () => verdaccio?.stop());
+    await timed("registry stop", async () => registry?.stop());
+    await timed("rm of the journey root", async () => (root === undefined ? undefined : rm(root, { recursive: true, force: true })));
+  }, 180_000);
 
   it("README steps 1-4 verbatim: init, npm install/test/build/doctor, git + origin + baseline, release run into oci-layout, consumer in an empty dir", async () => {
     const blocks = await readmeJourney();

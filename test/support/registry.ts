@@ -27,6 +27,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, it } from "vitest";
 import YAML from "yaml";
+import { stopChild } from "./stop-child.js";
 
 /** Path of the registry binary (override with `DOCKER_REGISTRY_BIN`). */
 export const REGISTRY_BINARY = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
@@ -395,13 +396,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Runn
     storageDir,
     tokenRequests,
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) {
-        const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-        proc.kill("SIGTERM");
-        const timer = setTimeout(() => proc.kill("SIGKILL"), 3000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await stopChild(proc, 3000);
       if (front !== undefined) {
         front.closeAllConnections();
         await new Promise<void>((resolve) => front?.close(() => resolve()));

@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { createGzip } from "node:zlib";
 import { extract, pack } from "tar-stream";
 import YAML from "yaml";
+import { stopChild } from "./stop-child.js";
 
 /** This repository's root. */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -105,14 +106,7 @@ export async function startVerdaccio(dir: string): Promise<RunningVerdaccio> {
   }
   return {
     url,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, 5000),
   };
 }
 
