@@ -10,7 +10,7 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { checkNewPin, compareStableVersions, readFleetLockFile, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
+import { checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
  * `fleet list`: the pinned plugins, in lock order (sorted by name).
@@ -26,13 +26,14 @@ export async function listFleetLock(lockPath: string): Promise<FleetPlugin[]> {
  * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (no such plugin; the message lists the pinned names), `FLEET_LOCK_*`.
  */
 export async function removePluginFromLock(lockPath: string, name: string): Promise<FleetPlugin> {
-  const lock = await readFleetLockFile(lockPath);
+  const snapshot = await readFleetLockSnapshot(lockPath);
+  const { lock } = snapshot;
   const found = lock.plugins.find((p) => p.name === name);
   if (found === undefined) {
     const names = lock.plugins.map((p) => p.name);
     throw new FetchError("FLEET_PLUGIN_NOT_PINNED", `fleet lock ${lockPath} does not pin ${JSON.stringify(name)} (it pins ${names.length > 0 ? names.join(", ") : "nothing"}); fix: give the name of a pinned plugin (hermes-plugin-kit fleet list --lock ${lockPath})`);
   }
-  await writeFleetLockFile(lockPath, { ...lock, plugins: lock.plugins.filter((p) => p !== found) });
+  await writeFleetLockFile(lockPath, { ...lock, plugins: lock.plugins.filter((p) => p !== found) }, snapshot);
   return found;
 }
 
@@ -66,7 +67,8 @@ export interface FleetUpgradeOptions {
  *   published; provenance codes under the plugin's policy). Nothing is written on any of them.
  */
 export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
-  const lock = await readFleetLockFile(options.lockPath);
+  const snapshot = await readFleetLockSnapshot(options.lockPath);
+  const { lock } = snapshot;
   const { readFile } = await import("node:fs/promises");
   let named: unknown;
   try {
@@ -103,6 +105,6 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   const plugin: FleetPlugin = { ...pin, ...(gates === undefined ? {} : { gates }), ...(current.provenance === undefined ? {} : { provenance: current.provenance }), history: [...(current.history ?? []), previous] };
   // The new pin is verified against its repository (and the plugin's provenance policy) before the good pin moves.
   if (options.offline !== true) await checkNewPin(plugin, options.receiptPath, options.lockPath, options.registry);
-  await writeFleetLockFile(options.lockPath, { ...lock, plugins: lock.plugins.map((p) => (p === current ? plugin : p)) });
+  await writeFleetLockFile(options.lockPath, { ...lock, plugins: lock.plugins.map((p) => (p === current ? plugin : p)) }, snapshot);
   return { plugin, previous, changed: true };
 }

@@ -141,10 +141,27 @@ async function forPlugin<T>(plugin: FleetPlugin, lockPath: string, what: "receip
  *   regular file, larger than 4 MiB), `FLEET_LOCK_INVALID`.
  */
 export async function readFleetLockFile(path: string, allowMissing = false): Promise<FleetLock> {
+  return (await readFleetLockSnapshot(path, allowMissing)).lock;
+}
+
+/**
+ * A fleet lock as an edit read it: the lock and the bytes it was parsed from (`undefined`: there was no lock
+ * file yet). {@link writeFleetLockFile} given the snapshot writes only while the file still holds those bytes.
+ */
+export interface FleetLockSnapshot {
+  lock: FleetLock;
+  bytes: Buffer | undefined;
+}
+
+/**
+ * {@link readFleetLockFile}, keeping the bytes read for the write's check that nobody changed the lock meanwhile.
+ * @throws the codes of {@link readFleetLockFile}.
+ */
+export async function readFleetLockSnapshot(path: string, allowMissing = false): Promise<FleetLockSnapshot> {
   const found = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
   if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)", undefined, "file");
   if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
-    if (allowMissing) return emptyFleetLock();
+    if (allowMissing) return { lock: emptyFleetLock(), bytes: undefined };
     throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} does not exist (${found.code}); fix: give the path of your fleet lock (hermes-plugin-kit fleet add --lock <file> creates one)`);
   }
   if (found.kind === "not-regular" || (found.kind === "failed" && found.code === "ELOOP")) {
@@ -158,17 +175,21 @@ export async function readFleetLockFile(path: string, allowMissing = false): Pro
   } catch (error) {
     throw new FetchError("FLEET_LOCK_INVALID", `fleet lock ${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  return checkFleetLock(doc, path);
+  return { lock: checkFleetLock(doc, path), bytes: found.bytes };
 }
 
 /**
  * Write the lock atomically (temp file in the same directory, then rename), keeping the permission bits
  * of the lock it replaces; a symlinked lock path is refused, and so is a lock this user may not write.
+ * Given `readAs` (the snapshot the edit started from), the lock is re-read just before the rename and the
+ * write happens only if the file still holds the snapshot's bytes (or is still absent): an edit that read the
+ * lock, then spent seconds checking the registry, does not overwrite another edit made meanwhile.
  * @throws FetchError `FLEET_LOCK_UNREADABLE` (the path is no regular file), `FLEET_LOCK_READ_ONLY` (not writable
- *   for this user: nothing changed); IoError `IO_NOT_A_DIRECTORY`,
+ *   for this user: nothing changed), `FLEET_LOCK_CHANGED` (the lock is no longer the snapshot: nothing written);
+ *   IoError `IO_NOT_A_DIRECTORY`,
  *   `IO_DIRECTORY_UNWRITABLE` (its directory cannot be created or written, e.g. under /proc or /sys), `IO_PATH_TOO_LONG`.
  */
-export async function writeFleetLockFile(path: string, lock: FleetLock): Promise<void> {
+export async function writeFleetLockFile(path: string, lock: FleetLock, readAs?: FleetLockSnapshot): Promise<void> {
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
   // A read-only lock (no owner write bit: chmod a-w says "do not change it", also to root) or one this
@@ -199,11 +220,25 @@ export async function writeFleetLockFile(path: string, lock: FleetLock): Promise
     await handle.close();
   }
   try {
+    if (readAs !== undefined) await requireUnchangedLock(path, readAs);
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/** Refuse (`FLEET_LOCK_CHANGED`) when the lock file no longer holds the bytes `readAs` was read from. */
+async function requireUnchangedLock(path: string, readAs: FleetLockSnapshot): Promise<void> {
+  const now = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
+  const absent = now.kind === "failed" && (now.code === "ENOENT" || now.code === "ENOTDIR");
+  const same = readAs.bytes === undefined ? absent : now.kind === "read" && now.bytes.equals(readAs.bytes);
+  if (same) return;
+  const found = absent ? "it was removed" : readAs.bytes === undefined ? "a lock file was created" : "its bytes differ";
+  throw new FetchError(
+    "FLEET_LOCK_CHANGED",
+    `fleet lock ${path} changed while this command ran (${found}: another fleet add, upgrade or remove, or an edit); nothing was written; fix: rerun the command, which reads the lock as it is now`,
+  );
 }
 
 /** Options of {@link addPluginToLock}. */
@@ -350,7 +385,8 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
 export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
   const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
-  const lock = await readFleetLockFile(options.lockPath, true);
+  const snapshot = await readFleetLockSnapshot(options.lockPath, true);
+  const { lock } = snapshot;
   const same = lock.plugins.find((p) => p.name === plugin.name);
   if (same !== undefined) {
     const conflict = pinnedConflict(options, same, plugin);
@@ -362,7 +398,7 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   const clash = lock.plugins.find((p) => p.tarball.filename === plugin.tarball.filename);
   if (clash !== undefined) throw new FetchError("FLEET_PLUGIN_CONFLICT", `fleet lock already pins tarball ${plugin.tarball.filename} for ${clash.name}`);
   if (options.offline !== true) await checkNewPin(plugin, options.receiptPath, options.lockPath, options.registry);
-  await writeFleetLockFile(options.lockPath, { schema_version: 1, plugins: [...lock.plugins, plugin] });
+  await writeFleetLockFile(options.lockPath, { schema_version: 1, plugins: [...lock.plugins, plugin] }, snapshot);
   return { plugin, changed: true };
 }
 

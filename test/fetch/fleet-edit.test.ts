@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
-import { addPluginToLock, readFleetLockFile, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { addPluginToLock, emptyFleetLock, fleetLockBytes, readFleetLockFile, verifyFleetLock } from "../../src/fetch/fleet.js";
 import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { parseTagReference, resolveTagReference } from "../../src/fetch/resolve.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
@@ -115,6 +115,40 @@ describe("fleet upgrade / list / remove", () => {
     const readd = await runCli(["fleet", "add", "--lock", lock, "--receipt", edited, "--repository", repository, "--json"]);
     expect([readd.code, JSON.parse(readd.stdout).code]).toEqual([1, "OCI_NOT_FOUND"]);
     expect((await readFile(lock)).equals(movedOffline)).toBe(true);
+  });
+
+  it("add and upgrade write only while the lock is still what they read: an edit made during the registry check is kept (FLEET_LOCK_CHANGED, nothing written, no temp file left)", async () => {
+    const dir = await mkdtemp(join(root, "race-"));
+    const lock = join(dir, "fleet.lock.json");
+    const concurrent = fleetLockBytes(emptyFleetLock());
+    // The check opens the store; meanwhile "someone else" writes the lock.
+    const editDuringCheck: OpenReadTarget = async (repo, options) => {
+      await writeFile(lock, concurrent);
+      return openLayout(repo, options);
+    };
+    const adding = addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, registry: { openTarget: editDuringCheck } });
+    await expect(() => adding).toThrowWithCode("FLEET_LOCK_CHANGED");
+    await expect(adding).rejects.toThrow(`fleet lock ${lock} changed while this command ran (a lock file was created: another fleet add, upgrade or remove, or an edit); nothing was written; fix: rerun the command`);
+    expect((await readFile(lock)).equals(concurrent)).toBe(true);
+    expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
+    // Passing case: a check that leaves the lock alone writes it.
+    await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, registry: { openTarget: openLayout } })).resolves.toMatchObject({ changed: true });
+    const pinned8 = await readFile(lock);
+    const upgrading = upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, registry: { openTarget: editDuringCheck } });
+    await expect(() => upgrading).toThrowWithCode("FLEET_LOCK_CHANGED");
+    await expect(upgrading).rejects.toThrow("(its bytes differ: another fleet add");
+    expect((await readFile(lock)).equals(concurrent)).toBe(true);
+    expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
+    // Removed during the check: the upgrade does not bring the lock back.
+    await writeFile(lock, pinned8);
+    const removeDuringCheck: OpenReadTarget = async (repo, options) => {
+      await rm(lock, { force: true });
+      return openLayout(repo, options);
+    };
+    await expect(() => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, registry: { openTarget: removeDuringCheck } })).toThrowWithCode("FLEET_LOCK_CHANGED");
+    expect(await readdir(dir)).toEqual([]);
+    await writeFile(lock, pinned8);
+    await expect(upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, registry: { openTarget: openLayout } })).resolves.toMatchObject({ changed: true });
   });
 
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
