@@ -73,11 +73,15 @@ function refuseSurroundingWhitespace(value: string, code: "REPOSITORY_INVALID" |
   throw new ReleaseContractError(code, `${what} ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected ${expected} with none; fix: pass ${JSON.stringify(value.trim())}${hint}`);
 }
 
+/** `:<tag>` at the end of a path component (OCI distribution-spec tag grammar): a tag, not part of a store directory. */
+const LAYOUT_TAG_SUFFIX = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
 /**
  * Parse a repository string (`host[:port]/path` or `oci-layout:<dir>`).
  * The host part must look like a host (contain a `.` or `:` or be `localhost`),
- * as in the OCI distribution reference grammar, so `owner/name` alone is refused.
- * @throws ReleaseContractError `REPOSITORY_INVALID` (a URL included: {@link urlRefused}).
+ * as in the OCI distribution reference grammar, so `owner/name` alone is refused. A layout directory whose
+ * last component ends in `:<tag>` is refused: that is how a layout reference names a tag.
+ * @throws ReleaseContractError `REPOSITORY_INVALID` (a URL included: {@link urlRefused}; a layout tag).
  */
 export function parseRepository(value: unknown): Repository {
   if (typeof value !== "string" || value.length === 0 || value.length > 4096) {
@@ -88,6 +92,16 @@ export function parseRepository(value: unknown): Repository {
     const dir = value.slice(LAYOUT_PREFIX.length);
     if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {
       throw new ReleaseContractError("REPOSITORY_INVALID", `invalid oci-layout repository: ${describeValue(value)} (expected oci-layout:<dir>)`);
+    }
+    // `<dir>:<tag>` is how a layout reference names a tag (ORAS's spelling, and parseReference's): a store
+    // directory whose last component ends so would make references no parser reads back as a digest pin.
+    const tag = LAYOUT_TAG_SUFFIX.exec(dir.slice(dir.lastIndexOf("/") + 1));
+    if (tag !== null) {
+      const store = value.slice(0, value.length - tag[0].length);
+      throw new ReleaseContractError(
+        "REPOSITORY_INVALID",
+        `invalid oci-layout repository: ${describeValue(value)} ends in a tag (${tag[0]}); a repository names the store directory alone; fix: pass ${store} (hermes-plugin-kit resolve --reference ${value} prints the digest reference the tag names), or rename a directory whose last component holds ':'`,
+      );
     }
     return { kind: "layout", repository: value, dir };
   }
@@ -150,7 +164,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   }
   if (at < 0) {
     // A tag (`repo:v1.2.0`, `oci-layout:<dir>:v1.2.0`) moves; resolve prints the digest it names now.
-    const tagged = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(value.slice(value.lastIndexOf("/") + 1)) && !value.endsWith(":");
+    const tagged = LAYOUT_TAG_SUFFIX.test(value.slice(value.lastIndexOf("/") + 1)) && !value.endsWith(":");
     // A bare repository names no artifact at all: say how to find the digest of one of its tags.
     const bare = !tagged && isRepository(value);
     const hint = tagged
@@ -179,7 +193,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
     // A tag before the digest (`repo:v1@sha256:...`, `oci-layout:<dir>:v1@sha256:...` as resolve reads it).
     const lastSlash = repoPart.lastIndexOf("/");
     const tail = repoPart.slice(Math.max(lastSlash + 1, repoPart.startsWith(LAYOUT_PREFIX) ? LAYOUT_PREFIX.length : 0));
-    if (repoPart.startsWith(LAYOUT_PREFIX) ? /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/.test(tail) : tail.includes(":")) {
+    if (repoPart.startsWith(LAYOUT_PREFIX) ? LAYOUT_TAG_SUFFIX.test(tail) : tail.includes(":")) {
       throw new ReleaseContractError("REFERENCE_NOT_PINNED", `registry reference must not carry a tag: ${describeValue(value)}; fix: pass ${repoPart.slice(0, repoPart.lastIndexOf(":"))}@${digest} (the digest alone pins the release; hermes-plugin-kit resolve --reference ${repoPart} prints what the tag names now)`);
     }
   }

@@ -120,7 +120,17 @@ describe("repositories and references (S4)", () => {
     expect(parseRepository("127.0.0.1:5000/ns/name")).toMatchObject({ kind: "registry", host: "127.0.0.1", port: 5000, path: "ns/name" });
     expect(parseRepository("oci-layout:/srv/store")).toMatchObject({ kind: "layout", dir: "/srv/store" });
   });
-  it.each(["acme/demo", "ghcr.io/", "ghcr.io/Acme/demo", "ghcr.io/acme//demo", "oci-layout:", "", "ghcr.io/acme/demo:tag"])("refuses repository %j", async (r) => {
+  it("a layout repository ending in :<tag> is refused with the store directory as the fix; a ':' elsewhere in the path is a directory name", async () => {
+    await expect(() => parseRepository("oci-layout:/srv/store:v1.2.0")).toThrowWithCode("REPOSITORY_INVALID");
+    expect(() => parseRepository("oci-layout:/srv/store:v1.2.0")).toThrow(
+      'invalid oci-layout repository: "oci-layout:/srv/store:v1.2.0" ends in a tag (:v1.2.0); a repository names the store directory alone; fix: pass oci-layout:/srv/store (hermes-plugin-kit resolve --reference oci-layout:/srv/store:v1.2.0 prints',
+    );
+    expect(() => parseRepository("oci-layout:store:latest")).toThrow("fix: pass oci-layout:store ");
+    expect(parseRepository("oci-layout:/srv/a:b/store")).toMatchObject({ kind: "layout", dir: "/srv/a:b/store" });
+    expect(parseRepository("oci-layout:/srv/store:")).toMatchObject({ kind: "layout", dir: "/srv/store:" });
+    expect(parseRepository("oci-layout:/srv/store:-x")).toMatchObject({ kind: "layout", dir: "/srv/store:-x" });
+  });
+  it.each(["acme/demo", "ghcr.io/", "ghcr.io/Acme/demo", "ghcr.io/acme//demo", "oci-layout:", "", "ghcr.io/acme/demo:tag", "oci-layout:/srv/s:v1", "oci-layout:rel:latest"])("refuses repository %j", async (r) => {
     await expect(() => parseRepository(r)).toThrowWithCode("REPOSITORY_INVALID");
   });
   it("accepts a digest reference in the pinned repository", () => {
