@@ -56,7 +56,7 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
   });
   program
     .name("hermes-plugin-kit")
-    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.\n\nEvery command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name; --json where a command lists it.")
+    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.\n\nEvery command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name; --json (one JSON object on stdout) where a command lists it, also before its name.")
     .version(packageVersion(), "-V, --version")
     .enablePositionalOptions()
     .exitOverride();
@@ -220,12 +220,17 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 /** The flags every command takes that may also come before the command's name (`--quiet fetch ...`). */
-const LEADING_FLAGS: ReadonlySet<string> = new Set(["--quiet", "--verbose"]);
+const LEADING_FLAGS: ReadonlySet<string> = new Set(["--quiet", "--verbose", "--json"]);
 
 /** {@link runCli} without the stdout check. */
 async function runCommand(given: string[]): Promise<number> {
-  // `--quiet`/`--verbose` before the command's name are taken as given after it (ORAS, skopeo and gh take
+  // `--quiet`/`--verbose`/`--json` before the command's name are taken as given after it (ORAS, skopeo and gh take
   // their global flags on either side); only a run of them at the very start, so no option's value moves.
+  // `--version --json` (either order): the version as the one JSON object of every --json answer.
+  if (given.length === 2 && given.includes("--json") && (given.includes("--version") || given.includes("-V"))) {
+    printJson({ ok: true, version: packageVersion() });
+    return 0;
+  }
   let lead = 0;
   while (lead < given.length && LEADING_FLAGS.has(given[lead]!)) lead += 1;
   const leading = given.slice(0, lead);

@@ -120,6 +120,26 @@ describe("usage errors follow the output convention (real CLI)", () => {
     expect(value.stderr).toContain('--receipt needs a value, found the option "--quiet" in its place');
   });
 
+  it("--json before the command's name (or between group and subcommand) is the command's; --version --json is one JSON object", async () => {
+    const before = await runCli(["--json", "fleet", "list", "--lock", "no-such-lock.json"]);
+    expect(before.code).toBe(1);
+    expect(JSON.parse(before.stdout)).toMatchObject({ ok: false, code: "FLEET_LOCK_UNREADABLE" });
+    const after = await runCli(["fleet", "list", "--lock", "no-such-lock.json", "--json"]);
+    expect([before.code, before.stdout, before.stderr]).toEqual([after.code, after.stdout, after.stderr]);
+    const between = await runCli(["fleet", "--json", "list", "--lock", "no-such-lock.json"]);
+    expect([between.code, between.stdout]).toEqual([after.code, after.stdout]);
+    for (const argv of [["--version", "--json"], ["--json", "--version"], ["-V", "--json"]]) {
+      const version = await runCli(argv);
+      expect([version.code, version.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(version.stdout)).toEqual({ ok: true, version: (await runCli(["--version"])).stdout.trim() });
+    }
+    // With no command to give it to, the error is about the name; alone it is the short help (exit 2).
+    const unknown = await runCli(["--json", "bogus"]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, "hermes-plugin-kit: unknown command 'bogus' (see 'hermes-plugin-kit --help')\n"]);
+    const alone = await runCli(["--json"]);
+    expect([alone.code, alone.stderr]).toEqual([2, (await runCli([])).stderr]);
+  });
+
   it("a release step answers a usage error with its JSON object too; --json makes it the whole answer", async () => {
     const missing = await runCli(["release", "stage"]);
     expect(missing.code).toBe(2);
