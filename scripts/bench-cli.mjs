@@ -76,7 +76,7 @@ print(json.dumps(out))
 const work = mkdtempSync(path.join(os.tmpdir(), "hpk-bench-cli-"));
 try {
   const contract = await import(path.join(root, "dist", "src", "contract", "index.js"));
-  const { receiptReferenceFor } = await import(path.join(root, "dist", "src", "fetch", "receipt-reference.js"));
+  const { receiptReferenceOf } = await import(path.join(root, "dist", "src", "contract", "artifact-document.js"));
 
   // Fixture: npm pack of a tiny package, tested manifest, published receipt.
   const pkgDir = path.join(work, "pkg");
@@ -119,7 +119,7 @@ try {
     const doc = JSON.parse(readFileSync(receiptFile, "utf8"));
     const repository = doc.registry_reference.slice(0, doc.registry_reference.lastIndexOf("@"));
     receiptArgs = ["--repository", repository, "--package", doc.package, "--expect-bundle-reference", doc.registry_reference];
-    receiptArgs.push("--expect-receipt-reference", receiptReferenceFor(repository, readFileSync(receiptFile)));
+    receiptArgs.push("--expect-receipt-reference", receiptReferenceOf(repository, readFileSync(receiptFile)));
   }
 
   const lockFile = path.join(work, "fleet.lock.json");

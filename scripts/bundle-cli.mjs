@@ -49,8 +49,6 @@ const cliDir = path.join(dist, "src", "cli");
  * other package stays an external import.
  */
 const BUNDLED_PACKAGES = new Set(["commander", "zod"]);
-/** Our compiled modules bundled in besides `src/cli/**` and `src/contract/**` (paths under dist/). */
-const BUNDLED_MODULES = new Set(["src/fetch/receipt-reference.js", "src/oci/manifest.js", "src/oci/digest.js", "src/oci/target.js"]);
 
 /**
  * Modules of `src/fetch` that stay in dist/: the Sigstore verification, which imports the @sigstore
@@ -63,11 +61,11 @@ const relToDist = (file) => path.relative(dist, file).split(path.sep).join("/");
 /** Error classes stay single per process (errors.js, provenance-error.js, ...): never bundled. */
 const isErrorModule = (rel) => /(^|[-.])errors?\.js$/.test(path.basename(rel));
 
-/** In the CLI bundle: src/cli, src/contract and BUNDLED_MODULES. */
+/** In the CLI bundle: src/cli and src/contract (the receipt reference is the contract's, so no src/oci module). */
 function bundled(file) {
   const rel = relToDist(file);
   if (isErrorModule(rel)) return false;
-  return rel.startsWith("src/cli/") || rel.startsWith("src/contract/") || BUNDLED_MODULES.has(rel);
+  return rel.startsWith("src/cli/") || rel.startsWith("src/contract/");
 }
 
 /** A module of the fetch bundle's areas (src/fetch, src/oci), which the CLI bundle loads through it. */

@@ -133,13 +133,16 @@ export {
   parseReleaseJson,
   promotionFor,
   PUBLISHED_RECEIPT_KEYS,
+  receiptUnboundFields,
   TESTED_MANIFEST_KEYS,
   verifyFinalReceipt,
   verifyFinalReceiptBytes,
+  verifyParsedFinalReceiptBytes,
   verifyReleaseIdentity,
   verifyTestedManifest,
   type FinalReceiptExpectations,
 } from "./release-document.js";
+export { artifactManifestObject, receiptReferenceOf, type ArtifactLayer } from "./artifact-document.js";
 export {
   buildPublishedReceipt,
   checkReceiptOfBundle,

@@ -9,7 +9,8 @@
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import type { JsonObject } from "./canonical-json.js";
-import { canonicalJson, parseStrictJson } from "./canonical-json.js";
+import { canonicalJson, canonicalJsonBytes, parseStrictJson } from "./canonical-json.js";
+import { receiptReferenceOf } from "./artifact-document.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
@@ -304,6 +305,68 @@ export function verifyTestedManifest(doc: JsonObject, policy: ReleasePolicy): Te
 export interface FinalReceiptExpectations {
   /** When set, `registry_reference` must equal it exactly (the bundle reference the consumer pinned). */
   bundleReference?: string;
+  /**
+   * When set, the receipt's own reference (`receiptReferenceOf` of the policy's repository and the receipt's
+   * canonical bytes, docs/contract.md "Receipt reference") must equal it exactly: the receipt reference the
+   * release published. The one offline pin that binds every field (source, previous version, gates and their
+   * evidence, tarball digest); without it those are the receipt's own claims.
+   */
+  receiptReference?: string;
+}
+
+/**
+ * The fields of a published receipt that an offline verify with `expect` leaves as the receipt's own claims
+ * (nothing binds them to what the release published): none with `receiptReference` pinned; `source_sha`,
+ * `previous_version`, `evidence` (gate commands and results) and `artifacts` (the tarball digest) with only
+ * `bundleReference`; `registry_reference` too with neither. Pure.
+ */
+export function receiptUnboundFields(expect: FinalReceiptExpectations): string[] {
+  if (expect.receiptReference !== undefined) return [];
+  const claims = ["source_sha", "previous_version", "evidence", "artifacts"];
+  return expect.bundleReference !== undefined ? claims : ["registry_reference", ...claims];
+}
+
+/** The pinned references of `expect` are digest references (a tag pins nothing), before any document is read. */
+function requirePinnedReferences(expect: FinalReceiptExpectations): void {
+  const pins = [
+    [expect.bundleReference, "the pinned bundle reference (--expect-bundle-reference)"],
+    [expect.receiptReference, "the pinned receipt reference (--expect-receipt-reference)"],
+  ] as const;
+  for (const [pinned, what] of pins) {
+    if (pinned === undefined) continue;
+    try {
+      parseReference(pinned);
+    } catch (error) {
+      if (!(error instanceof ReleaseContractError)) throw error;
+      fail(error.code, `${what}: ${error.message}`);
+    }
+  }
+}
+
+/**
+ * `expect.receiptReference` against the receipt's own reference (computed from `doc`'s canonical bytes in the
+ * policy's repository): the bundle reference given in its place, another repository, and other bytes are each named.
+ */
+function requireReceiptReference(doc: JsonObject, policy: ReleasePolicy, pinned: string): void {
+  const own = receiptReferenceOf(policy.registryRepository, canonicalJsonBytes(doc));
+  if (pinned === own) return;
+  if (pinned === doc["registry_reference"]) {
+    fail(
+      "RECEIPT_REFERENCE_MISMATCH",
+      `the pinned receipt reference ${pinned} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pin it as the bundle reference (--expect-bundle-reference), and the receipt reference the release published as the receipt reference (--expect-receipt-reference)`,
+    );
+  }
+  const pinnedRepository = parseReference(pinned).repository.repository;
+  if (pinnedRepository !== policy.registryRepository) {
+    fail(
+      "RECEIPT_REFERENCE_MISMATCH",
+      `the pinned receipt reference ${pinned} names repository ${pinnedRepository}, but this receipt is verified for ${policy.registryRepository} (its reference there is ${own}); fix: pin the receipt reference the release published in the repository you trust`,
+    );
+  }
+  fail(
+    "RECEIPT_REFERENCE_MISMATCH",
+    `this receipt's reference is ${own}, not the pinned ${pinned}: its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${pinned} --expect receipt --output-dir DIR) and verify that`,
+  );
 }
 
 /**
@@ -312,25 +375,23 @@ export interface FinalReceiptExpectations {
  * repository, exactly 4 payload records sorted by path with the bundle paths,
  * and the artifact agreeing with its payload record.
  *
- * Without `expect.bundleReference` (or a check of the receipt's own reference against one you pinned, as
- * `verify-final-receipt --expect-receipt-reference` does) this proves only that the receipt is consistent
- * and names the policy's repository: any consistent receipt for that repository passes. The CLI says so.
+ * Without `expect.receiptReference` this proves only that the receipt is consistent and names the policy's
+ * repository (and, with `expect.bundleReference`, the pinned bundle): any consistent receipt for that
+ * repository passes, and its source, previous version, gates, evidence and tarball digest are its own claims.
+ * `verify-final-receipt` warns so; {@link receiptUnboundFields} lists them.
  *
- * Codes: those of {@link verifyReleaseIdentity}, plus `REFERENCE_NOT_PINNED`,
- * `REFERENCE_REPOSITORY_MISMATCH` (R2), `PAYLOAD_INVENTORY` (R3),
+ * Codes: those of {@link verifyReleaseIdentity}, plus `REFERENCE_NOT_PINNED` (also a pinned reference with a
+ * tag), `REFERENCE_REPOSITORY_MISMATCH` (R2), `PAYLOAD_INVENTORY` (R3),
  * `FILE_RECORD_INVALID` (R4), `PAYLOAD_PATHS_MISMATCH` (R5),
- * `ARTIFACT_PAYLOAD_DISAGREE` (R6), `BUNDLE_REFERENCE_MISMATCH`.
+ * `ARTIFACT_PAYLOAD_DISAGREE` (R6), `BUNDLE_REFERENCE_MISMATCH`, `RECEIPT_REFERENCE_MISMATCH` (the pinned
+ * receipt reference is another receipt's, the bundle's, or in another repository).
  */
 export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
-  // What was pinned is checked before the document: a tag there is no pin (a receipt can only ever mismatch it).
-  if (expect.bundleReference !== undefined) {
-    try {
-      parseReference(expect.bundleReference);
-    } catch (error) {
-      if (!(error instanceof ReleaseContractError)) throw error;
-      fail(error.code, `the pinned bundle reference (--expect-bundle-reference): ${error.message}`);
-    }
+  if (expect === null || typeof expect !== "object" || Array.isArray(expect)) {
+    fail("POLICY_INVALID", `expected the receipt expectations as an object ({ bundleReference?, receiptReference? }), found ${describeValue(expect)}`);
   }
+  // What was pinned is checked before the document: a tag there is no pin (a receipt can only ever mismatch it).
+  requirePinnedReferences(expect);
   verifyReleaseIdentity(doc, "published", policy);
   const ref = parseReference(doc["registry_reference"], policy.registryRepository);
   const payload = doc["payload"];
@@ -355,7 +416,9 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
       `receipt registry_reference ${ref.reference} is not the pinned bundle reference ${expect.bundleReference}; fix: check that you pinned the bundle reference of this release (not its receipt reference, nor another release's), and that this receipt is the one published with it`,
     );
   }
-  return schemaParse(PublishedReceiptSchema, doc, "published receipt");
+  const receipt = schemaParse(PublishedReceiptSchema, doc, "published receipt");
+  if (expect.receiptReference !== undefined) requireReceiptReference(doc, policy, expect.receiptReference);
+  return receipt;
 }
 
 function schemaParse<T>(

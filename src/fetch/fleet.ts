@@ -33,9 +33,8 @@ import { OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { bindingFromReceipt } from "../contract/provenance.js";
 import { lockedProvenancePolicy, provenancePolicyFromLock, type ProvenancePolicy } from "../contract/provenance-policy.js";
 import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
-import { receiptReferenceFor } from "./receipt-reference.js";
+import { receiptReferenceOf } from "../contract/artifact-document.js";
 
-export { receiptReferenceFor };
 import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
 import { OciError } from "../oci/errors.js";
@@ -334,7 +333,7 @@ export async function readPinnableReceipt(
     name: receipt.package,
     version: receipt.version,
     bundle_reference: receipt.registry_reference,
-    receipt_reference: receiptReferenceFor(repository, bytes),
+    receipt_reference: receiptReferenceOf(repository, bytes),
     tarball: { filename: artifact.filename, sha256: artifact.sha256 },
     ...(pins.gates !== undefined && Object.keys(pins.gates).length > 0 ? { gates: { ...pins.gates } } : {}),
   };

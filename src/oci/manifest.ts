@@ -4,14 +4,9 @@
  * references (for `copy`). The strict artifact-manifest check (zod) is
  * `artifact-check.ts`, outside the transport's module graph.
  */
+import { artifactManifestObject } from "../contract/artifact-document.js";
 import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
-import {
-  EMPTY_CONFIG_DESCRIPTOR,
-  OCI_INDEX_MEDIA_TYPE,
-  OCI_MANIFEST_MEDIA_TYPE,
-  OCTET_STREAM_MEDIA_TYPE,
-  TITLE_ANNOTATION,
-} from "../contract/constants.js";
+import { OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describeValue, isDigest } from "../contract/grammar.js";
 import { DOCKER_MANIFEST_LIST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE, descriptorOf } from "./digest.js";
@@ -39,27 +34,9 @@ export interface TitledLayer {
   descriptor: Descriptor;
 }
 
-/**
- * The artifact manifest object of reference section 4: schemaVersion 2, OCI
- * manifest media type, `artifactType`, the empty config, and `layers` as given
- * (the caller sorts them).
- */
-export function artifactManifestObject(artifactType: string, layers: readonly TitledLayer[]): JsonObject {
-  return {
-    schemaVersion: 2,
-    mediaType: OCI_MANIFEST_MEDIA_TYPE,
-    artifactType,
-    config: { ...EMPTY_CONFIG_DESCRIPTOR },
-    layers: layers.map((l) => ({
-      mediaType: OCTET_STREAM_MEDIA_TYPE,
-      digest: l.descriptor.digest,
-      size: l.descriptor.size,
-      annotations: { [TITLE_ANNOTATION]: l.path },
-    })),
-  };
-}
+export { artifactManifestObject };
 
-/** Canonical bytes and descriptor of {@link artifactManifestObject}. */
+/** Canonical bytes and descriptor of {@link artifactManifestObject} (the contract's, `src/contract/artifact-document.ts`). */
 export function artifactManifest(artifactType: string, layers: readonly TitledLayer[]): { bytes: Buffer; descriptor: Descriptor } {
   const bytes = canonicalJsonBytes(artifactManifestObject(artifactType, layers));
   return { bytes, descriptor: descriptorOf(OCI_MANIFEST_MEDIA_TYPE, bytes) };

@@ -98,7 +98,6 @@ describe("CLI bundle (scripts/bundle-cli.mjs)", () => {
     const allowed = (input: string) =>
       input.startsWith("dist/src/cli/") ||
       (input.startsWith("dist/src/contract/") && !/errors?\.js$/.test(input)) ||
-      ["dist/src/fetch/receipt-reference.js", "dist/src/oci/manifest.js", "dist/src/oci/digest.js", "dist/src/oci/target.js"].includes(input) ||
       input.startsWith("node_modules/commander/") ||
       input.startsWith("node_modules/zod/");
     expect(bundle.inputs.filter((input) => !allowed(input)), FIX).toEqual([]);

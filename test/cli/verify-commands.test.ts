@@ -130,7 +130,10 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // The bundle reference given as the receipt's: named as swapped, not as other bytes.
     const swapped = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receipt.registry_reference], { cwd: dir });
     expect(swapped.code).toBe(1);
-    expect(swapped.stderr).toBe(`hermes-plugin-kit: --expect-receipt-reference ${receipt.registry_reference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pass it as --expect-bundle-reference, and the receipt reference the release published as --expect-receipt-reference [RECEIPT_REFERENCE_MISMATCH]\n`);
+    expect(swapped.stderr).toBe(`hermes-plugin-kit: the pinned receipt reference ${receipt.registry_reference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pin it as the bundle reference (--expect-bundle-reference), and the receipt reference the release published as the receipt reference (--expect-receipt-reference) [RECEIPT_REFERENCE_MISMATCH]\n`);
+    // The JSON answer lists what stayed the receipt's own claims (the library's receiptUnboundFields).
+    expect(JSON.parse(pinned.stdout).unbound_fields).toEqual([]);
+    expect(JSON.parse(bundleOnly.stdout).unbound_fields).toEqual(["source_sha", "previous_version", "evidence", "artifacts"]);
     // A tag is no pin, for the receipt reference as for the bundle reference: REFERENCE_NOT_PINNED naming resolve, before the file is read.
     const tagged = receiptReference.replace(/@sha256:[0-9a-f]{64}$/, ":v0.8.0-receipt");
     for (const flag of ["--expect-receipt-reference", "--expect-bundle-reference"]) {

@@ -17,7 +17,8 @@ import {
 } from "../../src/contract/index.js";
 import { describeList } from "../../src/contract/grammar.js";
 import { canonicalJson } from "../../src/contract/canonical-json.js";
-import { parseReleaseJson, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
+import { parseReleaseJson, receiptUnboundFields, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
+import { receiptReferenceOf } from "../../src/contract/artifact-document.js";
 import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 let root: string;
@@ -387,6 +388,36 @@ describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's
   });
 });
 
+describe("the receipt's own reference pinned (expect.receiptReference, receiptUnboundFields)", () => {
+  const bytesOf = (doc: PublishedReceipt | JsonObject) => Buffer.from(canonicalJson(doc as unknown as JsonObject));
+  it("binds every field: the published receipt passes, a consistent forgery, the bundle reference, another repository and a tag are each refused", async () => {
+    const good = receiptFor(manifest);
+    const own = receiptReferenceOf(POLICY.registryRepository, bytesOf(good));
+    expect(own).toMatch(new RegExp(`^${POLICY.registryRepository}@sha256:[0-9a-f]{64}$`));
+    expect(verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: own }).version).toBe(good.version);
+    expect(verifyFinalReceipt(good as unknown as JsonObject, POLICY, { receiptReference: own, bundleReference: BUNDLE_REFERENCE }).version).toBe(good.version);
+    // Another source commit, consistent throughout: passes without the pin, refused with it.
+    const forged = clone(good as unknown as JsonObject) as unknown as PublishedReceipt;
+    const sha = "e".repeat(40);
+    Object.assign(forged, { source_sha: sha });
+    for (const gate of Object.values(forged.evidence)) Object.assign(gate, { source_sha: sha });
+    expect(() => verifyFinalReceiptBytes(bytesOf(forged), POLICY, { bundleReference: BUNDLE_REFERENCE })).not.toThrow();
+    await expect(() => verifyFinalReceiptBytes(bytesOf(forged), POLICY, { receiptReference: own })).toThrowWithCode("RECEIPT_REFERENCE_MISMATCH");
+    expect(() => verifyFinalReceiptBytes(bytesOf(forged), POLICY, { receiptReference: own })).toThrow(`this receipt's reference is ${receiptReferenceOf(POLICY.registryRepository, bytesOf(forged))}, not the pinned ${own}: its bytes differ from the receipt you pinned`);
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: good.registry_reference })).toThrow(`the pinned receipt reference ${good.registry_reference} is the reference of the bundle this receipt names`);
+    const elsewhere = own.replace(POLICY.registryRepository, "ghcr.io/other/demo-plugin");
+    await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: elsewhere })).toThrowWithCode("RECEIPT_REFERENCE_MISMATCH");
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: elsewhere })).toThrow(`names repository ghcr.io/other/demo-plugin, but this receipt is verified for ${POLICY.registryRepository} (its reference there is ${own})`);
+    await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrowWithCode("REFERENCE_NOT_PINNED");
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrow(/^the pinned receipt reference \(--expect-receipt-reference\): /);
+  });
+  it("receiptUnboundFields: none with the receipt pinned, the claims with the bundle pin only, registry_reference too with neither", () => {
+    expect(receiptUnboundFields({ receiptReference: "x" })).toEqual([]);
+    expect(receiptUnboundFields({ bundleReference: "x" })).toEqual(["source_sha", "previous_version", "evidence", "artifacts"]);
+    expect(receiptUnboundFields({})).toEqual(["registry_reference", "source_sha", "previous_version", "evidence", "artifacts"]);
+  });
+});
+
 describe("verify functions called without types (plain JavaScript) refuse with a code, not a TypeError", () => {
   const bytes = () => Buffer.from(canonicalJson(receiptFor(manifest) as unknown as JsonObject));
   it.each([
@@ -397,6 +428,8 @@ describe("verify functions called without types (plain JavaScript) refuse with a
     ["a number as bytes", () => parseReleaseJson(42 as never), "JSON_SYNTAX"],
     ["null as the document", () => verifyTestedManifest(null as never, POLICY), "JSON_NOT_OBJECT"],
     ["an array as the document", () => verifyFinalReceipt([] as never, POLICY), "JSON_NOT_OBJECT"],
+    ["null as the expectations", () => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, POLICY, null as never), "POLICY_INVALID"],
+    ["a string as the expectations", () => verifyFinalReceiptBytes(bytes(), POLICY, "bundle" as never), "POLICY_INVALID"],
   ])("%s", (_label, call, code) => {
     expect(call).toThrowWithCode(code);
   });

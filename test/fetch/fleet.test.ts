@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJsonPretty } from "../../src/contract/canonical-json.js";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
-import { addPluginToLock, fleetLockBytes, readFleetLockFile, receiptReferenceFor, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { addPluginToLock, fleetLockBytes, readFleetLockFile, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { receiptReferenceOf } from "../../src/contract/artifact-document.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { createReleaseFixture, stageFixture, variantWithChecksums, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { createHash } from "node:crypto";
@@ -73,7 +74,7 @@ describe("fleet add", () => {
       receipt_reference: `${repository}@${staged.receipt.digest}`,
       tarball: { filename: "acme-demo-0.8.0.tgz", sha256: fixture.manifest.artifacts[0]!.sha256 },
     });
-    expect(receiptReferenceFor(repository, staged.receiptBytes)).toBe(plugin.receipt_reference);
+    expect(receiptReferenceOf(repository, staged.receiptBytes)).toBe(plugin.receipt_reference);
     const lock = await readFleetLockFile(lockPath);
     expect((await readFile(lockPath)).equals(fleetLockBytes(lock))).toBe(true);
     const again = await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });

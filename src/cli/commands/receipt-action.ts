@@ -4,12 +4,11 @@
  * resolves them), and the receipt reference computed from those bytes. It loads no tarball reader
  * (no zlib or stream modules): `verify-manifest` is in `contract-actions.ts`.
  */
-import { ReleaseContractError } from "../../contract/errors.js";
+import { receiptReferenceOf } from "../../contract/artifact-document.js";
 import { namingFile } from "../../contract/json-file.js";
 import { policyForDocument, unpinnedRepository } from "../../contract/policy.js";
-import { parseReleaseJson, verifyParsedFinalReceiptBytes } from "../../contract/release-document.js";
+import { parseReleaseJson, receiptUnboundFields, verifyParsedFinalReceiptBytes, type FinalReceiptExpectations } from "../../contract/release-document.js";
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
-import { receiptReferenceFor } from "../../fetch/receipt-reference.js";
 import { parseReference } from "../../contract/reference.js";
 import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
 import { printJson, printLine, printWarning } from "../output.js";
@@ -35,23 +34,18 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   }
   const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
   const policy = policyForDocument(expectations, doc);
-  const receipt = verifyParsedFinalReceiptBytes(bytes, doc, policy, opts.expectBundleReference !== undefined ? { bundleReference: opts.expectBundleReference } : {});
-  const receiptReference = receiptReferenceFor(policy.registryRepository, bytes);
-  if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference && opts.expectReceiptReference === receipt.registry_reference) {
-    // The two references swapped: say so, rather than that the bytes differ.
-    throw new ReleaseContractError(
-      "RECEIPT_REFERENCE_MISMATCH",
-      `--expect-receipt-reference ${opts.expectReceiptReference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pass it as --expect-bundle-reference, and the receipt reference the release published as --expect-receipt-reference`,
-    );
-  }
-  if (opts.expectReceiptReference !== undefined && opts.expectReceiptReference !== receiptReference) {
-    throw new ReleaseContractError("RECEIPT_REFERENCE_MISMATCH", `this receipt's reference is ${receiptReference}, not the pinned ${opts.expectReceiptReference}: its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${opts.expectReceiptReference} --expect receipt --output-dir DIR) and verify that`);
-  }
+  const expect: FinalReceiptExpectations = {
+    ...(opts.expectBundleReference === undefined ? {} : { bundleReference: opts.expectBundleReference }),
+    ...(opts.expectReceiptReference === undefined ? {} : { receiptReference: opts.expectReceiptReference }),
+  };
+  const receipt = verifyParsedFinalReceiptBytes(bytes, doc, policy, expect);
+  const receiptReference = receiptReferenceOf(policy.registryRepository, bytes);
   const artifact = receipt.artifacts[0];
   // Offline, only the receipt's own reference binds all of its fields (source, gates, tarball digest): a
   // pinned bundle reference binds registry_reference alone, and without either the receipt is checked
   // against the repository and itself. Say what was not checked, and what to pin.
-  const receiptPinned = opts.expectReceiptReference !== undefined;
+  const unbound = receiptUnboundFields(expect);
+  const receiptPinned = unbound.length === 0;
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printWarning(
@@ -59,7 +53,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
     );
   }
   if (opts.json === true) {
-    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 }, receipt_pinned: receiptPinned });
+    printJson({ ok: true, package: receipt.package, version: receipt.version, registry_reference: receipt.registry_reference, receipt_reference: receiptReference, source_sha: receipt.source_sha, tarball: { filename: artifact?.filename, sha256: artifact?.sha256 }, receipt_pinned: receiptPinned, unbound_fields: unbound });
   } else {
     printLine(`verified ${receipt.package} ${receipt.version} receipt ${receiptReference}; bundle ${receipt.registry_reference}; ${artifact?.filename} sha256:${artifact?.sha256}`);
   }
