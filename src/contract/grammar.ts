@@ -156,7 +156,6 @@ export function isNpmPackageName(value: unknown): value is string {
 }
 
 const URL_SCHEME_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const URL_USERINFO_RE = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
 // Everything up to the last `@` that a host and a path follow (a password may hold `@` or `/`).
 const BARE_USERINFO_RE = /^(?!oci-layout:).*@(?=[^@]*\/)/s;
 
@@ -167,13 +166,36 @@ export function looksLikeUrl(value: string): boolean {
 
 /**
  * `value` with the user-info of a leading URL (`scheme://user:password@`), or of a
- * scheme-less `user:password@host/...`, replaced by `***`,
- * so that credentials typed into a reference never reach error text or logs.
+ * scheme-less `user:password@host...`, replaced by `***` (everything before the last `@` that does not
+ * start a digest and follows a `:` or precedes a host, whatever the password holds), so that credentials typed into a repository or
+ * reference never reach error text or logs. An `oci-layout:` store is left as is.
  */
 export function redactUrlUserinfo(value: string): string {
-  if (URL_SCHEME_RE.test(value)) return value.replace(URL_USERINFO_RE, "$1***@");
-  return value.replace(BARE_USERINFO_RE, "***@");
+  // Leading whitespace (a quoting slip) does not hide a URL or its user-info.
+  const lead = /^\s*/.exec(value)?.[0] ?? "";
+  const rest = value.slice(lead.length);
+  if (rest.startsWith(LAYOUT_STORE_PREFIX)) return value;
+  const scheme = URL_SCHEME_PREFIX_RE.exec(rest)?.[0] ?? "";
+  // Everything before the last `@` that does not start a digest (`@sha256:...`): a password may hold
+  // `@`, `/`, `?`, `#` or `:`, and a host needs no path after it. Over-redacting a malformed value is safe.
+  const body = rest.slice(scheme.length);
+  for (let at = body.lastIndexOf("@"); at >= 0; at = at === 0 ? -1 : body.lastIndexOf("@", at - 1)) {
+    const after = body.slice(at + 1);
+    if (DIGEST_AFTER_AT_RE.test(after)) continue;
+    // user-info is `user:password@` or `token@host`: a `:` before it, or a host after it (a `.`, a port or localhost).
+    const before = body.slice(0, at);
+    const userColon = /^[^/@]*:/.test(before) && !/^[^/@:]*:\d+(?:\/|$)/.test(before); // `user:` but not `host:port/`
+    if (userColon || HOST_AFTER_AT_RE.test(after)) return `${lead}${scheme}***@${after}`;
+  }
+  return value;
 }
+
+const LAYOUT_STORE_PREFIX = "oci-layout:";
+const URL_SCHEME_PREFIX_RE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+/** What follows a reference's digest separator: an algorithm name and `:` (OCI image-spec "Digests"). */
+const DIGEST_AFTER_AT_RE = /^(?:sha256|sha384|sha512|blake3)(?:[+._-][A-Za-z0-9]+)*:/i;
+/** A host at the start of `value`: a name with a `.`, one with a port, or localhost. */
+const HOST_AFTER_AT_RE = /^(?:localhost\b|[^/\s]*[.:])/i;
 
 /**
  * Whether `value` carries user-info before its host without a scheme

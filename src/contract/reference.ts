@@ -11,7 +11,7 @@
  * refused, and so is a reference naming any repository but the pinned one.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describeValue, digestShapeProblem, hasBareUserinfo, isDigest, looksLikeUrl } from "./grammar.js";
+import { describeValue, digestShapeProblem, hasBareUserinfo, isDigest, looksLikeUrl, redactUrlUserinfo } from "./grammar.js";
 
 /** A parsed repository string. */
 export type Repository =
@@ -70,7 +70,9 @@ export function urlRefused(value: string): ReleaseContractError {
  */
 function refuseSurroundingWhitespace(value: string, code: "REPOSITORY_INVALID" | "REFERENCE_NOT_PINNED", what: string, expected: string, hint: string): void {
   if (value === value.trim() || value.trim() === "") return;
-  throw new ReleaseContractError(code, `${what} ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected ${expected} with none; fix: pass ${JSON.stringify(value.trim())}${hint}`);
+  // A URL or user:password@ is the bigger problem, named as such (and its credentials never echoed).
+  if (looksLikeUrl(value.trim()) || hasBareUserinfo(value.trim())) throw urlRefused(value.trim());
+  throw new ReleaseContractError(code, `${what} ${describeValue(value)} has ${/^\s/.test(value) ? "leading" : "trailing"} whitespace; expected ${expected} with none; fix: pass ${JSON.stringify(redactUrlUserinfo(value.trim()))}${hint}`);
 }
 
 /** `:<tag>` at the end of a path component (OCI distribution-spec tag grammar): a tag, not part of a store directory. */

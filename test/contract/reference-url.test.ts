@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe as suite, expect, it } from "vitest";
 import { ReleaseContractError } from "../../src/contract/errors.js";
 import { digestShapeProblem, redactUrlUserinfo } from "../../src/contract/grammar.js";
@@ -99,6 +100,47 @@ suite("URLs where a repository or reference is expected", () => {
     expect(redactUrlUserinfo(`u:p@ghcr.io/a/b@sha256:${HEX}`)).toBe(`***@ghcr.io/a/b@sha256:${HEX}`);
     expect(redactUrlUserinfo(`oci-layout:/s@x/y@sha256:${HEX}`)).toBe(`oci-layout:/s@x/y@sha256:${HEX}`);
     expect(redactUrlUserinfo(`localhost@sha256:${HEX}`)).toBe(`localhost@sha256:${HEX}`);
+    // A tag written with '@' and a registry with a port are no user-info: nothing is hidden.
+    expect(redactUrlUserinfo("ghcr.io/acme/p@latest")).toBe("ghcr.io/acme/p@latest");
+    expect(redactUrlUserinfo("127.0.0.1:5000/acme/p@latest")).toBe("127.0.0.1:5000/acme/p@latest");
+  });
+
+  it("a password never reaches a refusal, whatever it holds (#, ?, /, @, :) and however the value is written (property)", () => {
+    const password = fc.stringMatching(/^[A-Za-z0-9#?/@:%!$&'()*+,;=~._-]{6,24}$/).filter((p) => /[A-Za-z]{2}/.test(p) && !/^\d+$/.test(p));
+    const form = fc.constantFrom(
+      (pw: string) => `https://alice:${pw}@ghcr.io/acme/p`,
+      (pw: string) => `https://alice:${pw}@ghcr.io`,
+      (pw: string) => `alice:${pw}@ghcr.io/acme/p`,
+      (pw: string) => `alice:${pw}@ghcr.io`,
+      (pw: string) => `alice:${pw}@localhost:5000/acme/p@sha256:${HEX}`,
+      (pw: string) => ` https://alice:${pw}@ghcr.io/acme/p`,
+      (pw: string) => `alice:${pw}@ghcr.io/acme/p:v1 `,
+    );
+    fc.assert(
+      fc.property(password, form, (pw, make) => {
+        const value = make(pw);
+        for (const parse of [parseRepository, parseReference, parseTagReference] as const) {
+          let message = "";
+          try {
+            parse(value);
+          } catch (error) {
+            message = (error as Error).message;
+          }
+          expect(message, `${parse.name}(${JSON.stringify(value)})`).not.toBe("");
+          expect(message.includes(pw), `${parse.name}(${JSON.stringify(value)}): ${message}`).toBe(false);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("the reviewer's examples: no password in the message, and leading whitespace around a URL is named as a URL", () => {
+    for (const value of [" https://alice:S3cr3t@ghcr.io/acme/p", "https://alice:S3cr#t@ghcr.io/acme/p", "https://alice:p/ss@ghcr.io/acme/p", "alice:S3cr3t@ghcr.io"]) {
+      const problem = failure(() => parseRepository(value));
+      expect(problem.code).toBe("REPOSITORY_INVALID");
+      expect(problem.message).not.toMatch(/S3cr|p\/ss/);
+    }
+    expect(failure(() => parseRepository(" https://alice:S3cr3t@ghcr.io/acme/p")).message).toContain('found "https://***@ghcr.io/acme/p", a URL or a value with user:password@ in it');
   });
 });
 
