@@ -108,6 +108,25 @@ function requireCommand(value: unknown, field: string): string {
 }
 
 /**
+ * Gate pins given to the library (`ReleasePolicy.gates`, `ConsumerPins.gates`, `FleetAddOptions.gates`): an
+ * object whose own keys are gate names ({@link TEST_GATES}) and whose values are one-line commands. A misspelt
+ * gate would pin nothing, so it is refused with the nearest name, as `--expect-gate` refuses it.
+ * @param field names the argument in the message (e.g. `policy.gates`).
+ * @throws ReleaseContractError `POLICY_INVALID` naming the key or value.
+ */
+export function requireGatePins(gates: unknown, field: string): Partial<GateCommands> {
+  if (gates === null || typeof gates !== "object" || Array.isArray(gates)) invalid(`${field} must be an object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${describeValue(gates)}`);
+  for (const [gate, command] of Object.entries(gates)) {
+    if (!(TEST_GATES as readonly string[]).includes(gate)) {
+      const near = TEST_GATES.find((name) => name.toLowerCase() === gate.toLowerCase() || editDistanceAtMost2(name, gate));
+      invalid(`${field} names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}); a misspelt gate would pin nothing`);
+    }
+    requireCommand(command, `${field}.${gate}`);
+  }
+  return gates as Partial<GateCommands>;
+}
+
+/**
  * The gate commands a package.json declares: `hermesPluginKit.gates` over
  * {@link DEFAULT_GATE_COMMANDS}.
  * @param origin names the file in error messages.
@@ -381,7 +400,7 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
     sources.package = "--package";
   }
   const gates: Partial<GateCommands> = { ...(filePolicy.gates ?? {}) };
-  if (pins.gates !== undefined && Object.keys(pins.gates).length > 0) {
+  if (pins.gates !== undefined && Object.keys(requireGatePins(pins.gates, "gates")).length > 0) {
     Object.assign(gates, pins.gates);
     sources.gates = pins.gatesSource ?? "--expect-gate";
   }

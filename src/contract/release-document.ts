@@ -16,7 +16,7 @@ import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, r
 import type { ReleaseClass } from "./grammar.js";
 import { posix } from "node:path";
 import { LAYOUT_PREFIX, parseReference, parseRepository } from "./reference.js";
-import { EVIDENCE_KEYS, TEST_GATES, sourceSuffix } from "./policy.js";
+import { EVIDENCE_KEYS, TEST_GATES, requireGatePins, sourceSuffix } from "./policy.js";
 import type { ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./release-document-schemas.js";
 import { checkInstallTimeRecord } from "./install-time.js";
@@ -137,9 +137,20 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
 function checkVerifyArguments(doc: unknown, policy: unknown): void {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("JSON_NOT_OBJECT", `a release document must be a parsed JSON object (parseReleaseJson), found ${Array.isArray(doc) ? "an array" : describeValue(doc)}`);
   const p = policy as Partial<ReleasePolicy> | null | undefined;
-  if (p === null || typeof p !== "object" || typeof p.package !== "string" || typeof p.registryRepository !== "string" || p.gates === null || typeof p.gates !== "object") {
-    fail("POLICY_INVALID", `verifying a release document needs the policy you pin, {package, registryRepository, gates}: from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? describeValue(p) : `an object with keys ${Object.keys(p).join(", ") || "none"}`}`);
+  const wrong =
+    p === null || typeof p !== "object"
+      ? describeValue(p)
+      : [
+          typeof p.package !== "string" ? `package ${describeValue(p.package)}` : undefined,
+          typeof p.registryRepository !== "string" ? `registryRepository ${describeValue(p.registryRepository)}` : undefined,
+          p.gates === null || typeof p.gates !== "object" ? `gates ${describeValue(p.gates)}` : undefined,
+        ]
+          .filter((part) => part !== undefined)
+          .join(", ");
+  if (wrong !== "") {
+    fail("POLICY_INVALID", `verifying a release document needs the policy you pin, {package: string, registryRepository: string, gates: object}: from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? wrong : `an object with ${wrong}`}`);
   }
+  requireGatePins((p as ReleasePolicy).gates, "policy.gates");
 }
 
 /** What a release document of `state` is called in messages. */

