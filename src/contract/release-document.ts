@@ -180,8 +180,22 @@ function registryMismatchFix(source: string | undefined, found: unknown, pinned:
       : `; this release was made for ${own} and verifies only from there (a release copied to another repository does not): fetch it from ${own}, or pin a release made for the repository you use`;
   }
   if (source === "--repository") return `; the repository you pin is set with --repository${own === undefined ? "" : ` (pin ${own} only if you trust it)`}`;
-  if (source !== undefined) return `; the repository you pin comes from ${source}`;
+  if (source?.includes("fleet lock") === true) {
+    return `; a fleet lock entry stays in the repository it was pinned from (fleet upgrade moves it only to a newer release there): to pin a release of another repository, run fleet remove --name <plugin>, then fleet add --receipt <file> --repository ${typeof found === "string" ? found : "<repository>"} (only if you trust it)`;
+  }
+  // sourceSuffix already said where the pin came from (a --policy file).
+  if (source !== undefined) return "; fix: pin the repository you trust in that file, or with --repository";
   return "";
+}
+
+/** The fix for I3 (another package), by where the pinned package came from. */
+function packageMismatchFix(source: string | undefined): string {
+  if (source === "--package") return "; fix: check that this is the release you meant to verify";
+  if (source?.includes("fleet lock") === true) {
+    return "; the lock entry and the release it pins disagree (the lock was edited, or the release replaced): fix: fleet remove --name <plugin>, then fleet add with the receipt you trust";
+  }
+  if (source?.includes("--policy") === true) return "; fix: name the plugin's own package.json with --policy, or pin the package with --package";
+  return "; fix: pin the package you trust with --package";
 }
 
 /** I1-I5: schema, state, package, registry and the exact key set. @returns the document's keys. */
@@ -198,7 +212,7 @@ function checkDocumentHeader(doc: JsonObject, expectedState: "tested" | "publish
     fail("RECEIPT_STATE_MISMATCH", `expected ${kind(expectedState)}, but receipt_state is ${describeValue(doc["receipt_state"])}${doc["receipt_state"] === other ? `: this document is ${kind(other)}` : ""}`);
   }
   if (doc["package"] !== policy.package) {
-    fail("RECEIPT_PACKAGE_MISMATCH", `${documentKind(expectedState)} package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${policy.sources?.package === "--package" ? "" : "; pin another package with --package"}`);
+    fail("RECEIPT_PACKAGE_MISMATCH", `${documentKind(expectedState)} package mismatch: package must be ${describeValue(policy.package)}${sourceSuffix(policy.sources?.package)}, found ${describeValue(doc["package"])}${packageMismatchFix(policy.sources?.package)}`);
   }
   if (doc["registry_repository"] !== policy.registryRepository) {
     fail("RECEIPT_REGISTRY_MISMATCH", `${documentKind(expectedState)} registry mismatch: registry_repository must be ${describeValue(policy.registryRepository)}${sourceSuffix(policy.sources?.repository)}, found ${describeValue(doc["registry_repository"])}${registryMismatchFix(policy.sources?.repository, doc["registry_repository"], policy.registryRepository)}`);

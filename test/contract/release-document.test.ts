@@ -111,7 +111,11 @@ describe("tested manifest identity (reference 3.3, state tested)", () => {
     expect(fromFlag).toMatch(/^release receipt registry mismatch: /);
     expect(fromFlag).toContain('the repository you pin is set with --repository (pin "ghcr.io/acme/other" only if you trust it)');
     const fromFile = messageOf(() => verifyTestedManifest(other(tested()), { ...POLICY, sources: { repository: "p.json (--policy) hermesPluginKit.repository" } }));
-    expect(fromFile).toContain("the repository you pin comes from p.json (--policy) hermesPluginKit.repository");
+    expect(fromFile).toContain('(from p.json (--policy) hermesPluginKit.repository), found "ghcr.io/acme/other"; fix: pin the repository you trust in that file, or with --repository');
+    // From a fleet lock: where the pin came from once, and the commands that move a plugin to another repository.
+    const fromLock = messageOf(() => verifyFinalReceipt(other(published()), { ...POLICY, sources: { repository: "the repository of the plugin's pinned references in the fleet lock" } }));
+    expect(fromLock.match(/fleet lock/g)).toHaveLength(2);
+    expect(fromLock).toContain('a fleet lock entry stays in the repository it was pinned from (fleet upgrade moves it only to a newer release there): to pin a release of another repository, run fleet remove --name <plugin>, then fleet add --receipt <file> --repository ghcr.io/acme/other (only if you trust it)');
     expect(messageOf(() => verifyTestedManifest(other(tested()), POLICY))).toMatch(/found "ghcr\.io\/acme\/other"$/);
     // One local store written another way: the fix is the spelling the release wrote.
     const store = (d: Doc) => ((d.registry_repository = "oci-layout:/srv/store/demo"), d as JsonObject);
@@ -386,6 +390,30 @@ describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's
     for (const gate of Object.values(other.evidence)) Object.assign(gate, { source_sha: sha });
     expect(() => verifyFinalReceipt(other as unknown as JsonObject, POLICY, expect_)).not.toThrow();
     expect(() => verifyParsedFinalReceiptBytes(bytes, other as unknown as JsonObject, POLICY, expect_)).toThrowWithCode("RECEIPT_NOT_CANONICAL");
+  });
+});
+
+describe("a package mismatch says what to do, by where the package came from", () => {
+  const otherPackage = (d: Doc) => ((d.package = "other-plugin"), d as JsonObject);
+  const messageOf = (sources: Record<string, string> | undefined) => {
+    try {
+      verifyTestedManifest(otherPackage(tested()), { ...POLICY, ...(sources === undefined ? {} : { sources }) });
+    } catch (e) {
+      expect(e).toMatchObject({ code: "RECEIPT_PACKAGE_MISMATCH" });
+      return (e as Error).message;
+    }
+    throw new Error("expected RECEIPT_PACKAGE_MISMATCH");
+  };
+  it.each([
+    [undefined, "; fix: pin the package you trust with --package"],
+    [{ package: "--package" }, ' (from --package), found "other-plugin"; fix: check that this is the release you meant to verify'],
+    [{ package: "the fleet lock" }, " (from the fleet lock), found \"other-plugin\"; the lock entry and the release it pins disagree (the lock was edited, or the release replaced): fix: fleet remove --name <plugin>, then fleet add with the receipt you trust"],
+    [{ package: "p.json (--policy) name" }, "; fix: name the plugin's own package.json with --policy, or pin the package with --package"],
+  ])("from %j", (sources, fix) => {
+    const message = messageOf(sources);
+    expect(message.endsWith(fix), message).toBe(true);
+    // A fleet lock's check has no --package to offer (fleet verify has no such option).
+    if (sources?.package === "the fleet lock") expect(message).not.toContain("--package");
   });
 });
 
