@@ -21,15 +21,15 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import type { Dirent, Stats } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
-import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { chmod, copyFile, link, lstat, mkdir, open, readdir, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describeValue } from "../contract/grammar.js";
 import { readReleaseJsonBytesFile } from "../contract/release-json-file.js";
 import { FetchError } from "./errors.js";
 import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
-import { isStaleLockOwner } from "../oci/lock-owner.js";
+import { inspectLockFile, lockRefusal } from "../oci/lock-owner.js";
 import { checkDirectoryWritable, makeDirectory, pathTooLong, shortPath } from "../contract/directory.js";
 
 /** One verified file to install. */
@@ -213,6 +213,25 @@ function notEmpty(outputDir: string, foreign: readonly string[]): FetchError {
   );
 }
 
+/**
+ * `INSTALL_UNSAFE_PATH` for an entry inside `D` that a fetch would have to write through or replace (a
+ * symlink, a directory where a file goes, a file where a directory goes, a device): what was expected,
+ * what was found and the fix (a fetch never writes through or replaces an entry it did not write).
+ */
+async function unsafeEntry(path: string, st: Stats, expected: string): Promise<FetchError> {
+  const found = st.isSymbolicLink()
+    ? `a symlink (to ${describeValue(await readlink(path).catch(() => "?"))}; not followed)`
+    : st.isDirectory()
+      ? "a directory"
+      : st.isFile()
+        ? "a regular file"
+        : "a device, pipe or socket";
+  return new FetchError(
+    "INSTALL_UNSAFE_PATH",
+    `refusing an unsafe output path: expected ${expected} (a fetch writes only regular files and real directories, and never writes through or replaces anything else), found ${found} at ${path}; fix: move ${path} out of the way if you put it there, or fetch into a new directory`,
+  );
+}
+
 interface Plan {
   toWrite: InstallFile[];
   unchanged: string[];
@@ -362,9 +381,7 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
     for (const dir of intermediateDirs(root, file.path)) {
       const st = await lstatOrNull(dir);
       if (st === null) break;
-      if (st.isSymbolicLink() || !st.isDirectory()) {
-        throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
-      }
+      if (st.isSymbolicLink() || !st.isDirectory()) throw await unsafeEntry(dir, st, `${relative(root, dir)} in ${outputDir} to be absent or a real directory`);
     }
     const target = join(root, file.path);
     const st = await lstatOrNull(target);
@@ -372,8 +389,7 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
       toWrite.push(file);
       continue;
     }
-    if (st.isSymbolicLink()) throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${target} is a symlink`);
-    if (!st.isFile()) throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} exists and is not a regular file`);
+    if (st.isSymbolicLink() || !st.isFile()) throw await unsafeEntry(target, st, `${file.path} in ${outputDir} to be absent or a regular file`);
     const existing = (await hashFile(target, { noFollow: true })).sha256;
     if (existing !== file.sha256) {
       throw new FetchError(
@@ -388,13 +404,16 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
 
 
 /**
- * Take `D/.hermes-plugin-kit-install.lock` (O_EXCL, never through a symlink),
- * waiting up to `timeoutMs` for another install; a lock left by a dead process
- * is broken. Returns the release function.
+ * Take `D/.hermes-plugin-kit-install.lock` (O_EXCL, never through a symlink). What holds it is
+ * inspected first ({@link inspectLockFile}): a lock left by a dead process is broken; a symlink, a
+ * directory, other content or a PID that now names another program is refused at once
+ * (`INSTALL_LOCKED`, naming what was found); only a live holder (or a lock still being written) is
+ * waited for, up to `timeoutMs`. Returns the release function.
  */
 async function acquireInstallLock(root: string, timeoutMs: number, signal?: AbortSignal): Promise<() => Promise<void>> {
   const path = join(root, INSTALL_LOCK_FILE);
   const deadline = Date.now() + timeoutMs;
+  const holder = `a fetch installing into ${root}`;
   for (;;) {
     throwIfInterrupted(signal);
     try {
@@ -408,16 +427,14 @@ async function acquireInstallLock(root: string, timeoutMs: number, signal?: Abor
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    const st = await lstatOrNull(path);
-    if (st !== null && st.isFile() && st.size < 32) {
-      const pid = Number((await readFile(path, "utf8").catch(() => "")).trim());
-      if (isStaleLockOwner(pid)) {
-        await unlink(path).catch(() => undefined);
-        continue;
-      }
+    const found = await inspectLockFile(path);
+    if (found.kind === "absent") continue;
+    if (found.kind === "dead") {
+      await unlink(path).catch(() => undefined);
+      continue;
     }
-    if (Date.now() > deadline) {
-      throw new FetchError("INSTALL_LOCKED", `another install into ${root} holds ${INSTALL_LOCK_FILE} (waited ${timeoutMs} ms)`);
+    if (found.kind === "foreign" || found.kind === "reused" || Date.now() > deadline) {
+      throw new FetchError("INSTALL_LOCKED", `cannot take the install lock of ${root}: ${lockRefusal(found, path, holder, timeoutMs)}`);
     }
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -513,7 +530,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
           await mkdir(dir, { mode: 0o755 });
           createdDirs.push(dir);
         } else if (st.isSymbolicLink() || !st.isDirectory()) {
-          throw new FetchError("INSTALL_UNSAFE_PATH", `refusing an unsafe output path: ${dir} is ${st.isSymbolicLink() ? "a symlink" : "not a directory"}`);
+          throw await unsafeEntry(dir, st, `${relative(root, dir)} in ${outputDir} to be absent or a real directory`);
         }
       }
       const target = join(root, file.path);

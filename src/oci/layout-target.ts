@@ -8,7 +8,8 @@
  * and renamed into `blobs/sha256/<hex>` only after they verified; `index.json`
  * is replaced atomically (temp file + rename) while holding the lock file
  * `index.json.lock` (created with O_EXCL; a lock left by a dead process is
- * broken), so two writers cannot lose each other's tags.
+ * broken, one the kit did not write or whose PID names another program is
+ * refused at once), so two writers cannot lose each other's tags.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
@@ -24,7 +25,7 @@ import { OciError } from "./errors.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, Target } from "./target.js";
-import { isStaleLockOwner } from "./lock-owner.js";
+import { inspectLockFile, lockRefusal } from "./lock-owner.js";
 import { makeDirectory } from "../contract/directory.js";
 
 /** Options of {@link LayoutTarget.open}. */
@@ -125,7 +126,11 @@ export class LayoutTarget implements Target {
     }
   }
 
-  /** Run `fn` holding `index.json.lock`. @throws OciError `OCI_LOCKED` after the lock timeout. */
+  /**
+   * Run `fn` holding `index.json.lock`.
+   * @throws OciError `OCI_LOCKED` after the lock timeout, or at once for a lock that is not the kit's
+   *   (a symlink, a directory, other content) or is stale (its PID names another program).
+   */
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const lockPath = path.join(this.dir, "index.json.lock");
     const deadline = Date.now() + this.lockTimeoutMs;
@@ -141,13 +146,16 @@ export class LayoutTarget implements Target {
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        const owner = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
-        if (isStaleLockOwner(owner)) {
+        // What holds the lock decides: a dead holder's lock is broken; anything the kit does not write,
+        // or a PID that now names another program, is refused at once; only a live holder is waited for.
+        const found = await inspectLockFile(lockPath);
+        if (found.kind === "absent") continue;
+        if (found.kind === "dead") {
           await unlink(lockPath).catch(() => undefined);
           continue;
         }
-        if (Date.now() >= deadline) {
-          throw new OciError("OCI_LOCKED", `OCI layout ${this.dir}: index.json.lock still held after ${this.lockTimeoutMs} ms`);
+        if (found.kind === "foreign" || found.kind === "reused" || Date.now() >= deadline) {
+          throw new OciError("OCI_LOCKED", `OCI layout ${this.dir}: cannot take index.json.lock: ${lockRefusal(found, lockPath, "a writer of this store", this.lockTimeoutMs)}`);
         }
         await sleep(delay);
         delay = Math.min(delay * 2, 25);

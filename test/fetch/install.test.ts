@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkInstallTarget, checkReplaceTarget, INSTALL_LOCK_FILE, installPayload, replaceInstall, type InstallFile } from "../../src/fetch/install.js";
 import { InterruptedError } from "../../src/contract/errors.js";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 
 let root: string;
 let files: InstallFile[];
@@ -145,14 +145,26 @@ describe("installPayload", () => {
     expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe("other bytes");
   });
 
-  it("refuses a directory where a file goes, and a file where a directory goes", async () => {
+  it("refuses a directory where a file goes, and a file where a directory goes: INSTALL_UNSAFE_PATH (as documented) naming what was found and the fix", async () => {
     const out = join(root, "D");
-    await mkdir(join(out, "release-manifest.json"), { recursive: true });
-    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
+    await mkdir(join(out, "dist/demo-1.0.0.tgz"), { recursive: true });
+    const dirForFile = installPayload(out, files);
+    await expect(() => dirForFile).toThrowWithCode("INSTALL_UNSAFE_PATH");
+    await expect(dirForFile).rejects.toThrow(
+      `refusing an unsafe output path: expected dist/demo-1.0.0.tgz in ${out} to be absent or a regular file (a fetch writes only regular files and real directories, and never writes through or replaces anything else), found a directory at ${join(out, "dist/demo-1.0.0.tgz")}; fix: move ${join(out, "dist/demo-1.0.0.tgz")} out of the way if you put it there, or fetch into a new directory`,
+    );
+    await expect(dirForFile).rejects.not.toThrow(/different bytes/);
     await rm(out, { recursive: true });
     await mkdir(out);
     await writeFile(join(out, "dist"), "x");
-    await expect(() => installPayload(out, files)).toThrowWithCode("INSTALL_UNSAFE_PATH");
+    const fileForDir = installPayload(out, files);
+    await expect(() => fileForDir).toThrowWithCode("INSTALL_UNSAFE_PATH");
+    await expect(fileForDir).rejects.toThrow(`expected dist in ${out} to be absent or a real directory (a fetch writes only regular files and real directories, and never writes through or replaces anything else), found a regular file at ${join(out, "dist")}`);
+    // A symlink is named with its target, which is not followed.
+    await rm(out, { recursive: true });
+    await mkdir(out);
+    await symlink("/etc/passwd", join(out, "release-manifest.json"));
+    await expect(installPayload(out, files)).rejects.toThrow(`found a symlink (to "/etc/passwd"; not followed) at ${join(out, "release-manifest.json")}`);
   });
 
   it("refuses D that is a regular file", async () => {
@@ -255,17 +267,77 @@ describe("installPayload", () => {
     expect(await readFile(join(out, "dist/demo-1.0.0.tgz"), "utf8")).toBe(winner);
   });
 
-  it("waits for another install's lock: a live holder -> INSTALL_LOCKED and nothing written; a dead holder's lock is broken", async () => {
+  it("waits for another install's lock: a live holder -> INSTALL_LOCKED naming its PID and the fix, nothing written; a dead holder's lock is broken", async () => {
     const out = join(root, "locked");
     await mkdir(out);
-    await writeFile(join(out, INSTALL_LOCK_FILE), "1\n");
-    await expect(() => installPayload(out, files, { lockTimeoutMs: 200 })).toThrowWithCode("INSTALL_LOCKED");
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      await writeFile(join(out, INSTALL_LOCK_FILE), `${live.pid}\n`);
+      const waited = installPayload(out, files, { lockTimeoutMs: 200 });
+      await expect(() => waited).toThrowWithCode("INSTALL_LOCKED");
+      await expect(waited).rejects.toThrow(`${join(out, INSTALL_LOCK_FILE)} is still held by PID ${live.pid} after 200 ms (expected a fetch installing into ${out} to release it when done); fix: wait for PID ${live.pid} to finish and rerun; if PID ${live.pid} is not a fetch installing into ${out}, remove ${join(out, INSTALL_LOCK_FILE)}`);
+    } finally {
+      live.kill();
+    }
     expect(await tree(out)).toEqual([INSTALL_LOCK_FILE]);
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     await writeFile(join(out, INSTALL_LOCK_FILE), `${dead.stdout}\n`);
     const result = await installPayload(out, files, { lockTimeoutMs: 2000 });
     expect(result.written).toHaveLength(4);
     expect(await tree(out)).toEqual(["dist/", "dist/demo-1.0.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+  });
+
+  it("a lock the kit did not write is refused at once (no 30 s wait), naming what was found: a symlink, a directory, other content, an empty lock after the wait", async () => {
+    const out = join(root, "foreign");
+    await mkdir(out);
+    const lock = join(out, INSTALL_LOCK_FILE);
+    const refused = async (timeout = 30_000) => {
+      const started = Date.now();
+      const error = await installPayload(out, files, { lockTimeoutMs: timeout }).then(() => undefined, (e: { code?: string; message: string }) => e);
+      expect(error?.code).toBe("INSTALL_LOCKED");
+      if (timeout === 30_000) expect(Date.now() - started).toBeLessThan(5000);
+      return error?.message ?? "";
+    };
+    await symlink("/etc/passwd", lock);
+    const viaLink = await refused();
+    expect(viaLink).toContain(`${lock} is not a lock the kit writes: expected a lock file holding the PID of its holder (a fetch installing into ${out})`);
+    expect(viaLink).toContain(`found a symlink (to "/etc/passwd"; not followed); it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a fetch installing into ${out}) is running, remove ${lock} (rm removes the link, not its target), and rerun`);
+    await rm(lock);
+    await mkdir(lock);
+    expect(await refused()).toContain("found a directory;");
+    await rm(lock, { recursive: true });
+    await writeFile(lock, "hello\n");
+    expect(await refused()).toContain('found a file holding "hello\\n";');
+    await writeFile(lock, "");
+    expect(await refused(200)).toContain(`${lock} is still empty after 200 ms: expected a lock file holding the PID of its holder`);
+    // Nothing was followed, written or removed.
+    expect(await readFile("/etc/passwd", "utf8")).toMatch(/^root:/);
+    expect(await tree(out)).toEqual([INSTALL_LOCK_FILE]);
+  });
+
+  it.runIf(process.platform === "linux")("a lock whose PID now names another program, or a process started after the lock was written, is named as stale at once", async () => {
+    const out = join(root, "stale");
+    await mkdir(out);
+    const lock = join(out, INSTALL_LOCK_FILE);
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    const node = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      await writeFile(lock, `${other.pid}\n`);
+      const foreign = installPayload(out, files, { lockTimeoutMs: 30_000 });
+      await expect(() => foreign).toThrowWithCode("INSTALL_LOCKED");
+      await expect(foreign).rejects.toThrow(`${lock} is stale: expected a lock file holding the PID of its holder (a fetch installing into ${out}), which the kit writes when it takes the lock and removes when done, found PID ${other.pid}, process "sleep", which is not a hermes-plugin-kit process (a JavaScript runtime); the process that took the lock is gone; fix: if no hermes-plugin-kit process (a fetch installing into ${out}) is running, remove ${lock}, and rerun`);
+      // A node process that started an hour after the lock was written is not the one that wrote it.
+      await writeFile(lock, `${node.pid}\n`);
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      await utimes(lock, hourAgo, hourAgo);
+      await expect(installPayload(out, files, { lockTimeoutMs: 30_000 })).rejects.toThrow(new RegExp(`is stale: .*found PID ${node.pid}, now process "node" started .*, after the lock was written \\(.*\\): the PID was reused`));
+    } finally {
+      other.kill();
+      node.kill();
+    }
+    expect(await tree(out)).toEqual([INSTALL_LOCK_FILE]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, symlink, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -125,7 +125,37 @@ describe("LayoutTarget", () => {
     expect(await store.tags()).toContain("after-stale");
     await writeFile(path.join(dir, "index.json.lock"), String(process.ppid));
     await expect(store.tag(manifest, "blocked")).toThrowWithCode("OCI_LOCKED");
+    await expect(store.tag(manifest, "blocked")).rejects.toThrow(`index.json.lock is still held by PID ${process.ppid} after 200 ms`);
     await unlink(path.join(dir, "index.json.lock"));
+    expect(await store.tags()).not.toContain("blocked");
+  });
+
+  it("refuses at once a lock it did not write (a symlink, other content) or whose PID names another program, naming what was found and the fix (a rerun alone would loop)", async () => {
+    const { dir, manifest } = await staged("store-foreign-lock", { "a.txt": "foreign" });
+    const lock = path.join(dir, "index.json.lock");
+    const store = await LayoutTarget.open(dir, { lockTimeoutMs: 30_000 });
+    const started = Date.now();
+    await symlink("/etc/passwd", lock);
+    await expect(store.tag(manifest, "blocked")).toThrowWithCode("OCI_LOCKED");
+    await expect(store.tag(manifest, "blocked")).rejects.toThrow(
+      `OCI layout ${dir}: cannot take index.json.lock: ${lock} is not a lock the kit writes: expected a lock file holding the PID of its holder (a writer of this store), which the kit writes when it takes the lock and removes when done, found a symlink (to "/etc/passwd"; not followed); it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a writer of this store) is running, remove ${lock}`,
+    );
+    await unlink(lock);
+    await writeFile(lock, "not a pid");
+    await expect(store.tag(manifest, "blocked")).rejects.toThrow('found a file holding "not a pid"');
+    if (process.platform === "linux") {
+      const other = spawn("sleep", ["30"], { stdio: "ignore" });
+      try {
+        await new Promise((r) => setTimeout(r, 100));
+        await writeFile(lock, String(other.pid));
+        await expect(store.tag(manifest, "blocked")).rejects.toThrow(`${lock} is stale: expected a lock file holding the PID of its holder`);
+        await expect(store.tag(manifest, "blocked")).rejects.toThrow(`found PID ${other.pid}, process "sleep", which is not a hermes-plugin-kit process`);
+      } finally {
+        other.kill();
+      }
+    }
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await unlink(lock);
     expect(await store.tags()).not.toContain("blocked");
   });
 });
