@@ -551,6 +551,8 @@ async function verifyPinnedProvenance(
 /**
  * `fleet verify`: check every pinned plugin (see the module comment).
  * @returns one result per plugin, in lock order.
+ * Every plugin is checked; the first refusal is thrown with its code, its message followed by each other
+ * failing plugin's message and code.
  * @throws FetchError `FLEET_LOCK_*` (`FLEET_LOCK_EMPTY`: a lock that pins nothing, with `installedDir` given),
  *   `FLEET_BUNDLE_REFERENCE_MISMATCH`,
  *   `FLEET_BUNDLE_MISMATCH` (the pinned bundle's layers are not the receipt's payload),
@@ -570,11 +572,24 @@ export async function verifyFleetLock(options: FleetVerifyOptions): Promise<Flee
       `fleet lock ${options.lockPath} pins no plugin, so nothing installed in ${options.installedDir} can be verified against a pin; fix: check that --lock names your fleet's lock, or pin the plugins first (hermes-plugin-kit fleet add --lock ${options.lockPath} --receipt <release-receipt.json> --repository <registry/repository>)`,
     );
   }
+  // Every plugin is checked, so one bad pin does not hide another: the first refusal is thrown (its code is
+  // the answer's), with the others' messages and codes after it. An interruption stops at once.
   const results: FleetPluginResult[] = [];
+  const failures: HermesPluginKitError[] = [];
   for (const plugin of lock.plugins) {
-    results.push(await verifyPinnedPlugin(plugin, options));
+    try {
+      results.push(await verifyPinnedPlugin(plugin, options));
+    } catch (error) {
+      if (!(error instanceof HermesPluginKitError) || error instanceof InterruptedError) throw error;
+      failures.push(error);
+    }
   }
-  return results;
+  const [first, ...others] = failures;
+  if (first === undefined) return results;
+  if (others.length > 0) {
+    first.message += `; ${others.length} more of the lock's ${lock.plugins.length} plugins failed too: ${others.map((e) => `${e.message} [${e.code}]`).join("; ")}`;
+  }
+  throw first;
 }
 
 /**
@@ -621,13 +636,16 @@ async function verifyOnePlugin(plugin: FleetPlugin, options: FleetVerifyOptions,
     );
   }
   if (receipt.version !== plugin.version) {
-    throw new FetchError("FLEET_VERSION_MISMATCH", `plugin ${plugin.name}: the lock pins version ${plugin.version}, the receipt says ${receipt.version}`);
+    throw new FetchError(
+      "FLEET_VERSION_MISMATCH",
+      `plugin ${plugin.name} ${plugin.version}: the lock pins version ${plugin.version}, the receipt it pins (${plugin.receipt_reference}) says ${receipt.version}: the lock entry was edited; fix: restore the lock from version control, or run fleet remove --lock ${options.lockPath} --name ${plugin.name}, then fleet add with the receipt you trust`,
+    );
   }
   const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
   if (artifact.filename !== plugin.tarball.filename || artifact.sha256 !== plugin.tarball.sha256) {
     throw new FetchError(
       "FLEET_TARBALL_MISMATCH",
-      `plugin ${plugin.name}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt says ${artifact.filename} sha256 ${artifact.sha256}`,
+      `plugin ${plugin.name} ${plugin.version}: the lock pins ${plugin.tarball.filename} sha256 ${plugin.tarball.sha256}, the receipt it pins (${plugin.receipt_reference}) says ${artifact.filename} sha256 ${artifact.sha256}: the lock entry was edited; fix: restore the lock from version control, or run fleet remove --lock ${options.lockPath} --name ${plugin.name}, then fleet add with the receipt you trust`,
     );
   }
   // The pinned bundle: its manifest (no blobs) must be a bundle whose layers

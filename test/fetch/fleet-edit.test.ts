@@ -192,6 +192,29 @@ describe("fleet upgrade / list / remove", () => {
     expect(existsSync(join(root, "gate-pin"))).toBe(false);
   });
 
+  it("fleet verify checks every plugin: one bad pin does not hide another (the first code, the others' messages and codes after it)", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });
+    const good = (await listFleetLock(lock))[0]!;
+    const twoBad = {
+      schema_version: 1,
+      plugins: [
+        { ...good, tarball: { ...good.tarball, sha256: "0".repeat(64) } },
+        { ...good, name: "other-plugin", tarball: { ...good.tarball, filename: "other-plugin-0.8.0.tgz" } },
+      ],
+    };
+    await writeFile(lock, fleetLockBytes(twoBad as never));
+    const verifying = verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null });
+    await expect(() => verifying).toThrowWithCode("FLEET_TARBALL_MISMATCH");
+    const message = await verifying.catch((e: Error) => e.message);
+    expect(message).toMatch(/^plugin demo-plugin 0\.8\.0: /);
+    expect(message).toContain("; 1 more of the lock's 2 plugins failed too: plugin other-plugin 0.8.0: ");
+    expect(message).toMatch(/\[RECEIPT_PACKAGE_MISMATCH\]$/);
+    // One bad plugin among good ones: its own message alone.
+    await writeFile(lock, fleetLockBytes({ schema_version: 1, plugins: [twoBad.plugins[0]!] } as never));
+    await expect(verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null })).rejects.toThrow(/^plugin demo-plugin 0\.8\.0: (?!.*more of the lock)/);
+  });
+
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
