@@ -205,4 +205,4 @@ export {
 export { isP256Key, keyFileKind, MAX_KEY_FILE_BYTES, parseP256PrivateKeyPem, parseP256PublicKeyPem, readP256PublicKeyFile, type KeyFileKind } from "./key-pem.js";
 export { MAX_TRUSTED_ROOT_BYTES, TRUSTED_ROOT_MEDIA_TYPES, parseTrustedRoot, type CheckedTrustedRoot } from "./trusted-root.js";
 export { MAX_PACKAGE_JSON_BYTES, readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
-export { DEFAULT_TAR_LIMITS, StrictTarParser, parsePaxRecords, type TarLimits, type TarballMember } from "./tar-ustar.js";
+export { DEFAULT_TAR_LIMITS, resolveTarLimits, StrictTarParser, parsePaxRecords, type TarLimits, type TarballMember } from "./tar-ustar.js";

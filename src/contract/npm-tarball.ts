@@ -18,7 +18,7 @@ import { crc32, createInflateRaw, inflateRawSync } from "node:zlib";
 import { parseStrictJson, type JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { closeAsync, fstatAsync, openAsync, readAsync, readWhole } from "./fs-async.js";
-import { StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
+import { resolveTarLimits, StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
 
 export type { TarballMember, TarLimits } from "./tar-ustar.js";
 
@@ -158,7 +158,7 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
     const expected = options.expected;
     if (expected !== undefined && st.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${path}: ${expected.by} says ${expected.size} bytes, file has ${st.size}`);
     if (st.size < 18) fail("TARBALL_GZIP_INVALID", `${path} has ${st.size} bytes, too few for gzip data`);
-    const maxBytes = (options.limits?.maxUnpackedBytes ?? 1024 * 1024 * 1024) + 64 * 1024 * 1024;
+    const maxBytes = resolveTarLimits(options.limits).maxUnpackedBytes + 64 * 1024 * 1024;
     const whole = st.size <= (options.wholeFileBytes ?? WHOLE_TARBALL_BYTES) ? await inflateWhole(fd, st.size, Math.min(maxBytes, WHOLE_TARBALL_UNPACKED_BYTES), path, expected) : undefined;
     // Read whole, the tar layer is parsed as a streamed one is: before the gzip trailer is checked, then ended after.
     if (whole !== undefined) parser.push(whole.inflated);

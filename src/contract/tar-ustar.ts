@@ -30,6 +30,7 @@
  * `TARBALL_TRAILING_DATA` (non-zero bytes after the end-of-archive marker).
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
+import { describeValue } from "./grammar.js";
 
 /** One regular file of an npm tarball. */
 export interface TarballMember {
@@ -55,6 +56,27 @@ export interface TarLimits {
 
 /** Default {@link TarLimits}. */
 export const DEFAULT_TAR_LIMITS: Readonly<TarLimits> = Object.freeze({ maxMembers: 100_000, maxUnpackedBytes: 1024 * 1024 * 1024, maxPaxBytes: 64 * 1024, maxPathBytes: 4096 });
+
+/**
+ * `limits` over {@link DEFAULT_TAR_LIMITS}: an absent or `undefined` bound is the default (a spread would let
+ * `{ maxMembers: undefined }` lift it); a given one must be a positive safe integer.
+ * @throws ReleaseContractError `TARBALL_LIMITS_INVALID` naming the bound and what was found.
+ */
+export function resolveTarLimits(limits: Partial<TarLimits> | undefined): TarLimits {
+  if (limits !== undefined && (limits === null || typeof limits !== "object" || Array.isArray(limits))) {
+    throw new ReleaseContractError("TARBALL_LIMITS_INVALID", `tar limits must be an object ({ ${Object.keys(DEFAULT_TAR_LIMITS).join(", ")} }), found ${describeValue(limits)}`);
+  }
+  const resolved: TarLimits = { ...DEFAULT_TAR_LIMITS };
+  for (const key of Object.keys(DEFAULT_TAR_LIMITS) as (keyof TarLimits)[]) {
+    const value = limits?.[key];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+      throw new ReleaseContractError("TARBALL_LIMITS_INVALID", `tar limit ${key} must be a positive whole number (default ${DEFAULT_TAR_LIMITS[key]}), found ${describeValue(value)}; fix: pass a bound, or leave it out for the default`);
+    }
+    resolved[key] = value;
+  }
+  return resolved;
+}
 
 const BLOCK = 512;
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
@@ -214,7 +236,7 @@ export class StrictTarParser {
     private readonly onData: (member: TarballMember, chunk: Buffer) => void = () => undefined,
     limits: Partial<TarLimits> = {},
   ) {
-    this.limits = { ...DEFAULT_TAR_LIMITS, ...limits };
+    this.limits = resolveTarLimits(limits);
   }
 
   /** Feed the next bytes of the tar stream. @throws ReleaseContractError (codes in the module comment). */

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { WHOLE_TARBALL_BYTES, WHOLE_TARBALL_UNPACKED_BYTES, readNpmTarballFile } from "../../src/contract/npm-tarball.js";
 import { createHash } from "node:crypto";
+import { DEFAULT_TAR_LIMITS, resolveTarLimits } from "../../src/contract/tar-ustar.js";
 import { fileEntry, gnuTarListing, gzip, nodeTarListing, paxEntry, tarStream, type CraftEntry } from "../support/tar-craft.js";
 
 const PKG = JSON.stringify({ name: "demo-plugin", version: "1.0.0", main: "index.js", files: ["index.js"] }) + "\n";
@@ -162,6 +163,23 @@ describe("constructs npm pack never writes are refused with their code", () => {
     const bigPkg = await file(gzip(tarStream([fileEntry("package/package.json", PKG.replace("}", `,"x":"${"y".repeat(1024 * 1024)}"}`))])));
     await expect(readNpmTarballFile(bigPkg)).toThrowWithCode("TARBALL_TOO_LARGE");
     await expect(readNpmTarballFile(many)).resolves.toBeDefined();
+  });
+
+  it("a bound given as undefined is the default, not lifted; NaN, 0, a fraction or a string is TARBALL_LIMITS_INVALID (plain JavaScript)", async () => {
+    expect(resolveTarLimits({ maxMembers: undefined })).toEqual(DEFAULT_TAR_LIMITS);
+    expect(resolveTarLimits({ maxMembers: 10 }).maxMembers).toBe(10);
+    const bomb = await file(gzip(tarStream([...base(), fileEntry("package/zeros.bin", Buffer.alloc(2 * 1024 * 1024))])));
+    // Left out by spreading an options object whose bound is undefined: the default holds.
+    for (const limits of [{ maxUnpackedBytes: undefined }, { maxMembers: undefined, maxUnpackedBytes: 1024 * 1024 }]) {
+      const read = readNpmTarballFile(bomb, { limits, wholeFileBytes: 0 });
+      if (limits.maxUnpackedBytes === undefined) await expect(read).resolves.toBeDefined();
+      else await expect(() => read).toThrowWithCode("TARBALL_TOO_LARGE");
+    }
+    for (const value of [Number.NaN, 0, -1, 1.5, "10", null, Number.POSITIVE_INFINITY]) {
+      await expect(() => readNpmTarballFile(bomb, { limits: { maxMembers: value as never } })).toThrowWithCode("TARBALL_LIMITS_INVALID");
+    }
+    expect(() => resolveTarLimits({ maxMembers: Number.NaN })).toThrow("tar limit maxMembers must be a positive whole number (default 100000), found number NaN");
+    expect(() => resolveTarLimits("big" as never)).toThrow('tar limits must be an object ({ maxMembers, maxUnpackedBytes, maxPaxBytes, maxPathBytes }), found "big"');
   });
 
   it("accepts zero padding after the end-of-archive marker and long and non-ASCII paths written as npm pack writes them", async () => {
