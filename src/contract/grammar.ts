@@ -220,12 +220,32 @@ export function digestShapeProblem(value: string): string {
   return "expected sha256:<64 lowercase hex characters>";
 }
 
-/** Short, safe rendering of an unexpected value for error messages (URL credentials redacted). */
+/** Characters a terminal shows as nothing or as blank: controls, format characters (zero-width space, BOM, bidi marks), separators other than the space. */
+const INVISIBLE_RE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}]/u;
+const INVISIBLE_GLOBAL_RE = new RegExp(INVISIBLE_RE.source, "gu");
+
+/** `\uXXXX` of each UTF-16 unit of `char` (a surrogate pair as two), as JSON and JavaScript read them. */
+function unicodeEscape(char: string): string {
+  return [...Array(char.length).keys()].map((i) => `\\u${char.charCodeAt(i).toString(16).toUpperCase().padStart(4, "0")}`).join("");
+}
+
+/**
+ * One character named for an error message: printable ASCII quoted (`"A"`), a space as `a space`,
+ * anything else escaped so that it can be seen and told apart (`invisible \u200B`, `non-ASCII \u2010`).
+ */
+export function describeCharacter(char: string): string {
+  if (char === " ") return "a space";
+  if (INVISIBLE_RE.test(char)) return `invisible ${unicodeEscape(char)}`;
+  if (/^[\x21-\x7e]$/.test(char)) return JSON.stringify(char);
+  return `non-ASCII ${unicodeEscape(char)}`;
+}
+
+/** Short, safe rendering of an unexpected value for error messages (URL credentials redacted; invisible characters escaped as `\uXXXX`). */
 export function describeValue(value: unknown): string {
   if (typeof value === "string") {
     const safe = redactUrlUserinfo(value);
     const shown = safe.length > 80 ? safe.slice(0, 77) + "..." : safe;
-    return JSON.stringify(shown);
+    return JSON.stringify(shown).replace(INVISIBLE_GLOBAL_RE, (char) => (char === " " ? char : unicodeEscape(char)));
   }
   if (value === undefined) return "nothing";
   if (value === null) return "null";

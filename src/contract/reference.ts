@@ -11,7 +11,7 @@
  * refused, and so is a reference naming any repository but the pinned one.
  */
 import { ReleaseContractError } from "./errors.js";
-import { describeValue, digestShapeProblem, hasBareUserinfo, isDigest, looksLikeUrl, redactUrlUserinfo } from "./grammar.js";
+import { describeCharacter, describeValue, digestShapeProblem, hasBareUserinfo, isDigest, looksLikeUrl, redactUrlUserinfo } from "./grammar.js";
 
 /** A parsed repository string. */
 export type Repository =
@@ -77,6 +77,89 @@ function refuseSurroundingWhitespace(value: string, code: "REPOSITORY_INVALID" |
 
 /** `:<tag>` at the end of a path component (OCI distribution-spec tag grammar): a tag, not part of a store directory. */
 const LAYOUT_TAG_SUFFIX = /:[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+/** A digest or a near miss (OCI image-spec "Digests": a registered algorithm, ':', the encoded part in any case). */
+const DIGEST_LIKE = "(?:sha256|sha384|sha512|blake3)(?:[+._-][A-Za-z0-9]+)*:[A-Za-z0-9=_-]*";
+/** `@<algorithm>:<encoded>` at the end of a path component: a digest, not part of a store directory. */
+const LAYOUT_DIGEST_SUFFIX = new RegExp(`@${DIGEST_LIKE}$`, "i");
+const DIGEST_LIKE_RE = new RegExp(`^${DIGEST_LIKE}$`, "i");
+
+/**
+ * True when `text` (what follows an '@') reads as a digest, well-formed or not: the last '@' of a
+ * reference followed by one is its digest separator; any other '@' may belong to an oci-layout directory.
+ */
+export function isDigestLike(text: string): boolean {
+  return DIGEST_LIKE_RE.test(text);
+}
+
+/** The repository path grammar in words (OCI distribution-spec `name`), for messages. */
+const PATH_GRAMMAR = "a repository path is lowercase components of a-z 0-9 joined inside by '.', '_', '__' or '-' and separated by '/' (OCI distribution-spec name grammar)";
+/** Dash look-alikes (U+2010-2015, U+2212 minus, U+FE63, U+FF0D) a word processor puts where '-' was typed. */
+const DASH_LIKE_RE = /[\u2010-\u2015\u2212\uFE63\uFF0D]/gu;
+const INVISIBLE_CHARS_RE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}]/gu;
+
+/** 1-based character (code point) position of UTF-16 index `index` in `value`. */
+function characterAt(value: string, index: number): number {
+  return [...value.slice(0, index)].length + 1;
+}
+
+/**
+ * Why the path of registry repository `value` (starting at `start`) breaks {@link PATH_GRAMMAR}: the first
+ * offending character and its position, a trailing or doubled '/', or a component's separators; with
+ * the repository that fixes it when the fix is mechanical (lowercase, drop a trailing '/', an invisible
+ * character or a dash look-alike). Undefined when the path is valid.
+ */
+function repositoryPathProblem(value: string, start: number): ReleaseContractError | undefined {
+  const path = value.slice(start);
+  if (PATH_RE.test(path) && path.length <= 255) return undefined;
+  let problem: string;
+  const bad = /[^a-z0-9._/-]/u.exec(path);
+  if (path === "") problem = "nothing after the host's '/'";
+  else if (bad !== null) {
+    const char = String.fromCodePoint(path.codePointAt(bad.index) as number);
+    const kind = /[A-Z]/.test(char) ? `uppercase ${describeCharacter(char)}` : describeCharacter(char);
+    const like = DASH_LIKE_RE.test(char)
+      ? " (it looks like '-' but is not ASCII)"
+      : char === "@"
+        ? " ('@' only separates a reference's digest: <repository>@sha256:<64 hex>)"
+        : char === ":"
+          ? " (':' only separates a tag, or the port after the host)"
+          : "";
+    DASH_LIKE_RE.lastIndex = 0;
+    problem = `${kind} at character ${characterAt(value, start + bad.index)}${like}`;
+  } else if (path.length > 255) problem = `a path of ${path.length} characters (at most 255)`;
+  else if (path.endsWith("/")) problem = "a trailing '/'";
+  else if (path.startsWith("/") || path.includes("//")) problem = `an empty component ('/' twice, at character ${characterAt(value, start + (path.startsWith("/") ? 0 : path.indexOf("//") + 1))})`;
+  else {
+    const component = path.split("/").find((c) => !new RegExp(`^${PATH_COMPONENT}$`).test(c)) ?? path;
+    const where = /^[._-]/.test(component) ? `starts with ${JSON.stringify(component[0])}` : /[._-]$/.test(component) ? `ends with ${JSON.stringify(component.at(-1))}` : `joins with ${JSON.stringify(/[._-]{2,}/.exec(component)?.[0] ?? "")}`;
+    problem = `component ${JSON.stringify(component)} ${where} (a separator stands between letters or digits)`;
+  }
+  const fixed = path.normalize("NFC").replace(INVISIBLE_CHARS_RE, "").replace(DASH_LIKE_RE, "-").toLowerCase().replace(/\/{2,}/g, "/").replace(/^\/+|\/+$/g, "");
+  const fix = fixed !== path && PATH_RE.test(fixed) && fixed.length <= 255 ? `; fix: pass ${redactUrlUserinfo(value.slice(0, start) + fixed)}` : "";
+  return new ReleaseContractError("REPOSITORY_INVALID", `invalid repository ${describeValue(value)}: expected host[:port]/path where ${PATH_GRAMMAR}, found ${problem}${fix}`);
+}
+
+/**
+ * Why `registry`, the part of `value` before its first '/', is not a registry host: a host name (DNS
+ * labels of A-Z a-z 0-9 '-' separated by '.'), an [IPv6] address, or localhost, with an optional
+ * :port; one without '.', ':' or localhost reads as a path (Docker Hub's `owner/name`).
+ */
+function hostRefused(value: string, registry: string, path: string, shaped: boolean): ReleaseContractError {
+  const expected = "expected host[:port]/path, the host a name with a '.', an IP address, or localhost, with an optional :port (OCI distribution reference grammar)";
+  if (shaped) {
+    return new ReleaseContractError(
+      "REPOSITORY_INVALID",
+      `invalid repository ${describeValue(value)}: ${expected}, found ${describeValue(registry)} before the first '/', which has no '.', ':port' or localhost and so reads as part of a path; fix: put the registry host first, e.g. ghcr.io/${redactUrlUserinfo(registry.toLowerCase())}/${redactUrlUserinfo(path)}`,
+    );
+  }
+  const port = /^(.*):([^:\]]*)$/.exec(registry);
+  if (port !== null && !/^[0-9]{1,5}$/.test(port[2] as string) && HOST_RE.test(port[1] as string)) {
+    return new ReleaseContractError("REPOSITORY_INVALID", `invalid repository ${describeValue(value)}: ${expected}, found port ${describeValue(port[2])} (a port is 1-65535)`);
+  }
+  const bad = /[^A-Za-z0-9.:[\]-]/u.exec(registry);
+  const found = bad !== null ? `${describeCharacter(String.fromCodePoint(registry.codePointAt(bad.index) as number))} at character ${characterAt(value, bad.index)} of the host` : `host ${describeValue(registry)} (a label starts and ends with a letter or digit; labels are separated by one '.')`;
+  return new ReleaseContractError("REPOSITORY_INVALID", `invalid repository ${describeValue(value)}: ${expected}, found ${found}`);
+}
 
 /**
  * Parse a repository string (`host[:port]/path` or `oci-layout:<dir>`).
@@ -92,8 +175,21 @@ export function parseRepository(value: unknown): Repository {
   refuseSurroundingWhitespace(value, "REPOSITORY_INVALID", "repository", "host[:port]/path or oci-layout:<dir>", "");
   if (value.startsWith(LAYOUT_PREFIX)) {
     const dir = value.slice(LAYOUT_PREFIX.length);
-    if (dir.length === 0 || dir.includes("\0") || dir.includes("@")) {
-      throw new ReleaseContractError("REPOSITORY_INVALID", `invalid oci-layout repository: ${describeValue(value)} (expected oci-layout:<dir>)`);
+    if (dir.length === 0 || dir.includes("\0")) {
+      throw new ReleaseContractError(
+        "REPOSITORY_INVALID",
+        `invalid oci-layout repository: ${describeValue(value)}: expected oci-layout:<dir> (the store directory), found ${dir.length === 0 ? "no directory after oci-layout:" : "a NUL character in the directory"}; fix: pass oci-layout: followed by the store's path, e.g. oci-layout:./store`,
+      );
+    }
+    // '@' may appear in the directory (a home like /home/user@domain): a reference's digest separator is
+    // the last '@', always followed by a digest. A last component ending in '@<algorithm>:...' would read as one.
+    const pinned = LAYOUT_DIGEST_SUFFIX.exec(dir.slice(dir.lastIndexOf("/") + 1));
+    if (pinned !== null) {
+      const store = value.slice(0, value.length - pinned[0].length);
+      throw new ReleaseContractError(
+        "REPOSITORY_INVALID",
+        `invalid oci-layout repository: ${describeValue(value)} ends in a digest (${describeValue(pinned[0])}); expected the store directory alone (a reference is oci-layout:<dir>@sha256:<64 hex>, so a directory ending so would read as a pinned reference); fix: pass ${store}${store === LAYOUT_PREFIX ? "<dir>" : ""}, or rename a directory whose last component holds '@<algorithm>:'`,
+      );
     }
     // `<dir>:<tag>` is how a layout reference names a tag (ORAS's spelling, and parseReference's): a store
     // directory whose last component ends so would make references no parser reads back as a digest pin.
@@ -110,15 +206,18 @@ export function parseRepository(value: unknown): Repository {
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   const slash = value.indexOf("/");
   if (slash <= 0) {
-    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)} (expected host[:port]/path)`);
+    throw new ReleaseContractError(
+      "REPOSITORY_INVALID",
+      `invalid repository: ${describeValue(value)}: expected host[:port]/path (e.g. ghcr.io/acme/plugin) or oci-layout:<dir>, found ${slash < 0 ? "no '/'" : "nothing before the first '/'"}; fix: write the registry host, '/', then the repository path`,
+    );
   }
   const registry = value.slice(0, slash);
   const path = value.slice(slash + 1);
   const hostMatch = HOST_RE.exec(registry);
   const looksLikeHost = registry.includes(".") || registry.includes(":") || registry === "localhost";
-  if (hostMatch === null || !looksLikeHost || !PATH_RE.test(path) || path.length > 255) {
-    throw new ReleaseContractError("REPOSITORY_INVALID", `invalid repository: ${describeValue(value)} (expected host[:port]/path with a lowercase path)`);
-  }
+  if (hostMatch === null || !looksLikeHost) throw hostRefused(value, registry, path, hostMatch !== null);
+  const pathProblem = repositoryPathProblem(value, slash + 1);
+  if (pathProblem !== undefined) throw pathProblem;
   const portText = hostMatch[1];
   const host = portText === undefined ? registry : registry.slice(0, registry.length - portText.length - 1);
   const result: Repository = { kind: "registry", repository: value, registry, host, path };
@@ -190,6 +289,19 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
       "REPOSITORY_INVALID",
       `registry reference ${describeValue(value)} names no repository before '@${digest.slice(0, 15)}...': expected <repository>@sha256:<64 hex>; fix: pass ${pinnedRepository ?? "<repository>"}@${digest}`,
     );
+  }
+  {
+    // Two digests (`<repo>@sha256:...@sha256:...`, a digest appended to a reference): named as such, not as a tag.
+    const innerAt = repoPart.lastIndexOf("@");
+    const inner = repoPart.slice(innerAt + 1);
+    if (innerAt >= 0 && DIGEST_LIKE_RE.test(inner)) {
+      const repo = redactUrlUserinfo(repoPart.slice(0, innerAt));
+      const fix = inner === digest || !isDigest(inner) ? `pass ${repo}@${digest}` : `pass ${repo}@${digest} or ${repo}@${inner}, whichever release you mean (the two digests differ)`;
+      throw new ReleaseContractError(
+        "REFERENCE_NOT_PINNED",
+        `registry reference ${describeValue(value)} carries two digests ('@${inner.slice(0, 15)}...' and then '@${digest.slice(0, 15)}...'); expected <repository>@sha256:<64 hex>, one '@' before one digest; fix: ${fix}`,
+      );
+    }
   }
   {
     // A tag before the digest (`repo:v1@sha256:...`, `oci-layout:<dir>:v1@sha256:...` as resolve reads it).

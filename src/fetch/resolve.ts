@@ -5,7 +5,7 @@
  */
 import { ReleaseContractError } from "../contract/errors.js";
 import { hasBareUserinfo, isDiscoveryTag, looksLikeUrl, tagShapeProblem } from "../contract/grammar.js";
-import { parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
+import { isDigestLike, parseRepository, urlRefused, LAYOUT_PREFIX, type Repository } from "../contract/reference.js";
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
 import type { DownloadOptions } from "./fetch.js";
@@ -24,8 +24,22 @@ export interface TagReference {
  */
 export function parseTagReference(value: string): TagReference {
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
-  if (value.includes("@")) {
-    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `${describeValue(value)} is already digest-pinned; resolve takes <repository>:<tag>`);
+  // The last '@' starts a digest when an algorithm and ':' follow it; any other '@' is refused in a registry
+  // repository (by parseRepository) and is part of the directory of an oci-layout store (/home/user@domain).
+  const at = value.lastIndexOf("@");
+  if (at >= 0 && isDigestLike(value.slice(at + 1))) {
+    throw new ReleaseContractError(
+      "TAG_REFERENCE_INVALID",
+      `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}, already digest-pinned ('@' and a digest at the end); a digest reference needs no resolving: pass it to fetch --reference as it is`,
+    );
+  }
+  if (at >= 0 && !value.startsWith(LAYOUT_PREFIX)) {
+    // `repo@v1` for `repo:v1` has an exact fix; anything else with '@' is named without echoing more than describeValue does.
+    const tagged = isDiscoveryTag(value.slice(at + 1)) && parsesAsRepository(value.slice(0, at));
+    throw new ReleaseContractError(
+      "TAG_REFERENCE_INVALID",
+      `expected <repository>:<tag> (e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}: in a registry reference '@' only comes before a digest, and a tag follows ':'${tagged ? `; fix: pass ${value.slice(0, at)}:${value.slice(at + 1)}` : ""}`,
+    );
   }
   // A digest alone (`sha256:<hex>`) is no repository with a tag: it needs no resolving, only its repository.
   if (/^sha256:[0-9a-fA-F]{32,}$/.test(value)) {
@@ -50,6 +64,14 @@ export function parseTagReference(value: string): TagReference {
   const tag = value.slice(colon + 1);
   if (!isDiscoveryTag(tag)) throw new ReleaseContractError("TAG_INVALID", `invalid tag ${describeValue(tag)} in ${describeValue(value)}: ${tagShapeProblem(tag)}`);
   return { repository: parseRepository(value.slice(0, colon)), tag };
+}
+
+function parsesAsRepository(value: string): boolean {
+  try {
+    return parseRepository(value).kind === "registry";
+  } catch {
+    return false;
+  }
 }
 
 /** Options of {@link resolveTagReference}: the reading parts of {@link DownloadOptions}. */

@@ -177,3 +177,70 @@ suite("ghcr.io rules (isGhcrHost for the privacy gate, isGhcrOrigin for where a 
     expect(isGhcrOrigin(repository)).toBe(origin);
   });
 });
+
+suite("a malformed repository or reference names the offending character, the rule and a fix", () => {
+  const D = `sha256:${HEX}`;
+  const E = `sha256:${"b".repeat(64)}`;
+
+  it("a reference with two '@' digests is named as such (not as a tag) with a fix that parses", () => {
+    const same = failure(() => parseReference(`127.0.0.1:5000/acme/p@${D}@${D}`));
+    expect(same.code).toBe("REFERENCE_NOT_PINNED");
+    expect(same.message).toContain(`carries two digests ('@sha256:aaaaaaaa...' and then '@sha256:aaaaaaaa...'); expected <repository>@sha256:<64 hex>, one '@' before one digest; fix: pass 127.0.0.1:5000/acme/p@${D}`);
+    expect(same.message).not.toMatch(/tag|resolve|@sha256@/);
+    expect(parseReference(same.message.split("fix: pass ")[1]!).reference).toBe(`127.0.0.1:5000/acme/p@${D}`);
+    const differ = failure(() => parseReference(`ghcr.io/acme/p@${D}@${E}`));
+    expect(differ.message).toContain(`fix: pass ghcr.io/acme/p@${E} or ghcr.io/acme/p@${D}, whichever release you mean (the two digests differ)`);
+    expect(failure(() => parseReference(`oci-layout:/srv/s@${D}@${D}`)).message).toContain(`carries two digests`);
+    // A tag before one digest is still a tag, with its fix.
+    expect(failure(() => parseReference(`ghcr.io/acme/p:v1@${D}`)).message).toContain(`must not carry a tag`);
+  });
+
+  it.each([
+    ["127.0.0.1:40637/ACME/my-plugin", 'found uppercase "A" at character 17; fix: pass 127.0.0.1:40637/acme/my-plugin'],
+    ["ghcr.io/Acme/x", 'found uppercase "A" at character 9; fix: pass ghcr.io/acme/x'],
+    ["ghcr.io/acme/x/", "found a trailing '/'; fix: pass ghcr.io/acme/x"],
+    ["ghcr.io/acme/my\u2010plugin", "found non-ASCII \\u2010 at character 16 (it looks like '-' but is not ASCII); fix: pass ghcr.io/acme/my-plugin"],
+    ["ghcr.io/acme/my\u200Bplugin", "found invisible \\u200B at character 16; fix: pass ghcr.io/acme/myplugin"],
+    ["ghcr.io/acme//x", "found an empty component ('/' twice, at character 14); fix: pass ghcr.io/acme/x"],
+    ["ghcr.io/acme/x-", 'found component "x-" ends with "-" (a separator stands between letters or digits)'],
+    ["ghcr.io/acme/p@latest", "found \"@\" at character 15 ('@' only separates a reference's digest"],
+    ["acme/hello", "found \"acme\" before the first '/', which has no '.', ':port' or localhost and so reads as part of a path; fix: put the registry host first, e.g. ghcr.io/acme/hello"],
+    ["ghcr.io:abc/x", 'found port "abc" (a port is 1-65535)'],
+    ["ghcr", "found no '/'"],
+  ])("repository %j: REPOSITORY_INVALID naming what is wrong", (value, expected) => {
+    const problem = failure(() => parseRepository(value));
+    expect(problem.code).toBe("REPOSITORY_INVALID");
+    expect(problem.message).toContain(expected);
+    // Invisible characters are escaped, never printed raw; the rule is named.
+    expect(problem.message).not.toContain("\u200B");
+    if (value.startsWith("ghcr.io/") || value.startsWith("127.")) expect(problem.message).toContain("a repository path is lowercase components of a-z 0-9 joined inside by '.', '_', '__' or '-' and separated by '/'");
+    const fix = /fix: pass (\S+)$/.exec(problem.message)?.[1];
+    if (fix !== undefined) expect(parseRepository(fix).repository).toBe(fix);
+  });
+
+  it("a valid lowercase path is never called uppercase: the rule it breaks is named instead", () => {
+    for (const value of ["ghcr.io/acme/x/", "ghcr.io/acme/my\u2010plugin", "ghcr.io/acme/my\u200Bplugin"]) {
+      expect(failure(() => parseRepository(value)).message).not.toMatch(/uppercase/);
+    }
+  });
+
+  it("an oci-layout store path may hold '@' (a home like /home/user@domain): the digest separator is the last '@' before a digest", () => {
+    expect(parseRepository("oci-layout:/tmp/a@b/store")).toMatchObject({ kind: "layout", dir: "/tmp/a@b/store" });
+    expect(parseReference(`oci-layout:/tmp/a@b/store@${D}`, "oci-layout:/tmp/a@b/store")).toMatchObject({ digest: D, reference: `oci-layout:/tmp/a@b/store@${D}` });
+    expect(parseTagReference("oci-layout:/tmp/a@b/store:v0.2.0")).toMatchObject({ tag: "v0.2.0", repository: { dir: "/tmp/a@b/store" } });
+    // A last component that ends in a digest would read as a pin: refused, naming it, with the store as the fix.
+    const pinned = failure(() => parseRepository(`oci-layout:/tmp/x@${D}`));
+    expect(pinned.code).toBe("REPOSITORY_INVALID");
+    expect(pinned.message).toContain(`ends in a digest ("@${D}"); expected the store directory alone`);
+    expect(pinned.message).toContain("fix: pass oci-layout:/tmp/x,");
+  });
+
+  it("resolve: a digest reference is named as already pinned with the fix; 'repo@tag' gets the ':' fix; a layout '@' is a directory", () => {
+    const pinned = failure(() => parseTagReference(`ghcr.io/acme/p@${D}`));
+    expect(pinned.code).toBe("TAG_REFERENCE_INVALID");
+    expect(pinned.message).toContain("already digest-pinned ('@' and a digest at the end); a digest reference needs no resolving: pass it to fetch --reference as it is");
+    expect(failure(() => parseTagReference(`oci-layout:/tmp/a@b/store@${D}`)).message).toContain("already digest-pinned");
+    const atTag = failure(() => parseTagReference("ghcr.io/acme/p@latest"));
+    expect(atTag.message).toContain("in a registry reference '@' only comes before a digest, and a tag follows ':'; fix: pass ghcr.io/acme/p:latest");
+  });
+});

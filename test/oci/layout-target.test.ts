@@ -5,6 +5,8 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RELEASE_ARTIFACT_TYPE } from "../../src/contract/constants.js";
+import { parseReference } from "../../src/contract/reference.js";
+import { resolveTagReference } from "../../src/fetch/resolve.js";
 import {
   LayoutTarget,
   copy,
@@ -157,6 +159,17 @@ describe("LayoutTarget", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     await unlink(lock);
     expect(await store.tags()).not.toContain("blocked");
+  });
+});
+
+describe("a store whose path holds '@' (a home like /home/user@domain)", () => {
+  it("resolve prints a digest reference that parses back to the same store; fetch's parser reads it", async () => {
+    const { dir, manifest } = await staged("user@domain/store", { "a.txt": "at" });
+    const store = await LayoutTarget.open(dir);
+    await store.tag(manifest, "v0.2.0");
+    const resolved = await resolveTagReference(`oci-layout:${dir}:v0.2.0`, { openTarget: async (repo) => LayoutTarget.open((repo as { dir: string }).dir), requirePrivate: async () => undefined });
+    expect(resolved.reference).toBe(`oci-layout:${dir}@${manifest.digest}`);
+    expect(parseReference(resolved.reference, `oci-layout:${dir}`).repository).toMatchObject({ kind: "layout", dir });
   });
 });
 
