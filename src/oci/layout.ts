@@ -16,7 +16,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, createReadStream } from "node:fs";
-import { lstat, mkdir, open, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Transform, type TransformCallback } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -156,12 +156,19 @@ export async function writeLayout(dir: string, artifactType: string, files: Read
   if (typeof artifactType !== "string" || artifactType.length === 0) {
     throw new OciError("OCI_DESCRIPTOR_INVALID", `artifactType must be a non-empty string, found ${describeValue(artifactType)}`);
   }
+  if (!(files instanceof Map)) throw new OciError("OCI_PATH_INVALID", `layout input files must be a Map of payload path to file path, found ${describeValue(files)}`);
   const entries = [...files.entries()].map(([p, f]) => [checkPayloadPath(p), f] as const);
   entries.sort((a, b) => compareCodePoints(a[0], b[0]));
-  await makeDirectory(path.dirname(path.resolve(dir)), { mode: 0o700, purpose: "OCI layout parent directory" });
+  // Every input is checked before anything is created: a refused layout leaves no directory behind.
+  for (const [payloadPath, source] of entries) await requireInputFile(source, payloadPath);
+  const createdParents = await makeDirectory(path.dirname(path.resolve(dir)), { mode: 0o700, purpose: "OCI layout parent directory" });
+  const removeCreatedParents = async (): Promise<void> => {
+    for (const created of [...createdParents].reverse()) await rmdir(created).catch(() => undefined);
+  };
   try {
     await mkdir(dir, { mode: 0o700 });
   } catch (error) {
+    await removeCreatedParents();
     if ((error as NodeJS.ErrnoException).code === "EEXIST") {
       throw new OciError("OCI_LAYOUT_EXISTS", `layout directory already exists: ${dir}`);
     }
@@ -191,8 +198,25 @@ export async function writeLayout(dir: string, artifactType: string, files: Read
     return { manifest, manifestBytes };
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
+    await removeCreatedParents();
     throw error;
   }
+}
+
+/**
+ * An input of {@link writeLayout}: a regular file of at least one byte, not followed through a symlink.
+ * @throws OciError `OCI_PATH_INVALID` saying what was found (missing, a symbolic link, a directory, empty) and the fix.
+ */
+async function requireInputFile(source: unknown, payloadPath: string): Promise<void> {
+  const what = `input file for ${describeValue(payloadPath)}`;
+  if (typeof source !== "string" || source.length === 0) throw new OciError("OCI_PATH_INVALID", `${what} must be a file path, found ${describeValue(source)}`);
+  const st = await lstat(source).catch((error: NodeJS.ErrnoException) => error);
+  if (st instanceof Error) {
+    throw new OciError("OCI_PATH_INVALID", `${what} (${source}) cannot be read: ${st.code === "ENOENT" ? "it does not exist" : st.code ?? "unreadable"}; fix: pass the path of the file to publish as ${describeValue(payloadPath)}`);
+  }
+  if (st.isSymbolicLink()) throw new OciError("OCI_PATH_INVALID", `${what} (${source}) is a symbolic link, which is not followed; fix: pass the path of the file it points to`);
+  if (!st.isFile()) throw new OciError("OCI_PATH_INVALID", `${what} (${source}) is not a regular file (found ${st.isDirectory() ? "a directory" : "a special file"})`);
+  if (st.size === 0) throw new OciError("OCI_PATH_INVALID", `${what} (${source}) is empty (layers must be at least 1 byte)`);
 }
 
 async function readSmallRegularFile(filePath: string, maxBytes: number, what: string): Promise<Buffer> {

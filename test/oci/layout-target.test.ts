@@ -94,7 +94,7 @@ describe("LayoutTarget", () => {
     await expect(store.tag({ ...missing.desc, mediaType: manifest.mediaType }, "x")).toThrowWithCode("OCI_NOT_FOUND");
   });
 
-  it("refuses a symlinked blob on fetch", async () => {
+  it("refuses a symlinked blob on fetch, saying it is a symlink (not followed) and the fix", async () => {
     const { dir, manifest } = await staged("store-symlink", { "a.txt": "AAAA" });
     const store = await LayoutTarget.open(dir);
     const bytes = await fetchManifest(store, manifest);
@@ -104,6 +104,10 @@ describe("LayoutTarget", () => {
     await unlink(file);
     await symlink(path.join(work, "elsewhere"), file);
     await expect(store.fetch(layer)).toThrowWithCode("OCI_LAYOUT_INVALID");
+    await expect(store.fetch(layer)).rejects.toThrow(
+      `unsafe OCI blob ${layer.digest}: expected a regular file at ${file} (OCI image-spec image-layout.md: blobs/<alg>/<encoded>), found a symlink (to ${JSON.stringify(path.join(work, "elsewhere"))}; not followed: a blob is read only from the store itself); fix: replace the link with the blob's bytes`,
+    );
+    await expect(store.fetch(layer)).rejects.not.toThrow(/missing or unsafe/);
   });
 
   it("keeps every tag when two writers tag concurrently (index.json lock)", async () => {
@@ -290,5 +294,43 @@ describe("verified reads and copy", () => {
     expect(await dst.exists(layer)).toBe(false);
     expect(await dst.exists(manifest)).toBe(false);
     expect(await dst.tags()).toEqual([]);
+  });
+});
+
+describe("a store or layout is created only where it is safe, and a refusal leaves nothing behind", () => {
+  it("create over an existing directory that is not a layout: refused when it holds anything (OCI_LAYOUT_INVALID, nothing written), made private when empty", async () => {
+    const project = await mkdtemp(path.join(work, "project-"));
+    await writeFile(path.join(project, "package.json"), "{}");
+    const opening = openTarget(`oci-layout:${project}`, { create: true });
+    await expect(() => opening).toThrowWithCode("OCI_LAYOUT_INVALID");
+    await expect(opening).rejects.toThrow(`cannot create an OCI layout store in ${project}: it is not a layout (no oci-layout file) and not empty (found "package.json"); a store is made only in a new or empty directory; fix: pass a new directory (e.g. ${path.join(project, "store")})`);
+    expect(await readdir(project)).toEqual(["package.json"]);
+    const empty = await mkdtemp(path.join(work, "empty-"));
+    await import("node:fs/promises").then((fs) => fs.chmod(empty, 0o755));
+    await openTarget(`oci-layout:${empty}`, { create: true });
+    expect((await readdir(empty)).sort()).toEqual(["blobs", "index.json", "oci-layout"]);
+    expect((await stat(empty)).mode & 0o777).toBe(0o700);
+    // An existing layout opens as before.
+    await expect(openTarget(`oci-layout:${empty}`, { create: true })).resolves.toBeDefined();
+  });
+
+  it("writeLayout: a missing or symlinked input is named before any directory is made (the parents it would create are not left)", async () => {
+    const inputs = await mkdtemp(path.join(work, "inputs-"));
+    await writeFile(path.join(inputs, "in.txt"), "hello");
+    await symlink(path.join(inputs, "in.txt"), path.join(inputs, "link.txt"));
+    const cases: Array<[string, string]> = [
+      ["nope", "cannot be read: it does not exist; fix: pass the path of the file to publish as \"a.txt\""],
+      ["link.txt", "is a symbolic link, which is not followed; fix: pass the path of the file it points to"],
+    ];
+    for (const [name, why] of cases) {
+      const parent = path.join(work, `wl-${name}`);
+      const writing = writeLayout(path.join(parent, "p2", "layout"), "application/x", new Map([["a.txt", path.join(inputs, name)]]));
+      await expect(() => writing).toThrowWithCode("OCI_PATH_INVALID");
+      await expect(writing).rejects.toThrow(`input file for "a.txt" (${path.join(inputs, name)}) ${why}`);
+      await expect(stat(parent)).rejects.toThrow(/ENOENT/);
+    }
+    // Passing case: the same call with the file itself.
+    const ok = path.join(work, "wl-ok", "p2", "layout");
+    await expect(writeLayout(ok, "application/x", new Map([["a.txt", path.join(inputs, "in.txt")]]))).resolves.toMatchObject({ manifest: { mediaType: "application/vnd.oci.image.manifest.v1+json" } });
   });
 });
