@@ -10,7 +10,15 @@ import { delimiter, join } from "node:path";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, type ChildEnvironment } from "../src/oci/subprocess.js";
 import { ReleaseStepError } from "./errors.js";
 
-/** Credentials the release pipeline itself uses; no package command ever gets them, not even when asked by `--pass-env`. */
+/**
+ * Every variable the release pipeline reads as a credential or as where a
+ * credential lives: tokens and passwords (GitHub, source promotion, registry,
+ * npm, the Actions runtime and OIDC request, Sigstore), the Docker client
+ * config directory (`DOCKER_CONFIG`: registry auths and credential helpers)
+ * and the signing key file (`HERMES_PLUGIN_KIT_ATTEST_KEY_FILE`). No package
+ * command ever gets one, not even when asked by `--pass-env`
+ * (test/release/child-env.test.ts scans the sources for reads it does not list).
+ */
 export const RELEASE_CREDENTIAL_VARIABLES = Object.freeze([
   "GH_TOKEN",
   "GITHUB_TOKEN",
@@ -19,6 +27,9 @@ export const RELEASE_CREDENTIAL_VARIABLES = Object.freeze([
   "PRIVATE_ARTIFACTS_TOKEN",
   "REGISTRY_USERNAME",
   "REGISTRY_PASSWORD",
+  "REGISTRY_TOKEN",
+  "DOCKER_CONFIG",
+  "HERMES_PLUGIN_KIT_ATTEST_KEY_FILE",
   "NPM_TOKEN",
   "NODE_AUTH_TOKEN",
   "ACTIONS_RUNTIME_TOKEN",
@@ -40,14 +51,18 @@ function isNodeModulesBin(entry: string): boolean {
 
 /**
  * Check `--pass-env` names: environment variable names, none of
- * {@link RELEASE_CREDENTIAL_VARIABLES}.
- * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` naming the refused name.
+ * {@link RELEASE_CREDENTIAL_VARIABLES} in any letter case (Windows reads
+ * `registry_token` as `REGISTRY_TOKEN`).
+ * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` naming the refused name and listing every refused one.
  */
 export function requirePassableNames(names: readonly string[]): readonly string[] {
   for (const name of names) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `--pass-env ${JSON.stringify(name)} is not an environment variable name`);
-    if (RELEASE_CREDENTIAL_VARIABLES.includes(name)) {
-      throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `--pass-env ${name}: the release pipeline's credentials never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")})`);
+    if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `--pass-env ${JSON.stringify(name)} is not an environment variable name`);
+    if (RELEASE_CREDENTIAL_VARIABLES.includes(name.toUpperCase())) {
+      throw new ReleaseStepError(
+        "RELEASE_CONFIG_INVALID",
+        `--pass-env ${name}: the release pipeline's credentials and credential locations never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")})`,
+      );
     }
   }
   return names;

@@ -30,6 +30,7 @@ import { cloneAtTrigger, headCommit, remoteBranchCommit, remoteMainAdvice } from
 import { disarmedReason, releaseIntent } from "./intent.js";
 import type { RunOptions } from "./run-context.js";
 import { requireWorkspaceOutsideSource } from "./run.js";
+import { requirePassableNames } from "./command-env.js";
 import { PipelineError } from "./errors.js";
 import { openWriteTarget, resolveAccess, resolveTag } from "./registry-access.js";
 
@@ -80,6 +81,7 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   const source = resolve(options.source);
   const checks: DryRunCheck[] = [];
   const result: DryRunResult = { dry_run: true, would_release: false, workspace: ws, checks };
+  requirePassableNames(options.gatePassEnv ?? []);
   if (env["SEMANTIC_RELEASE_ENABLED"] !== "true") {
     result.reason = disarmedReason(env["SEMANTIC_RELEASE_ENABLED"]);
     return result;

@@ -7,30 +7,35 @@
  * checkout or failing later with a bare exit 127 (docs/release-build.md,
  * "Gate commands").
  *
- * The check reads the command line the way a POSIX shell splits simple
- * commands (`&&`, `||`, `;`, `|`, `&`, newlines); words it cannot judge
- * statically (a variable, a subshell, a path) are left to the shell.
+ * The check reads the command line as bash does (`shell-words.ts`: quotes,
+ * escapes, redirections and their targets, assignments, `&&`, `||`, `;`,
+ * `|`, `&`, subshells). It is an early message, not a boundary: the gate's
+ * environment (`command-env.ts`, its PATH) is what keeps tools from outside
+ * the checkout away, so a word it cannot judge statically (quoted, expanded,
+ * a path, a conditional branch) is left to the shell, never refused.
  */
 import { accessSync, constants as fsConstants, readFileSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { ReleaseStepError } from "./errors.js";
+import { simpleCommands, type ShellWord } from "./shell-words.js";
 
 /** Shell builtins and keywords that need no program on PATH. */
 const SHELL_WORDS = new Set([
   "!", "[", "[[", ".", ":", "alias", "bg", "break", "builtin", "case", "cd", "command", "continue", "declare", "do", "done", "echo", "elif", "else",
   "esac", "eval", "exec", "exit", "export", "false", "fi", "for", "function", "if", "local", "printf", "pwd", "read", "readonly", "return", "set",
   "shift", "source", "test", "then", "time", "trap", "true", "type", "ulimit", "umask", "unset", "until", "wait", "while", "{", "}",
+  "]]", "caller", "coproc", "dirs", "disown", "enable", "fc", "fg", "getopts", "hash", "help", "history", "in", "jobs", "let", "logout", "mapfile",
+  "popd", "pushd", "readarray", "select", "shopt", "suspend", "times", "typeset",
 ]);
 
-/** The first word of each simple command of a shell command line (env assignments skipped). */
-export function commandWords(line: string): string[][] {
-  const commands: string[][] = [];
-  for (const part of line.split(/&&|\|\||[;|&\n]/)) {
-    const words = part.trim().split(/\s+/).filter((w) => w.length > 0);
-    while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0] as string)) words.shift();
-    if (words.length > 0) commands.push(words);
-  }
-  return commands;
+/** A program name looked up on PATH: plain (unquoted, unexpanded) and nothing but name characters. */
+function isProgramName(word: ShellWord | undefined): word is ShellWord {
+  return word !== undefined && word.plain && /^[A-Za-z0-9_][A-Za-z0-9_.+@%:,-]*$/.test(word.text) && !SHELL_WORDS.has(word.text);
+}
+
+/** The programs {@link requireGateTools} looks up on PATH for `line` itself (npm scripts not followed), in order. */
+export function programWords(line: string): string[] {
+  return simpleCommands(line).flatMap((words) => (isProgramName(words[0]) ? [words[0].text] : []));
 }
 
 function onPath(program: string, pathValue: string): string | undefined {
@@ -49,23 +54,34 @@ function onPath(program: string, pathValue: string): string | undefined {
   return undefined;
 }
 
-function packageScripts(dir: string): Record<string, string> {
+function packageScripts(dir: string): Record<string, unknown> {
   try {
     const scripts = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, unknown>)["scripts"];
-    return scripts !== null && typeof scripts === "object" ? (scripts as Record<string, string>) : {};
+    return scripts !== null && typeof scripts === "object" ? (scripts as Record<string, unknown>) : {};
   } catch {
     return {};
   }
 }
 
-/** The npm script a command runs (`npm test`, `npm run x`, `npm run-script x`, `npm start`), if any. */
-function npmScriptOf(words: string[]): string | undefined {
-  if (words[0] !== "npm") return undefined;
-  const args = words.slice(1).filter((w) => !w.startsWith("-"));
+/** The npm script a command runs (`npm test`, `npm run x`, `npm run-script x`, `npm start`), if any and statically known. */
+function npmScriptOf(words: readonly ShellWord[]): string | undefined {
+  if (words[0]?.text !== "npm") return undefined;
+  const args = words.slice(1).filter((w) => !w.text.startsWith("-"));
   const verb = args[0];
-  if (verb === "test" || verb === "t" || verb === "tst" || verb === "start" || verb === "stop" || verb === "restart") return verb.startsWith("t") ? "test" : verb;
-  if (verb === "run" || verb === "run-script" || verb === "rum" || verb === "urn") return args[1];
+  if (verb === undefined || !verb.plain) return undefined;
+  if (["test", "t", "tst", "start", "stop", "restart"].includes(verb.text)) return verb.text.startsWith("t") ? "test" : verb.text;
+  if (["run", "run-script", "rum", "urn"].includes(verb.text)) {
+    const script = args[1];
+    // `npm run "$X"`, `npm run $(…)`: left to npm.
+    return script !== undefined && !/[$`]/.test(script.text) ? script.text : undefined;
+  }
   return undefined;
+}
+
+/** The package's own script `name` (never an inherited `constructor` or `__proto__`), if it is a string. */
+function scriptText(scripts: Record<string, unknown>, name: string): string | undefined {
+  const text = Object.hasOwn(scripts, name) ? scripts[name] : undefined;
+  return typeof text === "string" ? text : undefined;
 }
 
 interface Missing {
@@ -73,23 +89,23 @@ interface Missing {
   via: string;
 }
 
-function findMissing(line: string, via: string, dir: string, pathValue: string, scripts: Record<string, string>, depth: number, missing: Missing[]): void {
-  for (const words of commandWords(line)) {
-    const program = words[0] as string;
-    if (SHELL_WORDS.has(program) || /[$`(/\\"']/.test(program)) continue;
+function findMissing(line: string, via: string, dir: string, pathValue: string, scripts: Record<string, unknown>, depth: number, missing: Missing[]): void {
+  for (const words of simpleCommands(line)) {
+    const first = words[0];
+    if (!isProgramName(first)) continue;
+    const program = first.text;
     if (onPath(program, pathValue) === undefined) {
       missing.push({ tool: program, via });
       continue;
     }
     const script = npmScriptOf(words);
     if (script === undefined || depth > 4) continue;
-    const body = scripts[script];
-    if (body === undefined) {
+    if (scriptText(scripts, script) === undefined) {
       missing.push({ tool: `npm script "${script}"`, via });
       continue;
     }
     for (const name of [`pre${script}`, script, `post${script}`]) {
-      const text = scripts[name];
+      const text = scriptText(scripts, name);
       if (text !== undefined) findMissing(text, `npm script "${name}"`, dir, pathValue, scripts, depth + 1, missing);
     }
   }

@@ -41,12 +41,13 @@ import { describeValue } from "../src/contract/grammar.js";
 import { isProcessAlive } from "../src/oci/lock-owner.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
+import { requirePassableNames } from "./command-env.js";
 import { PipelineError } from "./errors.js";
 import { InterruptedError, interruption, throwIfInterrupted } from "../src/contract/errors.js";
-import { shellWord } from "./next-steps.js";
 import { gitText, headCommit, noCommitReason, resolveCommit } from "./git.js";
 import { disarmedReason } from "./intent.js";
 import { kitCliCommand } from "./cli-command.js";
+import { runCommandLine } from "./run-command.js";
 import { consumerNextSteps } from "./next-steps.js";
 import { outputJsonBytes, writeOutputFile } from "./output.js";
 import { PipelineRunner, type PipelineStep, type StepReport } from "./pipeline.js";
@@ -211,6 +212,8 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const source = resolve(options.source);
   const progress = createProgress(options.progress === undefined ? process.stderr : options.progress);
   const crashAt = env[CRASH_AT_ENV];
+  // A pipeline credential asked for by --pass-env is refused before anything is read or written.
+  requirePassableNames(options.gatePassEnv ?? []);
   const hooks: PipelineHooks = {
     checkpoint: async (point) => {
       await options.hooks?.checkpoint?.(point);
@@ -239,28 +242,28 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
   const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
-  throwIfInterrupted(options.signal);
   const release = await lockWorkspace(ws);
   try {
+    throwIfInterrupted(options.signal);
     return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });
   } catch (error) {
     const stopped = interruption(options.signal);
     // Stopped by the caller's signal (SIGINT/SIGTERM in the CLI): whatever the step under way threw
     // on its way out, the answer is INTERRUPTED, with how to resume.
-    if (stopped !== undefined) throw runInterrupted(stopped, ws, source);
+    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(options, kitCliCommand(env)));
     throw error;
   } finally {
     await release();
   }
 }
 
-/** The `INTERRUPTED` error of a stopped run: what was stopped and how to resume. */
-function runInterrupted(stopped: InterruptedError, ws: string, source: string): InterruptedError {
+/** The `INTERRUPTED` error of a stopped run: what was stopped and how to resume (`resume`: {@link runCommandLine}). */
+function runInterrupted(stopped: InterruptedError, resume: string): InterruptedError {
   const by = stopped.signal === undefined ? "" : ` (${stopped.signal})`;
   return new InterruptedError(
     stopped.signal,
     `release run interrupted${by}: the install or gate command under way was stopped with everything it started, and the workspace lock was released; ` +
-      `resume with the same --workspace (release run --workspace ${shellWord(ws)} --source ${shellWord(source)}): recorded steps are re-verified and the interrupted step is redone from a clean directory`,
+      `resume with the same --workspace and flags (${resume}): recorded steps are re-verified and the interrupted step is redone from a clean directory`,
   );
 }
 

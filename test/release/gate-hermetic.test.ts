@@ -8,7 +8,8 @@
 import { chmod, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commandWords, requireGateTools } from "../../release/gate-tools.js";
+import { requireGateTools } from "../../release/gate-tools.js";
+import { commandWords } from "../../release/shell-words.js";
 import { commandEnvironment } from "../../release/command-env.js";
 import { bundledMcpSdkVersion, runGate } from "../../release/gate.js";
 import { disarmedReason } from "../../release/intent.js";
@@ -78,6 +79,44 @@ describe("requireGateTools", () => {
     await expect(requireGateTools("host_contract", "npm run doctor", dir, env)).resolves.toBeUndefined();
     await expect(requireGateTools("unit", "test -f package.json && echo ok", dir, env)).resolves.toBeUndefined();
   });
+
+  describe("valid shell the gate-tool check used to refuse (redirections, quotes) runs", () => {
+    let dir: string;
+    let env: ReturnType<typeof commandEnvironment>;
+    beforeAll(async () => {
+      dir = join(work, "redirections");
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, "package.json"), JSON.stringify({ name: "x", scripts: { test: "node -e 1 2>&1", lint: "node -e 1 2>&1 && hpk-absent-linter --fix" } }));
+      await fakeTool(join(dir, "node_modules", ".bin"), "cmd");
+      env = commandEnvironment(dir, [], process.env);
+    });
+
+    it.each([
+      "echo hi 2>&1",
+      "echo hi >&2",
+      "cmd &> out.log",
+      "cmd >| o",
+      'echo "tests; coverage report"',
+      "npm test",
+      "npm test 2>&1 | tee log",
+      "cmd 2>/dev/null && cmd <<< 'input; 1' && cmd >> log 2>>err <in",
+      "FOO=1 BAR='a b' cmd && (cd sub; cmd) & wait",
+      "exec 3>&1 4>&- && cmd 1>&3 {fd}>&2",
+    ])("%s passes the check", async (command) => {
+      await expect(requireGateTools("unit", command, dir, env)).resolves.toBeUndefined();
+    });
+
+    it.each([
+      ["hpk-absent-tool 2>&1 | tee log", /gate unit cannot run .*: hpk-absent-tool is not on its PATH \(needed by hermesPluginKit\.gates\.unit;/],
+      ["cmd 2>&1 && FOO=1 hpk-absent-tool >&2", /: hpk-absent-tool is not on its PATH \(needed by hermesPluginKit\.gates\.unit;/],
+      ["npm run lint 2>&1 | tee log", /: hpk-absent-linter is not on its PATH \(needed by npm script "lint";/],
+      ["npm run constructor", /: npm script "constructor" is not defined in package\.json/],
+    ])("%s fails RELEASE_GATE_TOOL_MISSING naming the missing tool", async (command, message) => {
+      const run = requireGateTools("unit", command, dir, env);
+      await expect(run).rejects.toThrowWithCode("RELEASE_GATE_TOOL_MISSING");
+      await expect(requireGateTools("unit", command, dir, env)).rejects.toThrow(message);
+    });
+  });
 });
 
 describe("runGate is hermetic", () => {
@@ -105,6 +144,23 @@ describe("runGate is hermetic", () => {
       expect(await readFile(join(ev, "unit.log"), "utf8")).toContain(join(repo.dir, "node_modules", ".bin", "fixture-tool"));
     } finally {
       process.env["PATH"] = previous;
+    }
+  });
+});
+
+describe("runGate runs a gate whose command redirects and quotes", () => {
+  it("the handed input: npm test 2>&1 | tee with a script that redirects, and a quoted ';', pass end to end", async () => {
+    const repo = await createFixtureRepo({
+      origin: false,
+      gates: { unit: 'npm test 2>&1 | tee /dev/null >&2 && echo "tests; coverage report" 1>&2', public_contract: "true", host_contract: "true", build_metadata: "true" },
+      packageJson: { scripts: { test: "node -e 1 2>&1" } },
+    });
+    try {
+      const passed = await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(work, "ev-redirect"), output: "log" });
+      expect(passed.passed).toBe(true);
+      expect(await readFile(join(work, "ev-redirect", "unit.log"), "utf8")).toContain("tests; coverage report");
+    } finally {
+      await repo.cleanup();
     }
   });
 });

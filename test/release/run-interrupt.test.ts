@@ -17,7 +17,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InterruptedError } from "../../src/contract/errors.js";
 import { runRelease } from "../../release/run.js";
-import { CLI, runCli } from "../support/cli.js";
+import { kitCliCommand } from "../../release/cli-command.js";
+import { runCommandLine } from "../../release/run-command.js";
+import { CLI, runProcess } from "../support/cli.js";
 import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
 
 let rf: RunFixture;
@@ -60,7 +62,9 @@ async function waitFor(condition: () => boolean, ms: number, what: string): Prom
   }
 }
 
-const runArgs = () => ["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "77", "--pass-env", "HPK_TEST_MARKS", "HPK_TEST_SLOW"];
+const runArgs = () => ["release", "run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--run-id", "77", "--plain-http", "--pass-env", "HPK_TEST_MARKS", "HPK_TEST_SLOW"];
+/** The resume command the interrupted run printed (followed literally by the rerun test). */
+let printedResume: string | undefined;
 
 /** Start `release run` with a slow install, signal it once the install's sleep runs; resolve with how it ended. */
 async function interruptRun(signal: "SIGINT" | "SIGTERM"): Promise<{ code: number | null; stdout: string; stderr: string; installPid: number; sleepPid: number }> {
@@ -106,6 +110,10 @@ describe("release run interrupted during its install command", () => {
       expect(answer.message).toContain(`release run interrupted (${signal})`);
       expect(r.stderr).toMatch(/^hermes-plugin-kit: release run interrupted .*resume with the same --workspace.* \[INTERRUPTED\]$/m);
       expect(r.stderr).toContain(rf.workspace);
+      // The hint repeats every flag that changes the run (--plain-http was missing: the trial's finding).
+      const resume = runCommandLine({ workspace: rf.workspace, source: rf.repo.dir, runId: "77", plainHttp: true, gatePassEnv: ["HPK_TEST_MARKS", "HPK_TEST_SLOW"] }, kitCliCommand());
+      expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
+      printedResume = resume;
       // The shell and the grandchild it started are gone, not orphaned.
       expect(alive(r.installPid), `install shell ${r.installPid} still runs`).toBe(false);
       expect(alive(r.sleepPid), `install grandchild ${r.sleepPid} still runs`).toBe(false);
@@ -140,8 +148,9 @@ describe("release run interrupted during its install command", () => {
     expect(existsSync(join(rf.workspace, "run.lock"))).toBe(false);
   }, 180_000);
 
-  it("the rerun with the same workspace redoes the interrupted install and releases", async () => {
-    const r = await runCli(runArgs(), { env: { SEMANTIC_RELEASE_ENABLED: "true", HPK_TEST_MARKS: marks, HPK_TEST_SLOW: "" }, timeoutMs: 300_000 });
+  it("the rerun typed as the hint says, with the same workspace, redoes the interrupted install and releases", async () => {
+    expect(printedResume, "the interrupted runs printed no resume command").toBeDefined();
+    const r = await runProcess("bash", ["--norc", "--noprofile", "-c", printedResume as string], { env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true", HPK_TEST_MARKS: marks, HPK_TEST_SLOW: "" }, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout) as { released: boolean; steps: { step: string; status: string }[] };
     expect(result.released).toBe(true);

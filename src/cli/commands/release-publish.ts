@@ -384,6 +384,8 @@ function registerRun(release: Command): void {
       // SIGINT/SIGTERM: the run stops its install or gate command (process group), releases its lock and
       // answers INTERRUPTED (exit 130/143) with how to resume (release/run.ts).
       const { withInterrupts } = await import("../interrupt.js");
+      // How to go on after an interruption: the same command line, every flag that changes the run included.
+      let resume: string | undefined;
       process.exitCode = await withInterrupts("release run", (signal) => runAction(true, async () => {
         const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt, 6);
         const runId = runIdFlag(flags.runId);
@@ -405,6 +407,8 @@ function registerRun(release: Command): void {
           gateOutput: currentVerbosity() === "quiet" ? ("log" as const) : ("stderr" as const),
           signal,
         };
+        const { runCommandLine } = await import("../../../release/run-command.js");
+        resume = runCommandLine({ ...runOptions, dryRun: flags.dryRun === true });
         if (flags.dryRun === true) {
           const { dryRunRelease } = await import("../../../release/dry-run.js");
           const planned = await dryRunRelease(runOptions);
@@ -417,7 +421,7 @@ function registerRun(release: Command): void {
         const result = await runRelease(runOptions);
         printJson(result);
         if (result.released) printNextSteps(result.next_steps);
-      }), (name) => `release run interrupted (${name}) before it finished; resume with the same --workspace ${flags.workspace}`);
+      }), (name) => `release run interrupted (${name}) before it finished; resume with the same --workspace and flags (${resume ?? "the command as you typed it"})`);
     });
 }
 
