@@ -4,6 +4,7 @@
  * not the other, or an `export *` creeping back into src/contract, src/fetch
  * or src/github, fails here.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +25,16 @@ describe("contract public surface", () => {
     for (const name of ["parseStrictJson", "canonicalJson", "verifyFinalReceipt", "verifyTestedManifest", "readNpmTarballFile", "parseReference", "ReleaseContractError", "hasCode"]) {
       expect(typeof (contract as Record<string, unknown>)[name], name).not.toBe("undefined");
     }
+  });
+
+  it("hermes-plugin-kit/fetch and hermes-plugin-kit/oci resolve by package name (the library entry points docs/fetch.md and docs/oci.md name)", () => {
+    const script = 'const f = await import("hermes-plugin-kit/fetch"); const o = await import("hermes-plugin-kit/oci"); console.log(JSON.stringify([f.fetchRelease, f.installPayload, f.verifyFleetLock, f.addPluginToLock, f.resolveTagReference, f.FetchError, o.openTarget, o.writeLayout, o.LayoutTarget].map((v) => typeof v)))';
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: path.join(SRC, ".."), encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toEqual(Array(9).fill("function"));
+    // Not exported: a module path under dist (the package's exports are its public surface).
+    const hidden = spawnSync(process.execPath, ["--input-type=module", "-e", 'await import("hermes-plugin-kit/dist/src/fetch/fetch.js")'], { cwd: path.join(SRC, ".."), encoding: "utf8" });
+    expect(hidden.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
   });
 
   it.each(["contract", "fetch", "github"])("no module of src/%s uses export *", (area) => {
