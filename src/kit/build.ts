@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { assertCompanionWritable, companionDir, writeCompanion } from "./companion.js";
-import { PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, PLUGIN_KIT_ERROR_CODES, type PluginKitErrorCode } from "./errors.js";
 import { isPluginDefinition, UNBUILT_PLUGIN_VERSION, type PluginDefinition } from "./plugin.js";
 import { PLUGIN_VERSION_PATTERN } from "./plugin-options.js";
 import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
@@ -221,7 +221,8 @@ function checkPluginVersion(pluginVersion: string, pkg: { version: string; file:
  *   mcp.json or dist/server.js that plugin build did not generate for this
  *   plugin; nothing is written), and any
  *   definition error the entry raises (its own code, e.g.
- *   `SCHEMA_TOP_LEVEL_PROPERTIES`).
+ *   `SCHEMA_TOP_LEVEL_PROPERTIES`); `INPUT_TYPE_INVALID` when `options` is
+ *   not an object or `entry`, `outDir`, `root` not strings.
  */
 export async function buildPluginPackage(options: BuildOptions): Promise<BuildResult> {
   const paths = resolveBuildPaths(options);
@@ -327,6 +328,10 @@ function refuseForeignOutput(outDir: string, name: string): void {
 type Bundler = (extra: Record<string, unknown>) => Promise<void>;
 
 function resolveBuildPaths(options: BuildOptions): BuildPaths {
+  if (!isRecord(options)) throw inputTypeError("buildPluginPackage", "options", "an object {entry, outDir}", options);
+  expectString("buildPluginPackage", "options.entry", options.entry);
+  expectString("buildPluginPackage", "options.outDir", options.outDir);
+  if (options.root !== undefined) expectString("buildPluginPackage", "options.root", options.root);
   const entry = path.resolve(options.entry);
   if (!existsSync(entry)) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} does not exist (resolved to ${entry}); fix: pass the plugin's entry module, e.g. src/index.ts`);
   if (!statSync(entry).isFile()) throw new PluginKitError("BUILD_ENTRY_INVALID", `entry ${options.entry} is not a file (${statSync(entry).isDirectory() ? "a directory" : "not a regular file"}); fix: pass the plugin's entry module, e.g. ${path.join(options.entry, "index.ts")}`);

@@ -3,7 +3,7 @@
  * enables, resolved to the set of tools the server lists. Portable packages
  * get no `tools.include` filter from Hermes, so this is the plugin's own.
  */
-import { PluginKitError } from "./errors.js";
+import { isRecord, PluginKitError, valueKind } from "./errors.js";
 
 /** The resolved selection: enabled capabilities (sorted) and the tool names they enable (sorted). */
 export interface CapabilitySelection {
@@ -36,11 +36,15 @@ const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
  * capabilities + the sorted union of their members. With names: unknown ones
  * fail, result names sorted, no capabilities. Neither: every available name.
  *
- * @throws PluginKitError `CAPABILITY_INVALID` (blank names, non-list),
+ * @throws PluginKitError `CAPABILITY_INVALID` (blank names, non-list,
+ *   `options` or `capabilityGroups` not an object),
  *   `CAPABILITY_NAME_UNKNOWN` (group member or enabled name not available),
  *   `CAPABILITY_UNKNOWN`, `CAPABILITY_CONFLICT` (both selections given).
  */
 export function resolveCapabilitySelection(availableNames: readonly string[], options: CapabilitySelectionOptions): CapabilitySelection {
+  if (!Array.isArray(availableNames)) throw new PluginKitError("CAPABILITY_INVALID", `available names must be a list, found ${valueKind(availableNames)}`);
+  if (!isRecord(options)) throw new PluginKitError("CAPABILITY_INVALID", `capability selection options must be an object, found ${valueKind(options)}`);
+  if (options.capabilityGroups != null && !isRecord(options.capabilityGroups)) throw new PluginKitError("CAPABILITY_INVALID", `capability groups must be an object, found ${valueKind(options.capabilityGroups)}`);
   const available = new Set(clean(availableNames, "available names"));
   const groups = new Map<string, string[]>();
   for (const [capability, members] of Object.entries(options.capabilityGroups ?? {})) {

@@ -107,12 +107,34 @@ function readSettings(file: string): JsonObject | null {
   const stat = statSync(file);
   if (!stat.isFile()) throw new PluginKitError("CONFIG_INVALID", `${file} must be a regular file`);
   if (stat.size > PLUGIN_CONFIG_MAX_BYTES) throw new PluginKitError("CONFIG_INVALID", `${file} is ${stat.size} bytes; the limit is ${PLUGIN_CONFIG_MAX_BYTES}`);
+  let settings: JsonObject;
   try {
     // Settings are read, never re-serialised: `1.0` is a fine setting (no canonical-bytes rule applies).
-    return parseStrictJson(readFileSync(file), { rejectIntegralFloats: false });
+    settings = parseStrictJson(readFileSync(file), { rejectIntegralFloats: false });
   } catch (error) {
     throw new PluginKitError("CONFIG_INVALID", `${file} must be a JSON object without duplicate keys: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
+  const polluting = prototypeKeyPath(settings, "");
+  if (polluting !== null) throw new PluginKitError("CONFIG_INVALID", `${file} must not hold a key named '__proto__' (found at ${polluting}): merged into the settings it would replace their prototype`);
+  return settings;
+}
+
+/** The path of the first own `__proto__` key at any depth of parsed JSON, else `null`. */
+function prototypeKeyPath(value: unknown, at: string): string | null {
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const found = prototypeKeyPath(value[index], `${at}[${index}]`);
+      if (found !== null) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const here = at === "" ? key : `${at}.${key}`;
+      if (key === "__proto__") return here;
+      const found = prototypeKeyPath(item, here);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
 
 /**
@@ -120,7 +142,8 @@ function readSettings(file: string): JsonObject | null {
  * {@link PluginConfig}). Missing files are fine (empty settings).
  *
  * @throws PluginKitError `CONFIG_INVALID` for a file that is not a regular
- *   file, exceeds 1 MiB, or is not a strict JSON object.
+ *   file, exceeds 1 MiB, is not a strict JSON object, or holds a key
+ *   `__proto__` at any depth.
  */
 export function loadPluginConfig(): PluginConfig {
   const root = resolvePluginRoot();

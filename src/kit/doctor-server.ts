@@ -134,11 +134,11 @@ function checkListedTool(server: string, listed: Tool, findings: PackageFinding[
   }
   const schema = listed.inputSchema as Record<string, unknown>;
   if (schema["type"] !== "object") error("SCHEMA_INVALID", `tool '${listed.name}' inputSchema.type must be "object"`);
-  if ("parameters" in schema || ("name" in schema && "description" in schema)) {
+  if (Object.hasOwn(schema, "parameters") || (Object.hasOwn(schema, "name") && Object.hasOwn(schema, "description"))) {
     error("SCHEMA_TOP_LEVEL_PROPERTIES", `tool '${listed.name}' inputSchema is a whole function schema; list only the parameters object (the model would see no arguments)`);
   }
   const properties = isObject(schema["properties"]) ? schema["properties"] : {};
-  const unknown = requiredOf(listed).filter((name) => typeof name !== "string" || !(name in properties));
+  const unknown = requiredOf(listed).filter((name) => typeof name !== "string" || !Object.hasOwn(properties, name));
   if (unknown.length > 0) error("SCHEMA_REQUIRED_UNKNOWN", `tool '${listed.name}' requires unknown properties: ${unknown.join(", ")}`);
   if (schema["additionalProperties"] !== false) warn("SCHEMA_OPEN", `tool '${listed.name}' inputSchema lacks additionalProperties: false`);
   if (!listed.description || listed.description.trim() === "") warn("TOOL_DESCRIPTION_REQUIRED", `tool '${listed.name}' has no description (Hermes shows a generic one)`);
@@ -163,7 +163,7 @@ function attemptsFor(listed: Tool): Array<Record<string, unknown>> {
   const examples = isObject(listed._meta?.[EXAMPLES_META_KEY]) ? (listed._meta?.[EXAMPLES_META_KEY] as Record<string, unknown>) : {};
   const attempts: Array<Record<string, unknown>> = [];
   if (required.length > 0) attempts.push({});
-  if (required.every((key) => typeof key === "string" && key in examples)) attempts.push(examples);
+  if (required.every((key) => typeof key === "string" && Object.hasOwn(examples, key))) attempts.push(examples);
   return attempts;
 }
 

@@ -102,6 +102,8 @@ export const PLUGIN_KIT_ERROR_CODES = [
   "INIT_REPOSITORY_INVALID",
   "INIT_TARGET_NOT_EMPTY",
   "INIT_FAILED",
+  // inputs of the exported helpers: a value of the wrong JavaScript type (plain JavaScript callers)
+  "INPUT_TYPE_INVALID",
 ] as const;
 
 /** One of {@link PLUGIN_KIT_ERROR_CODES}. */
@@ -114,3 +116,38 @@ export type PluginKitErrorCode = (typeof PLUGIN_KIT_ERROR_CODES)[number];
  * {@link PLUGIN_KIT_ERROR_CODES}.
  */
 export class PluginKitError extends HermesPluginKitError<PluginKitErrorCode> {}
+
+/**
+ * What `value` is, for the "found ..." part of a message: its kind
+ * (`undefined`, `null`, `a string`, `a number`, `an array`, `an object`, ...),
+ * never its content.
+ */
+export function valueKind(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * The `INPUT_TYPE_INVALID` error of an exported helper called with a value of
+ * the wrong type: `<fn>: <what> must be <expected>, found <kind>`.
+ */
+export function inputTypeError(fn: string, what: string, expected: string, value: unknown): PluginKitError {
+  return new PluginKitError("INPUT_TYPE_INVALID", `${fn}: ${what} must be ${expected}, found ${valueKind(value)}`);
+}
+
+/**
+ * `value` itself when it is a string.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` otherwise.
+ */
+export function expectString(fn: string, what: string, value: unknown): string {
+  if (typeof value !== "string") throw inputTypeError(fn, what, "a string", value);
+  return value;
+}
+
+/** True for a non-null, non-array object. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -12,7 +12,7 @@
  * that cannot cross a process boundary: they are refused.
  */
 import * as z from "zod/mini";
-import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
 import type { KitLogger } from "./logging.js";
 
 /** Hook names Hermes accepts (`VALID_HOOKS` in Hermes' hermes_cli/plugins.py; 39 names). */
@@ -217,9 +217,10 @@ function checkCommandName(raw: string, seen: Set<string>): string {
  *   {@link VALID_HOOKS}), `COMMAND_INVALID`, `COMMAND_NAME_INVALID`,
  *   `COMMAND_NAME_BUILTIN`, `COMMAND_DUPLICATE`, `MIDDLEWARE_INVALID`,
  *   `MIDDLEWARE_KIND_UNSUPPORTED` (execution kinds), `MIDDLEWARE_KIND_UNKNOWN`,
- *   `BRIDGE_OPTION_INVALID`.
+ *   `BRIDGE_OPTION_INVALID`, `INPUT_TYPE_INVALID` (`options` not an object).
  */
 export function checkHostSurface(options: { hooks?: unknown; commands?: unknown; middleware?: unknown; bridge?: unknown }): HostSurface {
+  if (!isRecord(options)) throw inputTypeError("checkHostSurface", "options", "an object", options);
   const hooks = new Map<HookName, HookFn<HookEvent, unknown>>();
   for (const [name, callback] of Object.entries(parseSection("hooks", options.hooks ?? {}))) {
     if (!(VALID_HOOKS as readonly string[]).includes(name)) throw new PluginKitError("HOOK_NAME_UNKNOWN", `hook ${JSON.stringify(name)} is not one of Hermes' VALID_HOOKS (e.g. pre_tool_call, pre_llm_call, on_session_start)`);
@@ -258,7 +259,7 @@ function jsonCopy(value: unknown, what: string, code: PluginKitErrorCode): unkno
 
 function exactKeys(value: Record<string, unknown>, required: readonly string[], optional: readonly string[]): boolean {
   const keys = Object.keys(value);
-  return required.every((key) => key in value) && keys.every((key) => required.includes(key) || optional.includes(key));
+  return required.every((key) => Object.hasOwn(value, key)) && keys.every((key) => required.includes(key) || optional.includes(key));
 }
 
 const TRANSFORM_HOOKS: readonly string[] = ["transform_llm_output", "transform_tool_result", "transform_terminal_output"];

@@ -4,7 +4,7 @@
  * (`mcp__<server>__<tool>`, Agent Plugins v1 loader; Hermes MCP client).
  */
 import { createHash } from "node:crypto";
-import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
 
 /** Grammar of a tool name (and of an explicit namespace): `^[a-z][a-z0-9_]*$`. */
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -55,9 +55,10 @@ function fail(code: PluginKitErrorCode, message: string): never {
  * @returns the name unchanged.
  * @throws PluginKitError `TOOL_NAME_REQUIRED`, `TOOL_NAME_INVALID`,
  *   `TOOL_NAME_RESERVED`, `TOOL_NAME_RESERVED_PREFIX`, `TOOL_NAME_MCP_UTILITY`,
- *   `TOOL_NAME_NAMESPACE`.
+ *   `TOOL_NAME_NAMESPACE`, `INPUT_TYPE_INVALID` (`options` not an object).
  */
 export function validateToolName(name: unknown, options: { namespace?: string } = {}): string {
+  if (!isRecord(options)) throw inputTypeError("validateToolName", "options", "an object", options);
   if (typeof name !== "string" || name.length === 0) fail("TOOL_NAME_REQUIRED", "tool name is required");
   if (!TOOL_NAME_PATTERN.test(name)) fail("TOOL_NAME_INVALID", `tool name '${name}' must match '^[a-z][a-z0-9_]*$'`);
   if (RESERVED_TOOL_NAMES.includes(name)) fail("TOOL_NAME_RESERVED", `tool name '${name}' is reserved by the Hermes agent loop`);
@@ -81,25 +82,33 @@ export function validateToolName(name: unknown, options: { namespace?: string } 
  * empty parts dropped) with `_` and validate the result with `namespace`
  * (Python kit validate_tool_name). `toolName("discord", "read", "thread") === "discord_read_thread"`.
  *
- * @throws PluginKitError as {@link validateToolName}.
+ * @throws PluginKitError as {@link validateToolName}; `INPUT_TYPE_INVALID`
+ *   when a part is not a string.
  */
 export function toolName(namespace: string, verb: string, noun: string): string {
-  const parts = [namespace, verb, noun].map((part) => String(part).replace(/^_+|_+$/g, "")).filter((part) => part.length > 0);
+  for (const [what, part] of [["namespace", namespace], ["verb", verb], ["noun", noun]] as const) expectString("toolName", what, part);
+  const parts = [namespace, verb, noun].map((part) => part.replace(/^_+|_+$/g, "")).filter((part) => part.length > 0);
   return validateToolName(parts.join("_"), { namespace });
 }
 
-/** Hermes' MCP name-component sanitizer: every char outside `[A-Za-z0-9_]` becomes `_` (Hermes MCP client). */
+/**
+ * Hermes' MCP name-component sanitizer: every char outside `[A-Za-z0-9_]` becomes `_` (Hermes MCP client).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `value` is not a string.
+ */
 export function sanitizeNameComponent(value: string): string {
-  return value.replace(/[^A-Za-z0-9_]/g, "_");
+  return expectString("sanitizeNameComponent", "value", value).replace(/[^A-Za-z0-9_]/g, "_");
 }
 
 /**
  * The internal name Hermes gives a portable package's MCP server: the slug of
  * the mcp.json server name (lowercased, chars outside `[a-z0-9_-]` to `-`,
  * stripped of `-`/`_`, default `plugin`; Agent Plugins v1 loader).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `server` is not a string.
  */
 export function portableServerName(server: string): string {
-  const slug = server.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "");
+  const slug = expectString("portableServerName", "server", server).toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "");
   return slug.length > 0 ? slug : "plugin";
 }
 
@@ -107,8 +116,12 @@ export function portableServerName(server: string): string {
  * The Hermes registry name of MCP tool `tool` of portable server `server`:
  * `mcp__<sanitized server slug>__<sanitized tool>` before any clamping
  * (Hermes MCP client). Compare its length with {@link HERMES_TOOL_NAME_MAX}.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `server` or `tool` is not a string.
  */
 export function hermesToolName(server: string, tool: string): string {
+  expectString("hermesToolName", "server", server);
+  expectString("hermesToolName", "tool", tool);
   return `${MCP_TOOL_NAME_PREFIX}${sanitizeNameComponent(portableServerName(server))}__${sanitizeNameComponent(tool)}`;
 }
 
@@ -116,8 +129,12 @@ export function hermesToolName(server: string, tool: string): string {
  * The name Hermes actually registers: {@link hermesToolName}, or for names
  * over 64 characters the first 55 characters + `_` + the first 8 hex of the
  * SHA-256 of the full name (newest hosts, Hermes MCP client).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `server` or `tool` is not a string.
  */
 export function clampedHermesToolName(server: string, tool: string): string {
+  expectString("clampedHermesToolName", "server", server);
+  expectString("clampedHermesToolName", "tool", tool);
   const full = hermesToolName(server, tool);
   if (full.length <= HERMES_TOOL_NAME_MAX) return full;
   return `${full.slice(0, 55)}_${createHash("sha256").update(full, "utf8").digest("hex").slice(0, 8)}`;
@@ -140,8 +157,9 @@ export function validateServerName(server: unknown): string {
   return server;
 }
 
-/** The message of a server name that shadows a built-in toolset, or `null`. */
+/** The message of a server name that shadows a built-in toolset, or `null`. @throws PluginKitError `INPUT_TYPE_INVALID` when `server` is not a string. */
 export function serverNameShadowProblem(server: string): string | null {
+  expectString("serverNameShadowProblem", "server", server);
   const slug = portableServerName(server);
   if (BUILTIN_TOOLSET_NAMES.includes(slug) || slug.startsWith("hermes-")) {
     return `server name '${server}' shadows the built-in Hermes toolset '${slug}' (Hermes registers a toolset alias under the server name); choose a distinctive name`;
@@ -164,8 +182,13 @@ export interface ToolNameProblem {
  * (Hermes skips both), and Hermes names over 64 characters (hash-clamped by
  * new hosts, unusable on older ones). Pure; returns every problem in listing
  * order.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `server` is not a string
+ *   or `names` not a list of strings.
  */
 export function checkHermesToolNames(server: string, names: readonly string[]): ToolNameProblem[] {
+  expectString("checkHermesToolNames", "server", server);
+  if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) throw inputTypeError("checkHermesToolNames", "names", "a list of strings", names);
   const problems: ToolNameProblem[] = [];
   const seen = new Set<string>();
   const byHermesName = new Map<string, string>();

@@ -6,7 +6,8 @@
  * which writes one line through a {@link KitLogger}.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { PluginKitError } from "./errors.js";
+import { isRecord, PluginKitError, valueKind } from "./errors.js";
+import { setOwn } from "./own-keys.js";
 import type { KitLogger, LogLevel } from "./logging.js";
 import { redactText } from "./redaction.js";
 
@@ -74,7 +75,7 @@ function redactAttributes(attributes: Record<string, unknown>, depth: number): R
   for (const [rawKey, value] of entries.slice(0, MAX_ENTRIES)) {
     const key = cap(redactText(rawKey), 64);
     const normalized = normalizeKey(rawKey);
-    out[key] = SENSITIVE_ATTRIBUTE_PARTS.some((part) => normalized.includes(part)) ? "***" : redactAttributeValue(value, depth);
+    setOwn(out, key, SENSITIVE_ATTRIBUTE_PARTS.some((part) => normalized.includes(part)) ? "***" : redactAttributeValue(value, depth));
   }
   if (entries.length > MAX_ENTRIES) out["<truncated>"] = entries.length - MAX_ENTRIES;
   return out;
@@ -133,6 +134,7 @@ export class ObservabilityEvent {
   readonly init: Readonly<ObservabilityEventInit> & { correlationId: string };
 
   constructor(init: ObservabilityEventInit) {
+    if (!isRecord(init)) throw new PluginKitError("OBSERVABILITY_INVALID", `the event init must be an object, found ${valueKind(init)}`);
     const correlationId = init.correlationId ?? newCorrelationId();
     for (const [label, value] of [["plugin", init.plugin], ["event", init.event], ["correlation_id", correlationId]] as const) {
       if (typeof value !== "string" || value.trim() === "") throw new PluginKitError("OBSERVABILITY_INVALID", `${label} must be a non-blank string`);
@@ -197,8 +199,13 @@ const MAX_EVENT_JSON = 16_384;
  * shrinks to `schema, event, correlation_id, plugin, status, truncated: true`.
  *
  * @returns the (possibly reduced) payload that was logged.
+ * @throws PluginKitError `OBSERVABILITY_INVALID` when `logger` is not a
+ *   `KitLogger`, `event` not an {@link ObservabilityEvent} or `options` not an object.
  */
 export function logObservabilityEvent(logger: KitLogger, event: ObservabilityEvent, options: { level?: LogLevel } = {}): Record<string, unknown> {
+  if (!isRecord(logger) || typeof logger["log"] !== "function") throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: logger must be a KitLogger, found ${valueKind(logger)}`);
+  if (!isRecord(event) || typeof event["asDict"] !== "function") throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: event must be an ObservabilityEvent, found ${valueKind(event)}`);
+  if (!isRecord(options)) throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: options must be an object, found ${valueKind(options)}`);
   let payload = event.asDict();
   let json = JSON.stringify(payload);
   if (json.length > MAX_EVENT_JSON) {

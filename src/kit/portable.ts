@@ -3,8 +3,11 @@
  * (Agent Plugins v1 loader; Hermes install scanner): the literal `$schema` values, plugin.json and mcp.json
  * field rules, and the install scanner's patterns. Pure: every check takes a
  * parsed value (or file text) and returns findings; the doctor does the I/O.
+ * A root, file name or text of the wrong type (plain JavaScript callers) is
+ * no finding: it throws PluginKitError `INPUT_TYPE_INVALID`.
  */
 import path from "node:path";
+import { expectString } from "./errors.js";
 import { serverNameShadowProblem } from "./naming.js";
 
 /** plugin.json `$schema` (Agent Plugins 1.0.0). */
@@ -88,8 +91,11 @@ function insideRoot(root: string, target: string): boolean {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
 
-/** Expand `${PLUGIN_ROOT}` / `${PLUGIN_DATA}` in `value`. */
+/** Expand `${PLUGIN_ROOT}` / `${PLUGIN_DATA}` in `value`. @throws PluginKitError `INPUT_TYPE_INVALID` when an argument is not a string. */
 export function expandPlaceholders(value: string, root: string, data: string): string {
+  expectString("expandPlaceholders", "value", value);
+  expectString("expandPlaceholders", "root", root);
+  expectString("expandPlaceholders", "data", data);
   return value.replaceAll("${PLUGIN_ROOT}", root).replaceAll("${PLUGIN_DATA}", data);
 }
 
@@ -101,8 +107,11 @@ export function expandPlaceholders(value: string, root: string, data: string): s
  * `PLUGIN_ROOT`/`PLUGIN_DATA`, `cwd` anchored and not escaping, and server
  * names that shadow built-in toolsets. Returns findings and the valid stdio
  * entries (none when a file-level rule fails: Hermes then drops the file).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `root` is not a string.
  */
 export function checkMcpConfig(value: unknown, root: string): { findings: PackageFinding[]; servers: StdioServerEntry[] } {
+  expectString("checkMcpConfig", "root", root);
   const file = "mcp.json";
   const findings: PackageFinding[] = [];
   const servers: StdioServerEntry[] = [];
@@ -162,7 +171,7 @@ export function checkMcpConfig(value: unknown, root: string): { findings: Packag
     if (!isObject(env) || !Object.values(env).every((v) => typeof v === "string")) {
       entryError("MCP_ENV_INVALID", "env must be an object of strings");
     } else {
-      for (const key of ["PLUGIN_ROOT", "PLUGIN_DATA"]) if (key in env) entryError("MCP_ENV_RESERVED", `env key ${key} is set by Hermes and must not be declared`);
+      for (const key of ["PLUGIN_ROOT", "PLUGIN_DATA"]) if (Object.hasOwn(env, key)) entryError("MCP_ENV_RESERVED", `env key ${key} is set by Hermes and must not be declared`);
     }
     const cwd = entry["cwd"];
     if (cwd !== undefined) {
@@ -197,8 +206,12 @@ const LOOPBACK_URL = /^(?:https?:\/\/)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(
  * interpolation to a non-loopback URL (critical: install blocked), reads of
  * `.env`/credential files (critical), prompt-injection wording in Markdown and
  * invisible Unicode (high). Returns findings with line numbers in messages.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `file` or `text` is not a string.
  */
 export function scanTextForInstallRisks(file: string, text: string): PackageFinding[] {
+  expectString("scanTextForInstallRisks", "file", file);
+  expectString("scanTextForInstallRisks", "text", text);
   const findings: PackageFinding[] = [];
   const lines = text.split("\n");
   const add = (rule: string, severity: FindingSeverity, index: number, what: string) =>

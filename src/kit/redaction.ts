@@ -8,6 +8,8 @@
  * - free text (Python kit observability): control characters escaped, bearer tokens,
  *   `password=...`-style pairs and API-key shapes replaced by `***`.
  */
+import { expectString, inputTypeError, isRecord } from "./errors.js";
+import { setOwn } from "./own-keys.js";
 
 /** Substrings that mark a key as secret (matched on the lowercased key, Python kit redaction). */
 export const REDACTED_KEY_PARTS: readonly string[] = ["token", "secret", "password", "passwd", "api_key", "apikey", "auth"];
@@ -18,7 +20,8 @@ export const LOG_ARGUMENT_LIMIT = 200;
 /**
  * Deep copy of `value` with the value of every object key whose lowercased
  * name contains one of {@link REDACTED_KEY_PARTS} replaced by `"***"`, at any
- * depth (objects and arrays). String values are not scanned.
+ * depth (objects and arrays). String values are not scanned. Keys are
+ * copied as own keys (a `__proto__` key stays a key of the copy).
  */
 export function redactArguments(value: unknown, depth = 0): unknown {
   if (depth > 32) return "<max-depth>";
@@ -27,7 +30,7 @@ export function redactArguments(value: unknown, depth = 0): unknown {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       const lowered = key.toLowerCase();
-      out[key] = REDACTED_KEY_PARTS.some((part) => lowered.includes(part)) ? "***" : redactArguments(item, depth + 1);
+      setOwn(out, key, REDACTED_KEY_PARTS.some((part) => lowered.includes(part)) ? "***" : redactArguments(item, depth + 1));
     }
     return out;
   }
@@ -63,9 +66,11 @@ function escapeControl(text: string): string {
  * `Bearer ***`; `api_key|apikey|api-key|authorization|password|passwd|secret|token`
  * followed by `:` or `=` and a value -> `<word>=***`; Google-style `AIza...`
  * and `sk-...` keys -> `***`.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `text` is not a string.
  */
 export function redactText(text: string): string {
-  return escapeControl(text)
+  return escapeControl(expectString("redactText", "text", text))
     .replace(/\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 ***")
     .replace(/\b(api[_-]?key|authorization|password|passwd|secret|token)\s*[:=]\s*(?!\*\*\*|bearer\b)[^\s,;&"']+/gi, "$1=***")
     .replace(/AIza[0-9A-Za-z_-]{20,}/g, "***")
@@ -76,9 +81,15 @@ export function redactText(text: string): string {
  * The context a log line may show (Python kit redaction): only `session_id` and
  * `task_id` of the host's keyword arguments, when present and not null,
  * redacted and truncated like {@link safeArguments}. Payloads never.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `kwargs` is not an object.
  */
 export function safeContext(kwargs: Record<string, unknown>): string {
+  if (!isRecord(kwargs)) throw inputTypeError("safeContext", "kwargs", "an object of keyword arguments", kwargs);
   const context: Record<string, unknown> = {};
-  for (const key of ["session_id", "task_id"]) if (kwargs[key] !== undefined && kwargs[key] !== null) context[key] = kwargs[key];
+  for (const key of ["session_id", "task_id"]) {
+    const value = Object.hasOwn(kwargs, key) ? kwargs[key] : undefined;
+    if (value !== undefined && value !== null) context[key] = value;
+  }
   return safeArguments(context);
 }

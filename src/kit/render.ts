@@ -4,6 +4,7 @@
  * text-only subset). Used by `plugin doctor` to show each result as the model
  * would read it.
  */
+import { inputTypeError, isRecord } from "./errors.js";
 
 /** A `CallToolResult` as received by a client. */
 export interface ReceivedToolResult {
@@ -30,9 +31,16 @@ function deepEqual(a: unknown, b: unknown): boolean {
  * value, and `{"result": <structuredContent>}` when there is no text.
  * Non-text blocks are noted as `[dropped <type> block]` (images and audio are
  * cached by Hermes; not simulated).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `result` is not an object,
+ *   its `content` not a list, or a block not an object.
  */
 export function renderForModel(result: ReceivedToolResult): string {
+  if (!isRecord(result)) throw inputTypeError("renderForModel", "result", "a tools/call result object", result);
   const blocks = result.content ?? [];
+  if (!Array.isArray(blocks)) throw inputTypeError("renderForModel", "result.content", "a list of content blocks", blocks);
+  const badBlock = blocks.find((block) => !isRecord(block));
+  if (badBlock !== undefined) throw inputTypeError("renderForModel", "each content block", "an object", badBlock);
   const texts = blocks.map((block) => {
     if (block.type === "text") return block.text ?? "";
     if (block.type === "resource" && typeof block.resource?.text === "string") return block.resource.text;

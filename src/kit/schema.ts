@@ -8,7 +8,8 @@
  * a schema with a top-level `properties` is refused, because the model would
  * then see no arguments at all.
  */
-import { PluginKitError } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, valueKind } from "./errors.js";
+import { ownValue } from "./own-keys.js";
 
 const ARG_SPEC = Symbol.for("hermes-plugin-kit.arg");
 
@@ -56,7 +57,8 @@ function propertyFrom(value: ArgSpec | PropertySchema, label: string): { schema:
  * metadata. `enum` is emitted only when non-empty.
  *
  * @throws PluginKitError `ARG_INVALID` for an unknown type, a non-string
- *   description or a non-boolean `required`.
+ *   description, options that are not an object, an option named
+ *   `__proto__` or a non-boolean `required`.
  */
 export function arg(type: string | readonly string[], description: string, options: ArgOptions = {}): ArgSpec {
   const types = Array.isArray(type) ? type : [type];
@@ -64,6 +66,7 @@ export function arg(type: string | readonly string[], description: string, optio
     throw new PluginKitError("ARG_INVALID", `argument type must be one of ${JSON_TYPES.join(", ")}, got ${JSON.stringify(type)}`);
   }
   if (typeof description !== "string") throw new PluginKitError("ARG_INVALID", "argument description must be a string");
+  checkArgOptions(options);
   const { required = false, example, enum: enumValues, ...extra } = options;
   if (typeof required !== "boolean") throw new PluginKitError("ARG_INVALID", "argument option 'required' must be a boolean");
   const schema: PropertySchema = { type: Array.isArray(type) ? [...types] : type, description };
@@ -74,6 +77,17 @@ export function arg(type: string | readonly string[], description: string, optio
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) schema[key] = structuredClone(value);
   const spec: ArgSpec = { [ARG_SPEC]: true, schema, required, ...(example !== undefined ? { example: structuredClone(example) } : {}) };
   return Object.freeze(spec);
+}
+
+/** Options must be a plain object; `__proto__` is no schema keyword (as a key it would replace the schema's prototype). */
+function checkArgOptions(options: unknown): asserts options is ArgOptions {
+  if (!isRecord(options)) throw new PluginKitError("ARG_INVALID", `argument options must be an object, found ${valueKind(options)}`);
+  if (Object.hasOwn(options, "__proto__")) throw new PluginKitError("ARG_INVALID", "argument option '__proto__' is not a schema keyword");
+}
+
+/** An argument name the kit can validate and hand over: `__proto__` is refused (as a key it would replace the arguments' prototype). */
+function checkArgumentName(key: string, label: string): void {
+  if (key === "__proto__") throw new PluginKitError("ARG_INVALID", `${label} '__proto__' cannot be an argument name`);
 }
 
 /** A `string` argument; `minLength`, `maxLength`, `pattern`, `enum` pass through. */
@@ -98,6 +112,7 @@ export function boolArg(description: string, options: ArgOptions = {}): ArgSpec 
 
 /** An `array` argument; `items` is an {@link ArgSpec} or a schema (default `{}`). */
 export function arrayArg(description: string, options: ArgOptions & { items?: ArgSpec | PropertySchema; minItems?: number; maxItems?: number } = {}): ArgSpec {
+  checkArgOptions(options);
   const { items, ...rest } = options;
   return arg("array", description, { ...rest, items: items === undefined ? {} : propertyFrom(items, "items").schema });
 }
@@ -111,10 +126,13 @@ export function objectArg(
   description: string,
   options: ArgOptions & { properties?: Record<string, ArgSpec | PropertySchema>; additionalProperties?: boolean | PropertySchema } = {},
 ): ArgSpec {
+  checkArgOptions(options);
   const { properties = {}, additionalProperties = false, ...rest } = options;
+  if (!isRecord(properties)) throw new PluginKitError("ARG_INVALID", `objectArg option 'properties' must be an object of argument specs, found ${valueKind(properties)}`);
   const props: Record<string, PropertySchema> = {};
   const required: string[] = [];
   for (const [key, value] of Object.entries(properties)) {
+    checkArgumentName(key, "property");
     const property = propertyFrom(value, `property '${key}'`);
     props[key] = property.schema;
     if (property.required) required.push(key);
@@ -151,7 +169,8 @@ export interface BuiltParameters {
  * properties are the specs' schemas, `required` lists the required ones in
  * declaration order, examples are collected for the description and errors.
  *
- * @throws PluginKitError `ARG_INVALID` when a value is not an {@link ArgSpec}.
+ * @throws PluginKitError `ARG_INVALID` when a value is not an {@link ArgSpec}
+ *   or a name is `__proto__`.
  */
 export function buildParameters(params: Record<string, ArgSpec>): BuiltParameters {
   if (params === null || typeof params !== "object" || Array.isArray(params)) throw new PluginKitError("ARG_INVALID", "params must be an object of argument specs");
@@ -159,6 +178,7 @@ export function buildParameters(params: Record<string, ArgSpec>): BuiltParameter
   const required: string[] = [];
   const examples: Record<string, unknown> = {};
   for (const [key, spec] of Object.entries(params)) {
+    checkArgumentName(key, "params");
     if (!isArgSpec(spec)) throw new PluginKitError("ARG_INVALID", `params['${key}'] must be built with arg(), strArg(), intArg(), numberArg(), boolArg(), arrayArg() or objectArg()`);
     properties[key] = structuredClone(spec.schema);
     if (spec.required) required.push(key);
@@ -182,7 +202,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Validate a `parameters` object (type `object`, `properties` an object of
  * object schemas, `required` a list of strings naming existing properties)
  * and return a deep copy with `additionalProperties: false` and canonical key
- * order. `$schema` is dropped.
+ * order. `$schema` is dropped. Required names are matched as own properties
+ * (`toString` names no property unless declared); a property named
+ * `__proto__` is refused.
  *
  * @throws PluginKitError `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`.
  */
@@ -193,13 +215,14 @@ export function validateParameters(parameters: unknown, label = "parameters"): B
   const properties = copy["properties"] ?? {};
   if (!isPlainObject(properties)) throw new PluginKitError("SCHEMA_INVALID", `${label}.properties must be an object`);
   for (const [key, value] of Object.entries(properties)) {
+    if (key === "__proto__") throw new PluginKitError("SCHEMA_INVALID", `${label}.properties['__proto__'] cannot be an argument name`);
     if (!isPlainObject(value)) throw new PluginKitError("SCHEMA_INVALID", `${label}.properties['${key}'] must be a schema object`);
   }
   const required = copy["required"] ?? [];
   if (!Array.isArray(required) || !required.every((name): name is string => typeof name === "string")) {
     throw new PluginKitError("SCHEMA_INVALID", `${label}.required must be a list of strings`);
   }
-  const unknown = required.filter((name) => !(name in properties));
+  const unknown = required.filter((name) => !Object.hasOwn(properties, name));
   if (unknown.length > 0) throw new PluginKitError("SCHEMA_REQUIRED_UNKNOWN", `${label}.required names unknown properties: ${unknown.join(", ")}`);
   const { type: _type, properties: _p, required: _r, additionalProperties: _a, $schema: _s, ...rest } = copy;
   return { parameters: orderedParameters(properties as Record<string, PropertySchema>, required, rest), required: [...required], examples: {} };
@@ -222,8 +245,8 @@ export function validateFunctionSchema(schema: unknown, toolName: string): Built
   if (!isPlainObject(schema)) throw new PluginKitError("SCHEMA_INVALID", `schema of tool '${toolName}' must be an object`);
   const topLevel = () =>
     new PluginKitError("SCHEMA_TOP_LEVEL_PROPERTIES", `schema arguments of tool '${toolName}' must live under schema.parameters, not top-level properties (the model would see no arguments)`);
-  if ("parameters" in schema) {
-    if ("properties" in schema) throw topLevel();
+  if (Object.hasOwn(schema, "parameters")) {
+    if (Object.hasOwn(schema, "properties")) throw topLevel();
     if (schema["name"] !== undefined && schema["name"] !== toolName) {
       throw new PluginKitError("SCHEMA_NAME_MISMATCH", `schema.name ${JSON.stringify(schema["name"])} must equal the tool name '${toolName}'`);
     }
@@ -231,8 +254,8 @@ export function validateFunctionSchema(schema: unknown, toolName: string): Built
     const description = typeof schema["description"] === "string" ? schema["description"] : undefined;
     return description === undefined ? built : { ...built, description };
   }
-  if ("properties" in schema) {
-    if (schema["type"] !== "object" || "name" in schema || "description" in schema) throw topLevel();
+  if (Object.hasOwn(schema, "properties")) {
+    if (schema["type"] !== "object" || Object.hasOwn(schema, "name") || Object.hasOwn(schema, "description")) throw topLevel();
     return validateParameters(schema, "schema");
   }
   throw new PluginKitError("SCHEMA_INVALID", `schema of tool '${toolName}' must be {parameters: {...}} or a parameters object {type: "object", properties}`);
@@ -279,10 +302,18 @@ export function pythonRepr(value: unknown): string {
  * 'x'), `k2`. `` built from the required names in order and their examples
  * (Python repr). Unchanged when nothing is required or the description
  * already says `Required:`.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `description` is not a
+ *   string, `required` not a list of strings or `examples` not an object.
  */
 export function augmentDescription(description: string, required: readonly string[], examples: Record<string, unknown>): string {
-  const base = description.trim();
+  const base = expectString("augmentDescription", "description", description).trim();
+  if (!Array.isArray(required) || !required.every((key) => typeof key === "string")) throw inputTypeError("augmentDescription", "required", "a list of strings", required);
+  if (!isRecord(examples)) throw inputTypeError("augmentDescription", "examples", "an object", examples);
   if (required.length === 0 || base.includes("Required:")) return base;
-  const items = required.map((key) => (key in examples && examples[key] !== undefined ? `\`${key}\` (e.g. ${pythonRepr(examples[key])})` : `\`${key}\``));
+  const items = required.map((key) => {
+    const example = ownValue(examples, key);
+    return example !== undefined ? `\`${key}\` (e.g. ${pythonRepr(example)})` : `\`${key}\``;
+  });
   return `${base} Required: ${items.join(", ")}.`;
 }

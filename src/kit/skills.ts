@@ -12,7 +12,7 @@ import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "no
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { resolvePluginRoot } from "./config.js";
-import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, valueKind, type PluginKitErrorCode } from "./errors.js";
 import { KitLogger } from "./logging.js";
 import { strArg } from "./schema.js";
 import { tool, type ToolDefinition } from "./tool.js";
@@ -43,9 +43,12 @@ export interface SkillDocument {
  * @throws PluginKitError `SKILL_FRONTMATTER_MISSING` (no opening `---`),
  *   `SKILL_FRONTMATTER_UNTERMINATED` (no closing `---` on its own line, e.g.
  *   glued to the previous line), `SKILL_FRONTMATTER_INVALID_YAML` (e.g. an
- *   unquoted `: ` inside a value), `SKILL_FRONTMATTER_NOT_MAPPING`.
+ *   unquoted `: ` inside a value), `SKILL_FRONTMATTER_NOT_MAPPING`,
+ *   `INPUT_TYPE_INVALID` (`text` or `label` not a string).
  */
 export function parseSkillDocument(text: string, label = "SKILL.md"): SkillDocument {
+  expectString("parseSkillDocument", "text", text);
+  expectString("parseSkillDocument", "label", label);
   const content = text.startsWith("\uFEFF") ? text.slice(1) : text;
   const lines = content.split(/\r?\n/);
   if (lines[0]?.trimEnd() !== "---") throw new PluginKitError("SKILL_FRONTMATTER_MISSING", `${label} must start with a '---' frontmatter line`);
@@ -81,8 +84,14 @@ export function parseSkillDocument(text: string, label = "SKILL.md"): SkillDocum
  * directory `dirName`. Returns every problem (empty = valid). Nested
  * `metadata.hermes` (the Python kit's layout) is reported as
  * `SKILL_METADATA_NOT_FLAT` with a hint, because Hermes skips such a skill.
+ * Frontmatter that is not an object is the one problem
+ * `SKILL_FRONTMATTER_NOT_MAPPING`.
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `dirName` is not a string.
  */
 export function checkSkillFrontmatter(frontmatter: Record<string, unknown>, dirName: string): SkillProblem[] {
+  expectString("checkSkillFrontmatter", "dirName", dirName);
+  if (!isRecord(frontmatter)) return [{ code: "SKILL_FRONTMATTER_NOT_MAPPING", message: `skill '${dirName}' frontmatter must be a mapping, found ${valueKind(frontmatter)}` }];
   const problems: SkillProblem[] = [];
   const name = frontmatter["name"];
   if (typeof name !== "string" || name.length < 1 || name.length > 64 || !SKILL_NAME_PATTERN.test(name)) {
@@ -143,10 +152,14 @@ export interface PluginSkill {
  * so `pluginSkill("skills/arithmetic")` works at build and at run time.
  *
  * @throws PluginKitError `SKILL_NOT_FOUND` (no regular SKILL.md or over
- *   256 KiB), the parse codes, and the first rule code found.
+ *   256 KiB), the parse codes, and the first rule code found;
+ *   `INPUT_TYPE_INVALID` when `options` is not an object or `options.root`
+ *   not a string.
  */
 export function pluginSkill(dir: string, options: { root?: string } = {}): PluginSkill {
   if (typeof dir !== "string" || dir.trim() === "") throw new PluginKitError("SKILL_NOT_FOUND", "skill directory must be a non-empty string");
+  if (!isRecord(options)) throw inputTypeError("pluginSkill", "options", "an object", options);
+  if (options.root !== undefined) expectString("pluginSkill", "options.root", options.root);
   const root = path.resolve(options.root ?? resolvePluginRoot());
   const absolute = path.resolve(root, dir);
   const file = path.join(absolute, "SKILL.md");
@@ -197,13 +210,18 @@ function relativeTo(root: string, target: string): string {
  * lowercased plugin key with every char outside `[a-z0-9_-]` turned into `-`
  * and stripped of `-`/`_` (default `plugin`) and sha8 the first 8 hex of
  * SHA-256(key) (Agent Plugins v1 loader; `example-rules` -> `agent-plugin-example-rules-a0dbf553`).
+ *
+ * @throws PluginKitError `INPUT_TYPE_INVALID` when `pluginKey` or `skill` is not a string.
  */
 export function qualifiedSkillName(pluginKey: string, skill: string): string {
+  expectString("qualifiedSkillName", "pluginKey", pluginKey);
+  expectString("qualifiedSkillName", "skill", skill);
   return `${skillNamespace(pluginKey)}:${skill}`;
 }
 
-/** The skill namespace of plugin key `pluginKey` (see {@link qualifiedSkillName}). */
+/** The skill namespace of plugin key `pluginKey` (see {@link qualifiedSkillName}). @throws PluginKitError `INPUT_TYPE_INVALID` when `pluginKey` is not a string. */
 export function skillNamespace(pluginKey: string): string {
+  expectString("skillNamespace", "pluginKey", pluginKey);
   const slug = pluginKey.toLowerCase().replace(/[^a-z0-9_-]/g, "-").replace(/^[-_]+|[-_]+$/g, "") || "plugin";
   return `agent-plugin-${slug}-${createHash("sha256").update(pluginKey, "utf8").digest("hex").slice(0, 8)}`;
 }
@@ -234,9 +252,10 @@ function listFiles(base: string): string[] {
  * @throws PluginKitError `REFERENCE_PATH_INVALID` (empty, absolute, NUL,
  *   backslash or a `..` segment), `REFERENCE_PATH_ESCAPE` (resolves, through
  *   symlinks, outside the directory), `REFERENCE_NOT_FOUND` (not a regular
- *   file, or over 1 MiB).
+ *   file, or over 1 MiB), `INPUT_TYPE_INVALID` (`referencesDir` not a string).
  */
 export function resolveReferenceFile(referencesDir: string, filePath: string): string {
+  expectString("resolveReferenceFile", "referencesDir", referencesDir);
   if (typeof filePath !== "string" || filePath === "" || filePath.includes("\0") || filePath.includes("\\")) {
     throw new PluginKitError("REFERENCE_PATH_INVALID", "file_path must be a non-empty relative POSIX path");
   }
@@ -256,9 +275,9 @@ export function resolveReferenceFile(referencesDir: string, filePath: string): s
   return resolved;
 }
 
-/** Default reference tool name: skill name lowercased, chars outside `[a-z0-9_]` to `_`, `skill_` prefix when needed, `_read_reference` suffix. */
+/** Default reference tool name: skill name lowercased, chars outside `[a-z0-9_]` to `_`, `skill_` prefix when needed, `_read_reference` suffix. @throws PluginKitError `INPUT_TYPE_INVALID` when `skill` is not a string. */
 export function referenceToolName(skill: string): string {
-  let base = skill.toLowerCase().replace(/[^a-z0-9_]/g, "_");
+  let base = expectString("referenceToolName", "skill", skill).toLowerCase().replace(/[^a-z0-9_]/g, "_");
   if (base === "" || !/^[a-z]/.test(base)) base = `skill_${base}`;
   return `${base}_read_reference`;
 }
@@ -271,9 +290,12 @@ export function referenceToolName(skill: string): string {
  * {@link resolveReferenceFile}) answer `isError` `<tool> failed: <message>`.
  * Not TOCTOU-safe against a concurrent writer of the package directory.
  *
- * @throws PluginKitError `SKILL_REFERENCES_INVALID` when the skill has no `references/` directory.
+ * @throws PluginKitError `SKILL_REFERENCES_INVALID` when the skill has no `references/` directory,
+ *   `INPUT_TYPE_INVALID` when `skill` is not a skill object or `options` not an object.
  */
 export function referenceTool(skill: PluginSkill, options: { name?: string; description?: string } = {}): ToolDefinition {
+  if (!isRecord(skill) || typeof skill.name !== "string" || typeof skill.relativeDir !== "string") throw inputTypeError("referenceTool", "skill", "a skill from pluginSkill()", skill);
+  if (!isRecord(options)) throw inputTypeError("referenceTool", "options", "an object", options);
   const referencesDir = skill.referencesDir;
   if (!referencesDir) throw new PluginKitError("SKILL_REFERENCES_INVALID", `skill '${skill.name}' has no references/ directory`);
   const shownDir = `${skill.relativeDir}/references`;

@@ -14,7 +14,7 @@
  */
 import type { z } from "zod";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
-import { PluginKitError } from "./errors.js";
+import { inputTypeError, isRecord, PluginKitError } from "./errors.js";
 import { KitLogger } from "./logging.js";
 import { validateToolName } from "./naming.js";
 import { redactText, safeArguments } from "./redaction.js";
@@ -111,7 +111,7 @@ export interface ToolDefinition {
   readonly validateRequired: boolean;
   readonly title?: string;
   readonly errorMode: "isError" | "envelope";
-  /** Call through the kit (validation, envelope, logging). */
+  /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object. */
   call(args: unknown, context?: Partial<ToolContext>): Promise<ToolCallResult>;
 }
 
@@ -200,7 +200,10 @@ export function tool(options: AnyToolOptions): ToolDefinition {
     validateRequired: spec.validateRequired,
     ...(options.title !== undefined ? { title: options.title } : {}),
     errorMode: spec.errorMode,
-    call: (input, partial = {}) => callTool(spec, input, partial, partial.logger ?? defaultLogger),
+    call: (input, partial = {}) => {
+      if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${name}' call`, "context", "an object", partial));
+      return callTool(spec, input, partial, partial.logger ?? defaultLogger);
+    },
   };
   return Object.freeze(definition);
 }
@@ -243,7 +246,7 @@ function toolParameters(options: AnyToolOptions, name: string): { built: BuiltPa
 function toolExamples(options: AnyToolOptions, name: string, built: BuiltParameters): Record<string, unknown> {
   const examples = { ...built.examples, ...structuredClone(options.examples ?? {}) };
   for (const key of Object.keys(examples)) {
-    if (!(key in built.parameters.properties)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': example for unknown argument '${key}'`);
+    if (!Object.hasOwn(built.parameters.properties, key)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': example for unknown argument '${key}'`);
   }
   return examples;
 }
