@@ -24,7 +24,7 @@ import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
 import { cp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HermesPluginKitError } from "../src/contract/errors.js";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
@@ -268,6 +268,13 @@ interface Released {
 async function requirePackageDir(packageDir: string, given: boolean): Promise<void> {
   const st = await stat(packageDir).catch(() => undefined);
   const from = given ? "--package" : "the default package (examples/calculator of this checkout)";
+  if (!given && st === undefined && packageDir.split(sep).includes("node_modules")) {
+    // An installed kit: the npm package carries no examples (the demo is a checkout's tool).
+    throw new DemoError(
+      "DEMO_PACKAGE_MISSING",
+      `the default package (examples/calculator) is not in an installed hermes-plugin-kit (${packageDir} does not exist): the npm package carries no examples; fix: run the demo from a clone of hermes-plugin-kit (npm ci, npm run build, npm run demo), or release your own plugin with --package <its directory>`,
+    );
+  }
   if (st === undefined || !st.isDirectory()) {
     throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} is not a directory: expected the directory of an npm package (holding package.json), e.g. --package examples/calculator, or --package . for hermes-plugin-kit itself`);
   }

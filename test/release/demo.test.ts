@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { cp, mkdir, readdir, readFile, rm, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStrictJson } from "../../src/contract/index.js";
 import { runCli } from "../support/cli.js";
+import { REPO_ROOT } from "../support/release-run-fixture.js";
 import { tempDir } from "../support/contract-fixture.js";
 import { describeRegistry } from "../support/registry.js";
 
@@ -113,6 +115,26 @@ describe("release demo --package", () => {
     expect(text.code).toBe(1);
     expect(text.stderr).toContain(`hermes-plugin-kit: --package ${parent} has no package.json`);
     expect(text.stderr).not.toContain("rerun with --workspace");
+    await expect(readFile(join(ws, "demo-state.json"))).rejects.toThrow();
+  });
+
+  it("from an installed kit (no examples/ in the npm package) the default package says the demo is a clone's tool, with the fix", async () => {
+    const parent = await tempDir("hpk-demo-installed-");
+    workspaces.push(parent);
+    // The package as npm installs it: package.json and dist/ under node_modules/hermes-plugin-kit (its dependencies beside it).
+    const installed = join(parent, "node_modules", "hermes-plugin-kit");
+    await mkdir(installed, { recursive: true });
+    await cp(join(REPO_ROOT, "package.json"), join(installed, "package.json"));
+    await cp(join(REPO_ROOT, "dist"), join(installed, "dist"), { recursive: true });
+    await symlink(join(REPO_ROOT, "node_modules"), join(installed, "node_modules"));
+    const ws = join(parent, "ws");
+    const run = spawnSync(process.execPath, [join(installed, "dist", "src", "cli", "main.cjs"), "release", "demo", "--workspace", ws, "--json"], { encoding: "utf8", cwd: parent });
+    expect(run.status, run.stderr).toBe(1);
+    const result = JSON.parse(run.stdout) as { code: string; message: string };
+    expect(result.code).toBe("DEMO_PACKAGE_MISSING");
+    expect(result.message).toBe(
+      `the default package (examples/calculator) is not in an installed hermes-plugin-kit (${join(installed, "examples", "calculator")} does not exist): the npm package carries no examples; fix: run the demo from a clone of hermes-plugin-kit (npm ci, npm run build, npm run demo), or release your own plugin with --package <its directory>`,
+    );
     await expect(readFile(join(ws, "demo-state.json"))).rejects.toThrow();
   });
 });
