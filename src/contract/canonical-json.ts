@@ -181,6 +181,26 @@ export function canonicalJsonBytes(value: unknown): Buffer {
   return Buffer.from(canonicalJson(value), "utf8");
 }
 
+/**
+ * How `bytes` differ from `canonical` (the {@link canonicalJson} text of the value they parse to), in a
+ * few words for an error message: pretty-printed, a missing or extra line break, raw non-ASCII, spaces
+ * between tokens, keys in another order, or the first byte that differs.
+ */
+export function canonicalFormDifference(bytes: Uint8Array, canonical: string): string {
+  const text = Buffer.from(bytes).toString("utf8");
+  const body = text.replace(/\r?\n$/, "");
+  if (/\n[ \t]*["}\]]/.test(body)) return "pretty-printed JSON (line breaks and indentation)";
+  if (/[\r\n]/.test(body)) return "a line break inside the JSON";
+  if (!text.endsWith("\n")) return "no trailing newline";
+  if (text.endsWith("\r\n")) return "a CRLF line ending";
+  // eslint-disable-next-line no-control-regex
+  if (/[^\x00-\x7f]/.test(text)) return "non-ASCII characters written as is (canonical JSON escapes them as \\uXXXX)";
+  if (text.length > canonical.length && /^[{[]\s|[,:]\s/.test(text)) return "spaces between tokens";
+  if ([...text].sort().join("") === [...canonical].sort().join("")) return "keys in another order (canonical JSON sorts keys by code point)";
+  const at = [...text].findIndex((char, i) => char !== canonical[i]);
+  return `other bytes than the canonical form (first difference at character ${at + 1})`;
+}
+
 /** Options of {@link parseStrictJson}. */
 export interface StrictJsonOptions {
   /**

@@ -14,7 +14,7 @@ import {
   RELEASE_MANIFEST_FILE,
   SOURCE_BUNDLE_FILE,
 } from "./constants.js";
-import { describeValue, isSha256Hex, isStableSemver, tarballFileName } from "./grammar.js";
+import { describeValue, isNpmPackageName, isSha256Hex, isStableSemver, tarballFileName } from "./grammar.js";
 
 /** One line of `release-payload.sha256`: a payload path and the SHA-256 (64 lowercase hex) of its bytes. */
 export interface PayloadChecksumEntry {
@@ -131,6 +131,15 @@ export function parsePayloadChecksums(input: Uint8Array | string, expectedPaths:
     throw new ReleaseContractError("PAYLOAD_CHECKSUM_INCOMPLETE", `payload checksum inventory is incomplete: missing ${missing.join(", ")}`);
   }
   return result;
+}
+
+/**
+ * The payload allow-list of {@link isAllowedPayloadTitle} in words, for messages: the four release
+ * documents and the tarball path (with `packageName`'s own tarball stem when given).
+ */
+export function payloadAllowListText(packageName?: string): string {
+  const stem = packageName !== undefined && isNpmPackageName(packageName) ? tarballFileName(packageName, "0.0.0").slice(0, -"-0.0.0.tgz".length) : "<name>";
+  return `${RELEASE_MANIFEST_FILE}, ${SOURCE_BUNDLE_FILE}, ${PAYLOAD_CHECKSUMS_FILE}, ${RECEIPT_FILE}, or dist/${stem}-<MAJOR.MINOR.PATCH>.tgz (no other directory, no '..', no absolute path)`;
 }
 
 /**

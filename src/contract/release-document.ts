@@ -9,7 +9,7 @@
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import type { JsonObject } from "./canonical-json.js";
-import { canonicalJson, canonicalJsonBytes, parseStrictJson } from "./canonical-json.js";
+import { canonicalFormDifference, canonicalJson, canonicalJsonBytes, parseStrictJson } from "./canonical-json.js";
 import { receiptReferenceOf } from "./artifact-document.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
@@ -488,7 +488,11 @@ export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy
 export function verifyParsedFinalReceiptBytes(bytes: Uint8Array, doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
   const receipt = verifyFinalReceipt(doc, policy, expect);
   if (Buffer.compare(Buffer.from(bytes), Buffer.from(canonicalJson(doc), "utf8")) !== 0) {
-    fail("RECEIPT_NOT_CANONICAL", "release receipt is not in its canonical form (compact, keys sorted, non-ASCII escaped, one trailing newline)");
+    const canonical = canonicalJson(doc);
+    fail(
+      "RECEIPT_NOT_CANONICAL",
+      `release receipt is not in its canonical form: expected the exact bytes that were published (canonical JSON: compact, keys sorted, non-ASCII escaped, one trailing newline; docs/contract.md: the receipt reference is the digest of a manifest over these bytes, so any other spelling is another receipt), found ${canonicalFormDifference(bytes, canonical)}; fix: use the exact published bytes (hermes-plugin-kit fetch --reference <receipt reference> --expect receipt writes them as release-receipt.json), and do not reformat the file (no jq ., no editor reindent)`,
+    );
   }
   return receipt;
 }

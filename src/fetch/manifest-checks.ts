@@ -24,7 +24,7 @@ import {
   TITLE_ANNOTATION,
 } from "../contract/constants.js";
 import { describeValue } from "../contract/grammar.js";
-import { isAllowedPayloadTitle } from "../contract/payload.js";
+import { isAllowedPayloadTitle, payloadAllowListText } from "../contract/payload.js";
 import type { Descriptor } from "../oci/target.js";
 import { FetchError } from "./errors.js";
 
@@ -225,7 +225,10 @@ function checkLayer(layer: JsonValue, index: number, problems: readonly Artifact
     if (packageName !== undefined && isAllowedPayloadTitle(title)) {
       throw new FetchError("FETCH_PACKAGE_MISMATCH", `expected package ${packageName}, but layer ${index} carries ${describeValue(title)}`);
     }
-    throw new FetchError("FETCH_LAYER_PATH_UNSAFE", `unsafe OCI payload path on layer ${index}: ${describeValue(title)} is not on the payload allow-list`);
+    throw new FetchError(
+      "FETCH_LAYER_PATH_UNSAFE",
+      `unsafe OCI payload path on layer ${index}: expected a title on the payload allow-list (${payloadAllowListText(packageName)}; docs/fetch.md), found ${describeValue(title)}; nothing was written: a release built by hermes-plugin-kit never carries it, so do not install this release, and report it to its publisher`,
+    );
   }
   return {
     title,

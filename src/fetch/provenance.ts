@@ -23,7 +23,7 @@ import { requireReceiptOfBundle } from "./receipt-bundle.js";
 import { artifactManifestProblems, type ArtifactManifest } from "../contract/artifact-manifest.js";
 import { canonicalJson, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, RELEASE_MANIFEST_FILE } from "../contract/constants.js";
-import { describeValue } from "../contract/grammar.js";
+import { describeList, describeValue } from "../contract/grammar.js";
 import {
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE,
   bindingFromReceipt,
@@ -48,7 +48,7 @@ import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
 import { readAllBounded } from "../oci/descriptor.js";
 import { isOciError } from "../oci/errors.js";
-import { listReferrers, type ReferrersSource } from "../oci/referrers.js";
+import { listReferrers, referrersTag, referrersTagEntries, type ReferrersSource } from "../oci/referrers.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { fetchManifest } from "../oci/transfer.js";
 import { embeddedTrustedRoot } from "./sigstore-trust.js";
@@ -165,6 +165,41 @@ async function verifyOne(target: ReadOnlyTarget, desc: Descriptor, subject: Desc
 }
 
 /**
+ * What a lookup that found no attestation saw, in words: the referrers listed (and set aside as another
+ * artifactType, with their types) by the referrers API or the referrers tag; with the API, also a
+ * referrers tag that exists but is not consulted (the API is the registry's own answer).
+ */
+async function referrersFound(target: ReadOnlyTarget, subject: Descriptor, source: ReferrersSource, otherTypes: readonly Descriptor[]): Promise<string> {
+  const tag = referrersTag(subject.digest);
+  const where = source === "api" ? "the registry's referrers API" : `the referrers tag ${tag}`;
+  const types = [...new Set(otherTypes.map((d) => (d.artifactType === undefined ? "no artifactType" : d.artifactType)))];
+  let found =
+    otherTypes.length === 0
+      ? `no referrers through ${where}${source === "tag-schema" ? " (the tag does not exist, or lists nothing)" : ""}`
+      : `${otherTypes.length} referrer${otherTypes.length === 1 ? "" : "s"} through ${where}, all ignored: of ${describeList(types)}, not a Sigstore bundle`;
+  if (source === "api") {
+    const tagged = await referrersTagEntries(target, subject).catch(() => undefined);
+    if (tagged !== undefined) {
+      found += `; the referrers tag ${tag} also exists (${tagged.length} entr${tagged.length === 1 ? "y" : "ies"}) but is not consulted, since the registry answers the referrers API, which only lists manifests whose subject is this release`;
+    }
+  }
+  return found;
+}
+
+/**
+ * The verdict when no listed attestation verified: the first failure, with how many were listed and why
+ * each was set aside (its code), so that one failure does not hide the others.
+ */
+function noneVerified(failures: readonly ProvenanceError[]): ProvenanceError {
+  const first = failures[0] as ProvenanceError;
+  if (failures.length === 1) return first;
+  const codes = new Map<string, number>();
+  for (const failure of failures) codes.set(failure.code, (codes.get(failure.code) ?? 0) + 1);
+  const why = [...codes].map(([code, n]) => `${n} ${code}`).join(", ");
+  return new ProvenanceError(first.code, `${first.message} (none of the ${failures.length} attestations listed verified: ${why}; this is the first)`, { cause: first });
+}
+
+/**
  * Find, verify and bind the provenance of the release bundle `subject` in
  * `target` (see the module comment for the order).
  * @param repository the repository string, for the attestation references.
@@ -176,9 +211,12 @@ async function verifyOne(target: ReadOnlyTarget, desc: Descriptor, subject: Desc
 export async function verifyReleaseProvenance(target: ReadOnlyTarget, repository: string, subject: Descriptor, release: ReleaseBinding, options: ProvenanceCheckOptions): Promise<VerifiedProvenance> {
   const policy = resolveProvenancePolicy(options.policy);
   const trust = options.trustedRoot ?? embeddedTrustedRoot();
-  const { descriptors, source } = await listReferrers(target, subject, { artifactType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE });
+  const { descriptors, source, otherTypes } = await listReferrers(target, subject, { artifactType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE });
   if (descriptors.length === 0) {
-    throw new ProvenanceError("PROVENANCE_NOT_FOUND", `no attestation refers to ${repository}@${subject.digest} (looked up through the ${source === "api" ? "referrers API" : "referrers tag schema"}); the release was not attested, or not in this repository`);
+    throw new ProvenanceError(
+      "PROVENANCE_NOT_FOUND",
+      `no attestation refers to ${repository}@${subject.digest}: expected at least one referrer of artifactType ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE} (as release attest and GitHub's attest action push), found ${await referrersFound(target, subject, source, otherTypes)}; the release was not attested, or not in this repository; fix: attest it (hermes-plugin-kit release attest), or check that the reference names the release in the repository it was attested in`,
+    );
   }
   if (descriptors.length > MAX_ATTESTATIONS) attestationInvalid(`${descriptors.length} attestations refer to ${subject.digest}; at most ${MAX_ATTESTATIONS} are considered`);
   // Each attestation is verified under the policy on its own; one that does not verify (another signer,
@@ -194,7 +232,7 @@ export async function verifyReleaseProvenance(target: ReadOnlyTarget, repository
       failures.push(error);
     }
   }
-  if (verified.length === 0) throw failures[0];
+  if (verified.length === 0) throw noneVerified(failures as ProvenanceError[]);
   const first = (verified[0] as (typeof verified)[number]).facts;
   const other = verified.find((v) => canonicalJson(v.facts) !== canonicalJson(first));
   if (other !== undefined) {

@@ -70,7 +70,35 @@ export function parseSigstoreBundle(bytes: Uint8Array, label = "Sigstore bundle"
   try {
     return bundleFromJSON(json);
   } catch (error) {
-    throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `${label} is not a valid Sigstore bundle: ${(error as Error).message}`);
+    const fields = (error as { fields?: unknown }).fields;
+    const found = Array.isArray(fields) && fields.length > 0 ? fields.slice(0, 5).map((field) => bundleFieldProblem(String(field), json)).join(", ") + (fields.length > 5 ? `, and ${fields.length - 5} more` : "") : (error as Error).message;
+    throw new ProvenanceError(
+      "PROVENANCE_BUNDLE_INVALID",
+      `${label} is not a valid Sigstore bundle: expected the shape of the Sigstore bundle spec (protobuf-specs sigstore_bundle.proto, as @sigstore/bundle checks it), found ${found}; fix: use the bundle exactly as the Sigstore client wrote it (hermes-plugin-kit release attest and GitHub's attest action write one signature over one payload), or attest the release again`,
+    );
+  }
+}
+
+/** What is wrong with one field @sigstore/bundle names (its JSON path, `content.` for the bundle's content), read from `json`. */
+function bundleFieldProblem(field: string, json: Record<string, unknown>): string {
+  const at = (path: string): unknown => path.split(".").reduce<unknown>((value, key) => (value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined), json);
+  switch (field) {
+    case "content.dsseEnvelope.signatures": {
+      const signatures = at("dsseEnvelope.signatures");
+      return `dsseEnvelope.signatures holding ${Array.isArray(signatures) ? signatures.length : 0} signatures (a bundle's DSSE envelope carries exactly one)`;
+    }
+    case "content.dsseEnvelope.signatures[0].sig":
+      return "an empty dsseEnvelope.signatures[0].sig";
+    case "content.dsseEnvelope.payload":
+      return "an empty dsseEnvelope.payload";
+    case "content":
+      return "neither dsseEnvelope nor messageSignature";
+    case "mediaType":
+      return `mediaType ${describeValue(json["mediaType"])} (expected application/vnd.dev.sigstore.bundle.v0.3+json or an earlier bundle version)`;
+    case "verificationMaterial.content.$case":
+      return "an x509CertificateChain in a v0.3 bundle (v0.3 carries one certificate)";
+    default:
+      return `${field.replace(/^content\./, "")} missing or empty`;
   }
 }
 
@@ -204,7 +232,9 @@ function runVerifier(trust: CheckedTrustedRoot, signer: ExpectedSigner, entity: 
     return new Verifier(material, thresholds).verify(entity);
   } catch (error) {
     if (error instanceof VerificationError || error instanceof PolicyError) {
-      throw new ProvenanceError(LIBRARY_CODES[error.code] ?? "PROVENANCE_SIGNATURE_INVALID", `Sigstore verification failed: ${error.message}`, { cause: error });
+      const code = LIBRARY_CODES[error.code] ?? "PROVENANCE_SIGNATURE_INVALID";
+      if (code === "PROVENANCE_KEY_MISMATCH" && signer.kind === "key") throw new ProvenanceError(code, keyMismatch(`the verifier refused (${error.message})`, signer.key), { cause: error });
+      throw new ProvenanceError(code, `Sigstore verification failed: ${error.message}`, { cause: error });
     }
     throw new ProvenanceError("PROVENANCE_BUNDLE_INVALID", `Sigstore verification failed on a malformed bundle: ${(error as Error).message}`, { cause: error });
   }
@@ -256,16 +286,24 @@ function checkNoRootInChain(bundle: Bundle): void {
   });
 }
 
+/** The PROVENANCE_KEY_MISMATCH message: the key pinned (its hint: base64 SHA-256 of the SPKI DER), what signed, and the fix. */
+function keyMismatch(found: string, key: KeyObject): string {
+  return `expected a bundle signed by the key given (--key or the policy's key, hint ${publicKeyHint(key)}; a hint is the base64 SHA-256 of the public key's DER), found one ${found}; fix: pass the public key the release's publisher attests with, or, if you pinned the right key, do not trust this attestation: another key signed it`;
+}
+
 function checkKeyMaterial(bundle: Bundle, signer: ExpectedSigner): void {
   const material = bundle.verificationMaterial.content;
   checkNoRootInChain(bundle);
   if (signer.kind === "key") {
     if (material.$case !== "publicKey") {
-      throw new ProvenanceError("PROVENANCE_KEY_MISMATCH", "the bundle is signed with a certificate, not with the key given (--key)");
+      throw new ProvenanceError(
+        "PROVENANCE_KEY_MISMATCH",
+        `expected a bundle signed with the key given (--key, hint ${publicKeyHint(signer.key)}), found one signed with a certificate (keyless signing, as GitHub's attest action does); fix: verify it by its certificate identity instead of a key: drop --key and pass --owner/--repo (with --reference) or --certificate-identity and --certificate-oidc-issuer (with --bundle)`,
+      );
     }
     const hint = material.publicKey.hint;
     if (hint !== "" && hint !== publicKeyHint(signer.key)) {
-      throw new ProvenanceError("PROVENANCE_KEY_MISMATCH", `the bundle was signed by key ${hint}, not by the key given (${publicKeyHint(signer.key)})`);
+      throw new ProvenanceError("PROVENANCE_KEY_MISMATCH", keyMismatch(`signed by key hint ${hint}`, signer.key));
     }
   } else if (material.$case === "publicKey") {
     throw new ProvenanceError("PROVENANCE_CERTIFICATE_REQUIRED", "the bundle is signed with a bare public key and carries no certificate identity; verify it with --key");

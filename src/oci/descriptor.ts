@@ -12,7 +12,9 @@
  */
 import { hashFile } from "../contract/file-hash.js";
 import { createHash, type Hash } from "node:crypto";
-import { lstat } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { lstat, readlink } from "node:fs/promises";
+import { describeValue } from "../contract/grammar.js";
 import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
 import { checkDescriptor } from "./digest.js";
 import { OciError } from "./errors.js";
@@ -142,6 +144,22 @@ export async function digestFile(filePath: string): Promise<{ digest: string; si
 }
 
 /**
+ * `OCI_LAYOUT_INVALID` for a blob path in a layout store that is not a regular file: what was found (a
+ * symlink, which is never followed, with its target; a directory; a device) and the fix.
+ */
+export async function blobNotRegularFile(digest: string, filePath: string, st: Stats): Promise<OciError> {
+  const found = st.isSymbolicLink()
+    ? `a symlink (to ${describeValue(await readlink(filePath).catch(() => "?"))}; not followed: a blob is read only from the store itself)`
+    : st.isDirectory()
+      ? "a directory"
+      : "not a regular file (a device, pipe or socket)";
+  const fix = st.isSymbolicLink()
+    ? "replace the link with the blob's bytes (a copy of the file, if it hashes to the digest), or copy the release into the store again"
+    : "remove it and copy the release into the store again";
+  return new OciError("OCI_LAYOUT_INVALID", `unsafe OCI blob ${digest}: expected a regular file at ${filePath} (OCI image-spec image-layout.md: blobs/<alg>/<encoded>), found ${found}; fix: ${fix}`);
+}
+
+/**
  * Blob file check (OCI image-spec "Descriptors": size and digest): `filePath` is a regular file, not a
  * symlink (B-1), of `desc.size` bytes (B-2) hashing to `desc.digest` (B-3).
  * @throws OciError `OCI_LAYOUT_INVALID` (missing or unsafe), `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`.
@@ -154,9 +172,7 @@ export async function verifyBlobFile(filePath: string, desc: Descriptor): Promis
   } catch {
     throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${desc.digest}: not found`);
   }
-  if (!st.isFile() || st.isSymbolicLink()) {
-    throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${desc.digest}: not a regular file`);
-  }
+  if (!st.isFile() || st.isSymbolicLink()) throw await blobNotRegularFile(desc.digest, filePath, st);
   if (st.size !== desc.size) {
     throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
   }

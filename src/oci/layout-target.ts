@@ -20,7 +20,7 @@ import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
 import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
-import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
+import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, blobNotRegularFile, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
 import { OciError } from "./errors.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
@@ -197,7 +197,7 @@ export class LayoutTarget implements Target {
   private async blobStat(digest: string): Promise<{ size: number } | null> {
     const st = await lstat(this.blobPath(digest)).catch(() => null);
     if (st === null) return null;
-    if (!st.isFile()) throw new OciError("OCI_LAYOUT_INVALID", `missing or unsafe OCI blob ${digest}: not a regular file`);
+    if (!st.isFile()) throw await blobNotRegularFile(digest, this.blobPath(digest), st);
     return { size: st.size };
   }
 

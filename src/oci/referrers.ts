@@ -123,19 +123,44 @@ export async function pushReferrer(target: Target, subject: Descriptor, artifact
 /**
  * The referrers of `subject`, optionally only those of `artifactType`: from
  * the referrers API when the target has one, else from the tag-schema index.
+ * `otherTypes` are the listed referrers of another `artifactType`, set aside.
  * @throws OciError `OCI_MANIFEST_INVALID` (a referrers tag that is not an index), HTTP and auth codes.
  */
-export async function listReferrers(target: ReadOnlyTarget, subject: Descriptor, options: { artifactType?: string } = {}): Promise<{ descriptors: Descriptor[]; source: ReferrersSource }> {
+export async function listReferrers(
+  target: ReadOnlyTarget,
+  subject: Descriptor,
+  options: { artifactType?: string } = {},
+): Promise<{ descriptors: Descriptor[]; source: ReferrersSource; otherTypes: Descriptor[] }> {
   checkDescriptor(subject);
   const fromApi = await target.referrers?.(plain(subject));
   const source: ReferrersSource = fromApi === undefined ? "tag-schema" : "api";
   const all = fromApi ?? (await readTagSchemaIndex(target, subject.digest));
   const seen = new Set<string>();
+  const otherTypes: Descriptor[] = [];
   const descriptors = all.filter((d) => {
-    if (options.artifactType !== undefined && d.artifactType !== options.artifactType) return false;
     if (seen.has(d.digest)) return false;
     seen.add(d.digest);
+    if (options.artifactType !== undefined && d.artifactType !== options.artifactType) {
+      otherTypes.push(d);
+      return false;
+    }
     return true;
   });
-  return { descriptors, source };
+  return { descriptors, source, otherTypes };
+}
+
+/**
+ * The entries of the referrers tag of `subject` (distribution-spec "Referrers Tag Schema") even when the
+ * target answers the referrers API, or undefined when there is no such tag: for explaining what a
+ * lookup did not consult. Never used to find referrers.
+ * @throws OciError `OCI_MANIFEST_INVALID` (the tag names something that is not an index), HTTP and auth codes.
+ */
+export async function referrersTagEntries(target: ReadOnlyTarget, subject: Descriptor): Promise<Descriptor[] | undefined> {
+  try {
+    await target.resolve(referrersTag(subject.digest));
+  } catch (error) {
+    if (isOciError(error, "OCI_NOT_FOUND")) return undefined;
+    throw error;
+  }
+  return readTagSchemaIndex(target, subject.digest);
 }

@@ -58,10 +58,20 @@ export function parseChallenges(header: string | undefined): AuthChallenge[] {
 }
 
 /**
+ * Why `REGISTRY_USERNAME`/`REGISTRY_PASSWORD` are incomplete: which one is set and which is missing or
+ * empty (names only, never a value), the rule and the fix.
+ */
+export function incompleteCredentialsMessage(env: NodeJS.ProcessEnv = process.env): string {
+  const [set, missing] = (env["REGISTRY_USERNAME"] ?? "") === "" ? ["REGISTRY_PASSWORD", "REGISTRY_USERNAME"] : ["REGISTRY_USERNAME", "REGISTRY_PASSWORD"];
+  const state = env[missing] === undefined ? "is not set" : "is empty";
+  return `registry credentials are incomplete: expected REGISTRY_USERNAME and REGISTRY_PASSWORD together (or REGISTRY_TOKEN alone), found ${set} set but ${missing} ${state}; fix: set ${missing} too, or unset ${set} (to use REGISTRY_TOKEN, --registry-config or anonymous access)`;
+}
+
+/**
  * Credentials from environment variables: `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD`, else `REGISTRY_TOKEN`; `undefined` when none is set.
  * (GitHub Actions: `REGISTRY_USERNAME=${{ github.actor }}`, `REGISTRY_PASSWORD=${{ secrets.GITHUB_TOKEN }}`.)
- * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set.
+ * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set ({@link incompleteCredentialsMessage}).
  */
 export function registryCredentialsFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryCredentials | undefined {
   const username = env["REGISTRY_USERNAME"];
@@ -69,7 +79,7 @@ export function registryCredentialsFromEnv(env: NodeJS.ProcessEnv = process.env)
   const token = env["REGISTRY_TOKEN"];
   if ((username ?? "") !== "" || (password ?? "") !== "") {
     if ((username ?? "") === "" || (password ?? "") === "") {
-      throw new OciError("OCI_AUTH_FAILED", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
+      throw new OciError("OCI_AUTH_FAILED", incompleteCredentialsMessage(env));
     }
     return { username: username as string, password: password as string };
   }

@@ -393,6 +393,26 @@ describe("receipt bytes already parsed (verifyParsedFinalReceiptBytes, the CLI's
   });
 });
 
+describe("a receipt not in its canonical form (RECEIPT_NOT_CANONICAL) says how it differs and the fix", () => {
+  const receipt = () => receiptFor(manifest) as unknown as JsonObject;
+  const expect_ = { bundleReference: BUNDLE_REFERENCE };
+  it.each([
+    ["pretty-printed", (r: JsonObject) => JSON.stringify(r, null, 2) + "\n", "pretty-printed JSON (line breaks and indentation)"],
+    ["without its trailing newline", (r: JsonObject) => canonicalJson(r).trimEnd(), "no trailing newline"],
+    ["with spaces after ':'", (r: JsonObject) => canonicalJson(r).replaceAll('":', '": '), "spaces between tokens"],
+    ["with its keys reversed", (r: JsonObject) => JSON.stringify(Object.fromEntries(Object.entries(r).reverse())) + "\n", "keys in another order (canonical JSON sorts keys by code point)"],
+  ])("%s", (_label, spell, found) => {
+    const bytes = Buffer.from(spell(receipt()));
+    expect(() => verifyFinalReceiptBytes(bytes, POLICY, expect_)).toThrowWithCode("RECEIPT_NOT_CANONICAL");
+    expect(() => verifyFinalReceiptBytes(bytes, POLICY, expect_)).toThrow(
+      `release receipt is not in its canonical form: expected the exact bytes that were published (canonical JSON: compact, keys sorted, non-ASCII escaped, one trailing newline; docs/contract.md: the receipt reference is the digest of a manifest over these bytes, so any other spelling is another receipt), found ${found}; fix: use the exact published bytes (hermes-plugin-kit fetch --reference <receipt reference> --expect receipt writes them as release-receipt.json), and do not reformat the file (no jq ., no editor reindent)`,
+    );
+  });
+  it("the canonical bytes verify", () => {
+    expect(() => verifyFinalReceiptBytes(Buffer.from(canonicalJson(receipt())), POLICY, expect_)).not.toThrow();
+  });
+});
+
 describe("a package mismatch says what to do, by where the package came from", () => {
   const otherPackage = (d: Doc) => ((d.package = "other-plugin"), d as JsonObject);
   const messageOf = (sources: Record<string, string> | undefined) => {

@@ -162,6 +162,12 @@ describe("checkReleaseManifest", () => {
       (m["layers"] as Record<string, unknown>[])[0] = layer(title, "1");
       expect(() => check(m)).toThrowWithCode("FETCH_LAYER_PATH_UNSAFE");
     }
+    const m = bundle();
+    (m["layers"] as Record<string, unknown>[])[0] = layer("../evil.tgz", "1");
+    expect(() => check(m)).toThrow(
+      'unsafe OCI payload path on layer 0: expected a title on the payload allow-list (release-manifest.json, release-source.bundle, release-payload.sha256, release-receipt.json, or dist/<name>-<MAJOR.MINOR.PATCH>.tgz (no other directory, no \'..\', no absolute path); docs/fetch.md), found "../evil.tgz"; nothing was written',
+    );
+    expect(() => check(m, { packageName: "@acme/demo" })).toThrow("or dist/acme-demo-<MAJOR.MINOR.PATCH>.tgz");
     expect(() => check(bundle(), { packageName: "other" })).toThrowWithCode("FETCH_PACKAGE_MISMATCH");
   });
 

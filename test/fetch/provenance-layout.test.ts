@@ -293,6 +293,35 @@ describe("fails closed, each with its own code, and installs nothing", () => {
   });
 });
 
+describe("PROVENANCE_NOT_FOUND says what the lookup found and ignored", () => {
+  it("referrers of another artifactType are counted and named; a referrers tag the API supersedes is named as not consulted", async () => {
+    const store = await fresh();
+    await pushReferrer(store, staged.bundle, { artifactType: "application/vnd.example.sbom+json", layerMediaType: "application/json", bytes: Buffer.from("{}") });
+    const viaTag = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck() });
+    await expect(() => viaTag).toThrowWithCode("PROVENANCE_NOT_FOUND");
+    await expect(viaTag).rejects.toThrow(
+      `no attestation refers to ${reference()}: expected at least one referrer of artifactType ${SIGSTORE_BUNDLE_V03_MEDIA_TYPE} (as release attest and GitHub's attest action push), found 1 referrer through the referrers tag ${staged.bundle.digest.replace(":", "-")}, all ignored: of application/vnd.example.sbom+json, not a Sigstore bundle; the release was not attested, or not in this repository; fix: attest it (hermes-plugin-kit release attest)`,
+    );
+    // A registry that answers the referrers API (here: with nothing) is not second-guessed by a tag someone pushed.
+    await pushAttestation(store, staged.bundle, await facts(), { kind: "key", privateKey: key.privateKey });
+    const withApi = (s: LayoutTarget) => Object.assign(Object.create(s) as LayoutTarget, { referrers: async () => [] });
+    const viaApi = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), openTarget: async () => withApi(await LayoutTarget.open(storeDir)) });
+    await expect(() => viaApi).toThrowWithCode("PROVENANCE_NOT_FOUND");
+    await expect(viaApi).rejects.toThrow(
+      `found no referrers through the registry's referrers API; the referrers tag ${staged.bundle.digest.replace(":", "-")} also exists (2 entries) but is not consulted, since the registry answers the referrers API, which only lists manifests whose subject is this release`,
+    );
+  });
+
+  it("when no listed attestation verifies, the verdict is the first failure and says how many were listed and why each was set aside", async () => {
+    const store = await fresh();
+    await pushAttestation(store, staged.bundle, await facts(), { kind: "key", privateKey: otherKey.privateKey });
+    await pushAttestation(store, staged.bundle, await facts({ runId: "7" }), { kind: "key", privateKey: otherKey.privateKey });
+    const refused = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck() });
+    await expect(() => refused).toThrowWithCode("PROVENANCE_KEY_MISMATCH");
+    await expect(refused).rejects.toThrow("(none of the 2 attestations listed verified: 2 PROVENANCE_KEY_MISMATCH; this is the first)");
+  });
+});
+
 describe("fleet pins a provenance policy and fleet verify enforces it", () => {
   it("fleet add --provenance records the key; fleet verify verifies the attestation against the receipt", async () => {
     await fresh();

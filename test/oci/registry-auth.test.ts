@@ -51,6 +51,13 @@ describe("credentials", () => {
     expect(registryCredentialsFromEnv({ REGISTRY_TOKEN: "t" })).toEqual({ token: "t" });
     expect(registryCredentialsFromEnv({})).toBeUndefined();
     await expect(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "u" })).toThrowWithCode("OCI_AUTH_FAILED");
+    // Which variable is missing, by name; never a value.
+    expect(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "alice-secret-name" })).toThrow(
+      "registry credentials are incomplete: expected REGISTRY_USERNAME and REGISTRY_PASSWORD together (or REGISTRY_TOKEN alone), found REGISTRY_USERNAME set but REGISTRY_PASSWORD is not set; fix: set REGISTRY_PASSWORD too, or unset REGISTRY_USERNAME",
+    );
+    expect(() => registryCredentialsFromEnv({ REGISTRY_PASSWORD: "S3cr3t", REGISTRY_USERNAME: "" })).toThrow("found REGISTRY_PASSWORD set but REGISTRY_USERNAME is empty; fix: set REGISTRY_USERNAME too");
+    expect(() => registryCredentialsFromEnv({ REGISTRY_PASSWORD: "S3cr3t" })).not.toThrow(/S3cr3t/);
+    expect(() => registryCredentialsFromEnv({ REGISTRY_USERNAME: "alice-secret-name" })).not.toThrow(/alice-secret-name/);
   });
 
   it("or from stdin, one trailing newline removed, bounded", async () => {
