@@ -12,12 +12,15 @@
  * bundle in an isolated git; or `verifyFinalReceipt` for a receipt) ->
  * safe install into the output directory. The temp directory is always
  * removed; on any failure the output directory is not created or unchanged.
- * An aborted `signal` (the CLI's SIGINT/SIGTERM) does the same at once: the
- * temp directory (the `.partial` files and the source bundle's scratch
- * repository live inside it) is removed synchronously, an install under way is
- * rolled back and its lock released, and `InterruptedError` is thrown.
+ * An aborted `signal` (the CLI's SIGINT/SIGTERM) stops every step at once:
+ * transfers stop (a request that cannot is abandoned, holding only the handle of
+ * its removed `.partial` file), the source bundle's git is stopped with the
+ * helpers it started and waited for, an install under way is rolled back and
+ * its lock released; then the temp directory (the `.partial` files and the
+ * scratch repository live inside it) is removed, and only then is
+ * `InterruptedError` thrown: nothing the fetch made is left, nor made later.
+ * The options are checked before any network or disk work (`entry-options.ts`).
  */
-import { rmSync } from "node:fs";
 import { chmod, lstat, mkdir, readFile, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { JsonObject } from "../contract/canonical-json.js";
@@ -44,6 +47,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
+import { requireArtifactKind, requireDownloadPolicy, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
 import { exceedsPathLimits, makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
@@ -63,13 +67,16 @@ export interface DownloadOptions {
   onManifest?: (manifest: CheckedReleaseManifest) => void;
   /** `R`: `<repository>@sha256:<64 hex>`. */
   reference: string;
-  /** `P`: the pinned repository `R` must name. */
-  repository: string;
+  /**
+   * `P`: the pinned repository `R` must name (default: the repository `R` names, as `fetch` without
+   * `--repository`; messages then say the pin came from the pinned reference).
+   */
+  repository?: string;
   /** Plain HTTP (loopback registries only). */
   plainHttp?: boolean;
   /** Registry credentials (see {@link credentialsFromEnv}). */
   credentials?: RegistryCredentials;
-  /** Refuse the other artifact kind (`FETCH_ARTIFACT_TYPE_MISMATCH`). */
+  /** Refuse the other artifact kind (`FETCH_ARTIFACT_TYPE_MISMATCH`); anything but `"bundle"` or `"receipt"` is `POLICY_INVALID`. */
   expect?: ArtifactKind;
   /**
    * What the release documents must match besides the repository (which is
@@ -93,11 +100,12 @@ export interface DownloadOptions {
   /** Parent of the private temp directory (default the OS temp directory). */
   tmpDir?: string;
   /**
-   * Stop the fetch (the CLI aborts it on SIGINT/SIGTERM): the private temp
-   * directory is removed at once, nothing is installed (an install under way
-   * is rolled back), and the call rejects with InterruptedError `INTERRUPTED`
-   * (the abort's reason, when it is one). Transfers already running are
-   * abandoned: their writes land in the removed directory and fail.
+   * Stop the fetch (the CLI aborts it on SIGINT/SIGTERM): every step stops at
+   * once (a git under way is stopped and waited for, an install under way is
+   * rolled back), the private temp directory is removed, and only then does
+   * the call reject with InterruptedError `INTERRUPTED` (the abort's reason,
+   * when it is one). A request that cannot stop at once is abandoned holding
+   * only the open handle of its removed `.partial` file: it creates nothing.
    */
   signal?: AbortSignal;
   /** Environment for the privacy gate (default `process.env`). */
@@ -318,6 +326,34 @@ async function requireRegularFile(path: string, label: string): Promise<void> {
   if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label}`);
 }
 
+/** The options of a download entry point with the pinned repository filled in ({@link checkDownloadOptions}). */
+type CheckedDownloadOptions<T extends DownloadOptions> = T & { repository: string };
+
+const DOWNLOAD_OPTIONS_SHAPE = "{ reference, repository?, expect?, policy?, plainHttp?, credentials?, tmpDir?, signal?, ... }";
+
+/**
+ * The options of {@link inspectRelease}, {@link downloadRelease} and {@link fetchRelease}, checked before any
+ * network or disk work, with the pinned repository filled in as `fetch` does: `repository`, else the
+ * repository of the digest-pinned reference (`policy.sources.repository` then says "the pinned reference").
+ * Idempotent (a checked value passes again unchanged).
+ * @throws ReleaseContractError `POLICY_INVALID` (options not an object, `repository` not a string, `expect` not
+ *   `"bundle"` or `"receipt"`, a malformed `policy`), the codes of G1 (`REFERENCE_NOT_PINNED`,
+ *   `REFERENCE_REPOSITORY_MISMATCH`, `REPOSITORY_INVALID`, ...).
+ */
+function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE): CheckedDownloadOptions<T> {
+  requireOptionsObject(options, call, shape);
+  requireStringOption(options, "repository", call, "the registry repository you trust, e.g. ghcr.io/acme/plugin", true);
+  requireArtifactKind(options.expect, call);
+  requireDownloadPolicy(options.policy, call);
+  if (options.repository !== undefined) {
+    pinnedReference(options);
+    return options as CheckedDownloadOptions<T>;
+  }
+  const repository = parseReference(options.reference).repository.repository;
+  const sources = { repository: "the pinned reference", ...options.policy?.sources };
+  return { ...options, repository, policy: { ...options.policy, sources } };
+}
+
 /** G1: the reference names the pinned repository; a mismatch names where the pin came from. */
 function pinnedReference(options: DownloadOptions): PinnedReference {
   try {
@@ -349,7 +385,8 @@ export interface InspectedRelease {
  * check. `fleet verify` uses it to check a pinned bundle against its receipt.
  * @throws the G1-G8 codes listed on {@link downloadRelease}.
  */
-export async function inspectRelease(options: DownloadOptions): Promise<InspectedRelease> {
+export async function inspectRelease(given: DownloadOptions): Promise<InspectedRelease> {
+  const options = checkDownloadOptions(given, "inspectRelease");
   const pinned = pinnedReference(options);
   const repository = pinned.repository;
   const plainHttp = options.plainHttp === true;
@@ -396,44 +433,36 @@ export async function inspectRelease(options: DownloadOptions): Promise<Inspecte
  *   ReleaseContractError codes of `verifyManifest` and `parsePayloadChecksums`,
  *   FetchError `PAYLOAD_SHA256_MISMATCH`, `SOURCE_BUNDLE_*`,
  *   `FETCH_PATHS_MANIFEST_MISMATCH` (G10, 3.9); codes of `verifyFinalReceipt` for a receipt;
- *   InterruptedError `INTERRUPTED` (`signal` aborted; the temp directory is already removed).
+ *   InterruptedError `INTERRUPTED` (`signal` aborted; everything the download made is already removed);
+ *   `POLICY_INVALID` and the G1 codes for malformed options, before any network or disk work.
  */
-export async function downloadRelease(options: DownloadOptions): Promise<VerifiedDownload> {
+export async function downloadRelease(given: DownloadOptions): Promise<VerifiedDownload> {
+  const options = checkDownloadOptions(given, "downloadRelease");
   throwIfInterrupted(options.signal);
   // The privacy gate and the manifest read: a registry that accepts and never answers must not hold a
-  // Ctrl-C for the requests' timeouts (nothing to remove yet; the abandoned requests end with the process).
-  const { pinned, target, manifest: checked } = await untilInterrupted(options.signal, () => inspectRelease(options), () => undefined);
+  // Ctrl-C for the requests' timeouts (nothing made yet; the abandoned requests write nothing and end with the process).
+  const { pinned, target, manifest: checked } = await untilInterrupted(options.signal, () => inspectRelease(options));
   throwIfInterrupted(options.signal);
   options.onManifest?.(checked);
 
-  // G9: a fresh private temp directory.
+  // G9: a fresh private temp directory. Every step below stops on the signal (see downloadInto), and the
+  // directory is removed once they stopped: an abort rejects only after that removal.
   const dir = await makeTempDirectory("hpk-fetch-", options.tmpDir);
   const cleanup = () => rm(dir, { recursive: true, force: true });
-  // On abort the directory goes synchronously, so no write of the abandoned work slips in between: its
-  // transfers then fail on the missing directory, and it checks the signal before creating directories.
-  const removeNow = () => {
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // the abandoned work's own cleanup tries again
-    }
-  };
-  return untilInterrupted(options.signal, () => downloadInto(dir, cleanup, pinned, target, checked, options), removeNow);
+  return downloadInto(dir, cleanup, pinned, target, checked, options);
 }
 
 /**
- * Run `work` until it settles or `signal` aborts. On abort, `onAbort` runs at
- * once (synchronously; it must leave nothing behind) and the promise rejects
- * with the interruption; the abandoned work's own outcome is ignored.
+ * Run `work`, which makes nothing on disk, until it settles or `signal` aborts. On abort the promise
+ * rejects with the interruption at once; the abandoned work's own outcome is ignored.
  */
-function untilInterrupted<T>(signal: AbortSignal | undefined, work: () => Promise<T>, onAbort: () => void): Promise<T> {
+function untilInterrupted<T>(signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
   if (signal === undefined) return work();
   return new Promise<T>((resolvePromise, rejectPromise) => {
     let settled = false;
     const stop = () => {
       if (settled) return;
       settled = true;
-      onAbort();
       rejectPromise(interruption(signal));
     };
     signal.addEventListener("abort", stop, { once: true });
@@ -455,35 +484,43 @@ function untilInterrupted<T>(signal: AbortSignal | undefined, work: () => Promis
   });
 }
 
-/** G9-G10 of {@link downloadRelease} inside the private temp directory `dir`. */
+/**
+ * G9-G10 of {@link downloadRelease} inside the private temp directory `dir`. Each step stops on `options.signal`
+ * (transfers, the source bundle's git, checks between steps), so on any failure, an abort included, `cleanup`
+ * runs once nothing of the download still writes, and the rejection follows it.
+ */
 async function downloadInto(
   dir: string,
   cleanup: () => Promise<void>,
   pinned: PinnedReference,
   target: ReadOnlyTarget,
   checked: CheckedReleaseManifest,
-  options: DownloadOptions,
+  options: CheckedDownloadOptions<DownloadOptions>,
 ): Promise<VerifiedDownload> {
+  const signal = options.signal;
   try {
+    throwIfInterrupted(signal);
     await chmod(dir, 0o700);
     const st = await stat(dir);
     if ((st.mode & 0o077) !== 0 || (typeof process.getuid === "function" && st.uid !== process.getuid())) {
       throw new FetchError("FETCH_TEMP_UNSAFE", `temp directory ${dir} is not private to the current user`);
     }
     const configPath = join(dir, ".config.blob");
-    await fetchBlobToFile(target, checked.config, configPath);
+    await fetchBlobToFile(target, checked.config, configPath, signal === undefined ? {} : { signal });
     await requireRegularFile(configPath, "config");
     await rm(configPath);
+    throwIfInterrupted(signal);
     const payloadDir = join(dir, "payload");
     await mkdir(payloadDir, { mode: 0o700 });
     const localFiles = await downloadLayers(target, checked, payloadDir, options);
+    throwIfInterrupted(signal);
     // The source bundle's scratch repository goes inside the private temp directory, so one removal takes everything.
     const verified = checked.kind === "bundle" ? await verifyBundlePayload(payloadDir, localFiles, checked, { ...options, tmpDir: dir }) : await verifyReceiptPayload(localFiles, options);
     const files: FetchedFile[] = [];
     for (const layer of [...checked.layers].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0))) {
       files.push({ path: layer.title, sha256: layer.descriptor.digest.slice("sha256:".length), size: layer.descriptor.size });
     }
-    throwIfInterrupted(options.signal); // abandoned after an abort: remove what it made
+    throwIfInterrupted(signal);
     return {
       reference: pinned.reference,
       artifactType: checked.artifactType,
@@ -501,7 +538,7 @@ async function downloadInto(
     };
   } catch (error) {
     await cleanup();
-    throw servedOtherBytes(error, pinned.reference, "blob");
+    throw interruption(signal) ?? servedOtherBytes(error, pinned.reference, "blob");
   }
 }
 
@@ -563,13 +600,13 @@ async function downloadLayers(target: ReadOnlyTarget, checked: CheckedReleaseMan
     ...(options.progressDelayMs === undefined ? {} : { delayMs: options.progressDelayMs }),
     plainLines: options.progressLines === true,
   });
-  // makeDirectory creates missing parents: never after an abort removed the temp directory.
   throwIfInterrupted(options.signal);
   for (const layer of checked.layers) makeDirectorySync(dirname(join(payloadDir, layer.title)), { mode: 0o700, purpose: "private temp directory" });
   try {
+    // After a failure (an abort included) nothing new starts and the running transfers are awaited.
     await forEachBounded(checked.layers, LAYER_CONCURRENCY, async (layer) => {
       const part = bar.part();
-      await fetchBlobToFile(target, layer.descriptor, join(payloadDir, layer.title), { onProgress: (bytes) => part(bytes) });
+      await fetchBlobToFile(target, layer.descriptor, join(payloadDir, layer.title), { onProgress: (bytes) => part(bytes), ...(options.signal === undefined ? {} : { signal: options.signal }) });
     });
   } catch (error) {
     bar.finish(false);
@@ -589,7 +626,7 @@ async function verifyBundlePayload(
   payloadDir: string,
   localFiles: Map<string, string>,
   checked: CheckedReleaseManifest,
-  options: DownloadOptions,
+  options: CheckedDownloadOptions<DownloadOptions>,
 ): Promise<{ document: TestedManifest; policy: ReleasePolicy }> {
   // P1: the tested manifest against dist/.
   const doc = await readReleaseJsonFile(localFiles.get(RELEASE_MANIFEST_FILE) as string);
@@ -627,11 +664,11 @@ async function verifyBundlePayload(
     tag: manifest.tag,
     packageName: policy.package,
     version: manifest.version,
-  }, options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir });
+  }, { ...(options.tmpDir === undefined ? {} : { tmpDir: options.tmpDir }), ...(options.signal === undefined ? {} : { signal: options.signal }) });
   return { document: manifest, policy };
 }
 
-async function verifyReceiptPayload(localFiles: Map<string, string>, options: DownloadOptions): Promise<{ document: PublishedReceipt; policy: ReleasePolicy }> {
+async function verifyReceiptPayload(localFiles: Map<string, string>, options: CheckedDownloadOptions<DownloadOptions>): Promise<{ document: PublishedReceipt; policy: ReleasePolicy }> {
   const doc = await readReleaseJsonFile(localFiles.get(RECEIPT_FILE) as string);
   const policy = policyFor(doc, options.repository, options.policy);
   return { document: verifyFinalReceipt(doc, policy), policy };
@@ -684,9 +721,16 @@ function requireInstallablePaths(outputDir: string, titles: readonly string[], r
  *   system accepts; checked once the manifest names the files, before any blob is downloaded), FetchError `INSTALL_OUTPUT_NOT_EMPTY` (`D` holds entries no
  *   release writes; checked before the download), the codes of {@link downloadRelease} and of `installPayload`
  *   (`INSTALL_OUTPUT_SYMLINK`, `INSTALL_UNSAFE_PATH`, `INSTALL_OVERWRITE_REFUSED`, `INSTALL_FAILED`);
- *   InterruptedError `INTERRUPTED` (`signal` aborted: temp directory removed, nothing installed).
+ *   InterruptedError `INTERRUPTED` (`signal` aborted: everything the fetch made removed, nothing installed, before
+ *   the call rejects). Malformed options are refused before any network or disk work: ReleaseContractError
+ *   `POLICY_INVALID` (options not an object, `outputDir` not a non-empty string, `repository` not a string,
+ *   `expect` not `"bundle"` or `"receipt"`, a malformed `policy`), ProvenanceError `PROVENANCE_POLICY_INVALID`
+ *   (`provenance` not `{ policy, trustedRoot? }`, or its policy incomplete), the G1 codes.
  */
-export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
+export async function fetchRelease(given: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
+  const options = checkDownloadOptions(given, "fetchRelease", "{ reference, outputDir, repository?, expect?, policy?, provenance?, replace?, signal?, ... }");
+  requireStringOption(options, "outputDir", "fetchRelease", "the output directory to install into");
+  requireProvenanceCheck(options.provenance, "fetchRelease");
   // Fail fast: an output directory that cannot be created or written is refused before the download.
   await (options.replace === true ? checkReplaceTarget : checkInstallTarget)(options.outputDir);
   const download = await downloadRelease({ ...options, onManifest: (manifest) => {
@@ -695,9 +739,10 @@ export async function fetchRelease(options: FetchReleaseOptions): Promise<FetchR
   } });
   try {
     let provenance: ProvenanceSummary | undefined;
-    if (options.provenance !== undefined) {
-      const { verifyDownloadProvenance } = await import("./provenance.js");
-      provenance = await verifyDownloadProvenance(download, options.provenance);
+    const check = options.provenance;
+    if (check !== undefined) {
+      // Network reads only (nothing on disk): an abort stops waiting at once; the download is removed below.
+      provenance = await untilInterrupted(options.signal, async () => (await import("./provenance.js")).verifyDownloadProvenance(download, check));
     }
     throwIfInterrupted(options.signal);
     await (options.replace === true ? replaceInstall : installPayload)(

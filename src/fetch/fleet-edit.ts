@@ -10,6 +10,7 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
+import { requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
@@ -64,9 +65,13 @@ export interface FleetUpgradeOptions {
  *   `FLEET_RECEIPT_*`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`
  *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...);
  *   the codes of `fleet verify` for the new pin (`OCI_NOT_FOUND`: the receipt file is not one the repository
- *   published; provenance codes under the plugin's policy). Nothing is written on any of them.
+ *   published; provenance codes under the plugin's policy); ReleaseContractError `POLICY_INVALID` (options not an
+ *   object, `lockPath` or `receiptPath` not a non-empty string; before anything is read). Nothing is written on any of them.
  */
 export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
+  requireOptionsObject(options, "upgradePluginInLock", "{ lockPath, receiptPath, gates?, registry?, offline? }");
+  requireStringOption(options, "lockPath", "upgradePluginInLock", "the fleet lock file");
+  requireStringOption(options, "receiptPath", "upgradePluginInLock", "the release-receipt.json file to pin");
   const snapshot = await readFleetLockSnapshot(options.lockPath);
   const { lock } = snapshot;
   const { readFile } = await import("node:fs/promises");

@@ -37,6 +37,7 @@ import { receiptReferenceOf } from "../contract/artifact-document.js";
 
 import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
+import { requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 import { fileCreateRefused, makeDirectory, pathTooLong } from "../contract/directory.js";
@@ -437,7 +438,8 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
  * (`changed: false`, the lock's entry returned, its history and policy kept),
  * unless the add asks for another provenance policy or other gate pins.
  * @returns the plugin entry and whether the lock changed.
- * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
+ * @throws ReleaseContractError `POLICY_INVALID` (options not an object, `lockPath` or `receiptPath` not a
+ *   non-empty string; before anything is read), `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
  *   FetchError `FLEET_PLUGIN_CONFLICT` (the plugin is pinned at another release: the message names the
  *   command that moves it, `fleet upgrade` for a newer release of the same repository, else `fleet remove` then
  *   `fleet add`; the same release with another policy; its tarball pinned for another plugin),
@@ -446,6 +448,9 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
  *   published; `PROVENANCE_*` under the pinned policy, e.g. `PROVENANCE_NOT_FOUND`). Nothing is written on any of them.
  */
 export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
+  requireOptionsObject(options, "addPluginToLock", "{ lockPath, receiptPath, repository, package?, gates?, provenance?, registry?, offline? }");
+  requireStringOption(options, "lockPath", "addPluginToLock", "the fleet lock file");
+  requireStringOption(options, "receiptPath", "addPluginToLock", "the release-receipt.json file to pin");
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
   const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
   const snapshot = await readFleetLockSnapshot(options.lockPath, true);
@@ -561,9 +566,12 @@ async function verifyPinnedProvenance(
  *   ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` (any other field of the receipt differs from what the bundle makes);
  *   for a plugin pinned with a provenance policy, every code of `verifyReleaseProvenance`;
  *   every code of the verifying download of the receipt (privacy, OCI, contract).
- *   Messages name the plugin.
+ *   Messages name the plugin. ReleaseContractError `POLICY_INVALID` (options not an object, `lockPath` not a
+ *   non-empty string; before anything is read).
  */
 export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
+  requireOptionsObject(options, "verifyFleetLock", "{ lockPath, installedDir?, plainHttp?, credentials?, trustedRoot?, signal?, ... }");
+  requireStringOption(options, "lockPath", "verifyFleetLock", "the fleet lock file");
   const lock = await readFleetLockFile(options.lockPath);
   // Installed files to check, and no pin to check them against: a passing answer would be about nothing.
   if (lock.plugins.length === 0 && options.installedDir !== undefined) {

@@ -9,6 +9,7 @@ import { isDigestLike, parseRepository, urlRefused, LAYOUT_PREFIX, type Reposito
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
 import type { DownloadOptions } from "./fetch.js";
+import { requireOptionsObject } from "./entry-options.js";
 
 /** A parsed `<repository>:<tag>`. */
 export interface TagReference {
@@ -19,10 +20,13 @@ export interface TagReference {
 /**
  * Parse `<repository>:<tag>` (`host[:port]/path:tag` or `oci-layout:<dir>:tag`):
  * the tag follows the last `:` after the last `/`.
- * @throws ReleaseContractError `TAG_REFERENCE_INVALID` (no tag, or a digest
+ * @throws ReleaseContractError `TAG_REFERENCE_INVALID` (not a string, no tag, or a digest
  *   reference, which needs no resolving), `TAG_INVALID`, `REPOSITORY_INVALID`.
  */
 export function parseTagReference(value: string): TagReference {
+  if (typeof value !== "string") {
+    throw new ReleaseContractError("TAG_REFERENCE_INVALID", `expected <repository>:<tag> (a string, e.g. ghcr.io/acme/plugin:v1.2.0), found ${describeValue(value)}`);
+  }
   if (looksLikeUrl(value) || hasBareUserinfo(value)) throw urlRefused(value);
   // The last '@' starts a digest when an algorithm and ':' follow it; any other '@' is refused in a registry
   // repository (by parseRepository) and is part of the directory of an oci-layout store (/home/user@domain).
@@ -81,11 +85,13 @@ export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" |
  * Resolve `<repository>:<tag>` to `<repository>@sha256:<hex>` after the
  * privacy gate on read.
  * @returns the digest reference and the manifest descriptor's media type and size.
- * @throws the codes of {@link parseTagReference};
+ * @throws the codes of {@link parseTagReference}; ReleaseContractError `POLICY_INVALID` (`options` given but not
+ *   an object; both checked before any network read);
  *   OciError `OCI_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
  */
 export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
   const { repository, tag } = parseTagReference(value);
+  requireOptionsObject(options, "resolveTagReference", "{ plainHttp?, credentials?, env?, openTarget?, requirePrivate? }");
   const plainHttp = options.plainHttp === true;
   requirePlainHttpAllowed(repository, plainHttp);
   const env = options.env ?? process.env;

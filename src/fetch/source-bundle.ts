@@ -17,6 +17,7 @@ import { parseStrictJson } from "../contract/canonical-json.js";
 import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
 import { describeValue, isGitSha } from "../contract/grammar.js";
 import { childEnvironment, runBounded, type ChildEnvironment } from "../oci/subprocess.js";
+import { InterruptedError, interruption, throwIfInterrupted } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
 
 /** What the bundle must prove (taken from the verified tested manifest). */
@@ -39,6 +40,12 @@ export interface SourceBundleOptions {
   timeoutMs?: number;
   /** The git executable (default `git` on PATH). */
   git?: string;
+  /**
+   * Stop the check: the git running is stopped with everything it started (its own process group: SIGTERM,
+   * then SIGKILL) and waited for, the scratch repository is removed, then the call rejects with
+   * InterruptedError `INTERRUPTED`.
+   */
+  signal?: AbortSignal;
 }
 
 const MAX_GIT_OUTPUT = 4 * 1024 * 1024;
@@ -63,15 +70,23 @@ interface GitResult {
   stdout: Buffer;
 }
 
-/** Run the isolated git through the bounded runner; stderr is discarded (never echoed). */
-async function runGit(git: string, args: string[], env: ChildEnvironment, timeoutMs: number): Promise<GitResult> {
+/**
+ * Run the isolated git through the bounded runner; stderr is discarded (never echoed). Git runs in a process
+ * group of its own, so a stop (timeout, abort) ends the helpers it starts too (`git fetch` runs
+ * `index-pack`, which writes into the scratch repository), and the run settles only once all of them ended.
+ */
+async function runGit(git: string, args: string[], env: ChildEnvironment, timeoutMs: number, signal: AbortSignal | undefined): Promise<GitResult> {
+  throwIfInterrupted(signal);
   const run = await runBounded(git, ["-c", "core.hooksPath=/dev/null", "-c", "protocol.allow=never", "-c", "protocol.file.allow=always", ...args], {
     env,
     timeoutMs,
     maxOutputBytes: MAX_GIT_OUTPUT,
     output: "stdout",
+    processGroup: true,
+    ...(signal === undefined ? {} : { signal }),
   });
   const outcome = run.outcome;
+  if (outcome.kind === "aborted") throw interruption(signal) ?? new InterruptedError(undefined);
   if (outcome.kind === "start-failed") throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle check could not run git (${outcome.errno})`);
   return { code: outcome.kind === "exited" ? outcome.code : null, stdout: run.stdout };
 }
@@ -89,7 +104,8 @@ async function runGit(git: string, args: string[], env: ChildEnvironment, timeou
  *   `refs/heads/release-candidate` and `refs/tags/<tag>`);
  *   `SOURCE_BUNDLE_SHA_MISMATCH` (a ref does not peel to `sourceSha`);
  *   `SOURCE_BUNDLE_PACKAGE_MISMATCH` (`package.json` at `sourceSha` is
- *   missing, unreadable, or has another name or version).
+ *   missing, unreadable, or has another name or version);
+ *   InterruptedError `INTERRUPTED` (`options.signal` aborted; git stopped, the scratch repository removed).
  */
 export async function verifySourceBundleFile(bundlePath: string, expect: SourceBundleExpectation, options: SourceBundleOptions = {}): Promise<void> {
   if (!isGitSha(expect.sourceSha)) {
@@ -98,9 +114,10 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
   const bundle = resolve(bundlePath);
   const tagRef = `refs/tags/${expect.tag}`;
   const expectedRefs = [RELEASE_CANDIDATE_REF, tagRef];
+  throwIfInterrupted(options.signal);
   const scratch = await makeTempDirectory("hpk-source-", options.tmpDir);
   try {
-    const repo = await initScratchRepository(scratch, options.git ?? "git", options.timeoutMs ?? 60_000);
+    const repo = await initScratchRepository(scratch, options.git ?? "git", options.timeoutMs ?? 60_000, options.signal);
     await repo.step("bundle verify", [repo.gitDir, "bundle", "verify", "--quiet", bundle]);
     checkBundleHeads((await repo.step("bundle list-heads", [repo.gitDir, "bundle", "list-heads", bundle])).toString("utf8"), expectedRefs);
     await repo.step("fetch", [
@@ -138,10 +155,10 @@ interface ScratchRepository {
 }
 
 /** Create the scratch bare repository `<scratch>/repo.git`. @throws FetchError `SOURCE_BUNDLE_GIT_FAILED`. */
-async function initScratchRepository(scratch: string, git: string, timeoutMs: number): Promise<ScratchRepository> {
+async function initScratchRepository(scratch: string, git: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<ScratchRepository> {
   const repo = join(scratch, "repo.git");
   const env = isolatedEnv(scratch);
-  const run = (args: string[]) => runGit(git, args, env, timeoutMs);
+  const run = (args: string[]) => runGit(git, args, env, timeoutMs, signal);
   const step = async (name: string, args: string[]): Promise<Buffer> => {
     const result = await run(args);
     if (result.code !== 0) {

@@ -22,6 +22,7 @@ import { write as fsWrite } from "node:fs";
 import { isIP } from "node:net";
 import net from "node:net";
 import type tls from "node:tls";
+import { interruption } from "../contract/errors.js";
 import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import { tlsModule } from "./registry-http.js";
@@ -124,7 +125,7 @@ class BodySink {
   private inFlight = 0;
   private readonly spare: Buffer[] = [];
   private ended = false;
-  failure: OciError | NodeJS.ErrnoException | undefined;
+  failure: Error | undefined;
 
   constructor(
     private readonly desc: Descriptor,
@@ -193,7 +194,7 @@ class BodySink {
     this.fail(new OciError("OCI_SIZE_MISMATCH", `${this.label}: expected ${this.desc.size} bytes, received ${this.received} (truncated)`));
   }
 
-  fail(error: OciError | NodeJS.ErrnoException): void {
+  fail(error: Error): void {
     if (this.failure !== undefined) return;
     this.failure = error;
     if (this.inFlight === 0) this.events.settle(error);
@@ -307,13 +308,16 @@ function watchSocket(socket: net.Socket, label: string, sink: () => BodySink | u
 /**
  * Download the blob `desc` from `request.url` into the open file `fd`
  * (positions 0 .. size-1), verified; see the module comment.
+ * @param signal aborting closes the connection; the call rejects once no write to `fd` is in flight.
  * @returns `written`, or `other` with the response head (undefined when the
  *   connection failed before a head arrived): nothing was written then.
  * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, `OCI_RESPONSE_INVALID`;
- *   Node file-system errors of the writes.
+ *   Node file-system errors of the writes; InterruptedError `INTERRUPTED` (`signal` aborted).
  */
-export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void): Promise<BlobDownloadAnswer> {
+export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void, signal?: AbortSignal): Promise<BlobDownloadAnswer> {
   const label = `OCI blob ${desc.digest}`;
+  const stopped = interruption(signal);
+  if (stopped !== undefined) return Promise.reject(stopped);
   return new Promise<BlobDownloadAnswer>((resolve, reject) => {
     let settled = false;
     let head: Buffer = Buffer.alloc(0);
@@ -323,6 +327,7 @@ export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd:
       if (settled) return;
       settled = true;
       clearTimeout(headTimer);
+      signal?.removeEventListener("abort", onAbort);
       socket.destroy();
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
@@ -357,5 +362,13 @@ export function downloadBlob(request: BlobDownloadRequest, desc: Descriptor, fd:
     const socket = connect(request.url, request, nextBuffer, onData, () => socket.write(requestText(request.url, request.headers)));
     const headTimer = setTimeout(() => finish({ kind: "other", head: undefined }), request.headersTimeoutMs);
     watchSocket(socket, label, () => sink, finish);
+    // Before the body nothing was written: settle now; during it, once the writes in flight are done.
+    function onAbort(): void {
+      const error = interruption(signal) as Error;
+      if (sink === undefined) finish(error);
+      else sink.fail(error);
+      socket.destroy();
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

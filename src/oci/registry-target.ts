@@ -278,16 +278,17 @@ export class RegistryTarget implements Target {
    * redirects followed by the origin rules (credentials only to the
    * registry's origin). Anything but the plain answer returns false, nothing
    * written, so the general client takes over.
-   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`;
+   *   InterruptedError `INTERRUPTED` (`signal` aborted: the connection is closed once no write is in flight).
    */
-  async fetchToFile(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void): Promise<boolean> {
+  async fetchToFile(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void, signal?: AbortSignal): Promise<boolean> {
     checkDescriptor(desc);
     if (isManifestMediaType(desc.mediaType)) return false;
     let url = this.session.url(`blobs/${desc.digest}`);
     for (let hop = 1; ; hop += 1) {
       const headers = await this.session.requestHeaders(url, "pull");
       const request = { url, headers, ca: this.session.tlsCa, ...this.session.timeouts };
-      const answer = await downloadBlob(request, desc, fd, onProgress);
+      const answer = await downloadBlob(request, desc, fd, onProgress, signal);
       if (answer.kind === "written") return true;
       const head = answer.head;
       if (head === undefined || !REDIRECT_STATUS.has(head.status)) return false;

@@ -43,10 +43,11 @@ export interface ReadOnlyTarget {
    * open file `fd` at positions 0 .. size-1, hashing every byte, and resolve
    * `true` only when exactly `size` bytes hashing to `digest` were written;
    * resolve `false` having written nothing when the caller should use
-   * {@link fetch} instead. `onProgress(bytes, total)` reports bytes received.
+   * {@link fetch} instead. `onProgress(bytes, total)` reports bytes received. An aborted `signal` stops the
+   * transfer: it rejects (InterruptedError `INTERRUPTED`) once no write to `fd` is in flight.
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, ...
    */
-  fetchToFile?(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void): Promise<boolean>;
+  fetchToFile?(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void, signal?: AbortSignal): Promise<boolean>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**

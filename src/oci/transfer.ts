@@ -16,6 +16,7 @@ import type { Readable } from "node:stream";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
+import { interruption, throwIfInterrupted } from "../contract/errors.js";
 import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import {
   DescriptorVerifier,
@@ -70,6 +71,14 @@ export interface FetchBlobOptions {
    * verified until the promise resolves).
    */
   onProgress?: (writtenBytes: number, totalBytes: number) => void;
+  /**
+   * Stop the transfer: the call rejects with InterruptedError `INTERRUPTED` (the abort's reason, when it is
+   * one) once the partial file is removed, never renaming it into place. The request is told to stop (the
+   * stream is destroyed, the target's `fetchToFile` gets the signal); one that cannot stop at once (a request
+   * still waiting for its answer) is abandoned holding only the open handle of the removed partial file,
+   * which it closes when it ends: it never creates a file again.
+   */
+  signal?: AbortSignal;
 }
 
 function ensureVerifying(stream: Readable, desc: Descriptor, label: string): DescriptorVerifier {
@@ -104,31 +113,76 @@ export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): P
  * partial file is removed and `filePath` is untouched. Memory use does not
  * grow with the blob size.
  * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_DESCRIPTOR_INVALID`,
- *   and the target's errors (`OCI_NOT_FOUND`, `OCI_HTTP_ERROR`, `OCI_TIMEOUT`, ...).
+ *   and the target's errors (`OCI_NOT_FOUND`, `OCI_HTTP_ERROR`, `OCI_TIMEOUT`, ...);
+ *   InterruptedError `INTERRUPTED` (`options.signal` aborted; see {@link FetchBlobOptions.signal}).
  */
 export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string, options: FetchBlobOptions = {}): Promise<void> {
   checkDescriptor(desc);
+  const signal = options.signal;
+  throwIfInterrupted(signal);
   const partial = `${filePath}.partial`;
-  let source: Readable | undefined;
   try {
     const handle = await open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o600);
-    try {
-      const onProgress = options.onProgress;
-      // The target's own verified fast path, when it has one; else the verifying stream.
-      const written = typeof target.fetchToFile === "function" && (await target.fetchToFile(desc, handle.fd, onProgress));
-      if (!written) {
-        source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
-        await pipeline(source, new FileSink(handle, onProgress === undefined ? undefined : (n) => onProgress(n, desc.size)));
-      }
-    } finally {
-      await handle.close();
-    }
+    await untilAborted(writeBlob(target, desc, handle, options), signal);
+    // The one step that creates a name: never after an abort.
+    throwIfInterrupted(signal);
     await rename(partial, filePath);
   } catch (error) {
-    source?.destroy();
     await rm(partial, { force: true });
-    throw error;
+    throw interruption(signal) ?? error;
   }
+}
+
+/**
+ * The transfer of {@link fetchBlobToFile} into the open `handle`, which it closes once nothing writes to it
+ * any more (also when its caller stopped waiting after an abort).
+ */
+async function writeBlob(target: ReadOnlyTarget, desc: Descriptor, handle: FileHandle, options: FetchBlobOptions): Promise<void> {
+  const { onProgress, signal } = options;
+  let source: Readable | undefined;
+  try {
+    // The target's own verified fast path, when it has one; else the verifying stream.
+    const written = typeof target.fetchToFile === "function" && (await target.fetchToFile(desc, handle.fd, onProgress, signal));
+    if (written) return;
+    throwIfInterrupted(signal);
+    source = ensureVerifying(await target.fetch(desc), desc, `OCI blob ${desc.digest}`);
+    throwIfInterrupted(signal);
+    const sink = new FileSink(handle, onProgress === undefined ? undefined : (n) => onProgress(n, desc.size));
+    await pipeline(source, sink, ...(signal === undefined ? [] : [{ signal }]));
+  } catch (error) {
+    source?.destroy();
+    throw error;
+  } finally {
+    // Waits for the handle's pending writes (FileHandle.close).
+    await handle.close();
+  }
+}
+
+/**
+ * `work`'s outcome, or InterruptedError `INTERRUPTED` as soon as `signal` aborts (`work` then goes on
+ * unobserved; its failure is not reported).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(interruption(signal));
+    if (signal.aborted) {
+      work.catch(() => undefined);
+      stop();
+      return;
+    }
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", stop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Options of {@link copy}. */

@@ -1,6 +1,7 @@
 /**
  * fetch against an `oci-layout:` store (the embedded default store): round
- * trip, idempotence, privacy of the store directory, and blob tampering.
+ * trip, idempotence, privacy of the store directory, and blob tampering; the
+ * library options are checked before any network or disk work.
  */
 import { chmod, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,7 +9,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { layoutBlobPath } from "../../src/oci/layout.js";
-import { downloadRelease, fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { downloadRelease, fetchRelease, inspectRelease, type FetchReleaseOptions, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { resolveTagReference } from "../../src/fetch/resolve.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { runCli } from "../support/cli.js";
 
@@ -138,3 +140,89 @@ describe("fetch from an oci-layout store", () => {
     await expect(readdir(out)).rejects.toThrow();
   });
 });
+
+describe("library options: checked before any network or disk work, refused with a code naming the option", () => {
+  /** A private TMPDIR (also `tmpDir`) and an output directory; the target opener counts its calls. */
+  async function attempt(call: (context: { out: string; tmp: string; open: OpenReadTarget }) => Promise<unknown>): Promise<{ error: unknown; opened: number; leftInTmp: string[]; out: string }> {
+    const tmp = await mkdtemp(join(root, "options-tmp-"));
+    const out = join(root, `options-out-${tmp.slice(-6)}`);
+    let opened = 0;
+    const open: OpenReadTarget = async (repo, options) => {
+      opened += 1;
+      return openLayout(repo, options);
+    };
+    const saved = process.env["TMPDIR"];
+    process.env["TMPDIR"] = tmp;
+    try {
+      const error = await call({ out, tmp, open }).then(() => undefined, (e: unknown) => e);
+      return { error, opened, leftInTmp: await readdir(tmp), out };
+    } finally {
+      if (saved === undefined) delete process.env["TMPDIR"];
+      else process.env["TMPDIR"] = saved;
+    }
+  }
+  const reference = () => `${repository}@${staged.bundle.digest}`;
+  const base = (out: string, tmp: string, open: OpenReadTarget): FetchReleaseOptions => ({ reference: reference(), repository, outputDir: out, openTarget: open, progress: null, tmpDir: tmp });
+
+  it.each([
+    ["fetchRelease(undefined)", "POLICY_INVALID", /^fetchRelease needs its options as an object \{ reference, outputDir, repository\?, .*\}, found nothing$/, () => fetchRelease(undefined as never)],
+    ["fetchRelease(null)", "POLICY_INVALID", /^fetchRelease needs its options as an object .*, found null$/, () => fetchRelease(null as never)],
+    ["fetchRelease(a reference string)", "POLICY_INVALID", /^fetchRelease needs its options as an object .*, found "oci-layout:/, () => fetchRelease(reference() as never)],
+    ["downloadRelease(undefined)", "POLICY_INVALID", /^downloadRelease needs its options as an object \{ reference, repository\?, .*\}, found nothing$/, () => downloadRelease(undefined as never)],
+    ["inspectRelease([])", "POLICY_INVALID", /^inspectRelease needs its options as an object .*, found an array$/, () => inspectRelease([] as never)],
+    ["expect: \"bundel\"", "POLICY_INVALID", /^fetchRelease option expect must be "bundle" or "receipt" \(the artifact kind to accept; omit it to accept either\), found "bundel"$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), expect: "bundel" as never })],
+    ["downloadRelease expect: 1", "POLICY_INVALID", /^downloadRelease option expect must be "bundle" or "receipt" .*, found number 1$/, (c: Ctx) => downloadRelease({ ...base(c.out, c.tmp, c.open), expect: 1 as never })],
+    ["provenance: {}", "PROVENANCE_POLICY_INVALID", /^fetchRelease option provenance.policy must be an object \(who may have signed: a key, or --owner\/--repo \.\.\.\), found nothing; expected provenance \{ policy: /, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: {} as never })],
+    ["provenance: true", "PROVENANCE_POLICY_INVALID", /^fetchRelease option provenance must be \{ policy: .*\}, found boolean true$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: true as never })],
+    ["provenance: { policy: {} }", "PROVENANCE_POLICY_INVALID", /^a keyless provenance policy needs --owner or --repo/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: { policy: {} } })],
+    ["repository: 42", "POLICY_INVALID", /^fetchRelease option repository must be the registry repository you trust, e\.g\. ghcr\.io\/acme\/plugin \(a non-empty string\), found number 42$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), repository: 42 as never })],
+    ["repository: another store", "REFERENCE_REPOSITORY_MISMATCH", /./, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), repository: `oci-layout:${root}/other-store` })],
+    ["no outputDir", "POLICY_INVALID", /^fetchRelease option outputDir must be the output directory to install into \(a non-empty string\), found nothing$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), outputDir: undefined as never })],
+    ["policy: \"strict\"", "POLICY_INVALID", /^fetchRelease option policy must be an object \{ package\?, gates\?, sources\? \}, found "strict"$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), policy: "strict" as never })],
+    ["policy.package: 42", "POLICY_INVALID", /^fetchRelease option policy\.package must be an npm package name, found number 42$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), policy: { package: 42 as never } })],
+    ["reference: undefined", "REFERENCE_NOT_PINNED", /found nothing$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), reference: undefined as never })],
+    ["resolveTagReference(undefined)", "TAG_REFERENCE_INVALID", /^expected <repository>:<tag> \(a string, e\.g\. ghcr\.io\/acme\/plugin:v1\.2\.0\), found nothing$/, () => resolveTagReference(undefined as never)],
+    ["resolveTagReference(tag, null)", "POLICY_INVALID", /^resolveTagReference needs its options as an object \{ plainHttp\?, .*\}, found null$/, () => resolveTagReference(`${repository}:v0.8.0`, null as never)],
+  ] as Array<[string, string, RegExp, (c: Ctx) => Promise<unknown>]>)("%s -> %s before any read; no temp directory, no output directory", async (_name, code, message, call) => {
+    const run = await attempt(call);
+    expect(run.error).toThrowWithCode(code);
+    expect((run.error as Error).message).toMatch(message);
+    expect(run.opened).toBe(0);
+    expect(run.leftInTmp).toEqual([]);
+    await expect(readdir(run.out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("passing: without repository the library pins the repository of the reference, as fetch does (a mismatch says it came from the pinned reference); expect \"bundle\" and \"receipt\" are accepted", async () => {
+    const run = await attempt(({ out, tmp, open }) => fetchRelease({ reference: reference(), outputDir: out, openTarget: open, progress: null, tmpDir: tmp, expect: "bundle" }));
+    expect(run.error).toBeUndefined();
+    expect(run.opened).toBe(1);
+    expect(run.leftInTmp).toEqual([]);
+    expect((await readdir(run.out)).sort()).toEqual(["dist", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+    const receipt = await attempt(({ out, tmp, open }) => fetchRelease({ reference: `${repository}@${staged.receipt.digest}`, outputDir: out, openTarget: open, progress: null, tmpDir: tmp, expect: "receipt" }));
+    expect(receipt.error).toBeUndefined();
+    expect(await readdir(receipt.out)).toEqual(["release-receipt.json"]);
+    // A copy in another store, fetched without repository: the same refusal and wording as the CLI's.
+    const copyDir = join(root, "copied-store-2");
+    await cp(storeDir, copyDir, { recursive: true });
+    const copied = await attempt(({ out, tmp, open }) => fetchRelease({ reference: `oci-layout:${copyDir}@${staged.bundle.digest}`, outputDir: out, openTarget: open, progress: null, tmpDir: tmp }));
+    expect(copied.error).toThrowWithCode("RECEIPT_REGISTRY_MISMATCH");
+    expect((copied.error as Error).message).toContain(`registry_repository must be ${JSON.stringify(`oci-layout:${copyDir}`)} (from the pinned reference)`);
+    expect(copied.leftInTmp).toEqual([]);
+    await expect(readdir(copied.out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("passing: a well-formed provenance policy is checked after the download (here no attestation: PROVENANCE_NOT_FOUND), nothing installed or left", async () => {
+    const run = await attempt(({ out, tmp, open }) => fetchRelease({ ...base(out, tmp, open), provenance: { policy: { owner: "acme" } } }));
+    expect(run.error).toThrowWithCode("PROVENANCE_NOT_FOUND");
+    expect(run.opened).toBe(1);
+    expect(run.leftInTmp).toEqual([]);
+    await expect(readdir(run.out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("passing: resolveTagReference with its options resolves the tag to the pinned reference", async () => {
+    const resolved = await resolveTagReference(`${repository}:v0.8.0`, { openTarget: openLayout });
+    expect(resolved.reference).toBe(reference());
+  });
+});
+
+type Ctx = { out: string; tmp: string; open: OpenReadTarget };

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJsonPretty } from "../../src/contract/canonical-json.js";
 import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { addPluginToLock, fleetLockBytes, readFleetLockFile, verifyFleetLock } from "../../src/fetch/fleet.js";
+import { upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { receiptReferenceOf } from "../../src/contract/artifact-document.js";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { createReleaseFixture, stageFixture, variantWithChecksums, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
@@ -92,6 +93,20 @@ describe("fleet add", () => {
     await expect(readFile(lockPath)).rejects.toThrow(/ENOENT/);
     const pinned = await addPluginToLock({ lockPath, receiptPath: receiptFile, repository });
     expect(pinned.changed).toBe(true);
+  });
+
+  it.each([
+    ["addPluginToLock()", () => addPluginToLock(undefined as never), /^addPluginToLock needs its options as an object \{ lockPath, receiptPath, repository, .*\}, found nothing$/],
+    ["addPluginToLock(a receipt path)", () => addPluginToLock(receiptFile as never), /^addPluginToLock needs its options as an object .*, found ".*release-receipt\.json"$/],
+    ["addPluginToLock without lockPath", () => addPluginToLock({ receiptPath: receiptFile, repository } as never), /^addPluginToLock option lockPath must be the fleet lock file \(a non-empty string\), found nothing$/],
+    ["addPluginToLock with receiptPath \"\"", () => addPluginToLock({ lockPath: join(root, "options.lock.json"), receiptPath: "", repository }), /^addPluginToLock option receiptPath must be the release-receipt\.json file to pin \(a non-empty string\), found an empty string$/],
+    ["upgradePluginInLock(null)", () => upgradePluginInLock(null as never), /^upgradePluginInLock needs its options as an object .*, found null$/],
+    ["verifyFleetLock()", () => verifyFleetLock(undefined as never), /^verifyFleetLock needs its options as an object .*, found nothing$/],
+  ] as Array<[string, () => Promise<unknown>, RegExp]>)("%s -> POLICY_INVALID naming the options, before anything is read; no lock written", async (_name, call, message) => {
+    const error = await call().catch((e: unknown) => e);
+    expect(error).toThrowWithCode("POLICY_INVALID");
+    expect((error as Error).message).toMatch(message);
+    await expect(readFile(join(root, "options.lock.json"))).rejects.toThrow(/ENOENT/);
   });
 
   it("refuses a tested manifest where a receipt is expected", async () => {

@@ -7,9 +7,16 @@
  * `INTERRUPTED`, leave no `hpk-*` directory in its TMPDIR, and leave the
  * output directory as it was. The library API (`fetchRelease` with an
  * AbortSignal) behaves the same.
+ *
+ * At any point (an oci-layout store, no registry needed): aborts swept across
+ * a whole fetch, and a git that keeps writing into the scratch repository
+ * until it is killed, for the library and the CLI. At the moment the call
+ * rejects (the CLI exits) nothing the fetch made is left, and nothing appears
+ * later: the rejection comes after the cleanup, never before it.
  */
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -17,7 +24,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMPTY_CONFIG_DIGEST } from "../../src/contract/constants.js";
 import { InterruptedError } from "../../src/contract/errors.js";
-import { fetchRelease } from "../../src/fetch/fetch.js";
+import { fetchRelease, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { openTarget } from "../../src/oci/open.js";
 import { CLI } from "../support/cli.js";
 import { describeRegistry, startRegistry, type RunningRegistry } from "../support/registry.js";
@@ -230,4 +238,217 @@ describe("fetch interrupted before any answer (a registry that accepts connectio
     for (const socket of sockets) socket.destroy();
     sockets.clear();
   }, 60_000);
+});
+
+/** What is under `dir` right now, read synchronously (no other task runs between a rejection and this read). */
+function entriesNow(dir: string): string[] {
+  return readdirSync(dir, { recursive: true }).map(String).sort();
+}
+
+/**
+ * A directory holding `git`: the real git, except that its `fetch` (the unbundle into the scratch
+ * repository), once the real fetch is done, touches `marker` and keeps creating directories in the scratch
+ * repository every 10 ms (recreating it and the temp directory around it if they were removed) until it is
+ * killed (or 30 s passed): a child still writing into the temp directory when the fetch is interrupted.
+ */
+async function writingGit(dir: string, marker: string): Promise<string> {
+  const realGit = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim();
+  await mkdir(dir, { recursive: true });
+  const script = [
+    "#!/bin/sh",
+    'for arg in "$@"; do case "$arg" in --git-dir=*) gitdir="${arg#--git-dir=}";; esac; done',
+    'for arg in "$@"; do',
+    '  if [ "$arg" = fetch ]; then',
+    `    ${JSON.stringify(realGit)} "$@" || exit $?`,
+    '    i=1; mkdir -p "$gitdir/late-$i"',
+    `    : > ${JSON.stringify(marker)}`,
+    // Bounded (30 s), so a failing test leaves no process behind for long.
+    '    while [ $i -lt 3000 ]; do i=$((i+1)); mkdir -p "$gitdir/late-$i"; sleep 0.01; done',
+    "    exit 1",
+    "  fi",
+    "done",
+    `exec ${JSON.stringify(realGit)} "$@"`,
+    "",
+  ].join("\n");
+  await writeFile(join(dir, "git"), script);
+  await chmod(join(dir, "git"), 0o755);
+  return dir;
+}
+
+async function waitFor(path: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} did not appear`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe("fetch interrupted at any point (oci-layout store): the rejection comes after the cleanup", () => {
+  let layoutFixture: ReleaseFixture;
+  let layoutStaged: StagedRelease;
+  let storeRepository: string;
+  let reference: string;
+  const openLayout: OpenReadTarget = async (repo) => {
+    if (repo.kind !== "layout") throw new Error("layout only");
+    return LayoutTarget.open(repo.dir);
+  };
+
+  beforeAll(async () => {
+    const store = join(work, "store");
+    storeRepository = `oci-layout:${store}`;
+    layoutFixture = await createReleaseFixture({ registryRepository: storeRepository });
+    layoutStaged = await stageFixture(layoutFixture, await LayoutTarget.open(store, { create: true }), storeRepository);
+    await chmod(store, 0o700);
+    reference = `${storeRepository}@${layoutStaged.bundle.digest}`;
+  }, 120_000);
+  afterAll(async () => {
+    await layoutFixture?.cleanup();
+  });
+
+  /** One library fetch into fresh private directories, aborted after `delayMs` (never when undefined). */
+  async function abortedFetch(name: string, delayMs: number | undefined): Promise<{ outcome: string; leftNow: string[]; tmp: string; out: string }> {
+    const tmp = await mkdtemp(join(work, `${name}-tmp-`));
+    const out = join(work, `${name}-out`);
+    const controller = new AbortController();
+    const timer = delayMs === undefined ? undefined : setTimeout(() => controller.abort(new InterruptedError("SIGINT")), delayMs);
+    try {
+      await fetchRelease({ reference, repository: storeRepository, outputDir: out, openTarget: openLayout, progress: null, tmpDir: tmp, signal: controller.signal });
+      return { outcome: "installed", leftNow: entriesNow(tmp), tmp, out };
+    } catch (error) {
+      const leftNow = entriesNow(tmp);
+      return { outcome: (error as { code?: string }).code ?? String(error), leftNow, tmp, out };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it("library, aborts swept from 0 ms to past the end of a whole fetch: each run installs every file, or rejects INTERRUPTED with its temp directory gone and no output directory at the moment of the rejection; nothing appears later", async () => {
+    // Passing case: uninterrupted, the fetch installs and leaves no temp file; its duration sets the sweep.
+    const started = Date.now();
+    const full = await abortedFetch("sweep-full", undefined);
+    const duration = Date.now() - started;
+    expect(full.outcome).toBe("installed");
+    expect(full.leftNow).toEqual([]);
+    expect((await readdir(full.out)).sort()).toEqual(["dist", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
+
+    const runs: Array<Awaited<ReturnType<typeof abortedFetch>> & { delayMs: number }> = [];
+    const steps = 32;
+    for (let i = 0; i <= steps; i += 1) {
+      const delayMs = Math.round((i * duration * 1.1) / steps);
+      runs.push({ delayMs, ...(await abortedFetch(`sweep-${i}`, delayMs)) });
+    }
+    for (const run of runs) {
+      expect(`${run.delayMs} ms: ${run.outcome}`).toMatch(/: (INTERRUPTED|installed)$/);
+      expect(`${run.delayMs} ms: ${run.leftNow.join(", ")}`).toBe(`${run.delayMs} ms: `);
+      if (run.outcome === "INTERRUPTED") expect(existsSync(run.out), `${run.delayMs} ms: output directory`).toBe(false);
+      else expect((await readdir(run.out)).length, `${run.delayMs} ms`).toBe(4);
+    }
+    expect(runs.filter((r) => r.outcome === "INTERRUPTED").length).toBeGreaterThan(steps / 2);
+    // Work abandoned after a rejection must not write later either.
+    await new Promise((r) => setTimeout(r, 500));
+    for (const run of runs) {
+      expect(`${run.delayMs} ms later: ${entriesNow(run.tmp).join(", ")}`).toBe(`${run.delayMs} ms later: `);
+      if (run.outcome === "INTERRUPTED") expect(existsSync(run.out), `${run.delayMs} ms later: output directory`).toBe(false);
+    }
+  }, 240_000);
+
+  it("library, abort while the source bundle's git still writes into the scratch repository: git and what it started are stopped and waited for, then everything is removed, then INTERRUPTED", async () => {
+    const marker = join(work, "lib-git-marker");
+    const bin = await writingGit(join(work, "lib-git-bin"), marker);
+    const tmp = await mkdtemp(join(work, "lib-git-tmp-"));
+    const out = join(work, "lib-git-out");
+    const controller = new AbortController();
+    const path = process.env["PATH"];
+    process.env["PATH"] = `${bin}:${path ?? "/usr/bin:/bin"}`;
+    const fetching = fetchRelease({ reference, repository: storeRepository, outputDir: out, openTarget: openLayout, progress: null, tmpDir: tmp, signal: controller.signal });
+    try {
+      await waitFor(marker);
+      expect(entriesNow(tmp).some((e) => /^hpk-fetch-[^/]+\/hpk-source-[^/]+\/repo\.git\/late-[0-9]+$/.test(e))).toBe(true);
+      controller.abort(new InterruptedError("SIGINT"));
+      const error = await fetching.catch((e: unknown) => e);
+      const leftNow = entriesNow(tmp);
+      expect(error).toThrowWithCode(InterruptedError, "INTERRUPTED");
+      expect(leftNow).toEqual([]);
+      expect(existsSync(out)).toBe(false);
+      await new Promise((r) => setTimeout(r, 300)); // the writing git created a directory every 10 ms while it ran
+      expect(entriesNow(tmp)).toEqual([]);
+    } finally {
+      process.env["PATH"] = path;
+      controller.abort();
+      await fetching.catch(() => undefined);
+    }
+  }, 120_000);
+
+  it("CLI, SIGINT while the source bundle's git still writes into the scratch repository: exit 130, INTERRUPTED; at exit nothing is left in TMPDIR, nor later; no output directory", async () => {
+    const marker = join(work, "cli-git-marker");
+    const bin = await writingGit(join(work, "cli-git-bin"), marker);
+    const childTmp = await mkdtemp(join(work, "cli-git-tmp-"));
+    const out = join(work, "cli-git-out");
+    const child = spawn(process.execPath, [CLI, "fetch", "--reference", reference, "--output-dir", out], {
+      env: { ...process.env, PATH: `${bin}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, TMPDIR: childTmp, GH_TOKEN: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    try {
+      await waitFor(marker);
+      child.kill("SIGINT");
+      const code = await exited;
+      const leftAtExit = entriesNow(childTmp);
+      expect(stderr).toMatch(/^hermes-plugin-kit: fetch interrupted \(SIGINT\): .* \[INTERRUPTED\]\n$/);
+      expect(code).toBe(130);
+      expect(leftAtExit).toEqual([]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(entriesNow(childTmp)).toEqual([]);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      clearTimeout(killer);
+    }
+  }, 120_000);
+
+  it("CLI, SIGINT swept across a whole fetch: each run exits 0 with the release installed, or 130 with INTERRUPTED and no output directory (or dies of SIGINT before fetch watches signals or as the process ends), and nothing is left in TMPDIR at exit", async () => {
+    const run = async (name: string, delayMs: number | undefined) => {
+      const childTmp = await mkdtemp(join(work, `${name}-tmp-`));
+      const out = join(work, `${name}-out`);
+      const child = spawn(process.execPath, [CLI, "fetch", "--reference", reference, "--output-dir", out], {
+        env: { ...process.env, TMPDIR: childTmp, GH_TOKEN: "" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+      child.stdout.resume();
+      const exited = new Promise<number | string>((resolve) => child.on("close", (code, signal) => resolve(code ?? String(signal))));
+      const started = Date.now();
+      const timer = delayMs === undefined ? undefined : setTimeout(() => child.kill("SIGINT"), delayMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return { code, stderr, ms: Date.now() - started, leftAtExit: entriesNow(childTmp), childTmp, out };
+    };
+    // Passing case: uninterrupted, exit 0 and nothing left; its duration sets the sweep.
+    const full = await run("cli-sweep-full", undefined);
+    expect(full.code).toBe(0);
+    expect(full.leftAtExit).toEqual([]);
+    const complete = entriesNow(full.out).join(", ");
+    expect(complete).toBe("dist, dist/demo-plugin-0.8.0.tgz, release-manifest.json, release-payload.sha256, release-source.bundle");
+    const steps = 12;
+    const codes: Array<number | string> = [];
+    for (let i = 1; i <= steps; i += 1) {
+      const delayMs = Math.round((i * full.ms) / (steps + 1));
+      const r = await run(`cli-sweep-${i}`, delayMs);
+      codes.push(r.code);
+      expect(`${delayMs} ms: exit ${r.code}, left ${r.leftAtExit.join(", ")}`).toMatch(/: exit (0|130|SIGINT), left $/);
+      // The output directory is the whole release or absent, never a part; a fetch that exits 130 installed nothing.
+      const installed = existsSync(r.out) ? entriesNow(r.out).join(", ") : "no output directory";
+      expect([complete, "no output directory"], `${delayMs} ms: exit ${r.code}: ${r.stderr}`).toContain(installed);
+      if (r.code === 0) expect(installed, `${delayMs} ms`).toBe(complete);
+      if (r.code === 130) {
+        expect(installed, `${delayMs} ms`).toBe("no output directory");
+        expect(r.stderr).toMatch(/^hermes-plugin-kit: fetch interrupted \(SIGINT\): .* \[INTERRUPTED\]\n$/);
+      }
+    }
+    expect(codes.filter((c) => c === 130).length, `exit codes ${codes.join(", ")}`).toBeGreaterThan(steps / 3);
+  }, 240_000);
 });
