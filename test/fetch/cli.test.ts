@@ -50,8 +50,10 @@ describeRegistry("hermes-plugin-kit fetch / fleet (CLI)", () => {
     const first = await runCli(args, { cwd: checkout, env: env() });
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    const result = JSON.parse(first.stdout) as { reference: string; artifactType: string; version: string; files: { path: string }[]; install_time: string[] };
-    expect(Object.keys(result).sort()).toEqual(["artifactType", "files", "install_time", "reference", "version"]);
+    const result = JSON.parse(first.stdout) as { ok: true; reference: string; artifactType: string; version: string; files: { path: string }[]; install_time: string[] };
+    // "ok": true as every consumer command's --json success answer (and ok: false on failure).
+    expect(Object.keys(result).sort()).toEqual(["artifactType", "files", "install_time", "ok", "reference", "version"]);
+    expect(result.ok).toBe(true);
     expect(result.install_time).toEqual([]);
     expect(result.files.map((f) => f.path)).toEqual(["dist/demo-plugin-0.8.0.tgz", "release-manifest.json", "release-payload.sha256", "release-source.bundle"]);
     expect((await readFile(join(out, "dist/demo-plugin-0.8.0.tgz"))).equals(await readFile(fixture.files.get("dist/demo-plugin-0.8.0.tgz")!))).toBe(true);

@@ -75,7 +75,7 @@ export function registerFetchCommands(program: Command): void {
           `installing this tarball makes npm run or link outside the package: ${result.install_time.join(", ")} (recorded in the tested manifest); install it with npm install --ignore-scripts unless you reviewed them`,
         );
       }
-      if (opts.json === true) printJson(result);
+      if (opts.json === true) printJson({ ok: true, ...result });
       else {
         printLine(`verified and installed ${result.artifactType} ${result.version} from ${result.reference} into ${opts.outputDir}`);
         for (const file of result.files) printLine(`  ${file.path}  sha256:${file.sha256}  ${file.size} bytes`);
@@ -98,7 +98,7 @@ export function registerFetchCommands(program: Command): void {
         const { resolveRegistryCredentials } = await import("../../fetch/fetch.js");
         const credentials = await resolveRegistryCredentials(parseTagReference(opts.reference).repository, process.env, credentialSourceOptions(opts));
         const resolved = await resolveTagReference(opts.reference, { plainHttp: opts.plainHttp === true, ...(credentials === undefined ? {} : { credentials }) });
-        if (opts.json === true) printJson(resolved);
+        if (opts.json === true) printJson({ ok: true, ...resolved });
         else printLine(resolved.reference);
       });
     });
