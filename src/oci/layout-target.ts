@@ -12,8 +12,8 @@
  * refused at once), so two writers cannot lose each other's tags.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { constants as fsConstants } from "node:fs";
-import { link, lstat, open, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
+import { constants as fsConstants, type Stats } from "node:fs";
+import { chmod, link, lstat, open, readdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
@@ -96,6 +96,8 @@ export class LayoutTarget implements Target {
     }
     const marker = await lstat(path.join(abs, "oci-layout")).catch(() => null);
     if (marker === null && options.create === true) {
+      // A new store is made only in a new or empty directory (never over a project's files), private like a created one.
+      if (st !== null) await requireEmptyForStore(abs, st);
       await target.initialise();
     }
     await checkLayoutRoot(abs);
@@ -348,4 +350,24 @@ export class LayoutTarget implements Target {
     }
     return [...names].sort();
   }
+}
+
+/**
+ * `create` over an existing directory with no `oci-layout` in it: it must be a directory holding nothing,
+ * and it becomes private (0700) as a created store is.
+ * @throws OciError `OCI_LAYOUT_INVALID` naming what is there and the fix.
+ */
+async function requireEmptyForStore(abs: string, st: Stats): Promise<void> {
+  if (!st.isDirectory() || st.isSymbolicLink()) {
+    throw new OciError("OCI_LAYOUT_INVALID", `cannot create an OCI layout store at ${abs}: found ${st.isSymbolicLink() ? "a symbolic link" : "a file"}, expected a new or empty directory; fix: pass another path`);
+  }
+  const names = await readdir(abs);
+  if (names.length > 0) {
+    const shown = names.slice(0, 5).map((n) => JSON.stringify(n)).join(", ") + (names.length > 5 ? `, and ${names.length - 5} more` : "");
+    throw new OciError(
+      "OCI_LAYOUT_INVALID",
+      `cannot create an OCI layout store in ${abs}: it is not a layout (no oci-layout file) and not empty (found ${shown}); a store is made only in a new or empty directory; fix: pass a new directory (e.g. ${path.join(abs, "store")})`,
+    );
+  }
+  if ((st.mode & 0o077) !== 0) await chmod(abs, 0o700);
 }
