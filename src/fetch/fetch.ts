@@ -36,7 +36,7 @@ import { verifyFinalReceipt } from "../contract/release-document.js";
 import type { PublishedReceipt, TestedManifest } from "../contract/schemas.js";
 import { openTarget } from "../oci/open.js";
 import { credentialsFromDockerConfig } from "../oci/credential-store.js";
-import { registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
+import { incompleteCredentialsMessage, registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
 import { FetchError } from "./errors.js";
@@ -172,7 +172,7 @@ export function credentialsFromEnv(repository: Repository, env: Readonly<Record<
   try {
     base = registryCredentialsFromEnv(env as NodeJS.ProcessEnv);
   } catch {
-    throw new FetchError("FETCH_CREDENTIALS_INCOMPLETE", "REGISTRY_USERNAME and REGISTRY_PASSWORD must be set together");
+    throw new FetchError("FETCH_CREDENTIALS_INCOMPLETE", incompleteCredentialsMessage(env as NodeJS.ProcessEnv));
   }
   if (base !== undefined) {
     for (const name of ["REGISTRY_USERNAME", "REGISTRY_PASSWORD", "REGISTRY_TOKEN"]) refuseControlCharacters(name, env[name]);

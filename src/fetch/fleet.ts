@@ -23,7 +23,7 @@ import { access, lstat, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
-import { canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
+import { canonicalFormDifference, canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
 import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
 import { requireGatePins, unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, parseRepository, type Repository } from "../contract/reference.js";
@@ -391,7 +391,10 @@ export async function readPinnableReceipt(
   };
   const receipt: PublishedReceipt = verifyFinalReceipt(doc, policy);
   if (!Buffer.from(canonicalJson(receipt), "utf8").equals(bytes)) {
-    throw new FetchError("FLEET_RECEIPT_NOT_CANONICAL", `receipt ${receiptPath} is not in its published canonical form (compact, sorted keys, one trailing newline), so its receipt reference cannot be derived`);
+    throw new FetchError(
+      "FLEET_RECEIPT_NOT_CANONICAL",
+      `receipt ${receiptPath} is not in its published canonical form: expected the exact published bytes (compact, keys sorted, non-ASCII escaped, one trailing newline; its receipt reference is derived from them), found ${canonicalFormDifference(bytes, canonicalJson(receipt))}; fix: pass the file that fetch --reference <receipt reference> --expect receipt wrote, unreformatted`,
+    );
   }
   const artifact = receipt.artifacts[0] as PublishedReceipt["artifacts"][number];
   const pin: FleetPlugin = {

@@ -39,6 +39,12 @@ describe("registry credentials from the environment", () => {
   it("one of the pair alone is refused", async () => {
     await expect(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u" })).toThrowWithCode("FETCH_CREDENTIALS_INCOMPLETE");
     await expect(() => resolveRegistryCredentials(local, { REGISTRY_PASSWORD: "p" })).toThrowWithCode("FETCH_CREDENTIALS_INCOMPLETE");
+    // The message names the variable that is missing, never a value.
+    expect(() => credentialsFromEnv(local, { REGISTRY_USERNAME: "u-secret-name" })).toThrow("found REGISTRY_USERNAME set but REGISTRY_PASSWORD is not set; fix: set REGISTRY_PASSWORD too");
+    expect(() => credentialsFromEnv(local, { REGISTRY_PASSWORD: "p-secret", REGISTRY_USERNAME: "" })).toThrow(/found REGISTRY_PASSWORD set but REGISTRY_USERNAME is empty; fix: set REGISTRY_USERNAME too, or unset REGISTRY_PASSWORD[^]*$/);
+    for (const env of [{ REGISTRY_USERNAME: "u-secret-name" }, { REGISTRY_PASSWORD: "p-secret" }]) {
+      expect(() => credentialsFromEnv(local, env)).not.toThrow(/secret/);
+    }
   });
 
   it("GH_TOKEN is used for ghcr.io only, as the token user's login from GET /user", async () => {

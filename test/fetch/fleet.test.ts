@@ -118,6 +118,7 @@ describe("fleet add", () => {
     const pretty = join(root, "pretty-receipt.json");
     await writeFile(pretty, canonicalJsonPretty(JSON.parse(staged.receiptBytes.toString("utf8"))));
     await expect(() => addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty, repository })).toThrowWithCode("FLEET_RECEIPT_NOT_CANONICAL");
+    await expect(addPluginToLock({ lockPath: join(root, "y.lock.json"), receiptPath: pretty, repository })).rejects.toThrow(/is not in its published canonical form: expected the exact published bytes .*, found .*; fix: pass the file that fetch --reference <receipt reference> --expect receipt wrote, unreformatted$/);
   });
 
   it("refuses to re-pin a plugin differently", async () => {
