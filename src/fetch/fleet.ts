@@ -39,6 +39,7 @@ import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
 import { requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
+import { acquirePidLock } from "../oci/lock-owner.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
 import { fileCreateRefused, makeDirectory, pathTooLong } from "../contract/directory.js";
 import { parseJsonFileBytes } from "../contract/json-file.js";
@@ -241,53 +242,29 @@ export async function writeFleetLockFile(path: string, lock: FleetLock, readAs?:
 const EDIT_GUARD_WAIT_MS = 2000;
 
 /**
- * Run `step` holding `<lock>.edit-guard` (created O_EXCL, holding this process's pid, removed after): the
- * short compare-and-rename of {@link writeFleetLockFile}. Waits up to {@link EDIT_GUARD_WAIT_MS} for another
- * holder, then refuses (`FLEET_LOCK_BUSY`, naming the file, its pid and whether that process is alive).
+ * Run `step` holding the PID lock `<lock>.edit-guard` (the short compare-and-rename of
+ * {@link writeFleetLockFile}; `acquirePidLock`: a guard left by a dead process is broken, one that is not
+ * the kit's or names another program is refused at once, a live holder is waited for up to
+ * {@link EDIT_GUARD_WAIT_MS}).
+ * @throws FetchError `FLEET_LOCK_BUSY` naming what holds the guard and the fix.
  */
 async function withEditGuard(path: string, step: () => Promise<void>): Promise<void> {
-  const guard = `${path}.edit-guard`;
-  const deadline = Date.now() + EDIT_GUARD_WAIT_MS;
-  for (;;) {
-    try {
-      const handle = await open(guard, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
-      try {
-        await handle.writeFile(`${process.pid}\n`);
-      } finally {
-        await handle.close();
-      }
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fileCreateRefused(path, dirname(resolve(path)), error, "fleet lock (--lock)");
-      if (Date.now() >= deadline) throw await editGuardBusy(path, guard);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+  let release: () => Promise<void>;
+  try {
+    release = await acquirePidLock(`${path}.edit-guard`, {
+      holder: "a fleet add, upgrade or remove of this lock",
+      timeoutMs: EDIT_GUARD_WAIT_MS,
+      refuse: (message) => new FetchError("FLEET_LOCK_BUSY", `fleet lock ${path}: nothing was written; ${message}`),
+    });
+  } catch (error) {
+    if (error instanceof FetchError) throw error;
+    throw fileCreateRefused(path, dirname(resolve(path)), error, "fleet lock (--lock)");
   }
   try {
     await step();
   } finally {
-    await rm(guard, { force: true });
+    await release();
   }
-}
-
-/** `FLEET_LOCK_BUSY` for a guard still there after the wait: its holder's pid, alive or not, and the fix. */
-async function editGuardBusy(path: string, guard: string): Promise<FetchError> {
-  const found = await readRegularFile(guard, { maxBytes: 64 });
-  const pid = found.kind === "read" ? Number.parseInt(found.bytes.toString("utf8").trim(), 10) : Number.NaN;
-  let holder = found.kind === "read" ? "no pid in it" : `found ${describeUnreadFile(found, 64)}`;
-  if (Number.isSafeInteger(pid) && pid > 0) {
-    let alive = true;
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      alive = (error as NodeJS.ErrnoException).code === "EPERM";
-    }
-    holder = `held by pid ${pid}, ${alive ? "which is running" : "which is not running (left by a killed edit)"}`;
-  }
-  return new FetchError(
-    "FLEET_LOCK_BUSY",
-    `fleet lock ${path}: another fleet edit holds ${guard} (${holder}) after ${EDIT_GUARD_WAIT_MS} ms; nothing was written; fix: rerun when it is done, or, if no fleet add, upgrade or remove is running, remove ${guard}`,
-  );
 }
 
 /** Refuse (`FLEET_LOCK_CHANGED`) when the lock file no longer holds the bytes `readAs` was read from. */

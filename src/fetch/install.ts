@@ -21,7 +21,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import type { Dirent, Stats } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, readdir, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
+import { chmod, copyFile, link, lstat, mkdir, readdir, readlink, realpath, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { isAllowedPayloadTitle } from "../contract/payload.js";
@@ -29,7 +29,7 @@ import { describeValue } from "../contract/grammar.js";
 import { readReleaseJsonBytesFile } from "../contract/release-json-file.js";
 import { FetchError } from "./errors.js";
 import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
-import { inspectLockFile, lockRefusal } from "../oci/lock-owner.js";
+import { acquirePidLock } from "../oci/lock-owner.js";
 import { checkDirectoryWritable, makeDirectory, pathTooLong, shortPath } from "../contract/directory.js";
 
 /** One verified file to install. */
@@ -411,33 +411,12 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
  * waited for, up to `timeoutMs`. Returns the release function.
  */
 async function acquireInstallLock(root: string, timeoutMs: number, signal?: AbortSignal): Promise<() => Promise<void>> {
-  const path = join(root, INSTALL_LOCK_FILE);
-  const deadline = Date.now() + timeoutMs;
-  const holder = `a fetch installing into ${root}`;
-  for (;;) {
-    throwIfInterrupted(signal);
-    try {
-      const handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
-      try {
-        await handle.writeFile(`${process.pid}\n`);
-      } finally {
-        await handle.close();
-      }
-      return () => unlink(path).catch(() => undefined);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const found = await inspectLockFile(path);
-    if (found.kind === "absent") continue;
-    if (found.kind === "dead") {
-      await unlink(path).catch(() => undefined);
-      continue;
-    }
-    if (found.kind === "foreign" || found.kind === "reused" || Date.now() > deadline) {
-      throw new FetchError("INSTALL_LOCKED", `cannot take the install lock of ${root}: ${lockRefusal(found, path, holder, timeoutMs)}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return acquirePidLock(join(root, INSTALL_LOCK_FILE), {
+    holder: `a fetch installing into ${root}`,
+    timeoutMs,
+    beforeAttempt: () => throwIfInterrupted(signal),
+    refuse: (message) => new FetchError("INSTALL_LOCKED", `cannot take the install lock of ${root}: ${message}`),
+  });
 }
 
 /** The output path rule and writability, shared by the two pre-download checks; the lstat of `D` or null. */

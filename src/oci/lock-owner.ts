@@ -6,7 +6,7 @@
  * is refused at once, never waited for.
  */
 import { constants as fsConstants } from "node:fs";
-import { lstat, open, readFile, readlink } from "node:fs/promises";
+import { lstat, open, readFile, readlink, unlink } from "node:fs/promises";
 import { describeValue } from "../contract/grammar.js";
 
 /** True when `pid` names a running process (EPERM: it runs under another user). */
@@ -148,5 +148,51 @@ export function lockRefusal(found: Exclude<LockInspection, { kind: "absent" } | 
       const how = found.found.startsWith("a symlink") ? " (rm removes the link, not its target)" : found.found === "a directory" ? " (it is a directory: check what it holds first)" : "";
       return `${lockPath} is not a lock the kit writes: expected ${expected}, found ${found.found}; it is neither waited for nor removed; fix: ${remove}${how}, and rerun`;
     }
+  }
+}
+
+/** Options of {@link acquirePidLock}. */
+export interface PidLockOptions {
+  /** Who takes such a lock, for messages (e.g. `a fetch installing into D`). */
+  holder: string;
+  /** Longest wait for a live holder (milliseconds). */
+  timeoutMs: number;
+  /** The caller's error for a lock it cannot take: `message` says what was found and the fix. */
+  refuse: (message: string) => Error;
+  /** Checked before each attempt (throws `INTERRUPTED` when aborted). */
+  beforeAttempt?: () => void;
+}
+
+/**
+ * Take the PID lock file `path` (O_EXCL, never through a symlink, holding this process's pid). What holds it
+ * is inspected first ({@link inspectLockFile}): a lock left by a dead process is broken; a symlink, a
+ * directory, other content or a PID that now names another program is refused at once; only a live holder
+ * (or a lock still being written) is waited for, up to `timeoutMs`, polling every 25 ms (bounded).
+ * @returns the release function (removes the lock).
+ * @throws what `refuse` makes ({@link lockRefusal}'s message); the open's own error for anything but EEXIST.
+ */
+export async function acquirePidLock(path: string, options: PidLockOptions): Promise<() => Promise<void>> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    options.beforeAttempt?.();
+    try {
+      const handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, 0o600);
+      try {
+        await handle.writeFile(`${process.pid}\n`);
+      } finally {
+        await handle.close();
+      }
+      return () => unlink(path).catch(() => undefined);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const found = await inspectLockFile(path);
+    if (found.kind === "absent") continue;
+    if (found.kind === "dead") {
+      await unlink(path).catch(() => undefined);
+      continue;
+    }
+    if (found.kind === "foreign" || found.kind === "reused" || Date.now() > deadline) throw options.refuse(lockRefusal(found, path, options.holder, options.timeoutMs));
+    await new Promise((r) => setTimeout(r, 25));
   }
 }

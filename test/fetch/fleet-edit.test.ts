@@ -5,7 +5,7 @@
  * of an upgrade into a directory holding the previous version (`--replace`).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -171,16 +171,31 @@ describe("fleet upgrade / list / remove", () => {
     expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
   });
 
-  it("an edit guard left by a killed edit is named (FLEET_LOCK_BUSY, its pid not running, the file to remove); nothing is written", async () => {
+  it("the edit guard: one left by a killed edit is broken; one that is not the kit's (a directory, another program's pid) is FLEET_LOCK_BUSY at once, nothing written", async () => {
     const dir = await mkdtemp(join(root, "guard-"));
     const lock = join(dir, "fleet.lock.json");
-    await writeFile(`${lock}.edit-guard`, "999999\n");
-    const adding = addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, offline: true });
-    await expect(() => adding).toThrowWithCode("FLEET_LOCK_BUSY");
-    await expect(adding).rejects.toThrow(`another fleet edit holds ${lock}.edit-guard (held by pid 999999, which is not running (left by a killed edit)) after 2000 ms; nothing was written; fix: rerun when it is done, or, if no fleet add, upgrade or remove is running, remove ${lock}.edit-guard`);
-    expect((await readdir(dir)).sort()).toEqual(["fleet.lock.json.edit-guard"]);
-    await rm(`${lock}.edit-guard`);
+    const guard = `${lock}.edit-guard`;
+    // A pid that runs no process: a killed edit's guard, broken without a word.
+    await writeFile(guard, "999999\n");
     await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, offline: true })).resolves.toMatchObject({ changed: true });
+    expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
+    const pinned = await readFile(lock);
+    // Not what the kit writes, or a pid that names another program (init): refused at once, naming it.
+    for (const [make, found] of [
+      [() => mkdir(guard), "a directory"],
+      [() => writeFile(guard, "1\n"), "found PID 1, process"],
+    ] as const) {
+      await make();
+      const removing = removePluginFromLock(lock, "demo-plugin");
+      await expect(() => removing).toThrowWithCode("FLEET_LOCK_BUSY");
+      const message = await removing.catch((e: Error) => e.message);
+      expect(message).toMatch(new RegExp(`^fleet lock ${lock}: nothing was written; `));
+      expect(message).toContain(found);
+      expect(message).toContain(`remove ${guard}`);
+      expect((await readFile(lock)).equals(pinned)).toBe(true);
+      await rm(guard, { recursive: true });
+    }
+    await expect(removePluginFromLock(lock, "demo-plugin")).resolves.toMatchObject({ name: "demo-plugin" });
     expect(await readdir(dir)).toEqual(["fleet.lock.json"]);
   });
 
