@@ -3,7 +3,6 @@
  * example, and fail-closed refusals that write nothing.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildPluginPackage, doctorPluginPackage, PluginKitError, type BuildResult } from "../../src/kit/index.js";
@@ -200,12 +199,21 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
   ])("an entry that %s: BUILD_ENTRY_FAILED saying so, nothing written, no temp file left", async (_label, top, message) => {
     const dir = project({ "src/entry.ts": top + plugin() });
     const target = path.join(dir, "out");
-    const before = readdirSync(tmpdir()).filter((n) => n.startsWith("hpk-build-")).length;
-    const build = buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: target, entryTimeoutMs: 1500 });
-    await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_ENTRY_FAILED");
-    await expect(build).rejects.toThrow(message);
+    // A private TMPDIR: other test files (and other processes) build in the shared one at the same time.
+    const privateTmp = path.join(dir, "tmp");
+    mkdirSync(privateTmp);
+    const savedTmp = process.env["TMPDIR"];
+    process.env["TMPDIR"] = privateTmp;
+    try {
+      const build = buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: target, entryTimeoutMs: 1500 });
+      await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_ENTRY_FAILED");
+      await expect(build).rejects.toThrow(message);
+    } finally {
+      if (savedTmp === undefined) delete process.env["TMPDIR"];
+      else process.env["TMPDIR"] = savedTmp;
+    }
     expect(existsSync(target)).toBe(false);
-    expect(readdirSync(tmpdir()).filter((n) => n.startsWith("hpk-build-")).length).toBeLessThanOrEqual(before);
+    expect(readdirSync(privateTmp)).toEqual([]);
   });
 
   it("CLI: an entry that exits at top level exits 1 with [BUILD_ENTRY_FAILED] (it exited 0, writing nothing); one that leaves a timer running still ends after building", async () => {
