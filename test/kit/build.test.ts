@@ -192,11 +192,13 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
   });
 
   it.each([
-    ["throws while it loads", "throw new Error(\"boom at import\");\n", "loading src/entry.ts to read its definition threw: boom at import; fix: make the module load without throwing"],
-    ["throws null while it loads", "throw null;\n", "loading src/entry.ts to read its definition threw: null; fix:"],
-    ["calls process.exit(0) at top level", "process.exit(0);\n", "src/entry.ts called process.exit(0) while the build loaded it to read its definition; fix: do not exit at module top level"],
-    ["awaits forever at top level", "await new Promise(() => {});\n", "src/entry.ts did not finish loading within 1500 ms (a top-level await that never settles?)"],
-  ])("an entry that %s: BUILD_ENTRY_FAILED saying so, nothing written, no temp file left", async (_label, top, message) => {
+    // Only the entry that never settles waits for the load timeout; the others get a long one, so that a slow
+    // load on a busy machine is not taken for a hang.
+    ["throws while it loads", "throw new Error(\"boom at import\");\n", "loading src/entry.ts to read its definition threw: boom at import; fix: make the module load without throwing", 60_000],
+    ["throws null while it loads", "throw null;\n", "loading src/entry.ts to read its definition threw: null; fix:", 60_000],
+    ["calls process.exit(0) at top level", "process.exit(0);\n", "src/entry.ts called process.exit(0) while the build loaded it to read its definition; fix: do not exit at module top level", 60_000],
+    ["awaits forever at top level", "await new Promise(() => {});\n", "src/entry.ts did not finish loading within 1500 ms (a top-level await that never settles?)", 1500],
+  ])("an entry that %s: BUILD_ENTRY_FAILED saying so, nothing written, no temp file left", async (_label, top, message, entryTimeoutMs) => {
     const dir = project({ "src/entry.ts": top + plugin() });
     const target = path.join(dir, "out");
     // A private TMPDIR: other test files (and other processes) build in the shared one at the same time.
@@ -205,7 +207,7 @@ export default definePlugin({ name: "bad", version: "1.0.0", description: "d", s
     const savedTmp = process.env["TMPDIR"];
     process.env["TMPDIR"] = privateTmp;
     try {
-      const build = buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: target, entryTimeoutMs: 1500 });
+      const build = buildPluginPackage({ entry: path.join(dir, "src/entry.ts"), outDir: target, entryTimeoutMs });
       await expect(build).rejects.toThrowWithCode(PluginKitError, "BUILD_ENTRY_FAILED");
       await expect(build).rejects.toThrow(message);
     } finally {
