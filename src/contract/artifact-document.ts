@@ -6,6 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJsonBytes, type JsonObject } from "./canonical-json.js";
+import { ReleaseContractError } from "./errors.js";
+import { describeValue } from "./grammar.js";
+import { parseRepository } from "./reference.js";
 import { EMPTY_CONFIG_DESCRIPTOR, OCI_MANIFEST_MEDIA_TYPE, OCTET_STREAM_MEDIA_TYPE, RECEIPT_ARTIFACT_TYPE, RECEIPT_FILE, TITLE_ANNOTATION } from "./constants.js";
 
 /** A layer to title: a payload path and its blob's `digest` (`sha256:<hex>`) and `size` (bytes). */
@@ -43,9 +46,15 @@ function sha256Digest(bytes: Uint8Array): string {
  * The digest reference `<repository>@sha256:<hex>` of the receipt artifact holding `receiptBytes` in
  * `repository`: the digest of the canonical bytes of its artifact manifest (artifactType
  * {@link RECEIPT_ARTIFACT_TYPE}, one layer `release-receipt.json`). No I/O, no check of the
- * bytes or the repository (pass what `verifyFinalReceiptBytes` accepted).
+ * bytes' content (pass what `verifyFinalReceiptBytes` accepted).
+ * @throws ReleaseContractError `REPOSITORY_INVALID` (the repository, as `parseRepository`), `POLICY_INVALID` (no bytes).
  */
 export function receiptReferenceOf(repository: string, receiptBytes: Uint8Array): string {
+  // The repository is checked as every pin is (a URL or credentials in it refused, never echoed).
+  parseRepository(repository);
+  if (!(receiptBytes instanceof Uint8Array)) {
+    throw new ReleaseContractError("POLICY_INVALID", `receiptReferenceOf(repository, receiptBytes): receiptBytes must be the receipt file's bytes (a Uint8Array), found ${describeValue(receiptBytes)}`);
+  }
   const manifest = canonicalJsonBytes(
     artifactManifestObject(RECEIPT_ARTIFACT_TYPE, [{ path: RECEIPT_FILE, descriptor: { digest: sha256Digest(receiptBytes), size: receiptBytes.length } }]),
   );

@@ -303,6 +303,8 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
       );
     }
   }
+  // A registry repository holds no '@': one before the digest is user-info (`user:pass@host@sha256:...`), never echoed.
+  if (!repoPart.startsWith(LAYOUT_PREFIX) && repoPart.includes("@")) throw urlRefused(value);
   {
     // A tag before the digest (`repo:v1@sha256:...`, `oci-layout:<dir>:v1@sha256:...` as resolve reads it).
     const lastSlash = repoPart.lastIndexOf("/");
@@ -314,7 +316,7 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   if (pinnedRepository !== undefined && repoPart !== pinnedRepository) {
     throw new ReleaseContractError(
       "REFERENCE_REPOSITORY_MISMATCH",
-      `registry reference must name the pinned repository ${JSON.stringify(pinnedRepository)}, found ${describeValue(repoPart)}`,
+      `registry reference must name the pinned repository ${describeValue(pinnedRepository)}, found ${describeValue(repoPart)}`,
     );
   }
   const repository = parseRepository(repoPart);

@@ -115,6 +115,8 @@ suite("URLs where a repository or reference is expected", () => {
       (pw: string) => `alice:${pw}@localhost:5000/acme/p@sha256:${HEX}`,
       (pw: string) => ` https://alice:${pw}@ghcr.io/acme/p`,
       (pw: string) => `alice:${pw}@ghcr.io/acme/p:v1 `,
+      (pw: string) => `alice:${pw}@host@sha256:${HEX}`,
+      (pw: string) => `alice:${pw}@host:5000@sha256:${HEX}`,
     );
     fc.assert(
       fc.property(password, form, (pw, make) => {
@@ -141,6 +143,12 @@ suite("URLs where a repository or reference is expected", () => {
       expect(problem.message).not.toMatch(/S3cr|p\/ss/);
     }
     expect(failure(() => parseRepository(" https://alice:S3cr3t@ghcr.io/acme/p")).message).toContain('found "https://***@ghcr.io/acme/p", a URL or a value with user:password@ in it');
+    // The pinned repository a library caller passes is redacted in a mismatch too.
+    for (const pin of ["https://user:pa#ss@host/x", "user:p/ss@host/x"]) {
+      const problem = failure(() => parseReference(`ghcr.io/a/b@sha256:${HEX}`, pin));
+      expect(problem.code).toBe("REFERENCE_REPOSITORY_MISMATCH");
+      expect(problem.message).not.toMatch(/pa#ss|p\/ss/);
+    }
   });
 });
 
