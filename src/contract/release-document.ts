@@ -346,9 +346,25 @@ export interface FinalReceiptExpectations {
  * `bundleReference`; `registry_reference` too with neither. Pure.
  */
 export function receiptUnboundFields(expect: FinalReceiptExpectations): string[] {
+  requireReceiptExpectations(expect);
   if (expect.receiptReference !== undefined) return [];
   const claims = ["source_sha", "previous_version", "evidence", "artifacts"];
   return expect.bundleReference !== undefined ? claims : ["registry_reference", ...claims];
+}
+
+/**
+ * `expect` is an object whose keys are `bundleReference` and `receiptReference` only: a misspelt key
+ * (`receiptRefernce`) would pin nothing and let a tampered receipt pass.
+ * @throws ReleaseContractError `POLICY_INVALID` naming what was found.
+ */
+function requireReceiptExpectations(expect: unknown): asserts expect is FinalReceiptExpectations {
+  if (expect === null || typeof expect !== "object" || Array.isArray(expect)) {
+    fail("POLICY_INVALID", `expected the receipt expectations as an object ({ bundleReference?, receiptReference? }), found ${describeValue(expect)}`);
+  }
+  const unknown = Object.keys(expect).filter((key) => key !== "bundleReference" && key !== "receiptReference");
+  if (unknown.length > 0) {
+    fail("POLICY_INVALID", `the receipt expectations have ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing`);
+  }
 }
 
 /** The pinned references of `expect` are digest references (a tag pins nothing), before any document is read. */
@@ -412,9 +428,7 @@ function requireReceiptReference(doc: JsonObject, policy: ReleasePolicy, pinned:
  * receipt reference is another receipt's, the bundle's, or in another repository).
  */
 export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
-  if (expect === null || typeof expect !== "object" || Array.isArray(expect)) {
-    fail("POLICY_INVALID", `expected the receipt expectations as an object ({ bundleReference?, receiptReference? }), found ${describeValue(expect)}`);
-  }
+  requireReceiptExpectations(expect);
   // What was pinned is checked before the document: a tag there is no pin (a receipt can only ever mismatch it).
   requirePinnedReferences(expect);
   verifyReleaseIdentity(doc, "published", policy);

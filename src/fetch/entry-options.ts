@@ -62,6 +62,7 @@ export function requireArtifactKind(value: unknown, call: string): asserts value
 export function requireDownloadPolicy(value: unknown, call: string): void {
   if (value === undefined) return;
   if (!isRecord(value)) invalid(`${call} option policy must be an object { package?, gates?, sources? }, found ${describeValue(value)}`);
+  requireKnownOptions(value, ["package", "gates", "sources"], call, "policy key");
   if (value["package"] !== undefined && !isNpmPackageName(value["package"])) invalid(`${call} option policy.package must be an npm package name, found ${describeValue(value["package"])}`);
   if (value["sources"] !== undefined && !isRecord(value["sources"])) invalid(`${call} option policy.sources must be an object { package?, repository?, gates? }, found ${describeValue(value["sources"])}`);
 }
@@ -76,9 +77,51 @@ export function requireProvenanceCheck(value: unknown, call: string): asserts va
   if (value === undefined) return;
   const shape = "{ policy: { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }, trustedRoot? }";
   if (!isRecord(value)) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance must be ${shape}, found ${describeValue(value)}`);
+  const unknown = Object.keys(value).filter((key) => key !== "policy" && key !== "trustedRoot");
+  if (unknown.length > 0) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance has ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which it does not read; expected provenance ${shape}`);
   const policy = value["policy"];
   if (!isRecord(policy)) {
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.policy must be an object (who may have signed: a key, or --owner/--repo ...), found ${describeValue(policy)}; expected provenance ${shape}`);
   }
   resolveProvenancePolicy(policy);
+}
+
+/** The options of `downloadRelease` / `inspectRelease` (`DownloadOptions`), by name. */
+export const DOWNLOAD_OPTION_KEYS: readonly string[] = ["reference", "repository", "plainHttp", "credentials", "expect", "policy", "progress", "progressDelayMs", "progressLines", "tmpDir", "signal", "env", "openTarget", "requirePrivate", "onManifest"];
+/** The options `fetchRelease` adds (`FetchReleaseOptions`). */
+export const FETCH_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS, "outputDir", "provenance", "replace", "onCommit"];
+/**
+ * What `downloadRelease` and `inspectRelease` accept: their own options and those of the entry points that pass
+ * theirs through (`fetchRelease`, `verifyFleetLock`, the provenance check's `receipt`). A key outside this set is
+ * a misspelling, refused; one inside it that a call does not use is ignored, as a pass-through must.
+ */
+export const PASS_THROUGH_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS, "outputDir", "provenance", "replace", "onCommit", "lockPath", "installedDir", "trustedRoot", "credentialsFor", "receipt"];
+/** The options of `verifyFleetLock` (`FleetVerifyOptions`). */
+export const FLEET_VERIFY_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS.filter((k) => !["reference", "repository", "expect"].includes(k)), "lockPath", "installedDir", "trustedRoot", "credentialsFor"];
+
+/**
+ * Every own key of `options` is one `call` reads: a misspelt option (`provenanse`, `installDir`) would
+ * otherwise be ignored and check less than asked, silently.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the key, the nearest known one and the known keys.
+ */
+export function requireKnownOptions(options: object, known: readonly string[], call: string, what = "option"): void {
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  const first = unknown[0] as string;
+  const near = known.find((key) => key.toLowerCase() === first.toLowerCase() || closeSpelling(key, first));
+  invalid(
+    `${call} ${what}${unknown.length === 1 ? "" : "s"} ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would check less than you asked`,
+  );
+}
+
+/** True when `a` and `b` differ by at most two single-character edits (a misspelling). */
+function closeSpelling(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 2) return false;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j += 1) row.push(Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    previous = row;
+  }
+  return (previous[b.length] as number) <= 2;
 }

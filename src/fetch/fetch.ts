@@ -47,7 +47,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { requireArtifactKind, requireDownloadPolicy, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
+import { FETCH_OPTION_KEYS, PASS_THROUGH_OPTION_KEYS, requireArtifactKind, requireDownloadPolicy, requireKnownOptions, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
 import { exceedsPathLimits, makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
@@ -340,8 +340,9 @@ const DOWNLOAD_OPTIONS_SHAPE = "{ reference, repository?, expect?, policy?, plai
  *   `"bundle"` or `"receipt"`, a malformed `policy`), the codes of G1 (`REFERENCE_NOT_PINNED`,
  *   `REFERENCE_REPOSITORY_MISMATCH`, `REPOSITORY_INVALID`, ...).
  */
-function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE): CheckedDownloadOptions<T> {
+function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE, known: readonly string[] = PASS_THROUGH_OPTION_KEYS): CheckedDownloadOptions<T> {
   requireOptionsObject(options, call, shape);
+  requireKnownOptions(options, known, call);
   requireStringOption(options, "repository", call, "the registry repository you trust, e.g. ghcr.io/acme/plugin", true);
   requireArtifactKind(options.expect, call);
   requireDownloadPolicy(options.policy, call);
@@ -728,7 +729,7 @@ function requireInstallablePaths(outputDir: string, titles: readonly string[], r
  *   (`provenance` not `{ policy, trustedRoot? }`, or its policy incomplete), the G1 codes.
  */
 export async function fetchRelease(given: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
-  const options = checkDownloadOptions(given, "fetchRelease", "{ reference, outputDir, repository?, expect?, policy?, provenance?, replace?, signal?, ... }");
+  const options = checkDownloadOptions(given, "fetchRelease", "{ reference, outputDir, repository?, expect?, policy?, provenance?, replace?, signal?, ... }", FETCH_OPTION_KEYS);
   requireStringOption(options, "outputDir", "fetchRelease", "the output directory to install into");
   requireProvenanceCheck(options.provenance, "fetchRelease");
   // Fail fast: an output directory that cannot be created or written is refused before the download.

@@ -10,8 +10,8 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { requireOptionsObject, requireStringOption } from "./entry-options.js";
-import { checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
+import { requireKnownOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
  * `fleet list`: the pinned plugins, in lock order (sorted by name).
@@ -72,6 +72,8 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   requireOptionsObject(options, "upgradePluginInLock", "{ lockPath, receiptPath, gates?, registry?, offline? }");
   requireStringOption(options, "lockPath", "upgradePluginInLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "upgradePluginInLock", "the release-receipt.json file to pin");
+  requireKnownOptions(options, ["lockPath", "receiptPath", "gates", "registry", "offline"], "upgradePluginInLock");
+  if (options.registry !== undefined) requireKnownOptions(options.registry, PIN_CHECK_OPTION_KEYS, "upgradePluginInLock", "registry option");
   const snapshot = await readFleetLockSnapshot(options.lockPath);
   const { lock } = snapshot;
   const { readFile } = await import("node:fs/promises");

@@ -37,7 +37,7 @@ import { receiptReferenceOf } from "../contract/artifact-document.js";
 
 import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
-import { requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { FLEET_VERIFY_OPTION_KEYS, requireKnownOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
 import { acquirePidLock } from "../oci/lock-owner.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
@@ -311,6 +311,9 @@ export interface FleetAddOptions {
   offline?: boolean;
 }
 
+/** The keys of {@link FleetPinCheckOptions}. */
+export const PIN_CHECK_OPTION_KEYS: readonly string[] = FLEET_VERIFY_OPTION_KEYS.filter((key) => key !== "lockPath" && key !== "installedDir");
+
 /** The registry reads {@link addPluginToLock} and `upgradePluginInLock` make before writing a pin: those of {@link verifyFleetLock}. */
 export type FleetPinCheckOptions = Omit<FleetVerifyOptions, "lockPath" | "installedDir">;
 
@@ -431,6 +434,8 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   requireOptionsObject(options, "addPluginToLock", "{ lockPath, receiptPath, repository, package?, gates?, provenance?, registry?, offline? }");
   requireStringOption(options, "lockPath", "addPluginToLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "addPluginToLock", "the release-receipt.json file to pin");
+  requireKnownOptions(options, ["lockPath", "receiptPath", "package", "repository", "gates", "provenance", "registry", "offline"], "addPluginToLock");
+  if (options.registry !== undefined) requireKnownOptions(options.registry, PIN_CHECK_OPTION_KEYS, "addPluginToLock", "registry option");
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
   const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
   const snapshot = await readFleetLockSnapshot(options.lockPath, true);
@@ -552,6 +557,8 @@ async function verifyPinnedProvenance(
 export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
   requireOptionsObject(options, "verifyFleetLock", "{ lockPath, installedDir?, plainHttp?, credentials?, trustedRoot?, signal?, ... }");
   requireStringOption(options, "lockPath", "verifyFleetLock", "the fleet lock file");
+  requireKnownOptions(options, FLEET_VERIFY_OPTION_KEYS, "verifyFleetLock");
+  requireStringOption(options, "installedDir", "verifyFleetLock", "the directory holding the installed tarballs", true);
   const lock = await readFleetLockFile(options.lockPath);
   // Installed files to check, and no pin to check them against: a passing answer would be about nothing.
   if (lock.plugins.length === 0 && options.installedDir !== undefined) {

@@ -473,6 +473,16 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
     await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrowWithCode("REFERENCE_NOT_PINNED");
     expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrow(/^the pinned receipt reference \(--expect-receipt-reference\): /);
   });
+  it("a misspelt expectation key pins nothing, so it is refused (POLICY_INVALID): a tampered receipt cannot pass through a typo", async () => {
+    const good = receiptFor(manifest);
+    const own = receiptReferenceOf(POLICY.registryRepository, bytesOf(good));
+    for (const expect_ of [{ receiptRefernce: own }, { receipt_reference: own }, { bundleReference: BUNDLE_REFERENCE, extra: 1 }]) {
+      await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, expect_ as never)).toThrowWithCode("POLICY_INVALID");
+      await expect(() => receiptUnboundFields(expect_ as never)).toThrowWithCode("POLICY_INVALID");
+    }
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptRefernce: own } as never)).toThrow('the receipt expectations have "receiptRefernce", which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing');
+    await expect(() => receiptUnboundFields(undefined as never)).toThrowWithCode("POLICY_INVALID");
+  });
   it("receiptUnboundFields: none with the receipt pinned, the claims with the bundle pin only, registry_reference too with neither", () => {
     expect(receiptUnboundFields({ receiptReference: "x" })).toEqual([]);
     expect(receiptUnboundFields({ bundleReference: "x" })).toEqual(["source_sha", "previous_version", "evidence", "artifacts"]);

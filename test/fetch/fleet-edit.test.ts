@@ -230,6 +230,23 @@ describe("fleet upgrade / list / remove", () => {
     await expect(verifyFleetLock({ lockPath: lock, openTarget: openLayout, progress: null })).rejects.toThrow(/^plugin demo-plugin 0\.8\.0: (?!.*more of the lock)/);
   });
 
+  it("a misspelt library option is refused (POLICY_INVALID, the nearest name), never ignored: provenance, installedDir, registry options; nothing written", async () => {
+    const lock = join(root, "typo-lock", "fleet.lock.json");
+    const cases: Array<[string, () => Promise<unknown>, string]> = [
+      ["provenanse", () => addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, provenanse: { policy: { key: "x" } } } as never), 'did you mean "provenance"?'],
+      ["registry.plainHtp", () => addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, registry: { plainHtp: true } } as never), 'did you mean "plainHttp"?'],
+      ["expectGates", () => upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, expectGates: { unit: "x" } } as never), "it reads lockPath, receiptPath, gates, registry, offline"],
+      ["installDir", () => verifyFleetLock({ lockPath: lock, installDir: "/nonexistent" } as never), 'did you mean "installedDir"?'],
+    ];
+    for (const [label, call, message] of cases) {
+      const calling = call();
+      await expect(() => calling, label).toThrowWithCode("POLICY_INVALID");
+      await expect(calling, label).rejects.toThrow(message);
+    }
+    await expect(() => verifyFleetLock({ lockPath: lock, installedDir: 5 } as never)).toThrowWithCode("POLICY_INVALID");
+    expect(existsSync(join(root, "typo-lock"))).toBe(false);
+  });
+
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt9, repository });
