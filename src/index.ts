@@ -11,7 +11,7 @@ export {
   canonicalJson, canonicalJsonBytes, canonicalJsonPretty, checkFileRecord, checkReleaseBinding,
   checkSignerIdentity, checkStatementAgainstPolicy, checkStatementAgainstSigner, compareCodePoints,
   checkDeclaredGates, createTestedManifest, DEFAULT_GATE_COMMANDS, DEFAULT_INSTALL_COMMAND, DEFAULT_PACKAGE, DEFAULT_REGISTRY_REPOSITORY,
-  DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, resolveTarLimits, describeValue, DOCUMENT_SCHEMAS, documentJsonSchemas,
+  DEFAULT_SOURCE_REF, DEFAULT_TAR_LIMITS, resolveTarLimits, describeCharacter, describeValue, TAG_GRAMMAR, tagShapeProblem, DOCUMENT_SCHEMAS, documentJsonSchemas,
   documentJsonSchemaText, EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, EMPTY_CONFIG_DIGEST, EVIDENCE_KEYS,
   EvidenceSchema, FleetLockSchema, FleetPluginSchema, formatPayloadChecksums, formatReference, FULCIO_OID,
   GITHUB_ACTIONS_ISSUER, hasCode, hashFile, HermesPluginKitError, HostContractEvidenceSchema,

@@ -54,6 +54,7 @@ export {
 } from "./constants.js";
 export {
   bumpVersion,
+  describeCharacter,
   describeValue,
   isDigest,
   isDiscoveryTag,
@@ -66,6 +67,8 @@ export {
   requireDigest,
   requireDiscoveryTag,
   requireGitSha,
+  TAG_GRAMMAR,
+  tagShapeProblem,
   tarballFileName,
   type ReleaseClass,
   type SemVer,

@@ -48,6 +48,6 @@ export { MIN_CHUNK_BYTES } from "./registry-upload.js";
 export { parseRetryAfter, type RetryPolicy } from "./retry.js";
 export { openTarget, type OpenTargetOptions } from "./open.js";
 export { MIN_ORAS_VERSION, OrasTarget, parseOrasVersion, type OrasTargetOptions } from "./oras-target.js";
-export { isProcessAlive, isStaleLockOwner } from "./lock-owner.js";
+export { acquirePidLock, inspectLockFile, isProcessAlive, isStaleLockOwner, lockRefusal, type LockInspection, type PidLockOptions } from "./lock-owner.js";
 export { listReferrers, pushReferrer, referrerManifest, referrersTag, type ReferrerArtifact, type ReferrersSource } from "./referrers.js";
 export { BASE_ENV_NAMES, NETWORK_ENV_NAMES, childEnvironment, runBounded, type BoundedRun, type BoundedRunOptions, type ChildEnvironment, type RunOutcome } from "./subprocess.js";
