@@ -34,8 +34,8 @@ const OPERATORS = ["&>>", "&&", "&>", "&", "||", "|&", "|", ";;&", ";;", ";&", "
 const REDIRECTS = new Set(["&>>", "&>", "<<<", "<<-", "<<", "<&", "<>", "<", ">>", ">&", ">|", ">"]);
 const SEPARATORS = new Set(["&&", "||", "|", "|&", ";", "&", "\n"]);
 
-/** Index of the `)` closing the `(` at `open`, over quotes, escapes and nesting; -1 when unclosed. */
-function closingParen(line: string, open: number): number {
+/** Index of the `close` bracket matching the `openChar` at `open`, over quotes, escapes and nesting; -1 when unclosed. */
+function closingBracket(line: string, open: number, openChar: "(" | "{", close: ")" | "}"): number {
   let depth = 0;
   for (let i = open; i < line.length; i += 1) {
     const c = line[i];
@@ -46,10 +46,15 @@ function closingParen(line: string, open: number): number {
     } else if (c === '"' || c === "`") {
       i = closingQuote(line, i);
       if (i < 0) return -1;
-    } else if (c === "(") depth += 1;
-    else if (c === ")" && --depth === 0) return i;
+    } else if (c === openChar) depth += 1;
+    else if (c === close && --depth === 0) return i;
   }
   return -1;
+}
+
+/** Index of the `)` closing the `(` at `open`; -1 when unclosed. */
+function closingParen(line: string, open: number): number {
+  return closingBracket(line, open, "(", ")");
 }
 
 /** Index of the `"` or backquote closing the one at `open` (backslash escapes, `$(…)` inside); -1 when unclosed. */
@@ -69,20 +74,7 @@ function closingQuote(line: string, open: number): number {
 
 /** Index of the `}` closing the `${` whose `{` is at `open`; -1 when unclosed. */
 function closingBrace(line: string, open: number): number {
-  let depth = 0;
-  for (let i = open; i < line.length; i += 1) {
-    const c = line[i];
-    if (c === "\\") i += 1;
-    else if (c === "'") {
-      i = line.indexOf("'", i + 1);
-      if (i < 0) return -1;
-    } else if (c === '"' || c === "`") {
-      i = closingQuote(line, i);
-      if (i < 0) return -1;
-    } else if (c === "{") depth += 1;
-    else if (c === "}" && --depth === 0) return i;
-  }
-  return -1;
+  return closingBracket(line, open, "{", "}");
 }
 
 /** Index of the `'` closing ANSI-C quoting `$'…'` (backslash escapes inside); -1 when unclosed. */
