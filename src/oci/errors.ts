@@ -56,7 +56,7 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_LAYOUT_EXISTS`: `writeLayout` was given a directory that already exists.
  * - `OCI_PATH_INVALID`: a payload path or local input file is unsafe (absolute, `..`, empty, not a regular file).
  * - `OCI_LOCKED`: the layout's `index.json` lock could not be taken within its timeout, or at once when
- *   it is not a lock the kit writes or is stale (its PID names another program).
+ *   it is not a lock the kit writes, is stale (its PID was reused) or names a live process that is not a kit process.
  * - `OCI_REPOSITORY_INVALID`: a repository string that is neither `host[:port]/path` nor `oci-layout:<dir>`.
  * - `OCI_TOOL_MISSING`: the `oras` executable could not be run.
  * - `OCI_TOOL_VERSION`: the `oras` version is older than 1.3 or unreadable.

@@ -8,8 +8,9 @@
  * and renamed into `blobs/sha256/<hex>` only after they verified; `index.json`
  * is replaced atomically (temp file + rename) while holding the lock file
  * `index.json.lock` (created with O_EXCL; a lock left by a dead process is
- * broken, one the kit did not write or whose PID names another program is
- * refused at once), so two writers cannot lose each other's tags.
+ * broken, one the kit did not write, whose PID was reused or whose PID runs a
+ * live program that is not a kit process is refused at once), so two writers
+ * cannot lose each other's tags.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { constants as fsConstants, type Stats } from "node:fs";
@@ -131,7 +132,8 @@ export class LayoutTarget implements Target {
   /**
    * Run `fn` holding `index.json.lock`.
    * @throws OciError `OCI_LOCKED` after the lock timeout, or at once for a lock that is not the kit's
-   *   (a symlink, a directory, other content) or is stale (its PID names another program).
+   *   (a symlink, a directory, other content), is stale (its PID was reused) or names a live process that is not
+   *   a kit process.
    */
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const lockPath = path.join(this.dir, "index.json.lock");
@@ -149,14 +151,15 @@ export class LayoutTarget implements Target {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
         // What holds the lock decides: a dead holder's lock is broken; anything the kit does not write,
-        // or a PID that now names another program, is refused at once; only a live holder is waited for.
+        // a reused PID or one that runs a live program that is not a kit process, is refused at once; only a live
+        // holder is waited for.
         const found = await inspectLockFile(lockPath);
         if (found.kind === "absent") continue;
         if (found.kind === "dead") {
           await unlink(lockPath).catch(() => undefined);
           continue;
         }
-        if (found.kind === "foreign" || found.kind === "reused" || Date.now() >= deadline) {
+        if (found.kind === "foreign" || found.kind === "reused" || found.kind === "other-program" || Date.now() >= deadline) {
           throw new OciError("OCI_LOCKED", `OCI layout ${this.dir}: cannot take index.json.lock: ${lockRefusal(found, lockPath, "a writer of this store", this.lockTimeoutMs)}`);
         }
         await sleep(delay);

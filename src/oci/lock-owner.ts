@@ -2,8 +2,9 @@
  * Owners of PID lock files (the layout store's `index.json.lock`, the install
  * lock of `fetch`, the workspace lock of `release run`): a lock whose owner
  * process is gone may be broken; a lock that is not what the kit writes (a
- * symlink, a directory, other content) or whose PID now names another program
- * is refused at once, never waited for.
+ * symlink, a directory, other content), whose PID was reused (its process
+ * started after the lock was written) or whose PID runs a live program that is
+ * not a kit process is refused at once, never waited for nor broken.
  */
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readFile, readlink, unlink } from "node:fs/promises";
@@ -39,8 +40,11 @@ const KIT_PROCESS_NAME_RE = /^(?:node|nodejs|bun|deno|electron|hermes)/i;
  * - `held`: a live process that may be a kit process (wait for it);
  * - `empty`: a file with no PID yet (being taken now, or left by a process killed while taking it);
  * - `dead`: the recorded PID runs no process (a stale lock, safe to break);
- * - `reused`: the recorded PID now names another program, or a process started after the lock was
- *   written (a stale lock whose PID was reused: refuse, name the fix);
+ * - `reused`: the recorded PID names a process started after the lock was written (the holder is gone and
+ *   its PID was reused: a stale lock; refuse, name the fix);
+ * - `other-program`: the recorded PID names a live process that is not a kit process (by its name): the lock
+ *   is not that process's, and whether its holder ended (and the PID was reused) or something else wrote the
+ *   file cannot be told; refuse at once, neither wait for it nor break it;
  * - `foreign`: not what the kit writes (a symlink, a directory, a device, a large file, other content).
  * `found` says what was found, for the message.
  */
@@ -50,6 +54,7 @@ export type LockInspection =
   | { kind: "empty" }
   | { kind: "dead"; pid: number }
   | { kind: "reused"; pid: number; found: string }
+  | { kind: "other-program"; pid: number; found: string }
   | { kind: "foreign"; found: string };
 
 /** Start time (ms since the epoch) and name of process `pid` from Linux procfs; undefined elsewhere or when unreadable. */
@@ -123,7 +128,7 @@ export async function inspectLockFile(path: string): Promise<LockInspection> {
   }
   const own = await ownProcessName();
   if (facts.name !== own && !KIT_PROCESS_NAME_RE.test(facts.name)) {
-    return { kind: "reused", pid, found: `PID ${pid}, process ${describeValue(facts.name)}, which is not a hermes-plugin-kit process (a JavaScript runtime)` };
+    return { kind: "other-program", pid, found: `PID ${pid}, a live process ${describeValue(facts.name)}, which is not a hermes-plugin-kit process (a JavaScript runtime)` };
   }
   return { kind: "held", pid };
 }
@@ -144,6 +149,8 @@ export function lockRefusal(found: Exclude<LockInspection, { kind: "absent" } | 
       return `${lockPath} is still empty after ${waitedMs} ms: expected ${expected}; an empty lock is left by a process killed while taking it; fix: ${remove}, and rerun`;
     case "reused":
       return `${lockPath} is stale: expected ${expected}, found ${found.found}; the process that took the lock is gone; fix: ${remove}, and rerun`;
+    case "other-program":
+      return `${lockPath} names a live process that is not the kit's: expected ${expected}, found ${found.found}; the lock is not that process's, and whether the process that took it ended (its PID now reused) or something else wrote the file cannot be told, so it is neither waited for nor removed; fix: ${remove}, and rerun`;
     case "foreign": {
       const how = found.found.startsWith("a symlink") ? " (rm removes the link, not its target)" : found.found === "a directory" ? " (it is a directory: check what it holds first)" : "";
       return `${lockPath} is not a lock the kit writes: expected ${expected}, found ${found.found}; it is neither waited for nor removed; fix: ${remove}${how}, and rerun`;
@@ -166,7 +173,8 @@ export interface PidLockOptions {
 /**
  * Take the PID lock file `path` (O_EXCL, never through a symlink, holding this process's pid). What holds it
  * is inspected first ({@link inspectLockFile}): a lock left by a dead process is broken; a symlink, a
- * directory, other content or a PID that now names another program is refused at once; only a live holder
+ * directory, other content, a reused PID or a PID that runs a live program that is not a kit process is refused
+ * at once; only a live holder
  * (or a lock still being written) is waited for, up to `timeoutMs`, polling every 25 ms (bounded).
  * @returns the release function (removes the lock).
  * @throws what `refuse` makes ({@link lockRefusal}'s message); the open's own error for anything but EEXIST.
@@ -192,7 +200,7 @@ export async function acquirePidLock(path: string, options: PidLockOptions): Pro
       await unlink(path).catch(() => undefined);
       continue;
     }
-    if (found.kind === "foreign" || found.kind === "reused" || Date.now() > deadline) throw options.refuse(lockRefusal(found, path, options.holder, options.timeoutMs));
+    if (found.kind === "foreign" || found.kind === "reused" || found.kind === "other-program" || Date.now() > deadline) throw options.refuse(lockRefusal(found, path, options.holder, options.timeoutMs));
     await new Promise((r) => setTimeout(r, 25));
   }
 }
