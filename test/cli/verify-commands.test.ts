@@ -106,7 +106,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // Without a digest pin the forgery passes, and the run says what was not checked and what to pin.
     const unpinned = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags], { cwd: dir });
     expect(unpinned.code).toBe(0);
-    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that its other fields \(source, previous version, gates and their evidence, tarball digest\) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> \(this file's own reference is (\S+): the published one must be exactly that\), or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
+    const note = /^hermes-plugin-kit: warning: the receipt's own reference was not pinned, so this checked the receipt's own consistency and its repository, not that these fields are the release's: the bundle it names \(registry_reference\), its source \(source_sha\), previous version \(previous_version\), gates and their evidence \(evidence\), tarball digest \(artifacts\); to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> \(this file's own reference is (\S+): the published one must be exactly that\), or --expect-bundle-reference <the bundle reference you pinned> for registry_reference alone, or fetch the bundle, which is verified byte for byte\n$/.exec(unpinned.stderr);
     expect(note, unpinned.stderr).not.toBeNull();
     // The reference it names is the forged receipt's own, which the pinned one is not.
     expect(note![1]).toBe(JSON.parse((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json", "--quiet"], { cwd: dir })).stdout).receipt_reference);
@@ -116,7 +116,8 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     const bundleOnly = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-bundle-reference", receipt.registry_reference, "--json"], { cwd: dir });
     expect(bundleOnly.code).toBe(0);
     expect(JSON.parse(bundleOnly.stdout).receipt_pinned).toBe(false);
-    expect(bundleOnly.stderr).toContain("so this checked that it names the bundle you pinned and is consistent, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's");
+    expect(bundleOnly.stderr).toContain("so this checked that it names the bundle you pinned and is consistent, not that these fields are the release's: its source (source_sha), previous version (previous_version), gates and their evidence (evidence), tarball digest (artifacts); to bind them, pin --expect-receipt-reference");
+    expect(bundleOnly.stderr).not.toContain("registry_reference");
     // A warning of what was not checked stays under --quiet (a script asking for quiet output still sees it).
     expect((await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--quiet"], { cwd: dir })).stderr).toBe(unpinned.stderr);
     // Pinned: no note, and the JSON says so.
@@ -134,12 +135,19 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     // The JSON answer lists what stayed the receipt's own claims (the library's receiptUnboundFields).
     expect(JSON.parse(pinned.stdout).unbound_fields).toEqual([]);
     expect(JSON.parse(bundleOnly.stdout).unbound_fields).toEqual(["source_sha", "previous_version", "evidence", "artifacts"]);
-    // A tag is no pin, for the receipt reference as for the bundle reference: REFERENCE_NOT_PINNED naming resolve, before the file is read.
+    // With only a repository pinned, registry_reference is unbound too: the JSON list and the warning agree, field for field.
+    const repositoryOnly = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--json"], { cwd: dir });
+    const unboundFields = JSON.parse(repositoryOnly.stdout).unbound_fields as string[];
+    expect(unboundFields).toEqual(["registry_reference", "source_sha", "previous_version", "evidence", "artifacts"]);
+    const listed = /not that these fields are the release's: ([^;]*);/.exec(repositoryOnly.stderr)?.[1];
+    expect(listed?.split(", ").map((words) => /\((\w+)\)$/.exec(words)?.[1])).toEqual(unboundFields);
+    // A tag is no pin, for the receipt reference as for the bundle reference: REFERENCE_NOT_PINNED naming the flag and resolve, before the file is read.
     const tagged = receiptReference.replace(/@sha256:[0-9a-f]{64}$/, ":v0.8.0-receipt");
     for (const flag of ["--expect-receipt-reference", "--expect-bundle-reference"]) {
       const byTag = await runCli(["verify-final-receipt", "--receipt", join(dir, "absent.json"), ...repoFlags, flag, tagged], { cwd: dir });
       expect(byTag.code).toBe(1);
-      expect(byTag.stderr).toBe(`hermes-plugin-kit: registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${JSON.stringify(tagged)}, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${tagged} to print the digest reference it names now, check it, and pass that [REFERENCE_NOT_PINNED]\n`);
+      // The message names the flag that holds the tag.
+      expect(byTag.stderr).toBe(`hermes-plugin-kit: ${flag}: registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${JSON.stringify(tagged)}, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${tagged} to print the digest reference it names now, check it, and pass that [REFERENCE_NOT_PINNED]\n`);
     }
   });
   it("refuses a FIFO, a directory and a file over 1 MiB without reading them whole", async () => {

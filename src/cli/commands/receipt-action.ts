@@ -5,6 +5,7 @@
  * (no zlib or stream modules): `verify-manifest` is in `contract-actions.ts`.
  */
 import { receiptReferenceOf } from "../../contract/artifact-document.js";
+import { HermesPluginKitError, ReleaseContractError, type ReleaseContractErrorCode } from "../../contract/errors.js";
 import { namingFile } from "../../contract/json-file.js";
 import { policyForDocument, unpinnedRepository } from "../../contract/policy.js";
 import { parseReleaseJson, receiptUnboundFields, verifyParsedFinalReceiptBytes, type FinalReceiptExpectations } from "../../contract/release-document.js";
@@ -21,12 +22,41 @@ export interface VerifyReceiptOptions extends ConsumerPolicyFlags {
   json?: boolean;
 }
 
+/**
+ * What each field {@link receiptUnboundFields} can list means to a reader of the warning; the warning names
+ * exactly the fields that list returns (with `--json`, `unbound_fields`), in its order.
+ */
+const UNBOUND_FIELD_WORDS: Readonly<Record<string, string>> = {
+  registry_reference: "the bundle it names (registry_reference)",
+  source_sha: "its source (source_sha)",
+  previous_version: "previous version (previous_version)",
+  evidence: "gates and their evidence (evidence)",
+  artifacts: "tarball digest (artifacts)",
+};
+
+/**
+ * `value` (the value of `flag`, when given) is a digest-pinned reference: a tag is no pin. Checked before
+ * any file is read.
+ * @throws ReleaseContractError the code of `parseReference` (`REFERENCE_NOT_PINNED` for a tag,
+ *   `REPOSITORY_INVALID`, ...), its message prefixed with the flag.
+ */
+function requirePinnedFlag(flag: string, value: string | undefined): void {
+  if (value === undefined) return;
+  try {
+    parseReference(value);
+  } catch (error) {
+    if (!(error instanceof HermesPluginKitError)) throw error;
+    throw new ReleaseContractError(error.code as ReleaseContractErrorCode, `${flag}: ${error.message}`, { cause: error });
+  }
+}
+
 /** `verify-final-receipt`: the receipt bytes, the pinned bundle reference and (optionally) its own reference. */
 export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<void> {
   // Usage errors in the pins come before any file is read; a pinned reference must pin a digest (a tag is
   // refused as for every reference, with resolve as its fix), whichever of the two is given.
   await gatePins(opts.expectGate);
-  for (const pinned of [opts.expectReceiptReference, opts.expectBundleReference]) if (pinned !== undefined) parseReference(pinned);
+  requirePinnedFlag("--expect-receipt-reference", opts.expectReceiptReference);
+  requirePinnedFlag("--expect-bundle-reference", opts.expectBundleReference);
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
   const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
@@ -49,7 +79,7 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   if (!receiptPinned) {
     const checked = opts.expectBundleReference !== undefined ? "that it names the bundle you pinned and is consistent" : "the receipt's own consistency and its repository";
     printWarning(
-      `the receipt's own reference was not pinned, so this checked ${checked}, not that its other fields (source, previous version, gates and their evidence, tarball digest) are the release's; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that), or fetch the bundle, which is verified byte for byte`,
+      `the receipt's own reference was not pinned, so this checked ${checked}, not that these fields are the release's: ${unbound.map((field) => UNBOUND_FIELD_WORDS[field] ?? field).join(", ")}; to bind them, pin --expect-receipt-reference <the receipt reference the release published: release run's output or its GitHub Release body, not this file> (this file's own reference is ${receiptReference}: the published one must be exactly that)${unbound.includes("registry_reference") ? ", or --expect-bundle-reference <the bundle reference you pinned> for registry_reference alone" : ""}, or fetch the bundle, which is verified byte for byte`,
     );
   }
   if (opts.json === true) {
