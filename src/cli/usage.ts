@@ -9,6 +9,7 @@
  * short help — its usage line and subcommand names — and exits 2.
  */
 import type { Command } from "commander";
+import { nearestName } from "../contract/grammar.js";
 import { terminalSafe } from "./output.js";
 
 /** `hermes-plugin-kit fleet add`: the command's full name as typed. */
@@ -85,24 +86,14 @@ export function firstUnknownOption(leaf: Command, rest: readonly string[]): stri
 
 /** ` (did you mean --x?)` for the declared long flag closest to `flag` (edit distance <= 2), else "". */
 export function suggestionFor(command: Command, flag: string): string {
-  let best: { name: string; distance: number } | undefined;
-  for (const option of command.options) {
-    if (option.long === undefined) continue;
-    const distance = editDistance(flag, option.long);
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: option.long, distance };
-  }
-  return best === undefined ? "" : ` (Did you mean ${best.name}?)`;
+  const near = nearestName(flag, command.options.flatMap((option) => (option.long === undefined ? [] : [option.long])));
+  return near === undefined ? "" : ` (Did you mean ${near}?)`;
 }
 
 /** ` (Did you mean x?)` for the subcommand of `group` closest to `name` (edit distance <= 2), else "". */
 export function commandSuggestionFor(group: Command, name: string): string {
-  let best: { name: string; distance: number } | undefined;
-  for (const sub of group.commands) {
-    if (sub.name() === "help") continue;
-    const distance = editDistance(name, sub.name());
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: sub.name(), distance };
-  }
-  return best === undefined ? "" : ` (Did you mean ${best.name}?)`;
+  const near = nearestName(name, group.commands.flatMap((sub) => (sub.name() === "help" ? [] : [sub.name()])));
+  return near === undefined ? "" : ` (Did you mean ${near}?)`;
 }
 
 /**
@@ -117,17 +108,4 @@ export function helpTarget(program: Command, names: readonly string[]): { comman
     command = next;
   }
   return { command };
-}
-
-/** Levenshtein distance (inputs are flags: a few dozen characters at most, so O(n*m) is fine). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j += 1) {
-      current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
 }

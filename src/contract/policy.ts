@@ -19,7 +19,7 @@
  */
 import { ReleaseContractError } from "./errors.js";
 import { readRegularFile } from "./fs-async.js";
-import { describeList, describeValue, isNpmPackageName } from "./grammar.js";
+import { describeList, describeValue, isNpmPackageName, nearestName } from "./grammar.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
@@ -118,7 +118,7 @@ export function requireGatePins(gates: unknown, field: string): Partial<GateComm
   if (gates === null || typeof gates !== "object" || Array.isArray(gates)) invalid(`${field} must be an object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${describeValue(gates)}`);
   for (const [gate, command] of Object.entries(gates)) {
     if (!(TEST_GATES as readonly string[]).includes(gate)) {
-      const near = TEST_GATES.find((name) => name.toLowerCase() === gate.toLowerCase() || editDistanceAtMost2(name, gate));
+      const near = nearestName(gate, TEST_GATES);
       invalid(`${field} names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}); a misspelt gate would pin nothing`);
     }
     requireCommand(command, `${field}.${gate}`);
@@ -223,22 +223,10 @@ function requireKnownKitKeys(section: Record<string, unknown>, origin: string): 
   const unknown = Object.keys(section).filter((key) => !(HERMES_PLUGIN_KIT_KEYS as readonly string[]).includes(key));
   if (unknown.length === 0) return;
   const first = unknown[0] as string;
-  const near = HERMES_PLUGIN_KIT_KEYS.find((key) => key.toLowerCase() === first.toLowerCase() || key.startsWith(first) || first.startsWith(key) || editDistanceAtMost2(key, first));
+  const near = nearestName(first, HERMES_PLUGIN_KIT_KEYS, true);
   invalid(
     `${origin} hermesPluginKit has ${unknown.length === 1 ? "a key" : "keys"} the kit does not read: ${describeList(unknown.map((k) => JSON.stringify(k)))} (it reads ${HERMES_PLUGIN_KIT_KEYS.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
   );
-}
-
-/** True when `a` becomes `b` with at most two single-character edits (bounded: short keys only). */
-function editDistanceAtMost2(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 2 || a.length > 64 || b.length > 64) return false;
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return (row[b.length] as number) <= 2;
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   requireGitSha,
   tarballFileName,
 } from "../../src/contract/index.js";
-import { tagShapeProblem } from "../../src/contract/grammar.js";
+import { editDistance, nearestName, tagShapeProblem } from "../../src/contract/grammar.js";
 
 const HEX = "0123456789abcdef";
 const digestArb = fc.string({ unit: fc.constantFrom(...HEX), minLength: 64, maxLength: 64 }).map((h) => `sha256:${h}`);
@@ -240,5 +240,34 @@ describe("policy from package.json", () => {
     [{ name: "demo", hermesPluginKit: "ghcr.io/a/demo" }],
   ])("refuses %j with POLICY_INVALID", async (pkg) => {
     await expect(() => policyFromPackageJson(pkg)).toThrowWithCode("POLICY_INVALID");
+  });
+});
+
+describe("nearestName and editDistance (every 'did you mean')", () => {
+  it("suggests the nearest known name within two edits, a case-only difference first, and nothing further away", () => {
+    expect(nearestName("provenanse", ["policy", "provenance", "replace"])).toBe("provenance");
+    expect(nearestName("RECEIPT", ["reference", "receipt"])).toBe("receipt");
+    // The nearest, not the first within two edits: "--jsn" is one edit from --json, two from --jq.
+    expect(nearestName("--jsn", ["--jq", "--json"])).toBe("--json");
+    expect(nearestName("tarballs", ["reference", "receipt"])).toBeUndefined();
+    expect(nearestName("gate", ["repository", "gates"], true)).toBe("gates");
+    expect(nearestName("", ["repository"], true)).toBeUndefined();
+  });
+
+  it("editDistance is the Levenshtein distance: symmetric, zero only for equal strings, at most the longer length", () => {
+    const word = fc.string({ maxLength: 12 });
+    fc.assert(
+      fc.property(word, word, (a, b) => {
+        const d = editDistance(a, b);
+        expect(editDistance(b, a)).toBe(d);
+        expect(d === 0).toBe(a === b);
+        expect(d).toBeLessThanOrEqual(Math.max(a.length, b.length));
+        expect(d).toBeGreaterThanOrEqual(Math.abs(a.length - b.length));
+        // With a bound, the distance is exact up to it and max + 1 past it.
+        expect(editDistance(a, b, 2)).toBe(d <= 2 ? d : 3);
+      }),
+    );
+    expect(editDistance("kitten", "sitting")).toBe(3);
+    expect(editDistance("a".repeat(70), "a".repeat(70) + "b", 2)).toBe(3);
   });
 });
