@@ -20,7 +20,7 @@ import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, boundedLine, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
-import { commandOf, commandPath, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
+import { commandOf, commandPath, commandSuggestionFor, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -219,6 +219,25 @@ export async function runCli(argv: string[]): Promise<number> {
   return EXIT_FAILURE;
 }
 
+/** The names of `group`'s subcommands, as its short help lists them. */
+function subcommandNames(group: Command): string {
+  return group.commands
+    .map((c) => c.name())
+    .filter((n) => n !== "help")
+    .join(", ");
+}
+
+/** `unknown command 'x' (Did you mean y?)` for the first of `names` that is no command ({@link helpTarget}'s words, without its line). */
+function unknownCommandMessage(program: Command, names: readonly string[]): string {
+  let at = program;
+  for (const name of names) {
+    const next = at.commands.find((c) => c.name() === name || c.aliases().includes(name));
+    if (next === undefined) return `unknown command '${name}'${commandSuggestionFor(at, name)}`;
+    at = next;
+  }
+  return "unknown command";
+}
+
 /** The flags every command takes that may also come before the command's name (`--quiet fetch ...`). */
 const LEADING_FLAGS: ReadonlySet<string> = new Set(["--quiet", "--verbose", "--json"]);
 
@@ -251,7 +270,8 @@ async function runCommand(given: string[]): Promise<number> {
     }
     const target = helpTarget(program, names);
     if ("error" in target) {
-      process.stderr.write(target.error);
+      if (given.includes("--json")) printJson({ ok: false, code: "USAGE", message: unknownCommandMessage(program, names) });
+      else process.stderr.write(target.error);
       return EXIT_USAGE;
     }
     target.command.outputHelp();
@@ -272,9 +292,21 @@ async function runCommand(given: string[]): Promise<number> {
   // Without a command to give them to (an unknown name, `--help`), they are dropped: the error is about the name.
   const rest = command === program ? found.rest : [...leading, ...found.rest];
   if (command !== program) argv.splice(argv.length - found.rest.length, 0, ...leading);
+  // `--json` anywhere on the command line asks for the JSON answer, also when no command takes it (README "Exit codes").
+  const jsonAsked = leading.includes("--json") || found.rest.includes("--json");
   // No command (a group, or the program itself, without a subcommand): the short help, exit 2.
   if (command.commands.length > 0 && found.rest.length === 0) {
-    process.stderr.write(shortHelp(command));
+    if (jsonAsked) printJson({ ok: false, code: "USAGE", message: `no command given: expected one of ${subcommandNames(command)} after '${commandPath(command)}' (see '${commandPath(command)} --help')` });
+    else process.stderr.write(shortHelp(command));
+    return EXIT_USAGE;
+  }
+  // A name that is no command of the program or group (`bogus`, `fleet bogus`): one usage line, or with --json only
+  // the JSON object (commander would print the line whatever was asked, and read a group's --json as its own option).
+  const name = found.rest[0];
+  if (command.commands.length > 0 && name !== undefined && !name.startsWith("-") && name !== "help") {
+    const message = `unknown command '${name}'${commandSuggestionFor(command, name)}`;
+    if (jsonAsked) printJson({ ok: false, code: "USAGE", message });
+    else process.stderr.write(usageLine(command, message));
     return EXIT_USAGE;
   }
   // An unknown option is reported before commander's check of required options.

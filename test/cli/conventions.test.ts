@@ -133,11 +133,13 @@ describe("usage errors follow the output convention (real CLI)", () => {
       expect([version.code, version.stderr]).toEqual([0, ""]);
       expect(JSON.parse(version.stdout)).toEqual({ ok: true, version: (await runCli(["--version"])).stdout.trim() });
     }
-    // With no command to give it to, the error is about the name; alone it is the short help (exit 2).
+    // With no command to give it to, the error is about the name, answered as the one JSON object --json asks for;
+    // alone, the JSON object says that no command was given (exit 2 both, nothing on stderr).
     const unknown = await runCli(["--json", "bogus"]);
-    expect([unknown.code, unknown.stderr]).toEqual([2, "hermes-plugin-kit: unknown command 'bogus' (see 'hermes-plugin-kit --help')\n"]);
+    expect([unknown.code, unknown.stderr, JSON.parse(unknown.stdout)]).toEqual([2, "", { ok: false, code: "USAGE", message: "unknown command 'bogus'" }]);
     const alone = await runCli(["--json"]);
-    expect([alone.code, alone.stderr]).toEqual([2, (await runCli([])).stderr]);
+    expect([alone.code, alone.stderr]).toEqual([2, ""]);
+    expect(JSON.parse(alone.stdout)).toMatchObject({ ok: false, code: "USAGE", message: expect.stringMatching(/^no command given: expected one of verify-manifest, /) });
   });
 
   it("a release step answers a usage error with its JSON object too; --json makes it the whole answer", async () => {

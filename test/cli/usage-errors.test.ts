@@ -200,6 +200,41 @@ describe("one line per usage error", () => {
     expectOneLine(nested.stderr, "unknown command 'nonexist'", "hermes-plugin-kit fleet");
   });
 
+  it("with --json, an unknown command (before or after it, also in a group) answers only one JSON object on stdout, exit 2; without, one line on stderr", async () => {
+    const cases: [string[], string][] = [
+      [["--json", "bogus"], "unknown command 'bogus'"],
+      [["bogus", "--json"], "unknown command 'bogus'"],
+      [["--json", "fetc"], "unknown command 'fetc' (Did you mean fetch?)"],
+      // A group's --json is no option of the group: the error is the unknown subcommand (it was "unknown option '--json'").
+      [["--json", "fleet", "bogus"], "unknown command 'bogus'"],
+      [["fleet", "--json", "bogus"], "unknown command 'bogus'"],
+      [["fleet", "bogus", "--json"], "unknown command 'bogus'"],
+      [["--json", "help", "bogus"], "unknown command 'bogus'"],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args);
+      expect([r.code, r.stderr], args.join(" ")).toEqual([2, ""]);
+      expect(r.stdout.split("\n"), args.join(" ")).toHaveLength(2);
+      expect(JSON.parse(r.stdout), args.join(" ")).toEqual({ ok: false, code: "USAGE", message });
+    }
+    const text = await runCli(["fleet", "bogus"]);
+    expect([text.code, text.stdout]).toEqual([2, ""]);
+    expectOneLine(text.stderr, "unknown command 'bogus'", "hermes-plugin-kit fleet");
+  });
+
+  it("with --json, no command at all answers one JSON object naming the commands, exit 2 (the short help goes to stderr only without it)", async () => {
+    const top = await runCli(["--json"]);
+    expect([top.code, top.stderr]).toEqual([2, ""]);
+    expect(JSON.parse(top.stdout)).toEqual({
+      ok: false,
+      code: "USAGE",
+      message: "no command given: expected one of verify-manifest, verify-final-receipt, fetch, resolve, fleet, verify-provenance, release, init, plugin after 'hermes-plugin-kit' (see 'hermes-plugin-kit --help')",
+    });
+    const group = await runCli(["fleet", "--json"]);
+    expect([group.code, group.stderr]).toEqual([2, ""]);
+    expect(JSON.parse(group.stdout)).toEqual({ ok: false, code: "USAGE", message: "no command given: expected one of add, verify, list, remove, upgrade after 'hermes-plugin-kit fleet' (see 'hermes-plugin-kit fleet --help')" });
+  });
+
   it("help help: the program's help (which lists `help [command]`) on stdout, exit 0", async () => {
     const r = await runCli(["help", "help"]);
     expect([r.code, r.stderr]).toEqual([0, ""]);
