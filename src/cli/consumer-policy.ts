@@ -29,7 +29,7 @@ export function collect(value: string, previous: string[] | undefined): string[]
 /** Add `--expect-gate` (repeatable) and `--policy` to a command. */
 export function addGatePolicyOptions(command: Command): Command {
   return command
-    .option("--expect-gate <gate=command>", 'pin a gate command the release must have run, e.g. unit="npm test" (repeatable)', collect)
+    .option("--expect-gate <gate=command>", 'pin a gate command the release must have run, e.g. unit="npm test"; spaces around = are ignored (repeatable)', collect)
     .option("--policy <file>", "read expectations from this package.json (hermesPluginKit.repository, name, gates); never read implicitly");
 }
 

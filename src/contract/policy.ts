@@ -265,15 +265,21 @@ export async function readPolicyFile(path: string, allowMissing = false): Promis
 }
 
 /**
- * Parse one `--expect-gate` value, `<gate>=<command>` (e.g. `unit=npm test`).
- * @throws ReleaseContractError `POLICY_INVALID` (no `=`, unknown gate, empty or multi-line command).
+ * Parse one `--expect-gate` value, `<gate>=<command>` (e.g. `unit=npm test`). Spaces around `=` are the
+ * user's spacing, not part of the pin: the gate name is trimmed and so is the command's leading whitespace
+ * (`"unit = npm test"` pins `unit` to `npm test`); the rest of the command is compared exactly as given.
+ * @throws ReleaseContractError `POLICY_INVALID` (not a string, no `=`, unknown gate, empty or multi-line command).
  */
 export function parseGatePin(value: string): [TestGate, string] {
+  if (typeof value !== "string") invalid(`--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found ${describeValue(value)}`);
   const at = value.indexOf("=");
   if (at <= 0) invalid(`--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found ${describeValue(value)}`);
   const gate = value.slice(0, at).trim();
-  if (!(TEST_GATES as readonly string[]).includes(gate)) invalid(`--expect-gate names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")})`);
-  return [gate as TestGate, requireCommand(value.slice(at + 1), `--expect-gate ${gate}`)];
+  if (!(TEST_GATES as readonly string[]).includes(gate)) {
+    const near = nearestName(gate, TEST_GATES);
+    invalid(`--expect-gate names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`})`);
+  }
+  return [gate as TestGate, requireCommand(value.slice(at + 1).replace(/^\s+/, ""), `--expect-gate ${gate}`)];
 }
 
 /** Where a consumer's expectations come from: what the consumer pins, never the document under check. */

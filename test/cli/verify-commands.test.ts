@@ -150,6 +150,17 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
       expect(byTag.stderr).toBe(`hermes-plugin-kit: ${flag}: registry reference must pin a SHA-256 digest (<repository>@sha256:<64 hex>), found ${JSON.stringify(tagged)}, a tag (tags move; a release is pinned by digest); fix: run hermes-plugin-kit resolve --reference ${tagged} to print the digest reference it names now, check it, and pass that [REFERENCE_NOT_PINNED]\n`);
     }
   });
+  it("--expect-gate ignores the spaces around = (\"unit = <command>\" pins <command>); a different command is GATE_COMMAND_MISMATCH", async () => {
+    const file = await writeDoc("gate-spaces.json", canonicalJson(receipt));
+    const ran = (receipt.evidence as unknown as Record<string, { command: string }>)["unit"]!.command;
+    const spaced = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-gate", ` unit =  ${ran}`, "--json"], { cwd: dir });
+    expect(spaced.code, spaced.stderr).toBe(0);
+    expect(JSON.parse(spaced.stdout)).toMatchObject({ ok: true });
+    const other = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-gate", "unit = npm run other"], { cwd: dir });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("[GATE_COMMAND_MISMATCH]");
+    expect(other.stderr).toContain('"npm run other"');
+  });
   it("refuses a FIFO, a directory and a file over 1 MiB without reading them whole", async () => {
     const { execFileSync } = await import("node:child_process");
     const fifo = join(dir, "receipt.fifo");

@@ -89,13 +89,22 @@ describe("parseGatePin", () => {
   it("splits at the first =", () => {
     expect(parseGatePin("unit=npm test -- --reporter=dot")).toEqual(["unit", "npm test -- --reporter=dot"]);
   });
-  it.each(["unit", "=npm test", "lint=npm run lint", "unit=", "unit=a\nb"])("refuses %j with POLICY_INVALID", async (value) => {
+  it("ignores the spaces around = (the gate name, the command's leading whitespace); the rest of the command is kept as given", () => {
+    expect(parseGatePin("unit = npm test")).toEqual(["unit", "npm test"]);
+    expect(parseGatePin(" unit\t=\t npm test")).toEqual(["unit", "npm test"]);
+    expect(parseGatePin("unit= npm  test ")).toEqual(["unit", "npm  test "]);
+  });
+  it.each(["unit", "=npm test", "lint=npm run lint", "unit=", "unit=a\nb", "unit =   ", " = npm test"])("refuses %j with POLICY_INVALID", async (value) => {
     await expect(() => parseGatePin(value)).toThrowWithCode("POLICY_INVALID");
+  });
+  it("refuses a value that is not a string (a library call from plain JavaScript) with POLICY_INVALID, never a TypeError", async () => {
+    await expect(() => parseGatePin(5 as never)).toThrowWithCode("POLICY_INVALID");
+    expect(() => parseGatePin(5 as never)).toThrow('--expect-gate must be <gate>=<command> (e.g. unit="npm test"), found number 5');
   });
   it("property: any known gate and one-line command round-trips", () => {
     fc.assert(
       fc.property(fc.constantFrom("unit", "public_contract", "host_contract", "build_metadata"), fc.string({ minLength: 1, maxLength: 80 }).filter((s) => s.trim().length > 0 && !/[\0\r\n]/.test(s)), (gate, command) => {
-        expect(parseGatePin(`${gate}=${command}`)).toEqual([gate, command]);
+        expect(parseGatePin(`${gate}=${command}`)).toEqual([gate, command.replace(/^\s+/, "")]);
       }),
     );
   });

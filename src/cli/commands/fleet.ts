@@ -95,7 +95,7 @@ function registerAdd(fleet: Command): void {
       .option("--provenance", "pin a provenance policy (--key, or --owner/--repo ...): fleet verify then requires a verifying attestation")
       .option("--key <pem>", "with --provenance: the P-256 public key PEM (-----BEGIN PUBLIC KEY-----) the plugin's releases are attested with (stored in the lock); a private key or certificate is refused"),
   ).option("--json", "print the pinned entry as JSON");
-  add.option("--expect-gate <gate=command>", 'pin a gate command its releases must have run, kept in the lock (repeatable)', collect);
+  add.option("--expect-gate <gate=command>", 'pin a gate command its releases must have run, e.g. unit="npm test", kept in the lock; spaces around = are ignored (repeatable)', collect);
   addPinCheckOptions(add, true);
   add.action(async (opts: FleetAddOptions) => {
     // Ctrl-C / SIGTERM during the registry check: nothing is written; the download removes its temp directory.
@@ -190,7 +190,7 @@ function registerEdits(fleet: Command): void {
     .description("Move a plugin's pin to a newer verified release of the same package and repository (checked against the registry first); the old pin is kept in its history.")
     .requiredOption("--lock <file>", "fleet lock file")
     .requiredOption("--receipt <file>", "the newer release's published release-receipt.json")
-    .option("--expect-gate <gate=command>", "replace the plugin's gate pins (repeatable; default: keep the lock's)", collect)
+    .option("--expect-gate <gate=command>", "replace the plugin's gate pins, e.g. unit=\"npm test\"; spaces around = are ignored (repeatable; default: keep the lock's)", collect)
     .option("--json", "print the new entry and the previous pin as JSON");
   addPinCheckOptions(upgrade, true)
     .action(async (opts: FleetRegistryFlags & { lock: string; receipt: string; expectGate?: string[]; json?: boolean }) => {
