@@ -33,12 +33,12 @@
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
  */
-import { link, readFile, stat, unlink, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { realpathSync } from "node:fs";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { describeValue } from "../src/contract/grammar.js";
-import { isProcessAlive } from "../src/oci/lock-owner.js";
+import { acquirePidLock } from "../src/oci/lock-owner.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
 import { requirePassableNames } from "./command-env.js";
@@ -242,7 +242,14 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
   const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
-  const release = await lockWorkspace(ws);
+  let release: () => Promise<void>;
+  try {
+    release = await lockWorkspace(ws, options.signal);
+  } catch (error) {
+    const stopped = interruption(options.signal);
+    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(runOptions, kitCliCommand(env)));
+    throw error;
+  }
   try {
     throwIfInterrupted(options.signal);
     return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });
@@ -267,35 +274,25 @@ function runInterrupted(stopped: InterruptedError, resume: string): InterruptedE
   );
 }
 
+/** How long a run waits for another live `release run` to release the workspace lock (ms) before refusing. */
+export const RUN_LOCK_WAIT_MS = 1000;
+
 /**
- * Take `<workspace>/run.lock` (the pid, linked into place atomically so the
- * file is never empty). A lock whose process is gone (a crashed run) is broken.
- * @throws PipelineError `RUN_WORKSPACE_LOCKED` while another live run holds it.
+ * Take `<workspace>/run.lock` with the kit's shared PID lock ({@link acquirePidLock}, as the install
+ * lock and the fleet edit guard): created exclusively, never through a symlink, holding our PID. A lock
+ * whose process is gone (a crashed or killed run) is broken; a live holder is waited for up to
+ * {@link RUN_LOCK_WAIT_MS}; a lock that is not what the kit writes (a symlink, a directory, other
+ * content) or whose PID now names a process that is not the kit is refused at once.
+ * @throws PipelineError `RUN_WORKSPACE_LOCKED` (the message says what holds the lock and the fix:
+ *   wait for that run, or remove the stale lock); InterruptedError `INTERRUPTED` (`signal` aborted while waiting).
  */
-async function lockWorkspace(ws: string): Promise<() => Promise<void>> {
-  const lock = join(ws, "run.lock");
-  const temp = join(ws, `.run.lock.${process.pid}.${Date.now()}`);
-  await writeFile(temp, String(process.pid), { mode: 0o600 });
-  try {
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      try {
-        await link(temp, lock);
-        return async () => {
-          await unlink(lock).catch(() => undefined);
-        };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        const owner = Number((await readFile(lock, "utf8").catch(() => "")).trim());
-        if (Number.isSafeInteger(owner) && owner > 0 && owner !== process.pid && isProcessAlive(owner)) {
-          throw new PipelineError("RUN_WORKSPACE_LOCKED", `workspace ${ws} is in use by release run process ${owner}`);
-        }
-        await unlink(lock).catch(() => undefined);
-      }
-    }
-    throw new PipelineError("RUN_WORKSPACE_LOCKED", `could not take ${lock}`);
-  } finally {
-    await unlink(temp).catch(() => undefined);
-  }
+async function lockWorkspace(ws: string, signal: AbortSignal | undefined): Promise<() => Promise<void>> {
+  return acquirePidLock(join(ws, "run.lock"), {
+    holder: `a release run of the workspace ${ws}`,
+    timeoutMs: RUN_LOCK_WAIT_MS,
+    refuse: (message) => new PipelineError("RUN_WORKSPACE_LOCKED", message),
+    beforeAttempt: () => throwIfInterrupted(signal),
+  });
 }
 
 /**

@@ -6,13 +6,13 @@
  * a tampered output is detected instead of skipped.
  */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseStrictJson } from "../../src/contract/canonical-json.js";
 import { verifyFinalReceipt } from "../../src/contract/release-document.js";
-import { runRelease, type RunResult } from "../../release/run.js";
+import { runRelease, RUN_LOCK_WAIT_MS, type RunResult } from "../../release/run.js";
 import { gitText } from "../../release/git.js";
 import { fixturePackageJson } from "../support/git-fixture.js";
 import { createRunFixture, type RunFixture } from "../support/release-run-fixture.js";
@@ -79,11 +79,39 @@ describe("release run", () => {
       await writeFile(join(rf.workspace, "run.lock"), String(sleeper.pid));
       const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
       expect(error).toThrowWithCode("RUN_WORKSPACE_LOCKED");
+      // The shared PID lock (acquirePidLock): a live PID that is not a kit process is refused at once, with the fix.
+      expect((error as Error).message).toMatch(new RegExp(`run\\.lock .*found PID ${sleeper.pid}, .*"sleep", which is not a hermes-plugin-kit process.*fix: if no hermes-plugin-kit process \\(a release run of the workspace .*\\) is running, remove .*run\\.lock`));
     } finally {
       sleeper.kill("SIGKILL");
     }
     await new Promise((resolve) => sleeper.once("exit", resolve));
     // The same pid is now dead: the next run (below) breaks the stale lock.
+  });
+
+  it("waits for a live release run's lock, then refuses naming the holder; a lock that is not the kit's is refused at once and left alone", async () => {
+    const lock = join(rf.workspace, "run.lock");
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      await writeFile(lock, `${holder.pid}\n`);
+      const started = Date.now();
+      const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+      expect(error).toThrowWithCode("RUN_WORKSPACE_LOCKED");
+      expect((error as Error).message).toMatch(new RegExp(`run\\.lock is still held by PID ${holder.pid} after ${RUN_LOCK_WAIT_MS} ms \\(expected a release run of the workspace .* to release it when done\\); fix: wait for PID ${holder.pid} to finish and rerun`));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(RUN_LOCK_WAIT_MS);
+      expect(await readFile(lock, "utf8")).toBe(`${holder.pid}\n`);
+    } finally {
+      holder.kill("SIGKILL");
+    }
+    await rm(lock);
+    const target = join(rf.workspace, "..", "lock-target");
+    await writeFile(target, "not a lock\n");
+    await symlink(target, lock);
+    const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
+    expect(error).toThrowWithCode("RUN_WORKSPACE_LOCKED");
+    expect((error as Error).message).toMatch(/run\.lock is not a lock the kit writes: expected a lock file holding the PID of its holder .*found a symlink .*not followed.*rm removes the link, not its target/);
+    expect((await lstat(lock)).isSymbolicLink()).toBe(true);
+    expect(await readFile(target, "utf8")).toBe("not a lock\n");
+    await rm(lock);
   });
 
   it("a rerun re-verifies every recorded step and converges", async () => {
