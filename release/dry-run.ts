@@ -15,11 +15,10 @@
  * repository is reported as "would bootstrap"); and that neither the release
  * tag nor its receipt tag exists in the store yet.
  */
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { checkDirectoryWritable, makeTempDirectory } from "../src/contract/directory.js";
 import { hasCode } from "../src/contract/errors.js";
-import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { parseRepository } from "../src/contract/reference.js";
 import { credentialsFromEnv, credentialsFromEnvOrConfig, registryConfigNote } from "../src/fetch/fetch.js";
 import { requirePrivateForRead } from "../src/fetch/privacy.js";
@@ -28,8 +27,8 @@ import { checkImmutableReleases } from "./check-immutable.js";
 import { readReleaseConfig } from "./config.js";
 import { cloneAtTrigger, headCommit, remoteBranchCommit, remoteMainAdvice } from "./git.js";
 import { disarmedReason, releaseIntent } from "./intent.js";
-import type { RunOptions } from "./run-context.js";
-import { requireWorkspaceOutsideSource } from "./run.js";
+import type { RunOptions, RunState } from "./run-context.js";
+import { readRunState, requireWorkspaceOutsideSource, resumeOptions } from "./run.js";
 import { requirePassableNames } from "./command-env.js";
 import { PipelineError } from "./errors.js";
 import { openWriteTarget, resolveAccess, resolveTag } from "./registry-access.js";
@@ -58,16 +57,11 @@ export interface DryRunResult {
   checks: DryRunCheck[];
 }
 
-async function workspaceState(ws: string): Promise<string> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(join(ws, "run-state.json"));
-  } catch {
-    return "fresh: no run state, a real run starts from the first step";
-  }
-  const state = parseStrictJson(bytes);
-  const steps = Object.keys((state["steps"] ?? {}) as object);
-  return `resumes run ${String(state["run_id"])} of ${String(state["source"])} (recorded: ${steps.join(", ") || "none"})`;
+function workspaceState(state: RunState | undefined): string {
+  if (state === undefined) return "fresh: no run state, a real run starts from the first step";
+  const steps = Object.keys(state.steps);
+  const flags = state.flags === undefined ? "; no flags recorded (an older state): the flags as given" : "; flags left out take the recorded values";
+  return `resumes run ${state.run_id} of ${state.source} (recorded: ${steps.join(", ") || "none"}${flags})`;
 }
 
 /**
@@ -90,10 +84,14 @@ export async function dryRunRelease(options: RunOptions): Promise<DryRunResult> 
   // IO_PATH_TOO_LONG); what it creates to prove the path usable it removes again.
   requireWorkspaceOutsideSource(ws, source);
   checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
-  checks.push({ check: "workspace", status: "ok", detail: await workspaceState(ws) });
+  // A resume's flags as the real run takes them: left out, the recorded ones; disagreeing, RUN_FLAG_MISMATCH.
+  const statePath = join(ws, "run-state.json");
+  const state = await readRunState(statePath);
+  options = resumeOptions(options, state, ws, source, statePath, env);
+  checks.push({ check: "workspace", status: "ok", detail: workspaceState(state) });
   const trigger = await headCommit(source);
   result.trigger_sha = trigger;
-  const signing = await resolveRunSigningKey({ source, statePath: join(ws, "run-state.json"), attestKey: options.attestKey, env });
+  const signing = await resolveRunSigningKey({ source, statePath, attestKey: options.attestKey, env });
   if (signing.policyKey !== undefined) {
     checks.push({ check: "attest key", status: "ok", detail: `the release policy names ${signing.policyKey.path} (${signing.policyKey.fingerprint}); ${signing.keyFile ?? ""} is its private half: the attest step will run` });
   }

@@ -144,6 +144,12 @@ export const PIPELINE_ERROR_CODES = [
   "RUN_ATTEST_KEY_REQUIRED",
   /** The given attestation key is not the private half of the key the release policy names; refused before the first write. */
   "RUN_ATTEST_KEY_MISMATCH",
+  /**
+   * A `release run` flag given on resume disagrees with the value the run recorded when it started
+   * (`--plain-http`, `--registry-config`, `--pass-env`, `--attest-key`, `--chunk-size`, `--mcp-sdk-version`,
+   * `--github-release`, `--run-attempt`); refused before the lock is taken (see `release/run-flags.ts`).
+   */
+  "RUN_FLAG_MISMATCH",
 ] as const;
 
 /** One of {@link PIPELINE_ERROR_CODES}. */

@@ -18,6 +18,7 @@ import { readReleaseConfig } from "./config.js";
 import { PipelineError } from "./errors.js";
 import type { RecordedStep, StepRecord } from "./pipeline.js";
 import { resolveAccess, type RegistryAccess, type RegistryAccessOptions } from "./registry-access.js";
+import { RunFlagsSchema } from "./run-flags.js";
 
 /** The environment a run reads (`SEMANTIC_RELEASE_ENABLED`, tokens, the crash point). */
 export type RunEnv = Readonly<Record<string, string | undefined>>;
@@ -128,6 +129,11 @@ export const RunStateSchema = z
     trigger_date: z.number().int().nonnegative(),
     run_id: z.string().regex(/^[1-9][0-9]*$/, "decimal digits without a leading zero"),
     run_attempt: z.number().int().positive(),
+    /**
+     * The flags the run started with (`./run-flags.ts`): a resume that leaves one out uses it. Absent in a
+     * state written before flags were recorded (that run resumes with the flags as given).
+     */
+    flags: RunFlagsSchema.optional(),
     steps: z.record(z.string(), z.record(z.string(), z.unknown())),
   })
   .strict();

@@ -29,6 +29,9 @@
  * deterministic for the same trigger (the release commit takes the trigger
  * commit's date), and part-2 steps are idempotent, so any interrupted run
  * converges to the same digests and receipt bytes and never moves a tag.
+ * The flags that change what a run does are recorded with its state when it
+ * starts; a resume that leaves one out uses the recorded value, one that gives
+ * another value is refused (`./run-flags.ts`).
  *
  * Test hook: `HERMES_PLUGIN_KIT_CRASH_AT=<point>` kills the process with
  * SIGKILL when the run reaches `<point>` (see {@link CRASH_POINTS}).
@@ -42,6 +45,7 @@ import { acquirePidLock } from "../src/oci/lock-owner.js";
 import { resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
 import { requirePassableNames } from "./command-env.js";
+import { recordRunFlags, resumeRunOptions } from "./run-flags.js";
 import { PipelineError } from "./errors.js";
 import { InterruptedError, interruption, throwIfInterrupted } from "../src/contract/errors.js";
 import { gitText, headCommit, noCommitReason, resolveCommit } from "./git.js";
@@ -160,9 +164,10 @@ export type RunResult =
 
 /**
  * Read `<workspace>/run-state.json` (strict JSON, then {@link RunStateSchema}); `undefined` when absent.
+ * A state without `flags` (written before they were recorded) is valid: `./run-flags.ts`.
  * @throws PipelineError `RUN_STATE_INVALID` (unreadable, not strict JSON, not a run state of schema 1).
  */
-async function readState(path: string): Promise<RunState | undefined> {
+export async function readRunState(path: string): Promise<RunState | undefined> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -202,7 +207,8 @@ interface RunSetup {
  *   PrivacyError, OciError, ProvenanceError, PipelineError, GitHubReleaseError), and PipelineError
  *   `RUN_SOURCE_INVALID` (no source directory, not a git checkout, or no commit; nothing written), `RUN_ATTEST_KEY_REQUIRED` and
  *   `RUN_ATTEST_KEY_MISMATCH` (the release policy names a signing key; nothing written), `RUN_WORKSPACE_INVALID` (the
- *   workspace belongs to another source), InterruptedError `INTERRUPTED` (`options.signal` aborted: the command under way
+ *   workspace belongs to another source or run id), `RUN_FLAG_MISMATCH` (on resume, a given flag disagrees with the one
+ *   the run recorded when it started; a flag left out takes the recorded value: `./run-flags.ts`; nothing written), InterruptedError `INTERRUPTED` (`options.signal` aborted: the command under way
  *   was stopped with its process group, the lock released; rerun with the same workspace), `RUN_WORKSPACE_LOCKED` (another live `release run` holds
  *   `<workspace>/run.lock`), `RUN_STATE_INVALID`, `RUN_STEP_DIVERGED` (a recorded step's outputs no longer verify).
  */
@@ -239,8 +245,11 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   checkDirectoryWritable(ws, { purpose: "release workspace (--workspace)" });
   // A signing key the release policy names is required, and must match, before anything is written.
   const paths = workspacePaths(ws);
-  const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: options.attestKey, env });
-  const runOptions: RunOptions = { ...options, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
+  // A resume does what its run started with: a flag left out takes the recorded value, a disagreeing
+  // one is refused, before anything is written (read again under the lock: openState).
+  const resumed = resumeOptions(options, await readRunState(paths.state), ws, source, paths.state, env);
+  const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: resumed.attestKey, env });
+  const runOptions: RunOptions = { ...resumed, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
   let release: () => Promise<void>;
   try {
@@ -257,7 +266,7 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
     const stopped = interruption(options.signal);
     // Stopped by the caller's signal (SIGINT/SIGTERM in the CLI): whatever the step under way threw
     // on its way out, the answer is INTERRUPTED, with how to resume.
-    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(options, kitCliCommand(env)));
+    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(runOptions, kitCliCommand(env)));
     throw error;
   } finally {
     await release();
@@ -296,24 +305,49 @@ async function lockWorkspace(ws: string, signal: AbortSignal | undefined): Promi
 }
 
 /**
- * The run state of this workspace: read back, or started (trigger = the source's HEAD) and written.
- * @throws PipelineError `RUN_STATE_INVALID` (malformed state, bad run id), `RUN_WORKSPACE_INVALID` (another source or run id).
+ * Refuse the state of another run: another source checkout, or another `--run-id`.
+ * @throws PipelineError `RUN_WORKSPACE_INVALID` naming both.
  */
-async function openState({ options, ws, paths, source }: RunSetup): Promise<RunState> {
-  const state = await readState(paths.state);
+function requireSameRun(state: RunState, options: RunOptions, ws: string, source: string): void {
+  if (state.source !== source) throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} belongs to a run of ${state.source}, not ${source}`);
+  if (options.runId !== undefined && options.runId !== state.run_id) {
+    throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} was started with run id ${state.run_id}, not ${options.runId}`);
+  }
+}
+
+/**
+ * The options a run of `state` (undefined: a fresh run) goes on with: `options`, each flag left out
+ * taking the value the run recorded (`./run-flags.ts`); `--pass-env` names checked again (a state file
+ * is never trusted to hand a package command a credential).
+ * @throws PipelineError `RUN_WORKSPACE_INVALID` (another source or run id), `RUN_FLAG_MISMATCH` (a given flag
+ *   disagrees with the recorded one); ReleaseStepError `RELEASE_CONFIG_INVALID` (a refused `--pass-env` name).
+ */
+export function resumeOptions(options: RunOptions, state: RunState | undefined, ws: string, source: string, statePath: string, env: RunEnv): RunOptions {
+  if (state !== undefined) requireSameRun(state, options, ws, source);
+  const resumed = resumeRunOptions(options, state, statePath, env);
+  requirePassableNames(resumed.gatePassEnv ?? []);
+  return resumed;
+}
+
+/**
+ * The run state of this workspace: read back (its flags compared with the run's options again: a run
+ * that started meanwhile is held to them too), or started (trigger = the source's HEAD, the flags of
+ * `options` recorded) and written.
+ * @throws PipelineError `RUN_STATE_INVALID` (malformed state, bad run id), `RUN_WORKSPACE_INVALID` (another
+ *   source or run id), `RUN_FLAG_MISMATCH`.
+ */
+async function openState({ options, env, ws, paths, source }: RunSetup): Promise<RunState> {
+  const state = await readRunState(paths.state);
   if (state === undefined) {
     const trigger = await headCommit(source);
     const date = Number(await gitText(["show", "-s", "--format=%ct", trigger], { cwd: source }));
     const runId = options.runId ?? String(Math.floor(Date.now() / 1000));
     if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describeValue(runId)}`);
-    const fresh: RunState = { schema: 1, source, trigger_sha: trigger, trigger_date: date, run_id: runId, run_attempt: options.runAttempt ?? 1, steps: {} };
+    const fresh: RunState = { schema: 1, source, trigger_sha: trigger, trigger_date: date, run_id: runId, run_attempt: options.runAttempt ?? 1, flags: recordRunFlags(options), steps: {} };
     await writeOutputFile(paths.state, outputJsonBytes(fresh));
     return fresh;
   }
-  if (state.source !== source) throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} belongs to a run of ${state.source}, not ${source}`);
-  if (options.runId !== undefined && options.runId !== state.run_id) {
-    throw new PipelineError("RUN_WORKSPACE_INVALID", `workspace ${ws} was started with run id ${state.run_id}, not ${options.runId}`);
-  }
+  resumeOptions(options, state, ws, source, paths.state, env);
   return state;
 }
 
