@@ -17,6 +17,7 @@ import { lstat, readlink } from "node:fs/promises";
 import { describeValue } from "../contract/grammar.js";
 import { Readable, Transform, pipeline, type TransformCallback } from "node:stream";
 import { checkDescriptor } from "./digest.js";
+import { requireBytesArgument, requireReadable, requireStringArgument } from "./arguments.js";
 import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 
@@ -111,7 +112,8 @@ export function verifiesDescriptor(stream: Readable, desc: Descriptor): boolean 
  * Read a verifying stream whole into memory, refusing more than `maxBytes`
  * (for manifests and small JSON only; blobs are streamed to files).
  * @throws OciError `overflowCode` (default `OCI_SIZE_MISMATCH`) above `maxBytes`,
- *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, or the stream's error.
+ *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, or the stream's error; `OCI_ARGUMENT_INVALID` (`stream` not a
+ *   readable stream, `maxBytes` not a non-negative number).
  */
 export async function readAllBounded(
   stream: Readable,
@@ -119,6 +121,8 @@ export async function readAllBounded(
   label: string,
   overflowCode: "OCI_SIZE_MISMATCH" | "OCI_MANIFEST_TOO_LARGE" | "OCI_BODY_TOO_LARGE" = "OCI_SIZE_MISMATCH",
 ): Promise<Buffer> {
+  requireReadable(stream, "readAllBounded(stream, maxBytes, label)", "stream");
+  if (typeof maxBytes !== "number" || !(maxBytes >= 0)) throw new OciError("OCI_ARGUMENT_INVALID", `readAllBounded(stream, maxBytes, label): maxBytes must be a number of bytes of at least 0, found ${describeValue(maxBytes)}`);
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {
@@ -137,8 +141,10 @@ export async function readAllBounded(
  * The OCI digest and size of a regular file: the project's one streaming
  * file hash (`hashFile` in src/contract/file-hash.ts), as `sha256:<hex>`.
  * @returns `{digest: "sha256:<hex>", size}` (bytes).
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`filePath` not a non-empty string); the file system's error.
  */
 export async function digestFile(filePath: string): Promise<{ digest: string; size: number }> {
+  requireStringArgument(filePath, "digestFile(filePath)", "filePath", "the path of the file to hash");
   const { sha256, size } = await hashFile(filePath);
   return { digest: "sha256:" + sha256, size };
 }
@@ -193,7 +199,11 @@ export function numericFlags(flags: number): string {
   return flags as unknown as string;
 }
 
-/** A readable stream over a buffer (one chunk). */
+/**
+ * A readable stream over a buffer (one chunk).
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`bytes` not a Uint8Array).
+ */
 export function bufferStream(bytes: Uint8Array): Readable {
+  requireBytesArgument(bytes, "bufferStream(bytes)", "bytes");
   return Readable.from([Buffer.from(bytes)], { objectMode: false });
 }

@@ -50,13 +50,22 @@ export function checkDescriptor(desc: Descriptor): Descriptor {
   return desc;
 }
 
-/** `sha256:<hex>` of a buffer. */
+/**
+ * `sha256:<hex>` of a buffer.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`bytes` not a Uint8Array).
+ */
 export function digestOf(bytes: Uint8Array): string {
+  if (!(bytes instanceof Uint8Array)) throw new OciError("OCI_ARGUMENT_INVALID", `digestOf(bytes): bytes must be bytes (a Uint8Array or Buffer), found ${describeValue(bytes)}`);
   return "sha256:" + createHash("sha256").update(bytes).digest("hex");
 }
 
-/** The `{mediaType, digest, size}` descriptor of `bytes`. */
+/**
+ * The `{mediaType, digest, size}` descriptor of `bytes`.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`mediaType` not a non-empty string, `bytes` not a Uint8Array).
+ */
 export function descriptorOf(mediaType: string, bytes: Uint8Array): Descriptor {
+  if (typeof mediaType !== "string" || mediaType === "") throw new OciError("OCI_ARGUMENT_INVALID", `descriptorOf(mediaType, bytes): mediaType must be a media type (a non-empty string), found ${describeValue(mediaType)}`);
+  if (!(bytes instanceof Uint8Array)) throw new OciError("OCI_ARGUMENT_INVALID", `descriptorOf(mediaType, bytes): bytes must be bytes (a Uint8Array or Buffer), found ${describeValue(bytes)}`);
   return { mediaType, digest: digestOf(bytes), size: bytes.length };
 }
 

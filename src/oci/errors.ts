@@ -66,6 +66,9 @@ import { HermesPluginKitError } from "../contract/errors.js";
  * - `OCI_CREDENTIAL_HELPER_FAILED`: a `docker-credential-<name>` helper is missing, timed out, failed or answered
  *   something other than the helper protocol's JSON.
  * - `OCI_CREDENTIAL_UNSUPPORTED`: the stored credential is an identity (refresh) token, which this client cannot use.
+ * - `OCI_ARGUMENT_INVALID`: a public function of `src/oci` was called with an argument of the wrong type or shape
+ *   (a number where a path goes, options that are not an object or hold a key the call does not read, a `signal`
+ *   that is not an AbortSignal); refused at the entry, before anything is read or written.
  */
 export type OciErrorCode =
   | "OCI_NOT_FOUND"
@@ -103,7 +106,8 @@ export type OciErrorCode =
   | "OCI_TOOL_FAILED"
   | "OCI_CREDENTIAL_CONFIG_INVALID"
   | "OCI_CREDENTIAL_HELPER_FAILED"
-  | "OCI_CREDENTIAL_UNSUPPORTED";
+  | "OCI_CREDENTIAL_UNSUPPORTED"
+  | "OCI_ARGUMENT_INVALID";
 
 /** A coded failure of the OCI transport. `code` is one of {@link OciErrorCode}. */
 export class OciError extends HermesPluginKitError<OciErrorCode> {}

@@ -28,6 +28,7 @@ import { parseManifest } from "./manifest.js";
 import type { Descriptor, Target } from "./target.js";
 import { inspectLockFile, lockRefusal } from "./lock-owner.js";
 import { makeDirectory } from "../contract/directory.js";
+import { requireOptionalBoolean, requireOptionalNumber, requireOptions, requireStringArgument } from "./arguments.js";
 
 /** Options of {@link LayoutTarget.open}. */
 export interface LayoutTargetOptions {
@@ -85,9 +86,16 @@ export class LayoutTarget implements Target {
 
   /**
    * Open (or with `create`, initialise) the layout at `dir`.
-   * @throws OciError `OCI_NOT_FOUND` (absent and not `create`), `OCI_LAYOUT_INVALID`.
+   * @throws OciError `OCI_ARGUMENT_INVALID` (`dir` not a non-empty string; `options` not an object, a key it does
+   *   not read, `create` not a boolean, `lockTimeoutMs` not a non-negative number), `OCI_NOT_FOUND` (absent and
+   *   not `create`), `OCI_LAYOUT_INVALID`.
    */
   static async open(dir: string, options: LayoutTargetOptions = {}): Promise<LayoutTarget> {
+    const call = "LayoutTarget.open(dir, options)";
+    requireStringArgument(dir, call, "dir", "the layout directory's path");
+    requireOptions(options, call, ["create", "lockTimeoutMs"]);
+    requireOptionalBoolean(options.create, call, "options.create");
+    requireOptionalNumber(options.lockTimeoutMs, call, "options.lockTimeoutMs", "milliseconds");
     const abs = path.resolve(dir);
     const target = new LayoutTarget(abs, options.lockTimeoutMs ?? 10_000);
     const st = await lstat(abs).catch(() => null);

@@ -33,7 +33,8 @@ import {
 } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describeValue } from "../contract/grammar.js";
-import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
+import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
+import { requireStringArgument } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { artifactManifest, type TitledLayer } from "./manifest.js";
 import type { Descriptor } from "./target.js";
@@ -370,8 +371,11 @@ export function parseIndexManifests(indexBytes: Uint8Array): Descriptor[] {
 /**
  * Open a blob file of a layout as a verifying stream, refusing symlinks
  * (`O_NOFOLLOW`); used by `LayoutTarget.fetch`.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`filePath` not a non-empty string), `OCI_DESCRIPTOR_INVALID`.
  */
 export function openBlobStream(filePath: string, desc: Descriptor): DescriptorVerifier {
+  requireStringArgument(filePath, "openBlobStream(filePath, desc)", "filePath", "the blob file's path");
+  checkDescriptor(desc);
   const stream = createReadStream(filePath, {
     flags: numericFlags(fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW),
     highWaterMark: STREAM_HIGH_WATER_MARK,

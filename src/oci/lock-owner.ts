@@ -9,6 +9,8 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, open, readFile, readlink, unlink } from "node:fs/promises";
 import { describeValue } from "../contract/grammar.js";
+import { requireOptionalFunction, requireOptionalNumber, requireStringArgument } from "./arguments.js";
+import { OciError } from "./errors.js";
 
 /** True when `pid` names a running process (EPERM: it runs under another user). */
 export function isProcessAlive(pid: number): boolean {
@@ -93,8 +95,10 @@ function entryKind(st: import("node:fs").Stats): string {
  * Inspect the lock file at `path` without following a symlink (see {@link LockInspection}).
  * Whether a live PID is a kit process is known only on Linux (procfs: the holder's name and start
  * time); elsewhere a live PID is `held`.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`path` not a non-empty string); the file system's error for anything but ENOENT.
  */
 export async function inspectLockFile(path: string): Promise<LockInspection> {
+  requireStringArgument(path, "inspectLockFile(path)", "path", "the lock file's path");
   const st = await lstat(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") return null;
     throw error;
@@ -138,10 +142,16 @@ export async function inspectLockFile(path: string): Promise<LockInspection> {
  * holder's PID, nothing else), what was found, and the fix.
  * @param lockPath the lock file. @param holder who holds it when it is genuine (e.g. "a fetch installing into /out").
  * @param waitedMs how long the caller waited (for `held` and `empty`).
+ * @throws OciError `OCI_ARGUMENT_INVALID` when `found` is not an inspection that refuses ({@link inspectLockFile}'s
+ *   answer other than `absent` and `dead`).
  */
 export function lockRefusal(found: Exclude<LockInspection, { kind: "absent" } | { kind: "dead" }>, lockPath: string, holder: string, waitedMs: number): string {
   const expected = `a lock file holding the PID of its holder (${holder}), which the kit writes when it takes the lock and removes when done`;
   const remove = `if no hermes-plugin-kit process (${holder}) is running, remove ${lockPath}`;
+  const kind: unknown = (found as { kind?: unknown } | null)?.kind;
+  if (kind !== "held" && kind !== "empty" && kind !== "reused" && kind !== "other-program" && kind !== "foreign") {
+    throw new OciError("OCI_ARGUMENT_INVALID", `lockRefusal(found, lockPath, holder, waitedMs): found must be what inspectLockFile answered for a lock that is refused (kind held, empty, reused, other-program or foreign), found ${describeValue(kind ?? found)}`);
+  }
   switch (found.kind) {
     case "held":
       return `${lockPath} is still held by PID ${found.pid} after ${waitedMs} ms (expected ${holder} to release it when done); fix: wait for PID ${found.pid} to finish and rerun; if PID ${found.pid} is not ${holder}, remove ${lockPath}`;
@@ -177,9 +187,19 @@ export interface PidLockOptions {
  * at once; only a live holder
  * (or a lock still being written) is waited for, up to `timeoutMs`, polling every 25 ms (bounded).
  * @returns the release function (removes the lock).
- * @throws what `refuse` makes ({@link lockRefusal}'s message); the open's own error for anything but EEXIST.
+ * @throws what `refuse` makes ({@link lockRefusal}'s message); the open's own error for anything but EEXIST;
+ *   OciError `OCI_ARGUMENT_INVALID` before anything is written (`path` not a non-empty string, `options` not
+ *   `{holder, timeoutMs, refuse, beforeAttempt?}`).
  */
 export async function acquirePidLock(path: string, options: PidLockOptions): Promise<() => Promise<void>> {
+  const call = "acquirePidLock(path, options)";
+  requireStringArgument(path, call, "path", "the lock file's path");
+  if (options === null || typeof options !== "object") throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options must be an object { holder, timeoutMs, refuse, beforeAttempt? }, found ${describeValue(options)}`);
+  requireStringArgument(options.holder, call, "options.holder", "who takes such a lock, for messages");
+  if (options.timeoutMs === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.timeoutMs must be a number of milliseconds of at least 0, found nothing`);
+  requireOptionalNumber(options.timeoutMs, call, "options.timeoutMs", "milliseconds");
+  if (typeof options.refuse !== "function") throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.refuse must be a function (message) => Error, found ${describeValue(options.refuse)}`);
+  requireOptionalFunction(options.beforeAttempt, call, "options.beforeAttempt", "() => void");
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     options.beforeAttempt?.();

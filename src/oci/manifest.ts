@@ -4,7 +4,7 @@
  * references (for `copy`). The strict artifact-manifest check (zod) is
  * `artifact-check.ts`, outside the transport's module graph.
  */
-import { artifactManifestObject } from "../contract/artifact-document.js";
+import { artifactManifestObject as contractManifestObject } from "../contract/artifact-document.js";
 import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
 import { OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
@@ -34,9 +34,25 @@ export interface TitledLayer {
   descriptor: Descriptor;
 }
 
-export { artifactManifestObject };
+/**
+ * The artifact manifest object of `layers` (the contract's `artifactManifestObject`, src/contract/artifact-document.ts),
+ * its arguments checked first.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`artifactType` not a non-empty string, `layers` not an array of
+ *   `{path, descriptor: {digest, size}}`).
+ */
+export function artifactManifestObject(artifactType: string, layers: readonly TitledLayer[]): JsonObject {
+  const call = "artifactManifestObject(artifactType, layers)";
+  if (typeof artifactType !== "string" || artifactType === "") throw new OciError("OCI_ARGUMENT_INVALID", `${call}: artifactType must be a media type (a non-empty string), found ${describeValue(artifactType)}`);
+  if (!Array.isArray(layers)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: layers must be an array of { path, descriptor }, found ${describeValue(layers)}`);
+  const at = layers.findIndex((l: unknown) => l === null || typeof l !== "object" || typeof (l as TitledLayer).path !== "string" || (l as TitledLayer).descriptor === null || typeof (l as TitledLayer).descriptor !== "object");
+  if (at >= 0) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: layers[${at}] must be { path, descriptor: { digest, size } }, found ${describeValue(layers[at])}`);
+  return contractManifestObject(artifactType, layers);
+}
 
-/** Canonical bytes and descriptor of {@link artifactManifestObject} (the contract's, `src/contract/artifact-document.ts`). */
+/**
+ * Canonical bytes and descriptor of {@link artifactManifestObject} (the contract's, `src/contract/artifact-document.ts`).
+ * @throws OciError `OCI_ARGUMENT_INVALID` (see {@link artifactManifestObject}).
+ */
 export function artifactManifest(artifactType: string, layers: readonly TitledLayer[]): { bytes: Buffer; descriptor: Descriptor } {
   const bytes = canonicalJsonBytes(artifactManifestObject(artifactType, layers));
   return { bytes, descriptor: descriptorOf(OCI_MANIFEST_MEDIA_TYPE, bytes) };
@@ -47,6 +63,7 @@ export function artifactManifest(artifactType: string, layers: readonly TitledLa
  * @throws OciError `OCI_MANIFEST_INVALID`.
  */
 export function parseJsonObject(bytes: Uint8Array, label: string): JsonObject {
+  if (!(bytes instanceof Uint8Array) && typeof bytes !== "string") throw new OciError("OCI_MANIFEST_INVALID", `${label}: expected the document's bytes (a Uint8Array or Buffer), found ${describeValue(bytes)}`);
   if (bytes.length === 0) throw new OciError("OCI_MANIFEST_INVALID", `${label}: empty body where a JSON manifest was expected`);
   try {
     return parseStrictJson(bytes, { rejectIntegralFloats: false });

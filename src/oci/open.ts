@@ -6,6 +6,8 @@
  */
 import { HermesPluginKitError } from "../contract/errors.js";
 import { parseRepository } from "../contract/reference.js";
+import { describeValue } from "../contract/grammar.js";
+import { requireOptionalBoolean, requireOptions } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { LayoutTarget } from "./layout-target.js";
 import { OrasTarget, type OrasTargetOptions } from "./oras-target.js";
@@ -39,9 +41,18 @@ export interface OpenTargetOptions {
  * Open the target named by `repository` (`host[:port]/path` or `oci-layout:<dir>`).
  * @throws OciError `OCI_REPOSITORY_INVALID`, `OCI_PLAIN_HTTP_REFUSED` (plain HTTP to a
  *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores), and
- *   `OrasTarget.open`'s errors with `transport: "oras"`.
+ *   `OrasTarget.open`'s errors with `transport: "oras"`; `OCI_ARGUMENT_INVALID` (`options` not an object of
+ *   {@link OpenTargetOptions}: a key it does not read, `plainHttp`/`create` not booleans, `transport` neither
+ *   `"http"` nor `"oras"`).
  */
 export async function openTarget(repository: string, options: OpenTargetOptions = {}): Promise<Target> {
+  const call = "openTarget(repository, options)";
+  requireOptions(options, call, ["plainHttp", "credentials", "create", "registry", "transport", "orasPath", "orasPassEnv"]);
+  requireOptionalBoolean(options.plainHttp, call, "options.plainHttp");
+  requireOptionalBoolean(options.create, call, "options.create");
+  if (options.transport !== undefined && options.transport !== "http" && options.transport !== "oras") {
+    throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.transport must be "http" or "oras" (or absent), found ${describeValue(options.transport)}`);
+  }
   let parsed;
   try {
     parsed = parseRepository(repository);

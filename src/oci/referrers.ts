@@ -22,6 +22,7 @@ import { canonicalJsonBytes } from "../contract/canonical-json.js";
 import { EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { describeValue, isDigest } from "../contract/grammar.js";
 import { bufferStream, checkDescriptor, descriptorOf } from "./descriptor.js";
+import { requireObjectWith } from "./arguments.js";
 import { OciError, isOciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
@@ -101,9 +102,12 @@ async function readTagSchemaIndex(target: ReadOnlyTarget, subjectDigest: string)
  * present are not pushed again, an index that lists the referrer is not rewritten.
  * @returns the referrer manifest's descriptor and how it is discoverable.
  * @throws OciError from the target (`OCI_NOT_FOUND` when the subject is absent, `OCI_MANIFEST_INVALID`
- *   when the referrers tag names something that is not an index, HTTP and auth codes).
+ *   when the referrers tag names something that is not an index, HTTP and auth codes); `OCI_ARGUMENT_INVALID`
+ *   before anything is pushed when `target` is not a Target; `referrerManifest`'s codes for `subject` and `artifact`.
  */
 export async function pushReferrer(target: Target, subject: Descriptor, artifact: ReferrerArtifact): Promise<{ descriptor: Descriptor; source: ReferrersSource }> {
+  requireObjectWith(target, "pushReferrer(target, subject, artifact)", "target", "a Target to push to (resolve, fetch, exists, push, tag)", ["resolve", "fetch", "exists", "push", "tag"]);
+  checkDescriptor(subject);
   if (!(await target.exists(plain(subject)))) throw new OciError("OCI_NOT_FOUND", `referrer subject ${subject.digest} is not in the repository`);
   const { bytes, descriptor, layer } = referrerManifest(subject, artifact);
   await pushIfAbsent(target, EMPTY_CONFIG_DESCRIPTOR, Buffer.from(EMPTY_CONFIG_BYTES));

@@ -6,6 +6,7 @@
  * (never argv).
  */
 import { parseStrictJson } from "../contract/canonical-json.js";
+import { requireOptionalString, requireReadable, requireStringRecord } from "./arguments.js";
 import { OciError } from "./errors.js";
 
 /**
@@ -28,9 +29,11 @@ export interface AuthChallenge {
  * be comma-separated; parameter values quoted or tokens).
  * @returns the challenges in order (empty for an unparsable header).
  * @throws OciError `OCI_RESPONSE_INVALID` when one challenge names a parameter twice with
- *   different values (two realms: ambiguous, never resolved by picking one).
+ *   different values (two realms: ambiguous, never resolved by picking one); `OCI_ARGUMENT_INVALID` when `header`
+ *   is neither a string nor absent.
  */
 export function parseChallenges(header: string | undefined): AuthChallenge[] {
+  requireOptionalString(header, "parseChallenges(header)", "header", "the WWW-Authenticate header's value");
   if (header === undefined) return [];
   const out: AuthChallenge[] = [];
   const re = /[\s,]*([A-Za-z0-9!#$%&'*+.^_`|~-]+)(?:\s*=\s*("(?:[^"\\]|\\.)*"|[^,\s]*)|(?=[\s,]|$))/y;
@@ -71,9 +74,11 @@ export function incompleteCredentialsMessage(env: NodeJS.ProcessEnv = process.en
  * Credentials from environment variables: `REGISTRY_USERNAME` +
  * `REGISTRY_PASSWORD`, else `REGISTRY_TOKEN`; `undefined` when none is set.
  * (GitHub Actions: `REGISTRY_USERNAME=${{ github.actor }}`, `REGISTRY_PASSWORD=${{ secrets.GITHUB_TOKEN }}`.)
- * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set ({@link incompleteCredentialsMessage}).
+ * @throws OciError `OCI_AUTH_FAILED` when only one of username/password is set ({@link incompleteCredentialsMessage});
+ *   `OCI_ARGUMENT_INVALID` when `env` is not an object of strings.
  */
 export function registryCredentialsFromEnv(env: NodeJS.ProcessEnv = process.env): RegistryCredentials | undefined {
+  requireStringRecord(env, "registryCredentialsFromEnv(env)", "env", "an environment (default process.env)", true);
   const username = env["REGISTRY_USERNAME"];
   const password = env["REGISTRY_PASSWORD"];
   const token = env["REGISTRY_TOKEN"];
@@ -90,9 +95,11 @@ export function registryCredentialsFromEnv(env: NodeJS.ProcessEnv = process.env)
 /**
  * Read a secret from a stream (stdin by default): everything up to EOF, at
  * most 64 KiB, with one trailing newline (`\n` or `\r\n`) removed.
- * @throws OciError `OCI_AUTH_FAILED` when empty, `OCI_BODY_TOO_LARGE` when longer than 64 KiB.
+ * @throws OciError `OCI_AUTH_FAILED` when empty, `OCI_BODY_TOO_LARGE` when longer than 64 KiB,
+ *   `OCI_ARGUMENT_INVALID` when `stream` is not a readable stream.
  */
 export async function readSecretFromStream(stream: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  requireReadable(stream, "readSecretFromStream(stream)", "stream");
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {

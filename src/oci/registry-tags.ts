@@ -7,6 +7,7 @@
  */
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { describeValue } from "../contract/grammar.js";
+import { requireOptionalString } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { headerValues } from "./registry-http.js";
 import type { RegistrySession } from "./registry-session.js";
@@ -19,9 +20,11 @@ export const MAX_TAG_PAGE_BYTES = 4 * 1024 * 1024;
  * `rel="next"` target as given (not yet resolved), or undefined when there is no next link.
  * @param label what is paginated, for messages (default `tag list`).
  * @throws OciError `OCI_LINK_INVALID` when the header is not `<uri>; rel="next"` form,
- *   or names two different next pages.
+ *   or names two different next pages; `OCI_ARGUMENT_INVALID` when `value` or `label` is neither a string nor absent.
  */
 export function parseNextLink(value: string | undefined, label = "tag list"): string | undefined {
+  requireOptionalString(value, "parseNextLink(value, label)", "value", "the Link header's value");
+  requireOptionalString(label, "parseNextLink(value, label)", "label", "what is paginated, for messages");
   if (value === undefined || value.trim() === "") return undefined;
   const parts = value.split(/,(?=\s*<)/);
   let sawLink = false;

@@ -28,6 +28,7 @@ import {
   readAllBounded,
   verifiesDescriptor,
 } from "./descriptor.js";
+import { requireOptionalFunction, requireOptionalSignal } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { requirePlainHttpAllowed } from "./origin.js";
@@ -279,10 +280,15 @@ export class RegistryTarget implements Target {
    * registry's origin). Anything but the plain answer returns false, nothing
    * written, so the general client takes over.
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`;
-   *   InterruptedError `INTERRUPTED` (`signal` aborted: the connection is closed once no write is in flight).
+   *   InterruptedError `INTERRUPTED` (`signal` aborted: the connection is closed once no write is in flight);
+   *   `OCI_ARGUMENT_INVALID` (`fd` not a file descriptor, `onProgress` not a function, `signal` not an AbortSignal).
    */
   async fetchToFile(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void, signal?: AbortSignal): Promise<boolean> {
     checkDescriptor(desc);
+    const call = "RegistryTarget.fetchToFile(desc, fd, onProgress, signal)";
+    if (typeof fd !== "number" || !Number.isSafeInteger(fd) || fd < 0) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: fd must be an open file descriptor (a non-negative integer), found ${describeValue(fd)}`);
+    requireOptionalFunction(onProgress, call, "onProgress", "(bytes, total) => void");
+    requireOptionalSignal(signal, call, "signal");
     if (isManifestMediaType(desc.mediaType)) return false;
     let url = this.session.url(`blobs/${desc.digest}`);
     for (let hop = 1; ; hop += 1) {

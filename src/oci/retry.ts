@@ -8,6 +8,8 @@
  * with a give-up verdict (the caller's error says "rate limited" for 429).
  */
 
+import { requireOptionalNumber, requireOptionalString } from "./arguments.js";
+
 /** Retry budget (attempts and delays in ms). */
 export interface RetryPolicy {
   /** Total attempts per request, including the first. Default 5. */
@@ -37,9 +39,13 @@ export function retryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
 
 /**
  * Parse `Retry-After` (delay-seconds or HTTP-date, RFC 9110 section 10.2.3) into ms.
+ * @param value the header's value (absent: no header). @param now the current time (ms since the epoch).
  * @returns undefined when absent or unparsable.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`value` neither a string nor absent, `now` not a non-negative number).
  */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  requireOptionalString(value, "parseRetryAfter(value, now)", "value", "the Retry-After header's value");
+  requireOptionalNumber(now, "parseRetryAfter(value, now)", "now", "milliseconds since the epoch (the current time)");
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^[0-9]+$/.test(trimmed)) return Number(trimmed) * 1000;

@@ -15,6 +15,8 @@
  */
 import type childProcess from "node:child_process";
 import { createRequire } from "node:module";
+import { requireObjectWith, requireOptionalBoolean, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument, requireStringArray, requireStringRecord } from "./arguments.js";
+import { OciError } from "./errors.js";
 
 // `node:child_process` loads with the first child: the registry transport's
 // fetch path starts none (docs/oci.md "Benchmark"; docs/architecture.md, "Areas").
@@ -48,8 +50,14 @@ export const NETWORK_ENV_NAMES: readonly string[] = Object.freeze([
  * A child environment: the `allow`-listed names copied from `source` (when
  * set), then `set` applied on top (values the caller passes on purpose, e.g.
  * a token to the one git process that pushes).
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`allow` not an array of names, `set` not an object of strings,
+ *   `source` not an object whose values are strings or undefined).
  */
 export function childEnvironment(allow: readonly string[], set: Readonly<Record<string, string>> = {}, source: Readonly<Record<string, string | undefined>> = process.env): ChildEnvironment {
+  const call = "childEnvironment(allow, set, source)";
+  requireStringArray(allow, call, "allow", "the names of the variables to copy from source");
+  requireStringRecord(set, call, "set", "the variables to set on purpose");
+  requireStringRecord(source, call, "source", "the environment to copy from (default process.env)", true);
   const env: Record<string, string> = {};
   for (const name of allow) {
     const value = source[name];
@@ -146,11 +154,50 @@ export interface BoundedRun {
   stderr: Buffer;
 }
 
+/** The keys of {@link BoundedRunOptions}. */
+const BOUNDED_RUN_OPTION_KEYS: readonly string[] = ["env", "cwd", "timeoutMs", "maxOutputBytes", "input", "output", "processGroup", "signal"];
+
+/**
+ * The arguments of {@link runBounded}, checked before anything starts.
+ * @throws OciError `OCI_ARGUMENT_INVALID` naming the argument.
+ */
+function checkRunArguments(program: unknown, args: unknown, options: unknown): void {
+  const call = "runBounded(program, args, options)";
+  requireStringArgument(program, call, "program", "the program to run");
+  requireStringArray(args, call, "args", "the program's arguments");
+  if (options === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options must be an object { env, timeoutMs, maxOutputBytes, ... }, found nothing`);
+  requireOptions(options, call, BOUNDED_RUN_OPTION_KEYS);
+  const o = options as Record<string, unknown>;
+  requireObjectWith(o["env"], call, "options.env", "a child environment made by childEnvironment()", []);
+  requireStringRecord(o["env"], call, "options.env", "a child environment made by childEnvironment()");
+  if (o["cwd"] !== undefined) requireStringArgument(o["cwd"], call, "options.cwd", "the working directory");
+  if (o["timeoutMs"] === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.timeoutMs must be a number of milliseconds of at least 0, found nothing`);
+  requireOptionalNumber(o["timeoutMs"], call, "options.timeoutMs", "milliseconds");
+  if (o["maxOutputBytes"] === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.maxOutputBytes must be a number of bytes of at least 0, found nothing`);
+  requireOptionalNumber(o["maxOutputBytes"], call, "options.maxOutputBytes", "bytes");
+  const input = o["input"];
+  if (input !== undefined && typeof input !== "string" && !(input instanceof Uint8Array)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.input must be a string or bytes (or absent), found ${typeof input}`);
+  const output = o["output"];
+  if (output !== undefined && output !== "capture" && output !== "stdout" && !(typeof output === "number" && Number.isSafeInteger(output) && output >= 0)) {
+    throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.output must be "capture", "stdout" or a file descriptor (or absent), found ${typeof output === "string" ? JSON.stringify(output) : typeof output}`);
+  }
+  requireOptionalBoolean(o["processGroup"], call, "options.processGroup");
+  requireOptionalSignal(o["signal"], call);
+}
+
 /**
  * Run `program args...` without a shell, with the bounds of `options`.
  * Never throws for the child's behaviour: see {@link RunOutcome}.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (the promise rejects before any child starts) for a `program` that is not a
+ *   non-empty string, `args` not an array of strings, `options` not an object of {@link BoundedRunOptions} (a key
+ *   it does not read, a missing `env`/`timeoutMs`/`maxOutputBytes`, a `signal` that is not an AbortSignal).
  */
 export function runBounded(program: string, args: readonly string[], options: BoundedRunOptions): Promise<BoundedRun> {
+  try {
+    checkRunArguments(program, args, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return new Promise<BoundedRun>((resolve) => {
     if (options.signal?.aborted === true) {
       resolve({ outcome: { kind: "aborted" }, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) });

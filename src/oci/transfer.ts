@@ -25,6 +25,7 @@ import {
   readAllBounded,
   verifiesDescriptor,
 } from "./descriptor.js";
+import { requireObjectWith, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument } from "./arguments.js";
 import { OciError, isOciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
@@ -114,10 +115,18 @@ export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): P
  * grow with the blob size.
  * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_DESCRIPTOR_INVALID`,
  *   and the target's errors (`OCI_NOT_FOUND`, `OCI_HTTP_ERROR`, `OCI_TIMEOUT`, ...);
- *   InterruptedError `INTERRUPTED` (`options.signal` aborted; see {@link FetchBlobOptions.signal}).
+ *   InterruptedError `INTERRUPTED` (`options.signal` aborted; see {@link FetchBlobOptions.signal});
+ *   OciError `OCI_ARGUMENT_INVALID` (before anything is written: `target` not a target, `filePath` not a non-empty
+ *   string, `options` not an object of `{onProgress?, signal?}`, `signal` not an AbortSignal).
  */
 export async function fetchBlobToFile(target: ReadOnlyTarget, desc: Descriptor, filePath: string, options: FetchBlobOptions = {}): Promise<void> {
+  const call = "fetchBlobToFile(target, desc, filePath, options)";
+  requireObjectWith(target, call, "target", "a Target (resolve, fetch, exists)", ["fetch"]);
   checkDescriptor(desc);
+  requireStringArgument(filePath, call, "filePath", "the path of the file to write");
+  requireOptions(options, call, ["onProgress", "signal"]);
+  requireOptionalFunction(options.onProgress, call, "options.onProgress", "(writtenBytes, totalBytes) => void");
+  requireOptionalSignal(options.signal, call);
   const signal = options.signal;
   throwIfInterrupted(signal);
   const partial = `${filePath}.partial`;
@@ -289,8 +298,14 @@ const MAX_GRAPH_DEPTH = 4;
  * Run `fn` over `items`, at most `limit` at a time. After the first failure
  * nothing new starts; the running ones are awaited (so nothing is still
  * writing when the caller cleans up), then the first failure is thrown.
+ * @throws OciError `OCI_ARGUMENT_INVALID` (`items` not an array, `limit` not a number of at least 1, `fn` not a function).
  */
 export async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const call = "forEachBounded(items, limit, fn)";
+  if (!Array.isArray(items)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: items must be an array, found ${describeValue(items)}`);
+  if (limit === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: limit must be a number of tasks at a time of at least 1, found nothing`);
+  requireOptionalNumber(limit, call, "limit", "tasks at a time", 1);
+  if (typeof fn !== "function") throw new OciError("OCI_ARGUMENT_INVALID", `${call}: fn must be a function (item) => Promise<void>, found ${describeValue(fn)}`);
   let next = 0;
   let failure: { error: unknown } | undefined;
   const workers = Array.from({ length: Math.min(Math.max(1, limit), items.length) }, async () => {
@@ -326,6 +341,9 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
   await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, run);
 }
 
+/** The keys of {@link CopyOptions}. */
+const COPY_OPTION_KEYS: readonly string[] = ["tag", "concurrency", "blobAttempts", "onProgress"];
+
 /**
  * Copy the manifest named by `reference` (a tag or `sha256:` digest) and every
  * blob it references (config, layers; child manifests of an index) from `src`
@@ -334,9 +352,16 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
  * side by its own push check). Then tags `dst` (see {@link CopyOptions.tag}).
  * @returns the manifest descriptor `{mediaType, digest, size}`.
  * @throws OciError from either target (`OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`,
- *   `OCI_SIZE_MISMATCH`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`, `OCI_TAG_INVALID`, ...).
+ *   `OCI_SIZE_MISMATCH`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`, `OCI_TAG_INVALID`, ...);
+ *   `OCI_ARGUMENT_INVALID` (before anything is read: `src`/`dst` not targets, `options` not an object of
+ *   {@link CopyOptions}).
  */
 export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, options: CopyOptions = {}): Promise<Descriptor> {
+  const call = "copy(src, dst, reference, options)";
+  requireObjectWith(src, call, "src", "a Target to read from (resolve, fetch)", ["resolve", "fetch"]);
+  requireObjectWith(dst, call, "dst", "a Target to write to (exists, push, tag)", ["exists", "push", "tag"]);
+  requireOptions(options, call, COPY_OPTION_KEYS);
+  requireOptionalFunction(options.onProgress, call, "options.onProgress", "(doneBytes, totalBytes) => void");
   if (!isDigest(reference) && !isDiscoveryTag(reference)) {
     throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describeValue(reference)}`);
   }
