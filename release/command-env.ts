@@ -4,11 +4,17 @@
  * package's own `prepack`/`prepare`/`postpack` scripts). Each is an explicit
  * allow-list (`src/oci/subprocess.ts`), so the package's code never sees the
  * pipeline's credentials (docs/release-build.md, "Gate commands": secrets
- * only on the steps that use them).
+ * only on the steps that use them). A gate command also gets a private,
+ * empty HOME of its own ({@link gateHome}), so what the maintainer's home
+ * holds (`~/.docker/config.json`, `~/.npmrc` with its auth token,
+ * `~/.gitconfig`, `~/.ssh`, ...) is not where its tools look.
  */
-import { delimiter, join } from "node:path";
+import { rm } from "node:fs/promises";
+import { delimiter, isAbsolute, join } from "node:path";
+import { makeTempDirectory } from "../src/contract/directory.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, type ChildEnvironment } from "../src/oci/subprocess.js";
 import { ReleaseStepError } from "./errors.js";
+import { runProcess } from "./git.js";
 
 /**
  * Every variable the release pipeline reads as a credential or as where a
@@ -77,9 +83,69 @@ export function requirePassableNames(names: readonly string[]): readonly string[
  * gate never passes with a tool from outside the checkout).
  * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` for a refused `passEnv` name.
  */
-export function commandEnvironment(dir: string, passEnv: readonly string[] = [], source: Readonly<Record<string, string | undefined>> = process.env): ChildEnvironment {
+export function commandEnvironment(dir: string, passEnv: readonly string[] = [], source: Readonly<Record<string, string | undefined>> = process.env, set: Readonly<Record<string, string>> = {}): ChildEnvironment {
   const rest = (source["PATH"] ?? "").split(delimiter).filter((p) => p !== "" && !isNodeModulesBin(p));
-  return childEnvironment([...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES, ...COMMAND_ENV_NAMES, ...requirePassableNames(passEnv)], { PATH: [join(dir, "node_modules", ".bin"), ...rest].join(delimiter) }, source);
+  return childEnvironment([...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES, ...COMMAND_ENV_NAMES, ...requirePassableNames(passEnv)], { ...set, PATH: [join(dir, "node_modules", ".bin"), ...rest].join(delimiter) }, source);
+}
+
+/** The HOME a gate command runs with (see {@link gateHome}). */
+export interface GateHome {
+  /** What the gate's environment sets on purpose: `HOME`, `npm_config_cache`, `npm_config_update_notifier` (empty with `--pass-env HOME`). */
+  set: Readonly<Record<string, string>>;
+  /** The private home directory (absolute), or `undefined` with `--pass-env HOME`. */
+  dir: string | undefined;
+  /** Remove the private home and everything the gate left in it (best effort; never throws). */
+  remove(): Promise<void>;
+}
+
+/** npm's cache directory per maintainer HOME, asked once per process (`npm config get cache`). */
+const npmCacheByHome = new Map<string, Promise<string | undefined>>();
+
+/**
+ * The maintainer's npm cache directory: `npm_config_cache` of `source` when it is an absolute path, else what
+ * `npm config get cache` answers with the maintainer's HOME (npm reads `~/.npmrc` there; only the cache path is
+ * read back). `undefined` when npm cannot say (the gate's npm then caches in its private home).
+ * The cache holds package tarballs and metadata, no credential.
+ */
+async function maintainerNpmCache(source: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
+  const fromEnv = source["npm_config_cache"] ?? source["NPM_CONFIG_CACHE"];
+  if (fromEnv !== undefined && isAbsolute(fromEnv)) return fromEnv;
+  const home = source["HOME"] ?? "";
+  let cached = npmCacheByHome.get(home);
+  if (cached === undefined) {
+    cached = runProcess("npm", ["config", "get", "cache"], { cwd: isAbsolute(home) ? home : "/", env: childEnvironment(BASE_ENV_NAMES, { npm_config_update_notifier: "false" }, source), timeoutMs: 30_000, allowFailure: true, label: "npm config get cache" }).then(
+      (r) => {
+        const path = r.stdout.trim();
+        return r.code === 0 && isAbsolute(path) && !path.includes("\n") ? path : undefined;
+      },
+      () => undefined,
+    );
+    npmCacheByHome.set(home, cached);
+  }
+  return cached;
+}
+
+/**
+ * The HOME of one gate command: a fresh private directory (mode 0700, empty, under the temporary directory),
+ * so the maintainer's home (`~/.docker/config.json`, `~/.npmrc` and its auth token, `~/.gitconfig`, `~/.ssh`,
+ * `~/.config/gh`, ...) is not where the gate's tools look; removed after the gate with {@link GateHome.remove}.
+ * npm keeps the maintainer's cache (`npm_config_cache`, {@link maintainerNpmCache}: offline gates and tests need
+ * its tarballs) and skips its update check (`npm_config_update_notifier=false`: a fresh home would make every
+ * gate's first npm ask the registry). With `--pass-env HOME` (`passEnv` naming `HOME`) the gate keeps the
+ * maintainer's HOME as before and nothing is made.
+ * This hides the home directory from tools that look there; it is not a sandbox: the gate runs as the same user
+ * and can still read any file that user can, by its absolute path.
+ * @throws IoError `IO_*` when the temporary directory cannot be written (`TMPDIR`).
+ */
+export async function gateHome(passEnv: readonly string[] = [], source: Readonly<Record<string, string | undefined>> = process.env): Promise<GateHome> {
+  if (passEnv.includes("HOME")) return { set: {}, dir: undefined, remove: async () => undefined };
+  const cache = await maintainerNpmCache(source);
+  const dir = await makeTempDirectory("hpk-gate-home-");
+  return {
+    set: { HOME: dir, ...(cache === undefined ? {} : { npm_config_cache: cache }), npm_config_update_notifier: "false" },
+    dir,
+    remove: () => rm(dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => undefined),
+  };
 }
 
 /**

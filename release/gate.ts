@@ -12,7 +12,10 @@
  * because gate commands are shell command lines (`a && b`). Its stdout and
  * stderr go to our stderr. It runs hermetically (`commandEnvironment`): the
  * checkout's own `node_modules/.bin` first on `PATH`, no `node_modules/.bin`
- * of the caller, no credential variables; a tool it needs that is not on that
+ * of the caller, no credential variables, and a private empty HOME made for
+ * it and removed afterwards (`gateHome`: the maintainer's `~/.docker/config.json`,
+ * `~/.npmrc` and the like are not where its tools look; npm keeps the
+ * maintainer's cache; `--pass-env HOME` keeps the real HOME); a tool it needs that is not on that
  * `PATH` fails before it runs, naming the tool (`gate-tools.ts`). The checkout must be clean before, and HEAD and the tracked
  * tree must be unchanged after; the evidence records HEAD as `source_sha`.
  */
@@ -26,7 +29,7 @@ import { ReleaseStepError } from "./errors.js";
 import { headCommit, runProcess, statusPorcelain } from "./git.js";
 import { requireGateTools } from "./gate-tools.js";
 import { proveReleaseIdentity } from "./materialize.js";
-import { commandEnvironment, RELEASE_CREDENTIAL_VARIABLES } from "./command-env.js";
+import { commandEnvironment, gateHome, RELEASE_CREDENTIAL_VARIABLES, requirePassableNames } from "./command-env.js";
 import { makeDirectory } from "../src/contract/directory.js";
 import { parseJsonFileBytes } from "../src/contract/json-file.js";
 
@@ -72,9 +75,10 @@ export interface GateOptions {
   output?: "stderr" | "log";
   /**
    * Variables passed to the command besides its allow-list (`commandEnvironment`:
-   * PATH with the checkout's `node_modules/.bin` first, HOME, temp, locale,
+   * PATH with the checkout's `node_modules/.bin` first, a private HOME, temp, locale,
    * proxies, CI and terminal settings), e.g. `REQUIRE_REGISTRY`; never a
-   * pipeline credential (`RELEASE_CONFIG_INVALID`).
+   * pipeline credential (`RELEASE_CONFIG_INVALID`). `HOME` here keeps the
+   * maintainer's HOME instead of the private one (`gateHome`).
    */
   passEnv?: readonly string[];
   /**
@@ -170,7 +174,8 @@ export async function bundledMcpSdkVersion(dir: string): Promise<{ version: stri
  *   `RELEASE_MCP_SDK_VERSION` (host_contract), `RELEASE_GATE_TOOL_MISSING`
  *   (a command of the gate is not on its PATH), `SUBPROCESS_FAILED` (bash
  *   missing or timeout), `RELEASE_GATE_TREE_CHANGED` (HEAD or tracked files
- *   changed; no evidence written), `RELEASE_GATE_FAILED` (non-zero exit).
+ *   changed; no evidence written), `RELEASE_GATE_FAILED` (non-zero exit);
+ *   IoError `IO_*` (no private HOME can be made in the temporary directory).
  */
 export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const gate = requireTestGate(options.gate);
@@ -186,23 +191,32 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   };
   await prove();
   const mcpSdkVersion = gate === "host_contract" ? (await bundledMcpSdkVersion(dir)).version : undefined;
-  const env = commandEnvironment(dir, options.passEnv ?? []);
-  await requireGateTools(gate, command, dir, env);
-  const started = performance.now();
+  const passEnv = requirePassableNames(options.passEnv ?? []);
+  // A private HOME of its own (removed after the command), unless --pass-env HOME: command-env.ts gateHome.
+  const home = await gateHome(passEnv);
+  let run: Awaited<ReturnType<typeof runProcess>>;
+  let duration: number;
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
-  if (logFile !== undefined) await makeDirectory(evidenceDir, { purpose: "evidence directory (--evidence-dir)" });
-  const run = await runProcess("bash", ["--norc", "--noprofile", "-c", command], {
-    cwd: dir,
-    env,
-    timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
-    allowFailure: true,
-    output: logFile === undefined ? "stderr" : { file: logFile },
-    label: `gate ${gate}`,
-    // With a signal, its own process group, which the abort stops whole; without one it stays in ours,
-    // so a terminal's Ctrl-C still reaches it (a detached group would outlive us).
-    ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
-  });
-  const duration = Math.round(performance.now() - started);
+  try {
+    const env = commandEnvironment(dir, passEnv, process.env, home.set);
+    await requireGateTools(gate, command, dir, env);
+    const started = performance.now();
+    if (logFile !== undefined) await makeDirectory(evidenceDir, { purpose: "evidence directory (--evidence-dir)" });
+    run = await runProcess("bash", ["--norc", "--noprofile", "-c", command], {
+      cwd: dir,
+      env,
+      timeoutMs: options.timeoutMs ?? GATE_TIMEOUT_MS,
+      allowFailure: true,
+      output: logFile === undefined ? "stderr" : { file: logFile },
+      label: `gate ${gate}`,
+      // With a signal, its own process group, which the abort stops whole; without one it stays in ours,
+      // so a terminal's Ctrl-C still reaches it (a detached group would outlive us).
+      ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
+    });
+    duration = Math.round(performance.now() - started);
+  } finally {
+    await home.remove();
+  }
   const after = await headCommit(dir);
   const changed = await statusPorcelain(dir, false);
   if (after !== sourceSha || changed.length > 0) {

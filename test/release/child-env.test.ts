@@ -7,6 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -180,9 +181,51 @@ describe("gate and install commands", () => {
       process.env["HOME"] = savedHome;
     }
     const [env] = await dumps(file);
-    expect(env!["HOME"]).toBe(home);
+    // The gate's HOME is a private one of its own (release/command-env.ts gateHome), not the maintainer's.
+    expect(env!["HOME"]).not.toBe(home);
     expect(env!["LEAKED_FROM_BASHRC"]).toBeUndefined();
     expect(env!["PATH"]).not.toContain("/evil/bin");
+  });
+
+  it("a gate's HOME is a private empty directory (0700) removed afterwards: the maintainer's ~/.docker/config.json and ~/.npmrc are not found there; npm keeps the maintainer's cache", async () => {
+    const home = join(root, "maintainer-home");
+    await mkdir(join(home, ".docker"), { recursive: true });
+    await writeFile(join(home, ".docker", "config.json"), JSON.stringify({ auths: { "ghcr.io": { auth: Buffer.from("u:secret-docker-auth").toString("base64") } } }));
+    await writeFile(join(home, ".npmrc"), "//registry.npmjs.org/:_authToken=secret-npmrc-token\n");
+    const seen = join(root, "gate-home.txt");
+    // What the gate sees of its HOME, then whether the maintainer's Docker config and npmrc are there (must not be).
+    const cmd = `{ printf '%s\\n' "$HOME" "\${npm_config_cache-unset}" "$(stat -c %a "$HOME")"; ls -A "$HOME"; } > ${JSON.stringify(seen)}; test ! -e "$HOME/.docker/config.json" && test ! -e "$HOME/.npmrc"`;
+    const repo = await createFixtureRepo({ origin: false, gates: { unit: cmd, public_contract: "true", host_contract: "true", build_metadata: "true" } });
+    repos.push(repo);
+    const savedEnv = { HOME: process.env["HOME"], npm_config_cache: process.env["npm_config_cache"], NPM_CONFIG_CACHE: process.env["NPM_CONFIG_CACHE"] };
+    process.env["HOME"] = home;
+    // npm's cache as the maintainer's npm names it (`npm config get cache` with their HOME: ~/.npm here).
+    delete process.env["npm_config_cache"];
+    delete process.env["NPM_CONFIG_CACHE"];
+    try {
+      const result = await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(repo.root, "evidence-private") });
+      expect(result.passed).toBe(true);
+      const [gateHomeDir, cache, mode, ...entries] = (await readFile(seen, "utf8")).split("\n").filter((l) => l !== "");
+      expect(gateHomeDir).not.toBe(home);
+      expect(gateHomeDir!.startsWith(join(tmpdir(), "hpk-gate-home-"))).toBe(true);
+      expect(mode).toBe("700");
+      expect(entries).toEqual([]);
+      expect(cache).toBe(join(home, ".npm"));
+      // Removed after the gate.
+      expect(existsSync(gateHomeDir!)).toBe(false);
+      // --pass-env HOME keeps the maintainer's HOME: the gate finds the Docker config and fails.
+      const error = await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(repo.root, "evidence-home"), passEnv: ["HOME"] }).catch((e: unknown) => e);
+      expect(error).toThrowWithCode("RELEASE_GATE_FAILED");
+      const [realHome, realCache] = (await readFile(seen, "utf8")).split("\n");
+      expect(realHome).toBe(home);
+      expect(realCache).toBe("unset");
+      expect((error as Error).message).not.toContain("secret-");
+    } finally {
+      for (const [name, value] of Object.entries(savedEnv)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it("refuses to pass a pipeline credential even when asked (library and CLI)", async () => {
