@@ -9,7 +9,7 @@
  * short help — its usage line and subcommand names — and exits 2.
  */
 import type { Command } from "commander";
-import { nearestName } from "../contract/grammar.js";
+import { nearestName } from "../contract/near-name.js";
 import { terminalSafe } from "./output.js";
 
 /** `hermes-plugin-kit fleet add`: the command's full name as typed. */

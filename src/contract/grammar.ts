@@ -21,6 +21,8 @@ export interface SemVer {
   patch: number;
 }
 
+export { editDistance, nearestName } from "./near-name.js";
+
 /** True for `MAJOR.MINOR.PATCH` with no leading zeros, no pre-release, no build metadata. */
 export function isStableSemver(value: unknown): value is string {
   return typeof value === "string" && SEMVER_RE.test(value);
@@ -272,37 +274,4 @@ export function describeList(items: readonly string[], max = 10): string {
  */
 export function shellWord(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * The known name `value` most likely misspells: one of `known` equal to it ignoring letter case, else (when
- * `prefixes`) one that starts it or that it starts, else the nearest within two single-character edits
- * ({@link editDistance}; the first of equals). `undefined` when none is. Every "did you mean" of an unknown
- * option, key, flag, command or gate name uses it.
- */
-export function nearestName(value: string, known: readonly string[], prefixes = false): string | undefined {
-  const lower = value.toLowerCase();
-  const same = known.find((name) => name.toLowerCase() === lower || (prefixes && value !== "" && (name.startsWith(value) || value.startsWith(name))));
-  if (same !== undefined) return same;
-  let best: { name: string; distance: number } | undefined;
-  for (const name of known) {
-    const distance = editDistance(name, value, 2);
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
-  }
-  return best?.name;
-}
-
-/**
- * Levenshtein distance of `a` and `b` (single-character inserts, deletes and substitutions), or `max + 1` as
- * soon as it must exceed `max` (length difference over `max`, or either over 64 characters when a `max` is given).
- */
-export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
-  if (Math.abs(a.length - b.length) > max || (max !== Number.POSITIVE_INFINITY && (a.length > 64 || b.length > 64))) return max + 1;
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min((row[j] as number) + 1, (next[j - 1] as number) + 1, (row[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return Math.min(row[b.length] as number, max + 1);
 }

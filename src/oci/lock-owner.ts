@@ -132,7 +132,7 @@ export async function inspectLockFile(path: string): Promise<LockInspection> {
   }
   const own = await ownProcessName();
   if (facts.name !== own && !KIT_PROCESS_NAME_RE.test(facts.name)) {
-    return { kind: "other-program", pid, found: `PID ${pid}, a live process ${describeValue(facts.name)}, which is not a hermes-plugin-kit process (a JavaScript runtime)` };
+    return { kind: "other-program", pid, found: `PID ${pid}, a live process ${describeValue(facts.name)}, which is no JavaScript runtime, so no hermes-plugin-kit process` };
   }
   return { kind: "held", pid };
 }

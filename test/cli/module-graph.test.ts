@@ -27,7 +27,7 @@ const PROGRAM = join(ROOT, "dist", "src", "cli", "program.js");
 /** What may load before an action runs: commander, our CLI wiring and the error base class. */
 const STARTUP = {
   packages: new Set(["commander"]),
-  distModule: (path: string) => path.startsWith("dist/src/cli/") || /^dist\/src\/(contract|oci)\/errors\.c?js$/.test(path) || path === "dist/src/contract/constants.js",
+  distModule: (path: string) => path.startsWith("dist/src/cli/") || /^dist\/src\/(contract|oci)\/errors\.c?js$/.test(path) || path === "dist/src/contract/constants.js" || path === "dist/src/contract/near-name.js",
 };
 const FIX = "import heavy modules inside the action handler: `const { x } = await import(\"../../area/x.js\")`";
 

@@ -183,7 +183,7 @@ describe("fleet upgrade / list / remove", () => {
     // Not what the kit writes, or a pid that names another program (init): refused at once, naming it.
     for (const [make, found] of [
       [() => mkdir(guard), "a directory"],
-      [() => writeFile(guard, "1\n"), "found PID 1, process"],
+      [() => writeFile(guard, "1\n"), "found PID 1, a live process"],
     ] as const) {
       await make();
       const removing = removePluginFromLock(lock, "demo-plugin");

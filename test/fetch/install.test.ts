@@ -327,7 +327,7 @@ describe("installPayload", () => {
       await writeFile(lock, `${other.pid}\n`);
       const foreign = installPayload(out, files, { lockTimeoutMs: 30_000 });
       await expect(() => foreign).toThrowWithCode("INSTALL_LOCKED");
-      await expect(foreign).rejects.toThrow(`${lock} names a live process that is not the kit's: expected a lock file holding the PID of its holder (a fetch installing into ${out}), which the kit writes when it takes the lock and removes when done, found PID ${other.pid}, a live process "sleep", which is not a hermes-plugin-kit process (a JavaScript runtime); the lock is not that process's, and whether the process that took it ended (its PID now reused) or something else wrote the file cannot be told, so it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a fetch installing into ${out}) is running, remove ${lock}, and rerun`);
+      await expect(foreign).rejects.toThrow(`${lock} names a live process that is not the kit's: expected a lock file holding the PID of its holder (a fetch installing into ${out}), which the kit writes when it takes the lock and removes when done, found PID ${other.pid}, a live process "sleep", which is no JavaScript runtime, so no hermes-plugin-kit process; the lock is not that process's, and whether the process that took it ended (its PID now reused) or something else wrote the file cannot be told, so it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a fetch installing into ${out}) is running, remove ${lock}, and rerun`);
       // A node process that started an hour after the lock was written is not the one that wrote it.
       await writeFile(lock, `${node.pid}\n`);
       const hourAgo = new Date(Date.now() - 3_600_000);

@@ -158,9 +158,9 @@ describe("LayoutTarget", () => {
         // A live process that is not the kit's is said to be alive and not the holder, never "gone" or "stale".
         await expect(store.tag(manifest, "blocked")).toThrowWithCode("OCI_LOCKED");
         await expect(store.tag(manifest, "blocked")).rejects.toThrow(
-          `${lock} names a live process that is not the kit's: expected a lock file holding the PID of its holder (a writer of this store), which the kit writes when it takes the lock and removes when done, found PID ${other.pid}, a live process "sleep", which is not a hermes-plugin-kit process (a JavaScript runtime); the lock is not that process's, and whether the process that took it ended (its PID now reused) or something else wrote the file cannot be told, so it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a writer of this store) is running, remove ${lock}, and rerun`,
+          `${lock} names a live process that is not the kit's: expected a lock file holding the PID of its holder (a writer of this store), which the kit writes when it takes the lock and removes when done, found PID ${other.pid}, a live process "sleep", which is no JavaScript runtime, so no hermes-plugin-kit process; the lock is not that process's, and whether the process that took it ended (its PID now reused) or something else wrote the file cannot be told, so it is neither waited for nor removed; fix: if no hermes-plugin-kit process (a writer of this store) is running, remove ${lock}, and rerun`,
         );
-        await expect(inspectLockFile(lock)).resolves.toEqual({ kind: "other-program", pid: other.pid, found: `PID ${other.pid}, a live process "sleep", which is not a hermes-plugin-kit process (a JavaScript runtime)` });
+        await expect(inspectLockFile(lock)).resolves.toEqual({ kind: "other-program", pid: other.pid, found: `PID ${other.pid}, a live process "sleep", which is no JavaScript runtime, so no hermes-plugin-kit process` });
         await expect(store.tag(manifest, "blocked")).rejects.not.toThrow(/is stale|is gone/);
       } finally {
         other.kill();

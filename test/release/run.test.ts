@@ -80,7 +80,7 @@ describe("release run", () => {
       const error = await runRelease({ source: rf.repo.dir, workspace: rf.workspace, env, progress: null }).catch((e: unknown) => e);
       expect(error).toThrowWithCode("RUN_WORKSPACE_LOCKED");
       // The shared PID lock (acquirePidLock): a live PID that is not a kit process is refused at once, with the fix.
-      expect((error as Error).message).toMatch(new RegExp(`run\\.lock .*found PID ${sleeper.pid}, .*"sleep", which is not a hermes-plugin-kit process.*fix: if no hermes-plugin-kit process \\(a release run of the workspace .*\\) is running, remove .*run\\.lock`));
+      expect((error as Error).message).toMatch(new RegExp(`run\\.lock .*found PID ${sleeper.pid}, .*"sleep", which is no JavaScript runtime, so no hermes-plugin-kit process.*fix: if no hermes-plugin-kit process \\(a release run of the workspace .*\\) is running, remove .*run\\.lock`));
     } finally {
       sleeper.kill("SIGKILL");
     }
