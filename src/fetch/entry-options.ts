@@ -6,7 +6,8 @@
  * TypeError from deep inside, nor after a download. One function per rule, each throwing its own code.
  */
 import { ReleaseContractError } from "../contract/errors.js";
-import { describeValue, isNpmPackageName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName, nearestName } from "../contract/grammar.js";
+import { parseRepository, type Repository } from "../contract/reference.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { resolveProvenancePolicy } from "../contract/provenance-policy.js";
 import type { ArtifactKind } from "./manifest-checks.js";
@@ -42,6 +43,56 @@ export function requireStringOption(options: object, name: string, call: string,
   const value = (options as Record<string, unknown>)[name];
   if (optional && value === undefined) return;
   if (typeof value !== "string" || value === "") invalid(`${call} option ${name} must be ${what} (a non-empty string), found ${value === "" ? "an empty string" : describeValue(value)}`);
+}
+
+/**
+ * A `Repository` argument (the result of `parseRepository`) is one: read again from its `repository` string, so
+ * that a hand-built object whose fields disagree (a `registry` that is not the one its `repository` names) is
+ * refused rather than sending anything to another host.
+ * @returns the repository as `parseRepository` reads it.
+ * @throws ReleaseContractError `POLICY_INVALID` (not a parsed repository, or fields that disagree), the codes
+ *   of `parseRepository` (`REPOSITORY_INVALID`, ...).
+ */
+export function requireRepositoryArgument(value: unknown, call: string): Repository {
+  if (!isRecord(value) || typeof value["repository"] !== "string") {
+    invalid(`${call} needs the repository as parseRepository returns it (an object { kind, repository, ... }), found ${typeof value === "string" ? `the string ${describeValue(value)}; fix: pass parseRepository(${describeValue(value)})` : describeValue(value)}`);
+  }
+  const parsed = parseRepository(value["repository"]);
+  for (const [key, field] of Object.entries(parsed)) {
+    if (value[key] !== field) invalid(`${call} was given a repository whose ${key} is ${describeValue(value[key])} while its repository ${describeValue(parsed.repository)} says ${describeValue(field)}; fix: pass parseRepository(${describeValue(parsed.repository)})`);
+  }
+  return parsed;
+}
+
+/**
+ * An environment argument (`env`, default `process.env`) is an object of strings (or `undefined` values).
+ * Values are never echoed: an environment holds secrets.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the first variable that is not a string.
+ */
+export function requireEnvironmentArgument(value: unknown, call: string): asserts value is Readonly<Record<string, string | undefined>> {
+  if (!isRecord(value)) invalid(`${call} needs env as an object of environment variables (like process.env), found ${value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`}`);
+  for (const [name, entry] of Object.entries(value)) {
+    if (entry !== undefined && typeof entry !== "string") invalid(`${call} env variable ${describeValue(name)} must be a string, found a ${entry === null ? "null" : typeof entry}`);
+  }
+}
+
+/**
+ * `CredentialSourceOptions`: `{ registryConfig?: non-empty string, onNote?: function }`, nothing else (a
+ * misspelt `registryConfig` would read the default Docker config instead of the file named).
+ * @throws ReleaseContractError `POLICY_INVALID`.
+ */
+export function requireCredentialSourceOptions(value: unknown, call: string): void {
+  if (!isRecord(value)) invalid(`${call} options must be an object { registryConfig?, onNote? }, found ${describeValue(value)}`);
+  requireKnownOptions(value, ["registryConfig", "onNote"], call);
+  requireOptionKinds(value, { registryConfig: "string", onNote: "function" }, call);
+}
+
+/**
+ * A positional argument `name` of `call` is a non-empty string.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the argument and what was found.
+ */
+export function requireStringArgument(value: unknown, call: string, name: string, what: string): asserts value is string {
+  if (typeof value !== "string" || value === "") invalid(`${call} argument ${name} must be ${what} (a non-empty string), found ${value === "" ? "an empty string" : describeValue(value)}`);
 }
 
 /**
@@ -84,20 +135,27 @@ export function requireProvenanceCheck(value: unknown, call: string): asserts va
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.policy must be an object (who may have signed: a key, or --owner/--repo ...), found ${describeValue(policy)}; expected provenance ${shape}`);
   }
   resolveProvenancePolicy(policy);
+  const root = value["trustedRoot"];
+  if (root !== undefined && !hasKind(root, "trustedRoot")) {
+    throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.trustedRoot must be ${KIND_WORDS.trustedRoot}, found ${describeValue(root)}`);
+  }
 }
 
-/** The options of `downloadRelease` / `inspectRelease` (`DownloadOptions`), by name. */
+/**
+ * The options of `downloadRelease` / `inspectRelease` (`DownloadOptions`), by name. An entry point that passes
+ * its options on to them passes only these ({@link pickOptions}): each call checks exactly the keys it reads.
+ */
 export const DOWNLOAD_OPTION_KEYS: readonly string[] = ["reference", "repository", "plainHttp", "credentials", "expect", "policy", "progress", "progressDelayMs", "progressLines", "tmpDir", "signal", "env", "openTarget", "requirePrivate", "onManifest"];
 /** The options `fetchRelease` adds (`FetchReleaseOptions`). */
 export const FETCH_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS, "outputDir", "provenance", "replace", "onCommit"];
-/**
- * What `downloadRelease` and `inspectRelease` accept: their own options and those of the entry points that pass
- * theirs through (`fetchRelease`, `verifyFleetLock`, the provenance check's `receipt`). A key outside this set is
- * a misspelling, refused; one inside it that a call does not use is ignored, as a pass-through must.
- */
-export const PASS_THROUGH_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS, "outputDir", "provenance", "replace", "onCommit", "lockPath", "installedDir", "trustedRoot", "credentialsFor", "receipt"];
+/** The options of `resolveTagReference` (`ResolveOptions`). */
+export const RESOLVE_OPTION_KEYS: readonly string[] = ["plainHttp", "credentials", "env", "openTarget", "requirePrivate"];
+/** The options of `verifyReferenceProvenance` (`VerifyReferenceOptions`). */
+export const VERIFY_REFERENCE_OPTION_KEYS: readonly string[] = ["reference", "repository", "plainHttp", "credentials", "env", "openTarget", "requirePrivate", "provenance", "receipt", "package", "gatesFor"];
 /** The options of `verifyFleetLock` (`FleetVerifyOptions`). */
 export const FLEET_VERIFY_OPTION_KEYS: readonly string[] = [...DOWNLOAD_OPTION_KEYS.filter((k) => !["reference", "repository", "expect"].includes(k)), "lockPath", "installedDir", "trustedRoot", "credentialsFor"];
+/** The options of the registry check of a new pin (`FleetPinCheckOptions`: `registry` of `addPluginToLock` / `upgradePluginInLock`). */
+export const PIN_CHECK_OPTION_KEYS: readonly string[] = FLEET_VERIFY_OPTION_KEYS.filter((key) => key !== "lockPath" && key !== "installedDir");
 
 /**
  * Every own key of `options` is one `call` reads: a misspelt option (`provenanse`, `installDir`) would
@@ -108,20 +166,109 @@ export function requireKnownOptions(options: object, known: readonly string[], c
   const unknown = Object.keys(options).filter((key) => !known.includes(key));
   if (unknown.length === 0) return;
   const first = unknown[0] as string;
-  const near = known.find((key) => key.toLowerCase() === first.toLowerCase() || closeSpelling(key, first));
+  const near = nearestName(first, known);
   invalid(
     `${call} ${what}${unknown.length === 1 ? "" : "s"} ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would check less than you asked`,
   );
 }
 
-/** True when `a` and `b` differ by at most two single-character edits (a misspelling). */
-function closeSpelling(a: string, b: string): boolean {
-  if (Math.abs(a.length - b.length) > 2) return false;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i += 1) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j += 1) row.push(Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)));
-    previous = row;
-  }
-  return (previous[b.length] as number) <= 2;
+
+/**
+ * The own options of `options` whose names are in `keys`: what a call passes on to a callee that reads only
+ * those (the callee refuses any other key as a misspelling).
+ */
+export function pickOptions<T extends object>(options: T, keys: readonly string[]): Partial<T> {
+  const picked: Record<string, unknown> = {};
+  for (const key of keys) if (Object.prototype.hasOwnProperty.call(options, key)) picked[key] = (options as Record<string, unknown>)[key];
+  return picked as Partial<T>;
 }
+
+/** What an option must be, for {@link requireOptionKinds}. */
+export type OptionKind = "boolean" | "string" | "number" | "function" | "object" | "signal" | "stream" | "trustedRoot";
+
+const KIND_WORDS: Record<OptionKind, string> = {
+  boolean: "true or false",
+  string: "a non-empty string",
+  number: "a finite number >= 0",
+  function: "a function",
+  object: "an object",
+  signal: "an AbortSignal (an object with aborted, as AbortController.signal)",
+  stream: "a writable stream or null",
+  trustedRoot: "a checked trusted root { json, counts } (parseTrustedRoot of the file's bytes)",
+};
+
+function hasKind(value: unknown, kind: OptionKind): boolean {
+  switch (kind) {
+    case "boolean":
+      return typeof value === "boolean";
+    case "string":
+      return typeof value === "string" && value !== "";
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) && value >= 0;
+    case "function":
+      return typeof value === "function";
+    case "object":
+      return isRecord(value);
+    case "signal":
+      // As Node's own APIs check a `signal` option (validateAbortSignal): an object with `aborted`.
+      return value !== null && typeof value === "object" && "aborted" in value;
+    case "stream":
+      return value === null || (typeof value === "object" && typeof (value as { write?: unknown }).write === "function");
+    case "trustedRoot":
+      return isRecord(value) && isRecord(value["json"]) && isRecord(value["counts"]);
+  }
+}
+
+/**
+ * Each option of `kinds` that `options` gives (not `undefined`) has that kind: `plainHttp: "yes"` would
+ * otherwise be read as false, a `signal` that is no AbortSignal would never stop the call, a `tmpDir` number
+ * would fail deep inside with a TypeError.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the option, the kind expected and what was found.
+ */
+export function requireOptionKinds(options: object, kinds: Readonly<Record<string, OptionKind>>, call: string): void {
+  for (const [name, kind] of Object.entries(kinds)) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value === undefined || hasKind(value, kind)) continue;
+    // A value that may hold a secret (credentials, an environment) is described by its type only.
+    const found = SECRET_OPTIONS.has(name) ? (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`) : value === "" ? "an empty string" : describeValue(value);
+    invalid(`${call} option ${name} must be ${KIND_WORDS[kind]}, found ${found}`);
+  }
+}
+
+/**
+ * The registry options of a fleet check (`verifyFleetLock`'s, or `registry` of `addPluginToLock` /
+ * `upgradePluginInLock`, named `what`): known keys only, each of its kind, a well-formed `policy`.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the option.
+ */
+export function requireFleetRegistryOptions(options: unknown, known: readonly string[], call: string, what = "option"): void {
+  if (!isRecord(options)) invalid(`${call} ${what} must be an object { plainHttp?, credentials?, credentialsFor?, trustedRoot?, signal?, ... }, found ${describeValue(options)}`);
+  requireKnownOptions(options, known, call, what);
+  requireOptionKinds(options, FLEET_REGISTRY_OPTION_KINDS, call);
+  requireDownloadPolicy(options["policy"], call);
+}
+
+/** Options whose values are never echoed in a message. */
+const SECRET_OPTIONS: ReadonlySet<string> = new Set(["credentials", "env"]);
+
+/** The kinds of the `DownloadOptions` checked by {@link requireOptionKinds} (`reference`, `expect`, `policy` have their own checks). */
+export const DOWNLOAD_OPTION_KINDS: Readonly<Record<string, OptionKind>> = Object.freeze({
+  repository: "string",
+  plainHttp: "boolean",
+  credentials: "object",
+  progress: "stream",
+  progressDelayMs: "number",
+  progressLines: "boolean",
+  tmpDir: "string",
+  signal: "signal",
+  env: "object",
+  openTarget: "function",
+  requirePrivate: "function",
+  onManifest: "function",
+});
+
+/** The kinds of a fleet check's registry options ({@link requireFleetRegistryOptions}). */
+const FLEET_REGISTRY_OPTION_KINDS: Readonly<Record<string, OptionKind>> = Object.freeze({
+  ...Object.fromEntries(Object.entries(DOWNLOAD_OPTION_KINDS).filter(([key]) => key !== "repository")),
+  credentialsFor: "function",
+  trustedRoot: "trustedRoot",
+});

@@ -47,7 +47,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { FETCH_OPTION_KEYS, PASS_THROUGH_OPTION_KEYS, requireArtifactKind, requireDownloadPolicy, requireKnownOptions, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, DOWNLOAD_OPTION_KINDS, FETCH_OPTION_KEYS, pickOptions, requireArtifactKind, requireDownloadPolicy, requireCredentialSourceOptions, requireEnvironmentArgument, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireRepositoryArgument, requireStringArgument, requireStringOption } from "./entry-options.js";
 import { exceedsPathLimits, makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
@@ -166,7 +166,9 @@ export interface VerifiedDownload extends FetchResult {
  * @throws FetchError `FETCH_CREDENTIALS_INCOMPLETE` when only one of the pair is set, `FETCH_CREDENTIALS_INVALID`
  *   when a value holds a line break or another control character (the message names the variable, never the value).
  */
-export function credentialsFromEnv(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): RegistryCredentials | undefined {
+export function credentialsFromEnv(given: Repository, env: Readonly<Record<string, string | undefined>> = process.env): RegistryCredentials | undefined {
+  const repository = requireRepositoryArgument(given, "credentialsFromEnv");
+  requireEnvironmentArgument(env, "credentialsFromEnv");
   if (repository.kind !== "registry") return undefined;
   let base: RegistryCredentials | undefined;
   try {
@@ -211,7 +213,9 @@ export interface CredentialSourceOptions {
  * The environment variables {@link credentialsFromEnv} takes credentials from for `repository`, by name
  * (`REGISTRY_USERNAME/REGISTRY_PASSWORD`, `REGISTRY_TOKEN`, `GH_TOKEN`); undefined when none applies.
  */
-export function environmentCredentialSource(repository: Repository, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+export function environmentCredentialSource(given: Repository, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  const repository = requireRepositoryArgument(given, "environmentCredentialSource");
+  requireEnvironmentArgument(env, "environmentCredentialSource");
   if (repository.kind !== "registry") return undefined;
   const set = (name: string): boolean => (env[name] ?? "") !== "";
   if (set("REGISTRY_USERNAME") || set("REGISTRY_PASSWORD")) return "REGISTRY_USERNAME/REGISTRY_PASSWORD";
@@ -226,7 +230,10 @@ export function environmentCredentialSource(repository: Repository, env: Readonl
  * (`--username`/`--password` over `--registry-config`) and skopeo (`--creds` over `--authfile`); an
  * `oci-layout:` store needs none. Names variables and the file, never a value.
  */
-export function registryConfigNote(repository: Repository, env: Readonly<Record<string, string | undefined>>, registryConfig: string | undefined): string | undefined {
+export function registryConfigNote(given: Repository, env: Readonly<Record<string, string | undefined>>, registryConfig: string | undefined): string | undefined {
+  const repository = requireRepositoryArgument(given, "registryConfigNote");
+  requireEnvironmentArgument(env, "registryConfigNote");
+  if (registryConfig !== undefined) requireStringArgument(registryConfig, "registryConfigNote", "registryConfig", "the Docker client config file given");
   if (registryConfig === undefined) return undefined;
   if (repository.kind !== "registry") return `note: --registry-config ${registryConfig} is not read: ${repository.repository} is a local oci-layout store (no credentials)`;
   const source = environmentCredentialSource(repository, env);
@@ -253,6 +260,7 @@ export async function resolveRegistryCredentials(
   env: Readonly<Record<string, string | undefined>> = process.env,
   options: CredentialSourceOptions = {},
 ): Promise<RegistryCredentials | undefined> {
+  requireCredentialSourceOptions(options, "resolveRegistryCredentials");
   const basic = credentialsFromEnv(repository, env);
   if (basic === undefined) return credentialsFromConfig(repository, env, options);
   reportUnreadConfig(repository, env, options);
@@ -275,6 +283,7 @@ export async function credentialsFromEnvOrConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
   options: CredentialSourceOptions = {},
 ): Promise<RegistryCredentials | undefined> {
+  requireCredentialSourceOptions(options, "credentialsFromEnvOrConfig");
   const fromEnv = credentialsFromEnv(repository, env);
   if (fromEnv === undefined) return credentialsFromConfig(repository, env, options);
   reportUnreadConfig(repository, env, options);
@@ -340,10 +349,11 @@ const DOWNLOAD_OPTIONS_SHAPE = "{ reference, repository?, expect?, policy?, plai
  *   `"bundle"` or `"receipt"`, a malformed `policy`), the codes of G1 (`REFERENCE_NOT_PINNED`,
  *   `REFERENCE_REPOSITORY_MISMATCH`, `REPOSITORY_INVALID`, ...).
  */
-function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE, known: readonly string[] = PASS_THROUGH_OPTION_KEYS): CheckedDownloadOptions<T> {
+function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE, known: readonly string[] = DOWNLOAD_OPTION_KEYS): CheckedDownloadOptions<T> {
   requireOptionsObject(options, call, shape);
   requireKnownOptions(options, known, call);
   requireStringOption(options, "repository", call, "the registry repository you trust, e.g. ghcr.io/acme/plugin", true);
+  requireOptionKinds(options, DOWNLOAD_OPTION_KINDS, call);
   requireArtifactKind(options.expect, call);
   requireDownloadPolicy(options.policy, call);
   if (options.repository !== undefined) {
@@ -731,10 +741,11 @@ function requireInstallablePaths(outputDir: string, titles: readonly string[], r
 export async function fetchRelease(given: FetchReleaseOptions): Promise<FetchResult & { provenance?: ProvenanceSummary }> {
   const options = checkDownloadOptions(given, "fetchRelease", "{ reference, outputDir, repository?, expect?, policy?, provenance?, replace?, signal?, ... }", FETCH_OPTION_KEYS);
   requireStringOption(options, "outputDir", "fetchRelease", "the output directory to install into");
+  requireOptionKinds(options, { replace: "boolean", onCommit: "function" }, "fetchRelease");
   requireProvenanceCheck(options.provenance, "fetchRelease");
   // Fail fast: an output directory that cannot be created or written is refused before the download.
   await (options.replace === true ? checkReplaceTarget : checkInstallTarget)(options.outputDir);
-  const download = await downloadRelease({ ...options, onManifest: (manifest) => {
+  const download = await downloadRelease({ ...pickOptions(options, DOWNLOAD_OPTION_KEYS), reference: options.reference, onManifest: (manifest) => {
     requireInstallablePaths(options.outputDir, manifest.layers.map((l) => l.title), options.replace === true);
     options.onManifest?.(manifest);
   } });

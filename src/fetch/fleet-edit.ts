@@ -10,7 +10,7 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { requireKnownOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireStringArgument, requireStringOption } from "./entry-options.js";
 import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
@@ -18,6 +18,7 @@ import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLoc
  * @throws FetchError `FLEET_LOCK_UNREADABLE`, `FLEET_LOCK_INVALID`.
  */
 export async function listFleetLock(lockPath: string): Promise<FleetPlugin[]> {
+  requireStringArgument(lockPath, "listFleetLock", "lockPath", "the fleet lock file");
   return (await readFleetLockFile(lockPath)).plugins;
 }
 
@@ -27,6 +28,8 @@ export async function listFleetLock(lockPath: string): Promise<FleetPlugin[]> {
  * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (no such plugin; the message lists the pinned names), `FLEET_LOCK_*`.
  */
 export async function removePluginFromLock(lockPath: string, name: string): Promise<FleetPlugin> {
+  requireStringArgument(lockPath, "removePluginFromLock", "lockPath", "the fleet lock file");
+  requireStringArgument(name, "removePluginFromLock", "name", "the name of a pinned plugin");
   const snapshot = await readFleetLockSnapshot(lockPath);
   const { lock } = snapshot;
   const found = lock.plugins.find((p) => p.name === name);
@@ -73,7 +76,8 @@ export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise
   requireStringOption(options, "lockPath", "upgradePluginInLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "upgradePluginInLock", "the release-receipt.json file to pin");
   requireKnownOptions(options, ["lockPath", "receiptPath", "gates", "registry", "offline"], "upgradePluginInLock");
-  if (options.registry !== undefined) requireKnownOptions(options.registry, PIN_CHECK_OPTION_KEYS, "upgradePluginInLock", "registry option");
+  requireOptionKinds(options, { offline: "boolean" }, "upgradePluginInLock");
+  if (options.registry !== undefined) requireFleetRegistryOptions(options.registry, PIN_CHECK_OPTION_KEYS, "upgradePluginInLock", "registry option");
   const snapshot = await readFleetLockSnapshot(options.lockPath);
   const { lock } = snapshot;
   const { readFile } = await import("node:fs/promises");

@@ -35,9 +35,9 @@ import { lockedProvenancePolicy, provenancePolicyFromLock, type ProvenancePolicy
 import type { CheckedTrustedRoot } from "../contract/trusted-root.js";
 import { receiptReferenceOf } from "../contract/artifact-document.js";
 
-import { HermesPluginKitError, InterruptedError } from "../contract/errors.js";
+import { HermesPluginKitError, InterruptedError, ReleaseContractError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
-import { FLEET_VERIFY_OPTION_KEYS, requireKnownOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, FLEET_VERIFY_OPTION_KEYS, PIN_CHECK_OPTION_KEYS, pickOptions, requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireStringArgument, requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
 import { acquirePidLock } from "../oci/lock-owner.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
@@ -159,6 +159,8 @@ export interface FleetLockSnapshot {
  * @throws the codes of {@link readFleetLockFile}.
  */
 export async function readFleetLockSnapshot(path: string, allowMissing = false): Promise<FleetLockSnapshot> {
+  requireStringArgument(path, "readFleetLockFile", "path", "the fleet lock file");
+  requireOptionKinds({ allowMissing }, { allowMissing: "boolean" }, "readFleetLockFile");
   const found = await readRegularFile(path, { maxBytes: MAX_LOCK_BYTES });
   if (found.kind === "failed" && found.code === "ENAMETOOLONG") throw pathTooLong(path, path, "fleet lock (--lock)", undefined, "file");
   if (found.kind === "failed" && (found.code === "ENOENT" || found.code === "ENOTDIR")) {
@@ -191,6 +193,10 @@ export async function readFleetLockSnapshot(path: string, allowMissing = false):
  *   `IO_DIRECTORY_UNWRITABLE` (its directory cannot be created or written, e.g. under /proc or /sys), `IO_PATH_TOO_LONG`.
  */
 export async function writeFleetLockFile(path: string, lock: FleetLock, readAs?: FleetLockSnapshot): Promise<void> {
+  requireStringArgument(path, "writeFleetLockFile", "path", "the fleet lock file");
+  if (readAs !== undefined && (readAs === null || typeof readAs !== "object" || !("bytes" in readAs) || !(readAs.bytes === undefined || Buffer.isBuffer(readAs.bytes)))) {
+    throw new ReleaseContractError("POLICY_INVALID", `writeFleetLockFile argument readAs must be the snapshot readFleetLockSnapshot returned ({ lock, bytes }), found ${describeValue(readAs)}`);
+  }
   const st = await lstat(path).catch(() => null);
   if (st !== null && !st.isFile()) throw new FetchError("FLEET_LOCK_UNREADABLE", `fleet lock ${path} must be a regular file (not a symlink)`);
   // A read-only lock (no owner write bit: chmod a-w says "do not change it", also to root) or one this
@@ -312,7 +318,7 @@ export interface FleetAddOptions {
 }
 
 /** The keys of {@link FleetPinCheckOptions}. */
-export const PIN_CHECK_OPTION_KEYS: readonly string[] = FLEET_VERIFY_OPTION_KEYS.filter((key) => key !== "lockPath" && key !== "installedDir");
+export { PIN_CHECK_OPTION_KEYS };
 
 /** The registry reads {@link addPluginToLock} and `upgradePluginInLock` make before writing a pin: those of {@link verifyFleetLock}. */
 export type FleetPinCheckOptions = Omit<FleetVerifyOptions, "lockPath" | "installedDir">;
@@ -435,7 +441,8 @@ export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugi
   requireStringOption(options, "lockPath", "addPluginToLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "addPluginToLock", "the release-receipt.json file to pin");
   requireKnownOptions(options, ["lockPath", "receiptPath", "package", "repository", "gates", "provenance", "registry", "offline"], "addPluginToLock");
-  if (options.registry !== undefined) requireKnownOptions(options.registry, PIN_CHECK_OPTION_KEYS, "addPluginToLock", "registry option");
+  requireOptionKinds(options, { offline: "boolean" }, "addPluginToLock");
+  if (options.registry !== undefined) requireFleetRegistryOptions(options.registry, PIN_CHECK_OPTION_KEYS, "addPluginToLock", "registry option");
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
   const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
   const snapshot = await readFleetLockSnapshot(options.lockPath, true);
@@ -557,7 +564,7 @@ async function verifyPinnedProvenance(
 export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
   requireOptionsObject(options, "verifyFleetLock", "{ lockPath, installedDir?, plainHttp?, credentials?, trustedRoot?, signal?, ... }");
   requireStringOption(options, "lockPath", "verifyFleetLock", "the fleet lock file");
-  requireKnownOptions(options, FLEET_VERIFY_OPTION_KEYS, "verifyFleetLock");
+  requireFleetRegistryOptions(options, FLEET_VERIFY_OPTION_KEYS, "verifyFleetLock");
   requireStringOption(options, "installedDir", "verifyFleetLock", "the directory holding the installed tarballs", true);
   const lock = await readFleetLockFile(options.lockPath);
   // Installed files to check, and no pin to check them against: a passing answer would be about nothing.
@@ -610,7 +617,7 @@ async function verifyOnePlugin(plugin: FleetPlugin, options: FleetVerifyOptions,
   void _ignored;
   // The receipt and the bundle are read alike: this plugin's repository, credentials and policy.
   const pinned = (reference: string, expect: "receipt" | "bundle"): DownloadOptions => ({
-    ...rest,
+    ...pickOptions(rest, DOWNLOAD_OPTION_KEYS),
     ...(credentials === undefined ? {} : { credentials }),
     reference,
     repository: parsed.repository,

@@ -28,7 +28,8 @@ import { isAllowedPayloadTitle } from "../contract/payload.js";
 import { describeValue } from "../contract/grammar.js";
 import { readReleaseJsonBytesFile } from "../contract/release-json-file.js";
 import { FetchError } from "./errors.js";
-import { HermesPluginKitError, throwIfInterrupted } from "../contract/errors.js";
+import { HermesPluginKitError, ReleaseContractError, throwIfInterrupted } from "../contract/errors.js";
+import { requireKnownOptions, requireOptionKinds, requireOptionsObject, requireStringArgument } from "./entry-options.js";
 import { acquirePidLock } from "../oci/lock-owner.js";
 import { checkDirectoryWritable, makeDirectory, pathTooLong, shortPath } from "../contract/directory.js";
 
@@ -439,10 +440,36 @@ async function checkOutputTarget(outputDir: string, purpose: string): Promise<St
  * @throws FetchError codes above; IoError `IO_NOT_A_DIRECTORY`, `IO_DIRECTORY_UNWRITABLE`.
  */
 export async function checkInstallTarget(outputDir: string, purpose = "output directory (--output-dir)"): Promise<void> {
+  requireStringArgument(outputDir, "checkInstallTarget", "outputDir", "the output directory to install into");
+  requireStringArgument(purpose, "checkInstallTarget", "purpose", "what the directory is, for messages");
   const st = await checkOutputTarget(outputDir, purpose);
   if (st === null) return;
   const foreign = foreignEntries(await releaseEntries(resolve(outputDir)), false);
   if (foreign.length > 0) throw notEmpty(outputDir, foreign);
+}
+
+/**
+ * The arguments of {@link installPayload} / {@link replaceInstall} from a library caller: `outputDir` a non-empty
+ * string, `files` an array of `{ path, source, sha256 }` (strings; `sha256` 64 lowercase hex), `options` only
+ * `{ lockTimeoutMs?, signal?, onCommit? }` of their kinds. Checked before anything is read or written.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the argument and what was found.
+ */
+function checkInstallArguments(outputDir: unknown, files: unknown, options: unknown, call: string): void {
+  requireStringArgument(outputDir, call, "outputDir", "the output directory to install into");
+  if (!Array.isArray(files)) throw new ReleaseContractError("POLICY_INVALID", `${call} argument files must be an array of { path, source, sha256 }, found ${describeValue(files)}`);
+  files.forEach((file: unknown, i) => {
+    const ok =
+      file !== null &&
+      typeof file === "object" &&
+      typeof (file as InstallFile).path === "string" &&
+      typeof (file as InstallFile).source === "string" &&
+      (file as InstallFile).source !== "" &&
+      /^[0-9a-f]{64}$/.test(String((file as InstallFile).sha256));
+    if (!ok) throw new ReleaseContractError("POLICY_INVALID", `${call} argument files[${i}] must be { path, source, sha256 } (strings; sha256 64 lowercase hex), found ${file !== null && typeof file === "object" ? `{ ${Object.keys(file).join(", ")} }` : describeValue(file)}`);
+  });
+  requireOptionsObject(options, call, "{ lockTimeoutMs?, signal?, onCommit? }");
+  requireKnownOptions(options, ["lockTimeoutMs", "signal", "onCommit"], call);
+  requireOptionKinds(options, { lockTimeoutMs: "number", signal: "signal", onCommit: "function" }, call);
 }
 
 /**
@@ -469,6 +496,7 @@ export async function checkInstallTarget(outputDir: string, purpose = "output di
  *   On any throw the files and directories this call created are removed and the lock released.
  */
 export async function installPayload(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
+  checkInstallArguments(outputDir, files, options, "installPayload");
   const root = resolve(outputDir);
   for (const file of files) {
     if (!isAllowedPayloadTitle(file.path) || isAbsolute(file.path) || file.path.includes("\\")) {
@@ -562,6 +590,7 @@ export async function installPayload(outputDir: string, files: readonly InstallF
  *   and the codes of {@link checkInstallTarget}.
  */
 export async function checkReplaceTarget(outputDir: string): Promise<void> {
+  requireStringArgument(outputDir, "checkReplaceTarget", "outputDir", "the output directory to replace");
   const st = await checkOutputTarget(outputDir, "output directory (--output-dir)");
   const root = resolve(outputDir);
   const cwd = resolve(process.cwd());
@@ -605,6 +634,7 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
  *   `INSTALL_OUTPUT_SYMLINK` (D is a symlink), `INSTALL_UNSAFE_PATH` (D is not a directory), `INSTALL_FAILED`.
  */
 export async function replaceInstall(outputDir: string, files: readonly InstallFile[], options: InstallOptions = {}): Promise<InstallResult> {
+  checkInstallArguments(outputDir, files, options, "replaceInstall");
   await checkReplaceTarget(outputDir);
   const root = resolve(outputDir);
   const st = await lstatOrNull(root);

@@ -35,6 +35,7 @@ import {
 } from "../contract/provenance.js";
 import { readP256PublicKeyFile } from "../contract/key-pem.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
+import { requireProvenanceCheck } from "./entry-options.js";
 import {
   checkSignerIdentity,
   checkStatementAgainstPolicy,
@@ -206,9 +207,13 @@ function noneVerified(failures: readonly ProvenanceError[]): ProvenanceError {
  * @param release what the release's verified documents say (tested manifest or receipt).
  * @throws ProvenanceError `PROVENANCE_NOT_FOUND`, `PROVENANCE_ATTESTATION_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`,
  *   `PROVENANCE_ATTESTATIONS_DISAGREE`, `PROVENANCE_POLICY_INVALID`, every code of `verifySigstoreBundle`,
- *   of the policy checks and of `checkReleaseBinding`; OciError from the transport.
+ *   of the policy checks and of `checkReleaseBinding`; OciError from the transport. `PROVENANCE_POLICY_INVALID`
+ *   also for `options` that are not `{ policy, trustedRoot? }` (an unknown key, a policy that is incomplete, a
+ *   trusted root that is not a checked one), before anything is read.
  */
 export async function verifyReleaseProvenance(target: ReadOnlyTarget, repository: string, subject: Descriptor, release: ReleaseBinding, options: ProvenanceCheckOptions): Promise<VerifiedProvenance> {
+  requireProvenanceCheck(options, "verifyReleaseProvenance");
+  if (options === undefined) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", "verifyReleaseProvenance needs its options { policy, trustedRoot? }: who may have signed the release, found nothing");
   const policy = resolveProvenancePolicy(options.policy);
   const trust = options.trustedRoot ?? embeddedTrustedRoot();
   const { descriptors, source, otherTypes } = await listReferrers(target, subject, { artifactType: SIGSTORE_BUNDLE_V03_MEDIA_TYPE });

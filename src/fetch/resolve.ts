@@ -9,7 +9,7 @@ import { isDigestLike, parseRepository, urlRefused, LAYOUT_PREFIX, type Reposito
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
 import type { DownloadOptions } from "./fetch.js";
-import { requireOptionsObject } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KINDS, RESOLVE_OPTION_KEYS, requireKnownOptions, requireOptionKinds, requireOptionsObject } from "./entry-options.js";
 
 /** A parsed `<repository>:<tag>`. */
 export interface TagReference {
@@ -92,6 +92,8 @@ export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" |
 export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
   const { repository, tag } = parseTagReference(value);
   requireOptionsObject(options, "resolveTagReference", "{ plainHttp?, credentials?, env?, openTarget?, requirePrivate? }");
+  requireKnownOptions(options, RESOLVE_OPTION_KEYS, "resolveTagReference");
+  requireOptionKinds(options, DOWNLOAD_OPTION_KINDS, "resolveTagReference");
   const plainHttp = options.plainHttp === true;
   requirePlainHttpAllowed(repository, plainHttp);
   const env = options.env ?? process.env;

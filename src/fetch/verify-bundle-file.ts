@@ -6,6 +6,7 @@
  * public key; an optional trusted root file (default: the public-good root
  * embedded in `@sigstore/tuf`). Nothing is downloaded.
  */
+import { describeValue, nearestName } from "../contract/grammar.js";
 import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
 import { createHash } from "node:crypto";
 import { lstat, readFile } from "node:fs/promises";
@@ -40,6 +41,28 @@ export interface VerifyBundleFileResult {
   signer: string;
 }
 
+/** The options of {@link verifyBundleFile}, checked before anything is read (see its `@throws`). */
+function checkVerifyBundleFileOptions(options: unknown): asserts options is VerifyBundleFileOptions {
+  const refuse = (message: string): never => {
+    throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `verifyBundleFile ${message}`);
+  };
+  const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+  const isText = (value: unknown): value is string => typeof value === "string" && value !== "";
+  if (!isObject(options)) return refuse(`needs its options as an object { bundle, artifact, signer, trustedRoot? }, found ${describeValue(options)}`);
+  const known = ["bundle", "artifact", "signer", "trustedRoot"];
+  const unknown = Object.keys(options).filter((key) => !known.includes(key));
+  if (unknown.length > 0) {
+    const near = nearestName(unknown[0] as string, known);
+    refuse(`option ${JSON.stringify(unknown[0])} is not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would check less than you asked`);
+  }
+  for (const name of ["bundle", "artifact"]) if (!isText(options[name])) refuse(`option ${name} must be a non-empty string, found ${describeValue(options[name])}`);
+  if (options["trustedRoot"] !== undefined && !isText(options["trustedRoot"])) refuse(`option trustedRoot must be a trusted root file path, found ${describeValue(options["trustedRoot"])}`);
+  const signer = options["signer"];
+  const keys = isObject(signer) ? Object.keys(signer).sort().join(",") : "";
+  const shaped = isObject(signer) && (keys === "keyFile" ? isText(signer["keyFile"]) : keys === "identity,issuer" && isText(signer["identity"]) && isText(signer["issuer"]));
+  if (!shaped) refuse(`option signer must be { keyFile } (a PEM public key file) or { identity, issuer } (strings), found ${isObject(signer) ? `{ ${Object.keys(signer).join(", ")} }` : describeValue(signer)}`);
+}
+
 async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {
   const found = await readRegularFile(path, { maxBytes: max });
   if (found.kind === "too-large") throw new ProvenanceError("PROVENANCE_ATTESTATION_TOO_LARGE", `${what} ${path} is ${found.size} bytes; at most ${max} bytes are accepted`);
@@ -65,9 +88,13 @@ async function artifactOf(argument: string, needBytes: boolean): Promise<{ artif
 /**
  * Verify `options.bundle` for `options.artifact` (see the module comment).
  * @throws ProvenanceError: every code of `verifySigstoreBundle`, `PROVENANCE_TRUSTED_ROOT_INVALID`,
- *   `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_UNSUPPORTED` (src/contract/key-pem.ts), `PROVENANCE_ARTIFACT_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`.
+ *   `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_UNSUPPORTED` (src/contract/key-pem.ts), `PROVENANCE_ARTIFACT_INVALID`, `PROVENANCE_ATTESTATION_TOO_LARGE`;
+ *   `PROVENANCE_POLICY_INVALID` before anything is read, for options that are not `{ bundle, artifact, signer, trustedRoot? }`
+ *   (an unknown key: a misspelt `trustedRoot` would verify against the public-good root instead of yours) or a
+ *   `signer` that is not exactly `{ keyFile }` or `{ identity, issuer }`.
  */
 export async function verifyBundleFile(options: VerifyBundleFileOptions): Promise<VerifyBundleFileResult> {
+  checkVerifyBundleFileOptions(options);
   const trust = options.trustedRoot === undefined ? embeddedTrustedRoot() : await readTrustedRootFile(options.trustedRoot);
   let signer: ExpectedSigner;
   let signerLabel = "";

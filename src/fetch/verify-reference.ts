@@ -24,6 +24,9 @@ import { parseReleaseJson, verifyFinalReceiptBytes, verifyTestedManifest } from 
 import { readAllBounded } from "../oci/descriptor.js";
 import { FetchError } from "./errors.js";
 import { inspectRelease, type DownloadOptions } from "./fetch.js";
+import { DOWNLOAD_OPTION_KEYS, VERIFY_REFERENCE_OPTION_KEYS, pickOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
+import { ReleaseContractError } from "../contract/errors.js";
+import { ProvenanceError } from "../contract/provenance-error.js";
 import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
 import { namingFile } from "../contract/json-file.js";
 import { bundleLayers } from "./receipt-bundle.js";
@@ -69,9 +72,30 @@ function policyFor(doc: Record<string, unknown>, packageName: unknown, repositor
  * `verify-provenance --reference` (see the module comment).
  * @throws the codes of `inspectRelease` (reference, privacy, manifest), of the tested manifest
  *   and receipt checks, OciError from the transfer, and every code of `verifyReleaseProvenance`.
+ *   Before any read: ReleaseContractError `POLICY_INVALID` (options not an object, an option it does not read,
+ *   e.g. a misspelt `receipt` that would bind nothing, `receipt` not a non-empty string, `package` not an npm
+ *   package name, `gatesFor` not a function, a wrongly typed transport option); ProvenanceError
+ *   `PROVENANCE_POLICY_INVALID` (`provenance` missing, or not `{ policy, trustedRoot? }`).
  */
 export async function verifyReferenceProvenance(options: VerifyReferenceOptions): Promise<VerifyReferenceResult> {
-  const { pinned, target, manifest } = await inspectRelease({ ...options, expect: "bundle", ...(options.package === undefined ? {} : { policy: { package: options.package } }) });
+  const call = "verifyReferenceProvenance";
+  requireOptionsObject(options, call, "{ reference, provenance, repository?, receipt?, package?, gatesFor?, plainHttp?, credentials?, ... }");
+  requireKnownOptions(options, VERIFY_REFERENCE_OPTION_KEYS, call);
+  requireStringOption(options, "receipt", call, "the published release-receipt.json file to bind", true);
+  requireOptionKinds(options, { gatesFor: "function" }, call);
+  if (options.package !== undefined && !isNpmPackageName(options.package)) {
+    throw new ReleaseContractError("POLICY_INVALID", `${call} option package must be an npm package name, found ${describeValue(options.package)}`);
+  }
+  if (options.provenance === undefined) {
+    throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} needs option provenance { policy, trustedRoot? }: who may have signed the release (a key, or owner/repo/workflow), found nothing`);
+  }
+  requireProvenanceCheck(options.provenance, call);
+  const { pinned, target, manifest } = await inspectRelease({
+    ...pickOptions(options, DOWNLOAD_OPTION_KEYS),
+    reference: options.reference,
+    expect: "bundle",
+    ...(options.package === undefined ? {} : { policy: { package: options.package } }),
+  });
   const layer = manifest.layers.find((l) => l.title === RELEASE_MANIFEST_FILE);
   if (layer === undefined) throw new FetchError("FETCH_LAYER_INVENTORY", `bundle ${pinned.reference} has no ${RELEASE_MANIFEST_FILE} layer`);
   const bytes = await readAllBounded(await target.fetch(layer.descriptor), layer.descriptor.size, `${RELEASE_MANIFEST_FILE} of ${pinned.reference}`);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { layoutBlobPath } from "../../src/oci/layout.js";
-import { downloadRelease, fetchRelease, inspectRelease, type FetchReleaseOptions, type OpenReadTarget } from "../../src/fetch/fetch.js";
+import { downloadRelease, fetchRelease, inspectRelease, type DownloadOptions, type FetchReleaseOptions, type OpenReadTarget } from "../../src/fetch/fetch.js";
 import { resolveTagReference } from "../../src/fetch/resolve.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { runCli } from "../support/cli.js";
@@ -163,6 +163,7 @@ describe("library options: checked before any network or disk work, refused with
   }
   const reference = () => `${repository}@${staged.bundle.digest}`;
   const base = (out: string, tmp: string, open: OpenReadTarget): FetchReleaseOptions => ({ reference: reference(), repository, outputDir: out, openTarget: open, progress: null, tmpDir: tmp });
+  const downloadBase = (tmp: string, open: OpenReadTarget): DownloadOptions => ({ reference: reference(), repository, openTarget: open, progress: null, tmpDir: tmp });
 
   it.each([
     ["fetchRelease(undefined)", "POLICY_INVALID", /^fetchRelease needs its options as an object \{ reference, outputDir, repository\?, .*\}, found nothing$/, () => fetchRelease(undefined as never)],
@@ -171,7 +172,20 @@ describe("library options: checked before any network or disk work, refused with
     ["downloadRelease(undefined)", "POLICY_INVALID", /^downloadRelease needs its options as an object \{ reference, repository\?, .*\}, found nothing$/, () => downloadRelease(undefined as never)],
     ["inspectRelease([])", "POLICY_INVALID", /^inspectRelease needs its options as an object .*, found an array$/, () => inspectRelease([] as never)],
     ["expect: \"bundel\"", "POLICY_INVALID", /^fetchRelease option expect must be "bundle" or "receipt" \(the artifact kind to accept; omit it to accept either\), found "bundel"$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), expect: "bundel" as never })],
-    ["downloadRelease expect: 1", "POLICY_INVALID", /^downloadRelease option expect must be "bundle" or "receipt" .*, found number 1$/, (c: Ctx) => downloadRelease({ ...base(c.out, c.tmp, c.open), expect: 1 as never })],
+    ["downloadRelease expect: 1", "POLICY_INVALID", /^downloadRelease option expect must be "bundle" or "receipt" .*, found number 1$/, (c: Ctx) => downloadRelease({ ...downloadBase(c.tmp, c.open), expect: 1 as never })],
+    // downloadRelease installs nothing: an outputDir given to it would be ignored (fetchRelease installs).
+    ["downloadRelease outputDir (fetchRelease's option)", "POLICY_INVALID", /^downloadRelease option "outputDir" is not one it reads \(it reads reference, repository, /, (c: Ctx) => downloadRelease({ ...downloadBase(c.tmp, c.open), outputDir: c.out } as never)],
+    ["inspectRelease provenance (fetchRelease's option)", "POLICY_INVALID", /^inspectRelease option "provenance" is not one it reads/, (c: Ctx) => inspectRelease({ ...downloadBase(c.tmp, c.open), provenance: { policy: { owner: "acme" } } } as never)],
+    // Options of the wrong kind: plainHttp "yes" would be read as false, a signal that is none would never stop the call.
+    ["signal: \"stop\"", "POLICY_INVALID", /^fetchRelease option signal must be an AbortSignal \(an object with aborted, as AbortController\.signal\), found "stop"$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), signal: "stop" as never })],
+    ["plainHttp: \"yes\"", "POLICY_INVALID", /^downloadRelease option plainHttp must be true or false, found "yes"$/, (c: Ctx) => downloadRelease({ ...downloadBase(c.tmp, c.open), plainHttp: "yes" as never })],
+    ["tmpDir: 5", "POLICY_INVALID", /^inspectRelease option tmpDir must be a non-empty string, found number 5$/, (c: Ctx) => inspectRelease({ ...downloadBase(c.tmp, c.open), tmpDir: 5 as never })],
+    ["progressDelayMs: -1", "POLICY_INVALID", /^fetchRelease option progressDelayMs must be a finite number >= 0, found number -1$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), progressDelayMs: -1 })],
+    ["replace: \"yes\"", "POLICY_INVALID", /^fetchRelease option replace must be true or false, found "yes"$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), replace: "yes" as never })],
+    // A credential given as a string is refused by its type only: the message never holds the secret.
+    ["credentials: a string", "POLICY_INVALID", /^fetchRelease option credentials must be an object, found a string$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), credentials: "alice:s3cret-value" as never })],
+    ["resolveTagReference plainHtp (misspelt)", "POLICY_INVALID", /^resolveTagReference option "plainHtp" is not one it reads .*did you mean "plainHttp"\?/, () => resolveTagReference(`${repository}:v0.8.0`, { plainHtp: true } as never)],
+    ["resolveTagReference openTarget: 5", "POLICY_INVALID", /^resolveTagReference option openTarget must be a function, found number 5$/, () => resolveTagReference(`${repository}:v0.8.0`, { openTarget: 5 } as never)],
     ["provenance: {}", "PROVENANCE_POLICY_INVALID", /^fetchRelease option provenance.policy must be an object \(who may have signed: a key, or --owner\/--repo \.\.\.\), found nothing; expected provenance \{ policy: /, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: {} as never })],
     ["provenance: true", "PROVENANCE_POLICY_INVALID", /^fetchRelease option provenance must be \{ policy: .*\}, found boolean true$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: true as never })],
     ["provenance: { policy: {} }", "PROVENANCE_POLICY_INVALID", /^a keyless provenance policy needs --owner or --repo/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: { policy: {} } })],
@@ -183,7 +197,7 @@ describe("library options: checked before any network or disk work, refused with
     ["reference: undefined", "REFERENCE_NOT_PINNED", /found nothing$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), reference: undefined as never })],
     // A misspelt option would be ignored and check less than asked (provenanse installed unsigned bytes).
     ["provenanse (misspelt)", "POLICY_INVALID", /^fetchRelease option "provenanse" is not one it reads \(it reads .*\); did you mean "provenance"\?; an ignored option would check less than you asked$/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenanse: { policy: { key: "x" } } } as never)],
-    ["downloadRelease repositry (misspelt)", "POLICY_INVALID", /did you mean "repository"\?/, (c: Ctx) => downloadRelease({ ...base(c.out, c.tmp, c.open), repositry: "x" } as never)],
+    ["downloadRelease repositry (misspelt)", "POLICY_INVALID", /did you mean "repository"\?/, (c: Ctx) => downloadRelease({ ...downloadBase(c.tmp, c.open), repositry: "x" } as never)],
     ["policy.gate (misspelt)", "POLICY_INVALID", /^fetchRelease policy key "gate" is not one it reads \(it reads package, gates, sources\); did you mean "gates"\?/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), policy: { gate: { unit: "evil" } } as never })],
     ["provenance.trustedRot (misspelt)", "PROVENANCE_POLICY_INVALID", /^fetchRelease option provenance has "trustedRot", which it does not read/, (c: Ctx) => fetchRelease({ ...base(c.out, c.tmp, c.open), provenance: { policy: { owner: "acme" }, trustedRot: {} } as never })],
     ["resolveTagReference(undefined)", "TAG_REFERENCE_INVALID", /^expected <repository>:<tag> \(a string, e\.g\. ghcr\.io\/acme\/plugin:v1\.2\.0\), found nothing$/, () => resolveTagReference(undefined as never)],
@@ -222,6 +236,21 @@ describe("library options: checked before any network or disk work, refused with
     expect(run.opened).toBe(1);
     expect(run.leftInTmp).toEqual([]);
     await expect(readdir(run.out)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("passing: every option of its kind is accepted (a real AbortSignal, false flags, a 0 ms delay, a stream); downloadRelease reads only its own options", async () => {
+    const controller = new AbortController();
+    const run = await attempt(({ out, tmp, open }) =>
+      fetchRelease({ ...base(out, tmp, open), signal: controller.signal, plainHttp: false, replace: false, progressDelayMs: 0, progressLines: false, progress: process.stderr, env: { PATH: process.env["PATH"] }, onCommit: () => undefined, onManifest: () => undefined }),
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.opened).toBe(1);
+    const download = await attempt(async ({ tmp, open }) => {
+      const got = await downloadRelease({ ...downloadBase(tmp, open), signal: controller.signal, expect: "bundle", policy: { package: "demo-plugin" } });
+      await got.cleanup();
+    });
+    expect(download.error).toBeUndefined();
+    expect(download.leftInTmp).toEqual([]);
   });
 
   it("passing: resolveTagReference with its options resolves the tag to the pinned reference", async () => {

@@ -139,6 +139,24 @@ describe("release attest with a local key into the oci-layout store", () => {
     expect(await lstat(join(root, "out-receipt-none")).catch(() => null)).toBeNull();
   });
 
+  it("verifyReferenceProvenance and verify-provenance --package: the pinned package is accepted when it is the release's, refused when it is another; its own misspelt option is refused under its own name", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    // Passing: the release's own package (this was refused as an option inspectRelease does not read).
+    const pinned = await verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), package: fixture.manifest.package });
+    expect(pinned).toMatchObject({ ok: true, reference: reference() });
+    const cli = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--package", fixture.manifest.package, "--json"], { cwd: root });
+    expect({ code: cli.code, stderr: cli.stderr, ok: JSON.parse(cli.stdout).ok }).toEqual({ code: 0, stderr: "", ok: true });
+    // Failing: another package, a misspelt receipt (it would bind no receipt), a package that is no npm name, no provenance.
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), package: "other-plugin" })).toThrowWithCode("FETCH_PACKAGE_MISMATCH");
+    const misspelt = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), recept: receiptFile } as never);
+    await expect(() => misspelt).toThrowWithCode("POLICY_INVALID");
+    await expect(misspelt).rejects.toThrow(/^verifyReferenceProvenance option "recept" is not one it reads \(it reads .*\); did you mean "receipt"\?/);
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), package: "Not A Name" })).toThrowWithCode("POLICY_INVALID");
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository } as never)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
+    await expect(() => verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), gatesFor: {} } as never)).toThrowWithCode("POLICY_INVALID");
+  });
+
   it("the CLI verifies a reference with the pinned key (text and JSON) and fetches with --provenance", async () => {
     await fresh();
     await attestRelease(attestOptions());
