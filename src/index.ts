@@ -50,9 +50,9 @@ export {
 } from "./contract/index.js";
 // The kit's public surface, the same names as src/kit/index.ts.
 export {
-  arg, argumentValueProblems, arrayArg, augmentDescription, BINARY_EXTENSIONS, boolArg, BRIDGE_CAPABILITY,
+  arg, ARG_KEYWORDS, argumentValueProblems, arrayArg, augmentDescription, BINARY_EXTENSIONS, boolArg, BRIDGE_CAPABILITY,
   BRIDGE_DEFAULT_TIMEOUT_MS, BRIDGE_ERRORS, BRIDGE_MAX_TIMEOUT_MS, BRIDGE_METHODS, BRIDGE_PROTOCOL_VERSION,
-  bridgeCapability, buildParameters, buildPluginPackage, BUILTIN_COMMAND_NAMES, BUILTIN_TOOLSET_NAMES,
+  bridgeCapability, buildParameters, buildPluginPackage, callPluginTool, BUILTIN_COMMAND_NAMES, BUILTIN_TOOLSET_NAMES,
   checkArgumentValue, checkHermesToolNames, checkHostSurface, checkMcpConfig, checkPluginManifest,
   checkSkillFrontmatter, clampedHermesToolName, COMMAND_NAME_PATTERN, COMPANION_MANIFEST_KEYS,
   COMPANION_MARKER, COMPANION_PARENT_DIR, companionDir, companionFiles, companionManifest, companionName,
@@ -64,7 +64,7 @@ export {
   logObservabilityEvent, MAX_ARGUMENT_PROBLEM_LINES, MCP_SCHEMA_URL, MCP_TOOL_NAME_PREFIX,
   MCP_UTILITY_TOOL_NAMES, NATIVE_MANIFEST_FIELDS, newCorrelationId, normalizeCommandResult,
   normalizeHookResult, normalizeMiddlewareResult, numberArg, objectArg, OBSERVABILITY_SCHEMA,
-  ObservabilityEvent, parseSkillDocument, PLUGIN_CONFIG_FILE, PLUGIN_CONFIG_MAX_BYTES,
+  ObservabilityEvent, parseCallArguments, parseSkillDocument, PLUGIN_CONFIG_FILE, PLUGIN_CONFIG_MAX_BYTES,
   PLUGIN_KIT_ERROR_CODES, PLUGIN_MANIFEST_FIELDS, PLUGIN_NAME_PATTERN, PLUGIN_SCHEMA_URL, pluginDataPath,
   PluginKitError, pluginPath, pluginSkill, portableServerName, protocolStdout, pythonRepr,
   qualifiedSkillName, readEnvironmentVariable, redactArguments, REDACTED_KEY_PARTS, redactText,
@@ -79,15 +79,15 @@ export {
   withStdoutOnStderr,
 } from "./kit/index.js";
 export type {
-  ArgOptions, ArgSpec, ArgumentProblem, ArgumentProblemKind, ArgumentValidationOptions, BridgeOptions,
+  AnyArgOptions, ArgOptions, ArgSpec, ArgumentProblem, ArrayArgOptions, ArgumentProblemKind, ArgumentValidationOptions, BridgeOptions,
   BuildOptions, BuildResult, BuiltParameters, CapabilitySelection, CapabilitySelectionOptions,
   CommandContext, CompanionSpec, DoctorCall, DoctorCompanion, DoctorCompanionCall, DoctorOptions,
   DoctorReport, DoctorServer, DoctorSkill, DoctorTool, FindingSeverity, HookContext, HookEvent, HookName,
-  HostCallContext, HostCommand, HostSurface, LogLevel, LogSink, McpConfig, MiddlewareContext,
-  ObservabilityEventInit, PackageFinding, ParametersSchema, ParamsToolOptions, PluginCapabilities,
+  HostCallContext, HostCommand, HostSurface, LogLevel, LogSink, McpConfig, MiddlewareContext, NumberArgOptions, ObjectArgOptions,
+  ObservabilityEventInit, PackageFinding, ParametersSchema, ParamsToolOptions, PluginCallOptions, PluginCallResult, PluginCapabilities,
   PluginCommand, PluginConfig, PluginDefinition, PluginHooks, PluginKitErrorCode, PluginLogging,
   PluginManifest, PluginMiddleware, PluginOptions, PluginSkill, PreToolCallDecision, PreToolCallEvent,
   PropertySchema, ReceiptHostSurface, ReceivedToolResult, RequestMiddlewareKind, RunningPlugin,
-  SchemaToolOptions, SkillDocument, SkillProblem, StdioServerEntry, ToolCallResult, ToolContext,
+  SchemaToolOptions, SkillDocument, StringArgOptions, SkillProblem, StdioServerEntry, ToolCallResult, ToolContext,
   ToolDefinition, ToolHandler, ToolNameProblem, ZodToolOptions,
 } from "./kit/index.js";

@@ -18,6 +18,7 @@
  * are not declared, so a handler never receives a prototype-changing key.
  */
 import { inputTypeError, isRecord, valueKind } from "./errors.js";
+import { unknownOptionKeys, unknownOptionMessage } from "./option-keys.js";
 import { ownValue, PROTOTYPE_KEYS, setOwn } from "./own-keys.js";
 import { pythonRepr, type ParametersSchema } from "./schema.js";
 
@@ -268,6 +269,9 @@ export function argumentValueProblems(schema: Record<string, unknown>, value: un
   return out;
 }
 
+/** Every option of {@link ArgumentValidationOptions}. */
+const VALIDATION_OPTION_KEYS: readonly string[] = ["required", "examples", "validateRequired"];
+
 /** Options of {@link validateArguments}. */
 export interface ArgumentValidationOptions {
   /** Required names in order (default: `parameters.required`). */
@@ -311,6 +315,8 @@ function validationInputProblem(parameters: unknown, options: unknown): string |
   if (parameters["properties"] !== undefined && !isPlainObject(parameters["properties"])) return `parameters.properties must be an object, found ${valueKind(parameters["properties"])}`;
   if (parameters["required"] !== undefined && !isStringList(parameters["required"])) return `parameters.required must be a list of strings, found ${foundList(parameters["required"])}`;
   if (!isPlainObject(options)) return `validateArguments options must be an object, found ${valueKind(options)}`;
+  const unknown = unknownOptionKeys(options, VALIDATION_OPTION_KEYS);
+  if (unknown.length > 0) return unknownOptionMessage("validateArguments", unknown, VALIDATION_OPTION_KEYS);
   if (options["required"] !== undefined && !isStringList(options["required"])) return `options.required must be a list of strings, found ${foundList(options["required"])}`;
   if (options["examples"] !== undefined && !isPlainObject(options["examples"])) return `options.examples must be an object, found ${valueKind(options["examples"])}`;
   if (options["validateRequired"] !== undefined && typeof options["validateRequired"] !== "boolean") return `options.validateRequired must be a boolean, found ${valueKind(options["validateRequired"])}`;
@@ -334,7 +340,8 @@ function refused(message: string): { ok: false; problems: ArgumentProblem[]; mes
  * @returns `{ok: true, args}` with the normalized arguments, or `{ok: false,
  *   problems, message}` with every problem found (see the module comment for
  *   the order) and the text answered to the model. `parameters` or `options`
- *   of the wrong type (plain JavaScript callers) are refused the same way,
+ *   of the wrong type (plain JavaScript callers), or an option it does not
+ *   read (named with the nearest known one), are refused the same way,
  *   with one problem at path `""` naming what was expected and found.
  */
 export function validateArguments(

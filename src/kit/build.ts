@@ -21,6 +21,7 @@ import { expectString, inputTypeError, isRecord, PluginKitError, PLUGIN_KIT_ERRO
 import { isPluginDefinition, UNBUILT_PLUGIN_VERSION, type PluginDefinition } from "./plugin.js";
 import { PLUGIN_VERSION_PATTERN } from "./plugin-options.js";
 import { checkMcpConfig, checkPluginManifest, scanTextForInstallRisks, SERVER_SCRIPT, type PackageFinding } from "./portable.js";
+import { requireKnownOptions, requireOptionTypes } from "./option-keys.js";
 import { pluginSkill } from "./skills.js";
 import { withStdoutOnStderr } from "./stdout.js";
 import { checkDirectoryWritable, makeDirectorySync } from "../contract/directory.js";
@@ -55,6 +56,9 @@ export interface BuildOptions {
    */
   entryTimeoutMs?: number;
 }
+
+/** Every option of {@link BuildOptions}; any other key is refused with the nearest name. */
+const BUILD_OPTION_KEYS: readonly string[] = ["entry", "outDir", "root", "alias", "kitAlias", "minify", "force", "entryTimeoutMs"];
 
 /** What {@link buildPluginPackage} wrote. */
 export interface BuildResult {
@@ -222,7 +226,10 @@ function checkPluginVersion(pluginVersion: string, pkg: { version: string; file:
  *   plugin; nothing is written), and any
  *   definition error the entry raises (its own code, e.g.
  *   `SCHEMA_TOP_LEVEL_PROPERTIES`); `INPUT_TYPE_INVALID` when `options` is
- *   not an object or `entry`, `outDir`, `root` not strings.
+ *   not an object, holds a key it does not read (named with the nearest known
+ *   one, e.g. `forse` -> `force`), `entry`, `outDir`, `root` are not strings,
+ *   `alias` not an object of strings, `kitAlias`/`minify`/`force` not booleans
+ *   or `entryTimeoutMs` not an integer 1..3,600,000; all before any disk work.
  */
 export async function buildPluginPackage(options: BuildOptions): Promise<BuildResult> {
   const paths = resolveBuildPaths(options);
@@ -329,6 +336,8 @@ type Bundler = (extra: Record<string, unknown>) => Promise<void>;
 
 function resolveBuildPaths(options: BuildOptions): BuildPaths {
   if (!isRecord(options)) throw inputTypeError("buildPluginPackage", "options", "an object {entry, outDir}", options);
+  requireKnownOptions("buildPluginPackage", options, BUILD_OPTION_KEYS);
+  requireOptionTypes("buildPluginPackage", options, { alias: "string-record", kitAlias: "boolean", minify: "boolean", force: "boolean", entryTimeoutMs: { integer: [1, 3_600_000] } });
   expectString("buildPluginPackage", "options.entry", options.entry);
   expectString("buildPluginPackage", "options.outDir", options.outDir);
   if (options.root !== undefined) expectString("buildPluginPackage", "options.root", options.root);

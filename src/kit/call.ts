@@ -9,7 +9,8 @@ import { lstatSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openSession, withTimeout } from "./doctor-server.js";
-import { PluginKitError } from "./errors.js";
+import { expectString, isRecord, PluginKitError, valueKind } from "./errors.js";
+import { requireKnownOptions, requireOptionTypes } from "./option-keys.js";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { declaredServerCwd } from "./host-environment.js";
 import { clampedHermesToolName } from "./naming.js";
@@ -26,6 +27,9 @@ export interface PluginCallOptions {
   /** Environment the filtered server environment is taken from (default `process.env`). */
   environment?: NodeJS.ProcessEnv;
 }
+
+/** Every option of {@link PluginCallOptions}; any other key is refused with the nearest name. */
+const CALL_OPTION_KEYS: readonly string[] = ["server", "timeoutMs", "environment"];
 
 /** What {@link callPluginTool} returns. */
 export interface PluginCallResult {
@@ -47,10 +51,11 @@ export interface PluginCallResult {
  * Parse `--args`: a JSON object (default `{}`), duplicate keys refused. The message says what was
  * expected and the kind found (`found an array`, `found text that is not JSON (...)`), never the text.
  * The CLI answers it as a usage error (exit 2).
- * @throws PluginKitError `CALL_ARGUMENTS_INVALID`.
+ * @throws PluginKitError `CALL_ARGUMENTS_INVALID` (also for a `text` that is not a string).
  */
 export function parseCallArguments(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
+  if (typeof text !== "string") throw new PluginKitError("CALL_ARGUMENTS_INVALID", `parseCallArguments: text must be a string of JSON (or undefined for no arguments), found ${valueKind(text)}`);
   const expected = `--args: expected a JSON object of the tool's arguments by name, e.g. '{"name": "value"}' (plugin doctor shows each tool's example calls)`;
   let value: unknown;
   try {
@@ -106,10 +111,18 @@ function chooseServer(servers: StdioServerEntry[], wanted: string | undefined): 
 /**
  * Call `tool` of the package in `dir` with `args` and render what the model sees.
  * A tool error is a result (`isError: true`), not a throw.
- * @throws PluginKitError `CALL_PACKAGE_INVALID`, `CALL_SERVER_UNKNOWN`, `CALL_TOOL_UNKNOWN` (names the
- *   listed tools), `CALL_FAILED` (the server did not start or the call broke the protocol or timed out).
+ * @throws PluginKitError `CALL_PACKAGE_MISSING`, `CALL_PACKAGE_INVALID`, `CALL_SERVER_UNKNOWN`, `CALL_TOOL_UNKNOWN` (names the
+ *   listed tools), `CALL_FAILED` (the server did not start or the call broke the protocol or timed out),
+ *   `CALL_ARGUMENTS_INVALID` (`args` not an object), `INPUT_TYPE_INVALID` (before anything starts: `dir` or
+ *   `tool` not a string, `options` not an object, a key it does not read named with the nearest known one,
+ *   `server` not a string, `timeoutMs` not an integer 100..600,000, `environment` not an object of strings).
  */
 export async function callPluginTool(dir: string, tool: string, args: Record<string, unknown>, options: PluginCallOptions = {}): Promise<PluginCallResult> {
+  expectString("callPluginTool", "dir", dir);
+  expectString("callPluginTool", "tool", tool);
+  if (!isRecord(args)) throw new PluginKitError("CALL_ARGUMENTS_INVALID", `callPluginTool: args must be an object of the tool's arguments by name, e.g. {"name": "value"}, found ${valueKind(args)}`);
+  requireKnownOptions("callPluginTool", options, CALL_OPTION_KEYS);
+  requireOptionTypes("callPluginTool", options, { server: "string", timeoutMs: { integer: [100, 600_000] }, environment: "string-record" });
   const root = path.resolve(dir);
   const entry = chooseServer(packageServers(root), options.server);
   const timeoutMs = options.timeoutMs ?? 15_000;

@@ -4,6 +4,7 @@
  * get no `tools.include` filter from Hermes, so this is the plugin's own.
  */
 import { isRecord, PluginKitError, valueKind } from "./errors.js";
+import { requireKnownOptions } from "./option-keys.js";
 
 /** The resolved selection: enabled capabilities (sorted) and the tool names they enable (sorted). */
 export interface CapabilitySelection {
@@ -37,13 +38,15 @@ const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
  * fail, result names sorted, no capabilities. Neither: every available name.
  *
  * @throws PluginKitError `CAPABILITY_INVALID` (blank names, non-list,
- *   `options` or `capabilityGroups` not an object),
+ *   `options` or `capabilityGroups` not an object, an option other than
+ *   `capabilityGroups`, `enabledCapabilities`, `enabledNames`, named with the nearest),
  *   `CAPABILITY_NAME_UNKNOWN` (group member or enabled name not available),
  *   `CAPABILITY_UNKNOWN`, `CAPABILITY_CONFLICT` (both selections given).
  */
 export function resolveCapabilitySelection(availableNames: readonly string[], options: CapabilitySelectionOptions): CapabilitySelection {
   if (!Array.isArray(availableNames)) throw new PluginKitError("CAPABILITY_INVALID", `available names must be a list, found ${valueKind(availableNames)}`);
   if (!isRecord(options)) throw new PluginKitError("CAPABILITY_INVALID", `capability selection options must be an object, found ${valueKind(options)}`);
+  requireKnownOptions("resolveCapabilitySelection", options, ["capabilityGroups", "enabledCapabilities", "enabledNames"], "CAPABILITY_INVALID");
   if (options.capabilityGroups != null && !isRecord(options.capabilityGroups)) throw new PluginKitError("CAPABILITY_INVALID", `capability groups must be an object, found ${valueKind(options.capabilityGroups)}`);
   const available = new Set(clean(availableNames, "available names"));
   const groups = new Map<string, string[]>();

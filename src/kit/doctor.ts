@@ -19,7 +19,8 @@ import path from "node:path";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { checkCompanions, requirePythonInterpreter, type DoctorCompanion } from "./doctor-companion.js";
 import { exerciseServer, type DoctorServer } from "./doctor-server.js";
-import { PluginKitError } from "./errors.js";
+import { inputTypeError, PluginKitError } from "./errors.js";
+import { requireKnownOptions, requireOptionTypes } from "./option-keys.js";
 import {
   BINARY_EXTENSIONS,
   checkMcpConfig,
@@ -64,6 +65,9 @@ export interface DoctorOptions {
   /** Python 3 interpreter that runs the companion's register(ctx) (default `python3` on PATH). */
   python?: string;
 }
+
+/** Every option of {@link DoctorOptions}; any other key is refused with the nearest name. */
+const DOCTOR_OPTION_KEYS: readonly string[] = ["timeoutMs", "callTools", "dataDir", "environment", "python"];
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
@@ -205,9 +209,16 @@ function unbuiltHint(root: string): string {
  * @throws PluginKitError `DOCTOR_PACKAGE_MISSING` when `dir` is not a directory,
  *   `DOCTOR_NOT_A_PLUGIN` when it is no plugin directory (no plugin.json at its top and no plugin
  *   project's package.json; nothing is walked),
- *   `DOCTOR_PYTHON_UNAVAILABLE` when `options.python` is given and is not a runnable Python 3.
+ *   `DOCTOR_PYTHON_UNAVAILABLE` when `options.python` is given and is not a runnable Python 3,
+ *   `INPUT_TYPE_INVALID` (before anything is read) when `dir` is not a string, `options` not an
+ *   object, holds a key it does not read (named with the nearest known one; `noCall` and the like
+ *   with the hint that --no-call is `callTools: false`), or has a value of the wrong type (`timeoutMs` an integer
+ *   100..600,000, `callTools` a boolean, `dataDir`/`python` strings, `environment` an object of strings).
  */
 export async function doctorPluginPackage(dir: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  if (typeof dir !== "string") throw inputTypeError("doctorPluginPackage", "dir", "a string (the package directory)", dir);
+  requireKnownOptions("doctorPluginPackage", options, DOCTOR_OPTION_KEYS, "INPUT_TYPE_INVALID", (key) => (/call|^no-?cal/i.test(key) ? "the CLI's --no-call is callTools: false" : undefined));
+  requireOptionTypes("doctorPluginPackage", options, { timeoutMs: { integer: [100, 600_000] }, callTools: "boolean", dataDir: "string", environment: "string-record", python: "string" });
   let root: string;
   try {
     root = realpathSync(path.resolve(dir));

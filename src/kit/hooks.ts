@@ -14,6 +14,8 @@
 import * as z from "zod/mini";
 import { inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
 import type { KitLogger } from "./logging.js";
+import { requireKnownOptions } from "./option-keys.js";
+import { nearestName } from "../contract/grammar.js";
 
 /** Hook names Hermes accepts (`VALID_HOOKS` in Hermes' hermes_cli/plugins.py; 39 names). */
 export const VALID_HOOKS = [
@@ -210,20 +212,29 @@ function checkCommandName(raw: string, seen: Set<string>): string {
   return name;
 }
 
+/** The keys {@link checkHostSurface} reads. */
+const HOST_SURFACE_KEYS: readonly string[] = ["hooks", "commands", "middleware", "bridge"];
+
 /**
- * Check the host surface of `definePlugin` options (see the module comment).
+ * Check the host surface of `definePlugin` options, `{hooks?, commands?,
+ * middleware?, bridge?}` (see the module comment).
  *
  * @throws PluginKitError `HOOK_INVALID`, `HOOK_NAME_UNKNOWN` (not in
- *   {@link VALID_HOOKS}), `COMMAND_INVALID`, `COMMAND_NAME_INVALID`,
+ *   {@link VALID_HOOKS}; the nearest hook named), `COMMAND_INVALID`, `COMMAND_NAME_INVALID`,
  *   `COMMAND_NAME_BUILTIN`, `COMMAND_DUPLICATE`, `MIDDLEWARE_INVALID`,
  *   `MIDDLEWARE_KIND_UNSUPPORTED` (execution kinds), `MIDDLEWARE_KIND_UNKNOWN`,
- *   `BRIDGE_OPTION_INVALID`, `INPUT_TYPE_INVALID` (`options` not an object).
+ *   `BRIDGE_OPTION_INVALID`, `INPUT_TYPE_INVALID` (`options` not an object,
+ *   or a key other than the four, named with the nearest).
  */
 export function checkHostSurface(options: { hooks?: unknown; commands?: unknown; middleware?: unknown; bridge?: unknown }): HostSurface {
   if (!isRecord(options)) throw inputTypeError("checkHostSurface", "options", "an object", options);
+  requireKnownOptions("checkHostSurface", options, HOST_SURFACE_KEYS);
   const hooks = new Map<HookName, HookFn<HookEvent, unknown>>();
   for (const [name, callback] of Object.entries(parseSection("hooks", options.hooks ?? {}))) {
-    if (!(VALID_HOOKS as readonly string[]).includes(name)) throw new PluginKitError("HOOK_NAME_UNKNOWN", `hook ${JSON.stringify(name)} is not one of Hermes' VALID_HOOKS (e.g. pre_tool_call, pre_llm_call, on_session_start)`);
+    if (!(VALID_HOOKS as readonly string[]).includes(name)) {
+      const near = nearestName(name, VALID_HOOKS);
+      throw new PluginKitError("HOOK_NAME_UNKNOWN", `hook ${JSON.stringify(name)} is not one of Hermes' VALID_HOOKS (e.g. pre_tool_call, pre_llm_call, on_session_start)${near === undefined ? "" : `; did you mean '${near}'?`}; Hermes would never call it`);
+    }
     hooks.set(name as HookName, callback as HookFn<HookEvent, unknown>);
   }
   const seen = new Set<string>();
@@ -238,7 +249,10 @@ export function checkHostSurface(options: { hooks?: unknown; commands?: unknown;
     if ((EXECUTION_MIDDLEWARE_KINDS as readonly string[]).includes(kind)) {
       throw new PluginKitError("MIDDLEWARE_KIND_UNSUPPORTED", `middleware kind ${kind} hands the callback a synchronous, single-use next_call that cannot cross to the plugin's server; use tool_request or llm_request`);
     }
-    if (!(REQUEST_MIDDLEWARE_KINDS as readonly string[]).includes(kind)) throw new PluginKitError("MIDDLEWARE_KIND_UNKNOWN", `middleware kind ${JSON.stringify(kind)} must be tool_request or llm_request`);
+    if (!(REQUEST_MIDDLEWARE_KINDS as readonly string[]).includes(kind)) {
+      const near = nearestName(kind, REQUEST_MIDDLEWARE_KINDS);
+      throw new PluginKitError("MIDDLEWARE_KIND_UNKNOWN", `middleware kind ${JSON.stringify(kind)} must be tool_request or llm_request${near === undefined ? "" : `; did you mean '${near}'?`}`);
+    }
     middleware.set(kind as RequestMiddlewareKind, callback as (payload: HookEvent, context: MiddlewareContext) => unknown);
   }
   const timeoutMs = parseSection("bridge", options.bridge ?? {}).timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;

@@ -31,22 +31,28 @@ export {
 } from "./naming.js";
 // Argument specs and the parameters object (MCP inputSchema).
 export {
+  type AnyArgOptions,
   arg,
+  ARG_KEYWORDS,
   type ArgOptions,
   type ArgSpec,
   arrayArg,
+  type ArrayArgOptions,
   augmentDescription,
   boolArg,
   buildParameters,
   type BuiltParameters,
   intArg,
   isArgSpec,
+  type NumberArgOptions,
   numberArg,
   objectArg,
+  type ObjectArgOptions,
   type ParametersSchema,
   type PropertySchema,
   pythonRepr,
   strArg,
+  type StringArgOptions,
   validateFunctionSchema,
   validateParameters,
 } from "./schema.js";
@@ -244,6 +250,13 @@ export {
   kitIndexPath,
   stdoutGuardPath,
 } from "./build.js";
+// plugin call.
+export {
+  callPluginTool,
+  parseCallArguments,
+  type PluginCallOptions,
+  type PluginCallResult,
+} from "./call.js";
 // plugin doctor.
 export {
   type DoctorOptions,

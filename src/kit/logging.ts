@@ -5,7 +5,8 @@
  * (secret-looking keys at any depth replaced by `***`) and truncated to 200
  * characters; handler results are never logged.
  */
-import { PluginKitError } from "./errors.js";
+import { PluginKitError, valueKind } from "./errors.js";
+import { requireKnownOptions } from "./option-keys.js";
 import { redactText } from "./redaction.js";
 
 /** Log levels, lowest first. */
@@ -112,10 +113,13 @@ export function readEnvironmentVariable(name: string): string | undefined {
  * unknown value -> `default`, with one WARNING line naming the variable.
  *
  * @returns the level now in effect.
- * @throws PluginKitError `LOGGING_INVALID` for an empty `envVar` or unknown default.
+ * @throws PluginKitError `LOGGING_INVALID` for options that are not an object, an option other than
+ *   `envVar` and `default` (named with the nearest), an empty `envVar` or an unknown default.
  */
 export function configureStderrLogging(options: { envVar: string; default?: LogLevel | "debug" | "info" | "warning" | "error" }): LogLevel {
-  if (typeof options?.envVar !== "string" || options.envVar.trim() === "") throw new PluginKitError("LOGGING_INVALID", "envVar must be a non-empty string");
+  requireKnownOptions("configureStderrLogging", options, ["envVar", "default"], "LOGGING_INVALID");
+  if (typeof options.envVar !== "string" || options.envVar.trim() === "") throw new PluginKitError("LOGGING_INVALID", "envVar must be a non-empty string");
+  if (options.default !== undefined && typeof options.default !== "string") throw new PluginKitError("LOGGING_INVALID", `default log level must be debug, info, warning or error, found ${valueKind(options.default)}`);
   const fallbackWord = (options.default ?? "WARNING").toLowerCase();
   const fallback = LEVEL_WORDS[fallbackWord];
   if (!fallback) throw new PluginKitError("LOGGING_INVALID", `default log level must be debug, info, warning or error, got ${String(options.default)}`);

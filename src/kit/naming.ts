@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { expectString, inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { requireKnownOptions } from "./option-keys.js";
 
 /** Grammar of a tool name (and of an explicit namespace): `^[a-z][a-z0-9_]*$`. */
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -55,10 +56,12 @@ function fail(code: PluginKitErrorCode, message: string): never {
  * @returns the name unchanged.
  * @throws PluginKitError `TOOL_NAME_REQUIRED`, `TOOL_NAME_INVALID`,
  *   `TOOL_NAME_RESERVED`, `TOOL_NAME_RESERVED_PREFIX`, `TOOL_NAME_MCP_UTILITY`,
- *   `TOOL_NAME_NAMESPACE`, `INPUT_TYPE_INVALID` (`options` not an object).
+ *   `TOOL_NAME_NAMESPACE`, `INPUT_TYPE_INVALID` (`options` not an object, or
+ *   a key other than `namespace`, named with the nearest).
  */
 export function validateToolName(name: unknown, options: { namespace?: string } = {}): string {
   if (!isRecord(options)) throw inputTypeError("validateToolName", "options", "an object", options);
+  requireKnownOptions("validateToolName", options, ["namespace"]);
   if (typeof name !== "string" || name.length === 0) fail("TOOL_NAME_REQUIRED", "tool name is required");
   if (!TOOL_NAME_PATTERN.test(name)) fail("TOOL_NAME_INVALID", `tool name '${name}' must match '^[a-z][a-z0-9_]*$'`);
   if (RESERVED_TOOL_NAMES.includes(name)) fail("TOOL_NAME_RESERVED", `tool name '${name}' is reserved by the Hermes agent loop`);

@@ -8,7 +8,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { isRecord, PluginKitError, valueKind } from "./errors.js";
 import { setOwn } from "./own-keys.js";
-import type { KitLogger, LogLevel } from "./logging.js";
+import { LOG_LEVELS, type KitLogger, type LogLevel } from "./logging.js";
+import { requireKnownOptions } from "./option-keys.js";
 import { redactText } from "./redaction.js";
 
 /** Schema id carried by every event. */
@@ -117,6 +118,12 @@ export interface ObservabilityEventInit {
   attributes?: Record<string, unknown>;
 }
 
+/** Every field of {@link ObservabilityEventInit}. */
+const EVENT_INIT_KEYS: readonly string[] = [
+  "plugin", "event", "correlationId", "persona", "lane", "tool", "requestId", "fingerprint", "provider", "model", "credentialRef", "credentialHash",
+  "stage", "status", "httpStatus", "errorCode", "errorMessage", "elapsedMs", "retryClassification", "artifactOutcome", "attributes",
+];
+
 const STRING_FIELDS: Array<[keyof ObservabilityEventInit, string]> = [
   ["persona", "persona"], ["lane", "lane"], ["tool", "tool"], ["requestId", "request_id"], ["fingerprint", "fingerprint"],
   ["provider", "provider"], ["model", "model"], ["credentialRef", "credential_ref"], ["credentialHash", "credential_hash"],
@@ -128,13 +135,15 @@ const STRING_FIELDS: Array<[keyof ObservabilityEventInit, string]> = [
  * `event`, `correlationId` non-blank; `httpStatus` an integer 100..599;
  * `elapsedMs` finite and >= 0; `attributes` a plain object.
  *
- * @throws PluginKitError `OBSERVABILITY_INVALID`.
+ * @throws PluginKitError `OBSERVABILITY_INVALID` (also for a field not in
+ *   {@link ObservabilityEventInit}, named with the nearest known one).
  */
 export class ObservabilityEvent {
   readonly init: Readonly<ObservabilityEventInit> & { correlationId: string };
 
   constructor(init: ObservabilityEventInit) {
     if (!isRecord(init)) throw new PluginKitError("OBSERVABILITY_INVALID", `the event init must be an object, found ${valueKind(init)}`);
+    requireKnownOptions("new ObservabilityEvent", init, EVENT_INIT_KEYS, "OBSERVABILITY_INVALID");
     const correlationId = init.correlationId ?? newCorrelationId();
     for (const [label, value] of [["plugin", init.plugin], ["event", init.event], ["correlation_id", correlationId]] as const) {
       if (typeof value !== "string" || value.trim() === "") throw new PluginKitError("OBSERVABILITY_INVALID", `${label} must be a non-blank string`);
@@ -200,12 +209,17 @@ const MAX_EVENT_JSON = 16_384;
  *
  * @returns the (possibly reduced) payload that was logged.
  * @throws PluginKitError `OBSERVABILITY_INVALID` when `logger` is not a
- *   `KitLogger`, `event` not an {@link ObservabilityEvent} or `options` not an object.
+ *   `KitLogger`, `event` not an {@link ObservabilityEvent}, `options` not an object, an option other
+ *   than `level` (named with the nearest) or a `level` not in `LOG_LEVELS`.
  */
 export function logObservabilityEvent(logger: KitLogger, event: ObservabilityEvent, options: { level?: LogLevel } = {}): Record<string, unknown> {
   if (!isRecord(logger) || typeof logger["log"] !== "function") throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: logger must be a KitLogger, found ${valueKind(logger)}`);
   if (!isRecord(event) || typeof event["asDict"] !== "function") throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: event must be an ObservabilityEvent, found ${valueKind(event)}`);
   if (!isRecord(options)) throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: options must be an object, found ${valueKind(options)}`);
+  requireKnownOptions("logObservabilityEvent", options, ["level"], "OBSERVABILITY_INVALID");
+  if (options.level !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(options.level)) {
+    throw new PluginKitError("OBSERVABILITY_INVALID", `logObservabilityEvent: options.level must be one of ${LOG_LEVELS.join(", ")}, found ${typeof options.level === "string" ? JSON.stringify(options.level) : valueKind(options.level)}`);
+  }
   let payload = event.asDict();
   let json = JSON.stringify(payload);
   if (json.length > MAX_EVENT_JSON) {

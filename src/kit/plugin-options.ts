@@ -6,6 +6,7 @@
  * surface) is checked by the modules that own those rules.
  */
 import * as z from "zod/mini";
+import { nearestName } from "../contract/grammar.js";
 import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
 import type { BridgeOptions, PluginCommand, PluginHooks, PluginMiddleware } from "./hooks.js";
 import { PLUGIN_NAME_PATTERN } from "./portable.js";
@@ -78,15 +79,28 @@ const found = (input: unknown) => {
 };
 const aString = (error: string) => z.string({ error });
 const nonEmptyString = (error: string) => z.string({ error }).check(z.refine((value) => value.trim() !== "", { error }));
-/** The error of an object-valued option: an unknown key and a bad record key are named; anything else is "must be <what>". */
-const section = (what: string) => ({
+/**
+ * The error of an object-valued option: an unknown key (named with the nearest of `known`) and a bad
+ * record key are named; anything else is "must be <what>".
+ */
+const section = (what: string, known: readonly string[] = []) => ({
   error: (issue: { code?: string; keys?: readonly string[]; issues?: ReadonlyArray<{ message: string }> }) => {
-    if (issue.code === "unrecognized_keys") return unknownOptions(issue.keys ?? []);
+    if (issue.code === "unrecognized_keys") return unknownOptions(issue.keys ?? [], known);
     if (issue.code === "invalid_key" && issue.issues?.[0] !== undefined) return issue.issues[0].message;
     return `must be ${what}`;
   },
 });
-const unknownOptions = (keys: readonly string[]) => `unknown option ${keys.map((key) => `'${key}'`).join(", ")}`;
+/**
+ * `unknown option 'x'; did you mean 'y'? (expected only ...)`: the nearest known name, then (for a
+ * section, whose list is short) every known one; the top level's list is the PluginOptions type.
+ */
+const unknownOptions = (keys: readonly string[], known: readonly string[], list = true) => {
+  const near = keys[0] === undefined ? undefined : nearestName(keys[0], known);
+  return `unknown option ${keys.map((key) => `'${key}'`).join(", ")}${near === undefined ? "" : `; did you mean '${near}'?`}${list && known.length > 0 ? ` (expected only ${known.join(", ")})` : ""}`;
+};
+
+/** Every option of {@link PluginOptions}. */
+const PLUGIN_OPTION_KEYS = ["name", "version", "description", "server", "tools", "skills", "capabilities", "hooks", "commands", "middleware", "bridge", "logging", "env", "author", "homepage", "repository", "license", "keywords"];
 
 const TOOL = z.custom<ToolDefinition>(isToolDefinition, { error: "was not built with tool()" });
 const SKILL = z.custom<PluginSkill>(
@@ -114,7 +128,7 @@ const PLUGIN_OPTIONS = z.strictObject(
     server: z.optional(aString("must be a string")),
     tools: z.array(TOOL, section("a non-empty list of tool() definitions")).check(z.minLength(1, section("a non-empty list of tool() definitions"))),
     skills: z.optional(z.array(SKILL, section("a list of pluginSkill() results"))),
-    capabilities: z.optional(z.unknown()),
+    capabilities: z.optional(z.strictObject({ groups: z.unknown(), enabled: z.optional(z.unknown()) }, section("{groups, enabled?}", ["groups", "enabled"]))),
     hooks: z.optional(z.unknown()),
     commands: z.optional(z.unknown()),
     middleware: z.optional(z.unknown()),
@@ -125,21 +139,21 @@ const PLUGIN_OPTIONS = z.strictObject(
           envVar: z.string({ error: "must be an environment variable name" }).check(z.regex(ENV_NAME, { error: (issue) => `must be an environment variable name, found ${found(issue.input)}` })),
           default: z.optional(z.enum(["debug", "info", "warning", "error"], { error: (issue) => `must be debug, info, warning or error, found ${found(issue.input)}` })),
         },
-        section("{envVar, default?}"),
+        section("{envVar, default?}", ["envVar", "default"]),
       ),
     ),
     env: z.optional(ENV),
-    author: z.optional(z.strictObject({ name: aString("must be a string"), email: z.optional(aString("must be a string")), url: z.optional(aString("must be a string")) }, section("{name, email?, url?} of strings"))),
+    author: z.optional(z.strictObject({ name: aString("must be a string"), email: z.optional(aString("must be a string")), url: z.optional(aString("must be a string")) }, section("{name, email?, url?} of strings", ["name", "email", "url"]))),
     homepage: z.optional(aString("must be a string")),
     repository: z.optional(aString("must be a string")),
     license: z.optional(aString("must be a string")),
     keywords: z.optional(z.array(aString("must be a string"), section("a list of strings"))),
   },
-  { error: (issue) => (issue.code === "unrecognized_keys" ? unknownOptions(issue.keys) : "definePlugin() needs an options object") },
+  { error: (issue) => (issue.code === "unrecognized_keys" ? unknownOptions(issue.keys, PLUGIN_OPTION_KEYS, false) : "definePlugin() needs an options object") },
 );
 
 /** The code a problem with a top-level option fails under (the rule family it belongs to). */
-const OPTION_CODES: Partial<Record<string, PluginKitErrorCode>> = { name: "PLUGIN_NAME_INVALID", logging: "LOGGING_INVALID" };
+const OPTION_CODES: Partial<Record<string, PluginKitErrorCode>> = { name: "PLUGIN_NAME_INVALID", logging: "LOGGING_INVALID", capabilities: "CAPABILITY_INVALID" };
 
 /** At most this many problem lines in one error. */
 const MAX_PROBLEM_LINES = 20;
@@ -153,7 +167,8 @@ function pathText(path: readonly PropertyKey[]): string {
  * (`<field>: <what was expected>, found <value>`), at most one per field.
  *
  * @throws PluginKitError with the code of the first bad field's rule family:
- *   `PLUGIN_NAME_INVALID` (name), `LOGGING_INVALID` (logging), else
+ *   `PLUGIN_NAME_INVALID` (name), `LOGGING_INVALID` (logging),
+ *   `CAPABILITY_INVALID` (capabilities not `{groups, enabled?}`), else
  *   `PLUGIN_DEFINITION_INVALID` (version, description, tools not from
  *   `tool()`, skills, env, plugin.json metadata, an unknown option).
  */

@@ -17,6 +17,7 @@ import { PluginKitError } from "./errors.js";
 import { checkPluginOptions, type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
 import { checkHostSurface, type HostSurface } from "./hooks.js";
 import { configureStderrLogging, KitLogger, type LogLevel } from "./logging.js";
+import { requireKnownOptions } from "./option-keys.js";
 import { checkHermesToolNames, clampedHermesToolName, hermesToolName, sanitizeNameComponent, validateServerName } from "./naming.js";
 import { redactText } from "./redaction.js";
 import { MCP_SCHEMA_URL, PLUGIN_SCHEMA_URL, SERVER_SCRIPT } from "./portable.js";
@@ -80,7 +81,10 @@ export interface PluginDefinition {
   selectTools(settings?: Record<string, unknown>): CapabilitySelection;
   /** A low-level SDK `Server` with the kit's `tools/list` and `tools/call` handlers for `selection`. */
   createServer(selection?: CapabilitySelection): Server;
-  /** Check, configure logging, select tools, connect to stdio (or `transport`) and log the registration receipt. */
+  /**
+   * Check, configure logging, select tools, connect to stdio (or `transport`) and log the registration receipt.
+   * Rejects with PluginKitError `INPUT_TYPE_INVALID` when `options` is not an object or has a key other than `transport`.
+   */
   serve(options?: { transport?: Transport }): Promise<RunningPlugin>;
 }
 
@@ -239,7 +243,7 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
   resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups, enabledCapabilities: capabilities.enabled ?? null });
   const env = mcpEnvironment(options);
   const metadata = manifestMetadata(options);
-  const host = checkHostSurface(options);
+  const host = checkHostSurface({ hooks: options.hooks, commands: options.commands, middleware: options.middleware, bridge: options.bridge });
   const hermesNames = Object.freeze(Object.fromEntries(names.map((tool) => [tool, hermesToolName(server, tool)])));
   const ownTool = ownToolIndex(server, names);
   const logger = new KitLogger(name);
@@ -278,6 +282,7 @@ export function definePlugin(options: PluginOptions): PluginDefinition {
       return createSdkServer(parts, selection ?? resolveCapabilitySelection(names, { capabilityGroups: capabilities.groups }));
     },
     async serve(serveOptions = {}) {
+      requireKnownOptions(`plugin '${name}' serve`, serveOptions, ["transport"]);
       if (options.logging) configureStderrLogging({ envVar: options.logging.envVar, default: (options.logging.default ?? "warning") as LogLevel | "warning" });
       const config = loadPluginConfig();
       const selection = definition.selectTools(config.settings);

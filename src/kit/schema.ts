@@ -9,6 +9,7 @@
  * then see no arguments at all.
  */
 import { expectString, inputTypeError, isRecord, PluginKitError, valueKind } from "./errors.js";
+import { requireKnownOptions } from "./option-keys.js";
 import { ownValue } from "./own-keys.js";
 
 const ARG_SPEC = Symbol.for("hermes-plugin-kit.arg");
@@ -30,15 +31,124 @@ export interface ArgSpec {
   readonly example?: unknown;
 }
 
-/** Kit options common to every argument helper; other keys pass through to the property schema. */
+/**
+ * Options common to every argument helper: the kit metadata `required` and
+ * `example` (never emitted) and the JSON Schema keywords every type takes.
+ * Each helper accepts exactly these plus the keywords of its type (see
+ * {@link ARG_KEYWORDS}); any other key is refused (`ARG_INVALID`), so a
+ * misspelt `requird` or `minLenght` never turns a check off silently.
+ */
 export interface ArgOptions {
+  /** Kit-validated and listed in `required` (default false). */
   required?: boolean;
+  /** Shown in the description and in the missing-argument error. */
   example?: unknown;
+  /** Allowed values (emitted only when non-empty). */
   enum?: readonly unknown[];
-  [keyword: string]: unknown;
+  /** The one allowed value. */
+  const?: unknown;
+  /** Short human label (annotation). */
+  title?: string;
 }
 
+/** Options of {@link strArg}: {@link ArgOptions} plus the string bounds the kit checks. */
+export interface StringArgOptions extends ArgOptions {
+  /** Fewest characters (code points), an integer >= 0. */
+  minLength?: number;
+  /** Most characters (code points), an integer >= 0. */
+  maxLength?: number;
+  /** A regular expression (JavaScript, `u` flag) the whole value is searched with. */
+  pattern?: string;
+}
+
+/** Options of {@link intArg} and {@link numberArg}: {@link ArgOptions} plus the bounds the kit checks. */
+export interface NumberArgOptions extends ArgOptions {
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+}
+
+/** Options of {@link arrayArg}: {@link ArgOptions} plus `items` and the length bounds. */
+export interface ArrayArgOptions extends ArgOptions {
+  /** An {@link ArgSpec} or a schema (default `{}`: any item). */
+  items?: ArgSpec | PropertySchema;
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** Options of {@link objectArg}: {@link ArgOptions} plus `properties` and `additionalProperties`. */
+export interface ObjectArgOptions extends ArgOptions {
+  /** Member name -> {@link ArgSpec} or schema; nested `required` comes from the specs. */
+  properties?: Record<string, ArgSpec | PropertySchema>;
+  /** `false` (default), `true` or a schema for members not in `properties`. */
+  additionalProperties?: boolean | PropertySchema;
+}
+
+/** Options of {@link arg}: the keywords of each type it is given, plus `anyOf`/`oneOf` (lists of schemas). */
+export type AnyArgOptions = StringArgOptions & NumberArgOptions & ArrayArgOptions & ObjectArgOptions & { anyOf?: readonly PropertySchema[]; oneOf?: readonly PropertySchema[] };
+
 const JSON_TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"];
+
+/** The kit metadata every helper reads (never emitted into the schema). */
+const KIT_ARG_OPTIONS = ["required", "example"] as const;
+/** The JSON Schema keywords every helper takes, whatever the type. */
+const COMMON_KEYWORDS = ["enum", "const", "title"] as const;
+
+/**
+ * The JSON Schema keywords each argument type takes besides
+ * {@link ArgOptions}: exactly the ones the kit's argument validation checks
+ * (docs/kit.md, "What a tool call answers"), so a schema never promises a
+ * check nobody makes.
+ */
+export const ARG_KEYWORDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  string: ["minLength", "maxLength", "pattern"],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
+  number: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
+  boolean: [],
+  array: ["items", "minItems", "maxItems"],
+  object: ["properties", "additionalProperties"],
+  null: [],
+});
+
+/** Real JSON Schema keywords an argument helper refuses, and why (the kit would not check or apply them). */
+const UNCHECKED_KEYWORDS: Readonly<Record<string, string>> = {
+  description: "the description is the helper's first argument",
+  type: "the helper sets the type (use arg(type, ...) for another one)",
+  default: "the kit does not apply defaults: give the default in the handler (args.x ?? value) and say it in the description",
+  format: "the kit does not check format: use pattern, or check it in the handler",
+  examples: "the kit's example option is one value, shown in the description and the missing-argument error",
+  multipleOf: "the kit does not check it: check it in the handler or declare the tool with zod",
+  uniqueItems: "the kit does not check it: check it in the handler or declare the tool with zod",
+  minProperties: "the kit does not check it: check it in the handler or declare the tool with zod",
+  maxProperties: "the kit does not check it: check it in the handler or declare the tool with zod",
+  patternProperties: "the kit does not check it: declare the members in properties",
+  propertyNames: "the kit does not check it: declare the members in properties",
+  contains: "the kit does not check it: check it in the handler or declare the tool with zod",
+  prefixItems: "the kit does not check it: check it in the handler or declare the tool with zod",
+  allOf: "the kit checks anyOf and oneOf (arg() only), not allOf",
+  not: "the kit does not check it: check it in the handler or declare the tool with zod",
+  if: "the kit does not check conditional schemas: check it in the handler or declare the tool with zod",
+  $ref: "argument schemas are self-contained: write the schema out",
+};
+
+/** Where a keyword of another type lives, for the refusal of `minimum` on a string and the like. */
+function keywordHome(key: string): string | undefined {
+  const types = Object.entries(ARG_KEYWORDS).filter(([, keywords]) => keywords.includes(key)).map(([type]) => type);
+  if (types.length > 0) return `'${key}' applies to ${types.join(" and ")} arguments (${types.map(helperOf).join(", ")})`;
+  if (key === "anyOf" || key === "oneOf") return `'${key}' is taken by arg(type, description, options) only`;
+  return Object.hasOwn(UNCHECKED_KEYWORDS, key) ? `'${key}' is refused: ${UNCHECKED_KEYWORDS[key]}` : undefined;
+}
+
+function helperOf(type: string): string {
+  return ({ string: "strArg", integer: "intArg", number: "numberArg", boolean: "boolArg", array: "arrayArg", object: "objectArg" } as Record<string, string>)[type] ?? "arg";
+}
+
+/** The options `fn` reads for `types`. */
+function knownArgOptions(types: readonly string[], generic: boolean): string[] {
+  const keywords = types.flatMap((type) => ARG_KEYWORDS[type] ?? []);
+  return [...new Set([...KIT_ARG_OPTIONS, ...COMMON_KEYWORDS, ...keywords, ...(generic ? ["anyOf", "oneOf"] : [])])];
+}
 
 /** True when `value` was built by {@link arg} or a typed helper. */
 export function isArgSpec(value: unknown): value is ArgSpec {
@@ -47,42 +157,95 @@ export function isArgSpec(value: unknown): value is ArgSpec {
 
 function propertyFrom(value: ArgSpec | PropertySchema, label: string): { schema: PropertySchema; required: boolean } {
   if (isArgSpec(value)) return { schema: structuredClone(value.schema), required: value.required };
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new PluginKitError("ARG_INVALID", `${label} must be an argument spec or a schema object`);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new PluginKitError("ARG_INVALID", `${label} must be an argument spec or a schema object, found ${valueKind(value)}`);
   return { schema: structuredClone(value), required: false };
 }
 
 /**
  * Declare an argument of JSON type `type` (Python kit argument specs): `{type,
- * description, enum?, ...extra}`; `required`/`example` are kept as kit
- * metadata. `enum` is emitted only when non-empty.
+ * description, enum?, ...keywords}`; `required`/`example` are kept as kit
+ * metadata. `enum` is emitted only when non-empty. Takes the keywords of
+ * every type listed (see {@link ARG_KEYWORDS}) plus `anyOf`/`oneOf`.
  *
  * @throws PluginKitError `ARG_INVALID` for an unknown type, a non-string
- *   description, options that are not an object, an option named
- *   `__proto__` or a non-boolean `required`.
+ *   description, options that are not an object, an option it does not read
+ *   (named with the nearest known one, or with why a real JSON Schema keyword
+ *   is refused), or an option of the wrong type (`required` not a boolean,
+ *   a bound not a number, `pattern` not a valid regular expression, ...).
  */
-export function arg(type: string | readonly string[], description: string, options: ArgOptions = {}): ArgSpec {
-  const types = Array.isArray(type) ? type : [type];
+export function arg(type: string | readonly string[], description: string, options: AnyArgOptions = {}): ArgSpec {
+  return makeArg("arg", type, description, options);
+}
+
+function makeArg(fn: string, type: string | readonly string[], description: string, options: unknown, generic = fn === "arg"): ArgSpec {
+  const types: readonly unknown[] = Array.isArray(type) ? type : [type];
   if (types.length === 0 || !types.every((t) => typeof t === "string" && JSON_TYPES.includes(t))) {
-    throw new PluginKitError("ARG_INVALID", `argument type must be one of ${JSON_TYPES.join(", ")}, got ${JSON.stringify(type)}`);
+    throw new PluginKitError("ARG_INVALID", `${fn}: argument type must be one of ${JSON_TYPES.join(", ")}, found ${JSON.stringify(type) ?? valueKind(type)}`);
   }
-  if (typeof description !== "string") throw new PluginKitError("ARG_INVALID", "argument description must be a string");
-  checkArgOptions(options);
-  const { required = false, example, enum: enumValues, ...extra } = options;
-  if (typeof required !== "boolean") throw new PluginKitError("ARG_INVALID", "argument option 'required' must be a boolean");
+  if (typeof description !== "string") throw new PluginKitError("ARG_INVALID", `${fn}: argument description must be a string, found ${valueKind(description)}`);
+  checkArgOptions(fn, options, knownArgOptions(types as string[], generic));
+  const { required = false, example, enum: enumValues, ...keywords } = options as Record<string, unknown>;
   const schema: PropertySchema = { type: Array.isArray(type) ? [...types] : type, description };
-  if (enumValues !== undefined) {
-    if (!Array.isArray(enumValues)) throw new PluginKitError("ARG_INVALID", "argument option 'enum' must be an array");
-    if (enumValues.length > 0) schema["enum"] = structuredClone([...enumValues]);
-  }
-  for (const [key, value] of Object.entries(extra)) if (value !== undefined) schema[key] = structuredClone(value);
-  const spec: ArgSpec = { [ARG_SPEC]: true, schema, required, ...(example !== undefined ? { example: structuredClone(example) } : {}) };
+  if (enumValues !== undefined && (enumValues as unknown[]).length > 0) schema["enum"] = structuredClone([...(enumValues as unknown[])]);
+  for (const [key, value] of Object.entries(keywords)) if (value !== undefined) schema[key] = structuredClone(value);
+  const spec: ArgSpec = { [ARG_SPEC]: true, schema, required: required as boolean, ...(example !== undefined ? { example: structuredClone(example) } : {}) };
   return Object.freeze(spec);
 }
 
-/** Options must be a plain object; `__proto__` is no schema keyword (as a key it would replace the schema's prototype). */
-function checkArgOptions(options: unknown): asserts options is ArgOptions {
-  if (!isRecord(options)) throw new PluginKitError("ARG_INVALID", `argument options must be an object, found ${valueKind(options)}`);
-  if (Object.hasOwn(options, "__proto__")) throw new PluginKitError("ARG_INVALID", "argument option '__proto__' is not a schema keyword");
+const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
+const isBound = (value: unknown) => typeof value === "number" && Number.isFinite(value);
+
+/** What each checked keyword's value must be, and the test. */
+const KEYWORD_VALUES: Readonly<Record<string, [expected: string, ok: (value: unknown) => boolean]>> = {
+  required: ["true or false", (value) => typeof value === "boolean"],
+  enum: ["a list of allowed values", Array.isArray],
+  title: ["a string", (value) => typeof value === "string"],
+  minLength: ["an integer >= 0", isCount],
+  maxLength: ["an integer >= 0", isCount],
+  minItems: ["an integer >= 0", isCount],
+  maxItems: ["an integer >= 0", isCount],
+  minimum: ["a finite number", isBound],
+  maximum: ["a finite number", isBound],
+  exclusiveMinimum: ["a finite number", isBound],
+  exclusiveMaximum: ["a finite number", isBound],
+  pattern: ["a regular expression string (JavaScript, u flag)", isPattern],
+  anyOf: ["a non-empty list of schema objects", isSchemaList],
+  oneOf: ["a non-empty list of schema objects", isSchemaList],
+  properties: ["an object of argument specs or schema objects", isRecord],
+  additionalProperties: ["true, false or a schema object", (value) => typeof value === "boolean" || isRecord(value)],
+  items: ["a schema object", isRecord],
+};
+
+function isPattern(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    new RegExp(value, "u");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isSchemaList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0 && value.every(isRecord);
+}
+
+/**
+ * The options of an argument helper: a plain object, only keys `fn` reads
+ * (never `__proto__`, which as a key would replace the schema's prototype),
+ * each of the type its keyword needs.
+ */
+function checkArgOptions<T>(fn: string, value: T, known: readonly string[]): asserts value is NonNullable<T> {
+  const options: unknown = value;
+  if (!isRecord(options)) throw new PluginKitError("ARG_INVALID", `${fn}: argument options must be an object, found ${valueKind(options)}`);
+  if (Object.hasOwn(options, "__proto__")) throw new PluginKitError("ARG_INVALID", `${fn}: argument option '__proto__' is not a schema keyword; fix: remove it`);
+  requireKnownOptions(fn, options, known, "ARG_INVALID", keywordHome);
+  for (const [key, value] of Object.entries(options)) {
+    const rule = KEYWORD_VALUES[key];
+    if (value === undefined || rule === undefined || rule[1](value)) continue;
+    const found = typeof value === "number" ? String(value) : key === "pattern" && typeof value === "string" ? JSON.stringify(value) : valueKind(value);
+    throw new PluginKitError("ARG_INVALID", `${fn}: option '${key}' must be ${rule[0]}, found ${found}`);
+  }
 }
 
 /** An argument name the kit can validate and hand over: `__proto__` is refused (as a key it would replace the arguments' prototype). */
@@ -90,54 +253,58 @@ function checkArgumentName(key: string, label: string): void {
   if (key === "__proto__") throw new PluginKitError("ARG_INVALID", `${label} '__proto__' cannot be an argument name`);
 }
 
-/** A `string` argument; `minLength`, `maxLength`, `pattern`, `enum` pass through. */
-export function strArg(description: string, options: ArgOptions & { minLength?: number; maxLength?: number; pattern?: string } = {}): ArgSpec {
-  return arg("string", description, options);
+/** A `string` argument; takes {@link StringArgOptions} only. @throws PluginKitError `ARG_INVALID` (see {@link arg}). */
+export function strArg(description: string, options: StringArgOptions = {}): ArgSpec {
+  return makeArg("strArg", "string", description, options);
 }
 
-/** An `integer` argument; `minimum`, `maximum` pass through. */
-export function intArg(description: string, options: ArgOptions & { minimum?: number; maximum?: number } = {}): ArgSpec {
-  return arg("integer", description, options);
+/** An `integer` argument; takes {@link NumberArgOptions} only. @throws PluginKitError `ARG_INVALID` (see {@link arg}). */
+export function intArg(description: string, options: NumberArgOptions = {}): ArgSpec {
+  return makeArg("intArg", "integer", description, options);
 }
 
-/** A `number` argument; `minimum`, `maximum` pass through. */
-export function numberArg(description: string, options: ArgOptions & { minimum?: number; maximum?: number } = {}): ArgSpec {
-  return arg("number", description, options);
+/** A `number` argument; takes {@link NumberArgOptions} only. @throws PluginKitError `ARG_INVALID` (see {@link arg}). */
+export function numberArg(description: string, options: NumberArgOptions = {}): ArgSpec {
+  return makeArg("numberArg", "number", description, options);
 }
 
-/** A `boolean` argument. */
+/** A `boolean` argument; takes {@link ArgOptions} only. @throws PluginKitError `ARG_INVALID` (see {@link arg}). */
 export function boolArg(description: string, options: ArgOptions = {}): ArgSpec {
-  return arg("boolean", description, options);
+  return makeArg("boolArg", "boolean", description, options);
 }
 
-/** An `array` argument; `items` is an {@link ArgSpec} or a schema (default `{}`). */
-export function arrayArg(description: string, options: ArgOptions & { items?: ArgSpec | PropertySchema; minItems?: number; maxItems?: number } = {}): ArgSpec {
-  checkArgOptions(options);
+/**
+ * An `array` argument; `items` is an {@link ArgSpec} or a schema (default
+ * `{}`); takes {@link ArrayArgOptions} only.
+ *
+ * @throws PluginKitError `ARG_INVALID` (see {@link arg}).
+ */
+export function arrayArg(description: string, options: ArrayArgOptions = {}): ArgSpec {
+  checkArgOptions("arrayArg", options, knownArgOptions(["array"], false));
   const { items, ...rest } = options;
-  return arg("array", description, { ...rest, items: items === undefined ? {} : propertyFrom(items, "items").schema });
+  return makeArg("arrayArg", "array", description, { ...rest, items: items === undefined ? {} : propertyFrom(items, "arrayArg: option 'items'").schema });
 }
 
 /**
  * An `object` argument whose `properties` are {@link ArgSpec}s or schemas;
  * nested `required` comes from the specs' `required` flags and
- * `additionalProperties` defaults to `false`.
+ * `additionalProperties` defaults to `false`; takes {@link ObjectArgOptions} only.
+ *
+ * @throws PluginKitError `ARG_INVALID` (see {@link arg}; also a property
+ *   that is neither a spec nor a schema, or one named `__proto__`).
  */
-export function objectArg(
-  description: string,
-  options: ArgOptions & { properties?: Record<string, ArgSpec | PropertySchema>; additionalProperties?: boolean | PropertySchema } = {},
-): ArgSpec {
-  checkArgOptions(options);
+export function objectArg(description: string, options: ObjectArgOptions = {}): ArgSpec {
+  checkArgOptions("objectArg", options, knownArgOptions(["object"], false));
   const { properties = {}, additionalProperties = false, ...rest } = options;
-  if (!isRecord(properties)) throw new PluginKitError("ARG_INVALID", `objectArg option 'properties' must be an object of argument specs, found ${valueKind(properties)}`);
   const props: Record<string, PropertySchema> = {};
   const required: string[] = [];
   for (const [key, value] of Object.entries(properties)) {
     checkArgumentName(key, "property");
-    const property = propertyFrom(value, `property '${key}'`);
+    const property = propertyFrom(value, `objectArg: property '${key}'`);
     props[key] = property.schema;
     if (property.required) required.push(key);
   }
-  const spec = arg("object", description, { ...rest, properties: props, additionalProperties });
+  const spec = makeArg("objectArg", "object", description, { ...rest, properties: props, additionalProperties });
   if (required.length === 0) return spec;
   return Object.freeze({ ...spec, schema: { ...spec.schema, required } });
 }

@@ -14,6 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { resolvePluginRoot } from "./config.js";
 import { expectString, inputTypeError, isRecord, PluginKitError, valueKind, type PluginKitErrorCode } from "./errors.js";
 import { KitLogger } from "./logging.js";
+import { requireKnownOptions, requireOptionTypes } from "./option-keys.js";
 import { strArg } from "./schema.js";
 import { tool, type ToolDefinition } from "./tool.js";
 
@@ -153,12 +154,13 @@ export interface PluginSkill {
  *
  * @throws PluginKitError `SKILL_NOT_FOUND` (no regular SKILL.md or over
  *   256 KiB), the parse codes, and the first rule code found;
- *   `INPUT_TYPE_INVALID` when `options` is not an object or `options.root`
- *   not a string.
+ *   `INPUT_TYPE_INVALID` when `options` is not an object, has a key other
+ *   than `root` (named with the nearest) or `options.root` is not a string.
  */
 export function pluginSkill(dir: string, options: { root?: string } = {}): PluginSkill {
   if (typeof dir !== "string" || dir.trim() === "") throw new PluginKitError("SKILL_NOT_FOUND", "skill directory must be a non-empty string");
   if (!isRecord(options)) throw inputTypeError("pluginSkill", "options", "an object", options);
+  requireKnownOptions("pluginSkill", options, ["root"]);
   if (options.root !== undefined) expectString("pluginSkill", "options.root", options.root);
   const root = path.resolve(options.root ?? resolvePluginRoot());
   const absolute = path.resolve(root, dir);
@@ -291,11 +293,14 @@ export function referenceToolName(skill: string): string {
  * Not TOCTOU-safe against a concurrent writer of the package directory.
  *
  * @throws PluginKitError `SKILL_REFERENCES_INVALID` when the skill has no `references/` directory,
- *   `INPUT_TYPE_INVALID` when `skill` is not a skill object or `options` not an object.
+ *   `INPUT_TYPE_INVALID` when `skill` is not a skill object, `options` not an object, a key of it
+ *   other than `name` and `description` (named with the nearest), or one of them not a string.
  */
 export function referenceTool(skill: PluginSkill, options: { name?: string; description?: string } = {}): ToolDefinition {
   if (!isRecord(skill) || typeof skill.name !== "string" || typeof skill.relativeDir !== "string") throw inputTypeError("referenceTool", "skill", "a skill from pluginSkill()", skill);
   if (!isRecord(options)) throw inputTypeError("referenceTool", "options", "an object", options);
+  requireKnownOptions("referenceTool", options, ["name", "description"]);
+  requireOptionTypes("referenceTool", options, { name: "string", description: "string" });
   const referencesDir = skill.referencesDir;
   if (!referencesDir) throw new PluginKitError("SKILL_REFERENCES_INVALID", `skill '${skill.name}' has no references/ directory`);
   const shownDir = `${skill.relativeDir}/references`;

@@ -14,9 +14,10 @@
  */
 import type { z } from "zod";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
-import { inputTypeError, isRecord, PluginKitError } from "./errors.js";
+import { inputTypeError, isRecord, PluginKitError, valueKind } from "./errors.js";
 import { KitLogger } from "./logging.js";
 import { validateToolName } from "./naming.js";
+import { requireKnownOptions } from "./option-keys.js";
 import { redactText, safeArguments } from "./redaction.js";
 import {
   augmentDescription,
@@ -111,7 +112,7 @@ export interface ToolDefinition {
   readonly validateRequired: boolean;
   readonly title?: string;
   readonly errorMode: "isError" | "envelope";
-  /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object. */
+  /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object or has a key other than `signal`, `requestId`, `logger`, `meta`. */
   call(args: unknown, context?: Partial<ToolContext>): Promise<ToolCallResult>;
 }
 
@@ -166,8 +167,10 @@ interface ToolSpec {
  *
  * @throws PluginKitError `TOOL_NAME_*` (name rules), `TOOL_SCHEMA_SOURCE`
  *   (not exactly one of params/schema/zod), `TOOL_DESCRIPTION_REQUIRED`,
- *   `TOOL_OPTION_INVALID` (handler not a function, non-boolean flags,
- *   examples not an object), `ARG_INVALID`, `SCHEMA_TOP_LEVEL_PROPERTIES`,
+ *   `TOOL_OPTION_INVALID` (options not an object, an option it does not read
+ *   (named with the nearest known one, e.g. `validateRequred` -> `validateRequired`),
+ *   handler not a function, non-boolean flags, errorMode not isError/envelope,
+ *   title not a string, examples not an object), `ARG_INVALID`, `SCHEMA_TOP_LEVEL_PROPERTIES`,
  *   `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`, `SCHEMA_NAME_MISMATCH`.
  */
 export function tool<S extends z.ZodObject>(options: ZodToolOptions<S>): ToolDefinition;
@@ -202,17 +205,29 @@ export function tool(options: AnyToolOptions): ToolDefinition {
     errorMode: spec.errorMode,
     call: (input, partial = {}) => {
       if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${name}' call`, "context", "an object", partial));
+      try {
+        requireKnownOptions(`tool '${name}' call context`, partial, CALL_CONTEXT_KEYS);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return callTool(spec, input, partial, partial.logger ?? defaultLogger);
     },
   };
   return Object.freeze(definition);
 }
 
+/** Every option {@link tool} reads; any other key is refused (`TOOL_OPTION_INVALID`, with the nearest name). */
+const TOOL_OPTION_KEYS: readonly string[] = Object.freeze(["name", "description", "params", "schema", "zod", "handler", "readOnly", "validateRequired", "examples", "namespace", "title", "errorMode"]);
+
+/** Every key of a tool call's context ({@link ToolContext}) that `call` reads. */
+const CALL_CONTEXT_KEYS: readonly string[] = ["signal", "requestId", "logger", "meta"];
+
 type AnyToolOptions = ParamsToolOptions | SchemaToolOptions | ZodToolOptions<z.ZodObject>;
 
 /** The options' shape checks, in the order their codes are documented; returns the validated name. */
 function checkToolOptions(options: AnyToolOptions): string {
-  if (options === null || typeof options !== "object") throw new PluginKitError("TOOL_OPTION_INVALID", "tool() needs an options object");
+  if (!isRecord(options)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool() needs an options object {name, description, params | schema | zod, handler, ...}, found ${valueKind(options)}`);
+  requireKnownOptions(typeof options.name === "string" ? `tool '${options.name}'` : "tool()", options, TOOL_OPTION_KEYS, "TOOL_OPTION_INVALID");
   const name = validateToolName(options.name, options.namespace !== undefined ? { namespace: options.namespace } : {});
   const sources = (["params", "schema", "zod"] as const).filter((key) => options[key] !== undefined);
   if (sources.length !== 1) {
@@ -225,6 +240,7 @@ function checkToolOptions(options: AnyToolOptions): string {
   if (options.errorMode !== undefined && options.errorMode !== "isError" && options.errorMode !== "envelope") {
     throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': errorMode must be "isError" or "envelope"`);
   }
+  if (options.title !== undefined && typeof options.title !== "string") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': title must be a string, found ${valueKind(options.title)}`);
   if (options.examples !== undefined && (options.examples === null || typeof options.examples !== "object" || Array.isArray(options.examples))) {
     throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': examples must be an object keyed by argument name`);
   }

@@ -153,10 +153,10 @@ describe("INPUT_TYPE_INVALID: the right type passes, a wrong one names what was 
 describe("family codes where one already covers the input", () => {
   it("argument helpers: options must be an object (ARG_INVALID)", async () => {
     expect(arg("string", "S.", {}).schema).toEqual({ type: "string", description: "S." });
-    await expectRefused(() => loose(arg)("string", "S.", null), "ARG_INVALID", "argument options must be an object, found null");
-    await expectRefused(() => loose(arrayArg)("A.", null), "ARG_INVALID", "argument options must be an object, found null");
-    await expectRefused(() => loose(objectArg)("O.", 5), "ARG_INVALID", "argument options must be an object, found a number");
-    await expectRefused(() => loose(objectArg)("O.", { properties: [strArg("x")] }), "ARG_INVALID", "objectArg option 'properties' must be an object of argument specs, found an array");
+    await expectRefused(() => loose(arg)("string", "S.", null), "ARG_INVALID", "arg: argument options must be an object, found null");
+    await expectRefused(() => loose(arrayArg)("A.", null), "ARG_INVALID", "arrayArg: argument options must be an object, found null");
+    await expectRefused(() => loose(objectArg)("O.", 5), "ARG_INVALID", "objectArg: argument options must be an object, found a number");
+    await expectRefused(() => loose(objectArg)("O.", { properties: [strArg("x")] }), "ARG_INVALID", "objectArg: option 'properties' must be an object of argument specs or schema objects, found an array");
   });
 
   it("resolveCapabilitySelection (CAPABILITY_INVALID)", async () => {

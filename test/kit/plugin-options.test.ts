@@ -57,9 +57,12 @@ describe("definePlugin options", () => {
 
   it.each([
     ["an unknown option", { instructions: "x" }, "PLUGIN_DEFINITION_INVALID", /^unknown option 'instructions'$/],
-    ["a logging section with an unknown key", { logging: { envVar: "X", level: "info" } }, "LOGGING_INVALID", /^logging: unknown option 'level'$/],
+    ["a logging section with an unknown key", { logging: { envVar: "X", level: "info" } }, "LOGGING_INVALID", /^logging: unknown option 'level' \(expected only envVar, default\)$/],
+    ["a misspelt option (the nearest named)", { hoks: {} }, "PLUGIN_DEFINITION_INVALID", /^unknown option 'hoks'; did you mean 'hooks'\?$/],
+    ["a misspelt logging key", { logging: { envVar: "X", defualt: "info" } }, "LOGGING_INVALID", /^logging: unknown option 'defualt'; did you mean 'default'\? \(expected only envVar, default\)$/],
+    ["a misspelt capabilities key (it would enable every tool)", { capabilities: { groups: {}, enabeld: ["x"] } }, "CAPABILITY_INVALID", /^capabilities: unknown option 'enabeld'; did you mean 'enabled'\? \(expected only groups, enabled\)$/],
     ["a bad logging default", { logging: { envVar: "X", default: "loud" } }, "LOGGING_INVALID", /^logging\.default: must be debug, info, warning or error, found "loud"$/],
-    ["an author with an unknown key", { author: { name: "A", phone: "1" } }, "PLUGIN_DEFINITION_INVALID", /^author: unknown option 'phone'$/],
+    ["an author with an unknown key", { author: { name: "A", phone: "1" } }, "PLUGIN_DEFINITION_INVALID", /^author: unknown option 'phone' \(expected only name, email, url\)$/],
     ["a skill that is not a pluginSkill() result", { skills: ["skills/x"] }, "PLUGIN_DEFINITION_INVALID", /^skills\[0\]: must be a pluginSkill\(\) result$/],
     ["a non-object", null, "PLUGIN_DEFINITION_INVALID", /^definePlugin\(\) needs an options object$/],
   ])("refuses %s", (_label, options, code, message) => {
