@@ -3,6 +3,7 @@
  * package root re-exports exactly that list: a name added to one and not the
  * other, or an `export *` creeping back into src/kit, fails here.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +23,16 @@ describe("kit public surface", () => {
     for (const name of ["definePlugin", "tool", "strArg", "numberArg", "pluginSkill", "pluginPath", "loadPluginConfig", "servePluginModule", "refusalLine", "PluginKitError"]) {
       expect(typeof (kit as Record<string, unknown>)[name], name).not.toBe("undefined");
     }
+  });
+
+  it("the library functions docs/kit.md documents resolve by package name, from the root and from hermes-plugin-kit/kit (the compiled build)", () => {
+    const names = ["callPluginTool", "parseCallArguments", "buildPluginPackage", "doctorPluginPackage", "definePlugin", "tool", "strArg"];
+    const script = `const root = await import("hermes-plugin-kit"); const kit = await import("hermes-plugin-kit/kit");
+      console.log(JSON.stringify(${JSON.stringify(names)}.map((name) => [typeof root[name], root[name] === kit[name]])));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: path.join(KIT_DIR, "../.."), encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toEqual(names.map(() => ["function", true]));
+    for (const name of ["callPluginTool", "parseCallArguments"]) expect(typeof (kit as Record<string, unknown>)[name], name).toBe("function");
   });
 
   it("no module of src/kit uses export *", () => {
