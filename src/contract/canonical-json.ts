@@ -188,11 +188,13 @@ export function canonicalJsonBytes(value: unknown): Buffer {
  */
 export function canonicalFormDifference(bytes: Uint8Array, canonical: string): string {
   const text = Buffer.from(bytes).toString("utf8");
-  const body = text.replace(/\r?\n$/, "");
+  const body = text.replace(/\s+$/, "");
+  const tail = text.slice(body.length);
   if (/\n[ \t]*["}\]]/.test(body)) return "pretty-printed JSON (line breaks and indentation)";
   if (/[\r\n]/.test(body)) return "a line break inside the JSON";
-  if (!text.endsWith("\n")) return "no trailing newline";
-  if (text.endsWith("\r\n")) return "a CRLF line ending";
+  if (tail === "") return "no trailing newline";
+  if (tail === "\r\n") return "a CRLF line ending";
+  if (tail !== "\n") return `${JSON.stringify(tail)} after the JSON (canonical JSON ends with exactly one newline)`;
   // eslint-disable-next-line no-control-regex
   if (/[^\x00-\x7f]/.test(text)) return "non-ASCII characters written as is (canonical JSON escapes them as \\uXXXX)";
   if (text.length > canonical.length && /^[{[]\s|[,:]\s/.test(text)) return "spaces between tokens";

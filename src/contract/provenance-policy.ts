@@ -13,6 +13,7 @@
  */
 import { isP256Key, parseP256PublicKeyPem } from "./key-pem.js";
 import { describeValue } from "./grammar.js";
+import { nearestName } from "./near-name.js";
 import type { ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
@@ -68,15 +69,58 @@ function invalid(message: string): never {
   throw new ProvenanceError("PROVENANCE_POLICY_INVALID", message);
 }
 
+/** The keys of a {@link ProvenancePolicy}, each a string when given. */
+export const PROVENANCE_POLICY_KEYS = Object.freeze(["key", "owner", "repo", "signerWorkflow", "sourceRef", "certOidcIssuer"] as const);
+
+/** `source_ref` -> `sourceRef`: the fleet lock's spelling of a policy key, as the library spells it. */
+function camelCase(name: string): string {
+  return name.replace(/[_-]([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * The policy's own keys, after its shape is checked: a value inherited through a prototype
+ * (`{ __proto__: { repo } }` in a literal) is not part of the policy given, and is not read.
+ */
+function ownPolicy(given: unknown): ProvenancePolicy {
+  requirePolicyShape(given);
+  const policy: ProvenancePolicy = {};
+  for (const name of PROVENANCE_POLICY_KEYS) if (Object.prototype.hasOwnProperty.call(given, name)) policy[name] = given[name];
+  return policy;
+}
+
+/** The policy's shape (see {@link resolveProvenancePolicy}). */
+function requirePolicyShape(policy: unknown): asserts policy is ProvenancePolicy {
+  if (policy === null || typeof policy !== "object" || Array.isArray(policy)) invalid(`a provenance policy must be an object { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }, found ${describeValue(policy)}`);
+  const known: readonly string[] = PROVENANCE_POLICY_KEYS;
+  for (const name of Object.keys(policy)) {
+    if (known.includes(name)) continue;
+    const camel = camelCase(name);
+    const near = known.includes(camel) ? camel : nearestName(name, known);
+    invalid(
+      `the provenance policy has ${describeValue(name)}, which it does not read (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored key would check less than you asked`,
+    );
+  }
+  for (const name of known) {
+    const value = Object.prototype.hasOwnProperty.call(policy, name) ? (policy as Record<string, unknown>)[name] : undefined;
+    if (value !== undefined && (typeof value !== "string" || value === "")) {
+      invalid(`the provenance policy's ${name} must be a non-empty string${name === "key" ? " (a PEM public key)" : ""}, found ${value === "" ? "an empty string" : describeValue(value)}`);
+    }
+  }
+}
+
 /**
  * Check a policy and fill the defaults: `sourceRef` `refs/heads/main`,
  * `certOidcIssuer` GitHub Actions', host `github.com` (or the signer
  * workflow's host). Keyless needs `owner` or `repo` (as `gh attestation
  * verify` does); `owner` is derived from `repo`, and both must agree.
+ * The policy is an object whose own keys are only those of {@link ProvenancePolicy}, each a string: a key it
+ * does not read (`sourceReff`, the lock's `source_ref`, an own `__proto__`) would be ignored and check less, so
+ * it is refused with the nearest known name.
  * @throws ProvenanceError `PROVENANCE_POLICY_INVALID` naming the field; the codes of `parseP256PublicKeyPem`
  *   (`PROVENANCE_KEY_NOT_PUBLIC`, `PROVENANCE_KEY_INVALID`, `PROVENANCE_KEY_UNSUPPORTED`) for a key that is not a P-256 public key PEM.
  */
-export function resolveProvenancePolicy(policy: ProvenancePolicy): ResolvedProvenancePolicy {
+export function resolveProvenancePolicy(given: ProvenancePolicy): ResolvedProvenancePolicy {
+  const policy = ownPolicy(given);
   if (policy.repo !== undefined && !REPO_RE.test(policy.repo)) invalid(`--repo must be owner/name, found ${describeValue(policy.repo)}`);
   if (policy.owner !== undefined && !OWNER_RE.test(policy.owner)) invalid(`--owner must be a GitHub owner name, found ${describeValue(policy.owner)}`);
   const repoOwner = policy.repo?.split("/")[0];
@@ -233,7 +277,8 @@ export function checkStatementAgainstPolicy(facts: ProvenanceFacts, policy: Extr
 }
 
 /** The fleet-lock form of a policy (snake_case keys, `ProvenancePolicySchema`); checked first. */
-export function lockedProvenancePolicy(policy: ProvenancePolicy): LockedProvenancePolicy {
+export function lockedProvenancePolicy(given: ProvenancePolicy): LockedProvenancePolicy {
+  const policy = ownPolicy(given);
   resolveProvenancePolicy(policy);
   return {
     ...(policy.key === undefined ? {} : { key: policy.key }),

@@ -14,10 +14,11 @@ import { receiptReferenceOf } from "./artifact-document.js";
 import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORKFLOW_NAME } from "./constants.js";
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
+import { nearestName } from "./near-name.js";
 import { posix } from "node:path";
 import { LAYOUT_PREFIX, parseReference, parseRepository } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, requireGatePins, sourceSuffix } from "./policy.js";
-import type { ReleasePolicy } from "./policy.js";
+import type { PackagePolicy, ReleasePolicy } from "./policy.js";
 import { PublishedReceiptSchema, TestedManifestSchema } from "./release-document-schemas.js";
 import { checkInstallTimeRecord } from "./install-time.js";
 import type { Promotion, PublishedReceipt, TestedManifest } from "./schemas.js";
@@ -150,7 +151,42 @@ function checkVerifyArguments(doc: unknown, policy: unknown): void {
   if (wrong !== "") {
     fail("POLICY_INVALID", `verifying a release document needs the policy you pin, {package: string, registryRepository: string, gates: object}: from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? wrong : `an object with ${wrong}`}`);
   }
+  requireKnownPolicyKeys(p as Record<string, unknown>);
   requireGatePins((p as ReleasePolicy).gates, "policy.gates");
+}
+
+/** The keys of a {@link ReleasePolicy}, and those a {@link PackagePolicy} (policyFromPackageJson) adds, which the verify functions accept too. */
+const RELEASE_POLICY_KEYS: readonly string[] = ["package", "registryRepository", "gates", "sources", "installTime", "install", "provenanceKey"];
+const POLICY_SOURCE_KEYS: readonly string[] = ["package", "repository", "gates"];
+
+/**
+ * A policy's own keys are those of {@link ReleasePolicy} (a misspelt `gatez` would pin nothing, an own
+ * `__proto__` is no policy field), `package`, `registryRepository` and `gates` are its own (not inherited),
+ * `sources` is absent or an object of strings naming where each expectation came from, and `installTime`
+ * absent or an array of strings.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the key and the nearest known one.
+ */
+function requireKnownPolicyKeys(policy: Record<string, unknown>): void {
+  const unknownKey = (keys: string[], known: readonly string[], where: string): void => {
+    const first = keys.find((key) => !known.includes(key));
+    if (first === undefined) return;
+    const near = nearestName(first, known);
+    fail("POLICY_INVALID", `${where} has ${describeValue(first)}, which is no key it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored key would check less than you pinned`);
+  };
+  unknownKey(Object.keys(policy), RELEASE_POLICY_KEYS, "the policy");
+  for (const key of ["package", "registryRepository", "gates"]) {
+    if (!Object.prototype.hasOwnProperty.call(policy, key)) fail("POLICY_INVALID", `the policy's ${key} must be its own property, found one inherited through its prototype`);
+  }
+  const sources = policy["sources"];
+  if (sources !== undefined) {
+    if (sources === null || typeof sources !== "object" || Array.isArray(sources)) fail("POLICY_INVALID", `the policy's sources must be an object { package?, repository?, gates? } naming where each expectation came from, found ${describeValue(sources)}`);
+    unknownKey(Object.keys(sources), POLICY_SOURCE_KEYS, "the policy's sources");
+    for (const [key, value] of Object.entries(sources)) if (value !== undefined && typeof value !== "string") fail("POLICY_INVALID", `the policy's sources.${key} must be a string, found ${describeValue(value)}`);
+  }
+  const installTime = policy["installTime"];
+  if (installTime !== undefined && (!Array.isArray(installTime) || installTime.some((entry) => typeof entry !== "string"))) {
+    fail("POLICY_INVALID", `the policy's installTime must be an array of strings, found ${describeValue(installTime)}`);
+  }
 }
 
 /** What a release document of `state` is called in messages. */

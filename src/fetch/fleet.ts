@@ -664,6 +664,14 @@ async function verifyOnePlugin(plugin: FleetPlugin, options: FleetVerifyOptions,
   const attestations = plugin.provenance === undefined ? undefined : await verifyPinnedProvenance(plugin.provenance, bundle, parsed.repository, receipt, options.trustedRoot);
   const installed: string[] = [];
   if (options.installedDir !== undefined) {
+    // The directories looked in are real ones, as fetch installs into (a symlinked output directory or dist/ is
+    // refused there): a link could be swapped after the check, so what was checked would not be what is installed.
+    for (const dir of [options.installedDir, join(options.installedDir, "dist")]) {
+      const st = await lstat(dir).catch(() => null);
+      if (st?.isSymbolicLink() === true) {
+        throw new FetchError("FLEET_INSTALLED_UNSAFE", `plugin ${plugin.name}: ${dir} is a symbolic link (--installed and its dist/ must be real directories, as fetch installs into); fix: give --installed the directory itself (realpath ${options.installedDir})`);
+      }
+    }
     for (const candidate of [join(options.installedDir, plugin.tarball.filename), join(options.installedDir, "dist", plugin.tarball.filename)]) {
       const st = await lstat(candidate).catch(() => null);
       if (st === null) continue;

@@ -107,7 +107,11 @@ export async function verifyReferenceProvenance(options: VerifyReferenceOptions)
   const verified = await verifyReleaseProvenance(target, repository, subject, bindingFromTestedManifest(tested, layer.descriptor.digest, manifest.digest), options.provenance);
   if (options.receipt !== undefined) {
     const receiptBytes = await readReleaseJsonBytesFile(options.receipt);
-    const receipt = namingFile(options.receipt, () => verifyFinalReceiptBytes(receiptBytes, policy, { bundleReference: pinned.reference }));
+    // Gates pinned by the caller bind the receipt too; without them the bundle's recorded commands are no pin
+    // (GATE_COMMAND_MISMATCH would advise pinning a forged command): the receipt must then be exactly the one
+    // this bundle makes, gates included (checkReceiptOfBundle: RECEIPT_BUNDLE_MISMATCH).
+    const receiptPolicy = options.gatesFor === undefined ? { ...policy, gates: {} } : policy;
+    const receipt = namingFile(options.receipt, () => verifyFinalReceiptBytes(receiptBytes, receiptPolicy, { bundleReference: pinned.reference }));
     checkReleaseBinding(verified.facts, bindingFromReceipt(receipt));
     // Every other field too (the tarball's records, the gates): exactly the receipt this bundle makes.
     checkReceiptOfBundle(receipt, tested, pinned.reference, bundleLayers(manifest.layers), `receipt ${options.receipt}`);

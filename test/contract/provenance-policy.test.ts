@@ -84,6 +84,31 @@ describe("resolveProvenancePolicy", () => {
   ] as Array<[string, ProvenancePolicy]>)("refuses %s: PROVENANCE_POLICY_INVALID", async (_label, policy) => {
     await expect(() => resolveProvenancePolicy(policy)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
   });
+
+  // A key the policy does not read would be ignored: with it, a release signed from another ref or repository passed.
+  it.each([
+    ["sourceReff (misspelt)", { key: "PEM", sourceReff: "refs/heads/evil" }, /^the provenance policy has "sourceReff", which it does not read \(it reads key, owner, repo, signerWorkflow, sourceRef, certOidcIssuer\); did you mean "sourceRef"\?/],
+    ["repoo (misspelt)", { owner: "acme", repoo: "evil/evil" }, /did you mean "repo"\?/],
+    ["the lock's source_ref", { repo: "acme/x", source_ref: "refs/heads/evil" }, /has "source_ref", .*did you mean "sourceRef"\?/],
+    ["the lock's cert_oidc_issuer", { repo: "acme/x", cert_oidc_issuer: "https://x" }, /did you mean "certOidcIssuer"\?/],
+    ["keyy (misspelt key, named rather than read as keyless)", { keyy: "PEM" }, /has "keyy", .*did you mean "key"\?/],
+    ["an own __proto__ (JSON-parsed)", JSON.parse('{"key":"PEM","__proto__":{"repo":"evil/evil"}}'), /has "__proto__", which it does not read/],
+    ["key: 5", { key: 5 }, /^the provenance policy's key must be a non-empty string \(a PEM public key\), found number 5$/],
+    ["repo: an array", { repo: ["acme/x"] }, /^the provenance policy's repo must be a non-empty string, found an array$/],
+    ["null", null, /^a provenance policy must be an object/],
+  ])("refuses %s: PROVENANCE_POLICY_INVALID naming it", async (_label, policy, message) => {
+    // Through JSON, as a policy read from a file arrives (an own "__proto__" stays an own key); "PEM" is the real key.
+    const subject = JSON.parse(JSON.stringify(policy).replaceAll('"PEM"', JSON.stringify(PEM))) as ProvenancePolicy;
+    await expect(() => resolveProvenancePolicy(subject)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
+    expect(() => resolveProvenancePolicy(subject)).toThrow(message);
+  });
+
+  it("reads own keys only: a repository inherited through a prototype is not part of the policy", () => {
+    const inherited = Object.create({ repo: "evil/evil" }) as ProvenancePolicy;
+    inherited.owner = "acme";
+    expect(resolveProvenancePolicy(inherited)).toMatchObject({ kind: "keyless", owner: "acme" });
+    expect(resolveProvenancePolicy(inherited)).not.toHaveProperty("repo");
+  });
 });
 
 describe("checkSignerIdentity", () => {

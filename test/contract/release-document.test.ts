@@ -399,6 +399,9 @@ describe("a receipt not in its canonical form (RECEIPT_NOT_CANONICAL) says how i
   it.each([
     ["pretty-printed", (r: JsonObject) => JSON.stringify(r, null, 2) + "\n", "pretty-printed JSON (line breaks and indentation)"],
     ["without its trailing newline", (r: JsonObject) => canonicalJson(r).trimEnd(), "no trailing newline"],
+    ["with a second trailing newline", (r: JsonObject) => canonicalJson(r) + "\n", '"\\n\\n" after the JSON (canonical JSON ends with exactly one newline)'],
+    ["with a CRLF line ending", (r: JsonObject) => canonicalJson(r).trimEnd() + "\r\n", "a CRLF line ending"],
+    ["with a line break inside", (r: JsonObject) => canonicalJson(r).replace(",", "\n,"), "a line break inside the JSON"],
     ["with spaces after ':'", (r: JsonObject) => canonicalJson(r).replaceAll('":', '": '), "spaces between tokens"],
     ["with its keys reversed", (r: JsonObject) => JSON.stringify(Object.fromEntries(Object.entries(r).reverse())) + "\n", "keys in another order (canonical JSON sorts keys by code point)"],
   ])("%s", (_label, spell, found) => {
@@ -482,6 +485,25 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
     }
     expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptRefernce: own } as never)).toThrow('the receipt expectations have "receiptRefernce", which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing');
     await expect(() => receiptUnboundFields(undefined as never)).toThrowWithCode("POLICY_INVALID");
+  });
+  it("a misspelt or inherited policy key pins nothing, so it is refused (POLICY_INVALID): gatez, a sources that is no object, an own __proto__", async () => {
+    const good = receiptFor(manifest);
+    // Passing: the policy as given, and with sources naming where each pin came from.
+    expect(verifyFinalReceiptBytes(bytesOf(good), { ...POLICY, sources: { gates: "--expect-gate" } }).version).toBe(good.version);
+    // Failing: with gatez the release's own (forged) unit command would pass unpinned.
+    const misspelt = () => verifyFinalReceiptBytes(bytesOf(good), { ...POLICY, gates: {}, gatez: { unit: "x" } } as never);
+    await expect(misspelt).toThrowWithCode("POLICY_INVALID");
+    expect(misspelt).toThrow(/^the policy has "gatez", which is no key it reads \(it reads package, registryRepository, gates, .*\); did you mean "gates"\?; an ignored key would check less than you pinned$/);
+    for (const policy of [
+      { ...POLICY, sources: 5 },
+      { ...POLICY, sources: { gate: "--expect-gate" } },
+      { ...POLICY, sources: { gates: 5 } },
+      { ...POLICY, installTime: "postinstall" },
+      JSON.parse(JSON.stringify({ ...POLICY, x: 1 }).replace('"x"', '"__proto__"')),
+      Object.assign(Object.create({ package: POLICY.package }), { registryRepository: POLICY.registryRepository, gates: {} }),
+    ]) {
+      await expect(() => verifyFinalReceiptBytes(bytesOf(good), policy as never)).toThrowWithCode("POLICY_INVALID");
+    }
   });
   it("receiptUnboundFields: none with the receipt pinned, the claims with the bundle pin only, registry_reference too with neither", () => {
     expect(receiptUnboundFields({ receiptReference: "x" })).toEqual([]);

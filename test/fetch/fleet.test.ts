@@ -265,5 +265,17 @@ describe("fleet verify", () => {
     await symlink(join(installed, "dist", "acme-demo-0.8.0.tgz"), join(linked, "acme-demo-0.8.0.tgz"));
     await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked })).toThrowWithCode("FLEET_INSTALLED_UNSAFE");
     await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linked })).rejects.toThrow("; fix: install the fetched tarball there as a regular file (copy it; do not link it)");
+    // The installed directory, or its dist/, as a symbolic link to the real one: refused as fetch refuses to install through one.
+    const linkedDir = join(root, "installed-dir-link");
+    await symlink(installed, linkedDir);
+    const viaDir = verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linkedDir });
+    await expect(() => viaDir).toThrowWithCode("FLEET_INSTALLED_UNSAFE");
+    await expect(viaDir).rejects.toThrow(`${linkedDir} is a symbolic link (--installed and its dist/ must be real directories, as fetch installs into); fix: give --installed the directory itself (realpath ${linkedDir})`);
+    const linkedDist = join(root, "installed-dist-link");
+    await mkdir(linkedDist);
+    await symlink(join(installed, "dist"), join(linkedDist, "dist"));
+    await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: linkedDist })).toThrowWithCode("FLEET_INSTALLED_UNSAFE");
+    // Passing: the real directory.
+    await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null, installedDir: installed })).resolves.toHaveLength(1);
   });
 });

