@@ -96,7 +96,7 @@ describe("argument helpers take only the options they know (ARG_INVALID)", () =>
     ["objectArg additionalProperites", () => objectArg("o", { additionalProperites: true } as never), "objectArg: unknown option 'additionalProperites'", "did you mean 'additionalProperties'?"],
     ["arg patern", () => arg("string", "s", { patern: "x" } as never), "arg: unknown option 'patern'", "did you mean 'pattern'?"],
     ["strArg examples (the kit's option is example)", () => strArg("s", { examples: ["x"] } as never), "did you mean 'example'?", "'examples' is refused"],
-  ])("%s", async (_label, fail, ...patterns) => {
+  ] as Array<[string, () => unknown, ...string[]]>)("%s", async (_label, fail, ...patterns) => {
     await expectRefused(fail, "ARG_INVALID", ...patterns);
   });
 
