@@ -14,26 +14,37 @@ import { INTERRUPT_EXIT_CODES, InterruptedError, type InterruptSignal } from "..
 /** How long the aborted work may take to remove what it created before the process exits anyway (ms). */
 export const GRACE_MS = 10_000;
 
-/** A watch on SIGINT/SIGTERM for one command run. */
+/** A watch on SIGINT/SIGTERM/SIGHUP for one command run. */
 export interface InterruptWatch {
-  /** Aborted (reason: an `InterruptedError` naming the signal) on the first signal. */
+  /** Aborted (reason: an `InterruptedError` naming the signal) on the first signal before {@link InterruptWatch.commit}. */
   signal: AbortSignal;
   /** The signal received, if any. */
   received(): InterruptSignal | undefined;
+  /**
+   * The command's work is committed (a fetch's install: the last file linked, or the new directory
+   * renamed into place): from now on a signal neither aborts it nor exits (no second-signal or
+   * grace exit), so the command prints its result and the result decides the exit status.
+   */
+  commit(): void;
   /** Stop watching; the default signal behaviour returns. */
   dispose(): void;
 }
 
 /**
- * Watch SIGINT and SIGTERM until `dispose()`; see the module comment.
+ * Watch SIGINT, SIGTERM and SIGHUP until `dispose()`; see the module comment.
  * @param what names the command in the interruption message, e.g. `fetch`.
  * @param message the interruption message instead of the default (which says temporary files were removed).
  */
 export function watchInterrupts(what: string, message?: (signal: InterruptSignal) => string): InterruptWatch {
   const controller = new AbortController();
   let received: InterruptSignal | undefined;
+  let committed = false;
   let timer: NodeJS.Timeout | undefined;
   const onSignal = (name: InterruptSignal) => {
+    if (committed) {
+      received ??= name;
+      return;
+    }
     if (received !== undefined) process.exit(INTERRUPT_EXIT_CODES[received]);
     received = name;
     controller.abort(new InterruptedError(name, message?.(name) ?? `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
@@ -45,6 +56,10 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
   return {
     signal: controller.signal,
     received: () => received,
+    commit() {
+      committed = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
     dispose() {
       for (const [name, handler] of handlers) process.off(name, handler);
       if (timer !== undefined) clearTimeout(timer);
@@ -55,28 +70,42 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
 /**
  * Run `action` under {@link watchInterrupts}; when a signal stopped it, exit
  * with `exitCode` at once (abandoned transfers may still hold sockets open).
+ * `action` gets the abort signal and `commit`, to call at the moment its work
+ * is committed ({@link InterruptWatch.commit}; `fetch` passes it as the
+ * library's `onCommit`).
  *
  * Once `action` has returned, its exit code is the command's result: the work
  * it did is committed (a fetch's install renamed into place) and its output
- * printed. A SIGINT or SIGTERM that lands after that, while the process is
- * still shutting down, must not turn a success into 130/143 (the default
- * signal behaviour would kill the process with that status), so the result
- * keeps its own handlers until the process exits: they exit with `code` at once.
+ * printed. A SIGINT, SIGTERM or SIGHUP that lands after that, while the process
+ * is still shutting down, must not turn a success into 130/143/129, so:
+ * - the result keeps its own handlers until the process exits: they exit with
+ *   the result at once;
+ * - the process ends through `process.exit` when its event loop is empty
+ *   (`beforeExit`), not through Node's own shutdown: that closes every signal
+ *   handle first (the signals' default, killing behaviour returns) and then
+ *   spends tens of milliseconds tearing down (threads, heap) before the process
+ *   ends, and a signal landing in that window killed a process that had printed
+ *   its success (exit 130 with `{"ok":true,...}` on stdout). `process.exit`
+ *   leaves the handlers installed to the end.
  */
-export async function withInterrupts(what: string, action: (signal: AbortSignal) => Promise<number>, message?: (signal: InterruptSignal) => string): Promise<number> {
+export async function withInterrupts(what: string, action: (signal: AbortSignal, commit: () => void) => Promise<number>, message?: (signal: InterruptSignal) => string): Promise<number> {
   const watch = watchInterrupts(what, message);
   let code: number;
   try {
-    code = await action(watch.signal);
+    code = await action(watch.signal, () => watch.commit());
   } catch (error) {
     watch.dispose();
     throw error;
   }
   const signal = watch.received();
   const result = signal !== undefined && code !== 0 ? INTERRUPT_EXIT_CODES[signal] : code;
+  // The status the process ends with: the result, unless the caller made it a failure since (the CLI
+  // makes a success whose answer stdout refused exit 1).
+  const status = () => (typeof process.exitCode === "number" && process.exitCode !== 0 ? process.exitCode : result);
   // Installed before the watch goes, so there is no moment with the default (killing) behaviour.
-  const settled = () => process.exit(result);
+  const settled = () => process.exit(status());
   for (const name of Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]) process.on(name, settled);
+  process.once("beforeExit", settled);
   watch.dispose();
   if (signal !== undefined) process.exit(result);
   return result;

@@ -8,18 +8,35 @@
  * the handlers were removed first and the default behaviour killed the process with SIGINT: "verified and
  * installed" on stdout, status 130). A signal before the commit stops the action: 130/143, `INTERRUPTED`,
  * no success line.
+ *
+ * Node's own shutdown (an empty event loop) closes the signal handles first, which gives the signals back
+ * their default (killing) behaviour, and then tears down for tens of milliseconds: a signal landing there
+ * killed a process that had printed its success (the `fetch ... --json` of a user: `{"ok":true,...}`,
+ * every file installed, exit 130). The tests below signal the child as soon as its `exit` event says it is
+ * shutting down (before the fix: 39 of 40 such runs died by SIGINT). The real CLI is run the same way,
+ * fetching from an `oci-layout:` store, with a preloaded module (`node -r`) that prints the marker.
  */
 import { spawn } from "node:child_process";
+import { chmod, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { CLI } from "../support/cli.js";
+import { createReleaseFixture, stageFixture, type ReleaseFixture } from "../support/release-fixture.js";
 
 const cliDir = dirname(CLI);
 const url = (file: string) => JSON.stringify(pathToFileURL(join(cliDir, file)).href);
 
-function run(script: string, onStdout?: (text: string, kill: (signal: NodeJS.Signals) => void) => void): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+type Outcome = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
+
+function run(script: string, onStdout?: (text: string, kill: (signal: NodeJS.Signals) => void) => void): Promise<Outcome> {
+  return runNode(["--input-type=module", "-e", script], onStdout);
+}
+
+function runNode(args: readonly string[], onStdout?: (text: string, kill: (signal: NodeJS.Signals) => void) => void, env?: NodeJS.ProcessEnv): Promise<Outcome> {
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], ...(env === undefined ? {} : { env }) });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -73,3 +90,96 @@ for (const name of ["SIGINT", "SIGTERM"] as const) {
     expect(result.stderr).toMatch(new RegExp(`fetch interrupted \\(${name}\\).*\\[INTERRUPTED\\]\\n$`));
   });
 }
+
+/** The marker a child prints (synchronously) from its `exit` event: from here on Node shuts down. */
+const EXITING = "<exiting>\n";
+/** On the marker, signal the child at once (the marker is the last thing it writes). */
+const signalOnExit = (name: NodeJS.Signals) => (text: string, kill: (signal: NodeJS.Signals) => void) => {
+  if (text.endsWith(EXITING)) kill(name);
+};
+
+for (const name of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  it(`${name} landing while Node shuts down after a committed result (its signal handles closed by a natural exit): exit 0, output kept`, async () => {
+    const script = `
+      const { writeSync } = await import("node:fs");
+      const { withInterrupts } = await import(${url("interrupt.js")});
+      const { runAction, printLine } = await import(${url("output.js")});
+      process.on("exit", () => writeSync(1, ${JSON.stringify(EXITING)}));
+      process.exitCode = await withInterrupts("fetch", () => runAction(false, async () => { printLine("verified and installed bundle 0.3.0"); }));
+    `;
+    for (let round = 0; round < 5; round += 1) {
+      const result = await run(script, signalOnExit(name));
+      expect(result).toMatchObject({ code: 0, signal: null, stderr: "" });
+      expect(result.stdout).toBe(`verified and installed bundle 0.3.0\n${EXITING}`);
+    }
+  });
+}
+
+it("two signals after the commit, before the result is printed: neither stops it, the success is printed, exit 0", async () => {
+  const script = `
+    const { withInterrupts } = await import(${url("interrupt.js")});
+    const { runAction, printLine } = await import(${url("output.js")});
+    process.exitCode = await withInterrupts("fetch", (signal, commit) => runAction(false, async () => {
+      commit();
+      process.kill(process.pid, "SIGINT");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      process.kill(process.pid, "SIGTERM");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (signal.aborted) throw new Error("aborted after the commit");
+      printLine("verified and installed bundle 0.3.0");
+    }));
+  `;
+  const result = await run(script);
+  expect(result).toMatchObject({ code: 0, signal: null, stderr: "" });
+  expect(result.stdout).toBe("verified and installed bundle 0.3.0\n");
+});
+
+it("a success whose caller then sets exit 1 (stdout refused the answer) keeps exit 1 when a signal lands during the shutdown", async () => {
+  const script = `
+    const { writeSync } = await import("node:fs");
+    const { withInterrupts } = await import(${url("interrupt.js")});
+    process.on("exit", () => writeSync(1, ${JSON.stringify(EXITING)}));
+    const code = await withInterrupts("fetch", async () => 0);
+    process.exitCode = code === 0 ? 1 : code;
+  `;
+  const result = await run(script, signalOnExit("SIGINT"));
+  expect(result).toMatchObject({ code: 1, signal: null, stdout: EXITING });
+});
+
+describe("the built CLI: fetch --json from an oci-layout store, signalled while it shuts down after printing", () => {
+  let work: string;
+  let fixture: ReleaseFixture;
+  let reference: string;
+  let preload: string;
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), "hpk-commit-exit-"));
+    const store = join(work, "store");
+    const repository = `oci-layout:${store}`;
+    fixture = await createReleaseFixture({ registryRepository: repository });
+    const staged = await stageFixture(fixture, await LayoutTarget.open(store, { create: true }), repository);
+    await chmod(store, 0o700);
+    reference = `${repository}@${staged.bundle.digest}`;
+    preload = join(work, "exit-marker.cjs");
+    await writeFile(preload, `process.on("exit", () => require("node:fs").writeSync(1, ${JSON.stringify(EXITING)}));\n`);
+  }, 120_000);
+  afterAll(async () => {
+    await fixture?.cleanup();
+    if (work !== undefined) await rm(work, { recursive: true, force: true });
+  });
+
+  for (const name of ["SIGINT", "SIGTERM"] as const) {
+    it(`${name}: exit 0, one {"ok":true} object on stdout, every file installed`, async () => {
+      for (let round = 0; round < 3; round += 1) {
+        const out = join(work, `out-${name}-${round}`);
+        const result = await runNode(["-r", preload, CLI, "fetch", "--reference", reference, "--output-dir", out, "--json"], signalOnExit(name), { ...process.env, HERMES_PLUGIN_KIT_CODE_CACHE: "0" });
+        expect(result).toMatchObject({ code: 0, signal: null, stderr: "" });
+        expect(result.stdout.endsWith(EXITING)).toBe(true);
+        const answer = JSON.parse(result.stdout.slice(0, -EXITING.length)) as { ok: boolean; files: { path: string }[] };
+        expect(answer.ok).toBe(true);
+        const installed = (await readdir(out, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).length;
+        expect(installed).toBe(answer.files.length);
+      }
+    }, 120_000);
+  }
+});

@@ -47,7 +47,7 @@ export function registerFetchCommands(program: Command): void {
   addGatePolicyOptions(fetch).action(async (opts: FetchOptions) => {
     // Ctrl-C / SIGTERM: the fetch removes its temp directory (and any install under way), then exits 130 / 143.
     const { withInterrupts } = await import("../interrupt.js");
-    process.exitCode = await withInterrupts("fetch", (signal) => runAction(opts.json === true, async () => {
+    process.exitCode = await withInterrupts("fetch", (signal, commit) => runAction(opts.json === true, async () => {
       if (opts.expect !== undefined && opts.expect !== "bundle" && opts.expect !== "receipt") {
         throw new UsageError(`--expect must be bundle or receipt, not ${JSON.stringify(opts.expect)}`);
       }
@@ -69,6 +69,8 @@ export function registerFetchCommands(program: Command): void {
         ...(provenance === undefined ? {} : { provenance }),
         ...transferProgress(),
         signal,
+        // From the commit on, a signal changes nothing: the result is printed and decides the exit status.
+        onCommit: commit,
       });
       if (result.install_time.length > 0) {
         printWarning(
