@@ -115,7 +115,11 @@ export function requireDownloadPolicy(value: unknown, call: string): void {
   if (!isRecord(value)) invalid(`${call} option policy must be an object { package?, gates?, sources? }, found ${describeValue(value)}`);
   requireKnownOptions(value, ["package", "gates", "sources"], call, "policy key");
   if (value["package"] !== undefined && !isNpmPackageName(value["package"])) invalid(`${call} option policy.package must be an npm package name, found ${describeValue(value["package"])}`);
-  if (value["sources"] !== undefined && !isRecord(value["sources"])) invalid(`${call} option policy.sources must be an object { package?, repository?, gates? }, found ${describeValue(value["sources"])}`);
+  const sources = value["sources"];
+  if (sources === undefined) return;
+  if (!isRecord(sources)) invalid(`${call} option policy.sources must be an object { package?, repository?, gates? }, found ${describeValue(sources)}`);
+  requireKnownOptions(sources, ["package", "repository", "gates"], call, "policy.sources key");
+  requireOptionKinds(sources, { package: "string", repository: "string", gates: "string" }, `${call} policy.sources`);
 }
 
 /**
@@ -129,7 +133,10 @@ export function requireProvenanceCheck(value: unknown, call: string): asserts va
   const shape = "{ policy: { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }, trustedRoot? }";
   if (!isRecord(value)) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance must be ${shape}, found ${describeValue(value)}`);
   const unknown = Object.keys(value).filter((key) => key !== "policy" && key !== "trustedRoot");
-  if (unknown.length > 0) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance has ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which it does not read; expected provenance ${shape}`);
+  if (unknown.length > 0) {
+    const near = nearestName(unknown[0] as string, ["policy", "trustedRoot"]);
+    throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance has ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which it does not read${near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`}; expected provenance ${shape}`);
+  }
   const policy = value["policy"];
   if (!isRecord(policy)) {
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.policy must be an object (who may have signed: a key, or --owner/--repo ...), found ${describeValue(policy)}; expected provenance ${shape}`);
@@ -171,7 +178,6 @@ export function requireKnownOptions(options: object, known: readonly string[], c
     `${call} ${what}${unknown.length === 1 ? "" : "s"} ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would check less than you asked`,
   );
 }
-
 
 /**
  * The own options of `options` whose names are in `keys`: what a call passes on to a callee that reads only
