@@ -7,9 +7,18 @@
  * (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). A second signal, or work that has not stopped
  * within {@link GRACE_MS}, exits at once with the same status.
  *
- * Start-up rule: only the error model is loaded here (no area modules).
+ * The whole run is watched too ({@link watchRunInterrupts}, installed by `runCli` before any command
+ * module is set up; `main.cts` holds a placeholder handler while the bundle loads): a signal that lands
+ * before a command's own watch, or during a command that has none (`verify-final-receipt`, the release
+ * steps but `run`), is answered like any interruption: `{"ok":false,"code":"INTERRUPTED",...}` on stdout
+ * for a JSON answer (`--json`, a release step), the error line on stderr otherwise, and exit 130/143/129.
+ * Once the command's answer has begun on stdout it is the answer: a first signal then changes nothing
+ * (a second exits at once); once its exit status is known, a signal exits with it.
+ *
+ * Start-up rule: only the error model and the output conventions are loaded here (no area modules).
  */
 import { INTERRUPT_EXIT_CODES, InterruptedError, type InterruptSignal } from "../contract/errors.js";
+import { answerInterrupted, stdoutAnswerBegun } from "./output.js";
 
 /** How long the aborted work may take to remove what it created before the process exits anyway (ms). */
 export const GRACE_MS = 10_000;
@@ -36,6 +45,9 @@ export interface InterruptWatch {
  * @param message the interruption message instead of the default (which says temporary files were removed).
  */
 export function watchInterrupts(what: string, message?: (signal: InterruptSignal) => string): InterruptWatch {
+  // This watch answers signals now; the run's watch stands aside (before our handlers exist, so that
+  // it cannot answer a signal this watch also takes).
+  const resumeRun = suspendRunInterrupts();
   const controller = new AbortController();
   let received: InterruptSignal | undefined;
   let committed = false;
@@ -63,6 +75,7 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
     dispose() {
       for (const [name, handler] of handlers) process.off(name, handler);
       if (timer !== undefined) clearTimeout(timer);
+      resumeRun();
     },
   };
 }
@@ -106,7 +119,92 @@ export async function withInterrupts(what: string, action: (signal: AbortSignal,
   const settled = () => process.exit(status());
   for (const name of Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]) process.on(name, settled);
   process.once("beforeExit", settled);
+  // The settled handlers answer from now on; the run's watch stays aside.
+  suspendRunInterrupts();
   watch.dispose();
   if (signal !== undefined) process.exit(result);
   return result;
+}
+
+/** How the run answers an interruption: set from the command line at start, then by the program for its command. */
+export interface RunAnswer {
+  /** The command as typed, without the program's name (`fleet add`); empty before it is known. */
+  what: string;
+  /** The answer is a JSON object on stdout (`--json`, a release step but `demo`). */
+  json: boolean;
+  /** `--json` was given: the JSON object is the whole answer (no error line on stderr). */
+  only: boolean;
+  /** The command's action has begun (its own checks, reads or writes may have run). */
+  started: boolean;
+}
+
+/** The run's watch (one per process): its answer, how many watches stand in for it, its exit status once known, a signal held. */
+interface RunWatch {
+  answer: RunAnswer;
+  suspended: number;
+  status: number | undefined;
+  pending: boolean;
+}
+
+/** The run's watch, once installed. */
+let run: RunWatch | undefined;
+
+/** The run's watch stands aside until the returned function is called (once). */
+function suspendRunInterrupts(): () => void {
+  const watch = run;
+  if (watch === undefined) return () => {};
+  watch.suspended += 1;
+  let resumed = false;
+  return () => {
+    if (resumed) return;
+    resumed = true;
+    watch.suspended -= 1;
+  };
+}
+
+/**
+ * Watch SIGINT, SIGTERM and SIGHUP for the whole run (see the module comment), from before any command
+ * module is set up (`runCli`); `answer` is what the command line says (the program refines it with
+ * {@link setRunAnswer}). A command's own watch ({@link watchInterrupts}) takes over while it runs. The
+ * process also ends through `process.exit` when its event loop is empty (`beforeExit`), so a signal
+ * landing while it shuts down never meets the default (killing) behaviour (see {@link withInterrupts}).
+ * Idempotent: a second call only sets the answer.
+ */
+export function watchRunInterrupts(answer: RunAnswer): void {
+  if (run !== undefined) {
+    run.answer = answer;
+    return;
+  }
+  const watch: RunWatch = { answer, suspended: 0, status: undefined, pending: false };
+  run = watch;
+  const onSignal = (name: InterruptSignal) => {
+    if (watch.suspended > 0) return;
+    const code = INTERRUPT_EXIT_CODES[name];
+    if (watch.status !== undefined) process.exit(typeof process.exitCode === "number" && process.exitCode !== 0 ? process.exitCode : watch.status);
+    // The answer is on its way out: it stands (a second signal exits at once).
+    if (stdoutAnswerBegun()) {
+      if (watch.pending) process.exit(code);
+      watch.pending = true;
+      return;
+    }
+    const { what, json, only, started } = watch.answer;
+    const named = what === "" ? "hermes-plugin-kit" : what;
+    const message = started
+      ? `${named} interrupted (${name}) before it finished: it stopped where it was, without its result (what it had already done is not undone)`
+      : `${named} interrupted (${name}) during start-up, before it did anything`;
+    answerInterrupted(message, { json, only });
+    process.exit(code);
+  };
+  for (const name of Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]) process.on(name, () => onSignal(name));
+  process.once("beforeExit", () => process.exit());
+}
+
+/** The program's answer for the command it runs ({@link watchRunInterrupts}); nothing without a run watch. */
+export function setRunAnswer(answer: Partial<RunAnswer>): void {
+  if (run !== undefined) run.answer = { ...run.answer, ...answer };
+}
+
+/** The run's exit status is known (the command returned it): a signal from now on exits with it. */
+export function settleRun(status: number): void {
+  if (run !== undefined) run.status = status;
 }

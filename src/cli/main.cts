@@ -58,6 +58,9 @@ interface CacheLocation {
   file: string;
 }
 
+/** The signals the CLI answers (src/cli/interrupt.ts): a run holds handlers for them from its start. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 /** File names beside this module. */
 const BUNDLE_FILE = join(__dirname, "cli-bundle.cjs");
 const BUNDLE_ID_FILE = join(__dirname, "cli-bundle.json");
@@ -437,14 +440,27 @@ export function main(): void {
     process.stderr.write(`hermes-plugin-kit: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   };
+  // Signal handlers from the first moment, before the bundle is compiled: a SIGINT, SIGTERM or SIGHUP
+  // landing while it loads is kept (Node queues it) instead of killing the process, and is answered by
+  // the run's own handlers, which runCli installs before it sets up any command (src/cli/interrupt.ts):
+  // INTERRUPTED, with --json as one JSON object on stdout. These hold the place only: JavaScript runs no
+  // handler before runCli has installed its own (the load is synchronous), and they go right after.
+  const holders = SIGNALS.map((name) => [name, () => {}] as const);
+  for (const [name, holder] of holders) process.on(name, holder);
+  const release = () => {
+    for (const [name, holder] of holders) process.off(name, holder);
+  };
   let loaded: LoadedCli;
   try {
     loaded = loadCli(argv);
   } catch (error) {
+    release();
     fail(error);
     return;
   }
-  loaded.bundle.runCli(argv).then((code) => {
+  const running = loaded.bundle.runCli(argv);
+  release();
+  running.then((code) => {
     process.exitCode = code;
     // Only a command that succeeded writes a cache: the cache holds what the run compiled, and it is
     // never rewritten once accepted, so a failed first run (a typo, a closed port) would fix a cache

@@ -147,6 +147,24 @@ export function printNextSteps(lines: readonly string[]): void {
   for (const line of lines) printNote(`  ${line}`);
 }
 
+/** Set by the first write of the command's answer to stdout (src/cli/interrupt.ts: the answer then stands). */
+let answerBegun = false;
+
+/** True once anything was written to stdout (or its sink): the command's answer has begun. */
+export function stdoutAnswerBegun(): boolean {
+  return answerBegun;
+}
+
+/**
+ * Answer an interruption that no command handled (src/cli/interrupt.ts): the error line
+ * `hermes-plugin-kit: <message> [INTERRUPTED]` on stderr unless `--json` was given, and
+ * `{"ok":false,"code":"INTERRUPTED","message"}` on stdout when the answer is JSON.
+ */
+export function answerInterrupted(message: string, answer: { json: boolean; only: boolean }): void {
+  if (!(answer.json && answer.only)) process.stderr.write(`hermes-plugin-kit: ${terminalSafe(message)} [INTERRUPTED]\n`);
+  if (answer.json) printJson({ ok: false, code: "INTERRUPTED", message });
+}
+
 /** Set once a write to stdout went through `process.stdout`: every later one does too, so output keeps its order. */
 let stdoutStreamed = false;
 /** Set when the reader of stdout went away (`EPIPE`) or stdout failed: later output is dropped. */
@@ -190,6 +208,7 @@ export function redirectStdout(sink: ((text: string) => void) | undefined): void
  * this and every later write quietly; the command ends with its own exit code.
  */
 export function writeStdout(text: string): void {
+  answerBegun = true;
   if (stdoutSink !== undefined) {
     stdoutSink(text);
     return;

@@ -20,6 +20,7 @@ import { registerKitCommands } from "./commands/kit.js";
 import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, boundedLine, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
+import { setRunAnswer, settleRun, watchRunInterrupts } from "./interrupt.js";
 import { commandOf, commandPath, commandSuggestionFor, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
@@ -71,6 +72,8 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
     if (opts["quiet"] === true && opts["verbose"] === true) throw new UsageError("--quiet and --verbose exclude each other");
     setVerbosity(opts["quiet"] === true ? "quiet" : opts["verbose"] === true ? "verbose" : "normal");
     setJsonRequested(opts["json"] === true);
+    // From here on a signal no command handles interrupts this command (src/cli/interrupt.ts).
+    setRunAnswer({ what: commandPath(action).replace(/^hermes-plugin-kit ?/, ""), ...jsonAnswer(action), started: true });
   });
   const group = COMMAND_GROUPS.find((g) => command !== undefined && g.names.includes(command));
   for (const g of group === undefined ? COMMAND_GROUPS : [group]) g.register(program, { subcommands: options.groupSubcommands !== false });
@@ -210,6 +213,29 @@ function reportUnknownOption(probe: Command, rest: readonly string[]): boolean {
  * when its answer could not be written to stdout (src/cli/output.ts `writeStdout`).
  */
 export async function runCli(argv: string[]): Promise<number> {
+  // First, before any command is set up: a signal from now on gets an answer (src/cli/interrupt.ts).
+  watchRunInterrupts(runAnswerOf(argv));
+  const code = await answeredCode(argv);
+  settleRun(code);
+  return code;
+}
+
+/**
+ * How an interruption before the program knows its command is answered, from the command line alone:
+ * JSON with `--json` anywhere, or for a release step other than `demo` (as {@link jsonAnswer} decides
+ * once the command is parsed).
+ */
+function runAnswerOf(argv: readonly string[]): { what: string; json: boolean; only: boolean; started: false } {
+  const words = argv.filter((a) => !LEADING_FLAGS.has(a));
+  const only = argv.includes("--json");
+  const step = words[0] === "release" ? words[1] : undefined;
+  const releaseStep = step !== undefined && !step.startsWith("-") && step !== "demo" && step !== "help";
+  const what = words[0] !== undefined && !words[0].startsWith("-") ? words.slice(0, words[0] === "release" || words[0] === "fleet" || words[0] === "plugin" ? 2 : 1).filter((w) => !w.startsWith("-")).join(" ") : "";
+  return { what, json: only || releaseStep, only, started: false };
+}
+
+/** {@link runCli} without the interrupt watch. */
+async function answeredCode(argv: string[]): Promise<number> {
   const code = await runCommand(argv);
   if (code !== 0 || !stdoutWriteFailed()) return code;
   // Exit 1 all the same (the answer did not reach its reader), but what the command did is done: say so,
