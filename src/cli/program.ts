@@ -320,10 +320,13 @@ async function runCommand(given: string[]): Promise<number> {
   if (command !== program) argv.splice(argv.length - found.rest.length, 0, ...leading);
   // `--json` anywhere on the command line asks for the JSON answer, also when no command takes it (README "Exit codes").
   const jsonAsked = leading.includes("--json") || found.rest.includes("--json");
+  // The release group's answer is JSON whatever was asked, as each of its steps' (workflows parse it): a missing
+  // or unknown step gets the JSON object on stdout besides the usual line or short help on stderr.
+  const jsonAnswered = jsonAsked || command.name() === "release";
   // No command (a group, or the program itself, without a subcommand): the short help, exit 2.
   if (command.commands.length > 0 && found.rest.length === 0) {
-    if (jsonAsked) printJson({ ok: false, code: "USAGE", message: `no command given: expected one of ${subcommandNames(command)} after '${commandPath(command)}' (see '${commandPath(command)} --help')` });
-    else process.stderr.write(shortHelp(command));
+    if (jsonAnswered) printJson({ ok: false, code: "USAGE", message: `no command given: expected one of ${subcommandNames(command)} after '${commandPath(command)}' (see '${commandPath(command)} --help')` });
+    if (!jsonAsked) process.stderr.write(shortHelp(command));
     return EXIT_USAGE;
   }
   // A name that is no command of the program or group (`bogus`, `fleet bogus`): one usage line, or with --json only
@@ -331,8 +334,8 @@ async function runCommand(given: string[]): Promise<number> {
   const name = found.rest[0];
   if (command.commands.length > 0 && name !== undefined && !name.startsWith("-") && name !== "help") {
     const message = `unknown command '${name}'${commandSuggestionFor(command, name)}`;
-    if (jsonAsked) printJson({ ok: false, code: "USAGE", message });
-    else process.stderr.write(usageLine(command, message));
+    if (jsonAnswered) printJson({ ok: false, code: "USAGE", message });
+    if (!jsonAsked) process.stderr.write(usageLine(command, message));
     return EXIT_USAGE;
   }
   // An unknown option is reported before commander's check of required options.

@@ -33,8 +33,29 @@ describe("no command", () => {
   it.each([["fleet"], ["release"], ["plugin"]])("the group %s without a subcommand: short help, exit 2 (it exited 0)", async (group) => {
     const r = await runCli([group]);
     expect(r.code).toBe(2);
-    expect(r.stdout).toBe("");
+    // The release group answers in JSON whatever was asked, as its steps do (a workflow parses it).
+    if (group === "release") {
+      expect(r.stdout.split("\n")).toHaveLength(2);
+      expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "USAGE", message: expect.stringMatching(/^no command given: expected one of attach-trigger, .* after 'hermes-plugin-kit release' \(see 'hermes-plugin-kit release --help'\)$/) });
+    } else expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(new RegExp(`^Usage: hermes-plugin-kit ${group} <command> \\[options\\]\\n\\nCommands: `));
+  });
+
+  it("an unknown release step answers as every release step does: one JSON object on stdout and the usage line on stderr, exit 2; with --json only the object", async () => {
+    for (const args of [["release", "bogus"], ["release", "--quiet", "bogus"], ["--verbose", "release", "stag"]]) {
+      const r = await runCli(args);
+      const message = args.includes("stag") ? "unknown command 'stag' (Did you mean stage?)" : "unknown command 'bogus'";
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stdout.split("\n"), args.join(" ")).toHaveLength(2);
+      expect(JSON.parse(r.stdout), args.join(" ")).toEqual({ ok: false, code: "USAGE", message });
+      expectOneLine(r.stderr, message, "hermes-plugin-kit release");
+    }
+    const json = await runCli(["release", "bogus", "--json"]);
+    expect([json.code, json.stderr]).toEqual([2, ""]);
+    expect(JSON.parse(json.stdout)).toEqual({ ok: false, code: "USAGE", message: "unknown command 'bogus'" });
+    // Other groups keep their text answer without --json.
+    const fleet = await runCli(["fleet", "bogus"]);
+    expect([fleet.code, fleet.stdout]).toEqual([2, ""]);
   });
 
   it("asking for help is not an error: --help, help, help <command> exit 0 with the full help on stdout", async () => {
