@@ -275,12 +275,41 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
 
 /** The `INTERRUPTED` error of a stopped run: what was stopped and how to resume (`resume`: {@link runCommandLine}). */
 function runInterrupted(stopped: InterruptedError, resume: string): InterruptedError {
-  const by = stopped.signal === undefined ? "" : ` (${stopped.signal})`;
-  return new InterruptedError(
-    stopped.signal,
+  return new InterruptedError(stopped.signal, runInterruptedMessage(stopped.signal, resume));
+}
+
+/**
+ * The message of an interrupted `release run` (also the CLI's, for a run stopped before or outside
+ * {@link runRelease}'s own handling, e.g. `--dry-run`): what was stopped, and `resume`, the command line
+ * that resumes it ({@link resumeCommandLine} or {@link runCommandLine} of the run's effective options).
+ */
+export function runInterruptedMessage(signal: InterruptedError["signal"], resume: string, options: { dryRun?: boolean } = {}): string {
+  const by = signal === undefined ? "" : ` (${signal})`;
+  if (options.dryRun === true) return `release run --dry-run interrupted${by}: nothing was written; run it again (${resume})`;
+  return (
     `release run interrupted${by}: the install or gate command under way was stopped with everything it started, and the workspace lock was released; ` +
-      `resume with the same --workspace and flags (${resume}): recorded steps are re-verified and the interrupted step is redone from a clean directory`,
+    `resume with the same --workspace and flags (${resume}): recorded steps are re-verified and the interrupted step is redone from a clean directory`
   );
+}
+
+/**
+ * The command line that resumes the run `options` start (`release run`, `--dry-run` with `dryRun`), with the
+ * flags that run takes: those given, and for a workspace whose `run-state.json` recorded flags, the recorded
+ * value of each one left out (release/run-flags.ts), so that typing it as printed resumes the same run.
+ * {@link runRelease} prints the same line when it is interrupted (from the options it resumed with). Never
+ * throws: a state it cannot read, or given flags the state refuses (the run itself reports
+ * `RUN_FLAG_MISMATCH`), leave the flags as given.
+ */
+export async function resumeCommandLine(options: RunOptions & { dryRun?: boolean }): Promise<string> {
+  const env = options.env ?? process.env;
+  const statePath = workspacePaths(resolve(options.workspace)).state;
+  let effective: RunOptions = options;
+  try {
+    effective = resumeRunOptions(options, await readRunState(statePath), statePath, env);
+  } catch {
+    // the flags as given
+  }
+  return runCommandLine({ ...effective, ...(options.dryRun === true ? { dryRun: true } : {}) }, kitCliCommand(env));
 }
 
 /** How long a run waits for another live `release run` to release the workspace lock (ms) before refusing. */

@@ -15,6 +15,7 @@
  */
 import type { Command } from "commander";
 import { addRegistryOptions } from "../registry-options.js";
+import type { InterruptSignal } from "../../contract/errors.js";
 import type { ReleasePolicy } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../oci/registry-auth.js";
 import { positiveIntegerFlag, runIdFlag } from "../flag-values.js";
@@ -384,8 +385,9 @@ function registerRun(release: Command): void {
       // SIGINT/SIGTERM: the run stops its install or gate command (process group), releases its lock and
       // answers INTERRUPTED (exit 130/143) with how to resume (release/run.ts).
       const { withInterrupts } = await import("../interrupt.js");
-      // How to go on after an interruption: the same command line, every flag that changes the run included.
-      let resume: string | undefined;
+      // How to go on after an interruption (release/run.ts builds it, as for the run's own answer): the
+      // command line with every flag the run takes, the recorded ones of a resumed run included.
+      let interruptedMessage: ((name: InterruptSignal) => string) | undefined;
       process.exitCode = await withInterrupts("release run", (signal) => runAction(true, async () => {
         const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt, 6);
         const runId = runIdFlag(flags.runId);
@@ -407,8 +409,10 @@ function registerRun(release: Command): void {
           gateOutput: currentVerbosity() === "quiet" ? ("log" as const) : ("stderr" as const),
           signal,
         };
-        const { runCommandLine } = await import("../../../release/run-command.js");
-        resume = runCommandLine({ ...runOptions, dryRun: flags.dryRun === true });
+        // The line release/run.ts prints too: the flags given and, on resume, those the run recorded.
+        const { resumeCommandLine, runInterruptedMessage } = await import("../../../release/run.js");
+        const resume = await resumeCommandLine({ ...runOptions, dryRun: flags.dryRun === true });
+        interruptedMessage = (name) => runInterruptedMessage(name, resume, { dryRun: flags.dryRun === true });
         if (flags.dryRun === true) {
           const { dryRunRelease } = await import("../../../release/dry-run.js");
           const planned = await dryRunRelease(runOptions);
@@ -421,7 +425,7 @@ function registerRun(release: Command): void {
         const result = await runRelease(runOptions);
         printJson(result);
         if (result.released) printNextSteps(result.next_steps);
-      }), (name) => `release run interrupted (${name}) before it finished; resume with the same --workspace and flags (${resume ?? "the command as you typed it"})`);
+      }), (name) => (interruptedMessage === undefined ? `release run interrupted (${name}) before it started; run it again as you typed it` : interruptedMessage(name)));
     });
 }
 
