@@ -82,6 +82,11 @@ export interface GateOptions {
    */
   passEnv?: readonly string[];
   /**
+   * The environment the command's allow-list and `passEnv` are taken from, and whose HOME names npm's
+   * cache (default `process.env`): `release run` passes its run's environment, as for the install command.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
    * Aborting stops the command and everything it started (it runs in a
    * process group of its own) and rejects with `InterruptedError`; no evidence is written.
    */
@@ -193,12 +198,13 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const mcpSdkVersion = gate === "host_contract" ? (await bundledMcpSdkVersion(dir)).version : undefined;
   const passEnv = requirePassableNames(options.passEnv ?? []);
   // A private HOME of its own (removed after the command), unless --pass-env HOME: command-env.ts gateHome.
-  const home = await gateHome(passEnv);
+  const source = options.env ?? process.env;
+  const home = await gateHome(passEnv, source);
   let run: Awaited<ReturnType<typeof runProcess>>;
   let duration: number;
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
   try {
-    const env = commandEnvironment(dir, passEnv, process.env, home.set);
+    const env = commandEnvironment(dir, passEnv, source, home.set);
     await requireGateTools(gate, command, dir, env);
     const started = performance.now();
     if (logFile !== undefined) await makeDirectory(evidenceDir, { purpose: "evidence directory (--evidence-dir)" });

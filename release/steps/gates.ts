@@ -38,7 +38,9 @@ export function gateLabel(ctx: RunContext, gate: string): string {
 
 /** Run one gate on the restored release commit, as a part of the running step. @throws ReleaseStepError `RELEASE_GATE_*`. */
 export async function runRunGate(ctx: RunContext, gate: "unit" | "public_contract" | "host_contract" | "build_metadata"): Promise<void> {
-  await ctx.part(gateLabel(ctx, gate), () => runGate({ gate, dir: ctx.paths.restore, evidenceDir: ctx.paths.evidence, output: ctx.options.gateOutput ?? "stderr", passEnv: ctx.options.gatePassEnv ?? [], ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}) }));
+  await ctx.part(gateLabel(ctx, gate), () =>
+    runGate({ gate, dir: ctx.paths.restore, evidenceDir: ctx.paths.evidence, output: ctx.options.gateOutput ?? "stderr", passEnv: ctx.options.gatePassEnv ?? [], env: commandSource(ctx), ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}) }),
+  );
 }
 
 /** @throws PipelineError `RUN_INSTALL_FAILED`, `RUN_STEP_DIVERGED`; ReleaseStepError `RELEASE_GATE_*`. */
@@ -67,6 +69,14 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
 });
 
 /**
+ * Where the install and gate commands' environments come from: the run's `env` option over `process.env`
+ * (a library caller's environment reaches both; each then takes only its allow-list and `--pass-env`).
+ */
+function commandSource(ctx: RunContext): Readonly<Record<string, string | undefined>> {
+  return { ...process.env, ...ctx.env };
+}
+
+/**
  * The policy's install command in the restored checkout: what makes it
  * runnable, hermetically (no caller's `node_modules/.bin` on its PATH, no
  * credential variable; `../command-env.ts`).
@@ -79,7 +89,7 @@ async function runInstallCommand(ctx: RunContext, install: string): Promise<void
   const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
   const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
     cwd: paths.restore,
-    env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], { ...process.env, ...ctx.env }),
+    env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], commandSource(ctx)),
     timeoutMs: 15 * 60_000,
     allowFailure: true,
     output: logFile === undefined ? "stderr" : { file: logFile },

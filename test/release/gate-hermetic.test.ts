@@ -224,3 +224,34 @@ describe("disarm switch message", () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ released: false, reason: expect.stringMatching(/is "TRUE", not exactly "true"/) });
   });
 });
+
+describe("runGate takes its environment from the caller's env option (release run passes its run's env, as for the install command)", () => {
+  let repo: FixtureRepo;
+  let seen: string;
+  beforeAll(async () => {
+    seen = join(work, "env-seen.txt");
+    repo = await createFixtureRepo({ origin: false, gates: { unit: `printf '%s\\n' "\${HPK_GATE_PROBE-unset}" "$HOME" > ${JSON.stringify(seen)}`, public_contract: "true", host_contract: "true", build_metadata: "true" } });
+  });
+  afterAll(async () => {
+    await repo.cleanup();
+  });
+
+  it("a --pass-env name set only in env reaches the gate; HOME is a private one, or env's own with --pass-env HOME (never process.env's)", async () => {
+    expect(process.env["HPK_GATE_PROBE"]).toBeUndefined();
+    const callerHome = join(work, "caller-home");
+    await mkdir(callerHome, { recursive: true });
+    const env = { ...process.env, HPK_GATE_PROBE: "from-the-run-env", HOME: callerHome };
+    await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(work, "ev-env"), output: "log", passEnv: ["HPK_GATE_PROBE"], env });
+    const [probe, home] = (await readFile(seen, "utf8")).split("\n");
+    expect(probe).toBe("from-the-run-env");
+    expect(home).not.toBe(callerHome);
+    expect(home).not.toBe(process.env["HOME"]);
+    await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(work, "ev-env-home"), output: "log", passEnv: ["HPK_GATE_PROBE", "HOME"], env });
+    expect((await readFile(seen, "utf8")).split("\n").slice(0, 2)).toEqual(["from-the-run-env", callerHome]);
+  });
+
+  it("without env, process.env as before: the name unset there reaches the gate unset", async () => {
+    await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(work, "ev-noenv"), output: "log", passEnv: ["HPK_GATE_PROBE"] });
+    expect((await readFile(seen, "utf8")).split("\n")[0]).toBe("unset");
+  });
+});
