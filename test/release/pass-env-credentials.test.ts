@@ -27,7 +27,8 @@ const REPO_ROOT = new URL("../../", import.meta.url).pathname;
 /** Variables the sources read that are no credential and no credential's location, and why. */
 const NOT_CREDENTIALS: Record<string, string> = {
   PATH: "program lookup",
-  HOME: "home directory (gates need it; see the report on ~/.docker)",
+  HOME: "home directory (the install command's; a gate gets a private one unless --pass-env HOME)",
+  NPM_CONFIG_CACHE: "npm's cache directory (a path), kept for a gate under its private HOME",
   XDG_CACHE_HOME: "the CLI's code cache directory",
   SEMANTIC_RELEASE_ENABLED: "the arming switch",
   GITHUB_API_URL: "where the GitHub API is (the token is GH_TOKEN)",
