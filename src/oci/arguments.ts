@@ -66,18 +66,18 @@ export function requireStringRecord(value: unknown, call: string, name: string, 
 
 /**
  * `value` is absent or an object, and each of its own keys is one of `known`: a misspelt option
- * (`lockTimeoutMS`) would otherwise be ignored.
+ * (`lockTimeoutMS`) would otherwise be ignored. `name` names a nested options object (`options.registry`).
  * @throws OciError `OCI_ARGUMENT_INVALID` naming the key, the nearest known one and the known keys.
  */
-export function requireOptions(value: unknown, call: string, known: readonly string[]): asserts value is Record<string, unknown> | undefined {
+export function requireOptions(value: unknown, call: string, known: readonly string[], name = "options"): asserts value is Record<string, unknown> | undefined {
   if (value === undefined) return;
-  if (!isRecord(value)) invalid(`${call}: options must be an object { ${known.map((k) => `${k}?`).join(", ")} } or absent, found ${describeValue(value)}`);
+  if (!isRecord(value)) invalid(`${call}: ${name} must be an object { ${known.map((k) => `${k}?`).join(", ")} } or absent, found ${describeValue(value)}`);
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   const first = unknown[0];
   if (first === undefined) return;
   const near = nearestName(first, known);
   invalid(
-    `${call}: option${unknown.length === 1 ? "" : "s"} ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would do less than you asked`,
+    `${call}: ${name === "options" ? "option" : `${name} key`}${unknown.length === 1 ? "" : "s"} ${unknown.map((k) => JSON.stringify(k)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not one it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored option would do less than you asked`,
   );
 }
 

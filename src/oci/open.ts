@@ -7,13 +7,13 @@
 import { HermesPluginKitError } from "../contract/errors.js";
 import { parseRepository } from "../contract/reference.js";
 import { describeValue } from "../contract/grammar.js";
-import { requireOptionalBoolean, requireOptions } from "./arguments.js";
+import { requireOptionalBoolean, requireOptionalString, requireOptions, requireStringArray } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { LayoutTarget } from "./layout-target.js";
 import { OrasTarget, type OrasTargetOptions } from "./oras-target.js";
 import { requirePlainHttpAllowed } from "./origin.js";
-import type { RegistryCredentials } from "./registry-auth.js";
-import { RegistryTarget, type RegistryTargetOptions } from "./registry-target.js";
+import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
+import { REGISTRY_TUNING_KEYS, RegistryTarget, requireRegistryTuning, type RegistryTargetOptions } from "./registry-target.js";
 import type { Target } from "./target.js";
 
 /** Options of {@link openTarget}. */
@@ -43,7 +43,8 @@ export interface OpenTargetOptions {
  *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores), and
  *   `OrasTarget.open`'s errors with `transport: "oras"`; `OCI_ARGUMENT_INVALID` (`options` not an object of
  *   {@link OpenTargetOptions}: a key it does not read, `plainHttp`/`create` not booleans, `transport` neither
- *   `"http"` nor `"oras"`).
+ *   `"http"` nor `"oras"`, `credentials` not exactly `{username, password}` or `{token}` of strings without
+ *   control characters, `registry` holding a key or a value a registry target does not take).
  */
 export async function openTarget(repository: string, options: OpenTargetOptions = {}): Promise<Target> {
   const call = "openTarget(repository, options)";
@@ -53,6 +54,11 @@ export async function openTarget(repository: string, options: OpenTargetOptions 
   if (options.transport !== undefined && options.transport !== "http" && options.transport !== "oras") {
     throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.transport must be "http" or "oras" (or absent), found ${describeValue(options.transport)}`);
   }
+  requireOptionalCredentials(options.credentials, call, "options.credentials");
+  requireOptions(options.registry, call, REGISTRY_TUNING_KEYS, "options.registry");
+  if (options.registry !== undefined) requireRegistryTuning(options.registry, call, "options.registry");
+  requireOptionalString(options.orasPath, call, "options.orasPath", "the oras executable");
+  if (options.orasPassEnv !== undefined) requireStringArray(options.orasPassEnv, call, "options.orasPassEnv", "environment variable names");
   let parsed;
   try {
     parsed = parseRepository(repository);

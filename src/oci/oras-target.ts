@@ -31,7 +31,7 @@ import { OciError } from "./errors.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded } from "./subprocess.js";
 import { requirePlainHttpAllowed } from "./origin.js";
 import { openBlobStream } from "./layout.js";
-import type { RegistryCredentials } from "./registry-auth.js";
+import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
 import type { Descriptor, Target } from "./target.js";
 import { makeDirectory } from "../contract/directory.js";
 
@@ -124,6 +124,7 @@ export class OrasTarget implements Target {
    *   `OCI_TOOL_VERSION`, `OCI_AUTH_FAILED` (token credentials, or login refused), `OCI_TOOL_FAILED`, `OCI_TIMEOUT`.
    */
   static async open(options: OrasTargetOptions): Promise<OrasTarget> {
+    requireOptionalCredentials(options.credentials, "OrasTarget.open(options)", "options.credentials");
     let parsed;
     try {
       parsed = parseRepository(options.repository);

@@ -16,6 +16,40 @@ import { OciError } from "./errors.js";
  */
 export type RegistryCredentials = { username: string; password: string } | { token: string };
 
+// C0 controls and DEL: a CR/LF would split the Authorization header, a NUL cut it.
+const CONTROL_CHAR_RE = /[\u0000-\u001f\u007f]/;
+
+function credentialShape(value: unknown): string {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  const keys = Object.keys(value);
+  return keys.length === 0 ? "an object with no keys" : `an object with keys ${keys.map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 37)}...` : k)).slice(0, 6).join(", ")}`;
+}
+
+/**
+ * `value` is absent or {@link RegistryCredentials}: exactly `{username, password}` or exactly `{token}`, each a
+ * string without control characters. The message describes what was found by type and key names only, never
+ * a value (docs/oci.md "Arguments").
+ * @param call the entry point, e.g. `openTarget(repository, options)`. @param name the argument, e.g. `options.credentials`.
+ * @throws OciError `OCI_ARGUMENT_INVALID`.
+ */
+export function requireOptionalCredentials(value: unknown, call: string, name: string): asserts value is RegistryCredentials | undefined {
+  if (value === undefined) return;
+  const expected = "exactly { username, password } or exactly { token } (strings without control characters)";
+  const refuse = (found: string): never => {
+    throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${name} must be ${expected}, found ${found}`);
+  };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) refuse(credentialShape(value));
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  const shape = keys.join(",");
+  if (shape !== "password,username" && shape !== "token") refuse(credentialShape(value));
+  for (const key of keys) {
+    const item = record[key];
+    if (typeof item !== "string") refuse(`${name}.${key} of type ${item === null ? "null" : Array.isArray(item) ? "array" : typeof item}`);
+    if (CONTROL_CHAR_RE.test(item as string)) refuse(`${name}.${key} holding a control character (its value is not shown)`);
+  }
+}
+
 /** A parsed authentication challenge. */
 export interface AuthChallenge {
   /** Lowercased scheme, e.g. `bearer` or `basic`. */

@@ -28,11 +28,11 @@ import {
   readAllBounded,
   verifiesDescriptor,
 } from "./descriptor.js";
-import { requireOptionalFunction, requireOptionalSignal } from "./arguments.js";
+import { requireOptionalBoolean, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument, requireStringArray } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { requirePlainHttpAllowed } from "./origin.js";
-import type { RegistryCredentials } from "./registry-auth.js";
+import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
 import { downloadBlob, singleValue } from "./blob-download.js";
 import { bodyError, discard, headerValue } from "./registry-http.js";
 import { RegistrySession } from "./registry-session.js";
@@ -81,6 +81,39 @@ export interface RegistryTargetOptions {
   trustedTokenRealms?: readonly string[];
 }
 
+/** The tuning keys of {@link RegistryTargetOptions} (all but `registry`, `repository`, `plainHttp`, `credentials`). */
+export const REGISTRY_TUNING_KEYS = ["timeoutMs", "bodyTimeoutMs", "retry", "chunkSize", "ca", "maxTagPages", "tagPageSize", "trustedTokenRealms"] as const;
+
+/**
+ * Check the tuning options of a registry target (`name` is where they sit, `options` or `options.registry`): known
+ * keys only, finite numbers, a retry object of {@link RetryPolicy} keys, `ca` a string or bytes, token realms
+ * absolute URLs. `chunkSize` keeps its own check ({@link checkChunkSize}).
+ * @throws OciError `OCI_ARGUMENT_INVALID`.
+ */
+export function requireRegistryTuning(options: Record<string, unknown>, call: string, name: string): void {
+  requireOptionalNumber(options["timeoutMs"], call, `${name}.timeoutMs`, "milliseconds", 1);
+  requireOptionalNumber(options["bodyTimeoutMs"], call, `${name}.bodyTimeoutMs`, "milliseconds", 1);
+  requireOptionalNumber(options["maxTagPages"], call, `${name}.maxTagPages`, "pages", 1);
+  requireOptionalNumber(options["tagPageSize"], call, `${name}.tagPageSize`, "tags", 1);
+  const retry = options["retry"];
+  requireOptions(retry, call, ["maxAttempts", "baseDelayMs", "maxDelayMs"], `${name}.retry`);
+  if (retry !== undefined) {
+    requireOptionalNumber(retry["maxAttempts"], call, `${name}.retry.maxAttempts`, "attempts", 1);
+    requireOptionalNumber(retry["baseDelayMs"], call, `${name}.retry.baseDelayMs`, "milliseconds");
+    requireOptionalNumber(retry["maxDelayMs"], call, `${name}.retry.maxDelayMs`, "milliseconds");
+  }
+  const ca = options["ca"];
+  if (ca !== undefined && typeof ca !== "string" && !(ca instanceof Uint8Array)) {
+    throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${name}.ca must be PEM certificate text (a string or Buffer) or absent, found ${describeValue(ca)}`);
+  }
+  const realms = options["trustedTokenRealms"];
+  if (realms === undefined) return;
+  requireStringArray(realms, call, `${name}.trustedTokenRealms`, "token realm origins");
+  realms.forEach((realm, at) => {
+    if (!URL.canParse(realm)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${name}.trustedTokenRealms[${at}] must be an absolute URL such as "https://auth.docker.io", found ${describeValue(realm)}`);
+  });
+}
+
 /** Attempts of a manifest PUT refused with `MANIFEST_BLOB_UNKNOWN` while its blobs are present. */
 const MANIFEST_PUT_ATTEMPTS = 4;
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
@@ -113,9 +146,17 @@ export class RegistryTarget implements Target {
   /**
    * @throws OciError `OCI_PLAIN_HTTP_REFUSED` for `plainHttp` with a non-loopback host,
    *   `OCI_REPOSITORY_INVALID` when `registry/repository` is not a valid `host[:port]/path`,
-   *   `OCI_CHUNK_SIZE_INVALID` for a chunk size below 64 KiB.
+   *   `OCI_CHUNK_SIZE_INVALID` for a chunk size below 64 KiB, `OCI_ARGUMENT_INVALID` for options that are not
+   *   {@link RegistryTargetOptions} (an unknown key, a number that is not finite, credentials of another shape).
    */
   constructor(options: RegistryTargetOptions) {
+    const call = "new RegistryTarget(options)";
+    requireOptions(options ?? null, call, ["registry", "repository", "plainHttp", "credentials", ...REGISTRY_TUNING_KEYS]);
+    requireStringArgument(options.registry, call, "options.registry", "the registry's host[:port]");
+    requireStringArgument(options.repository, call, "options.repository", "the repository path");
+    requireOptionalBoolean(options.plainHttp, call, "options.plainHttp");
+    requireOptionalCredentials(options.credentials, call, "options.credentials");
+    requireRegistryTuning(options as unknown as Record<string, unknown>, call, "options");
     const whole = `${options.registry}/${options.repository}`;
     let parsed;
     try {
