@@ -34,7 +34,7 @@ import {
 import { HermesPluginKitError } from "../contract/errors.js";
 import { describeValue } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
-import { requireStringArgument } from "./arguments.js";
+import { requireOptions, requireStringArgument } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { artifactManifest, type TitledLayer } from "./manifest.js";
 import type { Descriptor } from "./target.js";
@@ -274,9 +274,14 @@ export async function checkLayoutRoot(dir: string): Promise<void> {
  * (at most 1 MiB, artifact shape O1/O2), and every blob file (OCI image-spec "Descriptors":
  * regular non-symlink file, size, SHA-256).
  * @throws OciError `OCI_LAYOUT_INVALID`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`,
- *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`.
+ *   `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`; `OCI_ARGUMENT_INVALID` (`dir` not a path, `options` with a key other
+ *   than `refName`, `refName` not a non-empty string).
  */
 export async function readLayout(dir: string, options: { refName?: string } = {}): Promise<ReadLayout> {
+  const call = "readLayout(dir, options)";
+  requireStringArgument(dir, call, "dir", "the layout directory's path");
+  requireOptions(options, call, ["refName"]);
+  if (options.refName !== undefined) requireStringArgument(options.refName, call, "options.refName", "the manifest's ref name");
   const refName = options.refName ?? LAYOUT_REF_NAME;
   await checkLayoutRoot(dir);
   const indexBytes = await readSmallRegularFile(path.join(dir, "index.json"), MAX_MANIFEST_BYTES, "index.json");

@@ -22,7 +22,7 @@ import { canonicalJsonBytes } from "../contract/canonical-json.js";
 import { EMPTY_CONFIG_BYTES, EMPTY_CONFIG_DESCRIPTOR, OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { describeValue, isDigest } from "../contract/grammar.js";
 import { bufferStream, checkDescriptor, descriptorOf } from "./descriptor.js";
-import { requireObjectWith } from "./arguments.js";
+import { requireObjectWith, requireOptions, requireStringArgument } from "./arguments.js";
 import { OciError, isOciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
@@ -128,13 +128,17 @@ export async function pushReferrer(target: Target, subject: Descriptor, artifact
  * The referrers of `subject`, optionally only those of `artifactType`: from
  * the referrers API when the target has one, else from the tag-schema index.
  * `otherTypes` are the listed referrers of another `artifactType`, set aside.
- * @throws OciError `OCI_MANIFEST_INVALID` (a referrers tag that is not an index), HTTP and auth codes.
+ * @throws OciError `OCI_MANIFEST_INVALID` (a referrers tag that is not an index), HTTP and auth codes;
+ *   `OCI_ARGUMENT_INVALID` (`options` with a key other than `artifactType`, or `artifactType` not a non-empty string).
  */
 export async function listReferrers(
   target: ReadOnlyTarget,
   subject: Descriptor,
   options: { artifactType?: string } = {},
 ): Promise<{ descriptors: Descriptor[]; source: ReferrersSource; otherTypes: Descriptor[] }> {
+  const call = "listReferrers(target, subject, options)";
+  requireOptions(options, call, ["artifactType"]);
+  if (options.artifactType !== undefined) requireStringArgument(options.artifactType, call, "options.artifactType", "a media type to keep (or absent for all)");
   checkDescriptor(subject);
   const fromApi = await target.referrers?.(plain(subject));
   const source: ReferrersSource = fromApi === undefined ? "tag-schema" : "api";

@@ -27,6 +27,10 @@ declare const childEnvironmentBrand: unique symbol;
 /** A child's complete environment, made by {@link childEnvironment} only. */
 export type ChildEnvironment = Readonly<Record<string, string>> & { readonly [childEnvironmentBrand]: true };
 
+// The brand at run time: every environment childEnvironment returned (frozen, so what it holds is what was checked).
+// runBounded refuses any other object, a spread copy of one included, as the type does for TypeScript callers.
+const madeByChildEnvironment = new WeakSet<object>();
+
 /** What any child needs to run at all: program lookup, home, temporary files, locale, time zone (and Windows' system paths). */
 export const BASE_ENV_NAMES: readonly string[] = Object.freeze(["PATH", "HOME", "TMPDIR", "TMP", "TEMP", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "SystemRoot", "WINDIR", "COMSPEC", "PATHEXT"]);
 /** What a child that talks to the network needs: proxies and certificate authorities. */
@@ -64,7 +68,9 @@ export function childEnvironment(allow: readonly string[], set: Readonly<Record<
     if (value !== undefined) env[name] = value;
   }
   for (const [name, value] of Object.entries(set)) env[name] = value;
-  return Object.freeze(env) as ChildEnvironment;
+  const made = Object.freeze(env) as ChildEnvironment;
+  madeByChildEnvironment.add(made);
+  return made;
 }
 
 /** Options of {@link runBounded}. */
@@ -170,6 +176,9 @@ function checkRunArguments(program: unknown, args: unknown, options: unknown): v
   const o = options as Record<string, unknown>;
   requireObjectWith(o["env"], call, "options.env", "a child environment made by childEnvironment()", []);
   requireStringRecord(o["env"], call, "options.env", "a child environment made by childEnvironment()");
+  if (!madeByChildEnvironment.has(o["env"] as object)) {
+    throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.env must be a child environment made by childEnvironment(allow, set) (an allow-list, so no secret of ours reaches the child by accident), found an object childEnvironment did not return (a plain object or a copy); fix: pass childEnvironment([...names], {...values}) instead`);
+  }
   if (o["cwd"] !== undefined) requireStringArgument(o["cwd"], call, "options.cwd", "the working directory");
   if (o["timeoutMs"] === undefined) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: options.timeoutMs must be a number of milliseconds of at least 0, found nothing`);
   requireOptionalNumber(o["timeoutMs"], call, "options.timeoutMs", "milliseconds");
@@ -190,7 +199,8 @@ function checkRunArguments(program: unknown, args: unknown, options: unknown): v
  * Never throws for the child's behaviour: see {@link RunOutcome}.
  * @throws OciError `OCI_ARGUMENT_INVALID` (the promise rejects before any child starts) for a `program` that is not a
  *   non-empty string, `args` not an array of strings, `options` not an object of {@link BoundedRunOptions} (a key
- *   it does not read, a missing `env`/`timeoutMs`/`maxOutputBytes`, a `signal` that is not an AbortSignal).
+ *   it does not read, a missing `env`/`timeoutMs`/`maxOutputBytes`, an `env` not returned by {@link childEnvironment} (a
+ *   plain object or a copy of one), a `signal` that is not an AbortSignal).
  */
 export function runBounded(program: string, args: readonly string[], options: BoundedRunOptions): Promise<BoundedRun> {
   try {

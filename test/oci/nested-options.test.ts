@@ -5,7 +5,7 @@
  * and a refusal never echoes a credential's value.
  */
 import { describe, expect, it } from "vitest";
-import { RegistryTarget, openTarget, type Target } from "../../src/oci/index.js";
+import { RegistryTarget, childEnvironment, descriptorOf, listReferrers, openTarget, readLayout, runBounded, type Target } from "../../src/oci/index.js";
 
 const REPO = "127.0.0.1:5000/a/b";
 const open = (options: object): Promise<Target> => openTarget(REPO, { plainHttp: true, ...options } as never);
@@ -72,5 +72,29 @@ describe("new RegistryTarget checks its options", () => {
   });
   it("accepts valid options", async () => {
     await new RegistryTarget({ ...base, timeoutMs: 100, credentials: { token: "t" }, retry: { maxAttempts: 1 } }).close();
+  });
+});
+
+describe("listReferrers, readLayout and runBounded check their options", () => {
+  const subject = descriptorOf("application/octet-stream", Buffer.from("s"));
+  const emptyTarget = { resolve: async () => undefined, fetch: async () => undefined, exists: async () => false, referrers: async () => [] } as never;
+  const runOptions = { timeoutMs: 10_000, maxOutputBytes: 1024 };
+  it.each([
+    ["listReferrers {artifactType: 5}", () => listReferrers(emptyTarget, subject, { artifactType: 5 } as never), "listReferrers(target, subject, options): options.artifactType must be a media type to keep (or absent for all) (a non-empty string), found number 5"],
+    ["listReferrers {artifacttype}", () => listReferrers(emptyTarget, subject, { artifacttype: "x" } as never), 'option "artifacttype" is not one it reads (it reads artifactType); did you mean "artifactType"?'],
+    ["readLayout {refname}", () => readLayout("/nonexistent-hpk", { refname: "payload" } as never), 'readLayout(dir, options): option "refname" is not one it reads (it reads refName); did you mean "refName"?'],
+    ["readLayout {refName: 5}", () => readLayout("/nonexistent-hpk", { refName: 5 } as never), "options.refName must be the manifest's ref name (a non-empty string), found number 5"],
+    ["readLayout(5)", () => readLayout(5 as never), "readLayout(dir, options): dir must be the layout directory's path"],
+    ["runBounded {env: plain object}", () => runBounded("true", [], { env: { PATH: "/bin" } as never, ...runOptions }), "options.env must be a child environment made by childEnvironment(allow, set)"],
+    ["runBounded {env: a copy}", () => runBounded("true", [], { env: { ...childEnvironment(["PATH"]) } as never, ...runOptions }), "found an object childEnvironment did not return"],
+  ])("%s is OCI_ARGUMENT_INVALID", async (_name, failing, message) => {
+    await expect(async () => failing()).toThrowWithCode("OCI_ARGUMENT_INVALID");
+    await expect(async () => failing()).rejects.toThrow(message);
+  });
+  it("accepts the documented options", async () => {
+    await expect(listReferrers(emptyTarget, subject, { artifactType: "application/x" })).resolves.toMatchObject({ descriptors: [] });
+    await expect(readLayout("/nonexistent-hpk", { refName: "payload" })).rejects.toThrow(/./);
+    await expect(readLayout("/nonexistent-hpk", { refName: "payload" }).catch((e: { code?: string }) => e.code)).resolves.not.toBe("OCI_ARGUMENT_INVALID");
+    expect((await runBounded("true", [], { env: childEnvironment(["PATH"]), ...runOptions })).outcome).toMatchObject({ kind: "exited", code: 0 });
   });
 });
