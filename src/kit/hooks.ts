@@ -16,6 +16,7 @@ import { inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } fro
 import type { KitLogger } from "./logging.js";
 import { requireKnownOptions } from "./option-keys.js";
 import { nearestName } from "../contract/grammar.js";
+import { plainRecordProblem } from "./own-keys.js";
 
 /** Hook names Hermes accepts (`VALID_HOOKS` in Hermes' hermes_cli/plugins.py; 39 names). */
 export const VALID_HOOKS = [
@@ -195,6 +196,10 @@ const SURFACE_CODES: Record<keyof typeof SURFACE_SCHEMAS, PluginKitErrorCode> = 
 };
 
 function parseSection<K extends keyof typeof SURFACE_SCHEMAS>(key: K, value: unknown): z.output<(typeof SURFACE_SCHEMAS)[K]> {
+  if (key !== "commands") {
+    const problem = plainRecordProblem(value);
+    if (problem !== null) throw new PluginKitError(SURFACE_CODES[key], `definePlugin ${key} must be a plain object (an object literal or Object.create(null)) of own enumerable entries, ${problem}`);
+  }
   const parsed = SURFACE_SCHEMAS[key].safeParse(value);
   if (parsed.success) return parsed.data as z.output<(typeof SURFACE_SCHEMAS)[K]>;
   const issues = parsed.error.issues.slice(0, 5).map((issue) => `${[key, ...issue.path.map(String)].join(".")}: ${issue.message}`);

@@ -7,7 +7,8 @@
  */
 import * as z from "zod/mini";
 import { nearestName } from "../contract/grammar.js";
-import { PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { plainRecordProblem } from "./own-keys.js";
 import type { BridgeOptions, PluginCommand, PluginHooks, PluginMiddleware } from "./hooks.js";
 import { PLUGIN_NAME_PATTERN } from "./portable.js";
 import type { PluginSkill } from "./skills.js";
@@ -162,6 +163,30 @@ function pathText(path: readonly PropertyKey[]): string {
   return path.map((part, index) => (typeof part === "number" ? `[${part}]` : `${index > 0 ? "." : ""}${String(part)}`)).join("");
 }
 
+/** The map-like options checked by {@link checkPlainRecords} (hooks, middleware and bridge: by `checkHostSurface`, under their own codes). */
+const PLAIN_RECORD_OPTIONS = ["env", "logging", "author", "capabilities"] as const;
+
+/**
+ * `definePlugin`'s options object and its map-like options are plain objects of own enumerable data entries
+ * ({@link plainRecordProblem}): an option given through a prototype, a getter or an own `__proto__` key is refused,
+ * never read or dropped silently.
+ * @throws PluginKitError `PLUGIN_DEFINITION_INVALID` (`LOGGING_INVALID`, `CAPABILITY_INVALID` for theirs).
+ */
+function checkPlainRecords(options: unknown): void {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) return; // the schema names it
+  const top = plainRecordProblem(options);
+  if (top !== null) throw new PluginKitError("PLUGIN_DEFINITION_INVALID", `definePlugin() options must be a plain object (an object literal) of own enumerable entries, ${top}`);
+  const record = options as Record<string, unknown>;
+  const parts: [string, unknown][] = PLAIN_RECORD_OPTIONS.map((key) => [key, record[key]]);
+  const groups = isRecord(record["capabilities"]) ? record["capabilities"]["groups"] : undefined;
+  if (isRecord(groups)) parts.push(["capabilities.groups", groups]);
+  for (const [where, value] of parts) {
+    if (!isRecord(value)) continue; // a non-object is the schema's to name
+    const problem = plainRecordProblem(value);
+    if (problem !== null) throw new PluginKitError(OPTION_CODES[where.split(".")[0] as string] ?? "PLUGIN_DEFINITION_INVALID", `${where}: must be a plain object (an object literal or Object.create(null)) of own enumerable entries, ${problem}`);
+  }
+}
+
 /**
  * Check the shape of `definePlugin`'s options: every problem on its own line
  * (`<field>: <what was expected>, found <value>`), at most one per field.
@@ -173,6 +198,7 @@ function pathText(path: readonly PropertyKey[]): string {
  *   `tool()`, skills, env, plugin.json metadata, an unknown option).
  */
 export function checkPluginOptions(options: unknown): asserts options is PluginOptions {
+  checkPlainRecords(options);
   const parsed = PLUGIN_OPTIONS.safeParse(options);
   if (parsed.success) return;
   const lines: string[] = [];
