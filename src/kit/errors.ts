@@ -118,6 +118,14 @@ export type PluginKitErrorCode = (typeof PLUGIN_KIT_ERROR_CODES)[number];
 export class PluginKitError extends HermesPluginKitError<PluginKitErrorCode> {}
 
 /**
+ * `text` cut to `max` characters (default 80, as the contract's describeValue cuts), with `...` and its length: a
+ * name or value echoed in a message stays one readable line however long it is.
+ */
+export function shortText(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max - 3)}... (${text.length} characters)` : text;
+}
+
+/**
  * What `value` is, for the "found ..." part of a message: its kind
  * (`undefined`, `null`, `a string`, `a number`, `an array`, `an object`, ...),
  * never its content.

@@ -4,7 +4,7 @@
  * (`mcp__<server>__<tool>`, Agent Plugins v1 loader; Hermes MCP client).
  */
 import { createHash } from "node:crypto";
-import { expectString, inputTypeError, isRecord, PluginKitError, type PluginKitErrorCode } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, shortText, valueKind, type PluginKitErrorCode } from "./errors.js";
 import { requireKnownOptions } from "./option-keys.js";
 
 /** Grammar of a tool name (and of an explicit namespace): `^[a-z][a-z0-9_]*$`. */
@@ -62,20 +62,20 @@ function fail(code: PluginKitErrorCode, message: string): never {
 export function validateToolName(name: unknown, options: { namespace?: string } = {}): string {
   if (!isRecord(options)) throw inputTypeError("validateToolName", "options", "an object", options);
   requireKnownOptions("validateToolName", options, ["namespace"]);
-  if (typeof name !== "string" || name.length === 0) fail("TOOL_NAME_REQUIRED", "tool name is required");
-  if (!TOOL_NAME_PATTERN.test(name)) fail("TOOL_NAME_INVALID", `tool name '${name}' must match '^[a-z][a-z0-9_]*$'`);
-  if (RESERVED_TOOL_NAMES.includes(name)) fail("TOOL_NAME_RESERVED", `tool name '${name}' is reserved by the Hermes agent loop`);
+  if (typeof name !== "string" || name.length === 0) fail("TOOL_NAME_REQUIRED", `tool name is required (a non-empty string), found ${name === "" ? "an empty string" : valueKind(name)}`);
+  if (!TOOL_NAME_PATTERN.test(name)) fail("TOOL_NAME_INVALID", `tool name '${shortText(name)}' must match '^[a-z][a-z0-9_]*$'`);
+  if (RESERVED_TOOL_NAMES.includes(name)) fail("TOOL_NAME_RESERVED", `tool name '${shortText(name)}' is reserved by the Hermes agent loop`);
   if (name.startsWith(RESERVED_TOOL_PREFIX)) {
-    fail("TOOL_NAME_RESERVED_PREFIX", `tool name '${name}' uses a reserved Hermes core namespace; choose a plugin/domain namespace instead`);
+    fail("TOOL_NAME_RESERVED_PREFIX", `tool name '${shortText(name)}' uses a reserved Hermes core namespace; choose a plugin/domain namespace instead`);
   }
   if (MCP_UTILITY_TOOL_NAMES.includes(name)) {
-    fail("TOOL_NAME_MCP_UTILITY", `tool name '${name}' collides with the MCP utility tool Hermes generates for resources/prompts; choose another name`);
+    fail("TOOL_NAME_MCP_UTILITY", `tool name '${shortText(name)}' collides with the MCP utility tool Hermes generates for resources/prompts; choose another name`);
   }
   const namespace = options.namespace;
   if (namespace !== undefined) {
-    if (!TOOL_NAME_PATTERN.test(namespace)) fail("TOOL_NAME_NAMESPACE", `namespace '${namespace}' must match '^[a-z][a-z0-9_]*$'`);
-    if (RESERVED_TOOL_NAMES.includes(namespace)) fail("TOOL_NAME_NAMESPACE", `namespace '${namespace}' is reserved by the Hermes agent loop`);
-    if (!name.startsWith(`${namespace}_`)) fail("TOOL_NAME_NAMESPACE", `tool name '${name}' must start with explicit namespace '${namespace}_'`);
+    if (!TOOL_NAME_PATTERN.test(namespace)) fail("TOOL_NAME_NAMESPACE", `namespace '${shortText(namespace)}' must match '^[a-z][a-z0-9_]*$'`);
+    if (RESERVED_TOOL_NAMES.includes(namespace)) fail("TOOL_NAME_NAMESPACE", `namespace '${shortText(namespace)}' is reserved by the Hermes agent loop`);
+    if (!name.startsWith(`${namespace}_`)) fail("TOOL_NAME_NAMESPACE", `tool name '${shortText(name)}' must start with explicit namespace '${shortText(namespace)}_'`);
   }
   return name;
 }
@@ -197,7 +197,7 @@ export function checkHermesToolNames(server: string, names: readonly string[]): 
   const byHermesName = new Map<string, string>();
   for (const name of names) {
     if (seen.has(name)) {
-      problems.push({ code: "TOOL_NAME_DUPLICATE", tool: name, message: `duplicate tool name: ${name}` });
+      problems.push({ code: "TOOL_NAME_DUPLICATE", tool: name, message: `duplicate tool name: ${shortText(name)}` });
       continue;
     }
     seen.add(name);
@@ -207,7 +207,7 @@ export function checkHermesToolNames(server: string, names: readonly string[]): 
       problems.push({
         code: "TOOL_NAME_COLLISION",
         tool: name,
-        message: `tools '${other}' and '${name}' both sanitize to the Hermes name '${hermes}'; Hermes skips both`,
+        message: `tools '${shortText(other)}' and '${shortText(name)}' both sanitize to the Hermes name '${shortText(hermes)}'; Hermes skips both`,
       });
     } else {
       byHermesName.set(hermes, name);
@@ -216,7 +216,7 @@ export function checkHermesToolNames(server: string, names: readonly string[]): 
       problems.push({
         code: "HERMES_NAME_TOO_LONG",
         tool: name,
-        message: `Hermes name '${hermes}' is ${hermes.length} characters; the limit is ${HERMES_TOOL_NAME_MAX} (shorten the server or tool name)`,
+        message: `Hermes name '${shortText(hermes)}' is ${hermes.length} characters; the limit is ${HERMES_TOOL_NAME_MAX} (shorten the server or tool name)`,
       });
     }
   }

@@ -14,7 +14,7 @@
  */
 import type { z } from "zod";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
-import { inputTypeError, isRecord, PluginKitError, valueKind } from "./errors.js";
+import { inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "./errors.js";
 import { KitLogger } from "./logging.js";
 import { validateToolName } from "./naming.js";
 import { requireKnownOptions } from "./option-keys.js";
@@ -204,9 +204,9 @@ export function tool(options: AnyToolOptions): ToolDefinition {
     ...(options.title !== undefined ? { title: options.title } : {}),
     errorMode: spec.errorMode,
     call: (input, partial = {}) => {
-      if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${name}' call`, "context", "an object", partial));
+      if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${shortText(name)}' call`, "context", "an object", partial));
       try {
-        requireKnownOptions(`tool '${name}' call context`, partial, CALL_CONTEXT_KEYS);
+        requireKnownOptions(`tool '${shortText(name)}' call context`, partial, CALL_CONTEXT_KEYS);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -227,22 +227,22 @@ type AnyToolOptions = ParamsToolOptions | SchemaToolOptions | ZodToolOptions<z.Z
 /** The options' shape checks, in the order their codes are documented; returns the validated name. */
 function checkToolOptions(options: AnyToolOptions): string {
   if (!isRecord(options)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool() needs an options object {name, description, params | schema | zod, handler, ...}, found ${valueKind(options)}`);
-  requireKnownOptions(typeof options.name === "string" ? `tool '${options.name}'` : "tool()", options, TOOL_OPTION_KEYS, "TOOL_OPTION_INVALID");
+  requireKnownOptions(typeof options.name === "string" ? `tool '${shortText(options.name)}'` : "tool()", options, TOOL_OPTION_KEYS, "TOOL_OPTION_INVALID");
   const name = validateToolName(options.name, options.namespace !== undefined ? { namespace: options.namespace } : {});
   const sources = (["params", "schema", "zod"] as const).filter((key) => options[key] !== undefined);
   if (sources.length !== 1) {
-    throw new PluginKitError("TOOL_SCHEMA_SOURCE", `tool '${name}' must declare exactly one of params, schema or zod, got ${sources.length === 0 ? "none" : sources.join(" and ")}`);
+    throw new PluginKitError("TOOL_SCHEMA_SOURCE", `tool '${shortText(name)}' must declare exactly one of params, schema or zod, got ${sources.length === 0 ? "none" : sources.join(" and ")}`);
   }
-  if (typeof options.handler !== "function") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': handler must be a function`);
+  if (typeof options.handler !== "function") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': handler must be a function`);
   for (const flag of ["readOnly", "validateRequired"] as const) {
-    if (options[flag] !== undefined && typeof options[flag] !== "boolean") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': ${flag} must be a boolean`);
+    if (options[flag] !== undefined && typeof options[flag] !== "boolean") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': ${flag} must be a boolean`);
   }
   if (options.errorMode !== undefined && options.errorMode !== "isError" && options.errorMode !== "envelope") {
-    throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': errorMode must be "isError" or "envelope"`);
+    throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': errorMode must be "isError" or "envelope"`);
   }
-  if (options.title !== undefined && typeof options.title !== "string") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': title must be a string, found ${valueKind(options.title)}`);
+  if (options.title !== undefined && typeof options.title !== "string") throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': title must be a string, found ${valueKind(options.title)}`);
   if (options.examples !== undefined && (options.examples === null || typeof options.examples !== "object" || Array.isArray(options.examples))) {
-    throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': examples must be an object keyed by argument name`);
+    throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': examples must be an object keyed by argument name`);
   }
   return name;
 }
@@ -254,7 +254,7 @@ function toolParameters(options: AnyToolOptions, name: string): { built: BuiltPa
     const validated = validateFunctionSchema(options.schema, name);
     return { built: validated, ...(validated.description === undefined ? {} : { schemaDescription: validated.description }) };
   }
-  if (!isZodLike(options.zod)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': zod must be a zod object schema`);
+  if (!isZodLike(options.zod)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': zod must be a zod object schema`);
   return { built: validateParameters(options.zod.toJSONSchema({ io: "input" }), "zod schema"), zodSchema: options.zod };
 }
 
@@ -262,7 +262,7 @@ function toolParameters(options: AnyToolOptions, name: string): { built: BuiltPa
 function toolExamples(options: AnyToolOptions, name: string, built: BuiltParameters): Record<string, unknown> {
   const examples = { ...built.examples, ...structuredClone(options.examples ?? {}) };
   for (const key of Object.keys(examples)) {
-    if (!Object.hasOwn(built.parameters.properties, key)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${name}': example for unknown argument '${key}'`);
+    if (!Object.hasOwn(built.parameters.properties, key)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': example for unknown argument '${key}'`);
   }
   return examples;
 }
@@ -270,7 +270,7 @@ function toolExamples(options: AnyToolOptions, name: string, built: BuiltParamet
 /** The listed description: the option's (else the schema's), with the `Required:` clause appended. */
 function toolDescription(option: unknown, schemaDescription: string | undefined, name: string, required: readonly string[], examples: Record<string, unknown>): string {
   const raw = typeof option === "string" && option.trim() !== "" ? option : schemaDescription;
-  if (raw === undefined || raw.trim() === "") throw new PluginKitError("TOOL_DESCRIPTION_REQUIRED", `tool '${name}': a description is required`);
+  if (raw === undefined || raw.trim() === "") throw new PluginKitError("TOOL_DESCRIPTION_REQUIRED", `tool '${shortText(name)}': a description is required`);
   return augmentDescription(raw, required, examples);
 }
 
