@@ -20,6 +20,7 @@
 import { ReleaseContractError } from "./errors.js";
 import { readRegularFile } from "./fs-async.js";
 import { describeList, describeValue, isNpmPackageName, nearestName } from "./grammar.js";
+import { isPlainObject, snapshotOptions } from "./plain-options.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
@@ -115,7 +116,13 @@ function requireCommand(value: unknown, field: string): string {
  * @throws ReleaseContractError `POLICY_INVALID` naming the key or value.
  */
 export function requireGatePins(gates: unknown, field: string): Partial<GateCommands> {
-  if (gates === null || typeof gates !== "object" || Array.isArray(gates)) invalid(`${field} must be an object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${describeValue(gates)}`);
+  if (!isPlainObject(gates)) {
+    invalid(`${field} must be a plain object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${gates !== null && typeof gates === "object" && !Array.isArray(gates) ? `an instance of ${(gates as object).constructor?.name || "another prototype"} (a Map or inherited entries would pin nothing the check sees)` : describeValue(gates)}`);
+  }
+  for (const key of Reflect.ownKeys(gates)) {
+    const descriptor = Object.getOwnPropertyDescriptor(gates, key) as PropertyDescriptor;
+    if (typeof key === "symbol" || descriptor.get !== undefined || descriptor.set !== undefined || descriptor.enumerable !== true) invalid(`${field} must hold its gate commands as ordinary properties, found ${typeof key === "symbol" ? "a symbol key" : `${String(key)} as a getter, setter or hidden property`}`);
+  }
   for (const [gate, command] of Object.entries(gates)) {
     if (!(TEST_GATES as readonly string[]).includes(gate)) {
       const near = nearestName(gate, TEST_GATES);
@@ -227,6 +234,20 @@ function requireKnownKitKeys(section: Record<string, unknown>, origin: string): 
   invalid(
     `${origin} hermesPluginKit has ${unknown.length === 1 ? "a key" : "keys"} the kit does not read: ${describeList(unknown.map((k) => JSON.stringify(k)))} (it reads ${HERMES_PLUGIN_KIT_KEYS.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
   );
+}
+
+/** The keys of {@link ConsumerPins}. */
+const CONSUMER_PIN_KEYS: readonly string[] = ["repository", "package", "gates", "gatesSource", "reference", "policyFile"];
+
+/**
+ * Every own key of `value` is one of `known`: a misspelt pin (`repositry`, `pakage`) would pin nothing.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the key and the nearest known one.
+ */
+function requireKnownArgumentKeys(value: object, known: readonly string[], what: string): void {
+  const unknown = Object.keys(value).find((key) => !known.includes(key));
+  if (unknown === undefined) return;
+  const near = nearestName(unknown, known);
+  invalid(`${what} have ${describeValue(unknown)}, which nothing reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; a misspelt pin would pin nothing`);
 }
 
 /**
@@ -346,7 +367,9 @@ export interface ConsumerExpectations {
  *   object, a `repository` that is no string, malformed gates, or a file with neither `name` nor `hermesPluginKit`,
  *   which would pin nothing), `REPOSITORY_INVALID`, `REFERENCE_*` (a malformed reference).
  */
-export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpectations {
+export function resolveConsumerExpectations(given: ConsumerPins): ConsumerExpectations {
+  const pins = snapshotOptions(given, "resolveConsumerExpectations pins", invalid);
+  requireKnownArgumentKeys(pins, CONSUMER_PIN_KEYS, "resolveConsumerExpectations pins");
   const sources: PolicySources = {};
   let filePolicy: { repository?: string; package?: string; gates?: GateCommands } = {};
   if (pins.policyFile !== undefined) {
@@ -407,7 +430,11 @@ export function resolveConsumerExpectations(pins: ConsumerPins): ConsumerExpecta
  * package name`).
  * @throws ReleaseContractError `RECEIPT_SCHEMA_UNSUPPORTED` when the document is no release document (schema_version is not 2) and no package was pinned; `POLICY_INVALID` when it names no npm package and none was pinned.
  */
-export function policyForDocument(expect: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
+export function policyForDocument(given: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
+  const expect = snapshotOptions(given, "policyForDocument expectations", invalid);
+  requireKnownArgumentKeys(expect, ["repository", "package", "gates", "sources"], "policyForDocument expectations");
+  if (typeof expect.repository !== "string" || !isPlainObject(expect.sources as unknown)) invalid(`policyForDocument needs the expectations resolveConsumerExpectations returns ({ repository, package?, gates, sources }), found repository ${describeValue(expect.repository)} and sources ${describeValue(expect.sources)}`);
+  requireGatePins(expect.gates, "expectations.gates");
   const pkg = expect.package ?? doc["package"];
   if (!isNpmPackageName(pkg)) {
     // Not a release document at all (e.g. `{}`): say that, not that its package name is odd.

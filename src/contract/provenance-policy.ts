@@ -14,6 +14,7 @@
 import { isP256Key, parseP256PublicKeyPem } from "./key-pem.js";
 import { describeValue } from "./grammar.js";
 import { nearestName } from "./near-name.js";
+import { plainObjectProblem } from "./plain-options.js";
 import type { ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
@@ -90,9 +91,10 @@ function ownPolicy(given: unknown): ProvenancePolicy {
 
 /** The policy's shape (see {@link resolveProvenancePolicy}). */
 function requirePolicyShape(policy: unknown): asserts policy is ProvenancePolicy {
-  if (policy === null || typeof policy !== "object" || Array.isArray(policy)) invalid(`a provenance policy must be an object { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }, found ${describeValue(policy)}`);
+  const problem = plainObjectProblem(policy, "a provenance policy");
+  if (problem !== undefined) invalid(`${problem}; expected { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }`);
   const known: readonly string[] = PROVENANCE_POLICY_KEYS;
-  for (const name of Object.keys(policy)) {
+  for (const name of Object.keys(policy as object)) {
     if (known.includes(name)) continue;
     const camel = camelCase(name);
     const near = known.includes(camel) ? camel : nearestName(name, known);

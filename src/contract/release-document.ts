@@ -15,6 +15,7 @@ import { PAYLOAD_CHECKSUMS_FILE, RELEASE_MANIFEST_FILE, SOURCE_BUNDLE_FILE, WORK
 import { describeValue, isGitSha, isSha256Hex, isStableSemver, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleaseClass } from "./grammar.js";
 import { nearestName } from "./near-name.js";
+import { plainObjectProblem } from "./plain-options.js";
 import { posix } from "node:path";
 import { LAYOUT_PREFIX, parseReference, parseRepository } from "./reference.js";
 import { EVIDENCE_KEYS, TEST_GATES, requireGatePins, sourceSuffix } from "./policy.js";
@@ -173,6 +174,8 @@ function requireKnownPolicyKeys(policy: Record<string, unknown>): void {
     const near = nearestName(first, known);
     fail("POLICY_INVALID", `${where} has ${describeValue(first)}, which is no key it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored key would check less than you pinned`);
   };
+  const shape = plainObjectProblem(policy, "the policy");
+  if (shape !== undefined) fail("POLICY_INVALID", `${shape}; expected the policy you pin, from policyFromPackageJson(...) or policyForDocument(expectations, doc)`);
   unknownKey(Object.keys(policy), RELEASE_POLICY_KEYS, "the policy");
   for (const key of ["package", "registryRepository", "gates"]) {
     if (!Object.prototype.hasOwnProperty.call(policy, key)) fail("POLICY_INVALID", `the policy's ${key} must be its own property, found one inherited through its prototype`);

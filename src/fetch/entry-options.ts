@@ -8,8 +8,10 @@
 import { ReleaseContractError } from "../contract/errors.js";
 import { describeValue, isNpmPackageName, nearestName } from "../contract/grammar.js";
 import { parseRepository, type Repository } from "../contract/reference.js";
+import { isPlainObject, snapshotOptions } from "../contract/plain-options.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { resolveProvenancePolicy } from "../contract/provenance-policy.js";
+import { requireGatePins } from "../contract/policy.js";
 import type { ArtifactKind } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions } from "./provenance.js";
 
@@ -18,6 +20,15 @@ export const ARTIFACT_KINDS: readonly ArtifactKind[] = Object.freeze(["bundle", 
 
 function invalid(message: string): never {
   throw new ReleaseContractError("POLICY_INVALID", message);
+}
+
+/** `describeValue`, saying what a non-plain object is (a Map, a class instance, an object with another prototype). */
+export function describeOption(value: unknown): string {
+  if (value !== null && typeof value === "object" && !Array.isArray(value) && !isPlainObject(value)) {
+    const ctor: unknown = (value as { constructor?: unknown }).constructor;
+    return typeof ctor === "function" && ctor !== Object && ctor.name !== "" ? `an instance of ${ctor.name} (not a plain object)` : "an object with another prototype (not a plain object: an inherited value is not read)";
+  }
+  return describeValue(value);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -31,7 +42,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * @throws ReleaseContractError `POLICY_INVALID` naming the call, the shape and what was found.
  */
 export function requireOptionsObject(options: unknown, call: string, shape: string): asserts options is Record<string, unknown> {
-  if (!isRecord(options)) invalid(`${call} needs its options as an object ${shape}, found ${describeValue(options)}`);
+  let record: boolean;
+  try {
+    record = isRecord(options);
+  } catch (error) {
+    // A revoked Proxy throws on any look at it (Array.isArray): a coded refusal, never the engine's TypeError.
+    return invalid(`${call} options could not be read as data (${(error as Error)?.message ?? String(error)}); give them as an object ${shape}`);
+  }
+  if (!record) invalid(`${call} needs its options as an object ${shape}, found ${describeValue(options)}`);
+}
+
+/**
+ * The options a library call reads, as a copy made once of the own enumerable data properties of the plain
+ * object given (src/contract/plain-options.ts): a getter, a value inherited through a prototype, a non-enumerable
+ * or symbol key, an own `__proto__`, a class instance are refused, so that what is checked is what is used.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the option and what it is.
+ */
+export function snapshotEntryOptions<T extends object>(options: T, call: string): T {
+  return snapshotOptions(options, `${call} options`, invalid);
 }
 
 /**
@@ -112,12 +140,13 @@ export function requireArtifactKind(value: unknown, call: string): asserts value
  */
 export function requireDownloadPolicy(value: unknown, call: string): void {
   if (value === undefined) return;
-  if (!isRecord(value)) invalid(`${call} option policy must be an object { package?, gates?, sources? }, found ${describeValue(value)}`);
+  if (!isPlainObject(value)) invalid(`${call} option policy must be an object { package?, gates?, sources? }, found ${describeOption(value)}`);
   requireKnownOptions(value, ["package", "gates", "sources"], call, "policy key");
   if (value["package"] !== undefined && !isNpmPackageName(value["package"])) invalid(`${call} option policy.package must be an npm package name, found ${describeValue(value["package"])}`);
+  if (value["gates"] !== undefined) requireGatePins(value["gates"], `${call} option policy.gates`);
   const sources = value["sources"];
   if (sources === undefined) return;
-  if (!isRecord(sources)) invalid(`${call} option policy.sources must be an object { package?, repository?, gates? }, found ${describeValue(sources)}`);
+  if (!isPlainObject(sources)) invalid(`${call} option policy.sources must be an object { package?, repository?, gates? }, found ${describeOption(sources)}`);
   requireKnownOptions(sources, ["package", "repository", "gates"], call, "policy.sources key");
   requireOptionKinds(sources, { package: "string", repository: "string", gates: "string" }, `${call} policy.sources`);
 }
@@ -131,14 +160,14 @@ export function requireDownloadPolicy(value: unknown, call: string): void {
 export function requireProvenanceCheck(value: unknown, call: string): asserts value is ProvenanceCheckOptions | undefined {
   if (value === undefined) return;
   const shape = "{ policy: { key } or { owner?, repo?, signerWorkflow?, sourceRef?, certOidcIssuer? }, trustedRoot? }";
-  if (!isRecord(value)) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance must be ${shape}, found ${describeValue(value)}`);
+  if (!isPlainObject(value)) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance must be ${shape}, found ${describeOption(value)}`);
   const unknown = Object.keys(value).filter((key) => key !== "policy" && key !== "trustedRoot");
   if (unknown.length > 0) {
     const near = nearestName(unknown[0] as string, ["policy", "trustedRoot"]);
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance has ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which it does not read${near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`}; expected provenance ${shape}`);
   }
   const policy = value["policy"];
-  if (!isRecord(policy)) {
+  if (!isPlainObject(policy)) {
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.policy must be an object (who may have signed: a key, or --owner/--repo ...), found ${describeValue(policy)}; expected provenance ${shape}`);
   }
   resolveProvenancePolicy(policy);
@@ -190,7 +219,7 @@ export function pickOptions<T extends object>(options: T, keys: readonly string[
 }
 
 /** What an option must be, for {@link requireOptionKinds}. */
-export type OptionKind = "boolean" | "string" | "number" | "function" | "object" | "signal" | "stream" | "trustedRoot";
+export type OptionKind = "boolean" | "string" | "number" | "function" | "object" | "record" | "signal" | "stream" | "trustedRoot";
 
 const KIND_WORDS: Record<OptionKind, string> = {
   boolean: "true or false",
@@ -198,6 +227,7 @@ const KIND_WORDS: Record<OptionKind, string> = {
   number: "a finite number >= 0",
   function: "a function",
   object: "an object",
+  record: "an object (like process.env)",
   signal: "an AbortSignal (an object with aborted, as AbortController.signal)",
   stream: "a writable stream or null",
   trustedRoot: "a checked trusted root { json, counts } (parseTrustedRoot of the file's bytes)",
@@ -214,6 +244,8 @@ function hasKind(value: unknown, kind: OptionKind): boolean {
     case "function":
       return typeof value === "function";
     case "object":
+      return isPlainObject(value);
+    case "record":
       return isRecord(value);
     case "signal":
       // As Node's own APIs check a `signal` option (validateAbortSignal): an object with `aborted`.
@@ -221,7 +253,7 @@ function hasKind(value: unknown, kind: OptionKind): boolean {
     case "stream":
       return value === null || (typeof value === "object" && typeof (value as { write?: unknown }).write === "function");
     case "trustedRoot":
-      return isRecord(value) && isRecord(value["json"]) && isRecord(value["counts"]);
+      return isPlainObject(value) && isRecord(value["json"]) && isRecord(value["counts"]);
   }
 }
 
@@ -236,7 +268,9 @@ export function requireOptionKinds(options: object, kinds: Readonly<Record<strin
     const value = (options as Record<string, unknown>)[name];
     if (value === undefined || hasKind(value, kind)) continue;
     // A value that may hold a secret (credentials, an environment) is described by its type only.
-    const found = SECRET_OPTIONS.has(name) ? (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`) : value === "" ? "an empty string" : describeValue(value);
+    const found = SECRET_OPTIONS.has(name)
+      ? value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? describeOption(value) : `a ${typeof value}`
+      : value === "" ? "an empty string" : describeOption(value);
     invalid(`${call} option ${name} must be ${KIND_WORDS[kind]}, found ${found}`);
   }
 }
@@ -247,7 +281,7 @@ export function requireOptionKinds(options: object, kinds: Readonly<Record<strin
  * @throws ReleaseContractError `POLICY_INVALID` naming the option.
  */
 export function requireFleetRegistryOptions(options: unknown, known: readonly string[], call: string, what = "option"): void {
-  if (!isRecord(options)) invalid(`${call} ${what} must be an object { plainHttp?, credentials?, credentialsFor?, trustedRoot?, signal?, ... }, found ${describeValue(options)}`);
+  if (!isPlainObject(options)) invalid(`${call} ${what} must be an object { plainHttp?, credentials?, credentialsFor?, trustedRoot?, signal?, ... }, found ${describeOption(options)}`);
   requireKnownOptions(options, known, call, what);
   requireOptionKinds(options, FLEET_REGISTRY_OPTION_KINDS, call);
   requireDownloadPolicy(options["policy"], call);
@@ -266,7 +300,7 @@ export const DOWNLOAD_OPTION_KINDS: Readonly<Record<string, OptionKind>> = Objec
   progressLines: "boolean",
   tmpDir: "string",
   signal: "signal",
-  env: "object",
+  env: "record",
   openTarget: "function",
   requirePrivate: "function",
   onManifest: "function",

@@ -47,7 +47,7 @@ import { packageCredentialLogin, requirePrivateForRead } from "./privacy.js";
 import { checkManifestDescriptor, checkReleaseManifest, type ArtifactKind, type CheckedReleaseManifest } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions, ProvenanceSummary } from "./provenance.js";
 import { verifySourceBundleFile } from "./source-bundle.js";
-import { DOWNLOAD_OPTION_KEYS, DOWNLOAD_OPTION_KINDS, FETCH_OPTION_KEYS, pickOptions, requireArtifactKind, requireDownloadPolicy, requireCredentialSourceOptions, requireEnvironmentArgument, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireRepositoryArgument, requireStringArgument, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, DOWNLOAD_OPTION_KINDS, FETCH_OPTION_KEYS, pickOptions, requireArtifactKind, requireDownloadPolicy, requireCredentialSourceOptions, requireEnvironmentArgument, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireRepositoryArgument, requireStringArgument, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
 import { exceedsPathLimits, makeDirectorySync, makeTempDirectory, pathTooLong } from "../contract/directory.js";
 
 /** Registry credentials (from the environment only, never argv); the OCI layer's type. */
@@ -349,8 +349,9 @@ const DOWNLOAD_OPTIONS_SHAPE = "{ reference, repository?, expect?, policy?, plai
  *   `"bundle"` or `"receipt"`, a malformed `policy`), the codes of G1 (`REFERENCE_NOT_PINNED`,
  *   `REFERENCE_REPOSITORY_MISMATCH`, `REPOSITORY_INVALID`, ...).
  */
-function checkDownloadOptions<T extends DownloadOptions>(options: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE, known: readonly string[] = DOWNLOAD_OPTION_KEYS): CheckedDownloadOptions<T> {
-  requireOptionsObject(options, call, shape);
+function checkDownloadOptions<T extends DownloadOptions>(given: T, call: string, shape = DOWNLOAD_OPTIONS_SHAPE, known: readonly string[] = DOWNLOAD_OPTION_KEYS): CheckedDownloadOptions<T> {
+  requireOptionsObject(given, call, shape);
+  const options = snapshotEntryOptions(given, call);
   requireKnownOptions(options, known, call);
   requireStringOption(options, "repository", call, "the registry repository you trust, e.g. ghcr.io/acme/plugin", true);
   requireOptionKinds(options, DOWNLOAD_OPTION_KINDS, call);

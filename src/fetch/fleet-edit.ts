@@ -10,7 +10,7 @@ import type { GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
-import { requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireStringArgument, requireStringOption } from "./entry-options.js";
+import { requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireStringArgument, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
 import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
@@ -71,8 +71,9 @@ export interface FleetUpgradeOptions {
  *   published; provenance codes under the plugin's policy); ReleaseContractError `POLICY_INVALID` (options not an
  *   object, `lockPath` or `receiptPath` not a non-empty string; before anything is read). Nothing is written on any of them.
  */
-export async function upgradePluginInLock(options: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
-  requireOptionsObject(options, "upgradePluginInLock", "{ lockPath, receiptPath, gates?, registry?, offline? }");
+export async function upgradePluginInLock(given: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
+  requireOptionsObject(given, "upgradePluginInLock", "{ lockPath, receiptPath, gates?, registry?, offline? }");
+  const options = snapshotEntryOptions(given, "upgradePluginInLock");
   requireStringOption(options, "lockPath", "upgradePluginInLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "upgradePluginInLock", "the release-receipt.json file to pin");
   requireKnownOptions(options, ["lockPath", "receiptPath", "gates", "registry", "offline"], "upgradePluginInLock");

@@ -37,7 +37,7 @@ import { receiptReferenceOf } from "../contract/artifact-document.js";
 
 import { HermesPluginKitError, InterruptedError, ReleaseContractError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
-import { DOWNLOAD_OPTION_KEYS, FLEET_VERIFY_OPTION_KEYS, PIN_CHECK_OPTION_KEYS, pickOptions, requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireStringArgument, requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, FLEET_VERIFY_OPTION_KEYS, PIN_CHECK_OPTION_KEYS, pickOptions, requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireStringArgument, snapshotEntryOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
 import { acquirePidLock } from "../oci/lock-owner.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
@@ -436,8 +436,9 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
  *   the codes of {@link verifyFleetLock} for the new pin (`OCI_NOT_FOUND`: the file is not a receipt the repository
  *   published; `PROVENANCE_*` under the pinned policy, e.g. `PROVENANCE_NOT_FOUND`). Nothing is written on any of them.
  */
-export async function addPluginToLock(options: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
-  requireOptionsObject(options, "addPluginToLock", "{ lockPath, receiptPath, repository, package?, gates?, provenance?, registry?, offline? }");
+export async function addPluginToLock(given: FleetAddOptions): Promise<{ plugin: FleetPlugin; changed: boolean }> {
+  requireOptionsObject(given, "addPluginToLock", "{ lockPath, receiptPath, repository, package?, gates?, provenance?, registry?, offline? }");
+  const options = snapshotEntryOptions(given, "addPluginToLock");
   requireStringOption(options, "lockPath", "addPluginToLock", "the fleet lock file");
   requireStringOption(options, "receiptPath", "addPluginToLock", "the release-receipt.json file to pin");
   requireKnownOptions(options, ["lockPath", "receiptPath", "package", "repository", "gates", "provenance", "registry", "offline"], "addPluginToLock");
@@ -561,8 +562,9 @@ async function verifyPinnedProvenance(
  *   Messages name the plugin. ReleaseContractError `POLICY_INVALID` (options not an object, `lockPath` not a
  *   non-empty string; before anything is read).
  */
-export async function verifyFleetLock(options: FleetVerifyOptions): Promise<FleetPluginResult[]> {
-  requireOptionsObject(options, "verifyFleetLock", "{ lockPath, installedDir?, plainHttp?, credentials?, trustedRoot?, signal?, ... }");
+export async function verifyFleetLock(given: FleetVerifyOptions): Promise<FleetPluginResult[]> {
+  requireOptionsObject(given, "verifyFleetLock", "{ lockPath, installedDir?, plainHttp?, credentials?, trustedRoot?, signal?, ... }");
+  const options = snapshotEntryOptions(given, "verifyFleetLock");
   requireStringOption(options, "lockPath", "verifyFleetLock", "the fleet lock file");
   requireFleetRegistryOptions(options, FLEET_VERIFY_OPTION_KEYS, "verifyFleetLock");
   requireStringOption(options, "installedDir", "verifyFleetLock", "the directory holding the installed tarballs", true);

@@ -9,7 +9,7 @@ import { isDigestLike, parseRepository, urlRefused, LAYOUT_PREFIX, type Reposito
 import { requirePlainHttpAllowed } from "../oci/origin.js";
 import { describeValue } from "../contract/grammar.js";
 import type { DownloadOptions } from "./fetch.js";
-import { DOWNLOAD_OPTION_KINDS, RESOLVE_OPTION_KEYS, requireKnownOptions, requireOptionKinds, requireOptionsObject } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KINDS, RESOLVE_OPTION_KEYS, requireKnownOptions, requireOptionKinds, requireOptionsObject, snapshotEntryOptions } from "./entry-options.js";
 
 /** A parsed `<repository>:<tag>`. */
 export interface TagReference {
@@ -89,9 +89,10 @@ export type ResolveOptions = Pick<DownloadOptions, "plainHttp" | "credentials" |
  *   an object; both checked before any network read);
  *   OciError `OCI_PLAIN_HTTP_REFUSED`; PrivacyError `PRIVACY_*`; OciError `OCI_NOT_FOUND` (no such tag), ...
  */
-export async function resolveTagReference(value: string, options: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
+export async function resolveTagReference(value: string, given: ResolveOptions = {}): Promise<{ reference: string; digest: string; mediaType: string; size: number; tag: string }> {
   const { repository, tag } = parseTagReference(value);
-  requireOptionsObject(options, "resolveTagReference", "{ plainHttp?, credentials?, env?, openTarget?, requirePrivate? }");
+  requireOptionsObject(given, "resolveTagReference", "{ plainHttp?, credentials?, env?, openTarget?, requirePrivate? }");
+  const options = snapshotEntryOptions(given, "resolveTagReference");
   requireKnownOptions(options, RESOLVE_OPTION_KEYS, "resolveTagReference");
   requireOptionKinds(options, DOWNLOAD_OPTION_KINDS, "resolveTagReference");
   const plainHttp = options.plainHttp === true;

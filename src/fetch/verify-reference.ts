@@ -24,7 +24,7 @@ import { parseReleaseJson, verifyFinalReceiptBytes, verifyTestedManifest } from 
 import { readAllBounded } from "../oci/descriptor.js";
 import { FetchError } from "./errors.js";
 import { inspectRelease, type DownloadOptions } from "./fetch.js";
-import { DOWNLOAD_OPTION_KEYS, VERIFY_REFERENCE_OPTION_KEYS, pickOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, VERIFY_REFERENCE_OPTION_KEYS, pickOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
 import { ReleaseContractError } from "../contract/errors.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
@@ -77,9 +77,10 @@ function policyFor(doc: Record<string, unknown>, packageName: unknown, repositor
  *   package name, `gatesFor` not a function, a wrongly typed transport option); ProvenanceError
  *   `PROVENANCE_POLICY_INVALID` (`provenance` missing, or not `{ policy, trustedRoot? }`).
  */
-export async function verifyReferenceProvenance(options: VerifyReferenceOptions): Promise<VerifyReferenceResult> {
+export async function verifyReferenceProvenance(given: VerifyReferenceOptions): Promise<VerifyReferenceResult> {
   const call = "verifyReferenceProvenance";
-  requireOptionsObject(options, call, "{ reference, provenance, repository?, receipt?, package?, gatesFor?, plainHttp?, credentials?, ... }");
+  requireOptionsObject(given, call, "{ reference, provenance, repository?, receipt?, package?, gatesFor?, plainHttp?, credentials?, ... }");
+  const options = snapshotEntryOptions(given, call);
   requireKnownOptions(options, VERIFY_REFERENCE_OPTION_KEYS, call);
   requireStringOption(options, "receipt", call, "the published release-receipt.json file to bind", true);
   requireOptionKinds(options, { gatesFor: "function" }, call);

@@ -92,22 +92,30 @@ describe("resolveProvenancePolicy", () => {
     ["the lock's source_ref", { repo: "acme/x", source_ref: "refs/heads/evil" }, /has "source_ref", .*did you mean "sourceRef"\?/],
     ["the lock's cert_oidc_issuer", { repo: "acme/x", cert_oidc_issuer: "https://x" }, /did you mean "certOidcIssuer"\?/],
     ["keyy (misspelt key, named rather than read as keyless)", { keyy: "PEM" }, /has "keyy", .*did you mean "key"\?/],
-    ["an own __proto__ (JSON-parsed)", JSON.parse('{"key":"PEM","__proto__":{"repo":"evil/evil"}}'), /has "__proto__", which it does not read/],
+    ["an own __proto__ (JSON-parsed)", JSON.parse('{"key":"PEM","__proto__":{"repo":"evil/evil"}}'), /^a provenance policy has an own "__proto__" key, which no option is/],
     ["key: 5", { key: 5 }, /^the provenance policy's key must be a non-empty string \(a PEM public key\), found number 5$/],
     ["repo: an array", { repo: ["acme/x"] }, /^the provenance policy's repo must be a non-empty string, found an array$/],
-    ["null", null, /^a provenance policy must be an object/],
+    ["null", null, /^a provenance policy must be a plain object \(an object literal or parsed JSON\), found null; expected \{ key \}/],
+    ["a Map", new Map([["repo", "acme/x"]]), /^a provenance policy must be a plain object .*, found an instance of Map/],
   ])("refuses %s: PROVENANCE_POLICY_INVALID naming it", async (_label, policy, message) => {
     // Through JSON, as a policy read from a file arrives (an own "__proto__" stays an own key); "PEM" is the real key.
-    const subject = JSON.parse(JSON.stringify(policy).replaceAll('"PEM"', JSON.stringify(PEM))) as ProvenancePolicy;
+    const subject = (policy instanceof Map ? policy : JSON.parse(JSON.stringify(policy).replaceAll('"PEM"', JSON.stringify(PEM)))) as ProvenancePolicy;
     await expect(() => resolveProvenancePolicy(subject)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
     expect(() => resolveProvenancePolicy(subject)).toThrow(message);
   });
 
-  it("reads own keys only: a repository inherited through a prototype is not part of the policy", () => {
+  it("a policy given through a prototype, or with a getter, is refused: what is checked must be what is used", async () => {
     const inherited = Object.create({ repo: "evil/evil" }) as ProvenancePolicy;
     inherited.owner = "acme";
-    expect(resolveProvenancePolicy(inherited)).toMatchObject({ kind: "keyless", owner: "acme" });
-    expect(resolveProvenancePolicy(inherited)).not.toHaveProperty("repo");
+    await expect(() => resolveProvenancePolicy(inherited)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
+    expect(() => resolveProvenancePolicy(inherited)).toThrow(/^a provenance policy must be a plain object .*, found an instance of Object with another prototype/);
+    let reads = 0;
+    const getter = { owner: "acme", get repo() { reads += 1; return reads === 1 ? "acme/x" : undefined; } } as ProvenancePolicy;
+    await expect(() => resolveProvenancePolicy(getter)).toThrowWithCode("PROVENANCE_POLICY_INVALID");
+    expect(() => resolveProvenancePolicy(getter)).toThrow(/^a provenance policy\.repo is a getter or setter: give the value itself/);
+    expect(reads).toBe(0);
+    // Passing: the same policy as plain data.
+    expect(resolveProvenancePolicy({ owner: "acme", repo: "acme/x" })).toMatchObject({ kind: "keyless", owner: "acme", repo: "acme/x" });
   });
 });
 

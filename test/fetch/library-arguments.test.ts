@@ -10,7 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseRepository } from "../../src/contract/reference.js";
-import { credentialsFromEnv, credentialsFromEnvOrConfig, environmentCredentialSource, registryConfigNote, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
+import { credentialsFromEnv, credentialsFromEnvOrConfig, downloadRelease, environmentCredentialSource, fetchRelease, inspectRelease, registryConfigNote, resolveRegistryCredentials } from "../../src/fetch/fetch.js";
+import { verifyReferenceProvenance } from "../../src/fetch/verify-reference.js";
+import { policyForDocument, resolveConsumerExpectations } from "../../src/contract/policy.js";
+import { verifyFinalReceiptBytes } from "../../src/contract/release-document.js";
 import { addPluginToLock, emptyFleetLock, readFleetLockFile, verifyFleetLock, writeFleetLockFile } from "../../src/fetch/fleet.js";
 import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../src/fetch/fleet-edit.js";
 import { checkInstallTarget, installPayload, replaceInstall } from "../../src/fetch/install.js";
@@ -155,5 +158,51 @@ describe("verifyBundleFile and verifyReleaseProvenance options", () => {
     await expect(() => run).toThrowWithCode("PROVENANCE_POLICY_INVALID");
     await expect(run).rejects.toThrow(message);
     expect(read).toBe(0);
+  });
+});
+
+describe("options are plain data, read once: a value given through a prototype, a getter, a hidden property or a Map is refused before any read", () => {
+  const reference = `127.0.0.1:5000/acme/plugin@sha256:${"a".repeat(64)}`;
+  const key = { policy: { owner: "acme" } };
+  class Opts {
+    reference = reference;
+    outputDir = "/nonexistent-never-written";
+    get provenance() {
+      return key;
+    }
+  }
+  const hidden = Object.defineProperty({ reference, outputDir: "/nonexistent-never-written" }, "provenance", { value: key, enumerable: false });
+  it.each([
+    // The trial's fail-open: each of these installed the release without its provenance check.
+    ["provenance through a prototype", () => fetchRelease(Object.assign(Object.create({ provenance: key }), { reference, outputDir: "/nonexistent-never-written" })), /^fetchRelease options must be a plain object \(an object literal or parsed JSON\), found an instance of Object with another prototype/],
+    ["provenance as a class getter", () => fetchRelease(new Opts() as never), /^fetchRelease needs its options as an object|^fetchRelease options must be a plain object .*, found an instance of Opts$/],
+    ["provenance as a hidden property", () => fetchRelease(hidden as never), /^fetchRelease options\.provenance is not enumerable: give it as an ordinary property$/],
+    ["a getter that changes its answer", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", get repository() { return "127.0.0.1:5000/acme/plugin"; } } as never), /^fetchRelease options\.repository is a getter or setter: give the value itself/],
+    ["nested: provenance.policy.repo as a getter", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", provenance: { policy: { owner: "acme", get repo() { return "acme/x"; } } } } as never), /^fetchRelease options\.provenance\.policy\.repo is a getter or setter/],
+    // Gate and package pins that no key check saw.
+    ["policy.gates as a Map", () => downloadRelease({ reference, policy: { gates: new Map([["unit", "evil"]]) as never } }), /^downloadRelease option policy\.gates must be a plain object of gate commands .*found an instance of Map/],
+    ["policy.gates through a prototype", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", policy: { gates: Object.create({ unit: "evil" }) } }), /^fetchRelease option policy\.gates must be a plain object of gate commands/],
+    ["policy through a prototype", () => inspectRelease({ reference, policy: Object.create({ package: "evil" }) }), /^inspectRelease option policy must be an object \{ package\?, gates\?, sources\? \}, found an object with another prototype/],
+    ["verifyReferenceProvenance repository through a prototype", () => verifyReferenceProvenance(Object.assign(Object.create({ repository: "evil.example/a/b" }), { reference, provenance: key })), /^verifyReferenceProvenance options must be a plain object/],
+    ["addPluginToLock gates through a prototype", () => addPluginToLock({ lockPath: "/nonexistent-never-written/l.json", receiptPath: "/nonexistent/r.json", repository: "127.0.0.1:5000/acme/plugin", gates: Object.create({ unit: "evil" }) }), /must be a plain object of gate commands/],
+    ["a revoked Proxy", () => { const { proxy, revoke } = Proxy.revocable({ reference }, {}); revoke(); return fetchRelease(proxy as never); }, /^fetchRelease (needs its options|options could not be read as data)/],
+  ] as Array<[string, () => Promise<unknown>, RegExp]>)("%s -> POLICY_INVALID", async (_name, call, message) => {
+    const run = (async () => call())();
+    await expect(() => run).toThrowWithCode("POLICY_INVALID");
+    await expect(run).rejects.toThrow(message);
+  });
+
+  it("verifyFinalReceiptBytes, resolveConsumerExpectations, policyForDocument: a Map of gates, a misspelt pin, null are refused (POLICY_INVALID)", async () => {
+    const bytes = Buffer.from("{}\n");
+    const base = { package: "demo-plugin", registryRepository: "127.0.0.1:5000/acme/plugin" };
+    await expect(() => verifyFinalReceiptBytes(bytes, { ...base, gates: new Map([["unit", "evil"]]) } as never)).toThrowWithCode("POLICY_INVALID");
+    await expect(() => resolveConsumerExpectations({ repositry: "evil.example/a/b", reference } as never)).toThrowWithCode("POLICY_INVALID");
+    expect(() => resolveConsumerExpectations({ repositry: "evil.example/a/b", reference } as never)).toThrow(/did you mean "repository"\?/);
+    await expect(() => resolveConsumerExpectations(null as never)).toThrowWithCode("POLICY_INVALID");
+    await expect(() => resolveConsumerExpectations({ reference, gates: new Map([["unit", "evil"]]) } as never)).toThrowWithCode("POLICY_INVALID");
+    const expectations = resolveConsumerExpectations({ reference });
+    await expect(() => policyForDocument({ ...expectations, pakage: "evil" } as never, { package: "demo-plugin" })).toThrowWithCode("POLICY_INVALID");
+    // Passing: the expectations as resolved.
+    expect(policyForDocument(expectations, { package: "demo-plugin" })).toMatchObject({ package: "demo-plugin", registryRepository: "127.0.0.1:5000/acme/plugin" });
   });
 });
