@@ -4,8 +4,9 @@
  * (its temp directory with any `.partial` file, an install under way and its
  * lock; `release run` stops its install or gate command's process group and
  * releases the workspace lock) and rejects with `InterruptedError`; `runAction` then exits 130
- * (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). A second signal, or work that has not stopped
- * within {@link GRACE_MS}, exits at once with the same status.
+ * (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). A second signal (another one, or the same
+ * one at least {@link DUPLICATE_MS} later: one delivered twice, as GNU timeout does, is one), or work that has
+ * not stopped within {@link GRACE_MS}, exits at once with the same status.
  *
  * The whole run is watched too ({@link watchRunInterrupts}, installed by `runCli` before any command
  * module is set up; `main.cts` holds a placeholder handler while the bundle loads): a signal that lands
@@ -22,6 +23,8 @@ import { answerInterrupted, stdoutAnswerBegun } from "./output.js";
 
 /** How long the aborted work may take to remove what it created before the process exits anyway (ms). */
 export const GRACE_MS = 10_000;
+/** A repeat of the same signal sooner than this (ms) is one signal delivered twice (see watchInterrupts). */
+export const DUPLICATE_MS = 500;
 
 /** A watch on SIGINT/SIGTERM/SIGHUP for one command run. */
 export interface InterruptWatch {
@@ -52,13 +55,21 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
   let received: InterruptSignal | undefined;
   let committed = false;
   let timer: NodeJS.Timeout | undefined;
+  let receivedAt = 0;
   const onSignal = (name: InterruptSignal) => {
     if (committed) {
       received ??= name;
       return;
     }
-    if (received !== undefined) process.exit(INTERRUPT_EXIT_CODES[received]);
+    if (received !== undefined) {
+      // The same signal again within DUPLICATE_MS is the first one delivered twice, not a second press: GNU
+      // timeout signals the process and then its process group (two SIGINTs microseconds apart), and a
+      // terminal may too. Counting it as "again" exited at once, with no answer and the temp directory left.
+      if (name === received && performance.now() - receivedAt < DUPLICATE_MS) return;
+      process.exit(INTERRUPT_EXIT_CODES[received]);
+    }
     received = name;
+    receivedAt = performance.now();
     controller.abort(new InterruptedError(name, message?.(name) ?? `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
     timer = setTimeout(() => process.exit(INTERRUPT_EXIT_CODES[name]), GRACE_MS);
     timer.unref();
@@ -177,13 +188,20 @@ export function watchRunInterrupts(answer: RunAnswer): void {
   }
   const watch: RunWatch = { answer, suspended: 0, status: undefined, pending: false };
   run = watch;
+  let pendingName: InterruptSignal | undefined;
+  let pendingAt = 0;
   const onSignal = (name: InterruptSignal) => {
     if (watch.suspended > 0) return;
     const code = INTERRUPT_EXIT_CODES[name];
     if (watch.status !== undefined) process.exit(typeof process.exitCode === "number" && process.exitCode !== 0 ? process.exitCode : watch.status);
     // The answer is on its way out: it stands (a second signal exits at once).
     if (stdoutAnswerBegun()) {
-      if (watch.pending) process.exit(code);
+      // The same signal delivered twice (GNU timeout: the process, then its group) is one signal.
+      if (watch.pending && !(name === pendingName && performance.now() - pendingAt < DUPLICATE_MS)) process.exit(code);
+      if (!watch.pending) {
+        pendingName = name;
+        pendingAt = performance.now();
+      }
       watch.pending = true;
       return;
     }

@@ -91,6 +91,45 @@ for (const name of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+describe("one signal delivered twice (GNU timeout signals the process, then its process group) is one signal", () => {
+  // The action removes what it made on abort (it takes 200 ms, as a temp directory's removal may) and only then
+  // rejects; a second signal would exit at once, before the cleanup and without the answer.
+  const script = (gapMs: number) => `
+    const { withInterrupts } = await import(${url("interrupt.js")});
+    const { runAction, printLine } = await import(${url("output.js")});
+    process.exitCode = await withInterrupts("fetch", (signal) => runAction(true, async () => {
+      // Delivered twice: once the first SIGINT is handled, the same signal comes again a moment later
+      // (as GNU timeout's kill of the process group follows its kill of the process).
+      if (${gapMs} >= 0) process.once("SIGINT", () => setImmediate(() => process.kill(process.pid, "SIGINT")));
+      process.stdout.write("ready\\n");
+      const busy = setInterval(() => {}, 1000);
+      await new Promise((_, reject) => signal.addEventListener("abort", () => setTimeout(() => { process.stdout.write("cleaned\\n"); reject(signal.reason); }, 200))).finally(() => clearInterval(busy));
+    }));
+  `;
+  it("the same SIGINT again a moment after the first was handled: the cleanup runs and the one JSON answer is printed, exit 130", async () => {
+    const result = await run(script(0), (text, kill) => {
+      if (text === "ready\n") kill("SIGINT");
+    });
+    expect(result).toMatchObject({ code: 130, signal: null });
+    const lines = result.stdout.split("\n").filter((line) => line !== "");
+    expect(lines.slice(0, 2)).toEqual(["ready", "cleaned"]);
+    expect(JSON.parse(lines[2] as string)).toMatchObject({ ok: false, code: "INTERRUPTED" });
+    expect(lines).toHaveLength(3);
+  });
+  it("a second SIGINT a press later (over 500 ms) still exits at once: no cleanup line, no answer", async () => {
+    let sent = false;
+    const result = await run(script(-1).replace("200))", "3000))"), (text, kill) => {
+      if (text === "ready\n" && !sent) {
+        sent = true;
+        kill("SIGINT");
+        setTimeout(() => kill("SIGINT"), 700);
+      }
+    });
+    expect(result).toMatchObject({ code: 130, signal: null });
+    expect(result.stdout).toBe("ready\n");
+  });
+});
+
 /** The marker a child prints (synchronously) from its `exit` event: from here on Node shuts down. */
 const EXITING = "<exiting>\n";
 /** On the marker, signal the child at once (the marker is the last thing it writes). */
