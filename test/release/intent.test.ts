@@ -125,7 +125,8 @@ describe("release intent", () => {
     const prose = await intentOf(await repoWith(["fix: x\n\nthis line mentions a breaking change as prose\n"]));
     expect(prose).toMatchObject({ release_class: "patch" });
     expect(prose.analysis).toEqual({ semantic_release: "patch", strict: "patch", chosen: "patch" });
-  });
+    // Five real intents (git + semantic-release each): 56 s in a loaded CI run, over the 60 s default in another.
+  }, 180_000);
 
   it("ignores a repository release config that would change the analysis", async () => {
     const repo = await repoWith([], {
