@@ -61,6 +61,7 @@ export function releaseClassOf(previous: string, next: string): ReleaseClass {
 /** Apply one bump of `cls` to `version`. */
 export function bumpVersion(version: string, cls: ReleaseClass): string {
   const v = parseStableSemver(version);
+  if (cls !== "major" && cls !== "minor" && cls !== "patch") throw new ReleaseContractError("SEMVER_INVALID", `a release class is "major", "minor" or "patch", found ${describeValue(cls)}`);
   if (cls === "major") return `${v.major + 1}.0.0`;
   if (cls === "minor") return `${v.major}.${v.minor + 1}.0`;
   return `${v.major}.${v.minor}.${v.patch + 1}`;

@@ -400,6 +400,9 @@ function requireReceiptExpectations(expect: unknown): asserts expect is FinalRec
   if (expect === null || typeof expect !== "object" || Array.isArray(expect)) {
     fail("POLICY_INVALID", `expected the receipt expectations as an object ({ bundleReference?, receiptReference? }), found ${describeValue(expect)}`);
   }
+  // Plain data only: a getter could answer the pin check one reference and the binding another.
+  const shape = plainObjectProblem(expect, "the receipt expectations");
+  if (shape !== undefined) fail("POLICY_INVALID", shape);
   const unknown = Object.keys(expect).filter((key) => key !== "bundleReference" && key !== "receiptReference");
   if (unknown.length > 0) {
     fail("POLICY_INVALID", `the receipt expectations have ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing`);

@@ -137,6 +137,7 @@ function checkAuthority(where: string, authority: z.infer<typeof AuthoritySchema
  * @throws ProvenanceError `PROVENANCE_TRUSTED_ROOT_INVALID` naming the field and the rule.
  */
 export function parseTrustedRoot(bytes: Uint8Array, label = "trusted root"): CheckedTrustedRoot {
+  if (!(bytes instanceof Uint8Array)) invalidDocument(label, `expected its bytes (a Buffer or Uint8Array), found ${bytes === null ? "null" : typeof bytes === "string" ? "a string (read the file into a Buffer first)" : typeof bytes}`);
   if (bytes.length > MAX_TRUSTED_ROOT_BYTES) invalidDocument(label, `larger than ${MAX_TRUSTED_ROOT_BYTES} bytes`);
   let json: Record<string, unknown>;
   try {

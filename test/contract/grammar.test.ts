@@ -271,3 +271,11 @@ describe("nearestName and editDistance (every 'did you mean')", () => {
     expect(editDistance("a".repeat(70), "a".repeat(70) + "b", 2)).toBe(3);
   });
 });
+
+describe("bumpVersion refuses a release class it does not know (it bumped the patch of anything)", () => {
+  it("major, minor, patch bump; \"huge\" is SEMVER_INVALID", async () => {
+    expect([bumpVersion("1.2.3", "major"), bumpVersion("1.2.3", "minor"), bumpVersion("1.2.3", "patch")]).toEqual(["2.0.0", "1.3.0", "1.2.4"]);
+    await expect(() => bumpVersion("1.0.0", "huge" as never)).toThrowWithCode("SEMVER_INVALID");
+    expect(() => bumpVersion("1.0.0", "huge" as never)).toThrow('a release class is "major", "minor" or "patch", found "huge"');
+  });
+});

@@ -505,6 +505,16 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
       await expect(() => verifyFinalReceiptBytes(bytesOf(good), policy as never)).toThrowWithCode("POLICY_INVALID");
     }
   });
+  it("expectations are plain data: a getter (which could answer the pin check one reference and the binding another) is POLICY_INVALID, never called", async () => {
+    const good = receiptFor(manifest);
+    const own = receiptReferenceOf(POLICY.registryRepository, bytesOf(good));
+    let reads = 0;
+    const tricky = { get receiptReference() { reads += 1; return own; } };
+    await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, tricky as never)).toThrowWithCode("POLICY_INVALID");
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, tricky as never)).toThrow(/^the receipt expectations\.receiptReference is a getter or setter/);
+    expect(reads).toBe(0);
+    expect(verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: own }).version).toBe(good.version);
+  });
   it("receiptUnboundFields: none with the receipt pinned, the claims with the bundle pin only, registry_reference too with neither", () => {
     expect(receiptUnboundFields({ receiptReference: "x" })).toEqual([]);
     expect(receiptUnboundFields({ bundleReference: "x" })).toEqual(["source_sha", "previous_version", "evidence", "artifacts"]);

@@ -130,3 +130,9 @@ describe("parseTrustedRoot, property", () => {
     );
   });
 });
+
+describe("parseTrustedRoot called without bytes (plain JavaScript)", () => {
+  it.each([[null], ["{}"], [5]])("%j -> PROVENANCE_TRUSTED_ROOT_INVALID, never a TypeError", async (value) => {
+    await expect(() => parseTrustedRoot(value as never)).toThrowWithCode("PROVENANCE_TRUSTED_ROOT_INVALID");
+  });
+});
