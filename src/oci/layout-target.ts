@@ -23,6 +23,7 @@ import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_
 import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, blobNotRegularFile, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
 import { OciError } from "./errors.js";
+import { BlobFile } from "./blob-file.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
 import type { Descriptor, Target } from "./target.js";
@@ -260,6 +261,20 @@ export class LayoutTarget implements Target {
       throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
     }
     return openBlobStream(this.blobPath(desc.digest), desc);
+  }
+
+  /**
+   * The blob `desc` as an open {@link BlobFile} for the upload fast path (see `ReadOnlyTarget.openBlobFile`).
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID` (not a regular file), `OCI_SIZE_MISMATCH`, `OCI_DESCRIPTOR_INVALID`.
+   */
+  async openBlobFile(desc: Descriptor): Promise<BlobFile> {
+    checkDescriptor(desc);
+    const st = await this.blobStat(desc.digest);
+    if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI blob ${desc.digest} not found in ${this.dir}`);
+    if (st.size !== desc.size) {
+      throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
+    }
+    return BlobFile.open(this.blobPath(desc.digest), desc);
   }
 
   /** Whether a regular blob file of `desc.digest` with `desc.size` bytes exists. */

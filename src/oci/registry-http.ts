@@ -158,6 +158,7 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
     let settled = false;
     let bodyStarted = false;
     let continueTimer: NodeJS.Timeout | undefined;
+    let stopBody = (): void => undefined;
     const req = transport.request(url, { method: options.method, headers, agent: options.agent }, (res) => {
       settled = true;
       clearTimeout(headerTimer);
@@ -166,7 +167,7 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
         // Answered before the whole body was sent (before it started: the stream stays unread): stop
         // sending, and close the half-done connection once the answer has been read.
         bodyStarted = true;
-        (body as Readable).unpipe(req);
+        stopBody();
         res.once("close", () => req.destroy());
       }
       req.setTimeout(options.bodyTimeoutMs, () => {
@@ -203,13 +204,73 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
         body.on("close", () => {
           if (!body.readableEnded) req.destroy(body.errored ?? codedError("ECONNABORTED", "request body stream closed early"));
         });
-        body.pipe(req);
+        stopBody = sendBody(body, req);
       };
       req.once("continue", start);
       req.flushHeaders();
       continueTimer = setTimeout(start, CONTINUE_TIMEOUT_MS);
     }
   });
+}
+
+/** A body whose chunks return to their owner's pool once written (`BlobFileBody`). */
+interface ReleasingBody extends Readable {
+  releaseChunk(chunk: Buffer): void;
+  /** True once it began reading its source (before any chunk may have been emitted). */
+  started: boolean;
+}
+
+/** True when a streamed request body's bytes were (or are being) read: a chunk was emitted, or a releasing body began reading its file. */
+export function bodyReadStarted(body: Readable): boolean {
+  return body.readableDidRead || (isReleasingBody(body) && body.started);
+}
+
+/** True when a streamed request body cannot be sent (again): {@link bodyReadStarted}, or destroyed. */
+export function bodySpent(body: Readable): boolean {
+  return bodyReadStarted(body) || body.destroyed;
+}
+
+function isReleasingBody(body: Readable): body is ReleasingBody {
+  return typeof (body as Partial<ReleasingBody>).releaseChunk === "function";
+}
+
+/**
+ * Send `body` into `req` until it ends (then end `req`); returns how to stop sending. A plain stream is
+ * piped. A releasing body's chunks are written one by one, each released in its write's callback: only
+ * then has the socket handed the bytes to the kernel, so the buffer may be read into again (a chunk
+ * whose write failed is never released).
+ */
+function sendBody(body: Readable, req: http.ClientRequest): () => void {
+  if (!isReleasingBody(body)) {
+    body.pipe(req);
+    return () => body.unpipe(req);
+  }
+  let stopped = false;
+  const resume = (): void => {
+    if (!stopped) body.resume();
+  };
+  const onData = (chunk: Buffer): void => {
+    if (stopped) return;
+    const more = req.write(chunk, (error) => {
+      if (error === undefined || error === null) body.releaseChunk(chunk);
+    });
+    if (!more) {
+      body.pause();
+      req.once("drain", resume);
+    }
+  };
+  const onEnd = (): void => {
+    if (!stopped) req.end();
+  };
+  body.on("data", onData);
+  body.once("end", onEnd);
+  return () => {
+    stopped = true;
+    body.removeListener("data", onData);
+    body.removeListener("end", onEnd);
+    req.removeListener("drain", resume);
+    body.pause();
+  };
 }
 
 /**

@@ -21,7 +21,7 @@ import { Readable } from "node:stream";
 import { OciError, type OciErrorCode } from "./errors.js";
 import { refusedHop, sameOrigin, schemeAllowed } from "./origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge, type RegistryCredentials } from "./registry-auth.js";
-import { HttpAgents, RESET_CODES, TIMEOUT_CODES, bodyError, discard, errorCode, headerValue, headerValues, isPlainHttpAnswer, isTlsErrorCode, plainHttpAnswerMessage, sendRequest, type HttpResponse } from "./registry-http.js";
+import { HttpAgents, RESET_CODES, bodySpent, TIMEOUT_CODES, bodyError, discard, errorCode, headerValue, headerValues, isPlainHttpAnswer, isTlsErrorCode, plainHttpAnswerMessage, sendRequest, type HttpResponse } from "./registry-http.js";
 import { RETRYABLE_STATUS, describeRetryableStatus, parseRetryAfter, retryPolicy, retryVerdict, sleep, type RetryPolicy } from "./retry.js";
 
 /** Ceiling of error bodies and token responses (bytes). */
@@ -243,7 +243,7 @@ export class RegistrySession {
    */
   async exchange(opts: SendOptions, withAuth: boolean): Promise<HttpResponse> {
     const stream = opts.body instanceof Readable ? opts.body : undefined;
-    const unread = (): boolean => stream === undefined || (!stream.readableDidRead && !stream.destroyed);
+    const unread = (): boolean => stream === undefined || !bodySpent(stream);
     let url = opts.url;
     let authTried = false;
     let redirects = 0;

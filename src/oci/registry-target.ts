@@ -34,6 +34,7 @@ import { parseManifest } from "./manifest.js";
 import { requirePlainHttpAllowed } from "./origin.js";
 import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
 import { downloadBlob, singleValue } from "./blob-download.js";
+import { BlobFile } from "./blob-file.js";
 import { bodyError, discard, headerValue } from "./registry-http.js";
 import { RegistrySession } from "./registry-session.js";
 import { listReferrersApi } from "./registry-referrers.js";
@@ -410,6 +411,24 @@ export class RegistryTarget implements Target {
       if (!verified.destroyed && !verified.readableEnded) verified.destroy();
     }
     if (streamError !== undefined) throw streamError;
+    await confirmStored(this.session, desc, "blobs", desc.digest);
+  }
+
+  /**
+   * The upload fast path (see `Target.pushBlobFile`): `POST`, then the blob's bytes read from `file`
+   * into reused buffers (one `PUT`, or `PATCH` chunks within the upload limits), then a `HEAD` that
+   * must show the blob with its size and digest. No `HEAD` before: the caller asked.
+   * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest media type, `file` not a BlobFile of `desc`, or one already read),
+   *   and {@link push}'s errors.
+   */
+  async pushBlobFile(desc: Descriptor, file: BlobFile): Promise<void> {
+    checkDescriptor(desc);
+    const call = "RegistryTarget.pushBlobFile(desc, file)";
+    if (isManifestMediaType(desc.mediaType)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${desc.digest} is a manifest (${desc.mediaType}); push manifests with push()`);
+    if (!(file instanceof BlobFile) || file.descriptor.digest !== desc.digest || file.descriptor.size !== desc.size) {
+      throw new OciError("OCI_ARGUMENT_INVALID", `${call}: file must be the BlobFile of ${desc.digest} (${desc.size} bytes), found ${file instanceof BlobFile ? `the BlobFile of ${file.descriptor.digest}` : describeValue(file)}`);
+    }
+    await uploadBlob(this.session, desc, file, this.limits);
     await confirmStored(this.session, desc, "blobs", desc.digest);
   }
 

@@ -14,11 +14,16 @@
  * continues in smaller chunks; when the bytes were already spent the push
  * fails with `OCI_REQUEST_TOO_LARGE` and `copy` repeats the transfer with a
  * fresh stream (the learned maximum stays).
+ *
+ * The source is a verifying stream, or a {@link BlobFile} (the upload fast path, `blob-file.ts`):
+ * each request body is then a range of the file read into reused buffers, verified the same way
+ * (the bytes that end the blob are sent only after size and digest matched).
  */
 import { Readable } from "node:stream";
+import { BlobFile } from "./blob-file.js";
 import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
-import { discard, headerValue, type HttpResponse } from "./registry-http.js";
+import { bodyReadStarted, discard, headerValue, type HttpResponse } from "./registry-http.js";
 import type { RegistrySession } from "./registry-session.js";
 import { sleep } from "./retry.js";
 import type { Descriptor } from "./target.js";
@@ -189,15 +194,17 @@ async function startUpload(session: RegistrySession, desc: Descriptor): Promise<
 }
 
 /** One monolithic `PUT ?digest=`. @returns `"refused"` when answered 413/416 before the stream was read. */
-async function putWhole(session: RegistrySession, desc: Descriptor, verified: Readable, location: URL, limits: UploadLimits, minChunk: number): Promise<"done" | "refused"> {
+async function putWhole(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, location: URL, limits: UploadLimits, minChunk: number): Promise<"done" | "refused"> {
   const put = new URL(location);
   put.searchParams.append("digest", desc.digest);
   const headers = { "content-type": "application/octet-stream", "content-length": String(desc.size) };
-  const res = await session.exchange({ method: "PUT", url: put, scope: "push", headers, body: verified }, true);
+  const body = source instanceof BlobFile ? source.body(0, desc.size) : source;
+  const res = await session.exchange({ method: "PUT", url: put, scope: "push", headers, body }, true);
   if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
     discard(res);
     learnRefusal(limits, desc.size, minChunk, session.registry, res.statusCode);
-    if (verified.readableDidRead) throw spentRefusal(session.registry, desc.size, res.statusCode, limits);
+    if (bodyReadStarted(body)) throw spentRefusal(session.registry, desc.size, res.statusCode, limits);
+    if (body !== source) body.destroy();
     return "refused";
   }
   if (res.statusCode !== 201) throw await session.statusError(res, "PUT", put, `upload of ${desc.digest}`);
@@ -217,20 +224,20 @@ function checkAcknowledged(res: HttpResponse, sent: number, desc: Descriptor): v
 }
 
 /** `PATCH` chunks from `verified`, then the closing `PUT ?digest=`. */
-async function putChunks(session: RegistrySession, desc: Descriptor, verified: Readable, first: URL, limits: UploadLimits, minChunk: number): Promise<void> {
+async function putChunks(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, first: URL, limits: UploadLimits, minChunk: number): Promise<void> {
   const carry: ChunkCarry = { rest: null };
   let location = first;
   let offset = 0;
   for (let requests = 0; offset < desc.size; requests += 1) {
     if (requests > 1_000_000) throw new OciError("OCI_REQUEST_TOO_LARGE", `upload of ${desc.digest} needs too many chunks`);
     const length = Math.min(Math.max(maxBody(limits), minChunk), desc.size - offset);
-    const chunk = new UploadChunk(verified, length, carry);
+    const chunk = source instanceof BlobFile ? source.body(offset, length) : new UploadChunk(source, length, carry);
     const headers = { "content-type": "application/octet-stream", "content-length": String(length), "content-range": `${offset}-${offset + length - 1}` };
     const res = await session.exchange({ method: "PATCH", url: location, scope: "push", headers, body: chunk }, true);
     if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
       discard(res);
       learnRefusal(limits, length, minChunk, session.registry, res.statusCode);
-      if (chunk.readableDidRead) throw spentRefusal(session.registry, length, res.statusCode, limits);
+      if (bodyReadStarted(chunk)) throw spentRefusal(session.registry, length, res.statusCode, limits);
       chunk.destroy();
       continue;
     }
@@ -240,8 +247,13 @@ async function putChunks(session: RegistrySession, desc: Descriptor, verified: R
     checkAcknowledged(res, offset, desc);
     location = session.nextLocation(res, location);
   }
-  // The verifier reports size/digest at end of stream: drain it before committing.
-  await drainToEnd(verified, carry, desc);
+  // The verifier reports size/digest at end of stream: drain it before committing. A file verified
+  // itself before its last bytes were sent.
+  if (source instanceof BlobFile) {
+    if (!source.verified) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: the upload ended before the file was read and verified`);
+  } else {
+    await drainToEnd(source, carry, desc);
+  }
   const put = new URL(location);
   put.searchParams.append("digest", desc.digest);
   const res = await session.send({ method: "PUT", url: put, scope: "push", headers: { "content-length": "0" } }, [201], `upload of ${desc.digest}`);
@@ -250,19 +262,20 @@ async function putChunks(session: RegistrySession, desc: Descriptor, verified: R
 }
 
 /**
- * Upload the blob `desc` whose bytes `verified` streams (already verifying);
- * see the module comment. Does not confirm: call {@link confirmStored}.
+ * Upload the blob `desc` whose bytes `source` streams (already verifying) or holds (a
+ * {@link BlobFile} of `desc`, read from its start); see the module comment. Does not confirm: call
+ * {@link confirmStored}.
  * @throws OciError `OCI_REQUEST_TOO_LARGE`, `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`,
  *   `OCI_RESPONSE_INVALID`, `OCI_PLAIN_HTTP_REFUSED`, and the session's HTTP errors.
  */
-export async function uploadBlob(session: RegistrySession, desc: Descriptor, verified: Readable, limits: UploadLimits): Promise<void> {
+export async function uploadBlob(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, limits: UploadLimits): Promise<void> {
   let { location, minChunk } = await startUpload(session, desc);
   if (desc.size <= maxBody(limits)) {
-    if ((await putWhole(session, desc, verified, location, limits, minChunk)) === "done") return;
+    if ((await putWhole(session, desc, source, location, limits, minChunk)) === "done") return;
     // Refused before a byte was read: a fresh session, in chunks.
     ({ location, minChunk } = await startUpload(session, desc));
   }
-  await putChunks(session, desc, verified, location, limits, minChunk);
+  await putChunks(session, desc, source, location, limits, minChunk);
 }
 
 /**

@@ -8,6 +8,7 @@
  * between any two of them.
  */
 import type { Readable } from "node:stream";
+import type { BlobFile } from "./blob-file.js";
 
 /**
  * An OCI content descriptor (OCI image-spec `descriptor.md`).
@@ -48,6 +49,13 @@ export interface ReadOnlyTarget {
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_TIMEOUT`, ...
    */
   fetchToFile?(desc: Descriptor, fd: number, onProgress?: (bytes: number, total: number) => void, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Optional source of the upload fast path (`copy` to a target with {@link Target.pushBlobFile}): the
+   * blob `desc` as an open {@link BlobFile} (symlinks refused; a regular file of exactly `desc.size`
+   * bytes), verified as it is read. The caller closes it.
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_SIZE_MISMATCH`, `OCI_LAYOUT_INVALID` (not a regular file), `OCI_DESCRIPTOR_INVALID`.
+   */
+  openBlobFile?(desc: Descriptor): Promise<BlobFile>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**
@@ -71,6 +79,13 @@ export interface Target extends ReadOnlyTarget {
    * they become visible. Manifests are pushed by digest (use {@link tag} to name them).
    */
   push(desc: Descriptor, content: Readable): Promise<void>;
+  /**
+   * Optional upload fast path: store the blob `desc` from `file` (a {@link BlobFile} of `desc` not read
+   * yet), each byte verified before the blob becomes visible, and confirm it is stored. Unlike
+   * {@link push} it does not ask first whether the blob is there (`copy` just did).
+   * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest, or `file` not a BlobFile of `desc`), and {@link push}'s errors.
+   */
+  pushBlobFile?(desc: Descriptor, file: BlobFile): Promise<void>;
   /** Point `tag` at the manifest `desc` (which must already exist). Overwrites. */
   tag(desc: Descriptor, tag: string): Promise<void>;
   /**

@@ -54,6 +54,8 @@ export interface SeenRequest {
   authorization: boolean;
   cookie: boolean;
   contentLength: number | undefined;
+  /** Body bytes that arrived (counted as they arrive, also for a request the client abandoned). */
+  receivedBytes: number;
 }
 
 /** A running stand-in registry. */
@@ -76,10 +78,13 @@ function error(res: http.ServerResponse, status: number, code: string, headers: 
   res.end(body);
 }
 
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
+function readBody(req: http.IncomingMessage, seen?: SeenRequest): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("data", (c: Buffer) => {
+      chunks.push(c);
+      if (seen !== undefined) seen.receivedBytes += c.length;
+    });
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
@@ -106,6 +111,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       authorization: req.headers.authorization !== undefined,
       cookie: req.headers.cookie !== undefined,
       contentLength: req.headers["content-length"] === undefined ? undefined : Number(req.headers["content-length"]),
+      receivedBytes: 0,
     };
     requests.push(seen);
     const url = new URL(req.url ?? "/", origin(listener));
@@ -143,7 +149,7 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       return;
     }
     const name = m[1] as string;
-    const body = await readBody(req);
+    const body = await readBody(req, seen);
     if (m[2]?.startsWith("blobs/uploads")) return upload(req, res, url, name, m[3] ?? "", body, listener);
     if (m[4] !== undefined) return blob(req, res, m[4], listener, name);
     if (m[5] !== undefined) return manifest(req, res, m[5], body);
