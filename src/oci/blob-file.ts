@@ -1,7 +1,7 @@
 /**
  * The blob upload fast path's source (docs/oci.md "Blob uploads"; measured by `npm run bench:oci`):
  * a blob file of a local store, opened once (`O_NOFOLLOW`, a regular file of exactly the
- * descriptor's size) and read at positions into a few reused 1 MiB buffers, the mirror of the
+ * descriptor's size) and read at positions into a few reused 512 KiB buffers, the mirror of the
  * download fast path (`blob-download.ts`).
  *
  * Why: `fs.createReadStream` allocates a fresh buffer per read. A 64 MiB push then touches 64 MiB of
@@ -31,7 +31,7 @@ import { OciError } from "./errors.js";
 import type { Descriptor } from "./target.js";
 
 /** Size of each pooled read buffer (bytes). */
-const BUFFER_BYTES = 1024 * 1024;
+const BUFFER_BYTES = 512 * 1024;
 /** Buffers kept for reuse per file; more may exist while the socket holds them. */
 const MAX_SPARE_BUFFERS = 4;
 
@@ -47,7 +47,7 @@ export class BlobFile {
   verified = false;
   /** Called with the length of each chunk read and hashed (progress displays). */
   onBytes: ((bytes: number) => void) | undefined;
-  /** Read buffers allocated so far (each at most 1 MiB): stays small when consumers release chunks. */
+  /** Read buffers allocated so far (each at most 512 KiB): stays small when consumers release chunks. */
   allocatedBuffers = 0;
 
   private constructor(

@@ -16,10 +16,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, createReadStream } from "node:fs";
-import { lstat, mkdir, open, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, rename, rm, rmdir, writeFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { Transform, type TransformCallback } from "node:stream";
-import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, compareCodePoints, parseStrictJson } from "../contract/canonical-json.js";
 import {
   EMPTY_CONFIG_BYTES,
@@ -99,16 +97,14 @@ async function copyIntoBlobs(blobsDir: string, source: string, payloadPath: stri
     const st = await input.stat();
     if (!st.isFile()) throw new OciError("OCI_PATH_INVALID", `input file for ${describeValue(payloadPath)} is not a regular file`);
     if (st.size === 0) throw new OciError("OCI_PATH_INVALID", `input file for ${describeValue(payloadPath)} is empty (layers must be at least 1 byte)`);
-    const hasher = new HashingCounter();
     const output = await open(temp, "wx", 0o600);
-    const out = output.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
+    let copied: { digest: string; size: number };
     try {
-      await pipeline(input.createReadStream({ highWaterMark: STREAM_HIGH_WATER_MARK, autoClose: false }), hasher, out);
-    } catch (error) {
-      await finished(out).catch(() => undefined);
-      throw error;
+      copied = await copyHashing(input, output);
+    } finally {
+      await output.close();
     }
-    desc = { mediaType: OCTET_STREAM_MEDIA_TYPE, digest: hasher.digest(), size: hasher.size };
+    desc = { mediaType: OCTET_STREAM_MEDIA_TYPE, digest: copied.digest, size: copied.size };
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
@@ -121,21 +117,30 @@ async function copyIntoBlobs(blobsDir: string, source: string, payloadPath: stri
   return desc;
 }
 
-/** Pass-through that hashes and counts (for content whose digest is not known yet). */
-class HashingCounter extends Transform {
-  private readonly hash = createHash("sha256");
-  size = 0;
-  constructor() {
-    super({ readableHighWaterMark: STREAM_HIGH_WATER_MARK, writableHighWaterMark: STREAM_HIGH_WATER_MARK });
+/** Copy buffer of {@link copyHashing} (bytes). */
+const COPY_BUFFER_BYTES = 512 * 1024;
+
+/**
+ * Copy `input` (from its start) to `output` through one reused buffer, hashing the bytes: no fresh
+ * memory per read, as a read stream would allocate (see `blob-file.ts`).
+ * @returns the SHA-256 digest and size of what was copied.
+ */
+async function copyHashing(input: FileHandle, output: FileHandle): Promise<{ digest: string; size: number }> {
+  const hash = createHash("sha256");
+  const buffer = Buffer.allocUnsafeSlow(COPY_BUFFER_BYTES);
+  let size = 0;
+  for (;;) {
+    const { bytesRead } = await input.read(buffer, 0, buffer.length, size);
+    if (bytesRead === 0) break;
+    const view = buffer.subarray(0, bytesRead);
+    hash.update(view);
+    for (let written = 0; written < bytesRead; ) {
+      const { bytesWritten } = await output.write(view, written, bytesRead - written, size + written);
+      written += bytesWritten;
+    }
+    size += bytesRead;
   }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.size += chunk.length;
-    this.hash.update(chunk);
-    cb(null, chunk);
-  }
-  digest(): string {
-    return "sha256:" + this.hash.digest("hex");
-  }
+  return { digest: `sha256:${hash.digest("hex")}`, size };
 }
 
 /**
