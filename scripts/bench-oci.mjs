@@ -21,7 +21,9 @@
 // per-pair ratio ours/peer. Also sha256sum over the same bytes, and the 1-minute load average.
 // CPU time (user + system) of each side's whole process, read from this process's reaped-children
 // counters in /proc/self/stat (10 ms ticks; measuring it adds nothing to either side's wall time): a
-// figure a loaded machine disturbs less than wall time.
+// figure a loaded machine disturbs less than wall time. In each pair, after the fetches, one bare
+// `node -e ''`: skopeo's time over (that start-up + our in-process fetch) is the best fetch ratio any
+// Node process could reach in that pair, printed as a bound next to the measured ratio.
 // Last line: fetch_verify_vs_skopeo=<median ratio> peak_rss_mib=<max fetch peak RSS> size_mib=<n> push_vs_skopeo=<median ratio>
 //
 // Usage: npm run bench:oci -- [--size-mib N] [--pairs N] [--load bundle|barrel] [--keep] [--inherit-env]
@@ -204,7 +206,9 @@ try {
   await mkdir(skopeoHome);
   const skopeoEnv = { HOME: skopeoHome, XDG_DATA_HOME: skopeoHome, XDG_CONFIG_HOME: skopeoHome };
 
-  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], fetchOverhead: [], fetchInProcess: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [] };
+  const rows = { fetch: [], skopeoFetch: [], push: [], skopeoPush: [], fetchRss: [], pushRss: [], fetchOverhead: [], fetchInProcess: [], load: [], fetchCpu: [], skopeoFetchCpu: [], pushCpu: [], skopeoPushCpu: [], bareNode: [], bound: [] };
+  /** Wall time (ms) of a bare `node -e ''` in the measured environment: the floor of any Node process. */
+  const bareNode = () => time(() => run(process.execPath, ["-e", ""]));
   /** Our fetch into a fresh directory, checked byte for byte against the inputs, then removed. */
   const oursFetch = async (label) => {
     const outDir = path.join(work, `fetched-${label}`);
@@ -270,6 +274,11 @@ try {
     rows.fetchInProcess.push(mbps(totalBytes, fetched.inProcessMs));
     rows.skopeoFetchCpu.push(skopeoFetched.cpuMs);
     rows.skopeoFetch.push(mbps(totalBytes, skopeoFetched.ms));
+    // The best fetch ratio any Node process could reach in this pair: skopeo's whole copy against a bare
+    // Node start-up plus our in-process fetch (no import, no exit).
+    const bare = await bareNode();
+    rows.bareNode.push(bare);
+    rows.bound.push(skopeoFetched.ms / (bare + fetched.inProcessMs));
     // Push: ours and skopeo's, each into a fresh registry.
     const [pushed, skopeoPushed] = await inOrder(oursFirst, () => oursPush(pair), () => skopeoPush(pair));
     rows.pushCpu.push(pushed.cpuMs);
@@ -294,6 +303,7 @@ try {
   process.stdout.write(`fetch ratio ours/skopeo (per pair):      ${fmt(fetchRatio, 2)}\n`);
   process.stdout.write(`fetch process overhead (start-up, import, exit; wall minus the in-process fetch): ${fmt(stats(rows.fetchOverhead), 0)} ms\n`);
   process.stdout.write(`fetch ratio without that overhead (in-process fetch / skopeo whole process): ${fmt(stats(rows.fetchInProcess.map((v, i) => v / rows.skopeoFetch[i])), 2)}\n`);
+  process.stdout.write(`bare \`node -e ''\` in the same pairs: ${fmt(stats(rows.bareNode), 0)} ms; best fetch ratio a Node process could reach (skopeo / (bare start-up + in-process fetch)): ${fmt(stats(rows.bound), 2)}\n`);
   process.stdout.write(`push (ours, copy layout -> registry):    ${fmt(stats(rows.push))} MB/s, peak RSS ${fmt(stats(rows.pushRss), 0)} MiB\n`);
   process.stdout.write(`skopeo copy oci: -> docker://           ${fmt(stats(rows.skopeoPush))} MB/s\n`);
   process.stdout.write(`push ratio ours/skopeo (per pair):       ${fmt(pushRatio, 2)}\n`);
