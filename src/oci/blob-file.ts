@@ -43,6 +43,8 @@ export class BlobFile {
   private readonly spare: Buffer[] = [];
   /** Every pooled buffer by its memory, so that a released view finds its whole buffer. */
   private readonly pooled = new WeakMap<ArrayBufferLike, Buffer>();
+  /** The chunk each buffer holds now, until its consumer releases exactly that chunk. */
+  private readonly lent = new Map<Buffer, Buffer>();
   /** True once every byte was read and matched the descriptor. */
   verified = false;
   /** Called with the length of each chunk read and hashed (progress displays). */
@@ -80,7 +82,17 @@ export class BlobFile {
       await handle.close();
       throw error;
     }
-    return new BlobFile({ mediaType: checked.mediaType, digest: checked.digest, size: checked.size }, handle, label);
+    const file = new BlobFile({ mediaType: checked.mediaType, digest: checked.digest, size: checked.size }, handle, label);
+    // An empty blob has no read that ends it: its digest is checked here.
+    if (checked.size === 0) {
+      const found = `sha256:${file.hash.digest("hex")}`;
+      if (found !== checked.digest) {
+        await handle.close();
+        throw new OciError("OCI_DIGEST_MISMATCH", `${label}: expected digest ${checked.digest}, computed ${found} (the empty blob)`);
+      }
+      file.verified = true;
+    }
+    return file;
   }
 
   /**
@@ -113,11 +125,21 @@ export class BlobFile {
     return buffer;
   }
 
-  /** Take back a buffer (or a view of one) nobody holds any more. @internal */
+  /** Record that `buffer` now holds the chunk `view` (handed to a consumer). @internal */
+  lend(buffer: Buffer, view: Buffer): void {
+    this.lent.set(buffer, view);
+  }
+
+  /**
+   * Take back the buffer of `view`, a chunk nobody holds any more. Only the chunk the buffer holds now
+   * counts: a second release, or a release of an older chunk of a buffer read into again, is ignored.
+   * @internal
+   */
   giveBack(view: Buffer): void {
     const buffer = this.pooled.get(view.buffer);
-    if (buffer === undefined || this.spare.length >= MAX_SPARE_BUFFERS || this.spare.includes(buffer)) return;
-    this.spare.push(buffer);
+    if (buffer === undefined || this.lent.get(buffer) !== view) return;
+    this.lent.delete(buffer);
+    if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(buffer);
   }
 
   /**
@@ -184,7 +206,9 @@ export class BlobFileBody extends Readable {
         this.reading = false;
         if (this.destroyed) return;
         this.position += n;
-        this.push(buffer.subarray(0, n));
+        const chunk = buffer.subarray(0, n);
+        this.file.lend(buffer, chunk);
+        this.push(chunk);
         if (this.position >= this.end) this.push(null);
       },
       (error: unknown) => {

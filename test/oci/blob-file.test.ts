@@ -93,6 +93,43 @@ describe("BlobFile", () => {
     expect(kept.buffers).toBe(kept.chunks);
   });
 
+  it("a chunk released twice, or released again after its buffer was read into anew, does not free a buffer still held", async () => {
+    const bytes = randomBytes(8 * MiB + 3);
+    const { file, desc } = await blobFile(bytes);
+    const blob = await BlobFile.open(file, desc);
+    const body = blob.body(0, desc.size);
+    const held: Array<{ chunk: Buffer; offset: number }> = [];
+    let offset = 0;
+    let intact = true;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      held.push({ chunk, offset });
+      offset += chunk.length;
+      // The chunk before this one is still held: its bytes must be unchanged before it is released.
+      const previous = held.at(-2);
+      if (previous !== undefined) {
+        intact &&= previous.chunk.equals(bytes.subarray(previous.offset, previous.offset + previous.chunk.length));
+        body.releaseChunk(previous.chunk);
+        body.releaseChunk(previous.chunk);
+      }
+      // Stale releases of every chunk released earlier.
+      for (const old of held.slice(0, -2)) body.releaseChunk(old.chunk);
+    }
+    await blob.close();
+    expect(offset).toBe(desc.size);
+    expect(intact).toBe(true);
+    expect(blob.verified).toBe(true);
+  });
+
+  it("an empty blob is checked when it is opened: a wrong digest is OCI_DIGEST_MISMATCH", async () => {
+    const { file, desc } = await blobFile(Buffer.alloc(0));
+    const blob = await BlobFile.open(file, desc);
+    expect(blob.verified).toBe(true);
+    expect((await drain(blob.body(0, 0), true)).bytes.length).toBe(0);
+    await blob.close();
+    const other = descriptorOf("application/octet-stream", Buffer.from("x")).digest;
+    await expect(BlobFile.open(file, { ...desc, digest: other })).toThrowWithCode("OCI_DIGEST_MISMATCH");
+  });
+
   it("bytes that do not hash to the digest: OCI_DIGEST_MISMATCH before the chunk that ends the blob is emitted", async () => {
     const bytes = randomBytes(2 * MiB + 100);
     const { file, desc } = await blobFile(bytes);
