@@ -17,6 +17,8 @@
 import * as z from "zod";
 import type { JsonObject, JsonValue } from "./canonical-json.js";
 import { EMPTY_CONFIG_DIGEST, OCI_EMPTY_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE, OCTET_STREAM_MEDIA_TYPE, TITLE_ANNOTATION } from "./constants.js";
+import { ReleaseContractError } from "./errors.js";
+import { describeValue } from "./grammar.js";
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/, "sha256:<64 lowercase hex>");
 const annotations = z.record(z.string(), z.string());
@@ -78,6 +80,12 @@ export interface ArtifactManifestProblem {
 }
 
 const PART_ORDER: readonly ArtifactManifestPart[] = ["document", "artifactType", "config", "subject", "annotations", "layers", "layer", "layer-annotations"];
+const PROFILES: readonly ArtifactManifestProfile[] = ["payload", "referrer"];
+
+/** A call of this module's exports with arguments of another shape: a coded refusal, never a TypeError from inside. */
+function invalidArgument(call: string, message: string): never {
+  throw new ReleaseContractError("POLICY_INVALID", `${call}: ${message}`);
+}
 const REQUIRED_KEYS = ["schemaVersion", "mediaType", "artifactType", "config", "layers"];
 
 function isObject(value: JsonValue | undefined): value is JsonObject {
@@ -126,9 +134,15 @@ function payloadLayerProblems(layers: JsonValue[]): ArtifactManifestProblem[] {
 /**
  * Every way `json` breaks {@link ArtifactManifestSchema} under `profile`,
  * ordered by part (see {@link ArtifactManifestPart}), then by layer index.
+ * @param json the parsed document (a JSON object, as `parseStrictJson` returns it).
  * @returns `[]` when the document is an artifact manifest of the profile.
+ * @throws ReleaseContractError `POLICY_INVALID` when `json` is not an object (`null`, an array, a string: parse the
+ *   bytes first) or `profile` is neither `"payload"` nor `"referrer"` (a misspelt profile would check less).
  */
 export function artifactManifestProblems(json: JsonObject, profile: ArtifactManifestProfile): ArtifactManifestProblem[] {
+  const call = "artifactManifestProblems(json, profile)";
+  if (!isObject(json)) invalidArgument(call, `json must be the parsed manifest (a JSON object, as parseStrictJson returns it), found ${Array.isArray(json) ? "an array" : describeValue(json)}`);
+  if (!(PROFILES as readonly unknown[]).includes(profile)) invalidArgument(call, `profile must be ${PROFILES.map((p) => JSON.stringify(p)).join(" or ")}, found ${describeValue(profile)}`);
   const problems: ArtifactManifestProblem[] = [];
   const keys = keyProblem(json, profile);
   if (keys !== undefined) problems.push(keys);
@@ -147,7 +161,14 @@ export function artifactManifestProblems(json: JsonObject, profile: ArtifactMani
 /**
  * The first of `problems` at `part` (and layer `index`), if any: callers walk
  * the parts in their own check order and raise their own code for each.
+ * @throws ReleaseContractError `POLICY_INVALID` when `problems` is not an array (pass what
+ *   {@link artifactManifestProblems} returned), `part` is not an {@link ArtifactManifestPart} or `index` is not a
+ *   whole number >= 0: each would answer "no problem" and pass what was not checked.
  */
 export function problemAt(problems: readonly ArtifactManifestProblem[], part: ArtifactManifestPart, index?: number): ArtifactManifestProblem | undefined {
-  return problems.find((p) => p.part === part && (index === undefined || p.index === index));
+  const call = "problemAt(problems, part, index)";
+  if (!Array.isArray(problems)) invalidArgument(call, `problems must be the array artifactManifestProblems returned, found ${describeValue(problems)}`);
+  if (!(PART_ORDER as readonly unknown[]).includes(part)) invalidArgument(call, `part must be one of ${PART_ORDER.map((p) => JSON.stringify(p)).join(", ")}, found ${describeValue(part)}`);
+  if (index !== undefined && (!Number.isSafeInteger(index) || index < 0)) invalidArgument(call, `index must be a layer's index (a whole number >= 0) or absent, found ${describeValue(index)}`);
+  return problems.find((p) => p?.part === part && (index === undefined || p.index === index));
 }

@@ -153,7 +153,10 @@ export function tarballFileName(name: string, version: string): string {
 
 const NPM_NAME_RE = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 
-/** True for a lowercase npm package name (optionally scoped), at most 214 characters. */
+/** The rule {@link isNpmPackageName} applies, for messages that refuse a name. */
+export const NPM_PACKAGE_NAME_RULE = "lowercase letters, digits, '-', '.' and '_', starting with a letter or digit, optionally scoped as @scope/name, at most 214 characters";
+
+/** True for a lowercase npm package name (optionally scoped), at most 214 characters ({@link NPM_PACKAGE_NAME_RULE}). */
 export function isNpmPackageName(value: unknown): value is string {
   return typeof value === "string" && value.length <= 214 && NPM_NAME_RE.test(value);
 }

@@ -22,7 +22,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  */
 export function plainObjectProblem(value: unknown, path: string): string | undefined {
   if (!isPlainObject(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value !== "object" ? `a ${typeof value}` : `an instance of ${constructorName(value)}`;
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value !== "object" ? `a ${typeof value}` : describeNonPlainObject(value);
     return `${path} must be a plain object (an object literal or parsed JSON), found ${kind}`;
   }
   for (const key of Reflect.ownKeys(value)) {
@@ -35,10 +35,15 @@ export function plainObjectProblem(value: unknown, path: string): string | undef
   return undefined;
 }
 
-function constructorName(value: object): string {
+/**
+ * What an object that is not a plain object ({@link isPlainObject} false) is, for the "found ..." of a message:
+ * `an instance of Map` for an instance of a named class, else `an object with another prototype (an inherited
+ * value is not read)` (`Object.create({...})`, an anonymous class). The one wording of every option check that
+ * refuses such a value (this module, `src/fetch/entry-options.ts`, `requireGatePins`).
+ */
+export function describeNonPlainObject(value: object): string {
   const ctor: unknown = (value as { constructor?: unknown }).constructor;
-  if (ctor === Object) return "Object with another prototype (an inherited value would not be checked)";
-  return typeof ctor === "function" && ctor.name !== "" ? ctor.name : "a class";
+  return typeof ctor === "function" && ctor !== Object && ctor.name !== "" ? `an instance of ${ctor.name}` : "an object with another prototype (an inherited value is not read)";
 }
 
 /**

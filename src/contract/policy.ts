@@ -20,7 +20,7 @@
 import { ReleaseContractError } from "./errors.js";
 import { readRegularFile } from "./fs-async.js";
 import { describeList, describeValue, isNpmPackageName, nearestName } from "./grammar.js";
-import { isPlainObject, snapshotOptions } from "./plain-options.js";
+import { isPlainObject, plainObjectProblem, snapshotOptions } from "./plain-options.js";
 import { parseReference, parseRepository } from "./reference.js";
 import { parseStrictJson } from "./canonical-json.js";
 import { installTimeDeclaredBy } from "./install-time.js";
@@ -112,18 +112,16 @@ function requireCommand(value: unknown, field: string): string {
  * Gate pins given to the library (`ReleasePolicy.gates`, `ConsumerPins.gates`, `FleetAddOptions.gates`): an
  * object whose own keys are gate names ({@link TEST_GATES}) and whose values are one-line commands. A misspelt
  * gate would pin nothing, so it is refused with the nearest name, as `--expect-gate` refuses it.
+ * It is plain data as every option is ({@link plainObjectProblem}: no Map, class instance, inherited entry, getter,
+ * hidden or symbol key, own `__proto__`).
  * @param field names the argument in the message (e.g. `policy.gates`).
  * @throws ReleaseContractError `POLICY_INVALID` naming the key or value.
  */
 export function requireGatePins(gates: unknown, field: string): Partial<GateCommands> {
-  if (!isPlainObject(gates)) {
-    invalid(`${field} must be a plain object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${gates !== null && typeof gates === "object" && !Array.isArray(gates) ? `an instance of ${(gates as object).constructor?.name || "another prototype"} (a Map or inherited entries would pin nothing the check sees)` : describeValue(gates)}`);
-  }
-  for (const key of Reflect.ownKeys(gates)) {
-    const descriptor = Object.getOwnPropertyDescriptor(gates, key) as PropertyDescriptor;
-    if (typeof key === "symbol" || descriptor.get !== undefined || descriptor.set !== undefined || descriptor.enumerable !== true) invalid(`${field} must hold its gate commands as ordinary properties, found ${typeof key === "symbol" ? "a symbol key" : `${String(key)} as a getter, setter or hidden property`}`);
-  }
-  for (const [gate, command] of Object.entries(gates)) {
+  // A Map, a class instance or inherited entries would pin nothing the check sees; a getter could answer twice.
+  const problem = plainObjectProblem(gates, field);
+  if (problem !== undefined) invalid(`${problem}; expected the gate commands to pin as an object literal { ${TEST_GATES.map((g) => `${g}?`).join(", ")} }`);
+  for (const [gate, command] of Object.entries(gates as Record<string, unknown>)) {
     if (!(TEST_GATES as readonly string[]).includes(gate)) {
       const near = nearestName(gate, TEST_GATES);
       invalid(`${field} names unknown gate ${describeValue(gate)} (expected one of ${TEST_GATES.join(", ")}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}); a misspelt gate would pin nothing`);

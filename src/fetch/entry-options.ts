@@ -6,12 +6,13 @@
  * TypeError from deep inside, nor after a download. One function per rule, each throwing its own code.
  */
 import { ReleaseContractError } from "../contract/errors.js";
-import { describeValue, isNpmPackageName, nearestName } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName, nearestName, NPM_PACKAGE_NAME_RULE } from "../contract/grammar.js";
 import { parseRepository, type Repository } from "../contract/reference.js";
-import { isPlainObject, snapshotOptions } from "../contract/plain-options.js";
+import { describeNonPlainObject, isPlainObject, snapshotOptions } from "../contract/plain-options.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { resolveProvenancePolicy } from "../contract/provenance-policy.js";
 import { requireGatePins } from "../contract/policy.js";
+import { isAbortSignal } from "../oci/arguments.js";
 import type { ArtifactKind } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions } from "./provenance.js";
 
@@ -22,12 +23,9 @@ function invalid(message: string): never {
   throw new ReleaseContractError("POLICY_INVALID", message);
 }
 
-/** `describeValue`, saying what a non-plain object is (a Map, a class instance, an object with another prototype). */
+/** `describeValue`, saying what a non-plain object is as `describeNonPlainObject` does (src/contract/plain-options.ts). */
 export function describeOption(value: unknown): string {
-  if (value !== null && typeof value === "object" && !Array.isArray(value) && !isPlainObject(value)) {
-    const ctor: unknown = (value as { constructor?: unknown }).constructor;
-    return typeof ctor === "function" && ctor !== Object && ctor.name !== "" ? `an instance of ${ctor.name} (not a plain object)` : "an object with another prototype (not a plain object: an inherited value is not read)";
-  }
+  if (value !== null && typeof value === "object" && !Array.isArray(value) && !isPlainObject(value)) return describeNonPlainObject(value);
   return describeValue(value);
 }
 
@@ -71,6 +69,21 @@ export function requireStringOption(options: object, name: string, call: string,
   const value = (options as Record<string, unknown>)[name];
   if (optional && value === undefined) return;
   if (typeof value !== "string" || value === "") invalid(`${call} option ${name} must be ${what} (a non-empty string), found ${value === "" ? "an empty string" : describeValue(value)}`);
+}
+
+/**
+ * `value` is an npm package name ({@link NPM_PACKAGE_NAME_RULE}): a package the caller pins (`package` of
+ * `addPluginToLock` and `verifyReferenceProvenance`, `policy.package`), checked before anything is read, so that a
+ * wrong pin is refused as the caller's, never blamed on the document read later.
+ * @param label names the option, e.g. `addPluginToLock option package`.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the option, the value, the rule and, when lowercasing is
+ *   the fix, the name to give.
+ */
+export function requirePackageName(value: unknown, label: string): asserts value is string {
+  if (isNpmPackageName(value)) return;
+  const lower = typeof value === "string" ? value.toLowerCase() : undefined;
+  const fix = lower !== undefined && isNpmPackageName(lower) ? `; fix: give ${JSON.stringify(lower)} (npm names are lowercase)` : "";
+  invalid(`${label} must be an npm package name (${NPM_PACKAGE_NAME_RULE}), found ${value === "" ? "an empty string" : describeValue(value)}${fix}`);
 }
 
 /**
@@ -142,7 +155,7 @@ export function requireDownloadPolicy(value: unknown, call: string): void {
   if (value === undefined) return;
   if (!isPlainObject(value)) invalid(`${call} option policy must be an object { package?, gates?, sources? }, found ${describeOption(value)}`);
   requireKnownOptions(value, ["package", "gates", "sources"], call, "policy key");
-  if (value["package"] !== undefined && !isNpmPackageName(value["package"])) invalid(`${call} option policy.package must be an npm package name, found ${describeValue(value["package"])}`);
+  if (value["package"] !== undefined) requirePackageName(value["package"], `${call} option policy.package`);
   if (value["gates"] !== undefined) requireGatePins(value["gates"], `${call} option policy.gates`);
   const sources = value["sources"];
   if (sources === undefined) return;
@@ -171,10 +184,9 @@ export function requireProvenanceCheck(value: unknown, call: string): asserts va
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.policy must be an object (who may have signed: a key, or --owner/--repo ...), found ${describeValue(policy)}; expected provenance ${shape}`);
   }
   resolveProvenancePolicy(policy);
-  const root = value["trustedRoot"];
-  if (root !== undefined && !hasKind(root, "trustedRoot")) {
-    throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option provenance.trustedRoot must be ${KIND_WORDS.trustedRoot}, found ${describeValue(root)}`);
-  }
+  // The trusted root's kind is checked and worded where every option's is ({@link requireOptionKinds}), under this code.
+  const root = kindProblem("provenance.trustedRoot", value["trustedRoot"], "trustedRoot");
+  if (root !== undefined) throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} option ${root}`);
 }
 
 /**
@@ -228,7 +240,7 @@ const KIND_WORDS: Record<OptionKind, string> = {
   function: "a function",
   object: "an object",
   record: "an object (like process.env)",
-  signal: "an AbortSignal (an object with aborted, as AbortController.signal)",
+  signal: "an AbortSignal (e.g. new AbortController().signal: a boolean aborted, addEventListener and removeEventListener)",
   stream: "a writable stream or null",
   trustedRoot: "a checked trusted root { json, counts } (parseTrustedRoot of the file's bytes)",
 };
@@ -248,8 +260,8 @@ function hasKind(value: unknown, kind: OptionKind): boolean {
     case "record":
       return isRecord(value);
     case "signal":
-      // As Node's own APIs check a `signal` option (validateAbortSignal): an object with `aborted`.
-      return value !== null && typeof value === "object" && "aborted" in value;
+      // The transport's rule (src/oci/arguments.ts): a signal this call accepts is one every layer under it accepts.
+      return isAbortSignal(value);
     case "stream":
       return value === null || (typeof value === "object" && typeof (value as { write?: unknown }).write === "function");
     case "trustedRoot":
@@ -265,14 +277,19 @@ function hasKind(value: unknown, kind: OptionKind): boolean {
  */
 export function requireOptionKinds(options: object, kinds: Readonly<Record<string, OptionKind>>, call: string): void {
   for (const [name, kind] of Object.entries(kinds)) {
-    const value = (options as Record<string, unknown>)[name];
-    if (value === undefined || hasKind(value, kind)) continue;
-    // A value that may hold a secret (credentials, an environment) is described by its type only.
-    const found = SECRET_OPTIONS.has(name)
-      ? value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? describeOption(value) : `a ${typeof value}`
-      : value === "" ? "an empty string" : describeOption(value);
-    invalid(`${call} option ${name} must be ${KIND_WORDS[kind]}, found ${found}`);
+    const problem = kindProblem(name, (options as Record<string, unknown>)[name], kind);
+    if (problem !== undefined) invalid(`${call} option ${problem}`);
   }
+}
+
+/** Why the option `name` given `value` is not of `kind` (`<name> must be ..., found ...`), or undefined (absent or of that kind). */
+function kindProblem(name: string, value: unknown, kind: OptionKind): string | undefined {
+  if (value === undefined || hasKind(value, kind)) return undefined;
+  // A value that may hold a secret (credentials, an environment) is described by its type only.
+  const found = SECRET_OPTIONS.has(name)
+    ? value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? describeOption(value) : `a ${typeof value}`
+    : value === "" ? "an empty string" : describeOption(value);
+  return `${name} must be ${KIND_WORDS[kind]}, found ${found}`;
 }
 
 /**

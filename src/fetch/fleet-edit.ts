@@ -6,7 +6,7 @@
  * and atomic writes are those of `fleet.ts`.
  */
 import { canonicalJson } from "../contract/canonical-json.js";
-import type { GateCommands } from "../contract/policy.js";
+import { requireGatePins, type GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
@@ -69,7 +69,7 @@ export interface FleetUpgradeOptions {
  *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...);
  *   the codes of `fleet verify` for the new pin (`OCI_NOT_FOUND`: the receipt file is not one the repository
  *   published; provenance codes under the plugin's policy); ReleaseContractError `POLICY_INVALID` (options not an
- *   object, `lockPath` or `receiptPath` not a non-empty string; before anything is read). Nothing is written on any of them.
+ *   object, `lockPath` or `receiptPath` not a non-empty string, `gates` not gate pins; before anything is read). Nothing is written on any of them.
  */
 export async function upgradePluginInLock(given: FleetUpgradeOptions): Promise<{ plugin: FleetPlugin; previous?: FleetPin; changed: boolean }> {
   requireOptionsObject(given, "upgradePluginInLock", "{ lockPath, receiptPath, gates?, registry?, offline? }");
@@ -79,6 +79,8 @@ export async function upgradePluginInLock(given: FleetUpgradeOptions): Promise<{
   requireKnownOptions(options, ["lockPath", "receiptPath", "gates", "registry", "offline"], "upgradePluginInLock");
   requireOptionKinds(options, { offline: "boolean" }, "upgradePluginInLock");
   if (options.registry !== undefined) requireFleetRegistryOptions(options.registry, PIN_CHECK_OPTION_KEYS, "upgradePluginInLock", "registry option");
+  // Gate pins are the caller's: refused before the lock or the receipt is read (both are read before readPinnableReceipt here).
+  if (options.gates !== undefined) requireGatePins(options.gates, "gates (--expect-gate)");
   const snapshot = await readFleetLockSnapshot(options.lockPath);
   const { lock } = snapshot;
   const { readFile } = await import("node:fs/promises");

@@ -24,7 +24,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { hashFile } from "../contract/file-hash.js";
 import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
 import { canonicalFormDifference, canonicalJson, canonicalJsonPretty, parseStrictJson, type JsonObject } from "../contract/canonical-json.js";
-import { describeValue, isNpmPackageName, parseStableSemver } from "../contract/grammar.js";
+import { describeValue, isNpmPackageName, NPM_PACKAGE_NAME_RULE, parseStableSemver } from "../contract/grammar.js";
 import { requireGatePins, unpinnedRepository, type GateCommands, type ReleasePolicy } from "../contract/policy.js";
 import { parseReference, parseRepository, type Repository } from "../contract/reference.js";
 import { verifyFinalReceipt } from "../contract/release-document.js";
@@ -37,7 +37,7 @@ import { receiptReferenceOf } from "../contract/artifact-document.js";
 
 import { HermesPluginKitError, InterruptedError, ReleaseContractError } from "../contract/errors.js";
 import { FetchError } from "./errors.js";
-import { DOWNLOAD_OPTION_KEYS, FLEET_VERIFY_OPTION_KEYS, PIN_CHECK_OPTION_KEYS, pickOptions, requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireStringArgument, snapshotEntryOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
+import { DOWNLOAD_OPTION_KEYS, FLEET_VERIFY_OPTION_KEYS, PIN_CHECK_OPTION_KEYS, pickOptions, requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requirePackageName, requireStringArgument, snapshotEntryOptions, requireOptionsObject, requireStringOption } from "./entry-options.js";
 import { OciError } from "../oci/errors.js";
 import { acquirePidLock } from "../oci/lock-owner.js";
 import { downloadRelease, inspectRelease, isIncompleteRelease, type DownloadOptions, type RegistryCredentials } from "./fetch.js";
@@ -338,15 +338,21 @@ export async function checkNewPin(plugin: FleetPlugin, receiptPath: string, lock
  * Read a local receipt file (at most 1 MiB, a regular file), verify it offline
  * against the pins, and require its canonical bytes.
  * @returns the receipt, its bytes and the pin derived from it.
- * @throws ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `pins.repository`: the
+ * @throws Before the file is read: ReleaseContractError `POLICY_INVALID` (`pins.package` not an npm package name,
+ *   `pins.gates` not gate pins), `REPOSITORY_INVALID` (`pins.repository`, as `parseRepository`). Then:
+ *   ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `pins.repository`: the
  *   receipt's own `registry_repository` is never the expectation);
- *   FetchError `FLEET_RECEIPT_UNREADABLE`, `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
+ *   FetchError `FLEET_RECEIPT_UNREADABLE` (also a receipt naming no npm package when none was pinned),
+ *   `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
  */
 export async function readPinnableReceipt(
   receiptPath: string,
   pins: { package?: string; repository?: string; repositorySource?: string; gates?: Partial<GateCommands> },
 ): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
-  // Gate pins are the caller's: a misspelt gate is POLICY_INVALID before any file is read (it would pin nothing).
+  // The pins are the caller's, refused as such before any file is read, never blamed on the receipt: a package
+  // that is no npm name (uppercase), a repository with a URL or credentials, a misspelt gate (it would pin nothing).
+  if (pins.package !== undefined) requirePackageName(pins.package, "package (--package)");
+  if (pins.repository !== undefined) parseRepository(pins.repository);
   if (pins.gates !== undefined) requireGatePins(pins.gates, "gates (--expect-gate)");
   const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
   if (found.kind !== "read") {
@@ -359,11 +365,10 @@ export async function readPinnableReceipt(
   if (repository === undefined) {
     throw unpinnedRepository({ document: `receipt ${receiptPath}`, repository: doc["registry_repository"], sources: "--repository", fix: "pass --repository <the registry repository you trust>" });
   }
-  // The pin is checked like every --repository: a URL or credentials in it are refused (REPOSITORY_INVALID), never echoed.
-  parseRepository(repository);
+  // The pin was checked above like every --repository: a URL or credentials in it are refused (REPOSITORY_INVALID), never echoed.
   const pkg = pins.package ?? doc["package"];
   if (!isNpmPackageName(pkg)) {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name an npm package`);
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath} does not name an npm package: expected a package name (${NPM_PACKAGE_NAME_RULE}), found ${describeValue(pkg)}`);
   }
   const policy: ReleasePolicy = {
     package: pkg,
@@ -427,8 +432,11 @@ function policyDifferences(pinned: FleetPlugin, asked: FleetPlugin): string[] {
  * (`changed: false`, the lock's entry returned, its history and policy kept),
  * unless the add asks for another provenance policy or other gate pins.
  * @returns the plugin entry and whether the lock changed.
- * @throws ReleaseContractError `POLICY_INVALID` (options not an object, `lockPath` or `receiptPath` not a
- *   non-empty string; before anything is read), `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
+ * @throws Before anything is read: ReleaseContractError `POLICY_INVALID` (options not an object, `lockPath` or
+ *   `receiptPath` not a non-empty string, `package` not an npm package name such as `"Evil"`, `repository` not a
+ *   string, `gates` not gate pins), `REPOSITORY_INVALID` (`repository`, as `parseRepository`), ProvenanceError
+ *   `PROVENANCE_POLICY_INVALID` and the key codes of `resolveProvenancePolicy` (`provenance`). Then:
+ *   ReleaseContractError `POLICY_REPOSITORY_UNPINNED` (no `repository`, nothing written);
  *   FetchError `FLEET_PLUGIN_CONFLICT` (the plugin is pinned at another release: the message names the
  *   command that moves it, `fleet upgrade` for a newer release of the same repository, else `fleet remove` then
  *   `fleet add`; the same release with another policy; its tarball pinned for another plugin),
@@ -444,8 +452,12 @@ export async function addPluginToLock(given: FleetAddOptions): Promise<{ plugin:
   requireKnownOptions(options, ["lockPath", "receiptPath", "package", "repository", "gates", "provenance", "registry", "offline"], "addPluginToLock");
   requireOptionKinds(options, { offline: "boolean" }, "addPluginToLock");
   if (options.registry !== undefined) requireFleetRegistryOptions(options.registry, PIN_CHECK_OPTION_KEYS, "addPluginToLock", "registry option");
+  // The caller's pins are refused as the caller's before any file is read, never blamed on the receipt (the
+  // package, the repository's form and the gates by readPinnableReceipt, before it reads).
+  requireStringOption(options, "repository", "addPluginToLock", "the registry repository you trust, e.g. ghcr.io/acme/plugin", true);
+  const provenance = options.provenance === undefined ? undefined : lockedProvenancePolicy(options.provenance);
   const { pin } = await readPinnableReceipt(options.receiptPath, options);
-  const plugin: FleetPlugin = { ...pin, ...(options.provenance === undefined ? {} : { provenance: lockedProvenancePolicy(options.provenance) }) };
+  const plugin: FleetPlugin = { ...pin, ...(provenance === undefined ? {} : { provenance }) };
   const snapshot = await readFleetLockSnapshot(options.lockPath, true);
   const { lock } = snapshot;
   const same = lock.plugins.find((p) => p.name === plugin.name);

@@ -24,8 +24,7 @@ import { parseReleaseJson, verifyFinalReceiptBytes, verifyTestedManifest } from 
 import { readAllBounded } from "../oci/descriptor.js";
 import { FetchError } from "./errors.js";
 import { inspectRelease, type DownloadOptions } from "./fetch.js";
-import { DOWNLOAD_OPTION_KEYS, VERIFY_REFERENCE_OPTION_KEYS, pickOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireProvenanceCheck, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
-import { ReleaseContractError } from "../contract/errors.js";
+import { DOWNLOAD_OPTION_KEYS, VERIFY_REFERENCE_OPTION_KEYS, pickOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requirePackageName, requireProvenanceCheck, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { provenanceSummary, verifyReleaseProvenance, type ProvenanceCheckOptions, type ProvenanceSummary } from "./provenance.js";
 import { namingFile } from "../contract/json-file.js";
@@ -84,9 +83,7 @@ export async function verifyReferenceProvenance(given: VerifyReferenceOptions): 
   requireKnownOptions(options, VERIFY_REFERENCE_OPTION_KEYS, call);
   requireStringOption(options, "receipt", call, "the published release-receipt.json file to bind", true);
   requireOptionKinds(options, { gatesFor: "function" }, call);
-  if (options.package !== undefined && !isNpmPackageName(options.package)) {
-    throw new ReleaseContractError("POLICY_INVALID", `${call} option package must be an npm package name, found ${describeValue(options.package)}`);
-  }
+  if (options.package !== undefined) requirePackageName(options.package, `${call} option package`);
   if (options.provenance === undefined) {
     throw new ProvenanceError("PROVENANCE_POLICY_INVALID", `${call} needs option provenance { policy, trustedRoot? }: who may have signed the release (a key, or owner/repo/workflow), found nothing`);
   }

@@ -82,6 +82,17 @@ export function requireOptions(value: unknown, call: string, known: readonly str
 }
 
 /**
+ * `value` is an options object (required: not absent), and each of its own keys is one of `known`. The
+ * message gives the shape with the `required` keys unmarked and the others marked optional, e.g.
+ * `{ registry, repository, plainHttp?, ... }`, and what was found (`number 5`, `nothing`).
+ * @throws OciError `OCI_ARGUMENT_INVALID`, also for an unknown key (as {@link requireOptions}).
+ */
+export function requireOptionsObject(value: unknown, call: string, known: readonly string[], required: readonly string[]): asserts value is Record<string, unknown> {
+  if (!isRecord(value)) invalid(`${call}: options must be an object { ${known.map((k) => (required.includes(k) ? k : `${k}?`)).join(", ")} }, found ${describeValue(value)}`);
+  requireOptions(value, call, known);
+}
+
+/**
  * `value` is absent or a boolean.
  * @throws OciError `OCI_ARGUMENT_INVALID`.
  */
@@ -107,15 +118,24 @@ export function requireOptionalFunction(value: unknown, call: string, name: stri
 }
 
 /**
+ * True for an AbortSignal: an instance, or an object with a boolean `aborted` and `addEventListener` /
+ * `removeEventListener` functions (a signal of another realm or library). The one signal rule of the project:
+ * `src/fetch` option checks use it too, so every entry point refuses what this refuses.
+ */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  const candidate = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
+  return candidate !== null && typeof candidate === "object" && typeof candidate.aborted === "boolean" && typeof candidate.addEventListener === "function" && typeof candidate.removeEventListener === "function";
+}
+
+/**
  * `value` is absent or an AbortSignal (an object with a boolean `aborted` and `addEventListener` /
  * `removeEventListener`, as `AbortController.signal` is): anything else would fail later, deep inside, or
  * be ignored and never stop the work.
  * @throws OciError `OCI_ARGUMENT_INVALID`.
  */
 export function requireOptionalSignal(value: unknown, call: string, name = "options.signal"): asserts value is AbortSignal | undefined {
-  if (value === undefined || value instanceof AbortSignal) return;
-  const candidate = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
-  if (candidate !== null && typeof candidate === "object" && typeof candidate.aborted === "boolean" && typeof candidate.addEventListener === "function" && typeof candidate.removeEventListener === "function") return;
+  if (value === undefined || isAbortSignal(value)) return;
   invalid(`${call}: ${name} must be an AbortSignal (e.g. new AbortController().signal) or absent, found ${describeValue(value)}`);
 }
 

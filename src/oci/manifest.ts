@@ -4,7 +4,7 @@
  * references (for `copy`). The strict artifact-manifest check (zod) is
  * `artifact-check.ts`, outside the transport's module graph.
  */
-import { artifactManifestObject as contractManifestObject } from "../contract/artifact-document.js";
+import { artifactManifestArgumentProblem, artifactManifestObject as contractManifestObject } from "../contract/artifact-document.js";
 import { canonicalJsonBytes, parseStrictJson, type JsonObject, type JsonValue } from "../contract/canonical-json.js";
 import { OCI_INDEX_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
@@ -38,14 +38,12 @@ export interface TitledLayer {
  * The artifact manifest object of `layers` (the contract's `artifactManifestObject`, src/contract/artifact-document.ts),
  * its arguments checked first.
  * @throws OciError `OCI_ARGUMENT_INVALID` (`artifactType` not a non-empty string, `layers` not an array of
- *   `{path, descriptor: {digest, size}}`).
+ *   `{path, descriptor: {digest, size}}`: the contract's `artifactManifestArgumentProblem`).
  */
 export function artifactManifestObject(artifactType: string, layers: readonly TitledLayer[]): JsonObject {
-  const call = "artifactManifestObject(artifactType, layers)";
-  if (typeof artifactType !== "string" || artifactType === "") throw new OciError("OCI_ARGUMENT_INVALID", `${call}: artifactType must be a media type (a non-empty string), found ${describeValue(artifactType)}`);
-  if (!Array.isArray(layers)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: layers must be an array of { path, descriptor }, found ${describeValue(layers)}`);
-  const at = layers.findIndex((l: unknown) => l === null || typeof l !== "object" || typeof (l as TitledLayer).path !== "string" || (l as TitledLayer).descriptor === null || typeof (l as TitledLayer).descriptor !== "object");
-  if (at >= 0) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: layers[${at}] must be { path, descriptor: { digest, size } }, found ${describeValue(layers[at])}`);
+  // The contract's rule, raised under the transport's code.
+  const problem = artifactManifestArgumentProblem(artifactType, layers);
+  if (problem !== undefined) throw new OciError("OCI_ARGUMENT_INVALID", `artifactManifestObject(artifactType, layers): ${problem}`);
   return contractManifestObject(artifactType, layers);
 }
 

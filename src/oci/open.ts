@@ -7,7 +7,7 @@
 import { HermesPluginKitError } from "../contract/errors.js";
 import { parseRepository } from "../contract/reference.js";
 import { describeValue } from "../contract/grammar.js";
-import { requireOptionalBoolean, requireOptionalString, requireOptions, requireStringArray } from "./arguments.js";
+import { requireOptionalBoolean, requireOptionalString, requireOptions, requireStringArgument, requireStringArray } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { LayoutTarget } from "./layout-target.js";
 import { OrasTarget, type OrasTargetOptions } from "./oras-target.js";
@@ -39,15 +39,17 @@ export interface OpenTargetOptions {
 
 /**
  * Open the target named by `repository` (`host[:port]/path` or `oci-layout:<dir>`).
- * @throws OciError `OCI_REPOSITORY_INVALID`, `OCI_PLAIN_HTTP_REFUSED` (plain HTTP to a
+ * @throws OciError `OCI_REPOSITORY_INVALID` (a string that is no repository), `OCI_PLAIN_HTTP_REFUSED` (plain HTTP to a
  *   non-loopback host), `OCI_NOT_FOUND` / `OCI_LAYOUT_INVALID` (layout stores), and
- *   `OrasTarget.open`'s errors with `transport: "oras"`; `OCI_ARGUMENT_INVALID` (`options` not an object of
+ *   `OrasTarget.open`'s errors with `transport: "oras"`; `OCI_ARGUMENT_INVALID` (`repository` not a non-empty
+ *   string, e.g. a number; `options` not an object of
  *   {@link OpenTargetOptions}: a key it does not read, `plainHttp`/`create` not booleans, `transport` neither
  *   `"http"` nor `"oras"`, `credentials` not exactly `{username, password}` or `{token}` of strings without
  *   control characters, `registry` holding a key or a value a registry target does not take).
  */
 export async function openTarget(repository: string, options: OpenTargetOptions = {}): Promise<Target> {
   const call = "openTarget(repository, options)";
+  requireStringArgument(repository, call, "repository", "the repository to open, host[:port]/path or oci-layout:<dir>");
   requireOptions(options, call, ["plainHttp", "credentials", "create", "registry", "transport", "orasPath", "orasPassEnv"]);
   requireOptionalBoolean(options.plainHttp, call, "options.plainHttp");
   requireOptionalBoolean(options.create, call, "options.create");

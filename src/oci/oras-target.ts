@@ -27,6 +27,7 @@ import {
   isManifestMediaType,
   verifiesDescriptor,
 } from "./descriptor.js";
+import { requireOptionalBoolean, requireOptionalNumber, requireOptionalString, requireOptionsObject, requireStringArgument, requireStringArray, requireStringRecord } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, runBounded } from "./subprocess.js";
 import { requirePlainHttpAllowed } from "./origin.js";
@@ -71,6 +72,9 @@ export interface OrasTargetOptions {
   /** Names of further variables of `env` the tool needs (its allow-list is PATH, HOME, temp, locale, proxies, CA settings). */
   passEnv?: readonly string[];
 }
+
+/** The keys of {@link OrasTargetOptions}. */
+const ORAS_OPTION_KEYS: readonly string[] = ["repository", "orasPath", "plainHttp", "credentials", "timeoutMs", "env", "passEnv"];
 
 /** Smallest supported `oras` version. */
 export const MIN_ORAS_VERSION = [1, 3, 0] as const;
@@ -120,11 +124,22 @@ export class OrasTarget implements Target {
   /**
    * Check the `oras` version (>= 1.3), create the private work directory and,
    * with credentials, `oras login --password-stdin` into its registry config.
-   * @throws OciError `OCI_REPOSITORY_INVALID`, `OCI_PLAIN_HTTP_REFUSED`, `OCI_TOOL_MISSING`,
-   *   `OCI_TOOL_VERSION`, `OCI_AUTH_FAILED` (token credentials, or login refused), `OCI_TOOL_FAILED`, `OCI_TIMEOUT`.
+   * @throws OciError `OCI_ARGUMENT_INVALID` (before anything runs or is made: `options` not an object
+   *   `{ repository, orasPath?, plainHttp?, credentials?, timeoutMs?, env?, passEnv? }`, e.g. a number or nothing;
+   *   an unknown key; `repository` not a non-empty string; a value of the wrong kind), `OCI_REPOSITORY_INVALID`,
+   *   `OCI_PLAIN_HTTP_REFUSED`, `OCI_TOOL_MISSING`, `OCI_TOOL_VERSION`, `OCI_AUTH_FAILED` (token credentials, or
+   *   login refused), `OCI_TOOL_FAILED`, `OCI_TIMEOUT`.
    */
   static async open(options: OrasTargetOptions): Promise<OrasTarget> {
-    requireOptionalCredentials(options.credentials, "OrasTarget.open(options)", "options.credentials");
+    const call = "OrasTarget.open(options)";
+    requireOptionsObject(options, call, ORAS_OPTION_KEYS, ["repository"]);
+    requireStringArgument(options.repository, call, "options.repository", "the registry repository host[:port]/path");
+    requireOptionalString(options.orasPath, call, "options.orasPath", "the oras executable");
+    requireOptionalBoolean(options.plainHttp, call, "options.plainHttp");
+    requireOptionalCredentials(options.credentials, call, "options.credentials");
+    requireOptionalNumber(options.timeoutMs, call, "options.timeoutMs", "milliseconds", 1);
+    requireStringRecord(options.env, call, "options.env", "the environment the tool's variables are read from", true);
+    if (options.passEnv !== undefined) requireStringArray(options.passEnv, call, "options.passEnv", "names of further environment variables the tool needs");
     let parsed;
     try {
       parsed = parseRepository(options.repository);

@@ -28,7 +28,7 @@ import {
   readAllBounded,
   verifiesDescriptor,
 } from "./descriptor.js";
-import { requireOptionalBoolean, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument, requireStringArray } from "./arguments.js";
+import { requireOptionalBoolean, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireOptionsObject, requireStringArgument, requireStringArray } from "./arguments.js";
 import { OciError } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { requirePlainHttpAllowed } from "./origin.js";
@@ -148,11 +148,13 @@ export class RegistryTarget implements Target {
    * @throws OciError `OCI_PLAIN_HTTP_REFUSED` for `plainHttp` with a non-loopback host,
    *   `OCI_REPOSITORY_INVALID` when `registry/repository` is not a valid `host[:port]/path`,
    *   `OCI_CHUNK_SIZE_INVALID` for a chunk size below 64 KiB, `OCI_ARGUMENT_INVALID` for options that are not
-   *   {@link RegistryTargetOptions} (an unknown key, a number that is not finite, credentials of another shape).
+   *   {@link RegistryTargetOptions} (not an object `{ registry, repository, ... }`, e.g. a number or nothing; an
+   *   unknown key; `registry` or `repository` not a non-empty string; a number that is not finite; credentials
+   *   of another shape), checked before the repository is parsed.
    */
   constructor(options: RegistryTargetOptions) {
     const call = "new RegistryTarget(options)";
-    requireOptions(options ?? null, call, ["registry", "repository", "plainHttp", "credentials", ...REGISTRY_TUNING_KEYS]);
+    requireOptionsObject(options, call, ["registry", "repository", "plainHttp", "credentials", ...REGISTRY_TUNING_KEYS], ["registry", "repository"]);
     requireStringArgument(options.registry, call, "options.registry", "the registry's host[:port]");
     requireStringArgument(options.repository, call, "options.repository", "the repository path");
     requireOptionalBoolean(options.plainHttp, call, "options.plainHttp");

@@ -2,6 +2,7 @@ import { describe as group, expect, it } from "vitest";
 import { artifactManifestProblems, problemAt, type ArtifactManifestPart } from "../../src/contract/artifact-manifest.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
 import { EMPTY_CONFIG_DESCRIPTOR, OCI_MANIFEST_MEDIA_TYPE, RELEASE_ARTIFACT_TYPE, TITLE_ANNOTATION } from "../../src/contract/constants.js";
+import * as contract from "../../src/contract/index.js";
 
 const digest = (fill: string) => "sha256:" + fill.repeat(64);
 
@@ -64,5 +65,36 @@ group("artifactManifestProblems", () => {
     const problems = artifactManifestProblems(m, "payload");
     expect(problemAt(problems, "layer", 0)).toBeUndefined();
     expect(problemAt(problems, "layer", 1)?.index).toBe(1);
+  });
+});
+
+group("arguments of another shape are POLICY_INVALID, never a TypeError (hermes-plugin-kit/contract)", () => {
+  const layer = { path: "release-manifest.json", descriptor: { digest: digest("1"), size: 10 } };
+
+  it("passing: artifactManifestObject builds the payload manifest; problems and problemAt answer", () => {
+    expect(contract.artifactManifestProblems(contract.artifactManifestObject(RELEASE_ARTIFACT_TYPE, [layer]) as JsonObject, "payload")).toEqual([]);
+    expect(contract.problemAt([], "layer", 0)).toBeUndefined();
+  });
+
+  it.each<[string, () => unknown, string]>([
+    // It threw a bare TypeError (layers.map is not a function).
+    ["artifactManifestObject(t, 5)", () => contract.artifactManifestObject("a/b", 5 as never), "artifactManifestObject(artifactType, layers): layers must be an array of { path, descriptor }, found number 5"],
+    ["artifactManifestObject(t, { layers })", () => contract.artifactManifestObject("a/b", { 0: layer } as never), "artifactManifestObject(artifactType, layers): layers must be an array of { path, descriptor }, found "],
+    ["artifactManifestObject(t, [null])", () => contract.artifactManifestObject("a/b", [null] as never), "artifactManifestObject(artifactType, layers): layers[0] must be { path, descriptor: { digest, size } } (a non-empty path, a sha256:<64 hex> digest, a size in bytes), found null"],
+    ["artifactManifestObject(t, [{ path }])", () => contract.artifactManifestObject("a/b", [{ path: "p" }] as never), "layers[0] must be { path, descriptor: { digest, size } } (a non-empty path, a sha256:<64 hex> digest, a size in bytes), found descriptor nothing"],
+    ["artifactManifestObject(t, [size -1])", () => contract.artifactManifestObject("a/b", [{ ...layer, descriptor: { ...layer.descriptor, size: -1 } }]), "found size number -1"],
+    ["artifactManifestObject(5, [])", () => contract.artifactManifestObject(5 as never, []), "artifactManifestObject(artifactType, layers): artifactType must be a media type (a non-empty string), found number 5"],
+    ["artifactManifestProblems(null, payload)", () => contract.artifactManifestProblems(null as never, "payload"), "artifactManifestProblems(json, profile): json must be the parsed manifest (a JSON object, as parseStrictJson returns it), found null"],
+    ["artifactManifestProblems([], payload)", () => contract.artifactManifestProblems([] as never, "payload"), "json must be the parsed manifest (a JSON object, as parseStrictJson returns it), found an array"],
+    // A misspelt profile checked a payload manifest without the payload's layer rules.
+    ["artifactManifestProblems(json, 'referer')", () => contract.artifactManifestProblems(payload(), "referer" as never), 'artifactManifestProblems(json, profile): profile must be "payload" or "referrer", found "referer"'],
+    ["problemAt(5, document)", () => contract.problemAt(5 as never, "document"), "problemAt(problems, part, index): problems must be the array artifactManifestProblems returned, found number 5"],
+    // An unknown part answered "no problem".
+    ["problemAt(problems, 'layers ')", () => contract.problemAt([], "layers " as never), 'problemAt(problems, part, index): part must be one of "document", "artifactType", "config", "subject", "annotations", "layers", "layer", "layer-annotations", found "layers "'],
+    ["problemAt(problems, layer, -1)", () => contract.problemAt([], "layer", -1), "problemAt(problems, part, index): index must be a layer's index (a whole number >= 0) or absent, found number -1"],
+  ])("%s", (_name, call, message) => {
+    expect(call).toThrowWithCode("POLICY_INVALID");
+    expect(call).toThrow(message);
+    expect(call).not.toThrow(TypeError);
   });
 });

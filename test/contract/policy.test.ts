@@ -18,6 +18,7 @@ import {
   verifyReleaseIdentity,
 } from "../../src/contract/index.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
+import { requireGatePins } from "../../src/contract/policy.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 const REF = `ghcr.io/acme/demo-plugin@sha256:${"c".repeat(64)}`;
@@ -151,5 +152,23 @@ describe("checkDeclaredGates", () => {
     await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: { lint: "x" } } })).toThrowWithCode("POLICY_INVALID");
     await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: { unit: "" } } })).toThrowWithCode("POLICY_INVALID");
     await expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: [] } })).toThrowWithCode("POLICY_INVALID");
+  });
+});
+
+describe("requireGatePins: gate pins are plain data, checked as every option is (plainObjectProblem)", () => {
+  it("passing: an object literal of gate commands", () => {
+    expect(requireGatePins({ unit: "npm test" }, "policy.gates")).toEqual({ unit: "npm test" });
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ["a Map", new Map([["unit", "evil"]]), /^policy\.gates must be a plain object \(an object literal or parsed JSON\), found an instance of Map; expected the gate commands to pin as an object literal \{ unit\?, public_contract\?, host_contract\?, build_metadata\? \}$/],
+    ["gates through a prototype", Object.create({ unit: "evil" }), /^policy\.gates must be a plain object .*, found an object with another prototype \(an inherited value is not read\); expected/],
+    ["a getter", { get unit() { return "npm test"; } }, /^policy\.gates\.unit is a getter or setter: give the value itself/],
+    ["a hidden gate", Object.defineProperty({}, "unit", { value: "evil", enumerable: false }), /^policy\.gates\.unit is not enumerable: give it as an ordinary property/],
+    ["an own __proto__ (JSON-parsed)", JSON.parse('{"__proto__":{"unit":"evil"}}'), /^policy\.gates has an own "__proto__" key, which no option is/],
+    ["a string", "unit=npm test", /^policy\.gates must be a plain object .*, found a string; expected/],
+  ])("%s is POLICY_INVALID", (_name, gates, message) => {
+    expect(() => requireGatePins(gates, "policy.gates")).toThrowWithCode("POLICY_INVALID");
+    expect(() => requireGatePins(gates, "policy.gates")).toThrow(message);
   });
 });

@@ -207,6 +207,21 @@ describe("fleet upgrade / list / remove", () => {
     expect(existsSync(join(root, "gate-pin"))).toBe(false);
   });
 
+  it("a package pin that is no npm name (uppercase) is POLICY_INVALID naming it and the rule, before the receipt is read; the lowercase name pins", async () => {
+    const dir = await mkdtemp(join(root, "package-pin-"));
+    const lock = join(dir, "fleet.lock.json");
+    // It was FLEET_RECEIPT_UNREADABLE: the caller's pin blamed on a good receipt.
+    const adding = addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, package: "Demo-Plugin", offline: true });
+    await expect(() => adding).toThrowWithCode("POLICY_INVALID");
+    await expect(adding).rejects.toThrow(/^package \(--package\) must be an npm package name \(lowercase letters, digits, .*\), found "Demo-Plugin"; fix: give "demo-plugin" \(npm names are lowercase\)$/);
+    const r = await runCli(["fleet", "add", "--lock", lock, "--receipt", receipt8, "--repository", repository, "--package", "Demo-Plugin", "--offline"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/found "Demo-Plugin"; fix: give "demo-plugin" \(npm names are lowercase\) \[POLICY_INVALID\]\n$/);
+    expect(await readdir(dir)).toEqual([]);
+    // Passing: the same call with the package's own name.
+    await expect(addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, package: "demo-plugin", offline: true })).resolves.toMatchObject({ changed: true, plugin: { name: "demo-plugin" } });
+  });
+
   it("fleet verify checks every plugin: one bad pin does not hide another (the first code, the others' messages and codes after it)", async () => {
     const lock = lockPath();
     await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository });

@@ -19,6 +19,7 @@ import { listFleetLock, removePluginFromLock, upgradePluginInLock } from "../../
 import { checkInstallTarget, installPayload, replaceInstall } from "../../src/fetch/install.js";
 import { verifyBundleFile } from "../../src/fetch/verify-bundle-file.js";
 import { verifyReleaseProvenance } from "../../src/fetch/provenance.js";
+import { requireOptionalSignal } from "../../src/oci/arguments.js";
 
 let root: string;
 beforeEach(async () => {
@@ -42,6 +43,13 @@ describe("installPayload / replaceInstall / checkInstallTarget arguments", () =>
     expect(await readdir(out)).toEqual(["release-manifest.json"]);
   });
 
+  it("passing: a signal of another realm or library (a boolean aborted, addEventListener, removeEventListener) installs, as the transport takes it", async () => {
+    const out = join(root, "out");
+    const likeSignal = { aborted: false, addEventListener: () => undefined, removeEventListener: () => undefined };
+    await installPayload(out, [await payload()], { signal: likeSignal as never });
+    expect(await readdir(out)).toEqual(["release-manifest.json"]);
+  });
+
   it.each([
     ["installPayload()", /^installPayload argument outputDir must be the output directory to install into \(a non-empty string\), found nothing$/, () => installPayload(undefined as never, [])],
     ["installPayload(dir, \"x\")", /^installPayload argument files must be an array of \{ path, source, sha256 \}, found "x"$/, () => installPayload(join(root, "out"), "x" as never)],
@@ -49,6 +57,8 @@ describe("installPayload / replaceInstall / checkInstallTarget arguments", () =>
     ["installPayload(dir, [{ path }])", /^installPayload argument files\[0\] must be .*, found \{ path \}$/, () => installPayload(join(root, "out"), [{ path: "release-manifest.json" }] as never)],
     ["installPayload(dir, [], null)", /^installPayload needs its options as an object/, () => installPayload(join(root, "out"), [], null as never)],
     ["installPayload signal: 5", /^installPayload option signal must be an AbortSignal .*, found number 5$/, () => installPayload(join(root, "out"), [], { signal: 5 as never })],
+    // Passed by duck typing on `"aborted" in value` while the transport under it refused it.
+    ["installPayload signal: { aborted: \"no\" }", /^installPayload option signal must be an AbortSignal \(e\.g\. new AbortController\(\)\.signal: a boolean aborted, addEventListener and removeEventListener\), found /, () => installPayload(join(root, "out"), [], { signal: { aborted: "no" } as never })],
     ["installPayload lockTimeout (misspelt)", /^installPayload option "lockTimeout" is not one it reads .*did you mean "lockTimeoutMs"\?/, () => installPayload(join(root, "out"), [], { lockTimeout: 5 } as never)],
     ["replaceInstall onCommit: true", /^replaceInstall option onCommit must be a function, found boolean true$/, () => replaceInstall(join(root, "out"), [], { onCommit: true as never })],
     ["checkInstallTarget(42)", /^checkInstallTarget argument outputDir must be .*, found number 42$/, () => checkInstallTarget(42 as never)],
@@ -112,6 +122,15 @@ describe("fleet lock functions: arguments and registry options", () => {
     ["verifyFleetLock plainHttp: \"yes\"", /^verifyFleetLock option plainHttp must be true or false, found "yes"$/, (lock: string) => verifyFleetLock({ lockPath: lock, plainHttp: "yes" as never })],
     ["verifyFleetLock credentialsFor: 5", /^verifyFleetLock option credentialsFor must be a function, found number 5$/, (lock: string) => verifyFleetLock({ lockPath: lock, credentialsFor: 5 as never })],
     ["verifyFleetLock trustedRoot: { x: 1 }", /^verifyFleetLock option trustedRoot must be a checked trusted root/, (lock: string) => verifyFleetLock({ lockPath: lock, trustedRoot: { x: 1 } as never })],
+    ["verifyFleetLock signal: { aborted: \"no\" }", /^verifyFleetLock option signal must be an AbortSignal .*, found /, (lock: string) => verifyFleetLock({ lockPath: lock, signal: { aborted: "no" } as never })],
+    ["verifyFleetLock signal: { aborted: false } (no listeners)", /^verifyFleetLock option signal must be an AbortSignal .*, found /, (lock: string) => verifyFleetLock({ lockPath: lock, signal: { aborted: false } as never })],
+    // An uppercase package was blamed on the receipt (FLEET_RECEIPT_UNREADABLE); r.json does not exist: nothing is read.
+    ["addPluginToLock package: \"Evil\"", /^package \(--package\) must be an npm package name \(lowercase letters, digits, .*, at most 214 characters\), found "Evil"; fix: give "evil" \(npm names are lowercase\)$/, (lock: string) => addPluginToLock({ lockPath: lock, receiptPath: join(root, "r.json"), repository: "127.0.0.1:5000/a/b", package: "Evil" })],
+    ["addPluginToLock package: 5", /^package \(--package\) must be an npm package name \(.*\), found number 5$/, (lock: string) => addPluginToLock({ lockPath: lock, receiptPath: join(root, "r.json"), repository: "127.0.0.1:5000/a/b", package: 5 as never })],
+    ["addPluginToLock repository: 5", /^addPluginToLock option repository must be the registry repository you trust, .*found number 5$/, (lock: string) => addPluginToLock({ lockPath: lock, receiptPath: join(root, "r.json"), repository: 5 as never })],
+    ["verifyReferenceProvenance package: \"Evil\"", /^verifyReferenceProvenance option package must be an npm package name \(.*\), found "Evil"; fix: give "evil"/, () => verifyReferenceProvenance({ reference: `127.0.0.1:5000/a/b@sha256:${"a".repeat(64)}`, provenance: { policy: { owner: "acme" } }, package: "Evil" })],
+    // Checked after the lock and the receipt were read (the receipt is missing here: FLEET_PLUGIN_NOT_PINNED).
+    ["upgradePluginInLock gates: { unti }", /^gates \(--expect-gate\) names unknown gate "unti"/, (lock: string) => upgradePluginInLock({ lockPath: lock, receiptPath: join(root, "r.json"), gates: { unti: "npm test" } as never })],
     // A registry option given as a string was walked character by character ("0", "1", ...).
     ["addPluginToLock registry: a string", /^addPluginToLock registry option must be an object \{ plainHttp\?, .*\}, found "127\.0\.0\.1:5000"$/, (lock: string) => addPluginToLock({ lockPath: lock, receiptPath: join(root, "r.json"), repository: "127.0.0.1:5000/a/b", registry: "127.0.0.1:5000" as never })],
     ["addPluginToLock offline: \"yes\"", /^addPluginToLock option offline must be true or false, found "yes"$/, (lock: string) => addPluginToLock({ lockPath: lock, receiptPath: join(root, "r.json"), repository: "127.0.0.1:5000/a/b", offline: "yes" as never })],
@@ -124,6 +143,40 @@ describe("fleet lock functions: arguments and registry options", () => {
     await expect(() => run).toThrowWithCode("POLICY_INVALID");
     await expect(run).rejects.toThrow(message);
     expect(await readdir(root)).toEqual(before);
+  });
+});
+
+describe("a signal option: src/fetch refuses what the transport (src/oci/arguments.ts) refuses", () => {
+  const listener = () => undefined;
+  it.each([
+    ["an AbortController's signal", new AbortController().signal],
+    ["a signal-like object", { aborted: true, addEventListener: listener, removeEventListener: listener }],
+    ["{ aborted: \"no\" }", { aborted: "no" }],
+    ["{ aborted: false }", { aborted: false }],
+    ["{ aborted: false, addEventListener }", { aborted: false, addEventListener: listener }],
+    ["an EventTarget", new EventTarget()],
+    ["5", 5],
+    ["null", null],
+  ])("%s: verifyFleetLock and runBounded agree", async (_name, signal) => {
+    const transport = (() => {
+      try {
+        requireOptionalSignal(signal, "test");
+        return "accepted";
+      } catch (error) {
+        expect(error).toMatchObject({ code: "OCI_ARGUMENT_INVALID" });
+        return "refused";
+      }
+    })();
+    const lock = join(root, "fleet.lock.json");
+    await writeFleetLockFile(lock, emptyFleetLock());
+    const fetchAnswer = await verifyFleetLock({ lockPath: lock, signal: signal as never }).then(
+      () => "accepted",
+      (error: { code?: string }) => {
+        expect(error.code).toBe("POLICY_INVALID");
+        return "refused";
+      },
+    );
+    expect(fetchAnswer).toBe(transport);
   });
 });
 
@@ -174,17 +227,17 @@ describe("options are plain data, read once: a value given through a prototype, 
   const hidden = Object.defineProperty({ reference, outputDir: "/nonexistent-never-written" }, "provenance", { value: key, enumerable: false });
   it.each([
     // The trial's fail-open: each of these installed the release without its provenance check.
-    ["provenance through a prototype", () => fetchRelease(Object.assign(Object.create({ provenance: key }), { reference, outputDir: "/nonexistent-never-written" })), /^fetchRelease options must be a plain object \(an object literal or parsed JSON\), found an instance of Object with another prototype/],
+    ["provenance through a prototype", () => fetchRelease(Object.assign(Object.create({ provenance: key }), { reference, outputDir: "/nonexistent-never-written" })), /^fetchRelease options must be a plain object \(an object literal or parsed JSON\), found an object with another prototype \(an inherited value is not read\)$/],
     ["provenance as a class getter", () => fetchRelease(new Opts() as never), /^fetchRelease needs its options as an object|^fetchRelease options must be a plain object .*, found an instance of Opts$/],
     ["provenance as a hidden property", () => fetchRelease(hidden as never), /^fetchRelease options\.provenance is not enumerable: give it as an ordinary property$/],
     ["a getter that changes its answer", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", get repository() { return "127.0.0.1:5000/acme/plugin"; } } as never), /^fetchRelease options\.repository is a getter or setter: give the value itself/],
     ["nested: provenance.policy.repo as a getter", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", provenance: { policy: { owner: "acme", get repo() { return "acme/x"; } } } } as never), /^fetchRelease options\.provenance\.policy\.repo is a getter or setter/],
     // Gate and package pins that no key check saw.
-    ["policy.gates as a Map", () => downloadRelease({ reference, policy: { gates: new Map([["unit", "evil"]]) as never } }), /^downloadRelease option policy\.gates must be a plain object of gate commands .*found an instance of Map/],
-    ["policy.gates through a prototype", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", policy: { gates: Object.create({ unit: "evil" }) } }), /^fetchRelease option policy\.gates must be a plain object of gate commands/],
+    ["policy.gates as a Map", () => downloadRelease({ reference, policy: { gates: new Map([["unit", "evil"]]) as never } }), /^downloadRelease option policy\.gates must be a plain object \(an object literal or parsed JSON\), found an instance of Map; expected the gate commands to pin as an object literal \{ unit\?, /],
+    ["policy.gates through a prototype", () => fetchRelease({ reference, outputDir: "/nonexistent-never-written", policy: { gates: Object.create({ unit: "evil" }) } }), /^fetchRelease option policy\.gates must be a plain object .*, found an object with another prototype \(an inherited value is not read\); expected the gate commands/],
     ["policy through a prototype", () => inspectRelease({ reference, policy: Object.create({ package: "evil" }) }), /^inspectRelease option policy must be an object \{ package\?, gates\?, sources\? \}, found an object with another prototype/],
     ["verifyReferenceProvenance repository through a prototype", () => verifyReferenceProvenance(Object.assign(Object.create({ repository: "evil.example/a/b" }), { reference, provenance: key })), /^verifyReferenceProvenance options must be a plain object/],
-    ["addPluginToLock gates through a prototype", () => addPluginToLock({ lockPath: "/nonexistent-never-written/l.json", receiptPath: "/nonexistent/r.json", repository: "127.0.0.1:5000/acme/plugin", gates: Object.create({ unit: "evil" }) }), /must be a plain object of gate commands/],
+    ["addPluginToLock gates through a prototype", () => addPluginToLock({ lockPath: "/nonexistent-never-written/l.json", receiptPath: "/nonexistent/r.json", repository: "127.0.0.1:5000/acme/plugin", gates: Object.create({ unit: "evil" }) }), /^gates \(--expect-gate\) must be a plain object .*; expected the gate commands to pin/],
     ["a revoked Proxy", () => { const { proxy, revoke } = Proxy.revocable({ reference }, {}); revoke(); return fetchRelease(proxy as never); }, /^fetchRelease (needs its options|options could not be read as data)/],
   ] as Array<[string, () => Promise<unknown>, RegExp]>)("%s -> POLICY_INVALID", async (_name, call, message) => {
     const run = (async () => call())();

@@ -11,6 +11,8 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   LayoutTarget,
+  OrasTarget,
+  RegistryTarget,
   acquirePidLock,
   artifactManifest,
   artifactManifestObject,
@@ -61,6 +63,17 @@ const rows: [string, () => unknown, string, () => unknown][] = [
   ["LayoutTarget.open(dir, 5)", () => LayoutTarget.open(path.join(root, "store"), 5 as never), "options must be an object { create?, lockTimeoutMs? } or absent, found number 5", () => LayoutTarget.open(path.join(root, "store"), { lockTimeoutMs: 50 })],
   ["LayoutTarget.open(dir, {crate})", () => LayoutTarget.open(path.join(root, "new-a"), { crate: true } as never), 'option "crate" is not one it reads (it reads create, lockTimeoutMs); did you mean "create"?', () => LayoutTarget.open(path.join(root, "new-b"), { create: true })],
   ["LayoutTarget.open(dir, {create: 'yes'})", () => LayoutTarget.open(path.join(root, "new-c"), { create: "yes" } as never), 'options.create must be true or false (or absent), found "yes"', () => LayoutTarget.open(path.join(root, "new-d"), { create: true })],
+  // A number where the repository goes was OCI_REPOSITORY_INVALID ("invalid repository: number 5").
+  ["openTarget(5)", () => openTarget(5 as never), "openTarget(repository, options): repository must be the repository to open, host[:port]/path or oci-layout:<dir> (a non-empty string), found number 5", () => openTarget(`oci-layout:${path.join(root, "store")}`)],
+  // Options that are not an object: OCI_REPOSITORY_INVALID "undefined/undefined" (RegistryTarget), "for oras: nothing" (OrasTarget).
+  ["new RegistryTarget(5)", () => new RegistryTarget(5 as never), "new RegistryTarget(options): options must be an object { registry, repository, plainHttp?, credentials?, timeoutMs?, bodyTimeoutMs?, retry?, chunkSize?, ca?, maxTagPages?, tagPageSize?, trustedTokenRealms? }, found number 5", () => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "a/b", plainHttp: true }).close()],
+  ["new RegistryTarget()", () => new RegistryTarget(undefined as never), "new RegistryTarget(options): options must be an object { registry, repository, ", () => new RegistryTarget({ registry: "127.0.0.1:5000", repository: "a/b", plainHttp: true }).close()],
+  ["OrasTarget.open(5)", () => OrasTarget.open(5 as never), "OrasTarget.open(options): options must be an object { repository, orasPath?, plainHttp?, credentials?, timeoutMs?, env?, passEnv? }, found number 5", () => Promise.resolve()],
+  ["OrasTarget.open()", () => OrasTarget.open(undefined as never), "OrasTarget.open(options): options must be an object { repository, orasPath?, plainHttp?, credentials?, timeoutMs?, env?, passEnv? }, found nothing", () => Promise.resolve()],
+  ["OrasTarget.open({})", () => OrasTarget.open({} as never), "OrasTarget.open(options): options.repository must be the registry repository host[:port]/path (a non-empty string), found nothing", () => Promise.resolve()],
+  ["OrasTarget.open({repositry})", () => OrasTarget.open({ repositry: "127.0.0.1:5000/a/b" } as never), 'OrasTarget.open(options): option "repositry" is not one it reads (it reads repository, orasPath, plainHttp, credentials, timeoutMs, env, passEnv); did you mean "repository"?', () => Promise.resolve()],
+  ["OrasTarget.open({timeoutMs: 'x'})", () => OrasTarget.open({ repository: "127.0.0.1:5000/a/b", timeoutMs: "x" } as never), 'OrasTarget.open(options): options.timeoutMs must be a number of milliseconds of at least 1 (or absent), found "x"', () => Promise.resolve()],
+  ["OrasTarget.open({passEnv: 'A'})", () => OrasTarget.open({ repository: "127.0.0.1:5000/a/b", passEnv: "A" } as never), "OrasTarget.open(options): options.passEnv must be names of further environment variables the tool needs (an array of strings), found \"A\"", () => Promise.resolve()],
   ["openTarget(repo, 5)", () => openTarget(`oci-layout:${path.join(root, "store")}`, 5 as never), "openTarget(repository, options): options must be an object", () => openTarget(`oci-layout:${path.join(root, "store")}`)],
   ["openTarget(repo, {create: 'yes'})", () => openTarget(`oci-layout:${path.join(root, "new-e")}`, { create: "yes" } as never), 'options.create must be true or false (or absent), found "yes"', () => openTarget(`oci-layout:${path.join(root, "new-f")}`, { create: true })],
   ["childEnvironment(5)", () => childEnvironment(5 as never), "childEnvironment(allow, set, source): allow must be the names of the variables to copy from source (an array of strings), found number 5", () => childEnvironment(["PATH"])],
@@ -93,6 +106,7 @@ const rows: [string, () => unknown, string, () => unknown][] = [
   ["pushReferrer(5, ...)", () => pushReferrer(5 as never, BLOB, { artifactType: "a/b", mediaType: "a/b", bytes: Buffer.from("x") } as never), "pushReferrer(target, subject, artifact): target must be a Target to push to (resolve, fetch, exists, push, tag), found number 5", () => Promise.resolve()],
   ["forEachBounded(5, 1, fn)", () => forEachBounded(5 as never, 1, async () => undefined), "forEachBounded(items, limit, fn): items must be an array, found number 5", () => forEachBounded([1], 1, async () => undefined)],
   ["artifactManifestObject('t', 5)", () => artifactManifestObject("a/b", 5 as never), "artifactManifestObject(artifactType, layers): layers must be an array of { path, descriptor }, found number 5", () => artifactManifestObject("a/b", [])],
+  ["artifactManifestObject('t', [{ path, descriptor: { digest: 5 } }])", () => artifactManifestObject("a/b", [{ path: "p", descriptor: { digest: 5, size: 1 } }] as never), "artifactManifestObject(artifactType, layers): layers[0] must be { path, descriptor: { digest, size } } (a non-empty path, a sha256:<64 hex> digest, a size in bytes), found digest number 5", () => artifactManifestObject("a/b", [{ path: "p", descriptor: BLOB }])],
   ["artifactManifest(5, [])", () => artifactManifest(5 as never, []), "artifactManifestObject(artifactType, layers): artifactType must be a media type (a non-empty string), found number 5", () => artifactManifest("a/b", [])],
 ];
 
