@@ -21,6 +21,8 @@
  * `json.dumps(json.loads(text), sort_keys=True, separators=(",", ":")) + "\n"`.
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
+import { describeValue } from "./grammar.js";
+import { plainObjectProblem } from "./plain-options.js";
 
 /** A JSON value as produced by {@link parseStrictJson}. */
 export type JsonValue =
@@ -34,8 +36,14 @@ export type JsonValue =
 /** A JSON object (the only top-level value release documents may have). */
 export type JsonObject = { [key: string]: JsonValue };
 
-/** Compare two strings by Unicode code point (Python's `sorted` order). */
+/**
+ * Compare two strings by Unicode code point (Python's `sorted` order).
+ * @throws ReleaseContractError `POLICY_INVALID` when `a` or `b` is not a string.
+ */
 export function compareCodePoints(a: string, b: string): number {
+  if (typeof a !== "string" || typeof b !== "string") {
+    throw new ReleaseContractError("POLICY_INVALID", `compareCodePoints(a, b): both must be strings, found ${describeValue(a)} and ${describeValue(b)}`);
+  }
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();
   for (;;) {
@@ -398,6 +406,24 @@ class Parser {
   }
 }
 
+const STRICT_JSON_OPTION_KEYS = ["rejectIntegralFloats", "requireObject", "maxDepth"] as const;
+
+/** Refuses options of another shape than {@link StrictJsonOptions} (a `null`, a number, a misspelt key, a string `maxDepth`). */
+function strictJsonOptionsCheck(options: unknown): void {
+  const fail = (message: string): never => {
+    throw new ReleaseContractError("POLICY_INVALID", `parseStrictJson(input, options): ${message}; expected { rejectIntegralFloats?: boolean, requireObject?: boolean, maxDepth?: number }`);
+  };
+  const problem = plainObjectProblem(options, "options");
+  if (problem !== undefined) fail(problem);
+  const given = options as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (!(STRICT_JSON_OPTION_KEYS as readonly string[]).includes(key)) fail(`options has ${describeValue(key)}, which it does not read`);
+  for (const key of ["rejectIntegralFloats", "requireObject"] as const) {
+    if (given[key] !== undefined && typeof given[key] !== "boolean") fail(`options.${key} must be a boolean, found ${describeValue(given[key])}`);
+  }
+  const depth = given["maxDepth"];
+  if (depth !== undefined && (typeof depth !== "number" || !Number.isSafeInteger(depth) || depth < 1)) fail(`options.maxDepth must be a whole number >= 1, found ${describeValue(depth)}`);
+}
+
 /**
  * Strictly parse JSON bytes or text.
  *
@@ -412,11 +438,14 @@ class Parser {
  * instead of being rounded. A key `__proto__` is stored as an own property.
  *
  * @param input UTF-8 bytes or an already decoded string.
- * @throws ReleaseContractError with one of the codes above.
+ * @throws ReleaseContractError with one of the codes above; `JSON_SYNTAX` for an `input` that is neither bytes
+ *   nor text; `POLICY_INVALID` for `options` that are not a plain object of `rejectIntegralFloats` (boolean),
+ *   `requireObject` (boolean) and `maxDepth` (a whole number >= 1).
  */
 export function parseStrictJson(input: Uint8Array | string, options: StrictJsonOptions & { requireObject: false }): JsonValue;
 export function parseStrictJson(input: Uint8Array | string, options?: StrictJsonOptions): JsonObject;
 export function parseStrictJson(input: Uint8Array | string, options: StrictJsonOptions = {}): JsonValue {
+  strictJsonOptionsCheck(options);
   const opts: Required<StrictJsonOptions> = {
     rejectIntegralFloats: options.rejectIntegralFloats ?? true,
     requireObject: options.requireObject ?? true,

@@ -238,8 +238,12 @@ function unicodeEscape(char: string): string {
 /**
  * One character named for an error message: printable ASCII quoted (`"A"`), a space as `a space`,
  * anything else escaped so that it can be seen and told apart (`invisible \u200B`, `non-ASCII \u2010`).
+ * @throws ReleaseContractError `POLICY_INVALID` when `char` is not a string of exactly one character (code point).
  */
 export function describeCharacter(char: string): string {
+  if (typeof char !== "string" || [...char].length !== 1) {
+    throw new ReleaseContractError("POLICY_INVALID", `describeCharacter(char): char must be one character (a string of one code point), found ${char === "" ? "an empty string" : describeValue(char)}`);
+  }
   if (char === " ") return "a space";
   if (INVISIBLE_RE.test(char)) return `invisible ${unicodeEscape(char)}`;
   if (/^[\x21-\x7e]$/.test(char)) return JSON.stringify(char);

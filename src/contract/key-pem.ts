@@ -12,11 +12,16 @@
  * (from the PEM labels, never the bytes) and how to get the right file.
  */
 import { readRegularFile } from "./fs-async.js";
-import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, KeyObject } from "node:crypto";
+import { describeValue } from "./grammar.js";
 import { ProvenanceError } from "./provenance-error.js";
 
-/** True when `key` is an ECDSA P-256 (prime256v1) key: the only curve a provenance key may use. */
+/**
+ * True when `key` is an ECDSA P-256 (prime256v1) key: the only curve a provenance key may use.
+ * @throws ProvenanceError `PROVENANCE_KEY_INVALID` when `key` is not a `KeyObject` (a PEM string: parse it first).
+ */
 export function isP256Key(key: KeyObject): boolean {
+  if (!(key instanceof KeyObject)) throw new ProvenanceError("PROVENANCE_KEY_INVALID", `isP256Key(key): key must be a KeyObject (from parseP256PublicKeyPem or node:crypto), found ${describeValue(key)}`);
   return key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1";
 }
 
@@ -33,9 +38,11 @@ const PRIVATE_EXPECTED = "expected a P-256 private key PEM (-----BEGIN PRIVATE K
  * The kind of a key file from its PEM labels (`-----BEGIN <LABEL>-----`). A
  * private key block anywhere wins over every other block (a public key with
  * its private key appended is still a private key file).
+ * @throws ProvenanceError `PROVENANCE_KEY_INVALID` when `bytes` is neither a Buffer (Uint8Array) nor a string.
  */
 export function keyFileKind(bytes: Buffer | string): { kind: KeyFileKind; blocks: number } {
-  const text = typeof bytes === "string" ? bytes : bytes.toString("latin1");
+  requirePemArgument("keyFileKind(bytes)", bytes);
+  const text = typeof bytes === "string" ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   if (text.trim() === "") return { kind: "empty", blocks: 0 };
   const labels = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]{1,40})-----/g)].map((m) => m[1] as string);
   if (labels.length === 0) return { kind: "not-pem", blocks: 0 };
@@ -48,6 +55,14 @@ export function keyFileKind(bytes: Buffer | string): { kind: KeyFileKind; blocks
   });
   for (const kind of ["private-key", "encrypted-private-key", "certificate", "other-pem"] as const) if (kinds.includes(kind)) return { kind, blocks: labels.length };
   return { kind: "public-key", blocks: labels.length };
+}
+
+/** Refuses a key file's contents of another type than bytes or text, and a label that is no string (a coded error, never a TypeError). */
+function requirePemArgument(call: string, pem: unknown, label: unknown = ""): void {
+  if (typeof pem !== "string" && !(pem instanceof Uint8Array)) {
+    throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${call}: expected a key file's contents (a Buffer, Uint8Array or string), found ${describeValue(pem)}`);
+  }
+  if (typeof label !== "string") throw new ProvenanceError("PROVENANCE_KEY_INVALID", `${call}: label must be a string naming the key file, found ${describeValue(label)}`);
 }
 
 /** The words of a message for what was found. */
@@ -82,9 +97,11 @@ function algorithmText(key: KeyObject): string {
  * @param label names the file in messages (`--key keys/release.pub`).
  * @throws ProvenanceError `PROVENANCE_KEY_NOT_PUBLIC` (a private key, certificate or other PEM block),
  *   `PROVENANCE_KEY_INVALID` (empty, no PEM, more than one block, a PUBLIC KEY block that does not decode),
- *   `PROVENANCE_KEY_UNSUPPORTED` (a public key of another algorithm or curve).
+ *   `PROVENANCE_KEY_UNSUPPORTED` (a public key of another algorithm or curve); `PROVENANCE_KEY_INVALID` also when
+ *   `pem` is neither bytes nor a string, or `label` is not a string.
  */
 export function parseP256PublicKeyPem(pem: Buffer | string, label = "--key"): KeyObject {
+  requirePemArgument("parseP256PublicKeyPem(pem, label)", pem, label);
   const { kind, blocks } = keyFileKind(pem);
   const size = Buffer.byteLength(pem);
   if (kind === "private-key" || kind === "encrypted-private-key") {
@@ -118,9 +135,11 @@ export function parseP256PublicKeyPem(pem: Buffer | string, label = "--key"): Ke
  * @param label names the file in messages (`signing key keys/release.pem`).
  * @throws ProvenanceError `PROVENANCE_KEY_NOT_PRIVATE` (a public key or certificate),
  *   `PROVENANCE_KEY_INVALID` (empty, no PEM, does not decode), `PROVENANCE_KEY_UNSUPPORTED`
- *   (encrypted, another algorithm or curve).
+ *   (encrypted, another algorithm or curve); `PROVENANCE_KEY_INVALID` also when `pem` is neither bytes nor a
+ *   string, or `label` is not a string.
  */
 export function parseP256PrivateKeyPem(pem: Buffer | string, label = "signing key"): KeyObject {
+  requirePemArgument("parseP256PrivateKeyPem(pem, label)", pem, label);
   const { kind } = keyFileKind(pem);
   const size = Buffer.byteLength(pem);
   if (kind === "public-key" || kind === "certificate") {

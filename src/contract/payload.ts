@@ -56,23 +56,29 @@ export function bundleLayerTitles(packageName: string, version: string): string[
  * `<hex>  <path>\n` line per entry, in the given order.
  * @throws ReleaseContractError `PAYLOAD_CHECKSUM_LINE_INVALID` for a SHA-256
  *   that is not 64 lowercase hex or a path outside `[A-Za-z0-9_./-]`,
- *   `PAYLOAD_CHECKSUM_DUPLICATE` for a path listed twice.
+ *   `PAYLOAD_CHECKSUM_DUPLICATE` for a path listed twice; `POLICY_INVALID` when `entries` is not an array of
+ *   `{ path, sha256 }` objects.
  */
 export function formatPayloadChecksums(entries: readonly PayloadChecksumEntry[]): string {
+  if (!Array.isArray(entries)) throw new ReleaseContractError("POLICY_INVALID", `formatPayloadChecksums(entries): entries must be an array of { path, sha256 }, found ${describeValue(entries)}`);
   const seen = new Set<string>();
   let out = "";
-  for (const entry of entries) {
-    if (!isSha256Hex(entry.sha256) || !CHECKSUM_PATH_RE.test(entry.path)) {
+  for (const [at, entry] of (entries as readonly unknown[]).entries()) {
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+      throw new ReleaseContractError("POLICY_INVALID", `formatPayloadChecksums(entries): entries[${at}] must be { path, sha256 }, found ${describeValue(entry)}`);
+    }
+    if (!isSha256Hex((entry as PayloadChecksumEntry).sha256) || typeof (entry as PayloadChecksumEntry).path !== "string" || !CHECKSUM_PATH_RE.test((entry as PayloadChecksumEntry).path)) {
       throw new ReleaseContractError(
         "PAYLOAD_CHECKSUM_LINE_INVALID",
-        `payload checksum entry must be 64 lowercase hex and a path of [A-Za-z0-9_./-], found ${describeValue(entry.sha256)} ${describeValue(entry.path)}`,
+        `payload checksum entry must be 64 lowercase hex and a path of [A-Za-z0-9_./-], found ${describeValue((entry as PayloadChecksumEntry).sha256)} ${describeValue((entry as PayloadChecksumEntry).path)}`,
       );
     }
-    if (seen.has(entry.path)) {
-      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path: ${describeValue(entry.path)}`);
+    const { path, sha256 } = entry as PayloadChecksumEntry;
+    if (seen.has(path)) {
+      throw new ReleaseContractError("PAYLOAD_CHECKSUM_DUPLICATE", `duplicate payload checksum path: ${describeValue(path)}`);
     }
-    seen.add(entry.path);
-    out += `${entry.sha256}  ${entry.path}\n`;
+    seen.add(path);
+    out += `${sha256}  ${path}\n`;
   }
   return out;
 }
@@ -89,9 +95,16 @@ export function formatPayloadChecksums(entries: readonly PayloadChecksumEntry[])
  *   `<64 lowercase hex>  <path>`, or an unsafe or unexpected path such as
  *   `../secret`, P3);
  *   `PAYLOAD_CHECKSUM_DUPLICATE` (a path listed twice, P3);
- *   `PAYLOAD_CHECKSUM_INCOMPLETE` (an expected path missing, P4).
+ *   `PAYLOAD_CHECKSUM_INCOMPLETE` (an expected path missing, P4);
+ *   `POLICY_INVALID` (an `input` that is neither bytes nor text, an `expectedPaths` that is no array of strings).
  */
 export function parsePayloadChecksums(input: Uint8Array | string, expectedPaths: readonly string[]): Map<string, string> {
+  if (typeof input !== "string" && !(input instanceof Uint8Array)) {
+    throw new ReleaseContractError("POLICY_INVALID", `parsePayloadChecksums(input, expectedPaths): input must be the file's bytes (a Uint8Array) or text, found ${describeValue(input)}`);
+  }
+  if (!Array.isArray(expectedPaths) || !expectedPaths.every((p) => typeof p === "string")) {
+    throw new ReleaseContractError("POLICY_INVALID", `parsePayloadChecksums(input, expectedPaths): expectedPaths must be an array of paths (strings, as bundleChecksumPaths returns), found ${Array.isArray(expectedPaths) ? "an array holding a non-string" : describeValue(expectedPaths)}`);
+  }
   let text: string;
   if (typeof input === "string") {
     text = input;
@@ -150,9 +163,13 @@ export function payloadAllowListText(packageName?: string): string {
  * `<stem>` an npm tarball stem (`[a-z0-9][a-z0-9._-]*`, so no `/`). When
  * `packageName` is given the stem must be that package's (`@scope/pkg` ->
  * `scope-pkg`). This allow-list is the whole path-safety rule: `../x`,
- * `/abs`, other directories and other names are refused.
+ * `/abs`, other directories and other names are refused. A `title` that is not a string is not allowed (false).
+ * @throws ReleaseContractError `POLICY_INVALID` when `packageName` is given and is not a string.
  */
 export function isAllowedPayloadTitle(title: unknown, packageName?: string): title is string {
+  if (packageName !== undefined && typeof packageName !== "string") {
+    throw new ReleaseContractError("POLICY_INVALID", `isAllowedPayloadTitle(title, packageName): packageName must be an npm package name (a string) or omitted, found ${describeValue(packageName)}`);
+  }
   if (typeof title !== "string") return false;
   if (title === RELEASE_MANIFEST_FILE || title === SOURCE_BUNDLE_FILE || title === PAYLOAD_CHECKSUMS_FILE || title === RECEIPT_FILE) {
     return true;

@@ -355,8 +355,16 @@ export function isGhcrOrigin(repository: Repository): boolean {
  * where a repository is parsed, and the transport applies it to every URL a
  * server hands back.
  * @returns why plain HTTP is refused for `repository` (a {@link Repository} or a host), or undefined when allowed.
+ * @throws ReleaseContractError `POLICY_INVALID` when `plainHttp` is not a boolean or `repository` is neither a
+ *   host string nor a {@link Repository} (from `parseRepository`).
  */
 export function plainHttpRefusal(repository: Repository | string, plainHttp: boolean): string | undefined {
+  if (typeof plainHttp !== "boolean") throw new ReleaseContractError("POLICY_INVALID", `plainHttpRefusal(repository, plainHttp): plainHttp must be a boolean, found ${describeValue(plainHttp)}`);
+  const given: unknown = repository;
+  const isRepository = given !== null && typeof given === "object" && ((given as { kind?: unknown }).kind === "layout" || ((given as { kind?: unknown }).kind === "registry" && typeof (given as { host?: unknown }).host === "string"));
+  if (typeof given !== "string" && !isRepository) {
+    throw new ReleaseContractError("POLICY_INVALID", `plainHttpRefusal(repository, plainHttp): repository must be a host (a string) or a Repository from parseRepository, found ${describeValue(given)}`);
+  }
   if (!plainHttp) return undefined;
   if (typeof repository !== "string" && repository.kind === "layout") return undefined;
   const host = typeof repository === "string" ? repository : repository.host;
@@ -364,8 +372,12 @@ export function plainHttpRefusal(repository: Repository | string, plainHttp: boo
   return `plain HTTP is allowed only for loopback hosts, not ${host}; drop --plain-http (plainHttp) or use a loopback registry`;
 }
 
-/** True when `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`). */
+/**
+ * True when `host` is a loopback host (`localhost`, `127.0.0.0/8`, `::1`, `[::1]`).
+ * @throws ReleaseContractError `POLICY_INVALID` when `host` is not a string.
+ */
 export function isLoopbackHost(host: string): boolean {
+  if (typeof host !== "string") throw new ReleaseContractError("POLICY_INVALID", `isLoopbackHost(host): host must be a host name or address (a string), found ${describeValue(host)}`);
   const h = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
   if (h === "localhost" || h === "::1") return true;
   return /^127\.(?:[0-9]{1,3})\.(?:[0-9]{1,3})\.(?:[0-9]{1,3})$/.test(h);
