@@ -118,7 +118,11 @@ function ownProblem(schema: Record<string, unknown>, value: unknown, path: strin
   for (const key of ["anyOf", "oneOf"] as const) {
     const branches = schema[key];
     if (Array.isArray(branches) && branches.length > 0) {
-      if (!branches.some((branch) => isPlainObject(branch) && checkArgumentValue(branch, value, path, depth + 1) === null)) return `${path} does not match any allowed form`;
+      const matches = (branch: unknown) => isPlainObject(branch) && checkArgumentValue(branch, value, path, depth + 1) === null;
+      // anyOf: at least one branch; oneOf: exactly one (JSON Schema), so a value two branches accept is refused.
+      const matched = key === "anyOf" ? (branches.some(matches) ? 1 : 0) : branches.filter(matches).length;
+      if (matched === 0) return `${path} does not match any allowed form`;
+      if (matched > 1) return `${path} matches more than one allowed form (oneOf: exactly one must match)`;
     }
   }
   if (typeof value === "string") return stringProblem(schema, value, path);
@@ -242,7 +246,8 @@ function schemaInputProblem(schema: unknown, path: unknown): string | null {
  * Supports `type` (string or list), `enum`, `const`,
  * `minLength`/`maxLength`/`pattern`, `minimum`/`maximum`/`exclusiveMinimum`/
  * `exclusiveMaximum`, `minItems`/`maxItems`/`items`, `properties`/`required`/
- * `additionalProperties`, `anyOf`/`oneOf` (at least one branch matches).
+ * `additionalProperties`, `anyOf` (at least one branch matches), `oneOf`
+ * (exactly one branch matches).
  * Object keys are matched as own properties; `__proto__` is never accepted,
  * `constructor` and `prototype` only where `properties` declares them (also
  * inside open objects and arrays). A `schema` that is not an object or a

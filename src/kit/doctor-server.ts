@@ -17,9 +17,10 @@ import { PluginKitError } from "./errors.js";
 import { declaredServerCwd, filteredServerEnvironment } from "./host-environment.js";
 import { checkHermesToolNames, clampedHermesToolName, validateToolName } from "./naming.js";
 import { redactText } from "./redaction.js";
-import { EXAMPLES_META_KEY } from "./plugin.js";
+import { EXAMPLES_META_KEY, VALIDATOR_META_KEY } from "./plugin.js";
 import { expandPlaceholders, type PackageFinding, type StdioServerEntry } from "./portable.js";
 import { renderForModel, type ReceivedToolResult } from "./render.js";
+import { schemaKeywordProblems, supportedKeywordsText } from "./schema-keywords.js";
 
 /** One tool call the doctor made. */
 export interface DoctorCall {
@@ -140,6 +141,7 @@ function checkListedTool(server: string, listed: Tool, findings: PackageFinding[
   const properties = isObject(schema["properties"]) ? schema["properties"] : {};
   const unknown = requiredOf(listed).filter((name) => typeof name !== "string" || !Object.hasOwn(properties, name));
   if (unknown.length > 0) error("SCHEMA_REQUIRED_UNKNOWN", `tool '${listed.name}' requires unknown properties: ${unknown.join(", ")}`);
+  checkSchemaKeywords(listed, schema, error);
   if (schema["additionalProperties"] !== false) warn("SCHEMA_OPEN", `tool '${listed.name}' inputSchema lacks additionalProperties: false`);
   if (!listed.description || listed.description.trim() === "") warn("TOOL_DESCRIPTION_REQUIRED", `tool '${listed.name}' has no description (Hermes shows a generic one)`);
   return {
@@ -150,6 +152,24 @@ function checkListedTool(server: string, listed: Tool, findings: PackageFinding[
     inputSchema: listed.inputSchema,
     calls: [],
   };
+}
+
+/** Problems of one listed schema reported at most; the rest are counted in one more finding. */
+const MAX_KEYWORD_FINDINGS = 20;
+
+/**
+ * The listed `inputSchema` holds only keywords the kit's argument validation
+ * enforces (schema-keywords.ts), as `tool({schema})` requires: each other
+ * keyword is a `SCHEMA_INVALID` error. A tool listed with
+ * `_meta["hermes-plugin-kit/validator"]: "zod"` is exempt (zod checks its own schema).
+ */
+function checkSchemaKeywords(listed: Tool, schema: Record<string, unknown>, error: (rule: string, message: string) => void): void {
+  if (listed._meta?.[VALIDATOR_META_KEY] === "zod" || !isObject(schema)) return;
+  const problems = schemaKeywordProblems(schema, "inputSchema");
+  for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) {
+    error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message} (the model is told a constraint nobody checks); ${supportedKeywordsText()}`);
+  }
+  if (problems.length > MAX_KEYWORD_FINDINGS) error("SCHEMA_INVALID", `tool '${listed.name}': ... and ${problems.length - MAX_KEYWORD_FINDINGS} more inputSchema keywords the kit does not check`);
 }
 
 function requiredOf(listed: Tool): unknown[] {

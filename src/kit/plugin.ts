@@ -30,6 +30,13 @@ const PLUGIN_MARK = Symbol.for("hermes-plugin-kit.plugin");
 /** `_meta` key under which a listed tool carries its argument examples (read by `plugin doctor`). */
 export const EXAMPLES_META_KEY = "hermes-plugin-kit/examples";
 
+/**
+ * `_meta` key under which a zod tool is listed with `"zod"`: its `inputSchema`
+ * may carry keywords only zod checks, so `plugin doctor` does not hold it to
+ * the kit's keyword vocabulary (every other listed tool is).
+ */
+export const VALIDATOR_META_KEY = "hermes-plugin-kit/validator";
+
 /** plugin.json as written by `plugin build` (Agent Plugins 1.0.0). */
 export interface PluginManifest {
   $schema: string;
@@ -304,7 +311,10 @@ function toMcpTool(entry: ToolDefinition): Tool {
     inputSchema: structuredClone(entry.inputSchema) as Tool["inputSchema"],
     annotations: { readOnlyHint: entry.readOnly, ...(entry.title !== undefined ? { title: entry.title } : {}) },
   };
-  if (Object.keys(entry.examples).length > 0) listed._meta = { [EXAMPLES_META_KEY]: structuredClone(entry.examples) };
+  const meta: Record<string, unknown> = {};
+  if (Object.keys(entry.examples).length > 0) meta[EXAMPLES_META_KEY] = structuredClone(entry.examples);
+  if (entry.validator === "zod") meta[VALIDATOR_META_KEY] = "zod";
+  if (Object.keys(meta).length > 0) listed._meta = meta;
   return listed;
 }
 

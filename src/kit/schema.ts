@@ -8,9 +8,10 @@
  * a schema with a top-level `properties` is refused, because the model would
  * then see no arguments at all.
  */
-import { expectString, inputTypeError, isRecord, PluginKitError, valueKind } from "./errors.js";
+import { expectString, inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "./errors.js";
 import { requireKnownOptions } from "./option-keys.js";
 import { ownValue } from "./own-keys.js";
+import { JSON_TYPES, propertySchemaKeywordProblems, schemaKeywordMessage, schemaKeywordProblems } from "./schema-keywords.js";
 
 const ARG_SPEC = Symbol.for("hermes-plugin-kit.arg");
 
@@ -87,8 +88,6 @@ export interface ObjectArgOptions extends ArgOptions {
 
 /** Options of {@link arg}: the keywords of each type it is given, plus `anyOf`/`oneOf` (lists of schemas). */
 export type AnyArgOptions = StringArgOptions & NumberArgOptions & ArrayArgOptions & ObjectArgOptions & { anyOf?: readonly PropertySchema[]; oneOf?: readonly PropertySchema[] };
-
-const JSON_TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"];
 
 /** The kit metadata every helper reads (never emitted into the schema). */
 const KIT_ARG_OPTIONS = ["required", "example"] as const;
@@ -171,7 +170,12 @@ function propertyFrom(value: ArgSpec | PropertySchema, label: string): { schema:
  *   description, options that are not an object, an option it does not read
  *   (named with the nearest known one, or with why a real JSON Schema keyword
  *   is refused), or an option of the wrong type (`required` not a boolean,
- *   a bound not a number, `pattern` not a valid regular expression, ...).
+ *   a bound not a number, `pattern` not a valid regular expression, ...),
+ *   or a schema given as a plain object (`items`, `properties`,
+ *   `additionalProperties`, `anyOf`/`oneOf` branches) holding a keyword the
+ *   kit does not check, at any depth (the vocabulary of
+ *   {@link validateParameters}; each named with its path, e.g.
+ *   `argument.items.format`).
  */
 export function arg(type: string | readonly string[], description: string, options: AnyArgOptions = {}): ArgSpec {
   return makeArg("arg", type, description, options);
@@ -188,6 +192,9 @@ function makeArg(fn: string, type: string | readonly string[], description: stri
   const schema: PropertySchema = { type: Array.isArray(type) ? [...types] : type, description };
   if (enumValues !== undefined && (enumValues as unknown[]).length > 0) schema["enum"] = structuredClone([...(enumValues as unknown[])]);
   for (const [key, value] of Object.entries(keywords)) if (value !== undefined) schema[key] = structuredClone(value);
+  // Schemas given as plain objects (items, properties, additionalProperties, anyOf/oneOf branches) hold only checked keywords too.
+  const problems = propertySchemaKeywordProblems(schema, "argument");
+  if (problems.length > 0) throw new PluginKitError("ARG_INVALID", `${fn}: ${schemaKeywordMessage("the argument's schema", problems)}`);
   const spec: ArgSpec = { [ARG_SPEC]: true, schema, required: required as boolean, ...(example !== undefined ? { example: structuredClone(example) } : {}) };
   return Object.freeze(spec);
 }
@@ -366,16 +373,46 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Validate a `parameters` object (type `object`, `properties` an object of
- * object schemas, `required` a list of strings naming existing properties)
- * and return a deep copy with `additionalProperties: false` and canonical key
- * order. `$schema` is dropped. Required names are matched as own properties
- * (`toString` names no property unless declared); a property named
- * `__proto__` is refused.
+ * Validate a hand-written `parameters` object (type `object`, `properties` an
+ * object of object schemas, `required` a list of strings naming existing
+ * properties) and return a deep copy with `additionalProperties: false` and
+ * canonical key order. `$schema` is dropped. Required names are matched as
+ * own properties (`toString` names no property unless declared); a property
+ * named `__proto__` is refused.
  *
- * @throws PluginKitError `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`.
+ * The schema may carry only keywords the kit's argument validation enforces
+ * (docs/kit.md, "Hand-written schemas: the keywords the kit checks"): on the
+ * parameters object `type`, `properties`, `required`, `additionalProperties`,
+ * `$schema`; in every property schema below it, at any depth (`properties`,
+ * `items`, `additionalProperties`, `anyOf`/`oneOf` branches), `type`, `enum`,
+ * `const`, `anyOf`, `oneOf`, `minLength`, `maxLength`, `pattern`, `minimum`,
+ * `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `items`, `minItems`,
+ * `maxItems`, `properties`, `required`, `additionalProperties`, each with a
+ * value of its type; and the annotations `title`, `description`, `examples`,
+ * `default`, `$comment`, `deprecated`, `readOnly`, `writeOnly` anywhere.
+ *
+ * @throws PluginKitError `SCHEMA_INVALID` (a wrong shape; or any other
+ *   keyword, an unknown `type`, an invalid `pattern`, a bound that is not a
+ *   finite number, a schema nested deeper than 32 levels, ...: every one
+ *   named on a line of its own with its JSON path, e.g.
+ *   `parameters.properties.email.format: the kit does not check 'format'; fix: use pattern, ...`,
+ *   followed by the supported keywords), `SCHEMA_REQUIRED_UNKNOWN`.
  */
 export function validateParameters(parameters: unknown, label = "parameters"): BuiltParameters {
+  return parametersFrom(parameters, label, label);
+}
+
+/**
+ * The parameters object a zod schema emits (tool.ts): the shape checks of
+ * {@link validateParameters} without the keyword vocabulary, because zod
+ * parses the arguments against its own schema after the kit's checks.
+ */
+export function zodParameters(parameters: unknown, label: string): BuiltParameters {
+  return parametersFrom(parameters, label, null);
+}
+
+/** {@link validateParameters}; `subject` names the schema in a keyword refusal, `null` skips the keyword check (zod). */
+function parametersFrom(parameters: unknown, label: string, subject: string | null): BuiltParameters {
   if (!isPlainObject(parameters)) throw new PluginKitError("SCHEMA_INVALID", `${label} must be an object`);
   const copy = structuredClone(parameters);
   if (copy["type"] !== "object") throw new PluginKitError("SCHEMA_INVALID", `${label}.type must be "object", got ${JSON.stringify(copy["type"])}`);
@@ -391,6 +428,10 @@ export function validateParameters(parameters: unknown, label = "parameters"): B
   }
   const unknown = required.filter((name) => !Object.hasOwn(properties, name));
   if (unknown.length > 0) throw new PluginKitError("SCHEMA_REQUIRED_UNKNOWN", `${label}.required names unknown properties: ${unknown.join(", ")}`);
+  if (subject !== null) {
+    const problems = schemaKeywordProblems(copy, label);
+    if (problems.length > 0) throw new PluginKitError("SCHEMA_INVALID", schemaKeywordMessage(subject, problems));
+  }
   const { type: _type, properties: _p, required: _r, additionalProperties: _a, $schema: _s, ...rest } = copy;
   return { parameters: orderedParameters(properties as Record<string, PropertySchema>, required, rest), required: [...required], examples: {} };
 }
@@ -403,7 +444,10 @@ export function validateParameters(parameters: unknown, label = "parameters"): B
  * properties, required?}` with no `name`/`description`). A function schema
  * with its arguments in a top-level `properties` (next to `name` /
  * `description`, or without `type: "object"`) is refused: the model would
- * see no arguments. Then `parameters` as {@link validateParameters}.
+ * see no arguments. Then `parameters` as {@link validateParameters},
+ * including its keyword vocabulary (a keyword the kit does not enforce is
+ * `SCHEMA_INVALID`, named with its JSON path under `schema.parameters` or
+ * `schema`).
  *
  * @throws PluginKitError `SCHEMA_TOP_LEVEL_PROPERTIES`, `SCHEMA_NAME_MISMATCH`,
  *   `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`.
@@ -417,13 +461,13 @@ export function validateFunctionSchema(schema: unknown, toolName: string): Built
     if (schema["name"] !== undefined && schema["name"] !== toolName) {
       throw new PluginKitError("SCHEMA_NAME_MISMATCH", `schema.name ${JSON.stringify(schema["name"])} must equal the tool name '${toolName}'`);
     }
-    const built = validateParameters(schema["parameters"], "schema.parameters");
+    const built = parametersFrom(schema["parameters"], "schema.parameters", `schema of tool '${shortText(toolName)}'`);
     const description = typeof schema["description"] === "string" ? schema["description"] : undefined;
     return description === undefined ? built : { ...built, description };
   }
   if (Object.hasOwn(schema, "properties")) {
     if (schema["type"] !== "object" || Object.hasOwn(schema, "name") || Object.hasOwn(schema, "description")) throw topLevel();
-    return validateParameters(schema, "schema");
+    return parametersFrom(schema, "schema", `schema of tool '${shortText(toolName)}'`);
   }
   throw new PluginKitError("SCHEMA_INVALID", `schema of tool '${toolName}' must be {parameters: {...}} or a parameters object {type: "object", properties}`);
 }

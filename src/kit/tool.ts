@@ -23,7 +23,7 @@ import {
   augmentDescription,
   buildParameters,
   validateFunctionSchema,
-  validateParameters,
+  zodParameters,
   type ArgSpec,
   type BuiltParameters,
   type ParametersSchema,
@@ -112,6 +112,14 @@ export interface ToolDefinition {
   readonly validateRequired: boolean;
   readonly title?: string;
   readonly errorMode: "isError" | "envelope";
+  /**
+   * What checks the arguments: `"kit"` (params or schema: the `inputSchema`
+   * holds only keywords the kit's validation enforces) or `"zod"` (zod parses
+   * them after the kit's checks, so the `inputSchema` may carry any keyword zod
+   * emits; listed as `_meta["hermes-plugin-kit/validator"]: "zod"`, which
+   * `plugin doctor` reads).
+   */
+  readonly validator: "kit" | "zod";
   /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object or has a key other than `signal`, `requestId`, `logger`, `meta`. */
   call(args: unknown, context?: Partial<ToolContext>): Promise<ToolCallResult>;
 }
@@ -171,7 +179,10 @@ interface ToolSpec {
  *   (named with the nearest known one, e.g. `validateRequred` -> `validateRequired`),
  *   handler not a function, non-boolean flags, errorMode not isError/envelope,
  *   title not a string, examples not an object), `ARG_INVALID`, `SCHEMA_TOP_LEVEL_PROPERTIES`,
- *   `SCHEMA_INVALID`, `SCHEMA_REQUIRED_UNKNOWN`, `SCHEMA_NAME_MISMATCH`.
+ *   `SCHEMA_INVALID` (a wrong shape, or a hand-written `schema` holding a
+ *   keyword the kit's argument validation does not enforce, at any depth:
+ *   see `validateParameters`; a `zod` schema may hold any keyword, zod
+ *   checks it), `SCHEMA_REQUIRED_UNKNOWN`, `SCHEMA_NAME_MISMATCH`.
  */
 export function tool<S extends z.ZodObject>(options: ZodToolOptions<S>): ToolDefinition;
 export function tool(options: ParamsToolOptions): ToolDefinition;
@@ -203,6 +214,7 @@ export function tool(options: AnyToolOptions): ToolDefinition {
     validateRequired: spec.validateRequired,
     ...(options.title !== undefined ? { title: options.title } : {}),
     errorMode: spec.errorMode,
+    validator: zodSchema === undefined ? "kit" : "zod",
     call: (input, partial = {}) => {
       if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${shortText(name)}' call`, "context", "an object", partial));
       try {
@@ -255,7 +267,7 @@ function toolParameters(options: AnyToolOptions, name: string): { built: BuiltPa
     return { built: validated, ...(validated.description === undefined ? {} : { schemaDescription: validated.description }) };
   }
   if (!isZodLike(options.zod)) throw new PluginKitError("TOOL_OPTION_INVALID", `tool '${shortText(name)}': zod must be a zod object schema`);
-  return { built: validateParameters(options.zod.toJSONSchema({ io: "input" }), "zod schema"), zodSchema: options.zod };
+  return { built: zodParameters(options.zod.toJSONSchema({ io: "input" }), "zod schema"), zodSchema: options.zod };
 }
 
 /** Declared examples over the helpers' examples; each must name a listed argument. */
