@@ -19,12 +19,41 @@ import { describeList, describeValue, releaseClassOf, requireGitSha, tarballFile
 import type { ReleasePolicy, TestGate } from "./policy.js";
 import { TEST_GATES } from "./policy.js";
 import { parseReference } from "./reference.js";
-import { promotionFor, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
+import { promotionFor, requireReleasePolicyArgument, verifyFinalReceipt, verifyTestedManifest } from "./release-document.js";
+import { plainObjectProblem } from "./plain-options.js";
 import type { Evidence, PayloadRecord, PublishedReceipt, TestedArtifact, TestedManifest } from "./schemas.js";
 import { makeDirectory } from "./directory.js";
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
   throw new ReleaseContractError(code, message);
+}
+
+/** `POLICY_INVALID` for an argument of another shape, naming the call. */
+function invalidArgument(call: string, message: string): never {
+  return fail("POLICY_INVALID", `${call}: ${message}`);
+}
+
+/** Refuses a value that is not a string (a path, a version, a reference) with `POLICY_INVALID`. */
+function requireStringArgument(call: string, name: string, value: unknown, what: string): void {
+  if (typeof value !== "string") invalidArgument(call, `${name} must be ${what} (a string), found ${describeValue(value)}`);
+}
+
+/** Refuses a tested manifest or receipt argument that is no object with an `artifacts` array (a parsed, verified document). */
+function requireDocumentArgument(call: string, name: string, value: unknown): void {
+  const shape = value === null || typeof value !== "object" || Array.isArray(value) ? describeValue(value) : Array.isArray((value as { artifacts?: unknown }).artifacts) ? undefined : `an object whose artifacts is ${describeValue((value as { artifacts?: unknown }).artifacts)}`;
+  if (shape !== undefined) invalidArgument(call, `${name} must be a verified release document (verifyTestedManifest, verifyFinalReceipt), found ${shape}`);
+}
+
+/** Refuses `layers` that are no array of `{ path, digest, size }` (the bundle manifest's layers). */
+function requireBundleLayersArgument(call: string, layers: unknown): void {
+  if (!Array.isArray(layers)) invalidArgument(call, `layers must be an array of { path, digest, size }, found ${describeValue(layers)}`);
+  for (const [at, layer] of (layers as unknown[]).entries()) {
+    const l = layer as Partial<BundleLayer> | null;
+    if (l === null || typeof l !== "object" || Array.isArray(l) || typeof l.path !== "string" || typeof l.digest !== "string" || typeof l.size !== "number") {
+      const found = l === null || typeof l !== "object" || Array.isArray(l) ? describeValue(l) : `path ${describeValue(l.path)}, digest ${describeValue(l.digest)}, size ${describeValue(l.size)}`;
+      invalidArgument(call, `layers[${at}] must be { path: string, digest: string, size: number }, found ${found}`);
+    }
+  }
 }
 
 export { hashFile } from "./file-hash.js";
@@ -56,8 +85,15 @@ export interface DistInspection {
  * `package/package.json` has the policy's name (`TARBALL_NAME_MISMATCH`) and
  * `version` (`TARBALL_VERSION_MISMATCH`).
  * @param options `keep` selects member bytes to return (check-dist lints them).
+ * @throws ReleaseContractError also `POLICY_INVALID` (before any read) for a `distDir` that is no string, a
+ *   `policy` that is no release policy, or `options` that are no plain object; `SEMVER_INVALID` for the version.
  */
 export async function inspectDistTarball(distDir: string, policy: ReleasePolicy, version: string, options: ReadNpmTarballOptions = {}): Promise<DistInspection> {
+  const call = "inspectDistTarball(distDir, policy, version, options)";
+  requireStringArgument(call, "distDir", distDir, "a directory path");
+  requireReleasePolicyArgument(policy);
+  const shape = plainObjectProblem(options, "options");
+  if (shape !== undefined) invalidArgument(call, shape);
   const expected = tarballFileName(policy.package, version);
   let dirStat;
   try {
@@ -98,6 +134,7 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
 /**
  * {@link inspectDistTarball} returning only the artifact records.
  * @returns the one artifact record `{filename, sha256, size}` recomputed from bytes.
+ * @throws ReleaseContractError the codes of {@link inspectDistTarball}, `POLICY_INVALID` among them.
  */
 export async function inspectDistDir(distDir: string, policy: ReleasePolicy, version: string): Promise<TestedArtifact[]> {
   return [(await inspectDistTarball(distDir, policy, version)).artifact];
@@ -137,9 +174,25 @@ export interface TestedManifestInput {
  * from the versions (`RELEASE_NOT_ONE_BUMP`), tag `v<version>`
  * (`TAG_VERSION_MISMATCH`), SHAs (`GIT_SHA_INVALID`), workflow run id/attempt
  * (`WORKFLOW_EVIDENCE_INVALID`), install-time behaviours declared by the
- * policy (`INSTALL_TIME_NOT_ALLOWED`), then every check of `verifyTestedManifest`.
+ * policy (`INSTALL_TIME_NOT_ALLOWED`), then every check of `verifyTestedManifest`. An `input` of another
+ * shape (no plain object, a policy that is no release policy, `gates` or `artifacts` of another type) is
+ * `POLICY_INVALID`, before anything is built.
  */
 export function createTestedManifest(input: TestedManifestInput): TestedManifest {
+  const call = "createTestedManifest(input)";
+  const shape = plainObjectProblem(input, "input");
+  if (shape !== undefined) invalidArgument(call, `${shape}; expected { policy, previousVersion, version, tag, sourceSha, runId, runAttempt, gates, artifacts, installTime? }`);
+  requireReleasePolicyArgument(input.policy);
+  const gates: unknown = input.gates;
+  if (gates === null || typeof gates !== "object" || Array.isArray(gates)) invalidArgument(call, `input.gates must be an object of the four gates' evidence { ${TEST_GATES.join(", ")} }, found ${describeValue(gates)}`);
+  for (const gate of TEST_GATES) {
+    const entry: unknown = (gates as Record<string, unknown>)[gate];
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) invalidArgument(call, `input.gates.${gate} must be the gate's evidence { status, result, source_sha, command }, found ${describeValue(entry)}`);
+  }
+  if (!Array.isArray(input.artifacts)) invalidArgument(call, `input.artifacts must be an array of { filename, sha256, size } (inspectDistDir), found ${describeValue(input.artifacts)}`);
+  if (input.installTime !== undefined && (!Array.isArray(input.installTime) || input.installTime.some((b) => typeof b !== "string"))) {
+    invalidArgument(call, `input.installTime must be an array of behaviours (strings) or omitted, found ${describeValue(input.installTime)}`);
+  }
   const cls = releaseClassOf(input.previousVersion, input.version);
   requireInstallTimeAllowed(input.installTime ?? [], input.policy.installTime, `the ${input.policy.package} tarball`);
   if (input.tag !== `v${input.version}`) fail("TAG_VERSION_MISMATCH", `tag ${input.tag} does not match version ${input.version}`);
@@ -228,8 +281,17 @@ export interface BundleLayer {
  * and the bundle's layers (docs/contract.md): `receipt_state` published,
  * `registry_reference`, `blob_digest` per artifact, `payload` sorted by path;
  * then verify it with `verifyFinalReceipt` before returning (SP4).
+ * @throws ReleaseContractError `POLICY_INVALID` (before anything is built) for arguments of another shape: a
+ *   `manifest` that is no tested manifest, a `bundleReference` that is no string, `layers` that are no array of
+ *   `{ path, digest, size }`, a `policy` that is no release policy; then the codes of `parseReference` and
+ *   `verifyFinalReceipt`.
  */
 export function buildPublishedReceipt(manifest: TestedManifest, bundleReference: string, layers: BundleLayer[], policy: ReleasePolicy): PublishedReceipt {
+  const call = "buildPublishedReceipt(manifest, bundleReference, layers, policy)";
+  requireDocumentArgument(call, "manifest", manifest);
+  requireStringArgument(call, "bundleReference", bundleReference, "the bundle's digest reference");
+  requireBundleLayersArgument(call, layers);
+  requireReleasePolicyArgument(policy);
   parseReference(bundleReference, policy.registryRepository);
   return verifyFinalReceipt(publishedReceiptDocument(manifest, bundleReference, layers), policy, { bundleReference });
 }
@@ -281,9 +343,17 @@ function firstDifference(expected: unknown, found: unknown, at = ""): { at: stri
  * @param bundleReference `host/repo@sha256:<hex>` of the bundle.
  * @param layers the bundle manifest's layers: `path` (the title annotation), `digest`, `size` (bytes).
  * @throws ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` naming the first field that differs, both
- *   values and the fix.
+ *   values and the fix; `POLICY_INVALID` (before any comparison) for arguments of another shape: a `receipt` or
+ *   `tested` that is no release document, a `bundleReference` or `receiptSource` that is no string, `layers` that
+ *   are no array of `{ path, digest, size }`.
  */
 export function checkReceiptOfBundle(receipt: PublishedReceipt, tested: TestedManifest, bundleReference: string, layers: readonly BundleLayer[], receiptSource = "the receipt"): void {
+  const call = "checkReceiptOfBundle(receipt, tested, bundleReference, layers, receiptSource)";
+  requireDocumentArgument(call, "receipt", receipt);
+  requireDocumentArgument(call, "tested", tested);
+  requireStringArgument(call, "bundleReference", bundleReference, "the bundle's digest reference");
+  requireBundleLayersArgument(call, layers);
+  requireStringArgument(call, "receiptSource", receiptSource, "where the receipt came from, for messages");
   const difference = firstDifference(publishedReceiptDocument(tested, bundleReference, layers), receipt);
   if (difference === undefined) return;
   const describe = (v: unknown): string => (Array.isArray(v) ? `an array of ${v.length} entries` : describeValue(v));

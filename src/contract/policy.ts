@@ -454,9 +454,17 @@ export function policyForDocument(given: ConsumerExpectations, doc: Record<strin
  * evidence are those the release's own package.json declares (read from the
  * verified tarball).
  * @param origin names the declaring file in the message (e.g. `package/package.json of hello-1.0.0.tgz`).
- * @throws ReleaseContractError `GATE_COMMAND_MISMATCH`.
+ * @throws ReleaseContractError `GATE_COMMAND_MISMATCH`; `POLICY_INVALID` when `evidence` or `declared` is not an
+ *   object (`declared` of one command string per gate) or `origin` is not a string.
  */
 export function checkDeclaredGates(evidence: Record<string, unknown>, declared: GateCommands, origin: string): void {
+  const call = "checkDeclaredGates(evidence, declared, origin)";
+  if (!isRecord(evidence)) throw new ReleaseContractError("POLICY_INVALID", `${call}: evidence must be the document's evidence object, found ${describeValue(evidence)}`);
+  if (!isRecord(declared)) throw new ReleaseContractError("POLICY_INVALID", `${call}: declared must be the gate commands { ${TEST_GATES.join(", ")} } (gatesDeclaredBy), found ${describeValue(declared)}`);
+  for (const gate of TEST_GATES) {
+    if (typeof declared[gate] !== "string") throw new ReleaseContractError("POLICY_INVALID", `${call}: declared.${gate} must be a command string, found ${describeValue(declared[gate])}`);
+  }
+  if (typeof origin !== "string") throw new ReleaseContractError("POLICY_INVALID", `${call}: origin must name the declaring file (a string), found ${describeValue(origin)}`);
   for (const gate of TEST_GATES) {
     const entry = evidence[gate];
     const command = isRecord(entry) ? entry["command"] : undefined;

@@ -15,7 +15,7 @@ import { isP256Key, parseP256PublicKeyPem } from "./key-pem.js";
 import { describeValue } from "./grammar.js";
 import { nearestName } from "./near-name.js";
 import { plainObjectProblem } from "./plain-options.js";
-import type { ProvenanceFacts } from "./provenance.js";
+import { provenanceFactsProblem, type ProvenanceFacts } from "./provenance.js";
 import type { LockedProvenancePolicy } from "./schemas.js";
 import { ProvenanceError } from "./provenance-error.js";
 
@@ -175,6 +175,26 @@ export interface SignerFacts {
   runAttempt: number;
 }
 
+/** `PROVENANCE_POLICY_INVALID` (this module's argument code) for `facts` that are no {@link ProvenanceFacts}. */
+function requireFactsArgument(call: string, facts: unknown): void {
+  const problem = provenanceFactsProblem(facts);
+  if (problem !== undefined) invalid(`${call}: ${problem}`);
+}
+
+/** `PROVENANCE_POLICY_INVALID` for a resolved policy of another kind or shape than `kind` ({@link resolveProvenancePolicy}). */
+function requireResolvedPolicyArgument(call: string, policy: unknown, kind: ResolvedProvenancePolicy["kind"]): void {
+  const p = policy as Record<string, unknown> | null;
+  const found =
+    p === null || typeof p !== "object" || Array.isArray(p)
+      ? describeValue(p)
+      : p["kind"] !== kind
+        ? `kind ${describeValue(p["kind"])}`
+        : typeof p["host"] !== "string" || typeof p["sourceRef"] !== "string" || (kind === "keyless" && (typeof p["owner"] !== "string" || typeof p["issuer"] !== "string"))
+          ? `host ${describeValue(p["host"])}, sourceRef ${describeValue(p["sourceRef"])}${kind === "keyless" ? `, owner ${describeValue(p["owner"])}, issuer ${describeValue(p["issuer"])}` : ""}`
+          : (["owner", "repo", "signerWorkflow"] as const).filter((key) => p[key] !== undefined && typeof p[key] !== "string").map((key) => `${key} ${describeValue(p[key])}`)[0];
+  if (found !== undefined) invalid(`${call}: policy must be a ${kind} policy from resolveProvenancePolicy, found ${found}`);
+}
+
 function lower(value: string | undefined): string | undefined {
   return value?.toLowerCase();
 }
@@ -191,9 +211,19 @@ function expectedWorkflow(policy: Extract<ResolvedProvenancePolicy, { kind: "key
  * `https://<host>/<owner>/<repo>/<path>@<ref>`, Source Repository Ref), and
  * the run id and attempt from the Run Invocation URI.
  * @throws ProvenanceError `PROVENANCE_ISSUER_MISMATCH`, `PROVENANCE_REPOSITORY_MISMATCH`,
- *   `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH` (no run in the certificate).
+ *   `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH` (no run in the certificate);
+ *   `PROVENANCE_POLICY_INVALID` for arguments of another shape (an `identity` without an `extensions` Map, a
+ *   `policy` that is no keyless policy from {@link resolveProvenancePolicy}).
  */
 export function checkSignerIdentity(identity: SignerIdentity, policy: Extract<ResolvedProvenancePolicy, { kind: "keyless" }>): SignerFacts {
+  const call = "checkSignerIdentity(identity, policy)";
+  const given = identity as unknown as Record<string, unknown> | null;
+  if (given === null || typeof given !== "object" || Array.isArray(given)) invalid(`${call}: identity must be { subjectAlternativeName?, issuer?, extensions: Map }, found ${describeValue(given)}`);
+  if (!(given["extensions"] instanceof Map)) invalid(`${call}: identity.extensions must be a Map of certificate extension OIDs to values, found ${describeValue(given["extensions"])}`);
+  for (const key of ["subjectAlternativeName", "issuer"]) {
+    if (given[key] !== undefined && typeof given[key] !== "string") invalid(`${call}: identity.${key} must be a string or absent, found ${describeValue(given[key])}`);
+  }
+  requireResolvedPolicyArgument(call, policy, "keyless");
   const from = "(expected from the provenance policy)";
   if (identity.issuer !== policy.issuer) {
     throw new ProvenanceError("PROVENANCE_ISSUER_MISMATCH", `the signing certificate was issued for OIDC issuer ${describeValue(identity.issuer)}, not ${policy.issuer} ${from}`);
@@ -237,9 +267,18 @@ export function checkSignerIdentity(identity: SignerIdentity, policy: Extract<Re
  * The statement must say what the certificate says: source repository,
  * workflow path and ref, run id and attempt.
  * @throws ProvenanceError `PROVENANCE_REPOSITORY_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`,
- *   `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH`.
+ *   `PROVENANCE_REF_MISMATCH`, `PROVENANCE_RUN_ID_MISMATCH`; `PROVENANCE_POLICY_INVALID` for `facts` that are no
+ *   {@link ProvenanceFacts} or a `signer` that is no {@link SignerFacts} (from {@link checkSignerIdentity}).
  */
 export function checkStatementAgainstSigner(facts: ProvenanceFacts, signer: SignerFacts): void {
+  const call = "checkStatementAgainstSigner(facts, signer)";
+  requireFactsArgument(call, facts);
+  const s = signer as unknown as Record<string, unknown> | null;
+  if (s === null || typeof s !== "object" || Array.isArray(s)) invalid(`${call}: signer must be the SignerFacts checkSignerIdentity returns, found ${describeValue(s)}`);
+  for (const key of ["sourceRepository", "workflowPath", "ref", "runId"]) {
+    if (typeof s[key] !== "string") invalid(`${call}: signer.${key} must be a string, found ${describeValue(s[key])}`);
+  }
+  if (typeof s["runAttempt"] !== "number") invalid(`${call}: signer.runAttempt must be a number, found ${describeValue(s["runAttempt"])}`);
   const where = "(expected from the signing certificate)";
   if (lower(facts.sourceRepository) !== lower(signer.sourceRepository)) {
     throw new ProvenanceError("PROVENANCE_REPOSITORY_MISMATCH", `the statement records source repository ${facts.sourceRepository}, not ${signer.sourceRepository} ${where}`);
@@ -259,9 +298,14 @@ export function checkStatementAgainstSigner(facts: ProvenanceFacts, signer: Sign
 /**
  * Key mode: the statement's own source fields against the policy (`repo`,
  * `owner`, `signerWorkflow` when given; `sourceRef` always).
- * @throws ProvenanceError `PROVENANCE_REPOSITORY_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`.
+ * @throws ProvenanceError `PROVENANCE_REPOSITORY_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`, `PROVENANCE_REF_MISMATCH`;
+ *   `PROVENANCE_POLICY_INVALID` for `facts` that are no {@link ProvenanceFacts} or a `policy` that is no key-mode
+ *   policy from {@link resolveProvenancePolicy}.
  */
 export function checkStatementAgainstPolicy(facts: ProvenanceFacts, policy: Extract<ResolvedProvenancePolicy, { kind: "key" }>): void {
+  const call = "checkStatementAgainstPolicy(facts, policy)";
+  requireFactsArgument(call, facts);
+  requireResolvedPolicyArgument(call, policy, "key");
   const from = "(expected from the provenance policy)";
   const origin = `https://${policy.host}`;
   if (policy.repo !== undefined && lower(facts.sourceRepository) !== lower(`${origin}/${policy.repo}`)) {

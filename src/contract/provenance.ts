@@ -13,7 +13,9 @@
  */
 import * as z from "zod";
 import { RELEASE_MANIFEST_FILE } from "./constants.js";
-import { describeValue } from "./grammar.js";
+import { ReleaseContractError } from "./errors.js";
+import { describeValue, isDigest } from "./grammar.js";
+import { plainObjectProblem } from "./plain-options.js";
 import { ProvenanceError } from "./provenance-error.js";
 import type { PublishedReceipt, TestedManifest } from "./schemas.js";
 
@@ -102,13 +104,59 @@ function digestHex(value: string, label: string): string {
   return match[1] as string;
 }
 
+/** An object value (not null, not an array), for the argument checks below. */
+function isObjectValue(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * What is wrong with `facts` as {@link ProvenanceFacts} (what `parseProvenanceStatement` returns) for reading, or
+ * `undefined`: not a plain object, a `workflow` that is no `{ path, ref }` of strings, or a string field that is
+ * no string. Each module raises it under its own code (this one `PROVENANCE_STATEMENT_INVALID`, the provenance
+ * policy checks `PROVENANCE_POLICY_INVALID`). Pure.
+ */
+export function provenanceFactsProblem(facts: unknown, name = "facts"): string | undefined {
+  const shape = plainObjectProblem(facts, name);
+  if (shape !== undefined) return `${shape}; expected the facts of a statement (parseProvenanceStatement)`;
+  const f = facts as Record<string, unknown>;
+  const workflow = f["workflow"];
+  if (!isObjectValue(workflow) || typeof workflow["path"] !== "string" || typeof workflow["ref"] !== "string") {
+    return `${name}.workflow must be { path: string, ref: string }, found ${isObjectValue(workflow) ? `path ${describeValue(workflow["path"])}, ref ${describeValue(workflow["ref"])}` : describeValue(workflow)}`;
+  }
+  for (const key of ["registryRepository", "bundleDigest", "sourceRepository", "sourceSha", "tag", "runId", "testedManifestDigest"]) {
+    if (typeof f[key] !== "string") return `${name}.${key} must be a string, found ${describeValue(f[key])}`;
+  }
+  if (typeof f["runAttempt"] !== "number") return `${name}.runAttempt must be a number, found ${describeValue(f["runAttempt"])}`;
+  return undefined;
+}
+
+/** `POLICY_INVALID` for a release document or binding argument of another shape, naming the call. */
+function invalidArgument(call: string, message: string): never {
+  throw new ReleaseContractError("POLICY_INVALID", `${call}: ${message}`);
+}
+
+/** Refuses a verified release document (tested manifest or receipt) argument whose fields read below are of another type. */
+function requireReleaseDocumentArgument(call: string, name: string, doc: unknown): void {
+  if (!isObjectValue(doc)) invalidArgument(call, `${name} must be a verified release document (verifyTestedManifest, verifyFinalReceipt), found ${describeValue(doc)}`);
+  const d = doc as Record<string, unknown>;
+  const evidence = d["evidence"];
+  const workflow = isObjectValue(evidence) ? evidence["workflow"] : undefined;
+  if (!isObjectValue(workflow)) invalidArgument(call, `${name}.evidence.workflow must be an object { name, run_id, ... }, found ${describeValue(workflow)}`);
+  for (const key of ["registry_repository", "source_sha", "tag"]) {
+    if (typeof d[key] !== "string") invalidArgument(call, `${name}.${key} must be a string, found ${describeValue(d[key])}`);
+  }
+}
+
 /**
  * The statement object for `facts` (keys in any order; serialise with
  * canonical JSON). Every value is checked against the grammar
  * {@link parseProvenanceStatement} reads back, so a statement built here always parses.
- * @throws ProvenanceError `PROVENANCE_STATEMENT_INVALID` naming the bad value.
+ * @throws ProvenanceError `PROVENANCE_STATEMENT_INVALID` naming the bad value (a `facts` that is no plain object
+ *   of {@link ProvenanceFacts} among them: {@link provenanceFactsProblem}).
  */
 export function provenanceStatement(facts: ProvenanceFacts): Record<string, unknown> {
+  const problem = provenanceFactsProblem(facts);
+  if (problem !== undefined) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `provenanceStatement(facts): ${problem}`);
   const statement = {
     _type: IN_TOTO_STATEMENT_V1,
     subject: [{ name: facts.registryRepository, digest: { sha256: digestHex(facts.bundleDigest, "the bundle digest") } }],
@@ -196,8 +244,16 @@ export interface ReleaseBinding {
   origin: string;
 }
 
-/** {@link ReleaseBinding} of a verified tested manifest fetched from the bundle `bundleDigest`. */
+/**
+ * {@link ReleaseBinding} of a verified tested manifest fetched from the bundle `bundleDigest`.
+ * @throws ReleaseContractError `POLICY_INVALID` for arguments of another shape: a `manifest` that is no verified
+ *   tested manifest, a digest that is no `sha256:<64 hex>`.
+ */
 export function bindingFromTestedManifest(manifest: TestedManifest, testedManifestDigest: string, bundleDigest: string): ReleaseBinding {
+  const call = "bindingFromTestedManifest(manifest, testedManifestDigest, bundleDigest)";
+  requireReleaseDocumentArgument(call, "manifest", manifest);
+  if (!isDigest(testedManifestDigest)) invalidArgument(call, `testedManifestDigest must be sha256:<64 hex>, found ${describeValue(testedManifestDigest)}`);
+  if (!isDigest(bundleDigest)) invalidArgument(call, `bundleDigest must be sha256:<64 hex>, found ${describeValue(bundleDigest)}`);
   return {
     registryRepository: manifest.registry_repository,
     bundleDigest,
@@ -213,9 +269,15 @@ export function bindingFromTestedManifest(manifest: TestedManifest, testedManife
 /**
  * {@link ReleaseBinding} of a verified published receipt: the bundle digest
  * from `registry_reference`, the tested manifest digest from its payload record.
- * @throws ProvenanceError `PROVENANCE_TESTED_MANIFEST_MISMATCH` when the payload lacks `release-manifest.json`.
+ * @throws ProvenanceError `PROVENANCE_TESTED_MANIFEST_MISMATCH` when the payload lacks `release-manifest.json`;
+ *   ReleaseContractError `POLICY_INVALID` for a `receipt` that is no verified published receipt (no `payload`
+ *   array, no `registry_reference` string, no `evidence.workflow`).
  */
 export function bindingFromReceipt(receipt: PublishedReceipt): ReleaseBinding {
+  const call = "bindingFromReceipt(receipt)";
+  requireReleaseDocumentArgument(call, "receipt", receipt);
+  if (!Array.isArray(receipt.payload) || !receipt.payload.every(isObjectValue)) invalidArgument(call, `receipt.payload must be an array of payload records, found ${describeValue(receipt.payload)}`);
+  if (typeof receipt.registry_reference !== "string") invalidArgument(call, `receipt.registry_reference must be a string, found ${describeValue(receipt.registry_reference)}`);
   const record = receipt.payload.find((p) => p.path === RELEASE_MANIFEST_FILE);
   if (record === undefined) throw new ProvenanceError("PROVENANCE_TESTED_MANIFEST_MISMATCH", `the receipt's payload records no ${RELEASE_MANIFEST_FILE}`);
   return {
@@ -235,9 +297,18 @@ export function bindingFromReceipt(receipt: PublishedReceipt): ReleaseBinding {
  * bundle digest), tested manifest digest, `source_sha`, tag, workflow file and run id.
  * @throws ProvenanceError `PROVENANCE_SUBJECT_MISMATCH`, `PROVENANCE_TESTED_MANIFEST_MISMATCH`,
  *   `PROVENANCE_SOURCE_SHA_MISMATCH`, `PROVENANCE_TAG_MISMATCH`, `PROVENANCE_WORKFLOW_MISMATCH`,
- *   `PROVENANCE_RUN_ID_MISMATCH`.
+ *   `PROVENANCE_RUN_ID_MISMATCH`; `PROVENANCE_STATEMENT_INVALID` for `facts` that are no {@link ProvenanceFacts}
+ *   ({@link provenanceFactsProblem}); ReleaseContractError `POLICY_INVALID` for a `release` that is no
+ *   {@link ReleaseBinding} (an object of strings).
  */
 export function checkReleaseBinding(facts: ProvenanceFacts, release: ReleaseBinding): void {
+  const call = "checkReleaseBinding(facts, release)";
+  const problem = provenanceFactsProblem(facts);
+  if (problem !== undefined) throw new ProvenanceError("PROVENANCE_STATEMENT_INVALID", `${call}: ${problem}`);
+  if (!isObjectValue(release)) invalidArgument(call, `release must be a ReleaseBinding (bindingFromReceipt, bindingFromTestedManifest), found ${describeValue(release)}`);
+  for (const key of ["registryRepository", "bundleDigest", "sourceSha", "tag", "workflowName", "runId", "testedManifestDigest", "origin"] as const) {
+    if (typeof release[key] !== "string") invalidArgument(call, `release.${key} must be a string, found ${describeValue(release[key])}`);
+  }
   const where = `(expected from ${release.origin})`;
   if (facts.bundleDigest !== release.bundleDigest || facts.registryRepository !== release.registryRepository) {
     throw new ProvenanceError(

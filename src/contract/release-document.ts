@@ -138,6 +138,16 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
  */
 function checkVerifyArguments(doc: unknown, policy: unknown): void {
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) fail("JSON_NOT_OBJECT", `a release document must be a parsed JSON object (parseReleaseJson), found ${Array.isArray(doc) ? "an array" : describeValue(doc)}`);
+  requireReleasePolicyArgument(policy);
+}
+
+/**
+ * The one check of a {@link ReleasePolicy} argument (the verify functions, `createTestedManifest`,
+ * `buildPublishedReceipt`, `inspectDistTarball`): an object with `package` and `registryRepository` strings and
+ * `gates` pins, of known keys only.
+ * @throws ReleaseContractError `POLICY_INVALID` naming what was found.
+ */
+export function requireReleasePolicyArgument(policy: unknown): asserts policy is ReleasePolicy {
   const p = policy as Partial<ReleasePolicy> | null | undefined;
   const wrong =
     p === null || typeof p !== "object"

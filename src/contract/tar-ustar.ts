@@ -157,8 +157,17 @@ function decodeHeader(block: Buffer, at: number): UstarHeader {
   return { type: String.fromCharCode(block[156] as number), path: prefix.length > 0 ? `${prefix}/${name}` : name, size, mode, linkname: field(block, 157, 100, "linkname", at) };
 }
 
-/** Parse pax extended header records `"<len> <key>=<value>\n"` strictly (POSIX pax, "pax Extended Header"). */
-export function parsePaxRecords(data: Buffer, at: number): Map<string, string> {
+/**
+ * Parse pax extended header records `"<len> <key>=<value>\n"` strictly (POSIX pax, "pax Extended Header").
+ * @param data the header's bytes. @param at the header's byte offset in the tarball, for messages.
+ * @throws ReleaseContractError `TARBALL_PAX_INVALID` (a malformed record); `POLICY_INVALID` when `data` is not
+ *   bytes (a Buffer or Uint8Array) or `at` is not a whole number >= 0.
+ */
+export function parsePaxRecords(given: Buffer, at: number): Map<string, string> {
+  if (!(given instanceof Uint8Array)) throw new ReleaseContractError("POLICY_INVALID", `parsePaxRecords(data, at): data must be the pax header's bytes (a Buffer or Uint8Array), found ${describeValue(given)}`);
+  if (typeof at !== "number" || !Number.isSafeInteger(at) || at < 0) throw new ReleaseContractError("POLICY_INVALID", `parsePaxRecords(data, at): at must be a byte offset (a whole number >= 0), found ${describeValue(at)}`);
+  const bytes: Uint8Array = given;
+  const data = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const records = new Map<string, string>();
   let pos = 0;
   while (pos < data.length) {
