@@ -121,8 +121,12 @@ export type ReleaseContractErrorCode =
  */
 export class ReleaseContractError extends HermesPluginKitError<ReleaseContractErrorCode> {}
 
-/** True when `error` is a {@link HermesPluginKitError} with the given code. */
+/**
+ * True when `error` is a {@link HermesPluginKitError} with the given code (any other `error` value: false).
+ * @throws ReleaseContractError `POLICY_INVALID` when `code` is not a string (no error's code is another type).
+ */
 export function hasCode(error: unknown, code: string): boolean {
+  if (typeof code !== "string") throw new ReleaseContractError("POLICY_INVALID", `hasCode(error, code): code must be an error code (a string such as "JSON_SYNTAX"), found ${code === null ? "null" : Array.isArray(code) ? "an array" : `a ${typeof code}`}`);
   return error instanceof HermesPluginKitError && error.code === code;
 }
 

@@ -5,7 +5,10 @@
  */
 import { createHash } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
+import { ReleaseContractError } from "./errors.js";
 import { closeAsync, openAsync, readAsync } from "./fs-async.js";
+import { describeValue } from "./grammar.js";
+import { plainObjectProblem } from "./plain-options.js";
 
 /** Options of {@link hashFile}. */
 export interface HashFileOptions {
@@ -17,8 +20,15 @@ export interface HashFileOptions {
   noFollow?: boolean;
 }
 
-/** SHA-256 (hex) and size in bytes of a file, read in 1 MiB chunks. */
+/**
+ * SHA-256 (hex) and size in bytes of a file, read in 1 MiB chunks.
+ * @throws ReleaseContractError `POLICY_INVALID` (before any read) when `path` is not a string or `options` not a
+ *   plain object; the file system's own error when the file cannot be read.
+ */
 export async function hashFile(path: string, options: HashFileOptions = {}): Promise<{ sha256: string; size: number }> {
+  if (typeof path !== "string") throw new ReleaseContractError("POLICY_INVALID", `hashFile(path, options): path must be a file path (a string), found ${describeValue(path)}`);
+  const shape = plainObjectProblem(options, "options");
+  if (shape !== undefined) throw new ReleaseContractError("POLICY_INVALID", `hashFile(path, options): ${shape}`);
   const hash = createHash("sha256");
   let size = 0;
   const fd = await openAsync(path, fsConstants.O_RDONLY | (options.noFollow === true ? fsConstants.O_NOFOLLOW : 0));

@@ -6,6 +6,8 @@
  */
 import * as z from "zod";
 import { canonicalJsonPretty } from "./canonical-json.js";
+import { ReleaseContractError } from "./errors.js";
+import { describeValue } from "./grammar.js";
 import { DOCUMENT_SCHEMAS } from "./schemas.js";
 
 /** Base of the `$id` of each generated schema. */
@@ -21,7 +23,13 @@ export function documentJsonSchemas(): Record<keyof typeof DOCUMENT_SCHEMAS, Rec
   return out;
 }
 
-/** The exact bytes of `receipts-schema/<stem>.schema.json`. */
+/**
+ * The exact bytes of `receipts-schema/<stem>.schema.json`.
+ * @throws ReleaseContractError `POLICY_INVALID` for a `stem` that is not one of {@link DOCUMENT_SCHEMAS}' keys.
+ */
 export function documentJsonSchemaText(stem: keyof typeof DOCUMENT_SCHEMAS): string {
+  if (typeof stem !== "string" || !Object.prototype.hasOwnProperty.call(DOCUMENT_SCHEMAS, stem)) {
+    throw new ReleaseContractError("POLICY_INVALID", `documentJsonSchemaText(stem): stem must be one of ${Object.keys(DOCUMENT_SCHEMAS).join(", ")}, found ${describeValue(stem)}`);
+  }
   return canonicalJsonPretty(documentJsonSchemas()[stem]);
 }

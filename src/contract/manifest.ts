@@ -226,8 +226,15 @@ export function testedManifestBytes(manifest: TestedManifest): Buffer {
   return Buffer.from(canonicalJsonPretty(manifest), "utf8");
 }
 
-/** Write a tested manifest's canonical bytes to `path` (parents created, file overwritten). */
+/**
+ * Write a tested manifest's canonical bytes to `path` (parents created, file overwritten).
+ * @throws ReleaseContractError `POLICY_INVALID` (before anything is written) when `path` is not a string or
+ *   `manifest` is no release document.
+ */
 export async function writeTestedManifestFile(path: string, manifest: TestedManifest): Promise<void> {
+  const call = "writeTestedManifestFile(path, manifest)";
+  requireStringArgument(call, "path", path, "a file path");
+  requireDocumentArgument(call, "manifest", manifest);
   await makeDirectory(dirname(path), { purpose: "manifest directory" });
   await writeFileAsync(path, testedManifestBytes(manifest));
 }

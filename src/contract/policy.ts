@@ -251,9 +251,10 @@ function requireKnownArgumentKeys(value: object, known: readonly string[], what:
 /**
  * Read `<dir>/package.json` (strict JSON). Returns `undefined` when the file
  * does not exist.
- * @throws ReleaseContractError `POLICY_INVALID` when it exists but is not valid JSON.
+ * @throws ReleaseContractError `POLICY_INVALID` when it exists but is not valid JSON, or `dir` is not a string.
  */
 export async function readPackageJsonFile(dir: string): Promise<Record<string, unknown> | undefined> {
+  if (typeof dir !== "string") invalid(`readPackageJsonFile(dir): dir must be a directory path (a string), found ${describeValue(dir)}`);
   const { join } = await import("node:path");
   return readPolicyFile(join(dir, "package.json"), true);
 }

@@ -323,8 +323,14 @@ export function parseReference(value: unknown, pinnedRepository?: string): Pinne
   return { repository, digest, reference: `${repoPart}@${digest}` };
 }
 
-/** `<repository>@<digest>` after validating both parts. */
+/**
+ * `<repository>@<digest>` after validating both parts.
+ * @throws ReleaseContractError `POLICY_INVALID` when either is not a string; then the codes of {@link parseReference}.
+ */
 export function formatReference(repository: string, digest: string): string {
+  if (typeof repository !== "string" || typeof digest !== "string") {
+    throw new ReleaseContractError("POLICY_INVALID", `formatReference(repository, digest): both must be strings (a repository and sha256:<64 hex>), found ${describeValue(repository)} and ${describeValue(digest)}`);
+  }
   return parseReference(`${repository}@${digest}`, repository).reference;
 }
 

@@ -49,8 +49,17 @@ export const PUBLISHED_RECEIPT_KEYS = Object.freeze([...TESTED_MANIFEST_KEYS, "p
  */
 export const OPTIONAL_RELEASE_KEYS = Object.freeze(["install_time"]);
 
-/** The promotion object a release class requires (docs/contract.md). */
+/** `JSON_SYNTAX` (as {@link parseReleaseJson} refuses input that is no bytes) unless `bytes` is a receipt file's bytes (a Uint8Array). */
+function requireReceiptBytes(call: string, bytes: unknown): void {
+  if (!(bytes instanceof Uint8Array)) fail("JSON_SYNTAX", `${call}: bytes must be the receipt file's bytes (a Uint8Array), found ${describeValue(bytes)}`);
+}
+
+/**
+ * The promotion object a release class requires (docs/contract.md).
+ * @throws ReleaseContractError `POLICY_INVALID` for a class other than "major", "minor" or "patch".
+ */
 export function promotionFor(cls: ReleaseClass): Promotion {
+  if (cls !== "major" && cls !== "minor" && cls !== "patch") fail("POLICY_INVALID", `promotionFor(cls): a release class is "major", "minor" or "patch", found ${describeValue(cls)}`);
   return cls === "major"
     ? { automatic_candidate: false, state: "manual_migration_required" }
     : { automatic_candidate: true, state: "automatic_candidate" };
@@ -541,8 +550,10 @@ export function parseReleaseJson(bytes: Uint8Array | string): JsonObject {
  * (`RECEIPT_NOT_CANONICAL`, docs/contract.md: the receipt reference is the digest
  * of an OCI manifest over these bytes, so any other spelling is another
  * receipt), then every check of {@link verifyFinalReceipt}.
+ * @throws ReleaseContractError `JSON_SYNTAX` when `bytes` is not a Uint8Array (the file's bytes), before parsing.
  */
 export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
+  requireReceiptBytes("verifyFinalReceiptBytes(bytes, policy, expect)", bytes);
   return verifyParsedFinalReceiptBytes(bytes, parseReleaseJson(bytes), policy, expect);
 }
 
@@ -550,8 +561,10 @@ export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy
  * {@link verifyFinalReceiptBytes} for a caller that already parsed `bytes` into `doc` (with
  * {@link parseReleaseJson}) and so does not parse them twice. Safe with any `doc`: the bytes must
  * equal `doc`'s canonical form, so a `doc` that is not what `bytes` hold fails `RECEIPT_NOT_CANONICAL`.
+ * @throws ReleaseContractError `JSON_SYNTAX` when `bytes` is not a Uint8Array (as {@link parseReleaseJson}); the codes of {@link verifyFinalReceipt}.
  */
 export function verifyParsedFinalReceiptBytes(bytes: Uint8Array, doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
+  requireReceiptBytes("verifyParsedFinalReceiptBytes(bytes, doc, policy, expect)", bytes);
   const receipt = verifyFinalReceipt(doc, policy, expect);
   if (Buffer.compare(Buffer.from(bytes), Buffer.from(canonicalJson(doc), "utf8")) !== 0) {
     const canonical = canonicalJson(doc);
