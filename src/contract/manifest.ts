@@ -221,8 +221,12 @@ export function createTestedManifest(input: TestedManifestInput): TestedManifest
   return verifyTestedManifest(JSON.parse(canonicalJson(doc)) as JsonObject, input.policy);
 }
 
-/** The exact bytes of `release-manifest.json`: canonical, 2-space indented, trailing newline. */
+/**
+ * The exact bytes of `release-manifest.json`: canonical, 2-space indented, trailing newline.
+ * @throws ReleaseContractError `POLICY_INVALID` for a `manifest` that is no release document (no object with `artifacts`).
+ */
 export function testedManifestBytes(manifest: TestedManifest): Buffer {
+  requireDocumentArgument("testedManifestBytes(manifest)", "manifest", manifest);
   return Buffer.from(canonicalJsonPretty(manifest), "utf8");
 }
 
@@ -370,7 +374,11 @@ export function checkReceiptOfBundle(receipt: PublishedReceipt, tested: TestedMa
   );
 }
 
-/** The exact bytes of `release-receipt.json`: canonical compact JSON plus newline. */
+/**
+ * The exact bytes of `release-receipt.json`: canonical compact JSON plus newline.
+ * @throws ReleaseContractError `POLICY_INVALID` for a `receipt` that is no release document (no object with `artifacts`).
+ */
 export function receiptBytes(receipt: PublishedReceipt): Buffer {
+  requireDocumentArgument("receiptBytes(receipt)", "receipt", receipt);
   return Buffer.from(canonicalJson(receipt), "utf8");
 }

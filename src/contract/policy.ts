@@ -135,9 +135,12 @@ export function requireGatePins(gates: unknown, field: string): Partial<GateComm
  * The gate commands a package.json declares: `hermesPluginKit.gates` over
  * {@link DEFAULT_GATE_COMMANDS}.
  * @param origin names the file in error messages.
- * @throws ReleaseContractError `POLICY_INVALID` naming the field.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the field; also when `pkg` is no object (a parsed
+ *   package.json) or `origin` no string.
  */
 export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateCommands {
+  if (!isRecord(pkg)) invalid(`gatesDeclaredBy(pkg, origin): pkg must be a parsed package.json (an object), found ${describeValue(pkg)}`);
+  if (typeof origin !== "string") invalid(`gatesDeclaredBy(pkg, origin): origin must name the file (a string), found ${describeValue(origin)}`);
   const section = isRecord(pkg) ? pkg["hermesPluginKit"] : undefined;
   const declared = isRecord(section) ? section["gates"] : undefined;
   const gates: GateCommands = { ...DEFAULT_GATE_COMMANDS };
@@ -427,9 +430,10 @@ export function resolveConsumerExpectations(given: ConsumerPins): ConsumerExpect
  * Complete consumer expectations for one release document: the package is
  * the pinned one, else the one the document names (`the release's own
  * package name`).
- * @throws ReleaseContractError `RECEIPT_SCHEMA_UNSUPPORTED` when the document is no release document (schema_version is not 2) and no package was pinned; `POLICY_INVALID` when it names no npm package and none was pinned.
+ * @throws ReleaseContractError `RECEIPT_SCHEMA_UNSUPPORTED` when the document is no release document (schema_version is not 2) and no package was pinned; `POLICY_INVALID` when it names no npm package and none was pinned, or `doc` is no object (a parsed document).
  */
 export function policyForDocument(given: ConsumerExpectations, doc: Record<string, unknown>): ReleasePolicy {
+  if (!isRecord(doc)) invalid(`policyForDocument(expectations, doc): doc must be a parsed release document (an object), found ${describeValue(doc)}`);
   const expect = snapshotOptions(given, "policyForDocument expectations", invalid);
   requireKnownArgumentKeys(expect, ["repository", "package", "gates", "sources"], "policyForDocument expectations");
   if (typeof expect.repository !== "string" || !isPlainObject(expect.sources as unknown)) invalid(`policyForDocument needs the expectations resolveConsumerExpectations returns ({ repository, package?, gates, sources }), found repository ${describeValue(expect.repository)} and sources ${describeValue(expect.sources)}`);

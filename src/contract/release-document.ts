@@ -91,9 +91,14 @@ function isTrueInteger(value: unknown): value is number {
  * Check a file record (check F1-F2, docs/contract.md): exact keys `{<nameKey>, sha256, size}`
  * plus `blob_digest` when published; name a non-empty string; sha256 64
  * lowercase hex; size a true integer >= 1; `blob_digest` = `sha256:` + sha256.
- * @throws ReleaseContractError `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`.
+ * @throws ReleaseContractError `FILE_RECORD_INVALID`, `BLOB_DIGEST_MISMATCH`; `POLICY_INVALID` for a `nameKey` other
+ *   than "filename" or "path", a `published` that is no boolean or a `label` that is no string.
  */
 export function checkFileRecord(record: unknown, nameKey: "filename" | "path", published: boolean, label: string): void {
+  const call = "checkFileRecord(record, nameKey, published, label)";
+  if (nameKey !== "filename" && nameKey !== "path") fail("POLICY_INVALID", `${call}: nameKey must be "filename" or "path", found ${describeValue(nameKey)}`);
+  if (typeof published !== "boolean") fail("POLICY_INVALID", `${call}: published must be a boolean, found ${describeValue(published)}`);
+  if (typeof label !== "string") fail("POLICY_INVALID", `${call}: label must be a string naming the record, found ${describeValue(label)}`);
   const expected = published ? [nameKey, "sha256", "size", "blob_digest"] : [nameKey, "sha256", "size"];
   if (!isObject(record) || !sameKeys(record, expected)) {
     fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label} must have exactly the keys ${expected.join(", ")}`);

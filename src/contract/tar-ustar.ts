@@ -223,6 +223,8 @@ function fold(path: string): string {
  * Streaming strict reader of an npm tarball's tar stream (see the module
  * comment). Feed the decompressed bytes with {@link push}, then call
  * {@link end}. Member bytes are passed to `onData` as they arrive.
+ * The constructor throws ReleaseContractError `POLICY_INVALID` for an `onData` that is no function, and the
+ * `TARBALL_LIMITS_INVALID` of {@link resolveTarLimits} for `limits`.
  */
 export class StrictTarParser {
   private readonly limits: TarLimits;
@@ -245,6 +247,7 @@ export class StrictTarParser {
     private readonly onData: (member: TarballMember, chunk: Buffer) => void = () => undefined,
     limits: Partial<TarLimits> = {},
   ) {
+    if (typeof onData !== "function") throw new ReleaseContractError("POLICY_INVALID", `new StrictTarParser(onData, limits): onData must be a function (member, chunk) => void, found ${describeValue(onData)}`);
     this.limits = resolveTarLimits(limits);
   }
 

@@ -233,11 +233,11 @@ const TABLE: Record<string, Row> = {
       ["a number origin", () => [fx.manifest.evidence, { ...POLICY.gates }, 5], P],
     ],
   },
-  gatesDeclaredBy: { args: () => [{ name: "demo-plugin" }], bad: [["a gates string", () => [{ hermesPluginKit: { gates: "x" } }], P]] },
+  gatesDeclaredBy: { args: () => [{ name: "demo-plugin" }], bad: [["a number package.json", () => [5], P], ["null", () => [null], P], ["a number origin", () => [{ name: "demo-plugin" }, 5], P], ["a gates string", () => [{ hermesPluginKit: { gates: "x" } }], P]] },
   parseGatePin: { args: () => ["unit=npm test"], bad: [["a number", () => [5], P]] },
   policyForDocument: {
     args: () => [contract.resolveConsumerExpectations({ repository: POLICY.registryRepository, package: "demo-plugin" }), fx.manifest],
-    bad: [["null expectations", () => [null, fx.manifest], P]],
+    bad: [["null expectations", () => [null, fx.manifest], P], ["a number for the document", () => [contract.resolveConsumerExpectations({ repository: POLICY.registryRepository, package: "demo-plugin" }), 5], P]],
   },
   policyFromPackageJson: { args: () => [{ name: "demo-plugin", hermesPluginKit: { repository: POLICY.registryRepository } }], bad: [["a number", () => [5], P]] },
   readPackageJsonFile: { args: () => [fx.packageDir], bad: [["a number", () => [5], P]] },
@@ -245,7 +245,15 @@ const TABLE: Record<string, Row> = {
   resolveConsumerExpectations: { args: () => [{ repository: POLICY.registryRepository }], bad: [["null", () => [null], P]] },
   // release-document.ts
   bundlePayloadPaths: { args: () => ["demo-plugin", "0.8.0"], bad: [["a number version", () => ["demo-plugin", 5], "SEMVER_INVALID"]] },
-  checkFileRecord: { args: () => [{ filename: "a.tgz", sha256: HEX, size: 1 }, "filename", false, "artifacts[0]"], bad: [["null record", () => [null, "filename", false, "artifacts[0]"], "FILE_RECORD_INVALID"]] },
+  checkFileRecord: {
+    args: () => [{ filename: "a.tgz", sha256: HEX, size: 1 }, "filename", false, "artifacts[0]"],
+    bad: [
+      ["an unknown name key", () => [{ filename: "a.tgz", sha256: HEX, size: 1 }, "name", false, "artifacts[0]"], P],
+      ["undefined for published", () => [{ filename: "a.tgz", sha256: HEX, size: 1 }, "filename", undefined, "artifacts[0]"], P],
+      ["a number label", () => [{ filename: "a.tgz", sha256: HEX, size: 1 }, "filename", false, 5], P],
+      ["null record", () => [null, "filename", false, "artifacts[0]"], "FILE_RECORD_INVALID"],
+    ],
+  },
   parseReleaseJson: { args: () => [testedManifestBytes(fx.manifest)], bad: [["a number", () => [5], "JSON_SYNTAX"]] },
   promotionFor: { args: () => ["minor"], bad: [["a number", () => [5], P], ["an unknown class", () => ["huge"], P]] },
   receiptUnboundFields: { args: () => [{}], bad: [["a string", () => ["x"], P]] },
@@ -294,8 +302,8 @@ const TABLE: Record<string, Row> = {
   readReleaseJsonBytesFile: { args: () => [fx.manifestFile], bad: [["a number path", () => [5], "RELEASE_JSON_UNREADABLE"]] },
   readReleaseJsonFile: { args: () => [fx.manifestFile], bad: [["a number path", () => [5], "RELEASE_JSON_UNREADABLE"]] },
   readTarballPackageJsonFile: { args: () => [fx.tarball], bad: [["a number path", () => [5], "TARBALL_UNREADABLE"]] },
-  receiptBytes: { args: () => [fx.receipt], bad: [["undefined", () => [undefined], "JSON_UNSUPPORTED_VALUE"]] },
-  testedManifestBytes: { args: () => [fx.manifest], bad: [["undefined", () => [undefined], "JSON_UNSUPPORTED_VALUE"]] },
+  receiptBytes: { args: () => [fx.receipt], bad: [["undefined", () => [undefined], P], ["null (no receipt, not the bytes \"null\")", () => [null], P], ["a string", () => ["x"], P]] },
+  testedManifestBytes: { args: () => [fx.manifest], bad: [["undefined", () => [undefined], P], ["a number", () => [5], P], ["an empty object", () => [{}], P]] },
   verifyManifest: { args: () => [JSON.parse(JSON.stringify(fx.manifest)), fx.dist, POLICY], bad: [["null policy", () => [JSON.parse(JSON.stringify(fx.manifest)), fx.dist, null], P]] },
   verifyManifestDist: { args: () => [JSON.parse(JSON.stringify(fx.manifest)), fx.dist, POLICY], bad: [["a number policy", () => [JSON.parse(JSON.stringify(fx.manifest)), fx.dist, 5], P]] },
   writeTestedManifestFile: { args: () => [join(fx.dir, "written.json"), fx.manifest], bad: [["a number path", () => [5, fx.manifest], P]] },
@@ -432,7 +440,7 @@ const TABLE: Record<string, Row> = {
   parseTrustedRoot: { args: () => [fx.trustedRoot], bad: [["a string", () => ["x"], "PROVENANCE_TRUSTED_ROOT_INVALID"]] },
   readNpmTarballFile: { args: () => [fx.tarball], bad: [["a number path", () => [5], "TARBALL_UNREADABLE"]] },
   resolveTarLimits: { args: () => [{}], bad: [["a number", () => [5], "TARBALL_LIMITS_INVALID"]] },
-  StrictTarParser: { construct: true, args: () => [() => undefined, {}], bad: [["a number for the limits", () => [() => undefined, 5], "TARBALL_LIMITS_INVALID"]] },
+  StrictTarParser: { construct: true, args: () => [() => undefined, {}], bad: [["a number for onData", () => [5, {}], P], ["a number for the limits", () => [() => undefined, 5], "TARBALL_LIMITS_INVALID"]] },
   parsePaxRecords: {
     args: () => [Buffer.from("12 path=abc\n"), 0],
     bad: [
