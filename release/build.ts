@@ -28,7 +28,7 @@ import { readReleaseConfig, type ReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { resolveCommit, runProcess, statusPorcelain } from "./git.js";
 import { proveReleaseIdentity } from "./materialize.js";
-import { npmPackEnvironment } from "./command-env.js";
+import { gateHome, npmPackEnvironment } from "./command-env.js";
 import { makeDirectory } from "../src/contract/directory.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
@@ -69,6 +69,14 @@ export interface BuildOptions {
   version?: string;
   /** The trigger commit: when given, the release identity facts are proved before and after packing. */
   expectedSha?: string;
+  /**
+   * `npm pack` keeps the maintainer's HOME (`release run --pass-env HOME`, as its gates do). Default: it runs
+   * the package's `prepack`/`prepare`/`postpack` scripts with a private, empty HOME of its own, removed afterwards,
+   * and the maintainer's npm cache (`gateHome` of `./command-env.ts`).
+   */
+  keepHome?: boolean;
+  /** The environment `npm pack`'s allow-list, its HOME and npm cache are taken from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 function globToRegExp(glob: string): string {
@@ -192,7 +200,8 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
 
 /**
  * `release build`: `npm pack --pack-destination <artifact dir> --json`
- * exactly once in `dir`, then {@link checkDist}.
+ * exactly once in `dir`, then {@link checkDist}. The package's pack scripts
+ * run with a private HOME unless `keepHome` ({@link BuildOptions.keepHome}).
  *
  * When `dir` is a git checkout, its HEAD and tracked files must be the same
  * before and after packing (a `prepare` script must not rewrite the committed
@@ -202,7 +211,7 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
  *   (artifact directory not empty before packing, or npm reported a
  *   different file name), `RELEASE_BUILD_TREE_CHANGED`,
  *   `RELEASE_IDENTITY_MISMATCH`, `SUBPROCESS_FAILED` (npm), and every code
- *   of {@link checkDist}.
+ *   of {@link checkDist}; IoError `IO_*` (no private HOME can be made in the temporary directory).
  */
 export async function buildRelease(options: BuildOptions = {}): Promise<BuildResult> {
   const dir = resolvePath(options.dir ?? process.cwd());
@@ -226,12 +235,21 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   await prove();
   await requireEmptyArtifactDir(artifactDir);
   const expected = tarballFileName(config.name, version);
-  const packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
-    cwd: dir,
-    env: npmPackEnvironment(),
-    timeoutMs: NPM_PACK_TIMEOUT_MS,
-    label: "npm pack",
-  });
+  // The package's scripts run with a private HOME (the maintainer's ~/.npmrc, ~/.docker, ~/.ssh are not
+  // where they look) and the maintainer's npm cache, as the gates do; removed after packing.
+  const source = options.env ?? process.env;
+  const home = await gateHome(options.keepHome === true ? ["HOME"] : [], source);
+  let packed: Awaited<ReturnType<typeof runProcess>>;
+  try {
+    packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
+      cwd: dir,
+      env: npmPackEnvironment(source, home.set),
+      timeoutMs: NPM_PACK_TIMEOUT_MS,
+      label: "npm pack",
+    });
+  } finally {
+    await home.remove();
+  }
   const reported = /"filename"\s*:\s*"([^"]+)"/.exec(packed.stdout)?.[1];
   if (reported !== undefined && reported !== expected) {
     throw new ReleaseStepError("RELEASE_DIST_INVALID", `npm pack reported ${reported}, expected ${expected}`);

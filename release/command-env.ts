@@ -4,10 +4,10 @@
  * package's own `prepack`/`prepare`/`postpack` scripts). Each is an explicit
  * allow-list (`src/oci/subprocess.ts`), so the package's code never sees the
  * pipeline's credentials (docs/release-build.md, "Gate commands": secrets
- * only on the steps that use them). A gate command also gets a private,
- * empty HOME of its own ({@link gateHome}), so what the maintainer's home
- * holds (`~/.docker/config.json`, `~/.npmrc` with its auth token,
- * `~/.gitconfig`, `~/.ssh`, ...) is not where its tools look.
+ * only on the steps that use them). Each also gets a private, empty HOME of
+ * its own ({@link gateHome}), so what the maintainer's home holds
+ * (`~/.docker/config.json`, `~/.npmrc` with its auth token, `~/.gitconfig`,
+ * `~/.ssh`, ...) is not where its tools and the package's scripts look.
  */
 import { rm } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
@@ -88,9 +88,9 @@ export function commandEnvironment(dir: string, passEnv: readonly string[] = [],
   return childEnvironment([...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES, ...COMMAND_ENV_NAMES, ...requirePassableNames(passEnv)], { ...set, PATH: [join(dir, "node_modules", ".bin"), ...rest].join(delimiter) }, source);
 }
 
-/** The HOME a gate command runs with (see {@link gateHome}). */
+/** The HOME a gate command, the install command or `npm pack` runs with (see {@link gateHome}). */
 export interface GateHome {
-  /** What the gate's environment sets on purpose: `HOME`, `npm_config_cache`, `npm_config_update_notifier` (empty with `--pass-env HOME`). */
+  /** What the command's environment sets on purpose: `HOME`, `npm_config_cache`, `npm_config_update_notifier` (empty with `--pass-env HOME`). */
   set: Readonly<Record<string, string>>;
   /** The private home directory (absolute), or `undefined` with `--pass-env HOME`. */
   dir: string | undefined;
@@ -126,13 +126,14 @@ async function maintainerNpmCache(source: Readonly<Record<string, string | undef
 }
 
 /**
- * The HOME of one gate command: a fresh private directory (mode 0700, empty, under the temporary directory),
- * so the maintainer's home (`~/.docker/config.json`, `~/.npmrc` and its auth token, `~/.gitconfig`, `~/.ssh`,
- * `~/.config/gh`, ...) is not where the gate's tools look; removed after the gate with {@link GateHome.remove}.
- * npm keeps the maintainer's cache (`npm_config_cache`, {@link maintainerNpmCache}: offline gates and tests need
- * its tarballs) and skips its update check (`npm_config_update_notifier=false`: a fresh home would make every
- * gate's first npm ask the registry). With `--pass-env HOME` (`passEnv` naming `HOME`) the gate keeps the
- * maintainer's HOME as before and nothing is made.
+ * The HOME of one gate command (and of the install command and `npm pack`, which run the package's own
+ * scripts): a fresh private directory (mode 0700, empty, under the temporary directory), so the maintainer's
+ * home (`~/.docker/config.json`, `~/.npmrc` and its auth token, `~/.gitconfig`, `~/.ssh`, `~/.config/gh`, ...)
+ * is not where the command's tools look; removed after the command with {@link GateHome.remove}.
+ * npm keeps the maintainer's cache (`npm_config_cache`, {@link maintainerNpmCache}: offline installs, packs,
+ * gates and tests need its tarballs) and skips its update check (`npm_config_update_notifier=false`: a fresh
+ * home would make every command's first npm ask the registry). With `--pass-env HOME` (`passEnv` naming `HOME`)
+ * the command keeps the maintainer's HOME and nothing is made.
  * This hides the home directory from tools that look there; it is not a sandbox: the gate runs as the same user
  * and can still read any file that user can, by its absolute path.
  * @throws IoError `IO_*` when the temporary directory cannot be written (`TMPDIR`).
@@ -152,8 +153,9 @@ export async function gateHome(passEnv: readonly string[] = [], source: Readonly
  * The environment of `npm pack` (it runs the package's `prepack`, `prepare`
  * and `postpack` scripts): {@link BASE_ENV_NAMES} and {@link NPM_PACK_ENV_NAMES}
  * only, plus npm settings that silence the update notifier, fund and audit
- * output. No `npm_config_*` of ours (a `_authToken` may hide there) and no credential.
+ * output, then `set` (the private HOME and npm cache of {@link gateHome}).
+ * No `npm_config_*` of ours (a `_authToken` may hide there) and no credential.
  */
-export function npmPackEnvironment(source: Readonly<Record<string, string | undefined>> = process.env): ChildEnvironment {
-  return childEnvironment([...BASE_ENV_NAMES, ...NPM_PACK_ENV_NAMES], { npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false", npm_config_progress: "false" }, source);
+export function npmPackEnvironment(source: Readonly<Record<string, string | undefined>> = process.env, set: Readonly<Record<string, string>> = {}): ChildEnvironment {
+  return childEnvironment([...BASE_ENV_NAMES, ...NPM_PACK_ENV_NAMES], { npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false", npm_config_progress: "false", ...set }, source);
 }

@@ -141,6 +141,9 @@ export const RunStateSchema = z
 /** `<workspace>/run-state.json`. */
 export type RunState = z.infer<typeof RunStateSchema>;
 
+/** A part of a step that runs a package command the run's signal stops mid-way: the policy's install command, or one gate's command. */
+export type RunPart = { kind: "install"; command: string } | { kind: "gate"; gate: string };
+
 /** The registry side of a run: the release commit's policy and how to reach its repository. */
 export interface RunRegistry {
   /** The policy of the restored release commit's package.json. */
@@ -162,8 +165,11 @@ export interface RunContext {
   readonly intentEnv: NodeJS.ProcessEnv;
   /** Checkpoint hooks (crash points) the registry steps pass on. */
   readonly hooks: PipelineHooks;
-  /** One part of the running step (the install command, one gate) on its own progress line. */
-  part<T>(label: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * One part of the running step (the install command, one gate) on its own progress line; `what` says which
+   * command it runs, so that an interrupted run names it (`./run.ts` `runInterruptedMessage`).
+   */
+  part<T>(label: string, fn: () => Promise<T>, what?: RunPart): Promise<T>;
   /** The validated record of an earlier step. @throws PipelineError `RUN_STATE_INVALID` when it has none or it is malformed. */
   recorded<Rec extends StepRecord>(step: RecordedStep<Rec>): Rec;
   /** The registry side, read once (after the restore step) from the release commit's policy. */
@@ -178,7 +184,7 @@ export interface RunContextInputs {
   state: RunState;
   env: RunEnv;
   hooks: PipelineHooks;
-  part<T>(label: string, fn: () => Promise<T>): Promise<T>;
+  part<T>(label: string, fn: () => Promise<T>, what?: RunPart): Promise<T>;
   /** The runner's reader of a step's record (undefined when the step has not run). */
   recorded<Rec extends StepRecord>(step: RecordedStep<Rec>): Rec | undefined;
 }
@@ -195,7 +201,7 @@ export function createRunContext(inputs: RunContextInputs): RunContext {
     env,
     intentEnv: { ...process.env, ...env } as NodeJS.ProcessEnv,
     hooks: inputs.hooks,
-    part: (label, fn) => inputs.part(label, fn),
+    part: (label, fn, what) => inputs.part(label, fn, what),
     recorded: (step) => {
       const rec = inputs.recorded(step);
       if (rec === undefined) throw new PipelineError("RUN_STATE_INVALID", `the run state has no record of step ${step.name}, which a later step needs; remove the workspace to start over`);

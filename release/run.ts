@@ -40,9 +40,9 @@ import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { realpathSync } from "node:fs";
 import { parseStrictJson } from "../src/contract/canonical-json.js";
-import { describeValue } from "../src/contract/grammar.js";
+import { describeValue, shellWord } from "../src/contract/grammar.js";
 import { acquirePidLock } from "../src/oci/lock-owner.js";
-import { resolveRunSigningKey } from "./attest-key.js";
+import { ATTEST_KEY_FILE_ENV, resolveRunSigningKey } from "./attest-key.js";
 import type { PipelineHooks } from "./checkpoint.js";
 import { requirePassableNames } from "./command-env.js";
 import { recordRunFlags, resumeRunOptions } from "./run-flags.js";
@@ -56,7 +56,7 @@ import { consumerNextSteps } from "./next-steps.js";
 import { outputJsonBytes, writeOutputFile } from "./output.js";
 import { PipelineRunner, type PipelineStep, type StepReport } from "./pipeline.js";
 import { createProgress, type Progress } from "./progress.js";
-import { createRunContext, RunStateSchema, workspacePaths, type RunContext, type RunEnv, type RunOptions, type RunState, type WorkspacePaths } from "./run-context.js";
+import { createRunContext, RunStateSchema, workspacePaths, type RunContext, type RunEnv, type RunOptions, type RunPart, type RunState, type WorkspacePaths } from "./run-context.js";
 import { attestRunStep } from "./steps/attest.js";
 import { buildStep } from "./steps/build.js";
 import { checkImmutableStep, NO_GITHUB_REASON } from "./steps/check-immutable.js";
@@ -198,7 +198,16 @@ interface RunSetup {
   source: string;
   progress: Progress;
   hooks: PipelineHooks;
+  /** Say what the run is doing now (what an interruption would stop: {@link RunStage}). */
+  track: (stage: RunStage) => void;
 }
+
+/**
+ * What a run is doing, as an interruption message names it ({@link runInterruptedMessage}): `start` (before its
+ * first step: the lock, the state), a `step` (its own work, which the signal does not cut short), or the `install`
+ * command or a `gate` command of a step (stopped mid-way with its whole process group).
+ */
+export type RunStage = { kind: "start" } | { kind: "step"; step: RunStep } | (RunPart & { step: RunStep });
 
 /**
  * `release run`: see the module comment.
@@ -251,51 +260,99 @@ export async function runRelease(options: RunOptions): Promise<RunResult> {
   const signing = await resolveRunSigningKey({ source, statePath: paths.state, attestKey: resumed.attestKey, env });
   const runOptions: RunOptions = { ...resumed, ...(signing.keyFile === undefined ? {} : { attestKey: signing.keyFile }) };
   await makeDirectory(ws, { mode: 0o700, purpose: "release workspace (--workspace)" });
+  // What the run was doing when the signal came: the interruption message names it.
+  let stage: RunStage = { kind: "start" };
+  let stageAtSignal: RunStage | undefined;
+  const noteSignal = () => (stageAtSignal ??= stage);
+  if (options.signal?.aborted === true) noteSignal();
+  else options.signal?.addEventListener("abort", noteSignal, { once: true });
+  const track = (next: RunStage) => {
+    stage = next;
+  };
+  const interrupted = async (stopped: InterruptedError) => runInterrupted(stopped, await resumeCommandLine(runOptions), stageAtSignal ?? stage);
   let release: () => Promise<void>;
   try {
     release = await lockWorkspace(ws, options.signal);
   } catch (error) {
+    options.signal?.removeEventListener("abort", noteSignal);
     const stopped = interruption(options.signal);
-    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(runOptions, kitCliCommand(env)));
+    if (stopped !== undefined) throw await interrupted(stopped);
     throw error;
   }
   try {
     throwIfInterrupted(options.signal);
-    return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks });
+    return await runLocked({ options: runOptions, env, ws, paths, source, progress, hooks, track });
   } catch (error) {
     const stopped = interruption(options.signal);
     // Stopped by the caller's signal (SIGINT/SIGTERM in the CLI): whatever the step under way threw
-    // on its way out, the answer is INTERRUPTED, with how to resume.
-    if (stopped !== undefined) throw runInterrupted(stopped, runCommandLine(runOptions, kitCliCommand(env)));
+    // on its way out, the answer is INTERRUPTED, with what was stopped and how to resume.
+    if (stopped !== undefined) throw await interrupted(stopped);
     throw error;
   } finally {
+    options.signal?.removeEventListener("abort", noteSignal);
     await release();
   }
 }
 
-/** The `INTERRUPTED` error of a stopped run: what was stopped and how to resume (`resume`: {@link runCommandLine}). */
-function runInterrupted(stopped: InterruptedError, resume: string): InterruptedError {
-  return new InterruptedError(stopped.signal, runInterruptedMessage(stopped.signal, resume));
+/** The `INTERRUPTED` error of a stopped run: what was stopped (`stage`) and how to resume (`resume`: {@link resumeCommandLine}). */
+function runInterrupted(stopped: InterruptedError, resume: string, stage: RunStage): InterruptedError {
+  return new InterruptedError(stopped.signal, runInterruptedMessage(stopped.signal, resume, { stage }));
+}
+
+/** How an interruption ended when the process exited before the run had finished stopping (the CLI's second signal or grace period). */
+export type RunInterruptCut = { by: "signal"; signal: NonNullable<InterruptedError["signal"]> } | { by: "grace"; seconds: number };
+
+/** What was under way, in words, and what became of it (see {@link runInterruptedMessage}). */
+function stageWords(stage: RunStage): string {
+  switch (stage.kind) {
+    case "start":
+      return "before its first step: no step was under way and none started";
+    case "step":
+      return (
+        `during step ${stage.step}: that step's own work is not cut short (only install and gate commands are stopped mid-way), ` +
+        `so it went on to its end or to its next install or gate command, and no later step started`
+      );
+    case "install":
+      return `during the install command of step ${stage.step} (${JSON.stringify(stage.command)}, hermesPluginKit.install): it was stopped with everything it started, and no later step started`;
+    case "gate":
+      return `during gate ${stage.gate} of step ${stage.step}: its command was stopped with everything it started, and no later step started`;
+  }
 }
 
 /**
  * The message of an interrupted `release run` (also the CLI's, for a run stopped before or outside
- * {@link runRelease}'s own handling, e.g. `--dry-run`): what was stopped, and `resume`, the command line
- * that resumes it ({@link resumeCommandLine} or {@link runCommandLine} of the run's effective options).
+ * {@link runRelease}'s own handling, e.g. `--dry-run`): what was under way and what became of it (`stage`,
+ * default `start`: before the first step), and `resume`, the command line that resumes it
+ * ({@link resumeCommandLine}). `cut`: the CLI exited at once, before the run had finished stopping (a second
+ * signal, or stopping outlasted its grace period), so a command it started may still run and its lock is left.
  */
-export function runInterruptedMessage(signal: InterruptedError["signal"], resume: string, options: { dryRun?: boolean } = {}): string {
+export function runInterruptedMessage(signal: InterruptedError["signal"], resume: string, options: { dryRun?: boolean; stage?: RunStage; cut?: RunInterruptCut } = {}): string {
   const by = signal === undefined ? "" : ` (${signal})`;
-  if (options.dryRun === true) return `release run --dry-run interrupted${by}: nothing was written; run it again (${resume})`;
+  const again = resume === "" ? "" : ` (${resume})`;
+  if (options.cut !== undefined) {
+    const how = options.cut.by === "signal" ? `${options.cut.signal} came again before it had finished stopping` : `it had not finished stopping after ${options.cut.seconds} s`;
+    if (options.dryRun === true) return `release run --dry-run interrupted${by}, and ${how}: it exited at once, so its scratch clone (hpk-* under TMPDIR) may be left; nothing of the release was written; run it again${again}`;
+    return (
+      `release run interrupted${by}, and ${how}: it exited at once, so an install or gate command it had started may still be running in the workspace's restore/ directory ` +
+      `(in a process group of its own: stop it before you resume; ps -ef shows it), its private HOME (hpk-gate-home-* under TMPDIR) and the workspace lock may be left ` +
+      `(the next run breaks the lock, its process being gone); resume with the same --workspace and flags${again}`
+    );
+  }
+  if (options.dryRun === true) return `release run --dry-run interrupted${by}: nothing was written; run it again${again}`;
   return (
-    `release run interrupted${by}: the install or gate command under way was stopped with everything it started, and the workspace lock was released; ` +
-    `resume with the same --workspace and flags (${resume}): recorded steps are re-verified and the interrupted step is redone from a clean directory`
+    `release run interrupted${by} ${stageWords(options.stage ?? { kind: "start" })}; the workspace lock is released; ` +
+    `resume with the same --workspace and flags${again}: recorded steps are re-verified and an unrecorded one is redone from a clean directory`
   );
 }
 
 /**
  * The command line that resumes the run `options` start (`release run`, `--dry-run` with `dryRun`), with the
  * flags that run takes: those given, and for a workspace whose `run-state.json` recorded flags, the recorded
- * value of each one left out (release/run-flags.ts), so that typing it as printed resumes the same run.
+ * value of each one left out (release/run-flags.ts), the recorded run id and attempt included (a state of this
+ * source), so that typing it as printed resumes the same run and is never refused with `RUN_FLAG_MISMATCH`.
+ * A key file named only through `HERMES_PLUGIN_KIT_ATTEST_KEY_FILE` (no `--attest-key`) is carried as that
+ * variable, `HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=<absolute path> <command>` (the path, never the key), except for a
+ * run that recorded it attested without a key (it never reads the variable).
  * {@link runRelease} prints the same line when it is interrupted (from the options it resumed with). Never
  * throws: a state it cannot read, or given flags the state refuses (the run itself reports
  * `RUN_FLAG_MISMATCH`), leave the flags as given.
@@ -304,12 +361,26 @@ export async function resumeCommandLine(options: RunOptions & { dryRun?: boolean
   const env = options.env ?? process.env;
   const statePath = workspacePaths(resolve(options.workspace)).state;
   let effective: RunOptions = options;
+  let state: RunState | undefined;
   try {
-    effective = resumeRunOptions(options, await readRunState(statePath), statePath, env);
+    state = await readRunState(statePath);
+    effective = resumeRunOptions(options, state, statePath, env);
+    // The run id and attempt the run recorded, when left out: the line says them too (a resume compares them).
+    if (state !== undefined && state.source === resolve(options.source)) {
+      effective = { ...effective, runId: effective.runId ?? state.run_id, runAttempt: effective.runAttempt ?? state.run_attempt };
+    }
   } catch {
     // the flags as given
   }
-  return runCommandLine({ ...effective, ...(options.dryRun === true ? { dryRun: true } : {}) }, kitCliCommand(env));
+  const line = runCommandLine({ ...effective, ...(options.dryRun === true ? { dryRun: true } : {}) }, kitCliCommand(env));
+  // A key file named only through the variable (the run reads it when the release policy names a key): the line
+  // sets the variable to the same file (its absolute path, never the key), so the resume has the same key source.
+  // Not for a run that recorded it attested without a key: that run never reads the variable.
+  const fromEnv = env[ATTEST_KEY_FILE_ENV];
+  if (effective.attestKey === undefined && fromEnv !== undefined && fromEnv !== "" && state?.flags?.attest_key !== null) {
+    return `${ATTEST_KEY_FILE_ENV}=${shellWord(resolve(fromEnv))} ${line}`;
+  }
+  return line;
 }
 
 /** How long a run waits for another live `release run` to release the workspace lock (ms) before refusing. */
@@ -384,15 +455,32 @@ async function openState({ options, env, ws, paths, source }: RunSetup): Promise
 async function runLocked(setup: RunSetup): Promise<RunResult> {
   const state = await openState(setup);
   const pipeline = new PipelineRunner<RunState, RunStep>({ state, statePath: setup.paths.state, progress: setup.progress, mark: (point) => setup.hooks.checkpoint!(point) });
+  // The step under way, for the parts it runs.
+  let current: RunStep = RUN_STEPS[0]!;
+  const track = (stage: RunStage) => {
+    if (stage.kind === "step") current = stage.step;
+    setup.track(stage);
+  };
   const ctx = createRunContext({
     ...setup,
     state,
-    part: (label, fn) => pipeline.part(label, fn),
+    // A part that runs a package command is what an interruption stops mid-way: tracked while it runs.
+    part: async (label, fn, what) => {
+      if (what === undefined) return pipeline.part(label, fn);
+      const running = current;
+      track({ ...what, step: running });
+      try {
+        return await pipeline.part(label, fn);
+      } finally {
+        track({ kind: "step", step: running });
+      }
+    },
     recorded: (step) => pipeline.recorded(step),
   });
   for (const step of RUN_ORDER as readonly PipelineStep<RunContext, Record<string, unknown>, RunStep>[]) {
     // Stopped: no further step starts (the one that ended is recorded; a rerun goes on from here).
     throwIfInterrupted(setup.options.signal);
+    track({ kind: "step", step: step.name });
     const outcome = await pipeline.step(step, ctx);
     const halt = outcome.status === "skipped" ? undefined : step.halt?.(outcome.recorded);
     if (halt !== undefined) return { released: false, reason: halt, workspace: setup.ws, steps: pipeline.reports };

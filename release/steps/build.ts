@@ -12,7 +12,7 @@ import { evidenceFile } from "../gate.js";
 import { readGateEvidence } from "../manifest-steps.js";
 import { stepDiverged, type PipelineStep } from "../pipeline.js";
 import type { RunContext } from "../run-context.js";
-import { runRunGate } from "./gates.js";
+import { commandSource, runRunGate } from "./gates.js";
 import { releasedIntent } from "./intent.js";
 
 /** Record of the build step: the npm tarball's file name, SHA-256 (hex) and size in bytes. */
@@ -27,7 +27,14 @@ export const buildStep: PipelineStep<RunContext, BuildRecord, "build"> = Object.
   record: BuildRecordSchema,
   async run(ctx: RunContext): Promise<BuildRecord> {
     await rm(ctx.paths.dist, { recursive: true, force: true });
-    const built = await buildRelease({ dir: ctx.paths.restore, artifactDir: ctx.paths.dist, version: releasedIntent(ctx).version });
+    // npm pack runs the package's scripts with the same HOME arrangement as the gates (private unless --pass-env HOME).
+    const built = await buildRelease({
+      dir: ctx.paths.restore,
+      artifactDir: ctx.paths.dist,
+      version: releasedIntent(ctx).version,
+      keepHome: (ctx.options.gatePassEnv ?? []).includes("HOME"),
+      env: commandSource(ctx),
+    });
     await runRunGate(ctx, "build_metadata");
     return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
   },

@@ -2,7 +2,8 @@
  * Step `gates` of `release run` (docs/release-run.md): on the restored release
  * commit, the policy's install command (`hermesPluginKit.install`, default
  * `npm ci`) runs like a gate, hermetically (the checkout's
- * `node_modules/.bin` only on PATH, no credential variable: `../command-env.ts`),
+ * `node_modules/.bin` only on PATH, no credential variable, a private HOME of
+ * its own with the maintainer's npm cache: `../command-env.ts` `gateHome`),
  * then the test gates unit, public_contract and host_contract (`../gate.ts`),
  * each on its own progress line. Resume re-reads each gate's evidence and
  * checks it names the release commit.
@@ -10,7 +11,7 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { commandEnvironment } from "../command-env.js";
+import { commandEnvironment, gateHome } from "../command-env.js";
 import { readReleaseConfig } from "../config.js";
 import { PipelineError } from "../errors.js";
 import { evidenceFile, runGate } from "../gate.js";
@@ -40,6 +41,7 @@ export function gateLabel(ctx: RunContext, gate: string): string {
 export async function runRunGate(ctx: RunContext, gate: "unit" | "public_contract" | "host_contract" | "build_metadata"): Promise<void> {
   await ctx.part(gateLabel(ctx, gate), () =>
     runGate({ gate, dir: ctx.paths.restore, evidenceDir: ctx.paths.evidence, output: ctx.options.gateOutput ?? "stderr", passEnv: ctx.options.gatePassEnv ?? [], env: commandSource(ctx), ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}) }),
+    { kind: "gate", gate },
   );
 }
 
@@ -54,7 +56,7 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
     // install or gate left (an interrupted install is redone, never reported as failed).
     await git(["clean", "-ffdxq"], { cwd: paths.restore });
     const install = (await readReleaseConfig(paths.restore)).policy.install;
-    await ctx.part(`install: ${install}`, () => runInstallCommand(ctx, install));
+    await ctx.part(`install: ${install}`, () => runInstallCommand(ctx, install), { kind: "install", command: install });
     for (const gate of TEST_GATES_BEFORE_BUILD) await runRunGate(ctx, gate);
     await proveReleaseIdentity(paths.restore, { triggerSha: ctx.state.trigger_sha, version: releasedIntent(ctx).version, releaseSha: releaseSha(ctx) });
     return { gates: [...TEST_GATES_BEFORE_BUILD] };
@@ -69,40 +71,54 @@ export const gatesStep: PipelineStep<RunContext, GatesRecord, "gates"> = Object.
 });
 
 /**
- * Where the install and gate commands' environments come from: the run's `env` option over `process.env`
- * (a library caller's environment reaches both; each then takes only its allow-list and `--pass-env`).
+ * Where the install, gate and `npm pack` commands' environments come from: the run's `env` option over
+ * `process.env` (a library caller's environment reaches each; each then takes only its allow-list and, but
+ * `npm pack`, `--pass-env`).
  */
-function commandSource(ctx: RunContext): Readonly<Record<string, string | undefined>> {
+export function commandSource(ctx: RunContext): Readonly<Record<string, string | undefined>> {
   return { ...process.env, ...ctx.env };
 }
 
 /**
  * The policy's install command in the restored checkout: what makes it
  * runnable, hermetically (no caller's `node_modules/.bin` on its PATH, no
- * credential variable; `../command-env.ts`).
+ * credential variable; `../command-env.ts`), with a private HOME of its own as
+ * a gate has (`gateHome`: the maintainer's `~/.npmrc`, `~/.docker`, `~/.ssh`
+ * are not where its scripts look; npm keeps the maintainer's cache), removed
+ * afterwards; `--pass-env HOME` keeps the real HOME.
  * @throws PipelineError `RUN_INSTALL_FAILED` naming the command, where it came from, and its log;
- *   InterruptedError `INTERRUPTED` when the run's signal aborted it (the command's process group is stopped).
+ *   InterruptedError `INTERRUPTED` when the run's signal aborted it (the command's process group is stopped);
+ *   IoError `IO_*` when no private HOME can be made in the temporary directory.
  */
 async function runInstallCommand(ctx: RunContext, install: string): Promise<void> {
   const { paths, options } = ctx;
   await makeDirectory(paths.evidence, { purpose: "release workspace (--workspace)" });
   const logFile = options.gateOutput === "log" ? join(paths.evidence, "install.log") : undefined;
-  const installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
-    cwd: paths.restore,
-    env: commandEnvironment(paths.restore, options.gatePassEnv ?? [], commandSource(ctx)),
-    timeoutMs: 15 * 60_000,
-    allowFailure: true,
-    output: logFile === undefined ? "stderr" : { file: logFile },
-    label: "install command",
-    // With the run's signal, its own process group: an interrupted run stops npm and whatever it started
-    // (no orphan in restore/). Without one it stays in ours, so a terminal's Ctrl-C still reaches it.
-    ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
-  });
+  const passEnv = options.gatePassEnv ?? [];
+  const source = commandSource(ctx);
+  const home = await gateHome(passEnv, source);
+  let installed: Awaited<ReturnType<typeof runProcess>>;
+  try {
+    installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
+      cwd: paths.restore,
+      env: commandEnvironment(paths.restore, passEnv, source, home.set),
+      timeoutMs: 15 * 60_000,
+      allowFailure: true,
+      output: logFile === undefined ? "stderr" : { file: logFile },
+      label: "install command",
+      // With the run's signal, its own process group: an interrupted run stops npm and whatever it started
+      // (no orphan in restore/). Without one it stays in ours, so a terminal's Ctrl-C still reaches it.
+      ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
+    });
+  } finally {
+    await home.remove();
+  }
   if (installed.code !== 0) {
     throw new PipelineError(
       "RUN_INSTALL_FAILED",
       `the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited ${installed.code ?? "by signal"} in ${paths.restore}${logFile === undefined ? "" : `; output in ${logFile}`}; ` +
-        `run it in your checkout to see why, or declare another command in package.json hermesPluginKit.install (e.g. "npm install --no-save" when npm ci refuses a lock your registry cannot complete); ` +
+        `run it in your checkout to see why, or declare another command in package.json hermesPluginKit.install (e.g. "npm install --no-save" when npm ci refuses a lock your registry cannot complete)` +
+        (home.dir === undefined ? "; " : `; it ran with a private, empty HOME (an install that needs your ~/.npmrc, e.g. the token of a private npm registry, gets the real HOME with --pass-env HOME); `) +
         `after a fix you commit and push, rerun with a new --workspace (this one resumes the release it began, from the commit it recorded)`,
     );
   }

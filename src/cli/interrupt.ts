@@ -6,7 +6,10 @@
  * releases the workspace lock) and rejects with `InterruptedError`; `runAction` then exits 130
  * (SIGINT), 143 (SIGTERM) or 129 (SIGHUP: the terminal went away). A second signal (another one, or the same
  * one at least {@link DUPLICATE_MS} later: one delivered twice, as GNU timeout does, is one), or work that has
- * not stopped within {@link GRACE_MS}, exits at once with the same status.
+ * not stopped within {@link GRACE_MS}, exits at once with the same status, answering first as any
+ * interruption is answered (unless the command's answer has begun on stdout): `--json` output is always
+ * exactly one JSON object, `{"ok":false,"code":"INTERRUPTED",...}` here, whose message says the cleanup did
+ * not finish.
  *
  * The whole run is watched too ({@link watchRunInterrupts}, installed by `runCli` before any command
  * module is set up; `main.cts` holds a placeholder handler while the bundle loads): a signal that lands
@@ -43,11 +46,35 @@ export interface InterruptWatch {
 }
 
 /**
+ * Why the process exits before the interrupted work finished stopping: another signal (`by: "signal"`, the
+ * second one), or the work had not stopped after {@link GRACE_MS} (`by: "grace"`).
+ */
+export type InterruptCut = { by: "signal"; signal: InterruptSignal } | { by: "grace"; seconds: number };
+
+/** The message of an interruption cut short (`cut`): the cleanup did not finish, so something may be left. */
+export function cutInterruptMessage(what: string, signal: InterruptSignal, cut: InterruptCut): string {
+  const how = cut.by === "signal" ? `${cut.signal} came before it had finished stopping` : `it had not finished stopping after ${cut.seconds} s`;
+  return (
+    `${what} interrupted (${signal}), and ${how}: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) ` +
+    `may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)`
+  );
+}
+
+/** Answer an interruption cut short, unless the command's answer has begun on stdout (it stands: one answer), then exit at once with `status`. */
+function exitCut(message: string, status: number): never {
+  if (!stdoutAnswerBegun()) answerInterrupted(message, run === undefined ? { json: false, only: false } : { json: run.answer.json, only: run.answer.only });
+  process.exit(status);
+}
+
+/**
  * Watch SIGINT, SIGTERM and SIGHUP until `dispose()`; see the module comment.
  * @param what names the command in the interruption message, e.g. `fetch`.
  * @param message the interruption message instead of the default (which says temporary files were removed).
+ * @param cutMessage the message when the process exits before the work finished stopping (a second signal, or
+ *   {@link GRACE_MS} passed) instead of {@link cutInterruptMessage}'s; answered as the run's watch answers
+ *   ({@link watchRunInterrupts}: one JSON object on stdout for a JSON answer, the error line on stderr otherwise).
  */
-export function watchInterrupts(what: string, message?: (signal: InterruptSignal) => string): InterruptWatch {
+export function watchInterrupts(what: string, message?: (signal: InterruptSignal) => string, cutMessage?: (signal: InterruptSignal, cut: InterruptCut) => string): InterruptWatch {
   // This watch answers signals now; the run's watch stands aside (before our handlers exist, so that
   // it cannot answer a signal this watch also takes).
   const resumeRun = suspendRunInterrupts();
@@ -56,6 +83,7 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
   let committed = false;
   let timer: NodeJS.Timeout | undefined;
   let receivedAt = 0;
+  const cutShort = (first: InterruptSignal, cut: InterruptCut): never => exitCut(cutMessage?.(first, cut) ?? cutInterruptMessage(what, first, cut), INTERRUPT_EXIT_CODES[first]);
   const onSignal = (name: InterruptSignal) => {
     if (committed) {
       received ??= name;
@@ -66,12 +94,13 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
       // timeout signals the process and then its process group (two SIGINTs microseconds apart), and a
       // terminal may too. Counting it as "again" exited at once, with no answer and the temp directory left.
       if (name === received && performance.now() - receivedAt < DUPLICATE_MS) return;
-      process.exit(INTERRUPT_EXIT_CODES[received]);
+      // Again: exit at once, with the one answer (--json: the INTERRUPTED object) unless the command's has begun.
+      cutShort(received, { by: "signal", signal: name });
     }
     received = name;
     receivedAt = performance.now();
     controller.abort(new InterruptedError(name, message?.(name) ?? `${what} interrupted (${name}): its temporary files were removed and nothing was installed or left behind`));
-    timer = setTimeout(() => process.exit(INTERRUPT_EXIT_CODES[name]), GRACE_MS);
+    timer = setTimeout(() => cutShort(name, { by: "grace", seconds: GRACE_MS / 1000 }), GRACE_MS);
     timer.unref();
   };
   const handlers = (Object.keys(INTERRUPT_EXIT_CODES) as InterruptSignal[]).map((name) => [name, () => onSignal(name)] as const);
@@ -112,8 +141,13 @@ export function watchInterrupts(what: string, message?: (signal: InterruptSignal
  *   its success (exit 130 with `{"ok":true,...}` on stdout). `process.exit`
  *   leaves the handlers installed to the end.
  */
-export async function withInterrupts(what: string, action: (signal: AbortSignal, commit: () => void) => Promise<number>, message?: (signal: InterruptSignal) => string): Promise<number> {
-  const watch = watchInterrupts(what, message);
+export async function withInterrupts(
+  what: string,
+  action: (signal: AbortSignal, commit: () => void) => Promise<number>,
+  message?: (signal: InterruptSignal) => string,
+  cutMessage?: (signal: InterruptSignal, cut: InterruptCut) => string,
+): Promise<number> {
+  const watch = watchInterrupts(what, message, cutMessage);
   let code: number;
   try {
     code = await action(watch.signal, () => watch.commit());

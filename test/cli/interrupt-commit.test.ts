@@ -116,19 +116,93 @@ describe("one signal delivered twice (GNU timeout signals the process, then its 
     expect(JSON.parse(lines[2] as string)).toMatchObject({ ok: false, code: "INTERRUPTED" });
     expect(lines).toHaveLength(3);
   });
-  it("a second SIGINT a press later (over 500 ms) still exits at once: no cleanup line, no answer", async () => {
+  /** Press Ctrl-C on "ready", and again 700 ms later (a second press, not a duplicate delivery). */
+  const pressTwice = () => {
     let sent = false;
-    const result = await run(script(-1).replace("200))", "3000))"), (text, kill) => {
+    return (text: string, kill: (signal: NodeJS.Signals) => void) => {
       if (text === "ready\n" && !sent) {
         sent = true;
         kill("SIGINT");
         setTimeout(() => kill("SIGINT"), 700);
       }
-    });
+    };
+  };
+  /** The run's watch as `runCli` installs it, answering as the command line says (`--json`: one JSON object only). */
+  const withRunWatch = (text: string, json: boolean) =>
+    text.replace("process.exitCode = await withInterrupts", `(await import(${url("interrupt.js")})).watchRunInterrupts({ what: "fetch", json: ${json}, only: ${json}, started: true });\n    process.exitCode = await withInterrupts`);
+  const CUT = "fetch interrupted (SIGINT), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)";
+
+  it("--json, a second SIGINT a press later (over 500 ms): exits 130 at once (no cleanup line) with exactly one INTERRUPTED object on stdout, saying the cleanup did not finish", async () => {
+    const result = await run(withRunWatch(script(-1).replace("200))", "3000))"), true), pressTwice());
+    expect(result).toMatchObject({ code: 130, signal: null });
+    const lines = result.stdout.split("\n").filter((line) => line !== "");
+    expect(lines[0]).toBe("ready");
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[1] as string)).toEqual({ ok: false, code: "INTERRUPTED", message: CUT });
+    expect(result.stderr).toBe("");
+  });
+
+  it("a text answer, a second SIGINT a press later: exits 130 at once with the error line on stderr, nothing more on stdout", async () => {
+    const result = await run(withRunWatch(script(-1).replace("200))", "3000))"), false), pressTwice());
     expect(result).toMatchObject({ code: 130, signal: null });
     expect(result.stdout).toBe("ready\n");
+    expect(result.stderr).toBe(`hermes-plugin-kit: ${CUT} [INTERRUPTED]\n`);
+  });
+
+  it("--json, a second SIGINT after the command's answer began on stdout: that answer stands alone (no second object)", async () => {
+    const begun = `
+      const { withInterrupts, watchRunInterrupts } = await import(${url("interrupt.js")});
+      const { printJson } = await import(${url("output.js")});
+      watchRunInterrupts({ what: "fetch", json: true, only: true, started: true });
+      process.exitCode = await withInterrupts("fetch", async (signal) => {
+        printJson({ ok: false, code: "SOMETHING", message: "the answer" });
+        process.stderr.write("ready\\n");
+        const busy = setInterval(() => {}, 1000);
+        await new Promise(() => {});
+        return 1;
+      });
+    `;
+    let sent = false;
+    const result = await run(begun, (text, kill) => {
+      if (!sent && text.includes("the answer")) {
+        sent = true;
+        setTimeout(() => kill("SIGINT"), 100);
+        setTimeout(() => kill("SIGINT"), 800);
+      }
+    });
+    expect(result).toMatchObject({ code: 130, signal: null });
+    expect(result.stdout).toBe('{"ok":false,"code":"SOMETHING","message":"the answer"}\n');
   });
 });
+
+it("--json, work that has not stopped 10 s after the first SIGINT (GRACE_MS): exits 130 with exactly one INTERRUPTED object on stdout", async () => {
+  const script = `
+    const { withInterrupts, watchRunInterrupts } = await import(${url("interrupt.js")});
+    const { runAction } = await import(${url("output.js")});
+    watchRunInterrupts({ what: "fetch", json: true, only: true, started: true });
+    process.exitCode = await withInterrupts("fetch", () => runAction(true, async () => {
+      process.stdout.write("ready\\n");
+      // Cleanup that never ends (a removal stuck on a dead mount): the abort is not answered.
+      const busy = setInterval(() => {}, 1000);
+      await new Promise(() => {});
+    }));
+  `;
+  const started = Date.now();
+  const result = await run(script, (text, kill) => {
+    if (text === "ready\n") kill("SIGINT");
+  });
+  expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+  expect(result).toMatchObject({ code: 130, signal: null });
+  const lines = result.stdout.split("\n").filter((line) => line !== "");
+  expect(lines).toHaveLength(2);
+  expect(JSON.parse(lines[1] as string)).toEqual({
+    ok: false,
+    code: "INTERRUPTED",
+    message:
+      "fetch interrupted (SIGINT), and it had not finished stopping after 10 s: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)",
+  });
+  expect(result.stderr).toBe("");
+}, 40_000);
 
 /** The marker a child prints (synchronously) from its `exit` event: from here on Node shuts down. */
 const EXITING = "<exiting>\n";

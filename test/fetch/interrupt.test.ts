@@ -15,7 +15,7 @@
  * later: the rejection comes after the cleanup, never before it.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
@@ -250,8 +250,10 @@ function entriesNow(dir: string): string[] {
  * repository), once the real fetch is done, touches `marker` and keeps creating directories in the scratch
  * repository every 10 ms (recreating it and the temp directory around it if they were removed) until it is
  * killed (or 30 s passed): a child still writing into the temp directory when the fetch is interrupted.
+ * `ignoreTerm`: that git ignores SIGTERM (its stop then waits for the SIGKILL that follows 2 s later) and
+ * writes its pid (its process group's) into `marker`.
  */
-async function writingGit(dir: string, marker: string): Promise<string> {
+async function writingGit(dir: string, marker: string, ignoreTerm = false): Promise<string> {
   const realGit = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim();
   await mkdir(dir, { recursive: true });
   const script = [
@@ -261,7 +263,7 @@ async function writingGit(dir: string, marker: string): Promise<string> {
     '  if [ "$arg" = fetch ]; then',
     `    ${JSON.stringify(realGit)} "$@" || exit $?`,
     '    i=1; mkdir -p "$gitdir/late-$i"',
-    `    : > ${JSON.stringify(marker)}`,
+    ...(ignoreTerm ? ['    trap "" TERM', `    echo $$ > ${JSON.stringify(`${marker}.partial`)}; mv ${JSON.stringify(`${marker}.partial`)} ${JSON.stringify(marker)}`] : [`    : > ${JSON.stringify(marker)}`]),
     // Bounded (30 s), so a failing test leaves no process behind for long.
     '    while [ $i -lt 3000 ]; do i=$((i+1)); mkdir -p "$gitdir/late-$i"; sleep 0.01; done',
     "    exit 1",
@@ -406,6 +408,50 @@ describe("fetch interrupted at any point (oci-layout store): the rejection comes
       expect(existsSync(out)).toBe(false);
     } finally {
       clearTimeout(killer);
+    }
+  }, 120_000);
+
+  it("CLI --json, a second SIGINT (a press later, over 500 ms) while the interrupted fetch still waits for a git that ignores SIGTERM: exit 130 at once with exactly one INTERRUPTED object on stdout; no output directory", async () => {
+    const marker = join(work, "cli-cut-marker");
+    const bin = await writingGit(join(work, "cli-cut-git-bin"), marker, true);
+    const childTmp = await mkdtemp(join(work, "cli-cut-tmp-"));
+    const out = join(work, "cli-cut-out");
+    const child = spawn(process.execPath, [CLI, "fetch", "--reference", reference, "--output-dir", out, "--json"], {
+      env: { ...process.env, PATH: `${bin}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, TMPDIR: childTmp, GH_TOKEN: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    let stdout = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    let gitPid: number | undefined;
+    try {
+      await waitFor(marker);
+      gitPid = Number(readFileSync(marker, "utf8").trim());
+      child.kill("SIGINT");
+      await new Promise((r) => setTimeout(r, 700));
+      child.kill("SIGINT");
+      const code = await exited;
+      expect(code, stderr).toBe(130);
+      const lines = stdout.split("\n").filter((line) => line !== "");
+      expect(lines, stdout).toHaveLength(1);
+      const answer = JSON.parse(lines[0] as string) as { ok: boolean; code: string; message: string };
+      expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
+      expect(answer.message).toMatch(/^fetch interrupted \(SIGINT\), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished: /);
+      expect(stderr).not.toContain("[INTERRUPTED]");
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      clearTimeout(killer);
+      // The fetch exited before the SIGKILL of git's process group: stop what it left running.
+      if (gitPid !== undefined && gitPid > 0) {
+        try {
+          process.kill(-gitPid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
     }
   }, 120_000);
 

@@ -86,11 +86,50 @@ describe("npm pack: the package's own scripts never see the pipeline's credentia
     const lib = await dumps(file);
     expect(lib.length).toBe(3);
     expectNoSecret(lib, "npm pack (library)");
-    for (const env of lib) expect(env["HOME"]).toBe(process.env["HOME"]);
+    // A private HOME of its own (release/command-env.ts gateHome), not the maintainer's.
+    for (const env of lib) expect(env["HOME"]).not.toBe(process.env["HOME"]);
     await rm(file, { force: true });
     const r = await runCli(["release", "build", "--dir", repo.dir, "--artifact-dir", join(repo.root, "dist-cli")], { cwd: repo.root, env: SECRETS });
     expect(r.stdout + r.stderr).not.toContain("secret-");
     expectNoSecret(await dumps(file), "npm pack (CLI)");
+  });
+
+  it("the package's pack scripts see a private, empty HOME (0700, under TMPDIR, removed afterwards), not the maintainer's with its ~/.npmrc, and npm keeps the maintainer's cache; keepHome (release run --pass-env HOME) keeps the real HOME", async () => {
+    const home = join(root, "pack-maintainer-home");
+    await mkdir(join(home, ".docker"), { recursive: true });
+    await writeFile(join(home, ".docker", "config.json"), JSON.stringify({ auths: { "ghcr.io": { auth: Buffer.from("u:secret-docker-auth").toString("base64") } } }));
+    await writeFile(join(home, ".npmrc"), "//registry.npmjs.org/:_authToken=secret-npmrc-token\n");
+    const seen = join(root, "pack-home.txt");
+    // What prepack sees of its HOME (path, npm's cache, mode, entries); it also tries to write there.
+    const cmd = `{ printf '%s\\n' "$HOME" "\${npm_config_cache-unset}" "$(stat -c %a "$HOME")"; ls -A "$HOME"; } > ${JSON.stringify(seen)}; : > "$HOME/written-by-prepack"`;
+    const repo = await createFixtureRepo({ origin: false, packageJson: { scripts: { prepack: cmd } } });
+    repos.push(repo);
+    const savedEnv = { HOME: process.env["HOME"], npm_config_cache: process.env["npm_config_cache"], NPM_CONFIG_CACHE: process.env["NPM_CONFIG_CACHE"] };
+    process.env["HOME"] = home;
+    delete process.env["npm_config_cache"];
+    delete process.env["NPM_CONFIG_CACHE"];
+    try {
+      const built = await buildRelease({ dir: repo.dir, artifactDir: join(repo.root, "dist-private-home") });
+      expect(built.artifact.filename).toBe("fixture-plugin-0.7.0.tgz");
+      const [packHome, cache, mode, ...entries] = (await readFile(seen, "utf8")).split("\n").filter((l) => l !== "");
+      expect(packHome).not.toBe(home);
+      expect(packHome!.startsWith(join(tmpdir(), "hpk-gate-home-"))).toBe(true);
+      expect(mode).toBe("700");
+      expect(entries).toEqual([]);
+      // npm's cache as the maintainer's npm names it (`npm config get cache` with their HOME: ~/.npm here).
+      expect(cache).toBe(join(home, ".npm"));
+      expect(existsSync(packHome!)).toBe(false);
+      expect(existsSync(join(home, "written-by-prepack"))).toBe(false);
+      // keepHome: the maintainer's HOME, as before (npm names its cache there itself).
+      await buildRelease({ dir: repo.dir, artifactDir: join(repo.root, "dist-real-home"), keepHome: true });
+      expect((await readFile(seen, "utf8")).split("\n").slice(0, 2)).toEqual([home, join(home, ".npm")]);
+      expect(existsSync(join(home, "written-by-prepack"))).toBe(true);
+    } finally {
+      for (const [name, value] of Object.entries(savedEnv)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it("npmPackEnvironment is exactly the base allow-list plus npm's quiet settings", () => {

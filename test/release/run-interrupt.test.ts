@@ -8,6 +8,10 @@
  * resume, leave no process of the install command behind and no run.lock; a
  * rerun with the same workspace redoes the install and releases. The library
  * API (`runRelease` with an AbortSignal) rejects with `InterruptedError`.
+ * The message names what was stopped (the install command), and the hint of a
+ * resume that left out `--run-attempt` carries the recorded one. With `--json`,
+ * a second SIGINT while the install command is still being stopped (it ignores
+ * SIGTERM) exits at once with the one INTERRUPTED object all the same.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -26,9 +30,10 @@ let rf: RunFixture;
 let marks: string;
 
 // Before linking node_modules: record the shell's pid; when HPK_TEST_SLOW is set, start a
-// background sleep (its own pid recorded) and wait for it, so the test can signal the run meanwhile.
+// background sleep (its own pid recorded) and wait for it, so the test can signal the run meanwhile;
+// with HPK_TEST_TRAP set, the shell and its sleep ignore SIGTERM (stopping them takes the SIGKILL 2 s later).
 const SLOW_INSTALL =
-  'echo $$ > "$HPK_TEST_MARKS/install.pid"; if [ -n "${HPK_TEST_SLOW:-}" ]; then sleep 300 & echo $! > "$HPK_TEST_MARKS/sleep.pid"; wait; fi; ';
+  'echo $$ > "$HPK_TEST_MARKS/install.pid"; if [ -n "${HPK_TEST_TRAP:-}" ]; then trap "" TERM; fi; if [ -n "${HPK_TEST_SLOW:-}" ]; then sleep 300 & echo $! > "$HPK_TEST_MARKS/sleep.pid"; wait; fi; ';
 
 beforeAll(async () => {
   marks = await mkdtemp(join(tmpdir(), "hpk-run-interrupt-"));
@@ -66,12 +71,20 @@ const runArgs = () => ["release", "run", "--workspace", rf.workspace, "--source"
 /** The resume command the interrupted run printed (followed literally by the rerun test). */
 let printedResume: string | undefined;
 
-/** Start `release run` with a slow install, signal it once the install's sleep runs; resolve with how it ended. */
-async function interruptRun(signal: "SIGINT" | "SIGTERM"): Promise<{ code: number | null; stdout: string; stderr: string; installPid: number; sleepPid: number }> {
+/**
+ * Start `release run` with a slow install, signal it once the install's sleep runs (`again`: the same signal
+ * once more that many ms later); resolve with how it ended.
+ */
+async function interruptRun(
+  signal: "SIGINT" | "SIGTERM",
+  args: readonly string[] = runArgs(),
+  extraEnv: Record<string, string> = {},
+  again?: number,
+): Promise<{ code: number | null; stdout: string; stderr: string; installPid: number; sleepPid: number }> {
   await rm(join(marks, "install.pid"), { force: true });
   await rm(join(marks, "sleep.pid"), { force: true });
-  const child = spawn(process.execPath, [CLI, ...runArgs()], {
-    env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true", HPK_TEST_MARKS: marks, HPK_TEST_SLOW: "1" },
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true", HPK_TEST_MARKS: marks, HPK_TEST_SLOW: "1", ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -90,6 +103,7 @@ async function interruptRun(signal: "SIGINT" | "SIGTERM"): Promise<{ code: numbe
   const sleepPid = readPid("sleep.pid");
   expect(alive(installPid) && alive(sleepPid)).toBe(true);
   child.kill(signal);
+  if (again !== undefined) setTimeout(() => child.kill(signal), again);
   const timeout = setTimeout(() => child.kill("SIGKILL"), 30_000);
   const code = await exited;
   clearTimeout(timeout);
@@ -99,19 +113,22 @@ async function interruptRun(signal: "SIGINT" | "SIGTERM"): Promise<{ code: numbe
 }
 
 describe("release run interrupted during its install command", () => {
-  for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-    it(`${signal}: exits ${status} with INTERRUPTED on stdout, stops the install command's processes, releases the lock`, async () => {
-      const r = await interruptRun(signal);
+  // The first run gives --run-attempt 2; the second, a resume, leaves it out: its hint must say the recorded 2.
+  for (const [signal, status, extra] of [["SIGINT", 130, ["--run-attempt", "2"]], ["SIGTERM", 143, []]] as const) {
+    it(`${signal}: exits ${status} with INTERRUPTED on stdout naming the install command, stops the install command's processes, releases the lock; the hint carries the recorded run attempt`, async () => {
+      const r = await interruptRun(signal, [...runArgs(), ...extra]);
       expect(r.code, r.stderr).toBe(status);
       const lines = r.stdout.trim().split("\n");
       expect(lines, r.stdout).toHaveLength(1);
       const answer = JSON.parse(lines[0]!) as { ok: boolean; code: string; message: string };
       expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
-      expect(answer.message).toContain(`release run interrupted (${signal})`);
+      expect(answer.message).toContain(`release run interrupted (${signal}) during the install command of step gates (`);
+      expect(answer.message).toContain("hermesPluginKit.install): it was stopped with everything it started, and no later step started");
       expect(r.stderr).toMatch(/^hermes-plugin-kit: release run interrupted .*resume with the same --workspace.* \[INTERRUPTED\]$/m);
       expect(r.stderr).toContain(rf.workspace);
-      // The hint repeats every flag that changes the run (--plain-http was missing: the trial's finding).
-      const resume = runCommandLine({ workspace: rf.workspace, source: rf.repo.dir, runId: "77", plainHttp: true, gatePassEnv: ["HPK_TEST_MARKS", "HPK_TEST_SLOW"] }, kitCliCommand());
+      // The hint repeats every flag that changes the run (--plain-http was missing: the trial's finding), and the
+      // recorded run id and attempt (the resume left --run-attempt 2 out: the hint said nothing of it).
+      const resume = runCommandLine({ workspace: rf.workspace, source: rf.repo.dir, runId: "77", runAttempt: 2, plainHttp: true, gatePassEnv: ["HPK_TEST_MARKS", "HPK_TEST_SLOW"] }, kitCliCommand());
       expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
       printedResume = resume;
       // The shell and the grandchild it started are gone, not orphaned.
@@ -148,12 +165,43 @@ describe("release run interrupted during its install command", () => {
     expect(existsSync(join(rf.workspace, "run.lock"))).toBe(false);
   }, 180_000);
 
+  it("--json, a second SIGINT (over 500 ms later) while the install command, which ignores SIGTERM, is still being stopped: exit 130 at once with exactly one INTERRUPTED object, which says what may be left and how to resume (the key file named only in HERMES_PLUGIN_KIT_ATTEST_KEY_FILE included)", async () => {
+    const ws = join(marks, "ws-cut");
+    const passEnv = ["HPK_TEST_MARKS", "HPK_TEST_SLOW", "HPK_TEST_TRAP"];
+    const args = ["release", "run", "--workspace", ws, "--source", rf.repo.dir, "--run-id", "78", "--plain-http", "--json", "--pass-env", ...passEnv];
+    const r = await interruptRun("SIGINT", args, { HPK_TEST_TRAP: "1", HERMES_PLUGIN_KIT_ATTEST_KEY_FILE: rf.attestKey }, 700);
+    try {
+      expect(r.code, r.stderr).toBe(130);
+      const lines = r.stdout.split("\n").filter((line) => line !== "");
+      expect(lines, r.stdout).toHaveLength(1);
+      const answer = JSON.parse(lines[0]!) as { ok: boolean; code: string; message: string };
+      expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
+      expect(answer.message).toContain("release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, so an install or gate command it had started may still be running");
+      // The CLI's own hint (the run had not answered): the key file through the same variable, its path only.
+      const resume = `HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=${rf.attestKey} ${runCommandLine({ workspace: ws, source: rf.repo.dir, runId: "78", plainHttp: true, gatePassEnv: passEnv }, kitCliCommand())}`;
+      expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
+      expect(answer.message).not.toContain("PRIVATE KEY");
+      // --json: the object is the whole answer.
+      expect(r.stderr).not.toContain("[INTERRUPTED]");
+    } finally {
+      // It exited before the SIGKILL of the install command's group: stop what it left running.
+      try {
+        process.kill(-r.installPid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }, 180_000);
+
   it("the rerun typed as the hint says, with the same workspace, redoes the interrupted install and releases", async () => {
     expect(printedResume, "the interrupted runs printed no resume command").toBeDefined();
     const r = await runProcess("bash", ["--norc", "--noprofile", "-c", printedResume as string], { env: { ...process.env, SEMANTIC_RELEASE_ENABLED: "true", HPK_TEST_MARKS: marks, HPK_TEST_SLOW: "" }, timeoutMs: 300_000 });
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout) as { released: boolean; steps: { step: string; status: string }[] };
     expect(result.released).toBe(true);
+    // The attempt the run recorded when it started (the hint said it; nothing was refused).
+    expect(r.stderr).not.toContain("RUN_FLAG_MISMATCH");
+    expect((JSON.parse(readFileSync(join(rf.workspace, "run-state.json"), "utf8")) as { run_attempt: number }).run_attempt).toBe(2);
     expect(result.steps.find((s) => s.step === "gates")?.status).toBe("ran");
     expect(result.steps.find((s) => s.step === "restore")?.status).toBe("verified");
     expect(r.stderr).not.toContain("RUN_INSTALL_FAILED");

@@ -222,6 +222,8 @@ describe("release run", () => {
       expect(message).toContain(`the install command ${JSON.stringify(install)} (hermesPluginKit.install of the released package.json) exited 3`);
       expect(message).toContain(join(failing.workspace, "evidence", "install.log"));
       expect(message).toMatch(/run it in your checkout to see why, or declare another command in package\.json hermesPluginKit\.install/);
+      // It ran with a private HOME (as the gates do): the message says so, and how to give it the real one.
+      expect(message).toContain("; it ran with a private, empty HOME (an install that needs your ~/.npmrc, e.g. the token of a private npm registry, gets the real HOME with --pass-env HOME); ");
       expect(await readFile(join(failing.workspace, "evidence", "install.log"), "utf8")).toContain("Missing: helper@ from lock file");
       await expect(readFile(join(failing.workspace, "evidence", "unit.json"))).rejects.toThrow();
       await expect(readdir(join(parent, "store"))).rejects.toThrow();

@@ -16,6 +16,7 @@
 import type { Command } from "commander";
 import { addRegistryOptions } from "../registry-options.js";
 import type { InterruptSignal } from "../../contract/errors.js";
+import type { InterruptCut } from "../interrupt.js";
 import type { ReleasePolicy } from "../../contract/policy.js";
 import type { RegistryCredentials } from "../../oci/registry-auth.js";
 import { positiveIntegerFlag, runIdFlag } from "../flag-values.js";
@@ -384,10 +385,10 @@ function registerRun(release: Command): void {
     .action(async (flags: RunFlags) => {
       // SIGINT/SIGTERM: the run stops its install or gate command (process group), releases its lock and
       // answers INTERRUPTED (exit 130/143) with how to resume (release/run.ts).
-      const { withInterrupts } = await import("../interrupt.js");
+      const { cutInterruptMessage, withInterrupts } = await import("../interrupt.js");
       // How to go on after an interruption (release/run.ts builds it, as for the run's own answer): the
       // command line with every flag the run takes, the recorded ones of a resumed run included.
-      let interruptedMessage: ((name: InterruptSignal) => string) | undefined;
+      let interruptedMessage: ((name: InterruptSignal, cut?: InterruptCut) => string) | undefined;
       process.exitCode = await withInterrupts("release run", (signal) => runAction(true, async () => {
         const runAttempt = positiveIntegerFlag("--run-attempt", flags.runAttempt, 6);
         const runId = runIdFlag(flags.runId);
@@ -412,7 +413,7 @@ function registerRun(release: Command): void {
         // The line release/run.ts prints too: the flags given and, on resume, those the run recorded.
         const { resumeCommandLine, runInterruptedMessage } = await import("../../../release/run.js");
         const resume = await resumeCommandLine({ ...runOptions, dryRun: flags.dryRun === true });
-        interruptedMessage = (name) => runInterruptedMessage(name, resume, { dryRun: flags.dryRun === true });
+        interruptedMessage = (name, cut) => runInterruptedMessage(name, resume, { dryRun: flags.dryRun === true, ...(cut === undefined ? {} : { cut }) });
         if (flags.dryRun === true) {
           const { dryRunRelease } = await import("../../../release/dry-run.js");
           const planned = await dryRunRelease(runOptions);
@@ -425,7 +426,9 @@ function registerRun(release: Command): void {
         const result = await runRelease(runOptions);
         printJson(result);
         if (result.released) printNextSteps(result.next_steps);
-      }), (name) => (interruptedMessage === undefined ? `release run interrupted (${name}) before it started; run it again as you typed it` : interruptedMessage(name)));
+      }), (name) => (interruptedMessage === undefined ? `release run interrupted (${name}) before it started; run it again as you typed it` : interruptedMessage(name)),
+      // Exited at once (a second signal, or stopping outlasted the grace period): the same answer, saying what may be left.
+      (name, cut) => (interruptedMessage === undefined ? cutInterruptMessage("release run", name, cut) : interruptedMessage(name, cut)));
     });
 }
 
