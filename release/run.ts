@@ -373,14 +373,18 @@ export async function resumeCommandLine(options: RunOptions & { dryRun?: boolean
     // the flags as given
   }
   const line = runCommandLine({ ...effective, ...(options.dryRun === true ? { dryRun: true } : {}) }, kitCliCommand(env));
+  const prefix: string[] = [];
+  // The arm switch (release/intent.ts): a run armed by it says so, or the line typed as printed would answer
+  // "disarmed" and exit 0, releasing nothing.
+  if (env["SEMANTIC_RELEASE_ENABLED"] === "true") prefix.push("SEMANTIC_RELEASE_ENABLED=true");
   // A key file named only through the variable (the run reads it when the release policy names a key): the line
   // sets the variable to the same file (its absolute path, never the key), so the resume has the same key source.
   // Not for a run that recorded it attested without a key: that run never reads the variable.
   const fromEnv = env[ATTEST_KEY_FILE_ENV];
   if (effective.attestKey === undefined && fromEnv !== undefined && fromEnv !== "" && state?.flags?.attest_key !== null) {
-    return `${ATTEST_KEY_FILE_ENV}=${shellWord(resolve(fromEnv))} ${line}`;
+    prefix.push(`${ATTEST_KEY_FILE_ENV}=${shellWord(resolve(fromEnv))}`);
   }
-  return line;
+  return [...prefix, line].join(" ");
 }
 
 /** How long a run waits for another live `release run` to release the workspace lock (ms) before refusing. */

@@ -112,6 +112,24 @@ it("a state of another source: its run id and attempt are not said (the run refu
   expect(line).not.toContain("--run-attempt");
 });
 
+describe("a run armed by SEMANTIC_RELEASE_ENABLED=true", () => {
+  it("the hint arms the resume too (typed as printed it would answer 'disarmed' and exit 0), before the key variable", async () => {
+    const fresh = join(work, "armed");
+    const keyFile = join(work, "attest.pem");
+    const line = await resumeCommandLine({ workspace: fresh, source, runId: "9", env: { SEMANTIC_RELEASE_ENABLED: "true", HERMES_PLUGIN_KIT_ATTEST_KEY_FILE: keyFile } });
+    expect(line.startsWith("SEMANTIC_RELEASE_ENABLED=true HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=")).toBe(true);
+    expect(typedAgain(line).env).toEqual({ SEMANTIC_RELEASE_ENABLED: "true", HERMES_PLUGIN_KIT_ATTEST_KEY_FILE: keyFile });
+  });
+
+  it("a run not armed (unset, or a value other than exactly true) gets no switch: its resume is a dry answer too", async () => {
+    for (const value of [undefined, "", "TRUE", "1"]) {
+      const env = value === undefined ? {} : { SEMANTIC_RELEASE_ENABLED: value };
+      const line = await resumeCommandLine({ workspace: join(work, "unarmed"), source, env });
+      expect(line.includes("SEMANTIC_RELEASE_ENABLED")).toBe(false);
+    }
+  });
+});
+
 describe("a key file named only through HERMES_PLUGIN_KIT_ATTEST_KEY_FILE", () => {
   const KEY_TEXT = "-----BEGIN PRIVATE KEY-----\nnot-a-real-key-but-secret-material\n-----END PRIVATE KEY-----\n";
   let keyFile: string;
