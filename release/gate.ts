@@ -240,7 +240,11 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   await rename(`${file}.partial`, file);
   if (!passed) {
     const notFound = run.code === 127 ? " (127: a command was not found; the output names it)" : "";
-    throw new ReleaseStepError("RELEASE_GATE_FAILED", `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}${notFound}; evidence recorded as failed in ${file}${logFile !== undefined ? `; output in ${logFile}` : ""}`);
+    throw new ReleaseStepError(
+      "RELEASE_GATE_FAILED",
+      `gate ${gate} failed: ${JSON.stringify(command)} exited ${run.code ?? "by signal"}${notFound}; evidence recorded as failed in ${file}${logFile !== undefined ? `; output in ${logFile}` : ""}; ` +
+        `fix: make the gate pass in a new commit on origin's main, then release that commit (a \`release run\` workspace resumes the commit it recorded and would fail the same way: start the new run with a fresh --workspace)`,
+    );
   }
   return { gate, passed, exit_code: run.code, duration_ms: duration, evidence_file: file, evidence };
 }

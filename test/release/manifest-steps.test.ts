@@ -86,6 +86,8 @@ describe("release gate", () => {
     try {
       const ev = join(r.root, "evidence");
       await expect(runGate({ gate: "unit", dir: r.dir, evidenceDir: ev })).rejects.toMatchObject({ code: "RELEASE_GATE_FAILED" });
+      // The message says how to go on: a new commit, and a fresh workspace for `release run` (a found trial resumed the failed commit).
+      await expect(runGate({ gate: "unit", dir: r.dir, evidenceDir: ev })).rejects.toThrow(/fix: make the gate pass in a new commit on origin's main.*fresh --workspace/);
       expect(JSON.parse(await readFile(join(ev, "unit.json"), "utf8"))).toMatchObject({ status: "failed", result: "failed" });
       await expect(runGate({ gate: "public_contract", dir: r.dir, evidenceDir: ev })).rejects.toMatchObject({ code: "RELEASE_GATE_TREE_CHANGED" });
       expect(await gone(join(ev, "public_contract.json"))).toBe(true);
