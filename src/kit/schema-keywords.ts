@@ -100,7 +100,8 @@ const UNCHECKED_HINTS: Readonly<Record<string, string>> = {
 const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
 const isBound = (value: unknown) => typeof value === "number" && Number.isFinite(value);
 
-function isPattern(value: unknown): boolean {
+/** True for a string that compiles as a JavaScript regular expression with the `u` flag (as `pattern` is matched). */
+export function isPattern(value: unknown): boolean {
   if (typeof value !== "string") return false;
   try {
     new RegExp(value, "u");

@@ -11,7 +11,7 @@
 import { expectString, inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "./errors.js";
 import { requireKnownOptions } from "./option-keys.js";
 import { ownValue } from "./own-keys.js";
-import { JSON_TYPES, propertySchemaKeywordProblems, schemaKeywordMessage, schemaKeywordProblems } from "./schema-keywords.js";
+import { JSON_TYPES, isPattern, propertySchemaKeywordProblems, schemaKeywordMessage, schemaKeywordProblems } from "./schema-keywords.js";
 
 const ARG_SPEC = Symbol.for("hermes-plugin-kit.arg");
 
@@ -222,16 +222,6 @@ const KEYWORD_VALUES: Readonly<Record<string, [expected: string, ok: (value: unk
   additionalProperties: ["true, false or a schema object", (value) => typeof value === "boolean" || isRecord(value)],
   items: ["a schema object", isRecord],
 };
-
-function isPattern(value: unknown): boolean {
-  if (typeof value !== "string") return false;
-  try {
-    new RegExp(value, "u");
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function isSchemaList(value: unknown): boolean {
   return Array.isArray(value) && value.length > 0 && value.every(isRecord);

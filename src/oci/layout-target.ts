@@ -254,13 +254,21 @@ export class LayoutTarget implements Target {
    * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID`, `OCI_SIZE_MISMATCH` (file size differs).
    */
   async fetch(desc: Descriptor): Promise<Readable> {
+    return openBlobStream(await this.presentBlobPath(desc), desc);
+  }
+
+  /**
+   * The path of the blob file of `desc`, which must be a regular file of `desc.size` bytes.
+   * @throws OciError `OCI_DESCRIPTOR_INVALID`, `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID`, `OCI_SIZE_MISMATCH`.
+   */
+  private async presentBlobPath(desc: Descriptor): Promise<string> {
     checkDescriptor(desc);
     const st = await this.blobStat(desc.digest);
     if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI blob ${desc.digest} not found in ${this.dir}`);
     if (st.size !== desc.size) {
       throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
     }
-    return openBlobStream(this.blobPath(desc.digest), desc);
+    return this.blobPath(desc.digest);
   }
 
   /**
@@ -268,13 +276,7 @@ export class LayoutTarget implements Target {
    * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID` (not a regular file), `OCI_SIZE_MISMATCH`, `OCI_DESCRIPTOR_INVALID`.
    */
   async openBlobFile(desc: Descriptor): Promise<BlobFile> {
-    checkDescriptor(desc);
-    const st = await this.blobStat(desc.digest);
-    if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI blob ${desc.digest} not found in ${this.dir}`);
-    if (st.size !== desc.size) {
-      throw new OciError("OCI_SIZE_MISMATCH", `OCI blob size mismatch for ${desc.digest}: expected ${desc.size} bytes, found ${st.size}`);
-    }
-    return BlobFile.open(this.blobPath(desc.digest), desc);
+    return BlobFile.open(await this.presentBlobPath(desc), desc);
   }
 
   /** Whether a regular blob file of `desc.digest` with `desc.size` bytes exists. */

@@ -238,7 +238,27 @@ function reportProgress(run: CopyRun, bytes: number): void {
   run.onProgress?.(run.done, run.total);
 }
 
-/** One upload of {@link transferBlob}'s fast path, with its progress taken back when it fails. */
+/**
+ * Run `push` with `source`'s bytes counted as progress (when `run` reports it); a failed push takes its
+ * bytes back, so that a repeated transfer does not count them twice.
+ */
+async function pushCounted(run: CopyRun, source: { onBytes: ((bytes: number) => void) | undefined }, push: () => Promise<void>): Promise<void> {
+  let sent = 0;
+  if (run.onProgress !== undefined) {
+    source.onBytes = (bytes) => {
+      sent += bytes;
+      reportProgress(run, bytes);
+    };
+  }
+  try {
+    await push();
+  } catch (error) {
+    reportProgress(run, -sent);
+    throw error;
+  }
+}
+
+/** One upload of {@link transferBlob}'s fast path: the blob file opened, pushed with its progress, closed. */
 async function pushFromFile(
   openBlobFile: (desc: Descriptor) => Promise<BlobFile>,
   pushBlobFile: (desc: Descriptor, file: BlobFile) => Promise<void>,
@@ -246,18 +266,8 @@ async function pushFromFile(
   run: CopyRun,
 ): Promise<void> {
   const file = await openBlobFile(blob);
-  let sent = 0;
-  if (run.onProgress !== undefined) {
-    file.onBytes = (bytes) => {
-      sent += bytes;
-      reportProgress(run, bytes);
-    };
-  }
   try {
-    await pushBlobFile(blob, file);
-  } catch (error) {
-    reportProgress(run, -sent);
-    throw error;
+    await pushCounted(run, file, () => pushBlobFile(blob, file));
   } finally {
     await file.close();
   }
@@ -277,19 +287,7 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
         return;
       }
       const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
-      let sent = 0;
-      if (run.onProgress !== undefined) {
-        stream.onBytes = (bytes) => {
-          sent += bytes;
-          reportProgress(run, bytes);
-        };
-      }
-      try {
-        await dst.push(blob, stream);
-      } catch (error) {
-        reportProgress(run, -sent);
-        throw error;
-      }
+      await pushCounted(run, stream, () => dst.push(blob, stream));
       // Whatever the target said, the push counts only when the target now has the blob with its size.
       if (!(await dst.exists(blob))) {
         throw new OciError("OCI_NOT_FOUND", `OCI blob ${blob.digest} (${blob.size} bytes) was pushed but the destination does not have it`);
