@@ -101,7 +101,8 @@ describe("the INTERRUPTED error of release run carries the command", () => {
     });
     await expect(run).rejects.toThrowWithCode("INTERRUPTED");
     const message = await run.catch((error: Error) => error.message);
-    const expected = `${kitCliCommand()} release run --workspace '${join(work, "a workspace; with '\\''quotes'\\''")}' --source ${repo.dir} --run-id 5 --plain-http --registry-config ${join(work, "auth.json")} --chunk-size 65536 --pass-env REQUIRE_REGISTRY`;
+    // The run was armed by SEMANTIC_RELEASE_ENABLED=true: the line arms the resume too.
+    const expected = `SEMANTIC_RELEASE_ENABLED=true ${kitCliCommand()} release run --workspace '${join(work, "a workspace; with '\\''quotes'\\''")}' --source ${repo.dir} --run-id 5 --plain-http --registry-config ${join(work, "auth.json")} --chunk-size 65536 --pass-env REQUIRE_REGISTRY`;
     expect(message).toContain(`resume with the same --workspace and flags (${expected}): recorded steps are re-verified`);
     expect(message).not.toContain("p-SECRET");
   });

@@ -128,7 +128,8 @@ describe("release run interrupted during its install command", () => {
       expect(r.stderr).toContain(rf.workspace);
       // The hint repeats every flag that changes the run (--plain-http was missing: the trial's finding), and the
       // recorded run id and attempt (the resume left --run-attempt 2 out: the hint said nothing of it).
-      const resume = runCommandLine({ workspace: rf.workspace, source: rf.repo.dir, runId: "77", runAttempt: 2, plainHttp: true, gatePassEnv: ["HPK_TEST_MARKS", "HPK_TEST_SLOW"] }, kitCliCommand());
+      // The run was armed by SEMANTIC_RELEASE_ENABLED=true: the line arms the resume too.
+      const resume = `SEMANTIC_RELEASE_ENABLED=true ${runCommandLine({ workspace: rf.workspace, source: rf.repo.dir, runId: "77", runAttempt: 2, plainHttp: true, gatePassEnv: ["HPK_TEST_MARKS", "HPK_TEST_SLOW"] }, kitCliCommand())}`;
       expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
       printedResume = resume;
       // The shell and the grandchild it started are gone, not orphaned.
@@ -178,7 +179,7 @@ describe("release run interrupted during its install command", () => {
       expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
       expect(answer.message).toContain("release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, so an install or gate command it had started may still be running");
       // The CLI's own hint (the run had not answered): the key file through the same variable, its path only.
-      const resume = `HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=${rf.attestKey} ${runCommandLine({ workspace: ws, source: rf.repo.dir, runId: "78", plainHttp: true, gatePassEnv: passEnv }, kitCliCommand())}`;
+      const resume = `SEMANTIC_RELEASE_ENABLED=true HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=${rf.attestKey} ${runCommandLine({ workspace: ws, source: rf.repo.dir, runId: "78", plainHttp: true, gatePassEnv: passEnv }, kitCliCommand())}`;
       expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
       expect(answer.message).not.toContain("PRIVATE KEY");
       // --json: the object is the whole answer.
