@@ -6,6 +6,7 @@
  * and what was found, and never contains credentials, tokens or tool output.
  * docs/architecture.md, "Errors and codes"; docs/oci.md lists the codes.
  */
+import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 
 /**
@@ -115,4 +116,20 @@ export class OciError extends HermesPluginKitError<OciErrorCode> {}
 /** True when `error` is an {@link OciError} (optionally with the given code). */
 export function isOciError(error: unknown, code?: OciErrorCode): error is OciError {
   return error instanceof OciError && (code === undefined || error.code === code);
+}
+
+/**
+ * The `OCI_MANIFEST_TOO_LARGE` refusal of a manifest above {@link MAX_MANIFEST_BYTES} (1 MiB): what was
+ * found, the limit and where it comes from, and the fix.
+ * @param what the manifest, e.g. `OCI manifest sha256:...` or `OCI manifest v1.2.0`.
+ * @param found its size as known (`"1048577 bytes"`, or `"more than 1048576 bytes"` while reading).
+ */
+export function manifestTooLarge(what: string, found: string): OciError {
+  return new OciError(
+    "OCI_MANIFEST_TOO_LARGE",
+    `${what} is ${found}; expected at most ${MAX_MANIFEST_BYTES} bytes (1 MiB), the ceiling this kit applies to every manifest before reading it whole ` +
+      "(docs/oci.md; a release manifest of this kit is a few KiB); " +
+      "fix: check that the reference names a Hermes plugin release (an image index of many platforms or another tool's artifact is not one); " +
+      "a publisher whose manifest outgrew 1 MiB packs the payload into fewer files or drops large annotations, then releases again",
+  );
 }

@@ -22,7 +22,7 @@ import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.
 import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
 import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, blobNotRegularFile, checkDescriptor, verifiesDescriptor } from "./descriptor.js";
-import { OciError } from "./errors.js";
+import { OciError, manifestTooLarge } from "./errors.js";
 import { BlobFile } from "./blob-file.js";
 import { checkLayoutRoot, layoutBlobPath, openBlobStream, parseIndexManifests } from "./layout.js";
 import { parseManifest } from "./manifest.js";
@@ -231,7 +231,7 @@ export class LayoutTarget implements Target {
       if (st === null) throw new OciError("OCI_NOT_FOUND", `OCI manifest ${tagOrDigest} not found in ${this.dir}`);
       if (known !== undefined) return { mediaType: known.mediaType, digest: known.digest, size: known.size };
       if (st.size > MAX_MANIFEST_BYTES) {
-        throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${tagOrDigest} is ${st.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+        throw manifestTooLarge(`OCI manifest ${tagOrDigest}`, `${st.size} bytes`);
       }
       const probe: Descriptor = { mediaType: OCI_MANIFEST_MEDIA_TYPE, digest: tagOrDigest, size: st.size };
       const chunks: Buffer[] = [];

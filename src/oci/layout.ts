@@ -33,7 +33,7 @@ import { HermesPluginKitError } from "../contract/errors.js";
 import { describeValue } from "../contract/grammar.js";
 import { DescriptorVerifier, STREAM_HIGH_WATER_MARK, checkDescriptor, numericFlags, digestHex, digestOf, verifyBlobFile, verifyingStream } from "./descriptor.js";
 import { requireOptions, requireStringArgument } from "./arguments.js";
-import { OciError } from "./errors.js";
+import { OciError, manifestTooLarge } from "./errors.js";
 import { artifactManifest, type TitledLayer } from "./manifest.js";
 import type { Descriptor } from "./target.js";
 import { makeDirectory } from "../contract/directory.js";
@@ -295,7 +295,7 @@ export async function readLayout(dir: string, options: { refName?: string } = {}
     throw new OciError("OCI_LAYOUT_INVALID", `OCI layout: ${refName} must be an OCI image manifest, found ${describeValue(manifest.mediaType)}`);
   }
   if (manifest.size > MAX_MANIFEST_BYTES) {
-    throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${manifest.digest} is ${manifest.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+    throw manifestTooLarge(`OCI manifest ${manifest.digest}`, `${manifest.size} bytes (index.json)`);
   }
   const manifestPath = layoutBlobPath(dir, manifest.digest);
   const manifestBytes = await readSmallRegularFile(manifestPath, MAX_MANIFEST_BYTES, `manifest blob ${manifest.digest}`);

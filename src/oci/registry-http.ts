@@ -31,6 +31,8 @@ export interface HttpResponse {
   statusCode: number;
   headers: http.IncomingHttpHeaders;
   body: http.IncomingMessage;
+  /** The URL that answered, when a redirect was followed to it (set by the session). */
+  url?: URL;
 }
 
 /** Options of {@link sendRequest}. */

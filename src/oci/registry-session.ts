@@ -298,6 +298,7 @@ export class RegistrySession {
         attempt -= 1;
         continue;
       }
+      if (redirects > 0) res.url = url;
       return res;
     }
   }
@@ -450,13 +451,26 @@ export class RegistrySession {
   }
 
   /** An error for an unexpected status, with the registry's error codes (never its raw body). */
-  async statusError(res: HttpResponse, method: string, url: URL, what: string): Promise<OciError> {
+  async statusError(res: HttpResponse, method: string, requested: URL, what: string): Promise<OciError> {
     const status = res.statusCode;
+    // The URL that answered: a redirect target when the session followed one.
+    const url = res.url ?? requested;
     const list = await this.errorCodes(res, method, what);
     const codes = list.length > 0 ? ` (${list.join(", ")})` : "";
     let code: OciErrorCode = "OCI_HTTP_ERROR";
     if (status === 404) code = "OCI_NOT_FOUND";
     else if (status === 401 || status === 403) code = "OCI_AUTH_FAILED";
+    if (!sameOrigin(url, this.base)) {
+      // Another origin the registry sent us to (a blob redirect to a storage host or CDN, an upload Location):
+      // named by its origin only, since its path and query may carry a signed token. A 404 there is not the
+      // registry saying the content is gone.
+      const where = `${what}: ${method} on ${url.origin} (another origin, where registry ${this.registry} sent it by a redirect or upload Location)`;
+      const fix =
+        `fix: the registry still points at this content but ${url.origin} does not serve it (its storage out of sync, or a signed URL that expired): ` +
+        `retry; if it persists, report it to the operator of ${this.registry}, naming ${url.origin}`;
+      if (status === 404) return new OciError(code, `${where} answered HTTP 404: the redirect target answered 404; expected the content the registry pointed at; ${fix}`);
+      return new OciError(code, `${where} answered HTTP ${status}${codes}; expected 2xx; ${fix}`);
+    }
     return new OciError(code, `${what}: ${method} ${url.origin}${url.pathname} returned HTTP ${status}${codes}`);
   }
 

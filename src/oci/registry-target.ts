@@ -29,7 +29,7 @@ import {
   verifiesDescriptor,
 } from "./descriptor.js";
 import { requireOptionalBoolean, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireOptionsObject, requireStringArgument, requireStringArray } from "./arguments.js";
-import { OciError } from "./errors.js";
+import { OciError, isOciError, manifestTooLarge } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import { requirePlainHttpAllowed } from "./origin.js";
 import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
@@ -221,7 +221,7 @@ export class RegistryTarget implements Target {
     const declared = Number(headerValue(res, "content-length"));
     if (Number.isFinite(declared) && declared > MAX_MANIFEST_BYTES) {
       discard(res);
-      throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${reference} is ${declared} bytes, more than ${MAX_MANIFEST_BYTES}`);
+      throw manifestTooLarge(`OCI manifest ${reference}`, `${declared} bytes (Content-Length)`);
     }
     const claimed = headerValue(res, "docker-content-digest");
     const contentType = (headerValue(res, "content-type") ?? "").split(";")[0]?.trim() ?? "";
@@ -229,6 +229,7 @@ export class RegistryTarget implements Target {
     try {
       bytes = await readAllBounded(res.body, MAX_MANIFEST_BYTES, `OCI manifest ${reference}`, "OCI_MANIFEST_TOO_LARGE");
     } catch (error) {
+      if (isOciError(error, "OCI_MANIFEST_TOO_LARGE")) throw manifestTooLarge(`OCI manifest ${reference}`, `more than ${MAX_MANIFEST_BYTES} bytes (read without a Content-Length)`);
       throw bodyError(error, `OCI manifest ${reference}`);
     }
     if (Number.isFinite(declared) && declared !== bytes.length) {
@@ -285,7 +286,7 @@ export class RegistryTarget implements Target {
     const label = `OCI ${manifest ? "manifest" : "blob"} ${desc.digest}`;
     if (manifest) {
       if (desc.size > MAX_MANIFEST_BYTES) {
-        throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+        throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
       }
       const cached = this.manifestCache.get(desc.digest);
       const bytes = cached ?? (await this.getManifest(desc.digest)).bytes;
@@ -392,7 +393,7 @@ export class RegistryTarget implements Target {
     if (isManifestMediaType(desc.mediaType)) {
       if (desc.size > MAX_MANIFEST_BYTES) {
         content.destroy();
-        throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+        throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
       }
       const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`).catch((error: unknown) => {
         throw streamError ?? error;
@@ -485,7 +486,7 @@ export class RegistryTarget implements Target {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     if (desc.size > MAX_MANIFEST_BYTES) {
-      throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+      throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
     }
     const stream = await this.fetch({ mediaType: desc.mediaType, digest: desc.digest, size: desc.size });
     const bytes = await readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);

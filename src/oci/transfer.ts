@@ -26,7 +26,7 @@ import {
   verifiesDescriptor,
 } from "./descriptor.js";
 import { requireObjectWith, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument } from "./arguments.js";
-import { OciError, isOciError } from "./errors.js";
+import { OciError, isOciError, manifestTooLarge } from "./errors.js";
 import { parseManifest } from "./manifest.js";
 import type { BlobFile } from "./blob-file.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
@@ -102,7 +102,7 @@ function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Des
 export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): Promise<Buffer> {
   checkDescriptor(desc);
   if (desc.size > MAX_MANIFEST_BYTES) {
-    throw new OciError("OCI_MANIFEST_TOO_LARGE", `OCI manifest ${desc.digest} is ${desc.size} bytes, more than ${MAX_MANIFEST_BYTES}`);
+    throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
   }
   const stream = ensureVerifying(await target.fetch(desc), desc, `OCI manifest ${desc.digest}`);
   return readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);

@@ -7,7 +7,7 @@ import { mkdtemp, readdir } from "node:fs/promises";
 import type http from "node:http";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { RegistryTarget, fetchBlobToFile, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
+import { RegistryTarget, fetchBlobToFile, fetchManifest, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
 import { fakeRegistryScope, writeMany, type FakeRegistry } from "../support/registry-fake.js";
 
 const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
@@ -58,12 +58,17 @@ describe("manifests", () => {
       void writeMany(res, big);
     });
     await expect(client(s1).resolve("v1")).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
+    // What was found, the limit and where it comes from, and the fix.
+    const announced = await client(s1).resolve("v1").catch((e: unknown) => e as Error);
+    expect(announced.message).toMatch(/is 2097152 bytes \(Content-Length\); expected at most 1048576 bytes \(1 MiB\), the ceiling this kit applies.*fix: check that the reference names a Hermes plugin release/);
     let written = 0;
     const s2 = await fake(async (_req, res) => {
       res.writeHead(200, { "content-type": MANIFEST_TYPE });
       written = await writeMany(res, 64 * 1024 * 1024);
     });
-    await expect(client(s2).resolve("v1")).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
+    const streamed = await client(s2).resolve("v1").catch((e: unknown) => e as Error & { code?: string });
+    expect(streamed.code).toBe("OCI_MANIFEST_TOO_LARGE");
+    expect(streamed.message).toMatch(/is more than 1048576 bytes \(read without a Content-Length\); expected at most .*fix: /);
     await new Promise((r) => setTimeout(r, 50));
     expect(written).toBeLessThan(32 * 1024 * 1024);
   });
@@ -72,6 +77,7 @@ describe("manifests", () => {
     const s = await fake((_req, res) => manifestResponse(res, MANIFEST));
     const desc = { mediaType: MANIFEST_TYPE, digest: sha("x"), size: 1024 * 1024 + 1 };
     await expect(client(s).fetch(desc)).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
+    await expect(fetchManifest(client(s), desc)).rejects.toThrow(/is 1048577 bytes; expected at most 1048576 bytes .*fix: /);
     expect(s.requests.length).toBe(0);
   });
 

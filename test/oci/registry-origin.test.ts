@@ -196,6 +196,46 @@ describe("blob redirects", () => {
   });
 });
 
+describe("a blob redirect whose target answers 404", () => {
+  const layerBytes = Buffer.alloc(1000, 3);
+  const layer = { mediaType: "application/octet-stream", digest: sha(layerBytes), size: layerBytes.length };
+
+  /** A registry that redirects blob GETs to `storage` with a signed query, as S3/CDN redirects do. */
+  async function redirecting(storage: FakeRegistry): Promise<FakeRegistry> {
+    return fake((req, res) => {
+      const digest = /\/blobs\/(sha256:[0-9a-f]{64})$/.exec(req.url ?? "")?.[1];
+      res.writeHead(307, { location: `${storage.url}/store/${digest}?X-Amz-Signature=signed-token-77aa`, "content-length": "0" });
+      res.end();
+    });
+  }
+
+  it("a target that serves the blob: the fetch succeeds (fast path and stream)", async () => {
+    const storage = await fake((_req, res) => {
+      res.writeHead(200, { "content-length": String(layerBytes.length) });
+      res.end(layerBytes);
+    });
+    const t = target((await redirecting(storage)).host, { credentials: undefined });
+    const out = path.join(work, "redirect-ok.bin");
+    await fetchBlobToFile(t, layer, out);
+    expect(await readFile(out)).toEqual(layerBytes);
+  });
+
+  it("says the redirect target answered 404, names its origin only (no signed query) and the fix; code OCI_NOT_FOUND", async () => {
+    const storage = await fake((_req, res) => {
+      res.writeHead(404, { "content-length": "0" });
+      res.end();
+    });
+    const registry = await redirecting(storage);
+    const t = target(registry.host, { credentials: undefined });
+    const error = await fetchBlobToFile(t, layer, path.join(work, "redirect-404.bin")).catch((e: unknown) => e as Error & { code?: string });
+    expect(error.code).toBe("OCI_NOT_FOUND");
+    expect(error.message).toContain(`GET on ${storage.url} (another origin, where registry ${registry.host} sent it by a redirect or upload Location) answered HTTP 404: the redirect target answered 404`);
+    expect(error.message).toMatch(/fix: the registry still points at this content but .* does not serve it/);
+    expect(error.message).not.toMatch(/signed-token|X-Amz|\/store\//);
+    expect(error.message).not.toMatch(/deleted/);
+  });
+});
+
 describe("token realms", () => {
   function bearerRegistry(realm: () => string, seen: string[]): Parameters<typeof startFakeRegistry>[0] {
     return (req, res) => {
