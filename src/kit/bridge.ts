@@ -12,7 +12,9 @@
  * `normalize*`). A callback that throws answers JSON-RPC error
  * {@link BRIDGE_ERRORS}.callback with `data: {code: "CALLBACK_RAISED",
  * errorType}`; an answer of the wrong shape answers `.result` with `data:
- * {code: "RESULT_INVALID"}`. Log lines follow Python kit commands, middleware and hooks; Python kit redaction: invoked /
+ * {code: "RESULT_INVALID"}` and the kit's message of the wrong shape, redacted
+ * (redaction.ts); an answer whose own code throws (a getter, a `toJSON`) is
+ * the callback raising. Log lines follow Python kit commands, middleware and hooks; Python kit redaction: invoked /
  * callback raised (error type only) / ok with `elapsed_ms`, context =
  * redacted `session_id`/`task_id`; payloads and exception messages are never
  * logged (the stack, redacted, only at DEBUG).
@@ -23,7 +25,7 @@ import * as z from "zod/mini";
 import { PluginKitError } from "./errors.js";
 import { normalizeCommandResult, normalizeHookResult, normalizeMiddlewareResult, type HookName, type HostSurface, type RequestMiddlewareKind } from "./hooks.js";
 import type { KitLogger } from "./logging.js";
-import { redactText, safeContext } from "./redaction.js";
+import { redactedErrorMessage, redactText, safeContext } from "./redaction.js";
 
 /** `experimental` capability key under which the server advertises its bridge. */
 export const BRIDGE_CAPABILITY = "hermes-plugin-kit/bridge";
@@ -80,20 +82,26 @@ async function runCallback(logger: KitLogger, labels: CallLabels, invoke: () => 
   const suffix = () => (labels.detailSuffix ? `; ${labels.detail()}` : "");
   if (logger.isEnabled("DEBUG")) logger.debug(`${labels.label}: invoked; ${labels.detail()}`);
   let value: unknown;
-  try {
-    value = await invoke();
-  } catch (error) {
+  const callbackRaised = (error: unknown) => {
     const type = errorType(error);
     logger.warning(`${labels.label}: ${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=${type}${suffix()}`);
     if (error instanceof Error && error.stack && logger.isEnabled("DEBUG")) logger.debug(`${labels.label}: ${labels.raised}; stack=${redactText(error.stack)}`);
-    throw new McpError(BRIDGE_ERRORS.callback, "callback raised", { code: "CALLBACK_RAISED", errorType: type });
+    return new McpError(BRIDGE_ERRORS.callback, "callback raised", { code: "CALLBACK_RAISED", errorType: type });
+  };
+  try {
+    value = await invoke();
+  } catch (error) {
+    throw callbackRaised(error);
   }
   try {
     value = normalize(value);
   } catch (error) {
-    if (!(error instanceof PluginKitError)) throw error;
-    logger.warning(`${labels.label}: ${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=InvalidResult${suffix()}; expected: ${error.message}`);
-    throw new McpError(BRIDGE_ERRORS.result, error.message, { code: "RESULT_INVALID" });
+    // The answer's own code raised (a getter, a toJSON): the callback's failure, its text never sent.
+    if (!(error instanceof PluginKitError)) throw callbackRaised(error);
+    // The kit's message may quote what a toJSON threw: redacted as the log line is.
+    const message = redactedErrorMessage(error);
+    logger.warning(`${labels.label}: ${labels.raised}; elapsed_ms=${elapsed(start)}; error_type=InvalidResult${suffix()}; expected: ${redactText(message)}`);
+    throw new McpError(BRIDGE_ERRORS.result, message, { code: "RESULT_INVALID" });
   }
   if (logger.isEnabled("INFO")) logger.info(`${labels.label}: ok; elapsed_ms=${elapsed(start)}; result=${resultType(value)}${suffix()}`);
   return value;

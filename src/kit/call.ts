@@ -15,7 +15,7 @@ import { parseStrictJson } from "../contract/canonical-json.js";
 import { declaredServerCwd } from "./host-environment.js";
 import { clampedHermesToolName } from "./naming.js";
 import { checkMcpConfig, type StdioServerEntry } from "./portable.js";
-import { redactText } from "./redaction.js";
+import { redactedErrorMessage, redactText } from "./redaction.js";
 import { renderForModel, type ReceivedToolResult } from "./render.js";
 
 /** Options of {@link callPluginTool}. */
@@ -136,7 +136,7 @@ export async function callPluginTool(dir: string, tool: string, args: Record<str
     } catch (problem) {
       // The last lines, each redacted (redactText writes a line break as \n, so lines are split first).
       const stderr = String((problem as { stderr?: string }).stderr ?? "").trim().split("\n").slice(-3).map((line) => redactText(line)).join(" | ").slice(-1000);
-      throw new PluginKitError("CALL_FAILED", `server '${entry.name}' did not start: ${(problem as Error).message}${stderr === "" ? "" : ` (stderr: ${stderr})`}`);
+      throw new PluginKitError("CALL_FAILED", `server '${entry.name}' did not start: ${redactedErrorMessage(problem)}${stderr === "" ? "" : ` (stderr: ${stderr})`}`);
     }
     try {
       if (!session.tools.some((t) => t.name === tool)) {

@@ -78,6 +78,24 @@ export function redactText(text: string): string {
 }
 
 /**
+ * The text a host or the model is shown for a thrown value (a tool handler's
+ * error, a result that cannot be serialised, a hook's or command's invalid
+ * answer): the Error's `message` (else `String(value)`, `<unprintable error>`
+ * when even that throws), each line redacted with {@link redactText} (the
+ * same rules as the stderr log line of the same call) and the lines joined by
+ * `\n` again, so a multi-line message stays multi-line.
+ */
+export function redactedErrorMessage(error: unknown): string {
+  let message: string;
+  try {
+    message = error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    message = "<unprintable error>";
+  }
+  return message.split("\n").map((line) => redactText(line)).join("\n");
+}
+
+/**
  * The context a log line may show (Python kit redaction): only `session_id` and
  * `task_id` of the host's keyword arguments, when present and not null,
  * redacted and truncated like {@link safeArguments}. Payloads never.

@@ -10,7 +10,10 @@
  * - missing/blank required arguments and schema violations: `isError`
  *   naming every bad argument, one line each (`<key> is required (e.g.
  *   '<example>')`, `<path> must be <type>`, ...); the handler is not called;
- * - a thrown error: `isError` with `<tool> failed: <message>`.
+ * - a thrown error (handler, zod refinement or transform, unserialisable
+ *   result): `isError` with `<tool> failed: <message>`, the message redacted
+ *   as the stderr log line is (`redactText` per line: bearer tokens,
+ *   `password=`-style pairs, `sk-`/`AIza` keys become `***`).
  */
 import type { z } from "zod";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
@@ -18,7 +21,7 @@ import { inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "
 import { KitLogger } from "./logging.js";
 import { validateToolName } from "./naming.js";
 import { requireKnownOptions } from "./option-keys.js";
-import { redactText, safeArguments } from "./redaction.js";
+import { redactedErrorMessage, redactText, safeArguments } from "./redaction.js";
 import {
   augmentDescription,
   buildParameters,
@@ -298,7 +301,13 @@ async function callTool(spec: ToolSpec, input: unknown, partial: Partial<ToolCon
   const { name } = spec;
   const start = process.hrtime.bigint();
   if (logger.isEnabled("DEBUG")) logger.debug(`${name}: invoked; args=${safeArguments(input)}; context=${safeArguments(partial.requestId === undefined ? {} : { request_id: partial.requestId })}`);
-  const args = checkCallArguments(spec, input, logger, start);
+  let args: ReturnType<typeof checkCallArguments>;
+  try {
+    args = checkCallArguments(spec, input, logger, start);
+  } catch (error) {
+    // A zod refinement or transform that throws: answered like a handler error, never as the SDK's raw JSON-RPC error.
+    return raised(spec, error, logger, start);
+  }
   if (!args.ok) return failure(spec, args.message);
   const context: ToolContext = {
     signal: partial.signal ?? NEVER_ABORTED,
@@ -310,11 +319,20 @@ async function callTool(spec: ToolSpec, input: unknown, partial: Partial<ToolCon
   try {
     result = await spec.handler(args.value, context);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`, error);
-    return failure(spec, `${name} failed: ${message}`);
+    return raised(spec, error, logger, start);
   }
   return answer(spec, result, logger, start);
+}
+
+/**
+ * A thrown error answered as `<tool> failed: <message>`: the message redacted
+ * as the ERROR line of the same call is (redaction.ts), so a secret in an
+ * error's text reaches neither the log nor the model.
+ */
+function raised(spec: ToolSpec, error: unknown, logger: KitLogger, start: bigint): ToolCallResult {
+  const message = redactedErrorMessage(error);
+  logger.error(`${spec.name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`, error);
+  return failure(spec, `${spec.name} failed: ${message}`);
 }
 
 /** The handler's arguments, or the message of a rejected call (logged at WARNING, paths only). */
@@ -344,8 +362,8 @@ function answer(spec: ToolSpec, result: unknown, logger: KitLogger, start: bigin
   try {
     text = JSON.stringify(envelope);
   } catch (error) {
-    const message = `result is not JSON-serialisable: ${error instanceof Error ? error.message : String(error)}`;
-    logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${message}`);
+    const message = `result is not JSON-serialisable: ${redactedErrorMessage(error)}`;
+    logger.error(`${name}: handler raised; elapsed_ms=${elapsed(start)}; error=${redactText(message)}`);
     return failure(spec, `${name} failed: ${message}`);
   }
   if (logger.isEnabled("INFO")) logger.info(`${name}: ok; elapsed_ms=${elapsed(start)}; result=${resultMode(result)}`);

@@ -141,9 +141,9 @@ describe("bridge methods on the server", () => {
     middleware: { tool_request: (payload) => ({ args: { ...(payload["args"] as object), n: 1 } }) },
   });
 
-  async function connect() {
+  async function connect(served = plugin) {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const server = plugin.createServer();
+    const server = served.createServer();
     await server.connect(serverSide);
     const client = new Client({ name: "t", version: "1" });
     await client.connect(clientSide);
@@ -177,6 +177,29 @@ describe("bridge methods on the server", () => {
     expect(await failure({ name: 5 })).toEqual({ code: -32602, data: { code: "PARAMS_INVALID" } });
     expect(await failure({ name: "pre_tool_call", kwargs: [] })).toEqual({ code: -32602, data: { code: "PARAMS_INVALID" } });
     expect(await failure({ kind: "llm_request", kwargs: {} }, BRIDGE_METHODS.middleware)).toEqual({ code: -32601, data: { code: "UNKNOWN_NAME" } });
+    await client.close();
+    await server.close();
+  });
+
+  it("sends no secret a callback's answer threw: RESULT_INVALID's message redacted, a throwing getter answered as the callback raising", async () => {
+    // An answer whose toJSON throws a secret (RESULT_INVALID, message redacted) and one whose getter throws (the callback raising).
+    const leaky = definePlugin({
+      name: "leaky",
+      version: "1.0.0",
+      description: "d",
+      tools: [ping],
+      hooks: {
+        post_tool_call: () => ({ toJSON: () => { throw new Error("password=sk-abcdefghijklmnopqrstu"); } }) as never,
+        pre_llm_call: () => ({ get context(): string { throw new TypeError("token: sk-abcdefghijklmnopqrstu"); } }),
+      },
+    });
+    const { client, server } = await connect(leaky);
+    const failure = (params: unknown) => client.request({ method: BRIDGE_METHODS.hook, params: params as Record<string, unknown> }, anyResult).then(() => null, (error: { code: number; message: string; data: unknown }) => ({ code: error.code, message: error.message, data: error.data }));
+    const invalid = await failure({ name: "post_tool_call", kwargs: {} });
+    expect(invalid).toEqual({ code: -32011, message: expect.stringMatching(/ post_tool_call result must be JSON-serialisable: password=\*\*\*$/), data: { code: "RESULT_INVALID" } });
+    const getter = await failure({ name: "pre_llm_call", kwargs: {} });
+    expect(getter).toEqual({ code: -32010, message: expect.stringMatching(/ callback raised$/), data: { code: "CALLBACK_RAISED", errorType: "TypeError" } });
+    expect(lines.filter((l) => !l.includes(" DEBUG ")).join("")).not.toContain("sk-abcdefghijklmnopqrstu");
     await client.close();
     await server.close();
   });

@@ -183,6 +183,48 @@ describe("tool()", () => {
     expect(lines.some((line) => line.includes(" INFO ") && line.includes("echo_text: ok; elapsed_ms=") && line.includes("result=object"))).toBe(true);
     expect(lines.some((line) => line.includes("raw: ok;") && line.includes("result=encoded_string"))).toBe(true);
   });
+  describe("a thrown error's text reaches the model redacted, as the log line is", () => {
+    const SECRET = "sk-abcdefghijklmnopqrstuvwx";
+    const thrown = `upstream refused: Authorization: Bearer eyJhbGciOi.payload.sig\nretry with api_key=${SECRET}`;
+    const expected = "leaky failed: upstream refused: Authorization: Bearer ***\nretry with api_key=***";
+    const leaky = (errorMode: "isError" | "envelope") => tool({ name: "leaky", description: "L.", params: {}, errorMode, handler: () => { throw new Error(thrown); } });
+
+    it("isError: the message redacted line by line, its lines kept", async () => {
+      const result = await leaky("isError").call({});
+      expect(result.isError).toBe(true);
+      expect(text(result)).not.toContain(SECRET);
+      expect(text(result)).not.toContain("Bearer eyJ");
+      expect(text(result)).toBe(expected);
+      expect(lines.join("")).not.toContain(SECRET);
+    });
+    it("envelope: the same redacted message in {success: false, error}", async () => {
+      const result = await leaky("envelope").call({});
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+      expect(result.structuredContent).toEqual({ success: false, error: expected });
+    });
+    it("a message without secrets passes unchanged", async () => {
+      const plain = tool({ name: "plain", description: "P.", params: {}, handler: () => { throw new Error("disk full\non /tmp"); } });
+      expect(text(await plain.call({}))).toBe("plain failed: disk full\non /tmp");
+    });
+    it("a result whose toJSON throws a secret: redacted", async () => {
+      const t = tool({ name: "ser", description: "S.", params: {}, handler: () => ({ toJSON: () => { throw new Error(`password=${SECRET}`); } }) });
+      const result = await t.call({});
+      expect(result.isError).toBe(true);
+      expect(text(result)).toBe("ser failed: result is not JSON-serialisable: password=***");
+    });
+    it("a zod refinement that throws a secret: answered as a failed call, redacted, never a rejection", async () => {
+      const t = tool({
+        name: "refine",
+        description: "R.",
+        zod: z.object({ q: z.string().refine(() => { throw new Error(`token: ${SECRET}`); }) }),
+        handler: () => "unreached",
+      });
+      const result = await t.call({ q: "x" });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toBe("refine failed: token=***");
+    });
+  });
+
   it("answers in the Python kit's envelope with errorMode 'envelope'", async () => {
     const t = tool({
       name: "soft",
