@@ -23,6 +23,7 @@
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { describeValue } from "./grammar.js";
 import { plainObjectProblem } from "./plain-options.js";
+import { nearestName } from "./near-name.js";
 
 /** A JSON value as produced by {@link parseStrictJson}. */
 export type JsonValue =
@@ -416,7 +417,11 @@ function strictJsonOptionsCheck(options: unknown): void {
   const problem = plainObjectProblem(options, "options");
   if (problem !== undefined) fail(problem);
   const given = options as Record<string, unknown>;
-  for (const key of Object.keys(given)) if (!(STRICT_JSON_OPTION_KEYS as readonly string[]).includes(key)) fail(`options has ${describeValue(key)}, which it does not read`);
+  for (const key of Object.keys(given)) {
+    if ((STRICT_JSON_OPTION_KEYS as readonly string[]).includes(key)) continue;
+    const near = nearestName(key, STRICT_JSON_OPTION_KEYS);
+    fail(`options has ${describeValue(key)}, which it does not read${near === undefined ? "" : ` (did you mean ${JSON.stringify(near)}?)`}`);
+  }
   for (const key of ["rejectIntegralFloats", "requireObject"] as const) {
     if (given[key] !== undefined && typeof given[key] !== "boolean") fail(`options.${key} must be a boolean, found ${describeValue(given[key])}`);
   }

@@ -6,8 +6,10 @@
 /**
  * The known name `value` most likely misspells: one of `known` equal to it ignoring letter case, else (when
  * `prefixes`) one that starts it or that it starts, else the nearest within two single-character edits
- * ({@link editDistance}; the first of equals). `undefined` when none is. Every "did you mean" of an unknown
- * option, key, flag, command or gate name uses it.
+ * ({@link editDistance}; the first of equals), else the first whose last words are all of `value`'s words or
+ * the other way round ({@link nameWords}: `repository` for `registryRepository`, `bundle-reference` for
+ * `--expect-bundle-reference`; the shorter's words at least 4 characters in all). `undefined` when none is.
+ * Every "did you mean" of an unknown option, key, flag, command or gate name uses it.
  */
 export function nearestName(value: string, known: readonly string[], prefixes = false): string | undefined {
   const lower = value.toLowerCase();
@@ -18,7 +20,24 @@ export function nearestName(value: string, known: readonly string[], prefixes = 
     const distance = editDistance(name, value, 2);
     if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance };
   }
-  return best?.name;
+  if (best !== undefined) return best.name;
+  const given = nameWords(value);
+  return known.find((name) => endsInWords(nameWords(name), given) || endsInWords(given, nameWords(name)));
+}
+
+/** The words of a name, lower-cased: split at `-`, `_`, `.`, spaces and before each upper-case letter that follows a lower-case one or a digit. */
+export function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[-_.\s]+/)
+    .filter((word) => word !== "")
+    .map((word) => word.toLowerCase());
+}
+
+/** True when `tail` (at least 4 characters in all) is the end of `words` and shorter than it. */
+function endsInWords(words: readonly string[], tail: readonly string[]): boolean {
+  if (tail.length === 0 || tail.length >= words.length || tail.join("").length < 4) return false;
+  return tail.every((word, i) => words[words.length - tail.length + i] === word);
 }
 
 /**

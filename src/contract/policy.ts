@@ -166,7 +166,9 @@ export function provenanceKeyDeclaredBy(kit: Record<string, unknown>, origin = "
   const section = kit["provenance"];
   if (section === undefined) return undefined;
   if (!isRecord(section)) invalid(`${origin} hermesPluginKit.provenance must be an object holding key, found ${describeValue(section)}`);
-  for (const field of Object.keys(section)) if (field !== "key") invalid(`${origin} hermesPluginKit.provenance has unknown field ${describeValue(field)} (expected key)`);
+  for (const field of Object.keys(section)) {
+    if (field !== "key") invalid(`${origin} hermesPluginKit.provenance has unknown field ${describeValue(field)} (expected key${nearestName(field, ["key"]) === undefined ? "" : `; did you mean "key"?`})`);
+  }
   const key = section["key"];
   const segments = typeof key === "string" ? key.split("/") : [];
   if (typeof key !== "string" || key.length === 0 || key.length > 512 || /[\0\\]/.test(key) || segments.some((part) => part === "" || part === "." || part === "..")) {

@@ -163,6 +163,8 @@ function checkVerifyArguments(doc: unknown, policy: unknown): void {
  */
 export function requireReleasePolicyArgument(policy: unknown): asserts policy is ReleasePolicy {
   const p = policy as Partial<ReleasePolicy> | null | undefined;
+  // A misspelt key (`repository` for `registryRepository`) explains a missing one: named first, with the key it meant.
+  if (p !== null && typeof p === "object") requirePolicyShape(p as Record<string, unknown>);
   const wrong =
     p === null || typeof p !== "object"
       ? describeValue(p)
@@ -174,7 +176,7 @@ export function requireReleasePolicyArgument(policy: unknown): asserts policy is
           .filter((part) => part !== undefined)
           .join(", ");
   if (wrong !== "") {
-    fail("POLICY_INVALID", `verifying a release document needs the policy you pin, {package: string, registryRepository: string, gates: object}: from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? wrong : `an object with ${wrong}`}`);
+    fail("POLICY_INVALID", `the policy argument must be the policy you pin, {package: string, registryRepository: string, gates: object} (a release document is built and verified against it): from policyFromPackageJson(...) or policyForDocument(expectations, doc); found ${p === null || typeof p !== "object" ? wrong : `an object with ${wrong}`}`);
   }
   requireKnownPolicyKeys(p as Record<string, unknown>);
   requireGatePins((p as ReleasePolicy).gates, "policy.gates");
@@ -184,6 +186,21 @@ export function requireReleasePolicyArgument(policy: unknown): asserts policy is
 const RELEASE_POLICY_KEYS: readonly string[] = ["package", "registryRepository", "gates", "sources", "installTime", "install", "provenanceKey"];
 const POLICY_SOURCE_KEYS: readonly string[] = ["package", "repository", "gates"];
 
+/** Refuse the first of `keys` that is not in `known`, naming the known key it most likely meant. */
+function unknownKey(keys: string[], known: readonly string[], where: string): void {
+  const first = keys.find((key) => !known.includes(key));
+  if (first === undefined) return;
+  const near = nearestName(first, known);
+  fail("POLICY_INVALID", `${where} has ${describeValue(first)}, which is no key it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored key would check less than you pinned`);
+}
+
+/** The policy is plain data ({@link plainObjectProblem}) of known keys only. */
+function requirePolicyShape(policy: Record<string, unknown>): void {
+  const shape = plainObjectProblem(policy, "the policy");
+  if (shape !== undefined) fail("POLICY_INVALID", `${shape}; expected the policy you pin, from policyFromPackageJson(...) or policyForDocument(expectations, doc)`);
+  unknownKey(Object.keys(policy), RELEASE_POLICY_KEYS, "the policy");
+}
+
 /**
  * A policy's own keys are those of {@link ReleasePolicy} (a misspelt `gatez` would pin nothing, an own
  * `__proto__` is no policy field), `package`, `registryRepository` and `gates` are its own (not inherited),
@@ -192,15 +209,7 @@ const POLICY_SOURCE_KEYS: readonly string[] = ["package", "repository", "gates"]
  * @throws ReleaseContractError `POLICY_INVALID` naming the key and the nearest known one.
  */
 function requireKnownPolicyKeys(policy: Record<string, unknown>): void {
-  const unknownKey = (keys: string[], known: readonly string[], where: string): void => {
-    const first = keys.find((key) => !known.includes(key));
-    if (first === undefined) return;
-    const near = nearestName(first, known);
-    fail("POLICY_INVALID", `${where} has ${describeValue(first)}, which is no key it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; an ignored key would check less than you pinned`);
-  };
-  const shape = plainObjectProblem(policy, "the policy");
-  if (shape !== undefined) fail("POLICY_INVALID", `${shape}; expected the policy you pin, from policyFromPackageJson(...) or policyForDocument(expectations, doc)`);
-  unknownKey(Object.keys(policy), RELEASE_POLICY_KEYS, "the policy");
+  requirePolicyShape(policy);
   for (const key of ["package", "registryRepository", "gates"]) {
     if (!Object.prototype.hasOwnProperty.call(policy, key)) fail("POLICY_INVALID", `the policy's ${key} must be its own property, found one inherited through its prototype`);
   }
@@ -429,7 +438,8 @@ function requireReceiptExpectations(expect: unknown): asserts expect is FinalRec
   if (shape !== undefined) fail("POLICY_INVALID", shape);
   const unknown = Object.keys(expect).filter((key) => key !== "bundleReference" && key !== "receiptReference");
   if (unknown.length > 0) {
-    fail("POLICY_INVALID", `the receipt expectations have ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing`);
+    const near = nearestName(unknown[0] as string, ["bundleReference", "receiptReference"]);
+    fail("POLICY_INVALID", `the receipt expectations have ${unknown.map((k) => JSON.stringify(k)).join(", ")}, which nothing reads (expected { bundleReference?, receiptReference? })${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; a misspelt pin would bind nothing`);
   }
 }
 

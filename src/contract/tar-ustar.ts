@@ -31,6 +31,7 @@
  */
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { describeValue } from "./grammar.js";
+import { nearestName } from "./near-name.js";
 
 /** One regular file of an npm tarball. */
 export interface TarballMember {
@@ -66,8 +67,15 @@ export function resolveTarLimits(limits: Partial<TarLimits> | undefined): TarLim
   if (limits !== undefined && (limits === null || typeof limits !== "object" || Array.isArray(limits))) {
     throw new ReleaseContractError("TARBALL_LIMITS_INVALID", `tar limits must be an object ({ ${Object.keys(DEFAULT_TAR_LIMITS).join(", ")} }), found ${describeValue(limits)}`);
   }
+  // A misspelt bound (`maxMember`) would be ignored and leave the default in force without a word.
+  const known = Object.keys(DEFAULT_TAR_LIMITS);
+  const unknown = limits === undefined ? undefined : Object.keys(limits).find((key) => !known.includes(key));
+  if (unknown !== undefined) {
+    const near = nearestName(unknown, known);
+    throw new ReleaseContractError("TARBALL_LIMITS_INVALID", `tar limits have ${describeValue(unknown)}, which is no bound it reads (it reads ${known.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}; fix: name one of those bounds, or leave it out for the default`);
+  }
   const resolved: TarLimits = { ...DEFAULT_TAR_LIMITS };
-  for (const key of Object.keys(DEFAULT_TAR_LIMITS) as (keyof TarLimits)[]) {
+  for (const key of known as (keyof TarLimits)[]) {
     const value = limits?.[key];
     if (value === undefined) continue;
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {

@@ -60,7 +60,11 @@ function checkVerifyBundleFileOptions(options: unknown): asserts options is Veri
   const signer = options["signer"];
   const keys = isObject(signer) ? Object.keys(signer).sort().join(",") : "";
   const shaped = isObject(signer) && (keys === "keyFile" ? isText(signer["keyFile"]) : keys === "identity,issuer" && isText(signer["identity"]) && isText(signer["issuer"]));
-  if (!shaped) refuse(`option signer must be { keyFile } (a PEM public key file) or { identity, issuer } (strings), found ${isObject(signer) ? `{ ${Object.keys(signer).join(", ")} }` : describeValue(signer)}`);
+  if (!shaped) {
+    const stray = isObject(signer) ? Object.keys(signer).find((key) => !["keyFile", "identity", "issuer"].includes(key)) : undefined;
+    const near = stray === undefined ? undefined : nearestName(stray, ["keyFile", "identity", "issuer"]);
+    refuse(`option signer must be { keyFile } (a PEM public key file) or { identity, issuer } (strings), found ${isObject(signer) ? `{ ${Object.keys(signer).join(", ")} }` : describeValue(signer)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)} for ${JSON.stringify(stray)}?`}`);
+  }
 }
 
 async function readBoundedFile(path: string, max: number, what: string): Promise<Buffer> {

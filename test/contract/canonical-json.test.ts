@@ -112,6 +112,15 @@ const jsonValue = fc.letrec((tie) => ({
   ),
 })).value;
 
+describe("parseStrictJson options", () => {
+  it("an option it does not read is POLICY_INVALID naming the option it meant", () => {
+    expect(parseStrictJson("{}", { maxDepth: 3 })).toEqual({});
+    expect(() => parseStrictJson("{}", { maxDeph: 3 } as never)).toThrowWithCode("POLICY_INVALID");
+    expect(() => parseStrictJson("{}", { maxDeph: 3 } as never)).toThrow('parseStrictJson(input, options): options has "maxDeph", which it does not read (did you mean "maxDepth"?)');
+    expect(() => parseStrictJson("{}", { object: true } as never)).toThrow(/options has "object", which it does not read \(did you mean "requireObject"\?\)/);
+  });
+});
+
 describe("canonical JSON properties", () => {
   it("round-trips: parse(canonical(x)) deep-equals x and re-serialises to the same bytes", () => {
     fc.assert(

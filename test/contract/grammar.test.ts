@@ -252,6 +252,13 @@ describe("nearestName and editDistance (every 'did you mean')", () => {
     expect(nearestName("tarballs", ["reference", "receipt"])).toBeUndefined();
     expect(nearestName("gate", ["repository", "gates"], true)).toBe("gates");
     expect(nearestName("", ["repository"], true)).toBeUndefined();
+    // Named by its last words: a key or flag that drops a qualifier, or adds one.
+    expect(nearestName("repository", ["package", "registryRepository", "gates"])).toBe("registryRepository");
+    expect(nearestName("--bundle-reference", ["--expect-bundle-reference", "--receipt"])).toBe("--expect-bundle-reference");
+    expect(nearestName("expectedRegistryRepository", ["package", "registryRepository"])).toBe("registryRepository");
+    // Not for a short last word (a qualifier-only match of "key" or "id" says little), nor for a word that is no last word.
+    expect(nearestName("key", ["provenanceKey"])).toBeUndefined();
+    expect(nearestName("registry", ["registryRepository"])).toBeUndefined();
   });
 
   it("editDistance is the Levenshtein distance: symmetric, zero only for equal strings, at most the longer length", () => {

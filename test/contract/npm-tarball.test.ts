@@ -182,6 +182,14 @@ describe("constructs npm pack never writes are refused with their code", () => {
     expect(() => resolveTarLimits("big" as never)).toThrow('tar limits must be an object ({ maxMembers, maxUnpackedBytes, maxPaxBytes, maxPathBytes }), found "big"');
   });
 
+  it("a bound it does not read (maxMember) is TARBALL_LIMITS_INVALID naming the bound it meant, not ignored with the default in force", async () => {
+    expect(resolveTarLimits({ maxPathBytes: 100 }).maxPathBytes).toBe(100);
+    await expect(() => resolveTarLimits({ maxMember: 10 } as never)).toThrowWithCode("TARBALL_LIMITS_INVALID");
+    expect(() => resolveTarLimits({ maxMember: 10 } as never)).toThrow('tar limits have "maxMember", which is no bound it reads (it reads maxMembers, maxUnpackedBytes, maxPaxBytes, maxPathBytes); did you mean "maxMembers"?; fix: name one of those bounds, or leave it out for the default');
+    const bomb = await file(gzip(tarStream([...base(), fileEntry("package/zeros.bin", Buffer.alloc(2 * 1024 * 1024))])));
+    await expect(() => readNpmTarballFile(bomb, { limits: { maxUnpackedByte: 1024 } as never })).toThrowWithCode("TARBALL_LIMITS_INVALID");
+  });
+
   it("accepts zero padding after the end-of-archive marker and long and non-ASCII paths written as npm pack writes them", async () => {
     const long = `package/deep/${"a".repeat(60)}/${"b".repeat(60)}/${"c".repeat(120)}.js`;
     const entries: CraftEntry[] = [

@@ -18,7 +18,7 @@ import {
   verifyReleaseIdentity,
 } from "../../src/contract/index.js";
 import type { JsonObject } from "../../src/contract/canonical-json.js";
-import { requireGatePins } from "../../src/contract/policy.js";
+import { provenanceKeyDeclaredBy, requireGatePins } from "../../src/contract/policy.js";
 import { BUNDLE_REFERENCE, POLICY, packTinyPackage, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
 
 const REF = `ghcr.io/acme/demo-plugin@sha256:${"c".repeat(64)}`;
@@ -170,5 +170,14 @@ describe("requireGatePins: gate pins are plain data, checked as every option is 
   ])("%s is POLICY_INVALID", (_name, gates, message) => {
     expect(() => requireGatePins(gates, "policy.gates")).toThrowWithCode("POLICY_INVALID");
     expect(() => requireGatePins(gates, "policy.gates")).toThrow(message);
+  });
+});
+
+describe("provenanceKeyDeclaredBy: a field it does not read", () => {
+  it("is POLICY_INVALID naming the field it meant (keys for key)", async () => {
+    expect(provenanceKeyDeclaredBy({ provenance: { key: "keys/release.pub" } })).toBe("keys/release.pub");
+    await expect(() => provenanceKeyDeclaredBy({ provenance: { keys: "keys/release.pub" } })).toThrowWithCode("POLICY_INVALID");
+    expect(() => provenanceKeyDeclaredBy({ provenance: { keys: "keys/release.pub" } })).toThrow('package.json hermesPluginKit.provenance has unknown field "keys" (expected key; did you mean "key"?)');
+    expect(() => provenanceKeyDeclaredBy({ provenance: { publicKeyFile: "k.pub" } })).toThrow('package.json hermesPluginKit.provenance has unknown field "publicKeyFile" (expected key)');
   });
 });

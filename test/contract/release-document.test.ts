@@ -483,7 +483,7 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
       await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, expect_ as never)).toThrowWithCode("POLICY_INVALID");
       await expect(() => receiptUnboundFields(expect_ as never)).toThrowWithCode("POLICY_INVALID");
     }
-    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptRefernce: own } as never)).toThrow('the receipt expectations have "receiptRefernce", which nothing reads (expected { bundleReference?, receiptReference? }); a misspelt pin would bind nothing');
+    expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptRefernce: own } as never)).toThrow('the receipt expectations have "receiptRefernce", which nothing reads (expected { bundleReference?, receiptReference? }); did you mean "receiptReference"?; a misspelt pin would bind nothing');
     await expect(() => receiptUnboundFields(undefined as never)).toThrowWithCode("POLICY_INVALID");
   });
   it("a misspelt or inherited policy key pins nothing, so it is refused (POLICY_INVALID): gatez, a sources that is no object, an own __proto__", async () => {
@@ -504,6 +504,18 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
     ]) {
       await expect(() => verifyFinalReceiptBytes(bytesOf(good), policy as never)).toThrowWithCode("POLICY_INVALID");
     }
+  });
+  it("a policy key named by its last word ({repository} for registryRepository) is POLICY_INVALID naming the key it meant, before the missing ones", async () => {
+    const good = receiptFor(manifest);
+    const short = () => verifyFinalReceiptBytes(bytesOf(good), { package: POLICY.package, repository: POLICY.registryRepository, gates: {} } as never);
+    await expect(short).toThrowWithCode("POLICY_INVALID");
+    expect(short).toThrow(/^the policy has "repository", which is no key it reads \(it reads package, registryRepository, .*\); did you mean "registryRepository"\?; an ignored key would check less than you pinned$/);
+    // The same check for a builder: the wording says what the policy is for, not "verifying".
+    const alone = () => createTestedManifest({ policy: { repository: POLICY.registryRepository } } as never);
+    expect(alone).toThrow(/did you mean "registryRepository"\?/);
+    const none = () => createTestedManifest({ policy: 5 } as never);
+    await expect(none).toThrowWithCode("POLICY_INVALID");
+    expect(none).toThrow(/^the policy argument must be the policy you pin, \{package: string, registryRepository: string, gates: object\} \(a release document is built and verified against it\)/);
   });
   it("expectations are plain data: a getter (which could answer the pin check one reference and the binding another) is POLICY_INVALID, never called", async () => {
     const good = receiptFor(manifest);

@@ -184,7 +184,8 @@ describe("verifyBundleFile and verifyReleaseProvenance options", () => {
   it.each([
     // A misspelt trustedRoot would verify against the public-good root instead of the one named.
     ["trustRoot (misspelt)", /^verifyBundleFile option "trustRoot" is not one it reads \(it reads bundle, artifact, signer, trustedRoot\); did you mean "trustedRoot"\?/, { bundle: "b.json", artifact: "a", signer: { keyFile: "k.pem" }, trustRoot: "root.json" }],
-    ["signer { keyfile }", /^verifyBundleFile option signer must be \{ keyFile \} .* or \{ identity, issuer \} \(strings\), found \{ keyfile \}$/, { bundle: "b.json", artifact: "a", signer: { keyfile: "k.pem" } }],
+    ["signer { keyfile }", /^verifyBundleFile option signer must be \{ keyFile \} .* or \{ identity, issuer \} \(strings\), found \{ keyfile \}; did you mean "keyFile" for "keyfile"\?$/, { bundle: "b.json", artifact: "a", signer: { keyfile: "k.pem" } }],
+    ["signer { identity, isuer }", /^verifyBundleFile option signer must be .*, found \{ identity, isuer \}; did you mean "issuer" for "isuer"\?$/, { bundle: "b.json", artifact: "a", signer: { identity: "i", isuer: "https://x" } }],
     ["signer with both forms", /^verifyBundleFile option signer must be .*, found \{ keyFile, identity, issuer \}$/, { bundle: "b.json", artifact: "a", signer: { keyFile: "k.pem", identity: "i", issuer: "https://x" } }],
     ["bundle: 5", /^verifyBundleFile option bundle must be a non-empty string, found number 5$/, { bundle: 5, artifact: "a", signer: { keyFile: "k.pem" } }],
     ["no options", /^verifyBundleFile needs its options as an object/, undefined],
