@@ -6,7 +6,6 @@
  * and what was found, and never contains credentials, tokens or tool output.
  * docs/architecture.md, "Errors and codes"; docs/oci.md lists the codes.
  */
-import { MAX_MANIFEST_BYTES } from "../contract/constants.js";
 import { HermesPluginKitError } from "../contract/errors.js";
 
 /**
@@ -125,6 +124,9 @@ export function isOciError(error: unknown, code?: OciErrorCode): error is OciErr
  * @param found its size as known (`"1048577 bytes"`, or `"more than 1048576 bytes"` while reading).
  */
 export function manifestTooLarge(what: string, found: string): OciError {
+  // MAX_MANIFEST_BYTES of contract/constants.ts, written out: an error module requires no module but
+  // other error modules (scripts/bundle-cli.mjs, ERROR_MODULES); test/oci asserts the two agree.
+  const MAX_MANIFEST_BYTES = 1024 * 1024;
   return new OciError(
     "OCI_MANIFEST_TOO_LARGE",
     `${what} is ${found}; expected at most ${MAX_MANIFEST_BYTES} bytes (1 MiB), the ceiling this kit applies to every manifest before reading it whole ` +
