@@ -77,6 +77,11 @@ export interface BuildOptions {
   keepHome?: boolean;
   /** The environment `npm pack`'s allow-list, its HOME and npm cache are taken from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Aborting stops `npm pack` and everything it started (with a signal it runs in a process group of its own, as
+   * a gate does) and rejects with `InterruptedError` (`INTERRUPTED`); nothing is checked or reported.
+   */
+  signal?: AbortSignal;
 }
 
 function globToRegExp(glob: string): string {
@@ -211,7 +216,8 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
  *   (artifact directory not empty before packing, or npm reported a
  *   different file name), `RELEASE_BUILD_TREE_CHANGED`,
  *   `RELEASE_IDENTITY_MISMATCH`, `SUBPROCESS_FAILED` (npm), and every code
- *   of {@link checkDist}; IoError `IO_*` (no private HOME can be made in the temporary directory).
+ *   of {@link checkDist}; IoError `IO_*` (no private HOME can be made in the temporary directory);
+ *   InterruptedError `INTERRUPTED` (`options.signal` aborted; npm pack's process group was stopped).
  */
 export async function buildRelease(options: BuildOptions = {}): Promise<BuildResult> {
   const dir = resolvePath(options.dir ?? process.cwd());
@@ -246,6 +252,9 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
       env: npmPackEnvironment(source, home.set),
       timeoutMs: NPM_PACK_TIMEOUT_MS,
       label: "npm pack",
+      // With a signal, its own process group, which the abort stops whole (the package's pack scripts included);
+      // without one it stays in ours, so a terminal's Ctrl-C still reaches it.
+      ...(options.signal !== undefined ? { signal: options.signal, processGroup: true } : {}),
     });
   } finally {
     await home.remove();

@@ -5,10 +5,14 @@
  * rerun reaches the same repository. With `--keep-registry` the process is
  * detached and left running after the demo; `<dir>/credentials.env` (0600)
  * holds `REGISTRY_USERNAME` and `REGISTRY_PASSWORD`, never printed.
+ * Until the demo keeps it ({@link DemoRegistry.keep}, `--keep-registry` after a
+ * success), the registry is stopped with the demo: by {@link DemoRegistry.stop},
+ * and on any exit of our process (an interruption, a failure, `process.exit`)
+ * by an `exit` listener that kills it (SIGKILL) and removes its pid file.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
@@ -49,6 +53,8 @@ export interface DemoRegistry {
   dir: string;
   /** Stop the process (SIGTERM, then SIGKILL after 3 s) and remove the pid file. */
   stop(): Promise<void>;
+  /** Leave the process running after our process exits (`--keep-registry`, after a success); until then an exit of ours kills it. */
+  keep(): void;
 }
 
 async function freePort(): Promise<number> {
@@ -84,21 +90,43 @@ function probe(port: number): Promise<number | null> {
   });
 }
 
-function stopper(pid: number, pidFile: string): () => Promise<void> {
-  return async () => {
-    if (isProcessAlive(pid)) {
-      process.kill(pid, "SIGTERM");
-      for (let i = 0; i < 60 && isProcessAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+/**
+ * The demo's hold on a registry process: `stop` ends it; until `keep` is called, an exit of our process
+ * (interrupted, failed, `process.exit` from a signal handler) kills it (SIGKILL; an `exit` listener is synchronous).
+ */
+function ownRegistry(pid: number, pidFile: string): Pick<DemoRegistry, "stop" | "keep"> {
+  const killOnExit = () => {
+    try {
       if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
     }
-    await rm(pidFile, { force: true });
+    rmSync(pidFile, { force: true });
+  };
+  process.on("exit", killOnExit);
+  return {
+    async stop() {
+      try {
+        if (isProcessAlive(pid)) {
+          process.kill(pid, "SIGTERM");
+          for (let i = 0; i < 60 && isProcessAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+          if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
+        }
+        await rm(pidFile, { force: true });
+      } finally {
+        process.off("exit", killOnExit);
+      }
+    },
+    keep() {
+      process.off("exit", killOnExit);
+    },
   };
 }
 
 /**
  * Start (or, after `--keep-registry`, find running) the demo registry.
  * @param port the workspace's port from an earlier run, if any.
- * @param keep detach the process so it outlives the demo.
+ * @param keep detach the process so it can outlive the demo (it does once {@link DemoRegistry.keep} is called; until then an exit of ours stops it).
  * @throws DemoError `DEMO_REGISTRY_UNAVAILABLE` (no docker-registry binary), `DEMO_REGISTRY_START`.
  */
 export async function startDemoRegistry(workspace: string, port: number | undefined, keep: boolean): Promise<DemoRegistry> {
@@ -120,7 +148,7 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
   const previous = Number((await readFile(pidFile, "utf8").catch(() => "")).trim());
   if (port !== undefined && Number.isSafeInteger(previous) && previous > 0 && isProcessAlive(previous) && (await probe(port)) === 401) {
     // Left running by an earlier --keep-registry run of this workspace.
-    return { host: `127.0.0.1:${port}`, username, password, pid: previous, dir, stop: stopper(previous, pidFile) };
+    return { host: `127.0.0.1:${port}`, username, password, pid: previous, dir, ...ownRegistry(previous, pidFile) };
   }
   const htpasswd = await runProcess("htpasswd", ["-iBn", username], { cwd: dir, env: childEnvironment(BASE_ENV_NAMES), timeoutMs: 30_000, input: password, allowFailure: true });
   if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); install apache2-utils`);
@@ -143,20 +171,22 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
   closeSync(log);
   if (child.pid === undefined) throw new DemoError("DEMO_REGISTRY_START", `docker-registry could not start (${binary})`);
   const pid = child.pid;
+  // Owned from its first moment: an exit of ours from here on (a failed start included) stops it.
+  const owned = ownRegistry(pid, pidFile);
   await writeFile(pidFile, `${pid}\n`, { mode: 0o600 });
   const deadline = Date.now() + 15_000;
   for (;;) {
     const status = await probe(port);
     if (status === 401 || status === 200) break;
     if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill("SIGKILL");
+      await owned.stop();
       const tail = (await readFile(logFile, "utf8").catch(() => "")).trim().slice(-300);
       throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   if (keep) child.unref();
-  return { host: `127.0.0.1:${port}`, username, password, pid, dir, stop: stopper(pid, pidFile) };
+  return { host: `127.0.0.1:${port}`, username, password, pid, dir, ...owned };
 }
 
 /** The lines `--keep-registry` prints: address, the credential variables and where their values are, how to stop it. */

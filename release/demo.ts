@@ -51,7 +51,10 @@ export interface DemoOptions {
   plainHttp?: boolean;
   /** Start Debian's docker-registry (Basic auth) on a loopback port. */
   startRegistry?: boolean;
-  /** With `startRegistry`: leave the registry running after the demo (address, credential variables and how to stop it are printed). */
+  /**
+   * With `startRegistry`: leave the registry running after a successful demo (address, credential variables and how
+   * to stop it are printed). A failed or interrupted demo stops it, as it stops a registry it started without this flag.
+   */
   keepRegistry?: boolean;
   /** Workspace directory (default: a new temp directory); reuse it to resume. */
   workspace?: string;
@@ -59,6 +62,12 @@ export interface DemoOptions {
   out?: NodeJS.WritableStream | null;
   /** Where the pipeline's gate and install output goes: `<workspace>/release/evidence/<gate>.log` (default) or stderr. */
   gateOutput?: "log" | "stderr";
+  /**
+   * Aborting stops the release run's install, gate or `npm pack` command with its process group; the demo then fails
+   * with `INTERRUPTED`. With or without it those commands run in process groups of their own, killed (SIGKILL) if our
+   * process exits while they run, as a started registry is.
+   */
+  signal?: AbortSignal;
 }
 
 /** One line of the demo's report. */
@@ -116,8 +125,15 @@ function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout = (stdout + d).slice(-1_000_000)));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-1_000_000)));
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 600_000);
-    child.on("error", reject);
+    // An exit of ours while it runs (an interruption) takes it along.
+    const killOnExit = () => child.kill("SIGKILL");
+    process.on("exit", killOnExit);
+    child.on("error", (error) => {
+      process.off("exit", killOnExit);
+      reject(error);
+    });
     child.on("close", (code) => {
+      process.off("exit", killOnExit);
       clearTimeout(timer);
       resolvePromise({ code: code ?? -1, stdout, stderr });
     });
@@ -320,7 +336,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     result.error = errorOf(error);
   } finally {
     const registry = demo.registry;
-    if (registry !== undefined && options.keepRegistry === true) {
+    // --keep-registry keeps it after a success only: a failed demo stops what it started (as an interrupted one does: demo-registry.ts).
+    if (registry !== undefined && options.keepRegistry === true && result.ok) {
+      registry.keep();
       // The CLI prints the instructions (stdout in text mode, stderr with --json); the JSON result carries them.
       result.kept_registry = { host: registry.host, pid: registry.pid, credentials_file: join(registry.dir, "credentials.env"), stop: `kill ${registry.pid}`, instructions: keptRegistryLines(registry, result.registry) };
     } else await registry?.stop();
@@ -426,6 +444,8 @@ async function maintainerHalf(demo: DemoRun): Promise<Released> {
         gateOutput: demo.options.gateOutput ?? "log",
         attestKey: attestKey.keyFile,
         env: { ...demo.childEnv, SEMANTIC_RELEASE_ENABLED: "true" },
+        // A signal puts the package's commands in process groups of their own, which an exit of ours kills whole.
+        signal: demo.options.signal ?? new AbortController().signal,
         ...(demo.registry === undefined ? {} : { credentials: { username: demo.registry.username, password: demo.registry.password } }),
         progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
       });

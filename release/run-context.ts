@@ -141,8 +141,8 @@ export const RunStateSchema = z
 /** `<workspace>/run-state.json`. */
 export type RunState = z.infer<typeof RunStateSchema>;
 
-/** A part of a step that runs a package command the run's signal stops mid-way: the policy's install command, or one gate's command. */
-export type RunPart = { kind: "install"; command: string } | { kind: "gate"; gate: string };
+/** A part of a step that runs a package command the run's signal stops mid-way: the policy's install command, one gate's command, or `npm pack` (the package's pack scripts). */
+export type RunPart = { kind: "install"; command: string } | { kind: "gate"; gate: string } | { kind: "pack" };
 
 /** The registry side of a run: the release commit's policy and how to reach its repository. */
 export interface RunRegistry {

@@ -309,13 +309,15 @@ function stageWords(stage: RunStage): string {
       return "before its first step: no step was under way and none started";
     case "step":
       return (
-        `during step ${stage.step}: that step's own work is not cut short (only install and gate commands are stopped mid-way), ` +
-        `so it went on to its end or to its next install or gate command, and no later step started`
+        `during step ${stage.step}: that step's own work is not cut short (only install, gate and npm pack commands are stopped mid-way), ` +
+        `so it went on to its end or to its next install, gate or npm pack command, and no later step started`
       );
     case "install":
       return `during the install command of step ${stage.step} (${JSON.stringify(stage.command)}, hermesPluginKit.install): it was stopped with everything it started, and no later step started`;
     case "gate":
       return `during gate ${stage.gate} of step ${stage.step}: its command was stopped with everything it started, and no later step started`;
+    case "pack":
+      return `during npm pack of step ${stage.step} (the package's pack scripts): it was stopped with everything it started, and no later step started`;
   }
 }
 
@@ -324,7 +326,8 @@ function stageWords(stage: RunStage): string {
  * {@link runRelease}'s own handling, e.g. `--dry-run`): what was under way and what became of it (`stage`,
  * default `start`: before the first step), and `resume`, the command line that resumes it
  * ({@link resumeCommandLine}). `cut`: the CLI exited at once, before the run had finished stopping (a second
- * signal, or stopping outlasted its grace period), so a command it started may still run and its lock is left.
+ * signal, or stopping outlasted its grace period), after killing the process group of the command under way
+ * (`runBounded`'s exit hook), so its private HOME and the workspace lock may be left.
  */
 export function runInterruptedMessage(signal: InterruptedError["signal"], resume: string, options: { dryRun?: boolean; stage?: RunStage; cut?: RunInterruptCut } = {}): string {
   const by = signal === undefined ? "" : ` (${signal})`;
@@ -333,8 +336,8 @@ export function runInterruptedMessage(signal: InterruptedError["signal"], resume
     const how = options.cut.by === "signal" ? `${options.cut.signal} came again before it had finished stopping` : `it had not finished stopping after ${options.cut.seconds} s`;
     if (options.dryRun === true) return `release run --dry-run interrupted${by}, and ${how}: it exited at once, so its scratch clone (hpk-* under TMPDIR) may be left; nothing of the release was written; run it again${again}`;
     return (
-      `release run interrupted${by}, and ${how}: it exited at once, so an install or gate command it had started may still be running in the workspace's restore/ directory ` +
-      `(in a process group of its own: stop it before you resume; ps -ef shows it), its private HOME (hpk-gate-home-* under TMPDIR) and the workspace lock may be left ` +
+      `release run interrupted${by}, and ${how}: it exited at once, after killing (SIGKILL) the process group of the install, gate or npm pack command it had started, ` +
+      `so that command's private HOME (hpk-gate-home-* under TMPDIR) and the workspace lock may be left ` +
       `(the next run breaks the lock, its process being gone); resume with the same --workspace and flags${again}`
     );
   }

@@ -28,13 +28,20 @@ export const buildStep: PipelineStep<RunContext, BuildRecord, "build"> = Object.
   async run(ctx: RunContext): Promise<BuildRecord> {
     await rm(ctx.paths.dist, { recursive: true, force: true });
     // npm pack runs the package's scripts with the same HOME arrangement as the gates (private unless --pass-env HOME).
-    const built = await buildRelease({
-      dir: ctx.paths.restore,
-      artifactDir: ctx.paths.dist,
-      version: releasedIntent(ctx).version,
-      keepHome: (ctx.options.gatePassEnv ?? []).includes("HOME"),
-      env: commandSource(ctx),
-    });
+    // With the run's signal npm pack runs in a process group of its own, which an interruption stops whole.
+    const built = await ctx.part(
+      "npm pack",
+      () =>
+        buildRelease({
+          dir: ctx.paths.restore,
+          artifactDir: ctx.paths.dist,
+          version: releasedIntent(ctx).version,
+          keepHome: (ctx.options.gatePassEnv ?? []).includes("HOME"),
+          env: commandSource(ctx),
+          ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}),
+        }),
+      { kind: "pack" },
+    );
     await runRunGate(ctx, "build_metadata");
     return { filename: built.artifact.filename, sha256: built.artifact.sha256, size: built.artifact.size };
   },

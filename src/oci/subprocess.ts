@@ -97,7 +97,9 @@ export interface BoundedRunOptions {
    * stops the whole group (SIGTERM, then SIGKILL to whatever is left after the
    * child exits or after {@link GROUP_KILL_GRACE_MS}), so no grandchild is orphaned.
    * Use it with a `signal` wired to our own SIGINT/SIGTERM: a terminal's Ctrl-C
-   * no longer reaches a child in its own group.
+   * no longer reaches a child in its own group. If our process exits while the
+   * child runs (a forced exit: a second signal, a grace period past), the group
+   * gets SIGKILL first (every child still running does: its group, or itself).
    */
   processGroup?: boolean;
   /** Aborting stops the child (its process group with `processGroup`); the outcome is `aborted`. */
@@ -143,6 +145,36 @@ function groupRuns(pgid: number): boolean {
 async function waitForGroupEnd(pgid: number, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (groupRuns(pgid) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Children of {@link runBounded} still running: pid -> whether it leads a process group of its own. */
+const liveChildren = new Map<number, boolean>();
+let exitHookInstalled = false;
+
+/**
+ * On process exit, SIGKILL every child {@link runBounded} started that still runs (a child with
+ * `processGroup`: its whole group). A process that exits at once (a second signal, a grace period
+ * past, `process.exit` anywhere) thereby leaves no install, gate, git or npm command behind; synchronous,
+ * as `exit` listeners must be.
+ */
+function killLiveChildren(): void {
+  for (const [pid, group] of liveChildren) {
+    try {
+      process.kill(group ? -pid : pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  liveChildren.clear();
+}
+
+function trackChild(pid: number | undefined, group: boolean): void {
+  if (pid === undefined) return;
+  liveChildren.set(pid, group);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", killLiveChildren);
+  }
 }
 
 /** How a bounded run ended. */
@@ -196,7 +228,8 @@ function checkRunArguments(program: unknown, args: unknown, options: unknown): v
 
 /**
  * Run `program args...` without a shell, with the bounds of `options`.
- * Never throws for the child's behaviour: see {@link RunOutcome}.
+ * Never throws for the child's behaviour: see {@link RunOutcome}. A child still
+ * running when our process exits gets SIGKILL (its whole group with `processGroup`).
  * @throws OciError `OCI_ARGUMENT_INVALID` (the promise rejects before any child starts) for a `program` that is not a
  *   non-empty string, `args` not an array of strings, `options` not an object of {@link BoundedRunOptions} (a key
  *   it does not read, a missing `env`/`timeoutMs`/`maxOutputBytes`, an `env` not returned by {@link childEnvironment} (a
@@ -225,6 +258,8 @@ export function runBounded(program: string, args: readonly string[], options: Bo
       // setsid(): the child leads a new process group, which a stop signals as a whole.
       detached: group,
     });
+    // Killed with its group when our process exits while it runs (killLiveChildren).
+    trackChild(child.pid, group);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let captured = 0;
@@ -262,10 +297,15 @@ export function runBounded(program: string, args: readonly string[], options: Bo
       // The group's leader is gone; whatever it started and left behind after a stop goes too, and the
       // run resolves only once the kernel has ended them (a SIGKILL is delivered, not yet acted on, when
       // kill() returns), so "stopped" means nothing of the command still runs.
-      if (stopped !== undefined && group && child.pid !== undefined && signalChild("SIGKILL")) {
-        void waitForGroupEnd(child.pid, GROUP_END_WAIT_MS).then(() => resolve(result));
+      const pid = child.pid;
+      if (stopped !== undefined && group && pid !== undefined && signalChild("SIGKILL")) {
+        void waitForGroupEnd(pid, GROUP_END_WAIT_MS).then(() => {
+          liveChildren.delete(pid);
+          resolve(result);
+        });
         return;
       }
+      if (pid !== undefined) liveChildren.delete(pid);
       resolve(result);
     };
     const timer = setTimeout(() => stop({ kind: "timeout" }, "SIGKILL"), options.timeoutMs);

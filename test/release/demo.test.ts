@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { spawnSync } from "node:child_process";
-import { cp, mkdir, readdir, readFile, rm, symlink } from "node:fs/promises";
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStrictJson } from "../../src/contract/index.js";
-import { runCli } from "../support/cli.js";
+import { CLI, runCli } from "../support/cli.js";
 import { REPO_ROOT } from "../support/release-run-fixture.js";
 import { tempDir } from "../support/contract-fixture.js";
 import { describeRegistry } from "../support/registry.js";
@@ -27,7 +28,13 @@ interface DemoJson {
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 const workspaces: string[] = [];
 afterAll(async () => {
-  for (const ws of workspaces) await rm(ws, { recursive: true, force: true });
+  // A test that timed out (or failed) may have left its workspace's registry running (--keep-registry detaches it):
+  // stop it before the workspace goes.
+  for (const ws of workspaces) {
+    const pid = Number((await readFile(join(ws, "docker-registry", "registry.pid"), "utf8").catch(() => "")).trim());
+    if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+    await rm(ws, { recursive: true, force: true });
+  }
 });
 
 /** Bound of one demo run, ms; a test runs the demo twice (first run and the converging rerun). */
@@ -155,14 +162,32 @@ describe("release demo --registry that cannot be used", () => {
   });
 });
 
-const alive = (pid: number) => {
+/** True while `pid` is a live (not zombie) process. */
+function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
-};
+}
+
+async function waitFor(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The pid in `<ws>/docker-registry/registry.pid`, or 0. */
+function registryPid(ws: string): number {
+  try {
+    return Number(readFileSync(join(ws, "docker-registry", "registry.pid"), "utf8").trim()) || 0;
+  } catch {
+    return 0;
+  }
+}
 
 describeRegistry("release demo --start-registry", () => {
   it("--keep-registry leaves it running and says how to reach and stop it; a rerun reuses it on the same port and, without the flag, stops it", async () => {
@@ -192,4 +217,59 @@ describeRegistry("release demo --start-registry", () => {
     for (let i = 0; i < 100 && alive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
   }, DEMO_TEST_TIMEOUT_MS);
+});
+
+describeRegistry("release demo --start-registry: the registry it started stops with it", () => {
+  // Interrupted once the registry runs and the maintainer half has begun (the release run's install and gates).
+  it.each([
+    ["SIGINT", 130, []],
+    ["SIGTERM", 143, ["--keep-registry"]],
+    ["SIGHUP", 129, []],
+  ] as const)("%s (exit %i) with %j: the registry process is gone and its pid file removed", async (signal, status, extra) => {
+    const ws = await tempDir("hpk-demo-reg-int-");
+    workspaces.push(ws);
+    const child = spawn(process.execPath, [CLI, "release", "demo", "--start-registry", ...extra, "--workspace", ws], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await waitFor(() => stderr.includes("▸ maintainer: release run"), 120_000, `the release run to start (stderr so far:\n${stderr})`);
+    } catch (error) {
+      child.kill("SIGKILL");
+      throw error;
+    }
+    const pid = registryPid(ws);
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(true);
+    child.kill(signal);
+    const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const code = await exited;
+    clearTimeout(killer);
+    expect(code, stderr).toBe(status);
+    await waitFor(() => !alive(pid), 5_000, `registry ${pid} to end`);
+    expect(registryPid(ws)).toBe(0);
+  }, 180_000);
+
+  it("--keep-registry and a demo that fails after the registry started: the registry is stopped (kept after a success only)", async () => {
+    const ws = await tempDir("hpk-demo-reg-fail-");
+    workspaces.push(ws);
+    // A package the release run refuses (no hermesPluginKit settings), after the registry is up.
+    const pkg = await tempDir("hpk-demo-reg-fail-pkg-");
+    workspaces.push(pkg);
+    await writeFile(join(pkg, "package.json"), JSON.stringify({ name: "not-a-release", version: "0.1.0" }) + "\n");
+    const r = await runCli(["release", "demo", "--start-registry", "--keep-registry", "--package", pkg, "--workspace", ws, "--json"], { timeoutMs: 240_000 });
+    expect(r.code, r.stderr).toBe(1);
+    const result = JSON.parse(r.stdout) as DemoJson & { kept_registry?: unknown };
+    expect(result.steps.some((s) => s.step.startsWith("start docker-registry") && s.ok)).toBe(true);
+    expect(result.kept_registry).toBeUndefined();
+    expect(r.stderr).not.toContain("registry left running");
+    const state = JSON.parse(await readFile(join(ws, "demo-state.json"), "utf8")) as { registry: string };
+    const port = Number(/^start:127\.0\.0\.1:(\d+)\//.exec(state.registry)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    expect(registryPid(ws)).toBe(0);
+    // Nothing answers on its port any more.
+    const answered = await fetch(`http://127.0.0.1:${port}/v2/`).then(() => true, () => false);
+    expect(answered).toBe(false);
+  }, 300_000);
 });

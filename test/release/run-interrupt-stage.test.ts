@@ -7,7 +7,7 @@
  * can be made slow.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,7 +29,9 @@ beforeAll(async () => {
   const repository = `oci-layout:${join(scratch, "store")}`;
   install = `${slowWhen("HPK_TEST_SLOW_INSTALL", "install-sleep")}ln -s ${JSON.stringify(join(REPO_ROOT, "node_modules"))} node_modules`;
   const gates = { unit: `${slowWhen("HPK_TEST_SLOW_GATE", "gate-sleep")}test -f index.js`, public_contract: "test -f package.json", host_contract: "test -d node_modules/@modelcontextprotocol/sdk", build_metadata: "test -d lib" };
-  const packageJson = fixturePackageJson({ name: "stage-plugin", packageJson: { hermesPluginKit: { repository, install, gates } } });
+  // npm pack gets no --pass-env: its prepack script is slowed by a file in the marks directory instead.
+  const prepack = `if [ -f ${JSON.stringify(join(marks, "slow-pack"))} ]; then sleep 300 & echo $! > ${JSON.stringify(join(marks, "pack-sleep.pid"))}; wait; fi`;
+  const packageJson = fixturePackageJson({ name: "stage-plugin", packageJson: { scripts: { prepack }, hermesPluginKit: { repository, install, gates } } });
   rf = await createRunFixture("stage-plugin", { message: "feat: a slow install and gate on request\n", files: { "package.json": packageJson, "lib/farewell.js": "export const bye = () => 'bye';\n" } }, repository);
   await rm(scratch, { recursive: true, force: true });
 });
@@ -116,7 +118,7 @@ describe("release run interrupted: the message names the stage that was running"
     const error = await done;
     expect(error).toThrowWithCode(InterruptedError, "INTERRUPTED");
     expect((error as Error).message).toMatch(
-      /^release run interrupted \(SIGINT\) during step materialize: that step's own work is not cut short \(only install and gate commands are stopped mid-way\), so it went on to its end or to its next install or gate command, and no later step started; the workspace lock is released; resume with the same --workspace and flags \(/,
+      /^release run interrupted \(SIGINT\) during step materialize: that step's own work is not cut short \(only install, gate and npm pack commands are stopped mid-way\), so it went on to its end or to its next install, gate or npm pack command, and no later step started; the workspace lock is released; resume with the same --workspace and flags \(/,
     );
     expect((error as Error).message).not.toContain("install or gate command under way");
     const state = JSON.parse(readFileSync(join(workspace, "run-state.json"), "utf8")) as { steps: Record<string, unknown> };
@@ -133,6 +135,21 @@ describe("release run interrupted: the message names the stage that was running"
       `release run interrupted (SIGINT) during the install command of step gates (${JSON.stringify(install)}, hermesPluginKit.install): it was stopped with everything it started, and no later step started${TAIL}`,
     );
     expect(alive(pid)).toBe(false);
+  }, 180_000);
+
+  it("during npm pack (a slow prepack script): npm pack of step build is named, and it was stopped with its scripts", async () => {
+    const controller = new AbortController();
+    await writeFile(join(marks, "slow-pack"), "");
+    try {
+      const { done } = run(controller);
+      const pid = await abortWhenRunning(controller, "pack-sleep");
+      const error = await done;
+      expect(error).toThrowWithCode(InterruptedError, "INTERRUPTED");
+      expect((error as Error).message).toMatch(/^release run interrupted \(SIGINT\) during npm pack of step build \(the package's pack scripts\): it was stopped with everything it started, and no later step started; the workspace lock is released; /);
+      expect(alive(pid)).toBe(false);
+    } finally {
+      await rm(join(marks, "slow-pack"), { force: true });
+    }
   }, 180_000);
 
   it("during a gate's command: that gate and its step are named, and its command was stopped", async () => {

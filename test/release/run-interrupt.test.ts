@@ -5,7 +5,8 @@
  * it starts (a grandchild, like the processes `npm ci` starts), then waits.
  * The run must exit 130 (SIGINT) or 143 (SIGTERM) with one JSON object
  * `{"ok":false,"code":"INTERRUPTED"}` on stdout and an error line saying how to
- * resume, leave no process of the install command behind and no run.lock; a
+ * resume, leave no process of the install command behind and no run.lock (a forced exit, the second signal,
+ * kills the command's process group before it exits); a
  * rerun with the same workspace redoes the install and releases. The library
  * API (`runRelease` with an AbortSignal) rejects with `InterruptedError`.
  * The message names what was stopped (the install command), and the hint of a
@@ -177,13 +178,15 @@ describe("release run interrupted during its install command", () => {
       expect(lines, r.stdout).toHaveLength(1);
       const answer = JSON.parse(lines[0]!) as { ok: boolean; code: string; message: string };
       expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
-      expect(answer.message).toContain("release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, so an install or gate command it had started may still be running");
+      expect(answer.message).toContain("release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, after killing (SIGKILL) the process group of the install, gate or npm pack command it had started");
       // The CLI's own hint (the run had not answered): the key file through the same variable, its path only.
       const resume = `SEMANTIC_RELEASE_ENABLED=true HERMES_PLUGIN_KIT_ATTEST_KEY_FILE=${rf.attestKey} ${runCommandLine({ workspace: ws, source: rf.repo.dir, runId: "78", plainHttp: true, gatePassEnv: passEnv }, kitCliCommand())}`;
       expect(answer.message).toContain(`resume with the same --workspace and flags (${resume})`);
       expect(answer.message).not.toContain("PRIVATE KEY");
       // --json: the object is the whole answer.
       expect(r.stderr).not.toContain("[INTERRUPTED]");
+      // The forced exit killed the install command's process group (it ignored SIGTERM): the shell and its grandchild are gone.
+      await waitFor(() => !alive(r.installPid) && !alive(r.sleepPid), 5_000, `install shell ${r.installPid} and its sleep ${r.sleepPid} to end`);
     } finally {
       // It exited before the SIGKILL of the install command's group: stop what it left running.
       try {

@@ -193,10 +193,15 @@ describe("the message names what was under way when the signal came, and how to 
       `release run interrupted (SIGTERM) during gate build_metadata of step build: its command was stopped with everything it started, and no later step started${tail}`,
     );
   });
+  it("npm pack (the package's pack scripts)", () => {
+    expect(runInterruptedMessage("SIGINT", "X", { stage: { kind: "pack", step: "build" } })).toBe(
+      `release run interrupted (SIGINT) during npm pack of step build (the package's pack scripts): it was stopped with everything it started, and no later step started${tail}`,
+    );
+  });
   it("a step's own work (not an install or gate command): not said to be an install or gate", () => {
     const message = runInterruptedMessage("SIGHUP", "X", { stage: { kind: "step", step: "stage" } });
     expect(message).toBe(
-      `release run interrupted (SIGHUP) during step stage: that step's own work is not cut short (only install and gate commands are stopped mid-way), so it went on to its end or to its next install or gate command, and no later step started${tail}`,
+      `release run interrupted (SIGHUP) during step stage: that step's own work is not cut short (only install, gate and npm pack commands are stopped mid-way), so it went on to its end or to its next install, gate or npm pack command, and no later step started${tail}`,
     );
   });
   it("before the first step (also the default, as the CLI says for a run stopped before the run's own handling)", () => {
@@ -209,8 +214,8 @@ describe("the message names what was under way when the signal came, and how to 
   });
   it("cut short (a second signal, or stopping outlasted the grace period): what may still run or be left, and the hint", () => {
     expect(runInterruptedMessage("SIGINT", "X", { cut: { by: "signal", signal: "SIGINT" } })).toBe(
-      "release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, so an install or gate command it had started may still be running in the workspace's restore/ directory " +
-        "(in a process group of its own: stop it before you resume; ps -ef shows it), its private HOME (hpk-gate-home-* under TMPDIR) and the workspace lock may be left " +
+      "release run interrupted (SIGINT), and SIGINT came again before it had finished stopping: it exited at once, after killing (SIGKILL) the process group of the install, gate or npm pack command it had started, " +
+        "so that command's private HOME (hpk-gate-home-* under TMPDIR) and the workspace lock may be left " +
         "(the next run breaks the lock, its process being gone); resume with the same --workspace and flags (X)",
     );
     expect(runInterruptedMessage("SIGTERM", "X", { dryRun: true, cut: { by: "grace", seconds: 10 } })).toBe(
