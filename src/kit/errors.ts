@@ -101,6 +101,9 @@ export const PLUGIN_KIT_ERROR_CODES = [
   "INIT_NAME_INVALID",
   "INIT_REPOSITORY_INVALID",
   "INIT_TARGET_NOT_EMPTY",
+  "INIT_KIT_SOURCE_UNKNOWN",
+  "INIT_KIT_TARBALL_INVALID",
+  "INIT_KIT_TARBALL_MISMATCH",
   "INIT_FAILED",
   // inputs of the exported helpers: a value of the wrong JavaScript type (plain JavaScript callers)
   "INPUT_TYPE_INVALID",

@@ -1,7 +1,7 @@
 /**
  * The files `hermes-plugin-kit init` writes (docs/kit.md, "`hermes-plugin-kit init`"): a plugin
- * project outside this repository with the kit as an exact dev dependency by
- * name, npm-script gates (the policy's defaults), one tool with a required
+ * project outside this repository with the kit as an exact dev dependency (by
+ * name or a vendored tarball, `init-kit-source.ts`), npm-script gates (the policy's defaults), one tool with a required
  * argument, one skill, a vitest test that talks to the built server through
  * the official MCP SDK client, and GitHub workflows whose actions are pinned
  * by commit SHA.

@@ -1,8 +1,10 @@
 /**
  * `hermes-plugin-kit init <dir>`: scaffold a plugin project outside this
  * repository (docs/kit.md, "`hermes-plugin-kit init`"). The dev dependencies are pinned to the
- * exact versions this kit was released with (the kit itself by name, the MCP
- * SDK the kit bundles, the vitest the kit tests with); files come from
+ * exact versions this kit was released with (the kit itself as it ran: by name
+ * when it was installed from a registry, or its tarball vendored into
+ * `vendor/`, `init-kit-source.ts`; the MCP SDK the kit bundles, the vitest the
+ * kit tests with); files come from
  * `init-templates.ts`. Nothing is written unless every check passed, and
  * never into a non-empty directory.
  */
@@ -16,6 +18,7 @@ import { validateServerName } from "./naming.js";
 import { PLUGIN_NAME_PATTERN, PLUGIN_NAME_RULE } from "./portable.js";
 import { scaffoldFiles } from "./init-templates.js";
 import { IoError, kindOfEntry, makeDirectorySync, pathTooLong } from "../contract/directory.js";
+import { kitDependency, type KitDependency, type KitSourceRequest } from "./init-kit-source.js";
 
 function realpathOrUndefined(file: string): string | undefined {
   try {
@@ -45,6 +48,13 @@ export interface InitOptions {
   name?: string;
   /** `hermesPluginKit.repository` (default `ghcr.io/your-github-owner/<name>`, to be edited). */
   repository?: string;
+  /**
+   * The kit dependency (docs/kit.md, "The kit dependency"): `"registry"` pins `hermes-plugin-kit` by
+   * exact version from the user's npm registry; `{ tarball }` vendors that kit tarball into
+   * `vendor/`; absent, init pins what it ran from (a registry install by name, an npx tarball
+   * vendored) and refuses when it cannot tell (`INIT_KIT_SOURCE_UNKNOWN`).
+   */
+  kit?: KitSourceRequest;
 }
 
 /** What {@link initPluginProject} wrote. */
@@ -57,18 +67,20 @@ export interface InitResult {
   repositoryIsPlaceholder: boolean;
   /** Project-relative paths written, sorted. */
   files: string[];
-  /** Exact dev dependency versions. */
+  /** Exact dev dependency versions (the kit's: its version, or `file:vendor/hermes-plugin-kit-<version>.tgz`). */
   devDependencies: Record<string, string>;
+  /** Where the kit dependency comes from (the vendored tarball's bytes left out). */
+  kit: { source: "registry"; spec: string; decidedBy: string } | { source: "tarball"; spec: string; file: string; from: string; integrity: string; decidedBy: string };
 }
 
-/** The kit's own package.json (the nearest one above this module named hermes-plugin-kit). */
-function kitPackageJson(): Record<string, unknown> {
+/** The kit's own package.json (the nearest one above this module named hermes-plugin-kit) and its directory. */
+function kitPackageJson(): { pkg: Record<string, unknown>; root: string } {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 6; depth += 1) {
     const file = path.join(dir, "package.json");
     if (existsSync(file)) {
       const pkg = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-      if (pkg["name"] === "hermes-plugin-kit") return pkg;
+      if (pkg["name"] === "hermes-plugin-kit") return { pkg, root: dir };
     }
     dir = path.dirname(dir);
   }
@@ -101,9 +113,15 @@ function serverNameFor(name: string): string {
  *   even to an empty directory: init does not write through symlinks);
  *   PluginKitError `INIT_TARGET_NOT_EMPTY` (dir is a directory with entries), `INIT_NAME_INVALID` (not an npm package name and a
  *   plugin name), `INIT_REPOSITORY_INVALID`, `SERVER_NAME_SHADOWS_TOOLSET`,
- *   `INIT_FAILED`.
+ *   `INIT_FAILED`, `INPUT_TYPE_INVALID` (`kit` neither `"registry"` nor `{ tarball: string }`); the kit
+ *   dependency's `INIT_KIT_SOURCE_UNKNOWN`, `INIT_KIT_TARBALL_INVALID`, `INIT_KIT_TARBALL_MISMATCH`
+ *   (`init-kit-source.ts`), all before anything is written.
  */
-export function initPluginProject(options: InitOptions): InitResult {
+export async function initPluginProject(options: InitOptions): Promise<InitResult> {
+  const request = options.kit;
+  if (request !== undefined && request !== "registry" && !(typeof request === "object" && request !== null && typeof (request as { tarball?: unknown }).tarball === "string" && (request as { tarball: string }).tarball !== "")) {
+    throw new PluginKitError("INPUT_TYPE_INVALID", `init's kit option must be "registry" or { tarball: "<path of the kit's .tgz>" }, found ${typeof request === "string" ? JSON.stringify(request) : request === null ? "null" : typeof request}; fix: pass one of those, or leave it out to pin the kit init runs from`);
+  }
   const dir = path.resolve(options.dir);
   const name = options.name ?? path.basename(dir);
   if (!isNpmPackageName(name) || name.startsWith("@") || name.length > 64 || !PLUGIN_NAME_PATTERN.test(name)) {
@@ -143,9 +161,11 @@ export function initPluginProject(options: InitOptions): InitResult {
       throw new PluginKitError("INIT_TARGET_NOT_EMPTY", `${dir} is a directory that is not empty; init writes only into a new or empty directory; fix: choose a new path, or empty it`);
     }
   }
-  const kit = kitPackageJson();
+  const { pkg: kit, root: kitRoot } = kitPackageJson();
+  const kitVersion = typeof kit["version"] === "string" ? kit["version"] : "0.0.0";
+  const dependency: KitDependency = await kitDependency(request, kitRoot, kitVersion);
   const versions = {
-    kit: typeof kit["version"] === "string" ? kit["version"] : "0.0.0",
+    kit: dependency.spec,
     mcpSdk: exactVersion(kit, "dependencies", "@modelcontextprotocol/sdk"),
     vitest: exactVersion(kit, "devDependencies", "vitest"),
   };
@@ -157,13 +177,22 @@ export function initPluginProject(options: InitOptions): InitResult {
     makeDirectorySync(path.dirname(file), { purpose: "init target directory" });
     writeFileSync(file, content, { flag: "wx" });
   }
+  if (dependency.source === "tarball") {
+    makeDirectorySync(path.join(dir, "vendor"), { purpose: "init target directory" });
+    writeFileSync(path.join(dir, dependency.file), dependency.bytes, { flag: "wx" });
+  }
+  const kitRecord: InitResult["kit"] =
+    dependency.source === "tarball"
+      ? { source: "tarball", spec: dependency.spec, file: dependency.file, from: dependency.from, integrity: dependency.integrity, decidedBy: dependency.decidedBy }
+      : dependency;
   return {
     dir,
     name,
     server,
     repository,
     repositoryIsPlaceholder,
-    files: [...files.keys()].sort(),
+    files: [...files.keys(), ...(dependency.source === "tarball" ? [dependency.file] : [])].sort(),
     devDependencies: { "@modelcontextprotocol/sdk": versions.mcpSdk, "hermes-plugin-kit": versions.kit, vitest: versions.vitest },
+    kit: kitRecord,
   };
 }

@@ -140,7 +140,7 @@ describe("CLI stderr", () => {
 describe("CLI text results", () => {
   it("a path in a success line on stdout reaches the terminal as data (init into a directory named with ESC and a bidi override)", () => {
     const target = join(dir, "p\u001b[31mRED\u202e\nnext");
-    const run = direct(["init", target, "--name", "demo", "--repository", `oci-layout:${join(dir, "store")}`]);
+    const run = direct(["init", target, "--name", "demo", "--repository", `oci-layout:${join(dir, "store")}`, "--kit", "registry"]);
     expect(run.status, run.stderr).toBe(0);
     // A line break in the path too: the result stays one line per item.
     expect(run.stdout.split("\n")[0]).toBe(`created plugin project demo in ${join(dir, "p")}\\u001b[31mRED\\u202e\\u000anext`);

@@ -140,9 +140,9 @@ describe("an output directory the system accepts whose files it would not (ENAME
 
 describe("other commands' directories", () => {
   it("init <dir>: /proc/x and /dev/null/x are coded; a new directory works", async () => {
-    expectIoFailure(await runCli(["init", "/proc/x"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
-    expectIoFailure(await runCli(["init", "/dev/null/x", "--name", "x"]), "IO_NOT_A_DIRECTORY", "/dev/null");
-    const ok = await runCli(["init", join(root, "init-ok", "my-plugin"), "--repository", `oci-layout:${join(root, "init-store")}`]);
+    expectIoFailure(await runCli(["init", "/proc/x", "--kit", "registry"], { timeoutMs: 60_000 }), "IO_DIRECTORY_UNWRITABLE", "/proc/x");
+    expectIoFailure(await runCli(["init", "/dev/null/x", "--name", "x", "--kit", "registry"]), "IO_NOT_A_DIRECTORY", "/dev/null");
+    const ok = await runCli(["init", join(root, "init-ok", "my-plugin"), "--repository", `oci-layout:${join(root, "init-store")}`, "--kit", "registry"]);
     expect(ok.code, ok.stderr).toBe(0);
   });
 

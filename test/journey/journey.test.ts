@@ -3,11 +3,15 @@
  * without the author's checkout, end to end, in temporary directories outside
  * the repository (README "Write and release your own plugin"):
  *
- * - the kit is installed by name from a real npm registry: Verdaccio 6.8.0 on
- *   127.0.0.1 with no uplink, seeded from npm's cache with the closure of the
- *   kit's dependencies and vitest, plus this checkout's own `npm pack`;
- * - release 1 runs the README's shell blocks verbatim (default npm-script
- *   gates, an `oci-layout:` store) and a consumer in an empty directory;
+ * - a real npm registry: Verdaccio 6.8.0 on 127.0.0.1 with no uplink, seeded
+ *   from npm's cache with the closure of the kit's dependencies and vitest,
+ *   plus this checkout's own `npm pack` (for the by-name path);
+ * - release 1 runs the README's shell blocks verbatim from step 1 (step 0, the
+ *   clone and `npm pack`, is this checkout's `npm pack` as `KIT_TGZ`): the kit
+ *   vendored by `init --kit`, default npm-script gates, an `oci-layout:` store,
+ *   and a consumer in an empty directory;
+ * - `init` without `--kit` pins the kit it ran from: `npx --package <tgz>`
+ *   vendors it, `npx hermes-plugin-kit@<version>` from the registry pins it by name;
  * - release 2 switches the same project to custom gates and Debian's
  *   docker-registry with Basic auth; a second consumer pins a gate; the first
  *   consumer meets `fetch --replace`, `fleet upgrade` across repositories and
@@ -18,6 +22,7 @@
  * this checkout leaks into the author's or the consumer's commands.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -30,6 +35,7 @@ let work: string;
 let verdaccio: RunningVerdaccio | undefined;
 let registry: RunningRegistry | undefined;
 let kitVersion: string;
+let kitTgz: string;
 let sdkVersion: string;
 let baseEnv: Record<string, string>;
 
@@ -67,7 +73,7 @@ async function readmeJourney(): Promise<string[]> {
   const start = readme.indexOf("## Write and release your own plugin");
   const end = readme.indexOf("\n## ", start + 10);
   const section = readme.slice(start, end);
-  const steps = section.slice(0, section.indexOf("**Without the kit on your registry.**"));
+  const steps = section.slice(0, section.indexOf("**Where the kit dependency comes from.**"));
   const blocks = [...steps.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
   return blocks;
 }
@@ -107,7 +113,8 @@ describeRegistry("journey: a plugin author outside this repository and a consume
     await publishClosureFromNpmCache(verdaccio.url, [...Object.keys(lock.packages[""]?.dependencies ?? {}), "vitest"]);
     // This checkout's kit, packed as npm packs it (dist is built by npm test's pretest).
     const packed = ok(await sh(`npm pack --ignore-scripts --silent --pack-destination ${JSON.stringify(root)}`, REPO_ROOT, { npm_config_registry: verdaccio.url }), "npm pack of the kit");
-    await publishTarball(verdaccio.url, await readFile(join(root, packed.stdout.trim().split("\n").pop() as string)));
+    kitTgz = join(root, packed.stdout.trim().split("\n").pop() as string);
+    await publishTarball(verdaccio.url, await readFile(kitTgz));
     registry = await startRegistry({ auth: "basic" });
   }, 300_000);
 
@@ -125,9 +132,11 @@ describeRegistry("journey: a plugin author outside this repository and a consume
 
   it("README steps 1-4 verbatim: init, npm install/test/build/doctor, git + origin + baseline, release run into oci-layout, consumer in an empty dir", async () => {
     const blocks = await readmeJourney();
-    expect(blocks).toHaveLength(4);
-    const script = blocks.join("\n").replaceAll("hermes-plugin-kit@0.1.0", `hermes-plugin-kit@${kitVersion}`);
-    const run = ok(await sh(script, work), "README journey");
+    expect(blocks).toHaveLength(5);
+    // Step 0 clones this repository and packs it: here, this checkout's npm pack stands in for it.
+    expect(blocks[0]).toMatch(/^git clone <this repository> hermes-plugin-kit && \(cd hermes-plugin-kit && npm ci && npm pack\)\nKIT_TGZ=/);
+    const script = blocks.slice(1).join("\n");
+    const run = ok(await sh(script, work, { KIT_TGZ: kitTgz }), "README journey");
     // The release: 0.1.0 -> 0.2.0 with the default npm-script gates, hermetic, and the SDK the plugin bundles.
     const release = JSON.parse(await readFile(join(work, "release.json"), "utf8")) as { released: boolean; version: string; bundle_reference: string; receipt_reference: string };
     expect(release).toMatchObject({ released: true, version: "0.2.0" });
@@ -147,10 +156,29 @@ describeRegistry("journey: a plugin author outside this repository and a consume
     expect(installed).toMatchObject({ name: "my-plugin", version: "0.2.0" });
     expect(run.stdout).toMatch(/greet/);
     expect((await readdir(join(work, "consumer"))).sort()).toEqual(["fleet.lock.json", "node_modules", "package-lock.json", "package.json", "vendor"]);
-    // The kit the author used came by name from the registry, not from this checkout.
-    const lock = JSON.parse(await readFile(join(work, "my-plugin", "package-lock.json"), "utf8")) as { packages: Record<string, { resolved?: string }> };
-    expect(lock.packages["node_modules/hermes-plugin-kit"]?.resolved).toBe(`${verdaccio!.url}hermes-plugin-kit/-/hermes-plugin-kit-${kitVersion}.tgz`);
+    // The kit the author used is the vendored tarball, pinned by its integrity; nothing fetched it by name.
+    const lock = JSON.parse(await readFile(join(work, "my-plugin", "package-lock.json"), "utf8")) as { packages: Record<string, { resolved?: string; integrity?: string }> };
+    const kitBytes = await readFile(kitTgz);
+    expect(lock.packages["node_modules/hermes-plugin-kit"]).toMatchObject({
+      resolved: `file:vendor/hermes-plugin-kit-${kitVersion}.tgz`,
+      integrity: `sha512-${createHash("sha512").update(kitBytes).digest("base64")}`,
+    });
+    expect((await readFile(join(work, "my-plugin", "vendor", `hermes-plugin-kit-${kitVersion}.tgz`))).equals(kitBytes)).toBe(true);
   }, 900_000);
+
+  it("init without --kit pins the kit it ran from: npx --package <tgz> vendors that tarball, npx by name from the registry pins by name", async () => {
+    const vendored = ok(await sh(`npx --yes --package "$KIT_TGZ" hermes-plugin-kit init auto-vendored --repository oci-layout:$HOME/hermes-store/auto`, work, { KIT_TGZ: kitTgz }), "init from npx --package <tgz>");
+    expect(vendored.stderr).toContain(`the kit: vendor/hermes-plugin-kit-${kitVersion}.tgz (copied from ${kitTgz}, sha512-`);
+    const vendoredPkg = JSON.parse(await readFile(join(work, "auto-vendored", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    expect(vendoredPkg.devDependencies["hermes-plugin-kit"]).toBe(`file:vendor/hermes-plugin-kit-${kitVersion}.tgz`);
+    expect((await readFile(join(work, "auto-vendored", "vendor", `hermes-plugin-kit-${kitVersion}.tgz`))).equals(await readFile(kitTgz))).toBe(true);
+    const byName = ok(await sh(`npx --yes hermes-plugin-kit@${kitVersion} init by-name --repository oci-layout:$HOME/hermes-store/by-name`, work), "init from npx by name");
+    expect(byName.stderr).toContain(`the kit: hermes-plugin-kit@${kitVersion} by name from your npm registry (`);
+    expect(byName.stderr).toContain(`installed by name from ${new URL(verdaccio!.url).origin})`);
+    const byNamePkg = JSON.parse(await readFile(join(work, "by-name", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    expect(byNamePkg.devDependencies["hermes-plugin-kit"]).toBe(kitVersion);
+    expect(await readdir(join(work, "by-name"))).not.toContain("vendor");
+  }, 600_000);
 
   it("custom gates into Debian's docker-registry with Basic auth; a second consumer pins a gate; the first meets --replace, fleet upgrade across repositories and resolve", async () => {
     const repository = `${registry!.host}/acme/my-plugin`;

@@ -18,7 +18,7 @@ let project: string;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "hpk-guidance-"));
-  const made = await runCli(["init", "my-plugin", "--repository", "ghcr.io/acme/my-plugin"], { cwd: root });
+  const made = await runCli(["init", "my-plugin", "--repository", "ghcr.io/acme/my-plugin", "--kit", "registry"], { cwd: root });
   expect(made.code, made.stderr).toBe(0);
   project = join(root, "my-plugin");
 });
@@ -42,7 +42,7 @@ describe("init names", () => {
 
 describe("init --repository oci-layout:<relative>", () => {
   it("is written as the absolute path resolved against init's directory (package.json and the workflow), with a note", async () => {
-    const r = await runCli(["init", "rel-plugin", "--repository", "oci-layout:rel/store"], { cwd: root });
+    const r = await runCli(["init", "rel-plugin", "--repository", "oci-layout:rel/store", "--kit", "registry"], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
     const expected = `oci-layout:${join(root, "rel", "store")}`;
     expect(r.stderr).toContain(`--repository oci-layout:rel/store written as ${expected}`);
@@ -55,7 +55,7 @@ describe("init --repository oci-layout:<relative>", () => {
 
   it("an absolute path is kept as given", async () => {
     const store = `oci-layout:${join(root, "abs-store")}`;
-    const r = await runCli(["init", "abs-plugin", "--repository", store], { cwd: root });
+    const r = await runCli(["init", "abs-plugin", "--repository", store, "--kit", "registry"], { cwd: root });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain("written as");
     expect((JSON.parse(readFileSync(join(root, "abs-plugin", "package.json"), "utf8")) as { hermesPluginKit: { repository: string } }).hermesPluginKit.repository).toBe(store);

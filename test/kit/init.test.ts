@@ -31,7 +31,7 @@ const kitPackage = JSON.parse(await readFile(new URL("../../package.json", impor
 describe("init", () => {
   it("scaffolds the project: exact dev dependencies by name, npm-script gates, policy, one tool, a skill, an MCP client test, pinned workflows", async () => {
     const dir = join(root, "hello-plugin");
-    const result = initPluginProject({ dir, repository: "ghcr.io/acme/hello-plugin" });
+    const result = await initPluginProject({ dir, repository: "ghcr.io/acme/hello-plugin", kit: "registry" });
     expect(result.files).toEqual([
       ".github/workflows/release.yml",
       ".github/workflows/test.yml",
@@ -69,7 +69,7 @@ describe("init", () => {
       return { text, doc: YAML.parse(text, { uniqueKeys: true, strict: true }) as Workflow };
     };
     const dir = join(root, "attest-plugin");
-    initPluginProject({ dir, repository: "ghcr.io/acme/attest-plugin" });
+    await initPluginProject({ dir, repository: "ghcr.io/acme/attest-plugin", kit: "registry" });
     const scaffold = await parse(join(dir, ".github/workflows/release.yml"));
     const ours = await parse(new URL("../../.github/workflows/release.yml", import.meta.url).pathname);
     // The attest job is this repository's, unchanged: the pinned attest action, its inputs, the predicate and verify steps.
@@ -99,7 +99,7 @@ describe("init", () => {
 
   it("builds with the kit: plugin.json takes its version from package.json", async () => {
     const dir = join(root, "versioned");
-    initPluginProject({ dir, name: "versioned", repository: "oci-layout:/srv/store" });
+    await initPluginProject({ dir, name: "versioned", repository: "oci-layout:/srv/store", kit: "registry" });
     const pkgPath = join(dir, "package.json");
     const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
     await writeFile(pkgPath, JSON.stringify({ ...pkg, version: "3.4.5" }, null, 2));
@@ -116,7 +116,7 @@ describe("init", () => {
     ["a server name that shadows a Hermes toolset", { name: "web" }, "SERVER_NAME_SHADOWS_TOOLSET"],
   ])("refuses %s (%j) with %s and writes nothing", async (_label, options, code) => {
     const dir = join(root, `refused-${code}-${String((options as { name?: string }).name).replace(/[^a-z]/gi, "")}`);
-    await expect(() => initPluginProject({ dir, ...options })).toThrowWithCode(PluginKitError, code);
+    await expect(() => initPluginProject({ dir, kit: "registry", ...options })).toThrowWithCode(PluginKitError, code);
     await expect(readdir(dir)).rejects.toThrow();
   });
 
@@ -124,7 +124,7 @@ describe("init", () => {
     const dir = join(root, "busy");
     await mkdir(dir);
     await writeFile(join(dir, "notes.txt"), "mine");
-    await expect(() => initPluginProject({ dir })).toThrowWithCode(PluginKitError, "INIT_TARGET_NOT_EMPTY");
+    await expect(() => initPluginProject({ dir, kit: "registry" })).toThrowWithCode(PluginKitError, "INIT_TARGET_NOT_EMPTY");
     expect(await readdir(dir)).toEqual(["notes.txt"]);
   });
 
@@ -132,15 +132,15 @@ describe("init", () => {
     const file = join(root, "a-file");
     await writeFile(file, "mine");
     await expect(() => initPluginProject({ dir: file, name: "a-file" })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
-    expect(() => initPluginProject({ dir: file, name: "a-file" })).toThrow(/found a regular file/);
+    await expect(initPluginProject({ dir: file, name: "a-file" })).rejects.toThrow(/found a regular file/);
     await expect(() => initPluginProject({ dir: "/dev/null", name: "null-plugin" })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
-    expect(() => initPluginProject({ dir: "/dev/null", name: "null-plugin" })).toThrow(/found a character device/);
+    await expect(initPluginProject({ dir: "/dev/null", name: "null-plugin" })).rejects.toThrow(/found a character device/);
     const empty = join(root, "empty-target");
     await mkdir(empty);
     const link = join(root, "link-to-empty");
     await symlink(empty, link);
     await expect(() => initPluginProject({ dir: link })).toThrowWithCode(IoError, "IO_NOT_A_DIRECTORY");
-    expect(() => initPluginProject({ dir: link })).toThrow(`it is a symlink (to ${empty}), and init does not write through symlinks; fix: pass the directory itself (${empty})`);
+    await expect(initPluginProject({ dir: link })).rejects.toThrow(`it is a symlink (to ${empty}), and init does not write through symlinks; fix: pass the directory itself (${empty})`);
     expect(await readdir(empty)).toEqual([]);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
     expect(await readFile(file, "utf8")).toBe("mine");
@@ -153,20 +153,20 @@ describe("init", () => {
   it("CLI: init . prints the next step without a cd; another directory gets one", async () => {
     const here = join(root, "here-plugin");
     await mkdir(here);
-    const made = await runCli(["init", "."], { cwd: here });
+    const made = await runCli(["init", ".", "--kit", "registry"], { cwd: here });
     expect(made.code, made.stderr).toBe(0);
     // Next steps on stderr (stdout is the result: what was created).
     expect(made.stderr).toContain("\n  npm install && npm test && npm run doctor\n");
     expect(made.stdout).not.toContain("npm install");
     expect(made.stderr).not.toContain("cd .");
-    const spaced = await runCli(["init", "sub dir", "--name", "sub-plugin"], { cwd: here });
+    const spaced = await runCli(["init", "sub dir", "--name", "sub-plugin", "--kit", "registry"], { cwd: here });
     expect(spaced.code, spaced.stderr).toBe(0);
     expect(spaced.stderr).toContain("\n  cd 'sub dir' && npm install && npm test && npm run doctor\n");
   });
 
   it("CLI: init prints the next steps and the placeholder repository; a mistyped flag names the closest known one (exit 2)", async () => {
     const dir = join(root, "cli-plugin");
-    const made = await runCli(["init", dir]);
+    const made = await runCli(["init", dir, "--kit", "registry"]);
     expect(made.code).toBe(0);
     expect(made.stderr).toContain("npm install && npm test && npm run doctor");
     expect(made.stderr).toContain("ghcr.io/your-github-owner/cli-plugin");
@@ -181,7 +181,7 @@ describe("init", () => {
 describe("plugin version from package.json", () => {
   async function project(name: string, packageVersion: string | undefined, declared: string | undefined): Promise<string> {
     const dir = join(root, name);
-    initPluginProject({ dir, name, repository: "oci-layout:/srv/store" });
+    await initPluginProject({ dir, name, repository: "oci-layout:/srv/store", kit: "registry" });
     const pkgPath = join(dir, "package.json");
     const pkg = JSON.parse(await readFile(pkgPath, "utf8")) as Record<string, unknown>;
     if (packageVersion === undefined) delete pkg["version"];

@@ -217,7 +217,7 @@ describe("disarm switch message", () => {
   it("release intent keeps its JSON on stdout and says why on stderr; release run reports the reason", async () => {
     const intent = await runCli(["release", "intent", "--dir", work], { env: { SEMANTIC_RELEASE_ENABLED: "1" } });
     expect(intent.code).toBe(0);
-    expect(intent.stdout).toBe('{"released":false,"disarmed":true}\n');
+    expect(intent.stdout).toBe('{"ok":true,"released":false,"disarmed":true}\n');
     expect(intent.stderr).toMatch(/SEMANTIC_RELEASE_ENABLED is "1", not exactly "true"/);
     const run = await runCli(["release", "run", "--workspace", join(work, "ws"), "--source", work], { env: { SEMANTIC_RELEASE_ENABLED: "TRUE" } });
     expect(run.code).toBe(0);

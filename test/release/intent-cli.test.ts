@@ -39,7 +39,7 @@ async function cli(argv: string[]): Promise<{ code: number; stdout: string }> {
 describe("hermes-plugin-kit release (build-half wiring)", () => {
   it("intent prints exactly the disarmed object unless SEMANTIC_RELEASE_ENABLED=true", async () => {
     process.env["SEMANTIC_RELEASE_ENABLED"] = "false";
-    expect(await cli(["intent", "--dir", "/nonexistent"])).toEqual({ code: 0, stdout: '{"released":false,"disarmed":true}\n' });
+    expect(await cli(["intent", "--dir", "/nonexistent"])).toEqual({ code: 0, stdout: '{"ok":true,"released":false,"disarmed":true}\n' });
   });
 
   it("intent prints one JSON object with the next version; failures print a coded JSON error and exit 1", async () => {

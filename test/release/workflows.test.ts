@@ -472,7 +472,7 @@ describe("release.yml steps run under bash", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.output).toBe("enabled=true\n");
-    expect(JSON.parse(result.stdout)).toEqual({ repository: "acme/widget", enabled: true, enforced_by_owner: false });
+    expect(JSON.parse(result.stdout)).toEqual({ ok: true, repository: "acme/widget", enabled: true, enforced_by_owner: false });
     expect(api.requests.map((r) => `${r.path} ${r.authorized}`)).toEqual(["/repos/acme/widget/immutable-releases true"]);
     expect(result.stdout + result.stderr).not.toContain(api.token);
   });

@@ -13,21 +13,31 @@ function collectAlias(value: string, previous: Record<string, string> | undefine
   return { ...previous, [value.slice(0, at)]: value.slice(at + 1) };
 }
 
-/** `init <dir> [--name N] [--repository R]`: scaffold a plugin project. */
+/** `init <dir> [--name N] [--repository R] [--kit registry|<tgz>]`: scaffold a plugin project. */
 function registerInit(program: Command): void {
   program
     .command("init")
-    .description("Scaffold a Hermes plugin project in <dir> (new or empty): package.json with the kit as an exact dev dependency and npm-script gates, src/index.ts with one tool, a skill, an MCP SDK client test, .gitignore, pinned GitHub workflows.")
+    .description("Scaffold a Hermes plugin project in <dir> (new or empty): package.json with the kit as an exact dev dependency (the kit init runs from: by name, or its tarball vendored into vendor/) and npm-script gates, src/index.ts with one tool, a skill, an MCP SDK client test, .gitignore, pinned GitHub workflows.")
     .argument("<dir>", "project directory (created; must be absent or empty)")
     .option("--name <name>", "npm package and plugin name (default: the directory's name)")
     .option("--repository <repository>", "private OCI repository of its releases, e.g. ghcr.io/acme/my-plugin (default: a placeholder to edit)")
+    .option(
+      "--kit <registry|path>",
+      "the kit dependency: a path to the kit's .tgz (copied into vendor/ and depended on as file:vendor/...), or 'registry' (by exact version from your npm registry); default: the kit init runs from (by name when it was installed from a registry, its tarball when run with npx --package <tgz>), refused when init cannot tell",
+    )
     .option("--json", "print the result as JSON")
-    .action(async (dir: string, options: { name?: string; repository?: string; json?: boolean }) => {
+    .action(async (dir: string, options: { name?: string; repository?: string; kit?: string; json?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         // An empty argument (an unset shell variable) is no directory: the current one takes `init .`.
         if (dir.trim() === "") throw new UsageError(`init needs a project directory, found an empty argument; pass the directory to create (init . for the current one)`);
         const { initPluginProject } = await import("../../kit/init.js");
-        const result = initPluginProject({ dir, ...(options.name === undefined ? {} : { name: options.name }), ...(options.repository === undefined ? {} : { repository: options.repository }) });
+        const kit = options.kit === undefined ? undefined : options.kit === "registry" ? ("registry" as const) : { tarball: options.kit };
+        const result = await initPluginProject({
+          dir,
+          ...(options.name === undefined ? {} : { name: options.name }),
+          ...(options.repository === undefined ? {} : { repository: options.repository }),
+          ...(kit === undefined ? {} : { kit }),
+        });
         if (options.json === true) {
           printJson({ ok: true, ...result });
           return 0;
@@ -35,6 +45,11 @@ function registerInit(program: Command): void {
         if (options.repository !== undefined && options.repository !== result.repository) printNote(`--repository ${options.repository} written as ${result.repository} (a relative store path is resolved against this directory, so later commands find it from anywhere)`);
         printLine(`created plugin project ${result.name} in ${result.dir}`);
         for (const file of result.files) printLine(`  ${file}`);
+        printNote(
+          result.kit.source === "tarball"
+            ? `the kit: ${result.kit.file} (copied from ${result.kit.from}, ${result.kit.integrity}; chosen by ${result.kit.decidedBy}); commit vendor/ with the project, the release's npm ci installs the kit from it`
+            : `the kit: hermes-plugin-kit@${result.kit.spec} by name from your npm registry (${result.kit.decidedBy})`,
+        );
         // The next steps go to stderr like every command's (README "Output"); stdout is the result.
         printNote("next:");
         // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
