@@ -1,6 +1,8 @@
 /**
  * Output and exit-code conventions of the `hermes-plugin-kit` CLI.
  *
+ * JSON answers: every object a command prints on stdout carries `ok` (`true` on success, {@link printJson}).
+ *
  * Exit codes: 0 success, 1 the operation failed (contract, verification,
  * registry, git or privacy failure; one line `hermes-plugin-kit: <message>`
  * on stderr), 2 usage error (bad or missing flags). A command whose output is
@@ -279,9 +281,16 @@ export function printText(text: string): void {
   writeStdout(terminalSafe(text) + "\n");
 }
 
-/** Write a JSON value on one line to stdout. */
-export function printJson(value: unknown): void {
-  writeStdout(JSON.stringify(value) + "\n");
+/**
+ * Write a command's JSON answer, one object on one line, to stdout. Every JSON answer carries `ok`
+ * (README "Output convention"): an object that has none is a success and gets `"ok": true` as its
+ * first key (the release steps' results, `release/`, are written through here and get it too); a
+ * failure's answer is `{"ok": false, "code", "message"}` ({@link runAction}), and a report that can
+ * fail (`plugin doctor`, `plugin call`) sets `ok` itself.
+ */
+export function printJson(value: object): void {
+  const answer = Object.prototype.hasOwnProperty.call(value, "ok") ? value : { ok: true, ...value };
+  writeStdout(JSON.stringify(answer) + "\n");
 }
 
 /**

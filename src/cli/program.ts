@@ -21,7 +21,7 @@ import { registerProvenanceCommands } from "./commands/provenance.js";
 import { registerReleaseCommands } from "./commands/release.js";
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, boundedLine, helpPointer, printJson, setCommandPath, setJsonRequested, setVerbosity, stdoutIsTerminal, stdoutWriteFailed, terminalSafe, writeStdout } from "./output.js";
 import { setRunAnswer, settleRun, watchRunInterrupts } from "./interrupt.js";
-import { commandOf, commandPath, commandSuggestionFor, firstUnknownOption, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
+import { commandOf, commandPath, commandSuggestionFor, firstUnknownOption, helpAnswer, helpTarget, shortHelp, suggestionFor, usageLine, type GroupRegistration } from "./usage.js";
 import { packageVersion } from "./version.js";
 
 /**
@@ -57,7 +57,7 @@ export function buildProgram(command?: string, options: { groupSubcommands?: boo
   });
   program
     .name("hermes-plugin-kit")
-    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.\n\nEvery command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name; --json (one JSON object on stdout) where a command lists it, also before its name.")
+    .description("Verified fetch, gated private releases and TypeScript plugin authoring for Hermes plugins.\n\nEvery command also takes --quiet (only the result, warnings and errors) and --verbose (more detail on stderr), before or after its name; --json (one JSON object on stdout, with \"ok\": true or false) where a command lists it, also before its name; --help --json describes a command as JSON.")
     .version(packageVersion(), "-V, --version")
     .enablePositionalOptions()
     .exitOverride();
@@ -264,6 +264,28 @@ function unknownCommandMessage(program: Command, names: readonly string[]): stri
   return "unknown command";
 }
 
+/**
+ * Help asked for with `--json` anywhere (`--help --json`, `-h --json`, `help [command...] --json`): print the
+ * named command's help as one JSON object (src/cli/usage.ts `helpAnswer`) and return true. False when
+ * `argv` asks for no help, or names no command (`help bogus`, `fleet bogus --help`): the usage error
+ * that follows is answered in JSON as any other.
+ */
+function jsonHelp(program: Command, argv: readonly string[]): boolean {
+  const words = argv.filter((a) => !a.startsWith("-"));
+  if (argv[0] === "help") {
+    const names = words.slice(1);
+    const target = names.length === 1 && names[0] === "help" ? { command: program } : helpTarget(program, names);
+    if ("error" in target) return false;
+    printJson(helpAnswer(target.command));
+    return true;
+  }
+  if (!argv.includes("--help") && !argv.includes("-h")) return false;
+  const { command, rest } = commandOf(program, words);
+  if (command.commands.length > 0 && rest.length > 0) return false;
+  printJson(helpAnswer(command));
+  return true;
+}
+
 /** The flags every command takes that may also come before the command's name (`--quiet fetch ...`). */
 const LEADING_FLAGS: ReadonlySet<string> = new Set(["--quiet", "--verbose", "--json"]);
 
@@ -285,6 +307,8 @@ async function runCommand(given: string[]): Promise<number> {
   const program = buildProgram(argv[0], { groupSubcommands: !programHelpOnly });
   usageFailure = undefined;
   process.exitCode = 0;
+  // Help asked for with --json (`--help --json`, `help [command...] --json`): the help as the one JSON object.
+  if (given.includes("--json") && jsonHelp(program, argv)) return 0;
   // `help <command...>`: the named command's full help on stdout (exit 0), or, for a name that is no
   // command, one usage line (exit 2), never the whole help (commander printed the program's help on stderr).
   if (argv[0] === "help" && argv.length > 1) {

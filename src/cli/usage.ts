@@ -109,3 +109,42 @@ export function helpTarget(program: Command, names: readonly string[]): { comman
   }
   return { command };
 }
+
+/** One option in {@link helpAnswer}: its flags as the help shows them, what it does, whether it must be given and whether it takes a value. */
+export interface HelpOption {
+  flags: string;
+  description: string;
+  required: boolean;
+  takes_value: boolean;
+}
+
+/**
+ * The `--json` answer of help you ask for (`--help --json`, `help [command...] --json`): the one JSON
+ * object `{ok: true, command, usage, description, arguments, options, commands}` describing what the
+ * text help describes — the command's full name, its usage line, its description, its positional
+ * arguments (`{name, required, description}`), its options ({@link HelpOption}, `-h, --help` included)
+ * and its subcommands (`{name, description}`; empty for a command that runs).
+ */
+export function helpAnswer(command: Command): {
+  ok: true;
+  command: string;
+  usage: string;
+  description: string;
+  arguments: { name: string; required: boolean; description: string }[];
+  options: HelpOption[];
+  commands: { name: string; description: string }[];
+} {
+  const help = command.createHelp();
+  return {
+    ok: true,
+    command: commandPath(command),
+    usage: help.commandUsage(command),
+    description: command.description(),
+    arguments: help.visibleArguments(command).map((a) => ({ name: a.name(), required: a.required, description: a.description })),
+    options: help.visibleOptions(command).map((o) => ({ flags: o.flags, description: help.optionDescription(o), required: o.mandatory, takes_value: o.required || o.optional })),
+    commands: help
+      .visibleCommands(command)
+      .filter((c) => c.name() !== "help")
+      .map((c) => ({ name: c.name(), description: c.description() })),
+  };
+}

@@ -171,6 +171,40 @@ describe("usage errors follow the output convention (real CLI)", () => {
     expect(json.stderr).toBe("");
   });
 
+  it("help asked for with --json is the one JSON object describing the command (ok: true, exit 0, nothing on stderr)", async () => {
+    for (const argv of [["help", "--json"], ["--json", "--help"], ["--json", "help"], ["help", "help", "--json"]]) {
+      const r = await runCli(argv);
+      expect([r.code, r.stderr, r.stdout.split("\n").length], argv.join(" ")).toEqual([0, "", 2]);
+      const help = JSON.parse(r.stdout) as { ok: boolean; command: string; commands: { name: string }[] };
+      expect(help).toMatchObject({ ok: true, command: "hermes-plugin-kit", usage: "hermes-plugin-kit [options] [command]" });
+      expect(help.commands.map((c) => c.name)).toEqual(["verify-manifest", "verify-final-receipt", "fetch", "resolve", "fleet", "verify-provenance", "release", "init", "plugin"]);
+    }
+    const fetch = await runCli(["fetch", "--help", "--json"]);
+    expect([fetch.code, fetch.stderr]).toEqual([0, ""]);
+    const described = JSON.parse(fetch.stdout) as { command: string; options: { flags: string; required: boolean; takes_value: boolean }[]; commands: unknown[] };
+    expect(described).toMatchObject({ ok: true, command: "hermes-plugin-kit fetch", arguments: [], commands: [] });
+    expect(described.options).toContainEqual({ flags: "--reference <ref>", description: expect.stringMatching(/^digest-pinned reference/), required: true, takes_value: true });
+    expect(described.options).toContainEqual({ flags: "--json", description: expect.any(String), required: false, takes_value: false });
+    // The same object from `help <command...> --json` and `-h`; a group lists its subcommands.
+    const add = await runCli(["help", "fleet", "add", "--json"]);
+    expect(add.stdout).toBe((await runCli(["fleet", "add", "-h", "--json"])).stdout);
+    expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, command: "hermes-plugin-kit fleet add" });
+    const fleet = JSON.parse((await runCli(["fleet", "--json", "--help"])).stdout) as { commands: { name: string }[] };
+    expect(fleet.commands.map((c) => c.name)).toEqual(["add", "verify", "list", "remove", "upgrade"]);
+    // Help of a name that is no command stays a usage error, answered in JSON.
+    for (const argv of [["help", "bogus", "--json"], ["fleet", "bogus", "--help", "--json"]]) {
+      const bogus = await runCli(argv);
+      expect([bogus.code, bogus.stderr, JSON.parse(bogus.stdout)]).toEqual([2, "", { ok: false, code: "USAGE", message: "unknown command 'bogus'" }]);
+    }
+  });
+
+  it("every JSON answer carries ok: a release step's result (built in release/) gets ok: true as its first key", async () => {
+    const r = await runCli(["release", "materialize", "--expected-sha", "a".repeat(40)], { env: { SEMANTIC_RELEASE_ENABLED: undefined } });
+    expect([r.code, r.stdout]).toEqual([0, '{"ok":true,"released":false,"disarmed":true}\n']);
+    const intent = await runCli(["release", "intent", "--dir", "/nonexistent", "--json"], { env: { SEMANTIC_RELEASE_ENABLED: undefined } });
+    expect([intent.code, intent.stdout]).toEqual([0, '{"ok":true,"released":false,"disarmed":true}\n']);
+  });
+
   it("help is not an error: exit 0, help on stdout, no JSON", async () => {
     const r = await runCli(["release", "stage", "--help"]);
     expect(r.code).toBe(0);

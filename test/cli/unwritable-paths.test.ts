@@ -202,7 +202,7 @@ describe("release materialize --expected-sha shape (checked first, armed or not)
     for (const sha of ["a".repeat(40), "b".repeat(64)]) {
       const r = await runCli(["release", "materialize", "--expected-sha", sha], { env: { SEMANTIC_RELEASE_ENABLED: undefined } });
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toEqual({ released: false, disarmed: true });
+      expect(JSON.parse(r.stdout)).toEqual({ ok: true, released: false, disarmed: true });
     }
   });
 

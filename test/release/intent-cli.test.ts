@@ -87,7 +87,7 @@ describe("the whole build half through the CLI wiring", () => {
       return JSON.parse(r.stdout) as Record<string, unknown>;
     };
     const ws = join(repo.root, "ws");
-    expect(await json(["attach-trigger", "--dir", repo.dir, "--expected-sha", trigger])).toEqual({ branch: "main", head: trigger });
+    expect(await json(["attach-trigger", "--dir", repo.dir, "--expected-sha", trigger])).toEqual({ ok: true, branch: "main", head: trigger });
     expect(await json(["intent", "--dir", repo.dir, "--package", "fixture-plugin"])).toMatchObject({ released: true, version: "0.7.1" });
     const m = await json(["materialize", "--dir", repo.dir, "--expected-sha", trigger, "--output-dir", ws]);
     expect(m).toMatchObject({ released: true, version: "0.7.1", tag: "v0.7.1" });

@@ -41,7 +41,7 @@ function expectedShaOf(value: string): string {
   throw new UsageError(`--expected-sha must be a Git commit id (40 lowercase hex characters, or 64 in a SHA-256 repository), found ${JSON.stringify(value)}; pass the trigger commit, e.g. --expected-sha "$(git rev-parse HEAD)"`);
 }
 
-function step(action: () => Promise<unknown>): () => Promise<void> {
+function step(action: () => Promise<object>): () => Promise<void> {
   return async () => {
     process.exitCode = await runAction(true, async () => {
       printJson(await action());
@@ -135,10 +135,12 @@ function registerBuildSteps(release: Command): void {
     .option("--artifact-dir <dir>", "empty or absent directory receiving the tarball", "dist")
     .option("--release-version <version>", "version the tarball must carry (default: package.json version)")
     .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after packing")
-    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string; expectedSha?: string }) =>
+    .option("--pass-env <name...>", "also pass these environment variables to npm pack and the package's pack scripts (otherwise an allow-list; HOME keeps your HOME instead of a private empty one); pipeline credentials are refused")
+    .action((flags: { dir?: string; artifactDir: string; releaseVersion?: string; expectedSha?: string; passEnv?: string[] }) =>
       step(async () =>
         (await import("../../../release/build.js")).buildRelease({
           artifactDir: flags.artifactDir,
+          ...(flags.passEnv !== undefined ? { passEnv: flags.passEnv } : {}),
           ...(flags.dir !== undefined ? { dir: flags.dir } : {}),
           ...(flags.releaseVersion !== undefined ? { version: flags.releaseVersion } : {}),
           ...(flags.expectedSha !== undefined ? { expectedSha: expectedShaOf(flags.expectedSha) } : {}),
@@ -169,7 +171,7 @@ function registerBuildSteps(release: Command): void {
     .option("--evidence-dir <dir>", "directory of evidence files", "evidence")
     .option("--timeout-seconds <n>", "kill the command after this many seconds (default 3600)")
     .option("--expected-sha <sha>", "trigger commit: prove the release identity facts before and after the command")
-    .option("--pass-env <name...>", "also pass these environment variables to the command (its environment is otherwise an allow-list: PATH, HOME, temp, locale, proxies, CI, terminal); pipeline credentials are refused")
+    .option("--pass-env <name...>", "also pass these environment variables to the command (its environment is otherwise an allow-list: PATH, HOME, temp, locale, proxies, CI, terminal; HOME keeps your HOME instead of a private empty one); pipeline credentials are refused")
     .action((gate: string, flags: { dir?: string; evidenceDir: string; timeoutSeconds?: string; expectedSha?: string; passEnv?: string[] }) =>
       step(async () => {
         const timeoutMs = positiveSeconds(flags.timeoutSeconds);
