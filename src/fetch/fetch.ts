@@ -143,7 +143,7 @@ export interface FetchResult {
 /** A verified download still in its private temp directory. */
 export interface VerifiedDownload extends FetchResult {
   kind: ArtifactKind;
-  /** The private temp directory holding the payload (mode 0700). */
+  /** The payload directory (`payload`, mode 0700) inside the private temp directory `hpk-fetch-*` the download made under `tmpDir` (default `TMPDIR`); gone after {@link cleanup}. */
   dir: string;
   /** Payload path -> local file inside {@link dir}. */
   localFiles: Map<string, string>;
@@ -155,7 +155,15 @@ export interface VerifiedDownload extends FetchResult {
   subject: Descriptor;
   /** The (privacy-checked) target it was read from, for the provenance lookup. */
   target: ReadOnlyTarget;
-  /** Remove the temp directory. */
+  /**
+   * Remove the private temp directory the download made (`dir`'s parent `hpk-fetch-*`: every file of
+   * {@link localFiles} and, for a bundle, the source bundle's scratch git repository). Call it once you are done
+   * with the files (after `installPayload`, which links or copies them into the output directory), in a
+   * `finally`: nothing removes the directory after `downloadRelease` resolved (on a rejection, an abort included,
+   * it is already removed and there is nothing to call). Idempotent: a second call, or one after the directory
+   * went by other means, resolves and does nothing (`rm -rf`).
+   * @throws the file system's error (e.g. `EACCES`) when the directory cannot be removed (its permissions changed by the caller).
+   */
   cleanup(): Promise<void>;
 }
 
@@ -429,8 +437,10 @@ export async function inspectRelease(given: DownloadOptions): Promise<InspectedR
 
 /**
  * Download and verify a release bundle or receipt into a fresh private temp
- * directory; nothing is installed. The caller must call `cleanup()` (the
- * directory is removed here on any failure).
+ * directory (`hpk-fetch-*` under `tmpDir`, default `TMPDIR`); nothing is installed. On success the caller
+ * owns the directory and must call the result's {@link VerifiedDownload.cleanup} when done with the files
+ * (idempotent; docs/fetch.md "Downloading without installing"); on any failure the directory is removed
+ * here before the promise rejects.
  *
  * @throws
  *   ReleaseContractError `REFERENCE_NOT_PINNED` (a tag, no digest),

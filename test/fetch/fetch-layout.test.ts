@@ -5,7 +5,7 @@
  */
 import { chmod, cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
 import { layoutBlobPath } from "../../src/oci/layout.js";
@@ -79,9 +79,14 @@ describe("fetch from an oci-layout store", () => {
     const parent = await mkdtemp(join(tmpdir(), "hpk-fetch-tmp-"));
     try {
       const download = await downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: null, tmpDir: parent });
-      expect((await readdir(parent)).length).toBe(1);
+      expect(await readdir(parent)).toEqual([expect.stringMatching(/^hpk-fetch-/)]);
+      // dir (the payload) is inside the one directory cleanup() removes, with every local file.
+      expect(dirname(download.dir)).toBe(join(parent, (await readdir(parent))[0] as string));
+      for (const file of download.localFiles.values()) expect(file.startsWith(download.dir + "/")).toBe(true);
       await download.cleanup();
       expect(await readdir(parent)).toEqual([]);
+      // Idempotent (docs/fetch.md "Downloading without installing"): a second call resolves and does nothing.
+      await expect(download.cleanup()).resolves.toBeUndefined();
       await expect(() => downloadRelease({ reference: `${repository}@${staged.bundle.digest}`, repository, openTarget: openLayout, progress: null, tmpDir: parent, expect: "receipt" })).toThrowWithCode("FETCH_ARTIFACT_TYPE_MISMATCH");
       expect(await readdir(parent)).toEqual([]);
     } finally {
