@@ -8,7 +8,7 @@
 import { lstatSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { openSession, withTimeout } from "./doctor-server.js";
+import { callSessionTool, openSession } from "./doctor-server.js";
 import { expectString, isRecord, PluginKitError, valueKind } from "./errors.js";
 import { requireKnownOptions, requireOptionTypes } from "./option-keys.js";
 import { parseStrictJson } from "../contract/canonical-json.js";
@@ -113,6 +113,7 @@ function chooseServer(servers: StdioServerEntry[], wanted: string | undefined): 
  * A tool error is a result (`isError: true`), not a throw.
  * @throws PluginKitError `CALL_PACKAGE_MISSING`, `CALL_PACKAGE_INVALID`, `CALL_SERVER_UNKNOWN`, `CALL_TOOL_UNKNOWN` (names the
  *   listed tools), `CALL_FAILED` (the server did not start or the call broke the protocol or timed out),
+ *   `TOOL_RESULT_TOO_LARGE` (the answer is over `TOOL_RESULT_MAX_BYTES`, 10 MiB of JSON: names the bound and the size seen),
  *   `CALL_ARGUMENTS_INVALID` (`args` not an object), `INPUT_TYPE_INVALID` (before anything starts: `dir` or
  *   `tool` not a string, `options` not an object, a key it does not read named with the nearest known one,
  *   `server` not a string, `timeoutMs` not an integer 100..600,000, `environment` not an object of strings).
@@ -143,20 +144,20 @@ export async function callPluginTool(dir: string, tool: string, args: Record<str
         throw new PluginKitError("CALL_TOOL_UNKNOWN", `server '${entry.name}' lists no tool ${JSON.stringify(tool)}; it lists ${session.tools.map((t) => t.name).join(", ") || "none"}`);
       }
       const started = performance.now();
-      let result: ReceivedToolResult;
-      try {
-        result = (await withTimeout(session.client.callTool({ name: tool, arguments: args }), timeoutMs, `tools/call ${tool}`)) as ReceivedToolResult;
-      } catch (problem) {
+      const outcome = await callSessionTool(session, entry.name, tool, args, timeoutMs);
+      if (!outcome.ok && outcome.tooLarge) throw new PluginKitError("TOOL_RESULT_TOO_LARGE", outcome.message);
+      if (!outcome.ok) {
         // What the server said last is most of the story of a crash: give its output a moment to arrive.
-        const message = (problem as Error).message;
+        const message = redactText(outcome.problem instanceof Error ? outcome.problem.message : String(outcome.problem));
         const closed = /Connection closed/i.test(message);
         if (closed) await new Promise((resolve) => setTimeout(resolve, 100));
         const tail = session.stderr().trim().split("\n").slice(-5).map((line) => redactText(line)).join(" | ").slice(-1000);
         throw new PluginKitError(
           "CALL_FAILED",
-          `tools/call ${tool} on server '${entry.name}' failed: ${redactText(message)}${closed ? " (the server closed its stdio during the call: it exited or crashed)" : ""}; ${tail === "" ? "the server wrote nothing on stderr" : `the server's stderr ends: ${tail}`}`,
+          `tools/call ${tool} on server '${entry.name}' failed: ${message}${closed ? " (the server closed its stdio during the call: it exited or crashed)" : ""}; ${tail === "" ? "the server wrote nothing on stderr" : `the server's stderr ends: ${tail}`}`,
         );
       }
+      const result = outcome.result;
       return {
         server: entry.name,
         tool,

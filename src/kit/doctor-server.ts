@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { PluginKitError } from "./errors.js";
 import { declaredServerCwd, filteredServerEnvironment } from "./host-environment.js";
@@ -62,6 +63,26 @@ export interface ServerExerciseOptions {
 }
 
 const STDERR_LIMIT = 256 * 1024;
+
+/**
+ * The most bytes of JSON one `tools/call` answer may take: 10 MiB, the stdio
+ * read buffer of the official MCP TypeScript SDK's client
+ * (`STDIO_DEFAULT_MAX_BUFFER_SIZE`; a client with that default closes the
+ * connection on a longer line). `plugin call` and `plugin doctor` report a
+ * longer answer as `TOOL_RESULT_TOO_LARGE` with its size.
+ */
+export const TOOL_RESULT_MAX_BYTES: number = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+
+/**
+ * The read buffer of the kit's own client (2 x {@link TOOL_RESULT_MAX_BYTES}):
+ * an answer over the bound is still read and measured up to here; past it the
+ * client stops reading and reports "more than" this many bytes (the SDK's
+ * buffer grows by copying, so a higher ceiling costs seconds per call).
+ */
+const READ_CEILING_BYTES = 2 * TOOL_RESULT_MAX_BYTES;
+
+/** The SDK transport's message when a line outgrows its read buffer. */
+const READ_OVERFLOW = /ReadBuffer exceeded maximum size/;
 /** Variables the SDK's stdio transport inherits by default (POSIX). */
 const SDK_DEFAULT_ENV_NAMES = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
@@ -84,6 +105,8 @@ export interface Session {
   startMs: number;
   stderr(): string;
   protocolErrors: string[];
+  /** True once an answer outgrew the client's read buffer: the client closed the connection. */
+  overflowed(): boolean;
   close(): Promise<void>;
 }
 
@@ -102,22 +125,27 @@ export async function openSession(root: string, data: string, entry: StdioServer
     env: env as Record<string, string>,
     cwd,
     stderr: "pipe",
+    maxBufferSize: READ_CEILING_BYTES,
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => {
     if (stderr.length < STDERR_LIMIT) stderr += chunk.toString("utf8");
   });
   const protocolErrors: string[] = [];
+  let overflowed = false;
   const client = new Client({ name: "hermes-plugin-kit-doctor", version: "1.0.0" });
   client.onerror = (problem) => {
-    if (protocolErrors.length < 5) protocolErrors.push(problem instanceof Error ? problem.message : String(problem));
+    const message = problem instanceof Error ? problem.message : String(problem);
+    // An oversized answer is reported by its call; the rest of its line, read after the overflow, is no protocol error.
+    if (READ_OVERFLOW.test(message)) overflowed = true;
+    else if (!overflowed && protocolErrors.length < 5) protocolErrors.push(message);
   };
   const close = () => client.close().catch(() => undefined);
   const started = performance.now();
   try {
     await withTimeout(client.connect(transport), options.timeoutMs, "initialize");
     const listed = await withTimeout(client.listTools(), options.timeoutMs, "tools/list");
-    return { client, tools: listed.tools, startMs: Math.round(performance.now() - started), stderr: () => stderr, protocolErrors, close };
+    return { client, tools: listed.tools, startMs: Math.round(performance.now() - started), stderr: () => stderr, protocolErrors, overflowed: () => overflowed, close };
   } catch (problem) {
     await close();
     throw Object.assign(new Error(messageOf(problem)), { stderr, protocolErrors });
@@ -187,14 +215,35 @@ function attemptsFor(listed: Tool): Array<Record<string, unknown>> {
   return attempts;
 }
 
-type CallOutcome = { ok: true; result: ReceivedToolResult } | { ok: false; message: string };
+/**
+ * What one `tools/call` came to: the result; an answer over {@link TOOL_RESULT_MAX_BYTES}
+ * (`tooLarge`, with its message); or a failure (the raw error, for the caller's own report).
+ */
+export type CallOutcome = { ok: true; result: ReceivedToolResult } | { ok: false; tooLarge: true; message: string } | { ok: false; tooLarge: false; problem: unknown };
 
-async function callTool(client: Client, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallOutcome> {
+/** The `TOOL_RESULT_TOO_LARGE` message: the bound, the size seen and the fix. */
+function tooLargeMessage(server: string, tool: string, seen: string): string {
+  return (
+    `tools/call ${tool} on server '${server}' answered ${seen}, over the ${TOOL_RESULT_MAX_BYTES} bytes (${TOOL_RESULT_MAX_BYTES / 1024 / 1024} MiB) ` +
+    "an MCP client built on the official TypeScript SDK reads from a stdio server in one line (its stdio read buffer): such a client closes the connection instead of answering, " +
+    "and no model context holds that much; fix: return less per call (page, filter or summarise the result, or hand back a file path)"
+  );
+}
+
+const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+/** Call `name` on the session's server; measure the answer against {@link TOOL_RESULT_MAX_BYTES}. */
+export async function callSessionTool(session: Session, server: string, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallOutcome> {
+  let result: ReceivedToolResult;
   try {
-    return { ok: true, result: (await withTimeout(client.callTool({ name, arguments: args }), timeoutMs, `tools/call ${name}`)) as ReceivedToolResult };
+    result = (await withTimeout(session.client.callTool({ name, arguments: args }), timeoutMs, `tools/call ${name}`)) as ReceivedToolResult;
   } catch (problem) {
-    return { ok: false, message: messageOf(problem) };
+    if (session.overflowed()) return { ok: false, tooLarge: true, message: tooLargeMessage(server, name, `more than ${READ_CEILING_BYTES} bytes (${mib(READ_CEILING_BYTES)} MiB; the kit's client stops reading there)`) };
+    return { ok: false, tooLarge: false, problem };
   }
+  const bytes = Buffer.byteLength(JSON.stringify(result), "utf8");
+  if (bytes > TOOL_RESULT_MAX_BYTES) return { ok: false, tooLarge: true, message: tooLargeMessage(server, name, `${bytes} bytes (${mib(bytes)} MiB) of JSON`) };
+  return { ok: true, result };
 }
 
 /** A call with valid arguments (the examples) that answered isError: maybe a working-directory dependency. */
@@ -210,12 +259,18 @@ async function callReadOnlyTools(session: Session, server: string, report: Docto
     const tool = report.tools.find((t) => t.name === listed.name);
     if (!tool || !tool.readOnly) continue;
     for (const args of attemptsFor(listed)) {
-      const outcome = await callTool(session.client, listed.name, args, options.timeoutMs);
+      // After an oversized answer the client has closed the connection: no later call could be answered.
+      if (session.overflowed()) return failed;
+      const outcome = await callSessionTool(session, server, listed.name, args, options.timeoutMs);
+      if (!outcome.ok && outcome.tooLarge) {
+        findings.push({ rule: "TOOL_RESULT_TOO_LARGE", severity: "error", message: `server '${server}': ${outcome.message}` });
+        continue;
+      }
       if (!outcome.ok) {
         findings.push({
           rule: "TOOL_CALL_PROTOCOL_ERROR",
           severity: "error",
-          message: `server '${server}': tools/call ${listed.name} answered a JSON-RPC error instead of an isError result (Hermes shows a generic failure and counts a breaker strike): ${outcome.message}`,
+          message: `server '${server}': tools/call ${listed.name} answered a JSON-RPC error instead of an isError result (Hermes shows a generic failure and counts a breaker strike): ${messageOf(outcome.problem)}`,
         });
         continue;
       }
@@ -243,7 +298,7 @@ async function classifyFailedExamples(failed: FailedExample[], root: string, dat
   }
   try {
     for (const call of failed) {
-      const again = fromRoot ? await callTool(fromRoot.client, call.tool, call.args, options.timeoutMs) : null;
+      const again = fromRoot ? await callSessionTool(fromRoot, entry.name, call.tool, call.args, options.timeoutMs) : null;
       if (again?.ok && again.result.isError !== true) {
         findings.push({
           rule: "SERVER_CWD_DEPENDENT",

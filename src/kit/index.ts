@@ -270,6 +270,7 @@ export {
   type DoctorCall,
   type DoctorServer,
   type DoctorTool,
+  TOOL_RESULT_MAX_BYTES,
 } from "./doctor-server.js";
 // plugin doctor.
 export {

@@ -3,9 +3,10 @@
  * the way Hermes starts it, one tool called through the MCP SDK client, and
  * what the model sees printed; every failure named by its code.
  */
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PluginKitError, buildPluginPackage } from "../../src/kit/index.js";
+import { PluginKitError, buildPluginPackage, doctorPluginPackage } from "../../src/kit/index.js";
 import { callPluginTool, parseCallArguments } from "../../src/kit/call.js";
 import { runCli } from "../support/cli.js";
 import { EXAMPLE_ENTRY, fixtureServerScript, manifestFor, mcpFor, tempDir, writePackage } from "./fixtures.js";
@@ -130,5 +131,68 @@ describe("callPluginTool", () => {
     expect(() => parseCallArguments('{"name":"a","name":"b"}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
     expect(() => parseCallArguments('{"x":{"k":1,"k":2}}')).toThrowWithCode(PluginKitError, "CALL_ARGUMENTS_INVALID");
     expect(parseCallArguments('{"x": 2.5, "y": 1.0}')).toEqual({ x: 2.5, y: 1 });
+  });
+});
+
+describe("a real built plugin: answers over the client's read buffer, and thrown secrets", () => {
+  const MIB = 1024 * 1024;
+  let big: string;
+  beforeAll(async () => {
+    const source = tempDir("call-big-src");
+    dirs.push(source);
+    mkdirSync(path.join(source, "src"), { recursive: true });
+    writeFileSync(path.join(source, "package.json"), '{"name":"bulky","version":"1.0.0","type":"module"}');
+    writeFileSync(
+      path.join(source, "src", "entry.js"),
+      `import { definePlugin, intArg, tool } from "hermes-plugin-kit";
+const sized = (name, description) => tool({ name, description, readOnly: true, params: { mib: intArg("MiB.", { required: true, example: 1 }) }, handler: ({ mib }) => "x".repeat(mib * 1024 * 1024) });
+const leaky = tool({ name: "leaky", description: "Throws a secret.", params: {}, handler: () => { throw new Error("upstream said: Authorization: Bearer sk-abcdefghijklmnopqrstuv"); } });
+const flood = tool({ name: "flood", description: "Answers 11 MiB.", readOnly: true, params: {}, handler: () => "y".repeat(11 * 1024 * 1024) });
+export default definePlugin({ name: "bulky", version: "1.0.0", description: "Big answers.", server: "bulky", tools: [sized("sized", "Answers mib MiB."), leaky, flood] });
+`,
+    );
+    big = path.join(source, "pkg");
+    await buildPluginPackage({ entry: path.join(source, "src", "entry.js"), outDir: big });
+  });
+
+  it("an answer just under the bound is rendered; one over it is TOOL_RESULT_TOO_LARGE naming the bound and the size, not a closed stdio", async () => {
+    const ok = await callPluginTool(big, "sized", { mib: 9 }, { timeoutMs: 60_000 });
+    expect(ok.isError).toBe(false);
+    expect(ok.modelSees.length).toBeGreaterThan(9 * MIB);
+    const over = await callPluginTool(big, "sized", { mib: 12 }, { timeoutMs: 60_000 }).then(() => null, (e: unknown) => e as PluginKitError);
+    expect(over?.code).toBe("TOOL_RESULT_TOO_LARGE");
+    expect(over?.message).toMatch(/^tools\/call sized on server 'bulky' answered 125829\d\d bytes \(12\.0 MiB\) of JSON, over the 10485760 bytes \(10 MiB\) an MCP client built on the official TypeScript SDK reads /);
+    expect(over?.message).toMatch(/; fix: return less per call \(page, filter or summarise the result, or hand back a file path\)$/);
+    expect(over?.message).not.toContain("closed its stdio");
+  }, 180_000);
+
+  it("an answer past the client's read ceiling: TOOL_RESULT_TOO_LARGE with 'more than' the bytes read", async () => {
+    const over = await callPluginTool(big, "sized", { mib: 21 }, { timeoutMs: 120_000 }).then(() => null, (e: unknown) => e as PluginKitError);
+    expect(over?.code).toBe("TOOL_RESULT_TOO_LARGE");
+    expect(over?.message).toMatch(/^tools\/call sized on server 'bulky' answered more than 20971520 bytes \(20\.0 MiB; the kit's client stops reading there\), over the 10485760 bytes/);
+  }, 180_000);
+
+  it("the CLI: exit 1, the code and the fix line", async () => {
+    const r = await runCli(["plugin", "call", big, "sized", "--args", '{"mib": 11}', "--timeout", "120000", "--json"]);
+    expect(r.code).toBe(1);
+    const body = JSON.parse(r.stdout) as { ok: boolean; code: string; message: string };
+    expect(body).toMatchObject({ ok: false, code: "TOOL_RESULT_TOO_LARGE" });
+    expect(body.message).toContain("; fix: return less per call");
+  }, 180_000);
+
+  it("plugin doctor: a read-only tool answering over the bound is a TOOL_RESULT_TOO_LARGE error, not a protocol error", async () => {
+    const report = await doctorPluginPackage(big, { timeoutMs: 120_000 });
+    const found = report.findings.filter((f) => f.rule === "TOOL_RESULT_TOO_LARGE");
+    expect(found.map((f) => f.severity)).toEqual(["error"]);
+    expect(found[0]?.message).toMatch(/^server 'bulky': tools\/call flood on server 'bulky' answered 115343\d\d bytes \(11\.0 MiB\) of JSON, over the 10485760 bytes/);
+    expect(report.findings.filter((f) => f.rule === "TOOL_CALL_PROTOCOL_ERROR" || f.rule === "STDOUT_NOT_PROTOCOL")).toEqual([]);
+    // The other read-only tool answered its example within the bound.
+    expect(report.servers[0]?.tools.find((t) => t.name === "sized")?.calls.map((c) => c.isError)).toEqual([true, false]);
+  }, 180_000);
+
+  it("a tool that throws a secret: the model sees it redacted", async () => {
+    const result = await callPluginTool(big, "leaky", {});
+    expect(result.isError).toBe(true);
+    expect(result.modelSees).toBe(JSON.stringify({ error: "leaky failed: upstream said: Authorization: Bearer ***" }));
   });
 });
