@@ -89,7 +89,8 @@ export function singleValue(head: ResponseHead, name: string): string | undefine
   return values[0];
 }
 
-function requestText(url: URL, headers: Record<string, string>): string {
+/** The `GET` request head of the fast paths (`connection: close`, identity encoding). @throws OciError `OCI_DESCRIPTOR_INVALID` (a header value with CR or LF). */
+export function requestText(url: URL, headers: Record<string, string>): string {
   const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`];
   for (const [name, value] of Object.entries(headers)) {
     if (/[\r\n]/.test(value) || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new OciError("OCI_DESCRIPTOR_INVALID", `invalid request header ${describeValue(name)}`);
@@ -248,8 +249,12 @@ class BodySink {
   }
 }
 
-/** Connect to `url` (TLS for https); each read lands in the buffer `nextBuffer` returns (`onread`). */
-function connect(url: URL, request: BlobDownloadRequest, nextBuffer: () => Buffer, onData: (n: number, buf: Buffer) => void, onConnect: () => void): net.Socket {
+/**
+ * Connect to `url` (TLS for https); each read lands in the buffer `nextBuffer` returns (`onread`); the
+ * caller writes the request ({@link requestText}) once connected. Also used by the
+ * registry-to-registry relay (`blob-relay.ts`).
+ */
+export function connect(url: URL, request: BlobDownloadRequest, nextBuffer: () => Buffer, onData: (n: number, buf: Buffer) => void, onConnect: () => void): net.Socket {
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   const onread = { buffer: nextBuffer, callback: (n: number, buf: Buffer): boolean => (onData(n, buf), true) };
@@ -262,10 +267,10 @@ function connect(url: URL, request: BlobDownloadRequest, nextBuffer: () => Buffe
 }
 
 /** One step of reading the response head: more bytes needed, a final outcome, or the body's first bytes. */
-type HeadStep = { kind: "more"; buffered: Buffer } | { kind: "done"; outcome: BlobDownloadAnswer | Error } | { kind: "body"; rest: Buffer };
+export type HeadStep = { kind: "more"; buffered: Buffer } | { kind: "done"; outcome: BlobDownloadAnswer | Error } | { kind: "body"; rest: Buffer };
 
 /** Add `bytes` to the head read so far (`buffered`) and decide: only the plain answer goes on to the body. */
-function headStep(buffered: Buffer, bytes: Buffer, desc: Descriptor, label: string): HeadStep {
+export function headStep(buffered: Buffer, bytes: Buffer, desc: Descriptor, label: string): HeadStep {
   const head = buffered.length === 0 ? bytes : Buffer.concat([buffered, bytes]);
   const end = head.indexOf("\r\n\r\n");
   if (end < 0) {

@@ -39,6 +39,7 @@ export {
   type WrittenLayout,
 } from "./layout.js";
 export { BlobFile, BlobFileBody } from "./blob-file.js";
+export { BlobRelay, RelayBody, type BlobRelayAnswer } from "./blob-relay.js";
 export { LayoutTarget, type LayoutTargetOptions, type TagOutcome } from "./layout-target.js";
 export { copy, fetchBlobToFile, fetchManifest, forEachBounded, tagIfAbsent, type CopyOptions, type FetchBlobOptions } from "./transfer.js";
 export { DEFAULT_CHUNK_SIZE, RegistryTarget, checkChunkSize, type RegistryTargetOptions } from "./registry-target.js";

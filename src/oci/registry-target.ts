@@ -35,6 +35,7 @@ import { requirePlainHttpAllowed } from "./origin.js";
 import { requireOptionalCredentials, type RegistryCredentials } from "./registry-auth.js";
 import { downloadBlob, singleValue } from "./blob-download.js";
 import { BlobFile } from "./blob-file.js";
+import { BlobRelay } from "./blob-relay.js";
 import { bodyError, discard, headerValue } from "./registry-http.js";
 import { RegistrySession } from "./registry-session.js";
 import { listReferrersApi } from "./registry-referrers.js";
@@ -418,21 +419,67 @@ export class RegistryTarget implements Target {
   }
 
   /**
+   * Store the manifest `desc` and point `tag` at it in one `PUT /v2/<name>/manifests/<tag>` (see
+   * `Target.pushTagged`; the registry stores the manifest by digest too), confirmed as {@link putManifest}
+   * confirms. Overwrites the tag, as {@link tag} does.
+   * @throws OciError `OCI_TAG_INVALID`, `OCI_ARGUMENT_INVALID` (not a manifest media type), and {@link push}'s errors.
+   */
+  async pushTagged(desc: Descriptor, content: Readable, tag: string): Promise<void> {
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
+    checkDescriptor(desc);
+    if (!isManifestMediaType(desc.mediaType)) {
+      content.destroy();
+      throw new OciError("OCI_ARGUMENT_INVALID", `RegistryTarget.pushTagged(desc, content, tag): ${desc.digest} is a blob (${desc.mediaType}); only manifests are tagged`);
+    }
+    if (desc.size > MAX_MANIFEST_BYTES) {
+      content.destroy();
+      throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
+    }
+    const verified = verifiesDescriptor(content, desc) ? content : content.pipe(new DescriptorVerifier(desc, `OCI manifest ${desc.digest}`));
+    if (verified !== content) content.on("error", (error) => verified.destroy(error));
+    const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`);
+    await this.putManifest(desc, bytes, tag);
+  }
+
+  /**
    * The upload fast path (see `Target.pushBlobFile`): `POST`, then the blob's bytes read from `file`
    * into reused buffers (one `PUT`, or `PATCH` chunks within the upload limits), then a `HEAD` that
    * must show the blob with its size and digest. No `HEAD` before: the caller asked.
    * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest media type, `file` not a BlobFile of `desc`, or one already read),
    *   and {@link push}'s errors.
    */
-  async pushBlobFile(desc: Descriptor, file: BlobFile): Promise<void> {
+  async pushBlobFile(desc: Descriptor, file: BlobFile | BlobRelay): Promise<void> {
     checkDescriptor(desc);
     const call = "RegistryTarget.pushBlobFile(desc, file)";
     if (isManifestMediaType(desc.mediaType)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${desc.digest} is a manifest (${desc.mediaType}); push manifests with push()`);
-    if (!(file instanceof BlobFile) || file.descriptor.digest !== desc.digest || file.descriptor.size !== desc.size) {
-      throw new OciError("OCI_ARGUMENT_INVALID", `${call}: file must be the BlobFile of ${desc.digest} (${desc.size} bytes), found ${file instanceof BlobFile ? `the BlobFile of ${file.descriptor.digest}` : describeValue(file)}`);
+    const source = file instanceof BlobFile || file instanceof BlobRelay;
+    if (!source || file.descriptor.digest !== desc.digest || file.descriptor.size !== desc.size) {
+      throw new OciError("OCI_ARGUMENT_INVALID", `${call}: file must be the BlobFile or BlobRelay of ${desc.digest} (${desc.size} bytes), found ${source ? `the ${file.constructor.name} of ${file.descriptor.digest}` : describeValue(file)}`);
     }
     await uploadBlob(this.session, desc, file, this.limits);
     await confirmStored(this.session, desc, "blobs", desc.digest);
+  }
+
+  /**
+   * The source side of the registry-to-registry relay (see `Target.openBlobRelay` and `blob-relay.ts`): the
+   * blob `GET` on a connection of its own, redirects followed by the origin rules (credentials only to the
+   * registry's origin), its body read into a few reused buffers and verified as it arrives.
+   * @returns the relay (close it when done), or undefined when the answer is not the plain one (nothing read:
+   *   use {@link fetch}, which authenticates, retries and maps errors).
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
+   */
+  async openBlobRelay(desc: Descriptor): Promise<BlobRelay | undefined> {
+    checkDescriptor(desc);
+    if (isManifestMediaType(desc.mediaType)) return undefined;
+    let url = this.session.url(`blobs/${desc.digest}`);
+    for (let hop = 1; ; hop += 1) {
+      const headers = await this.session.requestHeaders(url, "pull");
+      const answer = await BlobRelay.open({ url, headers, ca: this.session.tlsCa, ...this.session.timeouts }, desc);
+      if (answer.kind === "relay") return answer.relay;
+      const head = answer.head;
+      if (head === undefined || !REDIRECT_STATUS.has(head.status)) return undefined;
+      url = this.session.checkedRedirect(url, singleValue(head, "location"), hop);
+    }
   }
 
   /** True when every blob (and child manifest) `bytes` names answers `HEAD` here. */
@@ -445,7 +492,9 @@ export class RegistryTarget implements Target {
   }
 
   /**
-   * PUT manifest bytes by digest or tag, then confirm with `HEAD`. A refusal
+   * PUT manifest bytes by digest or tag, confirmed by the answer's `Docker-Content-Digest` when it names
+   * `desc.digest` (the registry's digest of the bytes it stored), else by a `HEAD` of `reference` (no such
+   * header); another digest there is `OCI_DIGEST_MISMATCH`. A refusal
    * naming an unknown blob (`MANIFEST_BLOB_UNKNOWN`) while every referenced
    * blob answers `HEAD` is the storage race of Debian's registry (another
    * writer re-linking the same blob): repeated a bounded number of times.
@@ -461,6 +510,11 @@ export class RegistryTarget implements Target {
         const claimed = headerValue(res, "docker-content-digest");
         if (claimed !== undefined && claimed !== desc.digest) {
           throw new OciError("OCI_DIGEST_MISMATCH", `registry stored ${describeValue(claimed)} for ${desc.digest}`);
+        }
+        // The registry's digest of the bytes it stored under `reference` is ours: confirmed without a HEAD.
+        if (claimed === desc.digest) {
+          this.remember(desc.digest, bytes);
+          return;
         }
         break;
       }
@@ -491,6 +545,40 @@ export class RegistryTarget implements Target {
     const stream = await this.fetch({ mediaType: desc.mediaType, digest: desc.digest, size: desc.size });
     const bytes = await readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);
     await this.putManifest(desc, bytes, tag);
+  }
+
+  /**
+   * Tag `desc` as `tag` unless the tag names another digest (the no-overwrite rule of `tagIfAbsent` in
+   * `transfer.ts`; Debian's registry and GHCR allow overwrite, so it is checked here): a `HEAD` of the tag
+   * (its `Docker-Content-Digest`; a `GET` computing the digest when the registry sends none), then, when
+   * absent, one `PUT` by tag confirmed as {@link putManifest} confirms. Not atomic: a writer between the
+   * `HEAD` and the `PUT` is overwritten (a registry has no conditional tag write).
+   * @returns `"tagged"`, or `"already-tagged"` (the tag names `desc.digest`; nothing written).
+   * @throws OciError `OCI_TAG_CONFLICT` (the tag names another digest; nothing written), `OCI_TAG_INVALID`,
+   *   `OCI_DIGEST_MISMATCH`, and {@link tag}'s errors.
+   */
+  async tagIfAbsent(desc: Descriptor, tag: string): Promise<"tagged" | "already-tagged"> {
+    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
+    checkDescriptor(desc);
+    const existing = await this.taggedDigest(tag);
+    if (existing === desc.digest) return "already-tagged";
+    if (existing !== null) {
+      throw new OciError("OCI_TAG_CONFLICT", `refusing to replace a different OCI digest at ${tag}: tag has ${existing}, wanted ${desc.digest}`);
+    }
+    await this.tag(desc, tag);
+    return "tagged";
+  }
+
+  /** The digest `tag` names (`HEAD`, or `GET` when the answer has no `Docker-Content-Digest`), null when absent. */
+  private async taggedDigest(tag: string): Promise<string | null> {
+    const url = this.session.url(`manifests/${tag}`);
+    const res = await this.session.exchange({ method: "HEAD", url, scope: "pull", headers: { accept: MANIFEST_ACCEPT } }, true);
+    discard(res);
+    if (res.statusCode === 404) return null;
+    if (res.statusCode !== 200) throw await this.session.statusError(res, "HEAD", url, `tag ${tag}`);
+    const claimed = headerValue(res, "docker-content-digest");
+    if (claimed !== undefined && isDigest(claimed)) return claimed;
+    return (await this.getManifest(tag)).desc.digest;
   }
 
   /**

@@ -15,12 +15,14 @@
  * fails with `OCI_REQUEST_TOO_LARGE` and `copy` repeats the transfer with a
  * fresh stream (the learned maximum stays).
  *
- * The source is a verifying stream, or a {@link BlobFile} (the upload fast path, `blob-file.ts`):
- * each request body is then a range of the file read into reused buffers, verified the same way
- * (the bytes that end the blob are sent only after size and digest matched).
+ * The source is a verifying stream, or a {@link BlobSource}: a `BlobFile` (the upload fast path,
+ * `blob-file.ts`) or a `BlobRelay` (a blob streaming from another registry, `blob-relay.ts`); each
+ * request body is then a range of it in reused buffers, verified the same way (the bytes that end the
+ * blob are sent only after size and digest matched).
  */
 import { Readable } from "node:stream";
-import { BlobFile } from "./blob-file.js";
+import type { BlobFile } from "./blob-file.js";
+import type { BlobRelay } from "./blob-relay.js";
 import { describeValue } from "../contract/grammar.js";
 import { OciError } from "./errors.js";
 import { bodyReadStarted, discard, headerValue, type HttpResponse } from "./registry-http.js";
@@ -40,6 +42,12 @@ export interface UploadLimits {
   /** Largest request body (bytes) the registry accepted after refusing a larger one, if it refused one. */
   learnedMax?: number;
 }
+
+/**
+ * A source whose request bodies are ranges of reused buffers, verified before the bytes that end the blob
+ * leave: a blob file of a local store (`blob-file.ts`) or a blob relayed from another registry (`blob-relay.ts`).
+ */
+export type BlobSource = BlobFile | BlobRelay;
 
 /** Bytes read past one upload chunk, handed to the next. */
 interface ChunkCarry {
@@ -194,11 +202,11 @@ async function startUpload(session: RegistrySession, desc: Descriptor): Promise<
 }
 
 /** One monolithic `PUT ?digest=`. @returns `"refused"` when answered 413/416 before the stream was read. */
-async function putWhole(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, location: URL, limits: UploadLimits, minChunk: number): Promise<"done" | "refused"> {
+async function putWhole(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, location: URL, limits: UploadLimits, minChunk: number): Promise<"done" | "refused"> {
   const put = new URL(location);
   put.searchParams.append("digest", desc.digest);
   const headers = { "content-type": "application/octet-stream", "content-length": String(desc.size) };
-  const body = source instanceof BlobFile ? source.body(0, desc.size) : source;
+  const body = !(source instanceof Readable) ? source.body(0, desc.size) : source;
   const res = await session.exchange({ method: "PUT", url: put, scope: "push", headers, body }, true);
   if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
     discard(res);
@@ -224,14 +232,14 @@ function checkAcknowledged(res: HttpResponse, sent: number, desc: Descriptor): v
 }
 
 /** `PATCH` chunks from `verified`, then the closing `PUT ?digest=`. */
-async function putChunks(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, first: URL, limits: UploadLimits, minChunk: number): Promise<void> {
+async function putChunks(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, first: URL, limits: UploadLimits, minChunk: number): Promise<void> {
   const carry: ChunkCarry = { rest: null };
   let location = first;
   let offset = 0;
   for (let requests = 0; offset < desc.size; requests += 1) {
     if (requests > 1_000_000) throw new OciError("OCI_REQUEST_TOO_LARGE", `upload of ${desc.digest} needs too many chunks`);
     const length = Math.min(Math.max(maxBody(limits), minChunk), desc.size - offset);
-    const chunk = source instanceof BlobFile ? source.body(offset, length) : new UploadChunk(source, length, carry);
+    const chunk = !(source instanceof Readable) ? source.body(offset, length) : new UploadChunk(source, length, carry);
     const headers = { "content-type": "application/octet-stream", "content-length": String(length), "content-range": `${offset}-${offset + length - 1}` };
     const res = await session.exchange({ method: "PATCH", url: location, scope: "push", headers, body: chunk }, true);
     if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
@@ -249,8 +257,8 @@ async function putChunks(session: RegistrySession, desc: Descriptor, source: Rea
   }
   // The verifier reports size/digest at end of stream: drain it before committing. A file verified
   // itself before its last bytes were sent.
-  if (source instanceof BlobFile) {
-    if (!source.verified) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: the upload ended before the file was read and verified`);
+  if (!(source instanceof Readable)) {
+    if (!source.verified) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: the upload ended before the source was read and verified`);
   } else {
     await drainToEnd(source, carry, desc);
   }
@@ -263,12 +271,12 @@ async function putChunks(session: RegistrySession, desc: Descriptor, source: Rea
 
 /**
  * Upload the blob `desc` whose bytes `source` streams (already verifying) or holds (a
- * {@link BlobFile} of `desc`, read from its start); see the module comment. Does not confirm: call
+ * {@link BlobSource} of `desc`, read from its start); see the module comment. Does not confirm: call
  * {@link confirmStored}.
  * @throws OciError `OCI_REQUEST_TOO_LARGE`, `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`,
  *   `OCI_RESPONSE_INVALID`, `OCI_PLAIN_HTTP_REFUSED`, and the session's HTTP errors.
  */
-export async function uploadBlob(session: RegistrySession, desc: Descriptor, source: Readable | BlobFile, limits: UploadLimits): Promise<void> {
+export async function uploadBlob(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, limits: UploadLimits): Promise<void> {
   let { location, minChunk } = await startUpload(session, desc);
   if (desc.size <= maxBody(limits)) {
     if ((await putWhole(session, desc, source, location, limits, minChunk)) === "done") return;

@@ -9,6 +9,7 @@
  */
 import type { Readable } from "node:stream";
 import type { BlobFile } from "./blob-file.js";
+import type { BlobRelay } from "./blob-relay.js";
 
 /**
  * An OCI content descriptor (OCI image-spec `descriptor.md`).
@@ -56,6 +57,14 @@ export interface ReadOnlyTarget {
    * @throws OciError `OCI_NOT_FOUND`, `OCI_SIZE_MISMATCH`, `OCI_LAYOUT_INVALID` (not a regular file), `OCI_DESCRIPTOR_INVALID`.
    */
   openBlobFile?(desc: Descriptor): Promise<BlobFile>;
+  /**
+   * Optional source of the registry-to-registry relay (`copy` to a target with {@link Target.pushBlobFile}):
+   * the blob `desc`'s download started on a connection of its own, read into a few reused buffers and
+   * verified as it arrives (`blob-relay.ts`); `undefined` (nothing read) when the answer is not the plain one
+   * (the caller then uses {@link fetch}). The caller closes it.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
+   */
+  openBlobRelay?(desc: Descriptor): Promise<BlobRelay | undefined>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**
@@ -80,17 +89,25 @@ export interface Target extends ReadOnlyTarget {
    */
   push(desc: Descriptor, content: Readable): Promise<void>;
   /**
-   * Optional upload fast path: store the blob `desc` from `file` (a {@link BlobFile} of `desc` not read
-   * yet), each byte verified before the blob becomes visible, and confirm it is stored. Unlike
+   * Optional upload fast path: store the blob `desc` from `file` (a {@link BlobFile} or {@link BlobRelay} of
+   * `desc` not read yet), each byte verified before the blob becomes visible, and confirm it is stored. Unlike
    * {@link push} it does not ask first whether the blob is there (`copy` just did).
    * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest, or `file` not a BlobFile of `desc`), and {@link push}'s errors.
    */
-  pushBlobFile?(desc: Descriptor, file: BlobFile): Promise<void>;
+  pushBlobFile?(desc: Descriptor, file: BlobFile | BlobRelay): Promise<void>;
+  /**
+   * Optional: store the manifest `desc` (its bytes in `content`, verified) and point `tag` at it in one write
+   * (a registry's `PUT /v2/<name>/manifests/<tag>`, which stores the manifest by digest too). Overwrites, as
+   * {@link tag} does; `copy` uses it when it tags (one request where `push` + `tag` take two or more).
+   * @throws OciError `OCI_TAG_INVALID`, and {@link push}'s errors.
+   */
+  pushTagged?(desc: Descriptor, content: Readable, tag: string): Promise<void>;
   /** Point `tag` at the manifest `desc` (which must already exist). Overwrites. */
   tag(desc: Descriptor, tag: string): Promise<void>;
   /**
-   * Optional atomic form of `tagIfAbsent` (see `src/oci/transfer.ts`) for
-   * targets that can check and write under one lock (the OCI layout store).
+   * Optional own form of `tagIfAbsent` (see `src/oci/transfer.ts`): atomic for targets that can check and
+   * write under one lock (the OCI layout store); in fewer requests for a registry (a `HEAD` of the tag, then
+   * one `PUT` by tag, see `RegistryTarget.tagIfAbsent`).
    * Same digest already tagged resolves `"already-tagged"` without a write;
    * another digest throws `OCI_TAG_CONFLICT` and writes nothing.
    */

@@ -280,6 +280,19 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
         reportProgress(run, blob.size);
         return;
       }
+      if (typeof src.openBlobRelay === "function" && typeof dst.pushBlobFile === "function") {
+        // The registry-to-registry relay: the source's body read into reused buffers, verified as it
+        // arrives, each buffer's bytes sent on before it is read into again; pushBlobFile confirms.
+        const relay = await src.openBlobRelay(blob);
+        if (relay !== undefined) {
+          try {
+            await pushCounted(run, relay, () => (dst.pushBlobFile as NonNullable<Target["pushBlobFile"]>).call(dst, blob, relay));
+          } finally {
+            relay.close();
+          }
+          return;
+        }
+      }
       if (typeof src.openBlobFile === "function" && typeof dst.pushBlobFile === "function") {
         // The upload fast path: the blob file read into reused buffers, verified as it is sent;
         // pushBlobFile confirms the stored blob itself.
@@ -307,11 +320,20 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
  * confirmed again (pushed when missing) and the manifest again, a bounded
  * number of times.
  */
-async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], run: CopyRun): Promise<void> {
+async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], run: CopyRun, tag: string | null): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      if (await dst.exists(desc)) return;
-      await dst.push(desc, ensureVerifying(bufferStream(bytes), desc, `OCI manifest ${desc.digest}`));
+      const content = ensureVerifying(bufferStream(bytes), desc, `OCI manifest ${desc.digest}`);
+      if (tag !== null && typeof dst.pushTagged === "function") {
+        // One write stores and tags it (a registry's PUT by tag): no HEAD first, no PUT by digest.
+        await dst.pushTagged(desc, content, tag);
+        return;
+      }
+      if (await dst.exists(desc)) {
+        content.destroy();
+        return;
+      }
+      await dst.push(desc, content);
       return;
     } catch (error) {
       if (attempt >= MANIFEST_ATTEMPTS || !isOciError(error, "OCI_MANIFEST_BLOB_UNKNOWN")) throw error;
@@ -353,11 +375,15 @@ export async function forEachBounded<T>(items: readonly T[], limit: number, fn: 
   if (failure !== undefined) throw failure.error;
 }
 
-async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, run: CopyRun): Promise<void> {
+/**
+ * Copy the manifest `desc`, its children and blobs; `tag` (top level only) is bound by the manifest's own write
+ * when `dst` has `pushTagged`. @returns true when `tag` was bound here.
+ */
+async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, run: CopyRun, tag: string | null): Promise<boolean> {
   if (depth > MAX_GRAPH_DEPTH) throw new OciError("OCI_MANIFEST_INVALID", `OCI index nesting deeper than ${MAX_GRAPH_DEPTH}`);
   const manifestBytes = await fetchManifest(src, desc);
   const parsed = parseManifest(manifestBytes, desc.mediaType);
-  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, run);
+  for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, run, null);
   const blobs: Descriptor[] = [];
   const seen = new Set<string>();
   for (const blob of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers]) {
@@ -371,7 +397,9 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
   const order = blobs.map((blob, i) => ({ blob, i })).sort((a, b) => b.blob.size - a.blob.size || a.i - b.i).map((entry) => entry.blob);
   await forEachBounded(order, run.concurrency, (blob) => transferBlob(src, dst, blob, run));
   const manifestDesc: Descriptor = { mediaType: desc.mediaType, digest: desc.digest, size: desc.size };
-  await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, run);
+  const tagged = tag !== null && typeof dst.pushTagged === "function";
+  await pushManifest(src, dst, manifestDesc, manifestBytes, blobs, run, tagged ? tag : null);
+  return tagged;
 }
 
 /** The keys of {@link CopyOptions}. */
@@ -405,12 +433,10 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   const desc: Descriptor = { mediaType: resolved.mediaType, digest: resolved.digest, size: resolved.size };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 3, 8));
   const attempts = Math.max(1, Math.min(options.blobAttempts ?? 3, 5));
-  await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress });
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
-  if (tag !== null) {
-    if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
-    await dst.tag(desc, tag);
-  }
+  if (tag !== null && !isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
+  const tagged = await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress }, tag);
+  if (tag !== null && !tagged) await dst.tag(desc, tag);
   return desc;
 }
 

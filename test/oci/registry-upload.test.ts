@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LayoutTarget, RegistryTarget, copy, descriptorOf, writeLayout, type Descriptor } from "../../src/oci/index.js";
+import { LayoutTarget, RegistryTarget, copy, descriptorOf, tagIfAbsent, writeLayout, type Descriptor } from "../../src/oci/index.js";
 import { runCli } from "../support/cli.js";
 import { startStandIn, type StandIn, type StandInOptions } from "../support/registry-standin.js";
 import { createReleaseFixture, type ReleaseFixture } from "../support/release-fixture.js";
@@ -136,7 +136,7 @@ describe("pushes are confirmed with HEAD", () => {
     expect(s2.tags.size).toBe(0);
   });
 
-  it("each blob and the manifest is HEADed after its upload (control: all stored)", async () => {
+  it("each blob is HEADed after its upload; the manifest is confirmed by its PUT's Docker-Content-Digest (control: all stored)", async () => {
     const s = await standIn({});
     await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null });
     const heads = s.requests.filter((r) => r.method === "HEAD").map((r) => r.url);
@@ -144,7 +144,76 @@ describe("pushes are confirmed with HEAD", () => {
     const layerPut = uploads.findIndex((u) => u.includes(`digest=${encodeURIComponent(layer.digest)}`) || u.includes(`digest=${layer.digest}`));
     expect(layerPut).toBeGreaterThanOrEqual(0);
     expect(heads.filter((u) => u.endsWith(`/blobs/${layer.digest}`)).length).toBeGreaterThanOrEqual(2);
-    expect(heads.some((u) => u.endsWith(`/manifests/${manifest.digest}`))).toBe(true);
+  });
+});
+
+/** The manifest requests the stand-in saw, as `METHOD reference`. */
+function manifestRequests(s: StandIn): string[] {
+  return s.requests.filter((r) => r.url.includes("/manifests/")).map((r) => `${r.method} ${r.url.slice(r.url.lastIndexOf("/") + 1)}`);
+}
+
+describe("manifest push requests (docs/oci.md, Registry client behaviour, Writes)", () => {
+  it("copy with a tag: one PUT by tag, confirmed by the answer's Docker-Content-Digest; the manifest is served by digest too", async () => {
+    const s = await standIn({});
+    const t = target(s);
+    await copy(await LayoutTarget.open(layoutDir), t, manifest.digest, { tag: "v1" });
+    expect(manifestRequests(s)).toEqual(["PUT v1"]);
+    expect(s.tags.get("v1")).toBe(manifest.digest);
+    expect((await target(s).resolve(manifest.digest)).digest).toBe(manifest.digest);
+  });
+
+  it("copy without a tag: HEAD by digest (skip when present), PUT by digest; nothing more", async () => {
+    const s = await standIn({});
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: null });
+    expect(manifestRequests(s)).toEqual([`HEAD ${manifest.digest}`, `PUT ${manifest.digest}`]);
+  });
+
+  it("a PUT answered without Docker-Content-Digest is confirmed by a HEAD of what was written", async () => {
+    const s = await standIn({ manifestPutDigest: null });
+    await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: "v1" });
+    expect(manifestRequests(s)).toEqual(["PUT v1", "HEAD v1"]);
+    expect(s.tags.get("v1")).toBe(manifest.digest);
+  });
+
+  it("a PUT answered with another Docker-Content-Digest is OCI_DIGEST_MISMATCH (copy with and without a tag, tagIfAbsent)", async () => {
+    const other = descriptorOf("application/octet-stream", Buffer.from("other")).digest;
+    const s = await standIn({ manifestPutDigest: other });
+    await expect(copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: "v1" })).toThrowWithCode("OCI_DIGEST_MISMATCH");
+    const s2 = await standIn({ manifestPutDigest: other });
+    await expect(copy(await LayoutTarget.open(layoutDir), target(s2), manifest.digest, { tag: null })).toThrowWithCode("OCI_DIGEST_MISMATCH");
+    const s3 = await standIn({ manifestPutDigest: other });
+    const t3 = target(s3);
+    await copy(await LayoutTarget.open(layoutDir), t3, manifest.digest, { tag: null }).catch(() => undefined);
+    await expect(tagIfAbsent(t3, manifest, "v1")).toThrowWithCode("OCI_DIGEST_MISMATCH");
+  });
+
+  it("tagIfAbsent: a HEAD of the tag, then one PUT by tag; the same digest already there: the HEAD alone", async () => {
+    const s = await standIn({});
+    const t = target(s);
+    await copy(await LayoutTarget.open(layoutDir), t, manifest.digest, { tag: null });
+    s.requests.length = 0;
+    expect(await tagIfAbsent(t, manifest, "v1")).toBe("tagged");
+    expect(manifestRequests(s)).toEqual(["HEAD v1", "PUT v1"]);
+    expect(s.tags.get("v1")).toBe(manifest.digest);
+    s.requests.length = 0;
+    expect(await tagIfAbsent(t, manifest, "v1")).toBe("already-tagged");
+    expect(manifestRequests(s)).toEqual(["HEAD v1"]);
+  });
+
+  it("tagIfAbsent: a tag naming another digest is OCI_TAG_CONFLICT and nothing is written (also when the HEAD names no digest)", async () => {
+    for (const options of [{}, { manifestWithoutDigest: true }]) {
+      const s = await standIn(options);
+      const t = target(s);
+      const otherDir = path.join(work, `other-${s.host.replace(/[^0-9]/g, "")}`);
+      await writeFile(path.join(work, "other.bin"), "other release");
+      const other = (await writeLayout(otherDir, "application/vnd.hermes-plugin-kit.release.v2", new Map([["dist/other.bin", path.join(work, "other.bin")]]))).manifest;
+      await copy(await LayoutTarget.open(otherDir), t, other.digest, { tag: "v1" });
+      await copy(await LayoutTarget.open(layoutDir), t, manifest.digest, { tag: null });
+      s.requests.length = 0;
+      await expect(tagIfAbsent(t, manifest, "v1")).toThrowWithCode("OCI_TAG_CONFLICT");
+      expect(s.requests.filter((r) => r.method === "PUT")).toEqual([]);
+      expect(s.tags.get("v1")).toBe(other.digest);
+    }
   });
 });
 
@@ -168,7 +237,8 @@ describe("a manifest refused with MANIFEST_BLOB_UNKNOWN", () => {
     const s = await standIn({ manifestBlobUnknownTimes: 2 });
     await copy(await LayoutTarget.open(layoutDir), target(s), manifest.digest, { tag: "v1" });
     expect(s.tags.get("v1")).toBe(manifest.digest);
-    expect(s.requests.filter((r) => r.method === "PUT" && r.url.includes("/manifests/")).length).toBe(4);
+    // Two refusals, then the one PUT by tag that stores and tags it.
+    expect(s.requests.filter((r) => r.method === "PUT" && r.url.includes("/manifests/")).length).toBe(3);
   });
 
   it("is OCI_MANIFEST_BLOB_UNKNOWN at once when a blob really is absent", async () => {

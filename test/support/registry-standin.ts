@@ -39,6 +39,10 @@ export interface StandInOptions {
   claimDigest?: string;
   /** Answer 201 to a finished upload but keep only this many bytes. */
   storeOnly?: number;
+  /** The `Docker-Content-Digest` of a manifest PUT's 201: this digest instead of the stored one, or none (`null`). */
+  manifestPutDigest?: string | null;
+  /** Manifest HEAD/GET answers carry no `Docker-Content-Digest`. */
+  manifestWithoutDigest?: boolean;
   /** Refuse this many manifest PUTs with `400 MANIFEST_BLOB_UNKNOWN` although their blobs are present (a storage race). */
   manifestBlobUnknownTimes?: number;
   /** Answer `status` (default 429) with `Retry-After: retryAfter` to requests for which `when` is true. */
@@ -211,13 +215,14 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
       const digest = sha(body);
       manifests.set(digest, { bytes: body, mediaType: req.headers["content-type"] ?? "" });
       if (!reference.startsWith("sha256:")) tags.set(reference, digest);
-      res.writeHead(201, { "docker-content-digest": digest, "content-length": "0" }).end();
+      const claimed = options.manifestPutDigest === undefined ? digest : options.manifestPutDigest;
+      res.writeHead(201, { ...(claimed === null ? {} : { "docker-content-digest": claimed }), "content-length": "0" }).end();
       return;
     }
     const digest = reference.startsWith("sha256:") ? reference : tags.get(reference);
     const found = digest === undefined ? undefined : manifests.get(digest);
     if (found === undefined || digest === undefined) return error(res, 404, "MANIFEST_UNKNOWN");
-    res.writeHead(200, { "content-type": found.mediaType, "content-length": String(found.bytes.length), "docker-content-digest": digest });
+    res.writeHead(200, { "content-type": found.mediaType, "content-length": String(found.bytes.length), ...(options.manifestWithoutDigest === true ? {} : { "docker-content-digest": digest }) });
     res.end(req.method === "HEAD" ? undefined : found.bytes);
   };
 
