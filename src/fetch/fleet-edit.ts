@@ -6,12 +6,13 @@
  * and atomic writes are those of `fleet.ts`.
  */
 import { canonicalJson } from "../contract/canonical-json.js";
+import { parseJsonFileBytes } from "../contract/json-file.js";
 import { requireGatePins, type GateCommands } from "../contract/policy.js";
 import { parseReference } from "../contract/reference.js";
 import type { FleetPin, FleetPlugin } from "../contract/schemas.js";
 import { FetchError } from "./errors.js";
 import { requireFleetRegistryOptions, requireKnownOptions, requireOptionKinds, requireOptionsObject, requireStringArgument, requireStringOption, snapshotEntryOptions } from "./entry-options.js";
-import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
+import { PIN_CHECK_OPTION_KEYS, checkNewPin, compareStableVersions, readFleetLockFile, readFleetLockSnapshot, readPinnableReceipt, readReceiptFile, writeFleetLockFile, type FleetAddOptions, type FleetPinCheckOptions } from "./fleet.js";
 
 /**
  * `fleet list`: the pinned plugins, in lock order (sorted by name).
@@ -65,7 +66,9 @@ export interface FleetUpgradeOptions {
  * @throws FetchError `FLEET_PLUGIN_NOT_PINNED` (use `fleet add`), `FLEET_UPGRADE_NOT_NEWER` (an older release, or
  *   the pinned version with other bytes: the message names `fleet remove` then `fleet add`),
  *   `FLEET_PLUGIN_CONFLICT` (the tarball file name is pinned by another plugin),
- *   `FLEET_RECEIPT_*`, `FLEET_LOCK_*`; ReleaseContractError codes of `verifyFinalReceipt`
+ *   `FLEET_RECEIPT_*` (`FLEET_RECEIPT_UNREADABLE`: no regular file of at most 1 MiB, read with that bound, so a
+ *   FIFO or `/dev/zero` is refused), `FLEET_LOCK_*`; the `JSON_*` codes for a receipt that is no strict JSON;
+ *   ReleaseContractError codes of `verifyFinalReceipt`
  *   (`RECEIPT_PACKAGE_MISMATCH`, `RECEIPT_REGISTRY_MISMATCH` for another repository, `GATE_COMMAND_MISMATCH`, ...);
  *   the codes of `fleet verify` for the new pin (`OCI_NOT_FOUND`: the receipt file is not one the repository
  *   published; provenance codes under the plugin's policy); ReleaseContractError `POLICY_INVALID` (options not an
@@ -83,13 +86,10 @@ export async function upgradePluginInLock(given: FleetUpgradeOptions): Promise<{
   if (options.gates !== undefined) requireGatePins(options.gates, "gates (--expect-gate)");
   const snapshot = await readFleetLockSnapshot(options.lockPath);
   const { lock } = snapshot;
-  const { readFile } = await import("node:fs/promises");
-  let named: unknown;
-  try {
-    named = JSON.parse(await readFile(options.receiptPath, "utf8"))["package"];
-  } catch {
-    named = undefined;
-  }
+  // One bounded read (a FIFO or /dev/zero is FLEET_RECEIPT_UNREADABLE, never read to the end): the plugin is found
+  // by the package these bytes name, and these same bytes are verified below.
+  const bytes = await readReceiptFile(options.receiptPath);
+  const named: unknown = parseJsonFileBytes(options.receiptPath, bytes)["package"];
   const current = lock.plugins.find((p) => p.name === named);
   if (current === undefined) {
     throw new FetchError(
@@ -99,7 +99,7 @@ export async function upgradePluginInLock(given: FleetUpgradeOptions): Promise<{
   }
   const repository = parseReference(current.bundle_reference).repository.repository;
   const gates = options.gates !== undefined && Object.keys(options.gates).length > 0 ? options.gates : current.gates;
-  const { pin } = await readPinnableReceipt(options.receiptPath, { package: current.name, repository, repositorySource: "the repository of the plugin's pinned references in the fleet lock", ...(gates === undefined ? {} : { gates }) });
+  const { pin } = await readPinnableReceipt(options.receiptPath, { package: current.name, repository, repositorySource: "the repository of the plugin's pinned references in the fleet lock", ...(gates === undefined ? {} : { gates }) }, bytes);
   const samePin = pin.version === current.version && pin.bundle_reference === current.bundle_reference && pin.receipt_reference === current.receipt_reference;
   if (samePin && (options.gates === undefined || Object.keys(options.gates).length === 0 || canonicalJson(options.gates) === canonicalJson(current.gates ?? null))) {
     // Already there (perhaps moved offline): a rerun without `offline` checks the pin against the registry.

@@ -335,6 +335,19 @@ export async function checkNewPin(plugin: FleetPlugin, receiptPath: string, lock
 }
 
 /**
+ * The bytes of the receipt file at `receiptPath`: a regular file (no symlink, FIFO or device) of at most
+ * 1 MiB, read with that bound (a FIFO, `/dev/zero` or a huge file is refused, never read to the end).
+ * @throws FetchError `FLEET_RECEIPT_UNREADABLE` naming what was found.
+ */
+export async function readReceiptFile(receiptPath: string): Promise<Buffer> {
+  const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
+  if (found.kind !== "read") {
+    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath}: expected a regular file of at most ${MAX_RECEIPT_BYTES} bytes (the release-receipt.json that fetch --expect receipt writes), found ${describeUnreadFile(found, MAX_RECEIPT_BYTES)}`);
+  }
+  return found.bytes;
+}
+
+/**
  * Read a local receipt file (at most 1 MiB, a regular file), verify it offline
  * against the pins, and require its canonical bytes.
  * @returns the receipt, its bytes and the pin derived from it.
@@ -344,21 +357,20 @@ export async function checkNewPin(plugin: FleetPlugin, receiptPath: string, lock
  *   receipt's own `registry_repository` is never the expectation);
  *   FetchError `FLEET_RECEIPT_UNREADABLE` (also a receipt naming no npm package when none was pinned),
  *   `FLEET_RECEIPT_NOT_CANONICAL`; codes of `verifyFinalReceipt`.
+ * @param read the file's bytes when the caller already read them with {@link readReceiptFile} (one read: what
+ *   was looked at is what is verified); otherwise read here.
  */
 export async function readPinnableReceipt(
   receiptPath: string,
   pins: { package?: string; repository?: string; repositorySource?: string; gates?: Partial<GateCommands> },
+  read?: Buffer,
 ): Promise<{ receipt: PublishedReceipt; bytes: Buffer; pin: FleetPlugin }> {
   // The pins are the caller's, refused as such before any file is read, never blamed on the receipt: a package
   // that is no npm name (uppercase), a repository with a URL or credentials, a misspelt gate (it would pin nothing).
   if (pins.package !== undefined) requirePackageName(pins.package, "package (--package)");
   if (pins.repository !== undefined) parseRepository(pins.repository);
   if (pins.gates !== undefined) requireGatePins(pins.gates, "gates (--expect-gate)");
-  const found = await readRegularFile(receiptPath, { maxBytes: MAX_RECEIPT_BYTES });
-  if (found.kind !== "read") {
-    throw new FetchError("FLEET_RECEIPT_UNREADABLE", `receipt ${receiptPath}: expected a regular file of at most ${MAX_RECEIPT_BYTES} bytes (the release-receipt.json that fetch --expect receipt writes), found ${describeUnreadFile(found, MAX_RECEIPT_BYTES)}`);
-  }
-  const bytes = found.bytes;
+  const bytes = read ?? (await readReceiptFile(receiptPath));
   const doc = parseJsonFileBytes(receiptPath, bytes);
   // The consumer's pin, never the receipt's own registry_repository (docs/fetch.md "Whose policy").
   const repository = pins.repository;

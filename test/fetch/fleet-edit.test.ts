@@ -5,7 +5,8 @@
  * of an upgrade into a directory holding the previous version (`--replace`).
  */
 import { generateKeyPairSync } from "node:crypto";
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -260,6 +261,33 @@ describe("fleet upgrade / list / remove", () => {
     }
     await expect(() => verifyFleetLock({ lockPath: lock, installedDir: 5 } as never)).toThrowWithCode("POLICY_INVALID");
     expect(existsSync(join(root, "typo-lock"))).toBe(false);
+  });
+
+  it("reads the receipt once, bounded: /dev/zero, a FIFO with a writer that never stops, a sparse 2 GiB file are FLEET_RECEIPT_UNREADABLE, the lock unchanged", async () => {
+    const lock = lockPath();
+    await addPluginToLock({ lockPath: lock, receiptPath: receipt8, repository, offline: true });
+    const before = await readFile(lock);
+    // Passing: the bounded read of a real receipt (offline: no registry check).
+    const sparse = join(root, "sparse-receipt.json");
+    await writeFile(sparse, "");
+    await truncate(sparse, 2 * 1024 * 1024 * 1024);
+    const fifo = join(root, "receipt.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // A writer that would feed the FIFO forever: an unbounded read would never end (and fill memory).
+    const writer = spawn("sh", ["-c", `exec yes '{"package":"demo-plugin"' > '${fifo}'`], { stdio: "ignore" });
+    try {
+      for (const receiptPath of ["/dev/zero", fifo, sparse]) {
+        const upgrading = upgradePluginInLock({ lockPath: lock, receiptPath, offline: true });
+        await expect(upgrading, receiptPath).rejects.toMatchObject({ code: "FLEET_RECEIPT_UNREADABLE" });
+        await expect(upgrading).rejects.toThrow(`receipt ${receiptPath}: expected a regular file of at most 1048576 bytes`);
+      }
+    } finally {
+      writer.kill("SIGKILL");
+      await rm(sparse, { force: true });
+      await rm(fifo, { force: true });
+    }
+    expect((await readFile(lock)).equals(before)).toBe(true);
+    expect(await upgradePluginInLock({ lockPath: lock, receiptPath: receipt9, offline: true })).toMatchObject({ changed: true, plugin: { version: "0.9.0" } });
   });
 
   it("refuses an older version (FLEET_UPGRADE_NOT_NEWER, naming fleet remove + fleet add), takes the pinned one as done, another repository (RECEIPT_REGISTRY_MISMATCH), an unpinned package (FLEET_PLUGIN_NOT_PINNED); the lock is unchanged", async () => {
