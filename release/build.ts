@@ -28,7 +28,7 @@ import { readReleaseConfig, type ReleaseConfig } from "./config.js";
 import { ReleaseStepError } from "./errors.js";
 import { resolveCommit, runProcess, statusPorcelain } from "./git.js";
 import { proveReleaseIdentity } from "./materialize.js";
-import { gateHome, npmPackEnvironment } from "./command-env.js";
+import { gateHome, npmPackEnvironment, requirePassableNames } from "./command-env.js";
 import { makeDirectory } from "../src/contract/directory.js";
 
 /** Timeout of `npm pack` (it runs the package's `prepare` script), in milliseconds. */
@@ -70,10 +70,13 @@ export interface BuildOptions {
   /** The trigger commit: when given, the release identity facts are proved before and after packing. */
   expectedSha?: string;
   /**
-   * `npm pack` keeps the maintainer's HOME (`release run --pass-env HOME`, as its gates do). Default: it runs
-   * the package's `prepack`/`prepare`/`postpack` scripts with a private, empty HOME of its own, removed afterwards,
-   * and the maintainer's npm cache (`gateHome` of `./command-env.ts`).
+   * Variables `npm pack` (the package's `prepack`/`prepare`/`postpack` scripts) gets besides its allow-list
+   * (`release build --pass-env`, `release run --pass-env`: as the gates get them); never a pipeline credential
+   * (`RELEASE_CONFIG_INVALID`). `HOME` keeps the maintainer's HOME: by default the scripts run with a private, empty
+   * HOME of their own, removed afterwards, and the maintainer's npm cache (`gateHome` of `./command-env.ts`).
    */
+  passEnv?: readonly string[];
+  /** Same as `HOME` in {@link BuildOptions.passEnv}: `npm pack` keeps the maintainer's HOME. */
   keepHome?: boolean;
   /** The environment `npm pack`'s allow-list, its HOME and npm cache are taken from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
@@ -206,13 +209,14 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
 /**
  * `release build`: `npm pack --pack-destination <artifact dir> --json`
  * exactly once in `dir`, then {@link checkDist}. The package's pack scripts
- * run with a private HOME unless `keepHome` ({@link BuildOptions.keepHome}).
+ * run with a private HOME unless `passEnv` names `HOME` ({@link BuildOptions.passEnv}), with the user's npm
+ * (no npm of a `node_modules/.bin`: `npmPackEnvironment`).
  *
  * When `dir` is a git checkout, its HEAD and tracked files must be the same
  * before and after packing (a `prepare` script must not rewrite the committed
  * source); with `expectedSha` the release identity facts are proved too.
  *
- * @throws ReleaseStepError `RELEASE_CONFIG_INVALID`, `RELEASE_DIST_INVALID`
+ * @throws ReleaseStepError `RELEASE_CONFIG_INVALID` (also a refused `passEnv` name), `RELEASE_DIST_INVALID`
  *   (artifact directory not empty before packing, or npm reported a
  *   different file name), `RELEASE_BUILD_TREE_CHANGED`,
  *   `RELEASE_IDENTITY_MISMATCH`, `SUBPROCESS_FAILED` (npm), and every code
@@ -220,6 +224,8 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
  *   InterruptedError `INTERRUPTED` (`options.signal` aborted; npm pack's process group was stopped).
  */
 export async function buildRelease(options: BuildOptions = {}): Promise<BuildResult> {
+  // A pipeline credential asked for by --pass-env is refused before anything is read or written.
+  const passEnv = requirePassableNames([...(options.passEnv ?? []), ...(options.keepHome === true && options.passEnv?.includes("HOME") !== true ? ["HOME"] : [])]);
   const dir = resolvePath(options.dir ?? process.cwd());
   const artifactDir = resolvePath(options.artifactDir ?? "dist");
   const config = await readReleaseConfig(dir);
@@ -244,12 +250,12 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   // The package's scripts run with a private HOME (the maintainer's ~/.npmrc, ~/.docker, ~/.ssh are not
   // where they look) and the maintainer's npm cache, as the gates do; removed after packing.
   const source = options.env ?? process.env;
-  const home = await gateHome(options.keepHome === true ? ["HOME"] : [], source);
+  const home = await gateHome(passEnv, source);
   let packed: Awaited<ReturnType<typeof runProcess>>;
   try {
     packed = await runProcess("npm", ["pack", "--pack-destination", artifactDir, "--json"], {
       cwd: dir,
-      env: npmPackEnvironment(source, home.set),
+      env: npmPackEnvironment(source, home.set, passEnv, home.npmBin),
       timeoutMs: NPM_PACK_TIMEOUT_MS,
       label: "npm pack",
       // With a signal, its own process group, which the abort stops whole (the package's pack scripts included);

@@ -204,7 +204,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   let duration: number;
   const logFile = options.output === "log" ? join(evidenceDir, `${gate}.log`) : undefined;
   try {
-    const env = commandEnvironment(dir, passEnv, source, home.set);
+    const env = commandEnvironment(dir, passEnv, source, home.set, home.npmBin);
     await requireGateTools(gate, command, dir, env);
     const started = performance.now();
     if (logFile !== undefined) await makeDirectory(evidenceDir, { purpose: "evidence directory (--evidence-dir)" });

@@ -27,7 +27,7 @@ export const buildStep: PipelineStep<RunContext, BuildRecord, "build"> = Object.
   record: BuildRecordSchema,
   async run(ctx: RunContext): Promise<BuildRecord> {
     await rm(ctx.paths.dist, { recursive: true, force: true });
-    // npm pack runs the package's scripts with the same HOME arrangement as the gates (private unless --pass-env HOME).
+    // npm pack runs the package's scripts with the gates' --pass-env names and HOME arrangement (private unless --pass-env HOME).
     // With the run's signal npm pack runs in a process group of its own, which an interruption stops whole.
     const built = await ctx.part(
       "npm pack",
@@ -36,7 +36,7 @@ export const buildStep: PipelineStep<RunContext, BuildRecord, "build"> = Object.
           dir: ctx.paths.restore,
           artifactDir: ctx.paths.dist,
           version: releasedIntent(ctx).version,
-          keepHome: (ctx.options.gatePassEnv ?? []).includes("HOME"),
+          passEnv: ctx.options.gatePassEnv ?? [],
           env: commandSource(ctx),
           ...(ctx.options.signal !== undefined ? { signal: ctx.options.signal } : {}),
         }),

@@ -101,7 +101,7 @@ async function runInstallCommand(ctx: RunContext, install: string): Promise<void
   try {
     installed = await runProcess("bash", ["--norc", "--noprofile", "-c", install], {
       cwd: paths.restore,
-      env: commandEnvironment(paths.restore, passEnv, source, home.set),
+      env: commandEnvironment(paths.restore, passEnv, source, home.set, home.npmBin),
       timeoutMs: 15 * 60_000,
       allowFailure: true,
       output: logFile === undefined ? "stderr" : { file: logFile },

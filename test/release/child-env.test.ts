@@ -132,6 +132,29 @@ describe("npm pack: the package's own scripts never see the pipeline's credentia
     }
   });
 
+  it("release build --pass-env: HOME keeps the real HOME and a named variable reaches the pack scripts (as release gate's flag); a pipeline credential is RELEASE_CONFIG_INVALID before anything is made", async () => {
+    const home = join(root, "pack-pass-env-home");
+    await mkdir(home, { recursive: true });
+    const seen = join(root, "pack-pass-env.txt");
+    const cmd = `printf '%s\\n' "$HOME" "\${HPK_PACK_VAR-unset}" > ${JSON.stringify(seen)}`;
+    const repo = await createFixtureRepo({ origin: false, packageJson: { scripts: { prepack: cmd } } });
+    repos.push(repo);
+    const env = { HOME: home, HPK_PACK_VAR: "passed" };
+    const passed = await runCli(["release", "build", "--dir", repo.dir, "--artifact-dir", join(repo.root, "dist-pass"), "--pass-env", "HOME", "HPK_PACK_VAR"], { cwd: repo.root, env });
+    expect(passed.code, passed.stderr).toBe(0);
+    expect((await readFile(seen, "utf8")).split("\n").slice(0, 2)).toEqual([home, "passed"]);
+    // Without the flag: a private HOME and the variable unset.
+    const plain = await runCli(["release", "build", "--dir", repo.dir, "--artifact-dir", join(repo.root, "dist-plain")], { cwd: repo.root, env });
+    expect(plain.code, plain.stderr).toBe(0);
+    const [privateHome, variable] = (await readFile(seen, "utf8")).split("\n");
+    expect(privateHome!.startsWith(join(tmpdir(), "hpk-gate-home-"))).toBe(true);
+    expect(variable).toBe("unset");
+    const refused = await runCli(["release", "build", "--dir", repo.dir, "--artifact-dir", join(repo.root, "dist-refused"), "--pass-env", "REGISTRY_PASSWORD"], { cwd: repo.root, env });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: "RELEASE_CONFIG_INVALID" });
+    expect(existsSync(join(repo.root, "dist-refused"))).toBe(false);
+  });
+
   it("npmPackEnvironment is exactly the base allow-list plus npm's quiet settings", () => {
     const env = npmPackEnvironment({ ...process.env, CI: "true" });
     expect(Object.keys(env).every((k) => BASE_ENV_NAMES.includes(k) || ["CI", "SOURCE_DATE_EPOCH"].includes(k) || /^npm_config_(update_notifier|fund|audit|progress)$/.test(k))).toBe(true);
@@ -202,7 +225,9 @@ describe("gate and install commands", () => {
     expectNoSecret([plain!, passed!], "gate");
     expect(plain!["REQUIRE_REGISTRY"]).toBeUndefined();
     expect(passed!["REQUIRE_REGISTRY"]).toBe("1");
-    expect(plain!["PATH"]!.split(delimiter)[0]).toBe(join(repo.dir, "node_modules", ".bin"));
+    // First the private directory holding only the user's npm and npx, then the checkout's node_modules/.bin.
+    expect(plain!["PATH"]!.split(delimiter)[0]!.startsWith(join(tmpdir(), "hpk-gate-npm-"))).toBe(true);
+    expect(plain!["PATH"]!.split(delimiter)[1]).toBe(join(repo.dir, "node_modules", ".bin"));
   });
 
   it("do not read the maintainer's ~/.bashrc (bash sources it when stdin is a socket): nothing it exports reaches the command", async () => {

@@ -7,10 +7,14 @@
  */
 import { chmod, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { delimiter, join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requireGateTools } from "../../release/gate-tools.js";
 import { commandWords } from "../../release/shell-words.js";
-import { commandEnvironment } from "../../release/command-env.js";
+import { commandEnvironment, systemPathEntries } from "../../release/command-env.js";
+import { buildRelease } from "../../release/build.js";
 import { bundledMcpSdkVersion, runGate } from "../../release/gate.js";
 import { disarmedReason } from "../../release/intent.js";
 import { runCli } from "../support/cli.js";
@@ -47,6 +51,60 @@ describe("the gate environment (commandEnvironment)", () => {
     expect(env["PATH"]).toBe(["/w/checkout/node_modules/.bin", "/usr/local/bin", "/usr/bin"].join(delimiter));
     for (const name of ["npm_package_name", "npm_lifecycle_event", "npm_config_local_prefix", "INIT_CWD", "NODE_PATH", "GH_TOKEN", "REGISTRY_PASSWORD"]) expect(env[name]).toBeUndefined();
     expect(env["HOME"]).toBe("/root");
+  });
+});
+
+describe("the PATH of a real gate, install or npm pack: the checkout's node_modules/.bin, the system's PATH, and the user's npm", () => {
+  let repo: FixtureRepo;
+  let callerBins: string[];
+  let userNpmPath: string;
+  let userNpmVersion: string;
+  const seen = () => join(work, "gate-path.txt");
+  beforeAll(async () => {
+    // The gate prints its PATH, which npm it runs and that npm's version, one per line.
+    const printPath = `{ printf '%s\\n' "$PATH"; command -v npm; npm --version; } > ${JSON.stringify(seen())}`;
+    repo = await createFixtureRepo({ origin: false, gates: { unit: printPath, public_contract: "true", host_contract: "true", build_metadata: "true" } });
+    // What an install links into the checkout: a dependency's npm (semantic-release bundles one), git-ignored.
+    await fakeTool(join(repo.dir, "node_modules", ".bin"), "npm", "#!/bin/sh\necho 10.9.9-of-a-dependency\n");
+    // What `npm run` puts before the caller's PATH: every ancestor's node_modules/.bin and npm's node-gyp-bin, each with an npm.
+    callerBins = [join(work, "proj", "node_modules", ".bin"), join(work, "node_modules", ".bin"), join(work, "npm", "node_modules", "@npmcli", "run-script", "lib", "node-gyp-bin")];
+    for (const bin of callerBins) await fakeTool(bin, "npm", "#!/bin/sh\necho 0.0.0-of-the-caller\n");
+    userNpmPath = execFileSync("sh", ["-c", "command -v npm"], { encoding: "utf8", env: { PATH: systemPathEntries(process.env).join(delimiter) } }).trim();
+    userNpmVersion = execFileSync(userNpmPath, ["--version"], { encoding: "utf8" }).trim();
+  });
+  afterAll(async () => {
+    await repo.cleanup();
+  });
+
+  it("commandEnvironment drops every PATH entry inside a node_modules (a .bin, node-gyp-bin) and relative ones; npmBin comes first", () => {
+    const env = commandEnvironment("/w/checkout", [], { PATH: ["/c/node_modules/.bin/../x", "/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin", "bin", "/usr/bin"].join(delimiter) }, {}, "/tmp/npm-bin");
+    expect(env["PATH"]).toBe(["/tmp/npm-bin", "/w/checkout/node_modules/.bin", "/usr/bin"].join(delimiter));
+  });
+
+  it("runGate: only the checkout's node_modules/.bin and the system's entries, and npm is the user's (not the dependency's nor the caller's)", async () => {
+    const source = { ...process.env, PATH: [...callerBins, process.env["PATH"] ?? ""].join(delimiter) };
+    await runGate({ gate: "unit", dir: repo.dir, evidenceDir: join(work, "ev-path"), env: source });
+    const [path, npm, version] = (await readFile(seen(), "utf8")).split("\n");
+    const entries = path!.split(delimiter);
+    // First the private npm directory (only npm and npx), then the checkout's own .bin, then the system's PATH as it was.
+    expect(entries[0]!.startsWith(join(tmpdir(), "hpk-gate-npm-"))).toBe(true);
+    expect(entries.slice(1)).toEqual([join(repo.dir, "node_modules", ".bin"), ...systemPathEntries(process.env)]);
+    expect(entries.filter((e) => e.includes("node_modules"))).toEqual([join(repo.dir, "node_modules", ".bin")]);
+    expect(npm).toBe(join(entries[0]!, "npm"));
+    expect(version).toBe(userNpmVersion);
+    // Removed with the gate's private HOME.
+    expect(existsSync(entries[0]!)).toBe(false);
+  });
+
+  it("npm pack (release build): the npm that packs is the user's, not one of a node_modules/.bin first on the caller's PATH", async () => {
+    const previous = process.env["PATH"];
+    process.env["PATH"] = [...callerBins, previous ?? ""].join(delimiter);
+    try {
+      const built = await buildRelease({ dir: repo.dir, artifactDir: join(work, "dist-path") });
+      expect(built.artifact.filename).toBe("fixture-plugin-0.7.0.tgz");
+    } finally {
+      process.env["PATH"] = previous;
+    }
   });
 });
 

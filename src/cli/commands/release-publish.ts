@@ -371,7 +371,7 @@ function registerRun(release: Command): void {
     .option("--source <dir>", "the package checkout: HEAD is the trigger, origin the remote to promote (default: current directory)")
     .option("--run-id <id>", "run id recorded in evidence and the candidate tag (default: chosen once per workspace)")
     .option("--run-attempt <n>", "run attempt (default 1)")
-    .option("--pass-env <name...>", "also pass these environment variables to the install and gate commands (otherwise an allow-list); pipeline credentials are refused")
+    .option("--pass-env <name...>", "also pass these environment variables to the install and gate commands and npm pack (otherwise an allow-list; HOME keeps your HOME instead of a private empty one); pipeline credentials are refused")
     .option("--mcp-sdk-version <version>", "MCP SDK version for the manifest when host_contract evidence has none")
     .option("--github-release", "also create the GitHub Release (GH_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY)")
     .option(
