@@ -5,6 +5,7 @@
 //
 //   node bench-oci-phase.mjs fetch --repository HOST/REPO --out DIR [--load bundle|barrel]
 //   node bench-oci-phase.mjs push  --repository HOST/REPO --layout DIR [--load bundle|barrel]
+//   node bench-oci-phase.mjs copy  --repository HOST/REPO --to HOST/REPO [--path relay|stream] [--load bundle|barrel]
 //
 // --load bundle (default): the transport as `hermes-plugin-kit fetch` loads it, from the CLI's fetch
 // bundle (dist/src/cli/fetch-bundle.cjs) through main.cjs's importArea, compiled with the per-user V8
@@ -13,7 +14,9 @@
 //
 // fetch: resolve the tag `bench`, fetchManifest, then fetchBlobToFile of every layer in
 // parallel (SHA-256 verified before each rename). push: copy(layout `payload` -> registry,
-// tag `bench`, 4 blobs at once). Prints one JSON line: {"ms": <in-process ms of the phase>,
+// tag `bench`, 4 blobs at once). copy: copy(registry `bench` -> another registry, tag `bench`, 4 blobs at once),
+// through the relay (blob-relay.ts, default) or, with --path stream, through the verifying stream of the
+// general client (the path before the relay; bench-oci-copy.mjs measures both). Prints one JSON line: {"ms": <in-process ms of the phase>,
 // "maxRssMib": <peak RSS of this process>}, then exits through process.exit as the CLI does.
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -46,6 +49,12 @@ const t0 = process.hrtime.bigint();
 if (phase === "push") {
   const src = await oci.LayoutTarget.open(value("--layout"));
   await oci.copy(src, target, "payload", { tag: "bench", concurrency: 4 });
+} else if (phase === "copy") {
+  const dst = await oci.openTarget(value("--to"), { plainHttp: true });
+  // --path stream hides the relay: copy then streams each blob (fresh socket buffers per read) as before it.
+  if (value("--path", "relay") === "stream") target.openBlobRelay = undefined;
+  await oci.copy(target, dst, "bench", { tag: "bench", concurrency: 4 });
+  await dst.close();
 } else if (phase === "fetch") {
   const outDir = value("--out");
   const desc = await target.resolve("bench");

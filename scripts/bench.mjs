@@ -6,6 +6,8 @@
  * - `bench-oci.mjs` once per size, 64, 256 and 512 MiB (fetch-verify and push
  *   vs skopeo in the same run); `--size-mib N` runs that size only, and every
  *   other flag (`--pairs N`, `--keep`) is passed to it;
+ * - `bench-oci-copy.mjs` at 64 and 256 MiB (registry-to-registry copy: the relay, the stream path and
+ *   `skopeo copy docker:// docker://` in the same run; `--size-mib N` runs that size only, `--pairs N` is passed);
  * - `bench-kit.mjs` (a tool call through the kit vs a bare SDK server, and the native bridge);
  * - `bench-cli.mjs` (CLI start-up vs `node -e ''`);
  * - `bench-provenance.mjs` (verify-provenance vs `node -e ''`);
@@ -27,6 +29,7 @@ const ociArgs = sizeAt === -1 ? args : args.filter((_, i) => i !== sizeAt && i !
 
 const runs = [
   ...sizes.map((size) => ["bench-oci.mjs", ["--size-mib", size, ...ociArgs]]),
+  ...(sizeAt === -1 ? ["64", "256"] : sizes).map((size) => ["bench-oci-copy.mjs", ["--size-mib", size, ...ociArgs.filter((a) => a !== "--load" && !["bundle", "barrel"].includes(a))]]),
   ["bench-kit.mjs", []],
   ["bench-cli.mjs", inherit],
   ["bench-provenance.mjs", inherit],
