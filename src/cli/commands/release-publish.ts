@@ -22,12 +22,11 @@ import type { RegistryCredentials } from "../../oci/registry-auth.js";
 import { positiveIntegerFlag, runIdFlag } from "../flag-values.js";
 import { CHUNK_SIZE_HELP, currentVerbosity, parseChunkSizeFlag, printJson, printNextSteps, printNote, progressStream, runAction, transferProgress, UsageError } from "../output.js";
 
-/** The package.json of the current directory, or undefined when absent or unreadable. */
+/** The package.json of the current directory, or undefined when absent or unreadable (read with a 1 MiB bound: a FIFO is not waited on). */
 async function cwdPackageJson(): Promise<Record<string, unknown> | undefined> {
-  const { parseStrictJson } = await import("../../contract/canonical-json.js");
+  const { readPolicyFile } = await import("../../contract/policy.js");
   try {
-    const { readFile } = await import("node:fs/promises");
-    return parseStrictJson(await readFile("package.json"), { rejectIntegralFloats: false });
+    return await readPolicyFile("package.json", true);
   } catch {
     return undefined;
   }
@@ -154,9 +153,9 @@ async function referencesFromFlags(flags: GitHubReleaseFlags): Promise<{ bundle:
     if (flags.bundleReference !== undefined || flags.receiptReference !== undefined) {
       throw new UsageError("give either --references or --bundle-reference with --receipt-reference, not both");
     }
-    const { parseJsonFileBytes } = await import("../../contract/json-file.js");
-    const { readFile } = await import("node:fs/promises");
-    const document = parseJsonFileBytes(flags.references, await readFile(flags.references));
+    // A regular file of at most 1 MiB (RELEASE_JSON_UNREADABLE / RELEASE_JSON_TOO_LARGE): a FIFO or device is refused, not read.
+    const { readReleaseJsonFile } = await import("../../contract/release-json-file.js");
+    const document = await readReleaseJsonFile(flags.references);
     const bundle = document["bundle_reference"];
     const receipt = document["receipt_reference"];
     if (typeof bundle !== "string" || typeof receipt !== "string" || Object.keys(document).length !== 2) {
@@ -419,6 +418,7 @@ function registerRun(release: Command): void {
           const planned = await dryRunRelease(runOptions);
           printJson(planned);
           for (const c of planned.checks) printNote(`${c.status === "ok" ? "✓" : c.status === "would" ? "→ would" : "-"} ${c.check}: ${c.detail}`);
+          for (const notice of planned.notices) printNote(`note: ${notice}`);
           printNote(planned.would_release ? `dry run: release run would release ${planned.tag ?? ""}; nothing was written` : `dry run: nothing to release (${planned.reason ?? ""})`);
           return;
         }
