@@ -69,6 +69,8 @@ export interface CompanionCheckOptions {
   plugin: { name?: string; version?: string };
   /** Drive each hook, command and middleware once (false: register(ctx) and the static checks only, like `--no-call`). */
   drive: boolean;
+  /** Do not run the companion at all (`--skip-companion`): each companion is the warning `COMPANION_NOT_CHECKED`. Default false. */
+  skip?: boolean;
 }
 
 const BRIDGE_FAILURES = new Set(["BridgeError", "BridgeTimeout", "BridgeUnavailable", "BridgeProtocolError"]);
@@ -227,6 +229,15 @@ function companionDirs(root: string): string[] {
   }
 }
 
+/** The `COMPANION_PYTHON_MISSING` message: what was expected, what was found and the fix. */
+function pythonMissingMessage(python: string): string {
+  return (
+    `expected a Python 3 interpreter to run the native companion (Hermes loads it under Python 3: its hooks, slash commands and middleware), found no program ${python}` +
+    `${python === "python3" ? " on PATH" : ""}: register(ctx) was not run and no callback was driven, so the host contract is unchecked; ` +
+    'fix: install Python 3 (e.g. apt-get install python3) or pass --python PATH (library: python); to skip the companion check on purpose, pass --skip-companion (library: skipCompanion: true), reported as the warning COMPANION_NOT_CHECKED'
+  );
+}
+
 /**
  * Check every companion of the package at `root` (see the module comment).
  * Every problem is a finding; never throws for a package problem.
@@ -246,12 +257,17 @@ export async function checkCompanions(root: string, options: CompanionCheckOptio
     }
     if (initState !== "ok") add("COMPANION_INIT_MISSING", "error", `${dir}/__init__.py must be a regular file with register(ctx)`);
     if (declared === null || initState !== "ok") continue;
+    if (options.skip === true) {
+      add("COMPANION_NOT_CHECKED", "warning", "skipped on request (--skip-companion): register(ctx) was not run and no callback was driven (unchecked, not clean)");
+      continue;
+    }
     const home = mkdtempSync(path.join(os.tmpdir(), "hpk-doctor-host-"));
     try {
       const { report, problem } = await runStandIn(path.join(root, dir), samplePlan(options), options, home);
       if (!report) {
-        const missing = /ENOENT/.test(problem ?? "");
-        add(missing ? "COMPANION_NOT_CHECKED" : "COMPANION_STANDIN_FAILED", missing ? "warning" : "error", missing ? `${options.python} not found: register(ctx) was not run and no callback was driven (unchecked, not clean)` : problem ?? "the stand-in failed");
+        // Fail closed: a companion the host would run under Python 3 that was not run leaves the host contract unchecked.
+        if (/ENOENT/.test(problem ?? "")) add("COMPANION_PYTHON_MISSING", "error", pythonMissingMessage(options.python));
+        else add("COMPANION_STANDIN_FAILED", "error", problem ?? "the stand-in failed");
         continue;
       }
       companion.checked = report.loaded;

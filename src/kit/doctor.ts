@@ -62,12 +62,21 @@ export interface DoctorOptions {
   dataDir?: string;
   /** Environment the filtered server environment is taken from (default `process.env`). */
   environment?: NodeJS.ProcessEnv;
-  /** Python 3 interpreter that runs the companion's register(ctx) (default `python3` on PATH). */
+  /**
+   * Python 3 interpreter that runs the companion's register(ctx) (default `python3` on PATH). When a
+   * package has a native companion and no interpreter is found, the doctor fails with the error
+   * finding `COMPANION_PYTHON_MISSING` (the host contract would pass unchecked otherwise).
+   */
   python?: string;
+  /**
+   * Do not run the native companions (the CLI's `--skip-companion`): each is reported as the warning
+   * `COMPANION_NOT_CHECKED` instead, so the doctor can pass without Python 3 on purpose. Default false.
+   */
+  skipCompanion?: boolean;
 }
 
 /** Every option of {@link DoctorOptions}; any other key is refused with the nearest name. */
-const DOCTOR_OPTION_KEYS: readonly string[] = ["timeoutMs", "callTools", "dataDir", "environment", "python"];
+const DOCTOR_OPTION_KEYS: readonly string[] = ["timeoutMs", "callTools", "dataDir", "environment", "python", "skipCompanion"];
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
@@ -213,12 +222,12 @@ function unbuiltHint(root: string): string {
  *   `INPUT_TYPE_INVALID` (before anything is read) when `dir` is not a string, `options` not an
  *   object, holds a key it does not read (named with the nearest known one; `noCall` and the like
  *   with the hint that --no-call is `callTools: false`), or has a value of the wrong type (`timeoutMs` an integer
- *   100..600,000, `callTools` a boolean, `dataDir`/`python` strings, `environment` an object of strings).
+ *   100..600,000, `callTools`/`skipCompanion` booleans, `dataDir`/`python` strings, `environment` an object of strings).
  */
 export async function doctorPluginPackage(dir: string, options: DoctorOptions = {}): Promise<DoctorReport> {
   if (typeof dir !== "string") throw inputTypeError("doctorPluginPackage", "dir", "a string (the package directory)", dir);
   requireKnownOptions("doctorPluginPackage", options, DOCTOR_OPTION_KEYS, "INPUT_TYPE_INVALID", (key) => (/call|^no-?cal/i.test(key) ? "the CLI's --no-call is callTools: false" : undefined));
-  requireOptionTypes("doctorPluginPackage", options, { timeoutMs: { integer: [100, 600_000] }, callTools: "boolean", dataDir: "string", environment: "string-record", python: "string" });
+  requireOptionTypes("doctorPluginPackage", options, { timeoutMs: { integer: [100, 600_000] }, callTools: "boolean", dataDir: "string", environment: "string-record", python: "string", skipCompanion: "boolean" });
   let root: string;
   try {
     root = realpathSync(path.resolve(dir));
@@ -295,7 +304,7 @@ export async function doctorPluginPackage(dir: string, options: DoctorOptions = 
   }
   report.companions = await checkCompanions(
     root,
-    { python: options.python ?? "python3", environment: options.environment ?? process.env, timeoutMs: 60_000 + (options.timeoutMs ?? 15_000), sampleTool: sampleToolCall(report.servers), plugin: report.plugin, drive: options.callTools ?? true },
+    { python: options.python ?? "python3", environment: options.environment ?? process.env, timeoutMs: 60_000 + (options.timeoutMs ?? 15_000), sampleTool: sampleToolCall(report.servers), plugin: report.plugin, drive: options.callTools ?? true, skip: options.skipCompanion ?? false },
     findings,
   );
   report.ok = !findings.some((f) => f.severity === "error");
@@ -330,7 +339,7 @@ export function formatDoctorReport(report: DoctorReport): string[] {
   }
   for (const companion of report.companions) {
     const served = [...companion.registered.commands.map((c) => `/${c}`), ...companion.registered.middleware.map((m) => `${m} middleware`), ...companion.registered.hooks.map((h) => `hook ${h}`)];
-    lines.push(companion.checked ? `OK: companion ${companion.dir} (${companion.name ?? "?"} ${companion.version ?? "?"}) registered ${served.join(", ") || "nothing"}` : `WARN: companion ${companion.dir} not run under Python 3`);
+    lines.push(companion.checked ? `OK: companion ${companion.dir} (${companion.name ?? "?"} ${companion.version ?? "?"}) registered ${served.join(", ") || "nothing"}` : `NOT CHECKED: companion ${companion.dir} not run under Python 3 (its finding says why)`);
     for (const call of companion.calls) {
       const label = call.kind === "command" ? `/${call.name}` : call.kind === "middleware" ? `${call.name} middleware` : `hook ${call.name}`;
       lines.push(`    ${label} -> ${call.ok ? `host receives ${call.value ?? "None"}` : `raised ${call.exception}${call.errorType ? ` (${call.errorType})` : ""}`} in ${call.elapsedMs} ms`);

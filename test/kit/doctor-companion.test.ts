@@ -3,22 +3,28 @@
  * companion passes and every hook, command and middleware is driven once
  * through the Python stand-in; each defect fails with its rule code.
  */
-import { rmSync } from "node:fs";
+import { rmSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorPluginPackage, formatDoctorReport, type DoctorReport } from "../../src/kit/index.js";
 import { buildHookyPackage } from "./companion-fixture.js";
-import { fixtureServerScript, manifestFor, mcpFor, writePackage } from "./fixtures.js";
+import { fixtureServerScript, manifestFor, mcpFor, tempDir, writePackage } from "./fixtures.js";
+import { runCli } from "../support/cli.js";
 
 const dirs: string[] = [];
 let hooky: string;
 let report: DoctorReport;
+/** A PATH holding node (the server's command) and no python3. */
+let noPython: string;
 
 beforeAll(async () => {
   const built = await buildHookyPackage();
   dirs.push(built.source);
   hooky = built.pkg;
   report = await doctorPluginPackage(hooky, { timeoutMs: 20_000 });
+  noPython = tempDir("no-python");
+  dirs.push(noPython);
+  symlinkSync(process.execPath, path.join(noPython, "node"));
 });
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -65,10 +71,33 @@ describe("plugin doctor on a built companion", () => {
     await expect(doctorPluginPackage(hooky, { timeoutMs: 20_000, python: "/nonexistent/python3", callTools: false })).rejects.toThrowWithCode("DOCTOR_PYTHON_UNAVAILABLE");
   });
 
-  it("reports the companion unchecked (never clean) when python3 is not on PATH", async () => {
-    const unchecked = await doctorPluginPackage(hooky, { timeoutMs: 20_000, environment: { ...process.env, PATH: "/nonexistent" }, callTools: false });
-    expect(rules(unchecked, "warning")).toEqual(["COMPANION_NOT_CHECKED"]);
+  it("fails closed when python3 is not on PATH (COMPANION_PYTHON_MISSING, with the fix), never an unchecked pass", async () => {
+    const unchecked = await doctorPluginPackage(hooky, { timeoutMs: 20_000, environment: { ...process.env, PATH: noPython }, callTools: false });
+    expect(unchecked.ok).toBe(false);
+    expect(rules(unchecked, "error")).toEqual(["COMPANION_PYTHON_MISSING"]);
+    expect(unchecked.findings.find((f) => f.rule === "COMPANION_PYTHON_MISSING")?.message).toMatch(
+      /^companion host\/hooky-host: expected a Python 3 interpreter to run the native companion .*found no program python3 on PATH: register\(ctx\) was not run .*; fix: install Python 3 .*or pass --python PATH .*--skip-companion/,
+    );
     expect(unchecked.companions[0]?.checked).toBe(false);
+  });
+
+  it("--skip-companion (skipCompanion: true) skips on purpose: the warning COMPANION_NOT_CHECKED, no error, nothing run", async () => {
+    const skipped = await doctorPluginPackage(hooky, { timeoutMs: 20_000, environment: { ...process.env, PATH: noPython }, callTools: false, skipCompanion: true });
+    expect(rules(skipped, "error")).toEqual([]);
+    expect(rules(skipped, "warning")).toEqual(["COMPANION_NOT_CHECKED"]);
+    expect(skipped.ok).toBe(true);
+    expect(skipped.companions[0]).toMatchObject({ checked: false, calls: [] });
+    await expect(doctorPluginPackage(hooky, { skipCompanion: "yes" as never })).rejects.toThrowWithCode("INPUT_TYPE_INVALID");
+  });
+
+  it("the CLI with a PATH lacking python3: exit 1 and COMPANION_PYTHON_MISSING; with --skip-companion exit 0", async () => {
+    const env = { PATH: noPython };
+    const failed = await runCli(["plugin", "doctor", hooky, "--no-call", "--timeout", "20000"], { env });
+    expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+    expect(failed.stdout).toMatch(/^ERROR \[COMPANION_PYTHON_MISSING\] companion host\/hooky-host: expected a Python 3 interpreter/m);
+    const skipped = await runCli(["plugin", "doctor", hooky, "--no-call", "--timeout", "20000", "--skip-companion"], { env });
+    expect(skipped.code, skipped.stdout + skipped.stderr).toBe(0);
+    expect(skipped.stdout).toMatch(/^WARN \[COMPANION_NOT_CHECKED\] companion host\/hooky-host: skipped on request \(--skip-companion\)/m);
   });
 });
 

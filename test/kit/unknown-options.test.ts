@@ -251,7 +251,7 @@ describe("the library's build, doctor and call check their options before any wo
     await expectRefused(
       () => doctorPluginPackage("/nonexistent/pkg", { noCal: true } as never),
       "INPUT_TYPE_INVALID",
-      "doctorPluginPackage: unknown option 'noCal' (expected only 'timeoutMs', 'callTools', 'dataDir', 'environment', 'python'); the CLI's --no-call is callTools: false",
+      "doctorPluginPackage: unknown option 'noCal' (expected only 'timeoutMs', 'callTools', 'dataDir', 'environment', 'python', 'skipCompanion'); the CLI's --no-call is callTools: false",
     );
     await expectRefused(() => doctorPluginPackage("/nonexistent/pkg", { timeoutMs: "5000" } as never), "INPUT_TYPE_INVALID", "doctorPluginPackage: options.timeoutMs must be an integer 100..600000, found a string");
     await expectRefused(() => loose(doctorPluginPackage)(undefined), "INPUT_TYPE_INVALID", "doctorPluginPackage: dir must be a string (the package directory), found undefined");

@@ -176,12 +176,13 @@ function registerPluginDoctor(plugin: Command): void {
     .option("--json", "print the report as JSON")
     .option("--timeout <ms>", "per-step timeout in milliseconds", "15000")
     .option("--no-call", "list tools but do not call them")
-    .option("--python <path>", "Python 3 interpreter for the companion check (default: python3 on PATH)")
-    .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean; python?: string }) => {
+    .option("--python <path>", "Python 3 interpreter for the companion check (default: python3 on PATH; without one a package with a companion fails COMPANION_PYTHON_MISSING)")
+    .option("--skip-companion", "do not run native companions (each is the warning COMPANION_NOT_CHECKED): pass without Python 3 on purpose")
+    .action(async (dir: string, options: { json?: boolean; timeout: string; call: boolean; python?: string; skipCompanion?: boolean }) => {
       process.exitCode = await runAction(options.json === true, async () => {
         const timeoutMs = integerInRangeFlag("--timeout", options.timeout, 100, 600_000);
         const { doctorPluginPackage, formatDoctorReport } = await import("../../kit/doctor.js");
-        const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call, ...(options.python !== undefined ? { python: options.python } : {}) });
+        const report = await doctorPluginPackage(dir, { timeoutMs, callTools: options.call, ...(options.python !== undefined ? { python: options.python } : {}), ...(options.skipCompanion === true ? { skipCompanion: true } : {}) });
         if (options.json) printJson(report);
         else for (const line of formatDoctorReport(report)) printLine(line);
         return report.ok ? 0 : 1;
