@@ -139,6 +139,7 @@ export class BlobRelay {
       socket.on("timeout", () => {
         relay.fail(new OciError("OCI_TIMEOUT", `${relay.label}: the source's body timed out`));
         settle(new OciError("OCI_TIMEOUT", `${relay.label}: the source's answer timed out`));
+        socket.destroy();
       });
       socket.on("error", (error) => {
         if (inBody) relay.fail(new OciError("OCI_SIZE_MISMATCH", `${relay.label}: the source's connection failed after ${relay.received} of ${desc.size} bytes (truncated)`, { cause: error }));
