@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BlobRelay, LayoutTarget, RegistryTarget, copy, descriptorOf, writeLayout, type Descriptor } from "../../src/oci/index.js";
+import { describeRegistry, startRegistry } from "../support/registry.js";
 import { startStandIn, type StandIn, type StandInOptions } from "../support/registry-standin.js";
 
 const MiB = 1024 * 1024;
@@ -132,6 +133,27 @@ describe("copy between two registries", () => {
     expect(relays.length).toBe(3);
     expect(dst.requests.filter((r) => r.method === "PATCH").length).toBeGreaterThanOrEqual(5);
     expect(src.requests.some((r) => r.listener === "127.0.0.2" && r.url.includes(bigDesc.digest))).toBe(true);
+  });
+});
+
+describeRegistry("copy between two docker-registry instances", () => {
+  it("relays every blob (basic auth on the source) and the destination serves the artifact byte for byte", async () => {
+    const source = await startRegistry({ auth: "basic" });
+    const destination = await startRegistry();
+    closers.push({ close: () => source.stop() }, { close: () => destination.stop() });
+    const credentials = { username: source.username as string, password: source.password as string };
+    const from = target(source.host, { credentials });
+    await copy(await LayoutTarget.open(layoutDir), from, manifest.digest, { tag: "v1" });
+    const relays = recordRelays(from);
+    const to = target(destination.host);
+    await copy(from, to, "v1");
+    // The first blob's GET meets the 401 and goes through the general client (which authenticates); the others are relayed.
+    expect(relays.length).toBeGreaterThanOrEqual(2);
+    expect(relays.every((r) => r.verified)).toBe(true);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await target(destination.host).fetch(bigDesc)) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(big)).toBe(true);
+    expect((await target(destination.host).resolve("v1")).digest).toBe(manifest.digest);
   });
 });
 
