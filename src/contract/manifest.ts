@@ -123,10 +123,10 @@ export async function inspectDistTarball(distDir: string, policy: ReleasePolicy,
   const tarball = await readNpmTarballFile(path, options);
   const pkg = tarball.packageJson;
   if (pkg["name"] !== policy.package) {
-    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${describeValue(policy.package)}, found ${describeValue(pkg["name"])}`);
+    fail("TARBALL_NAME_MISMATCH", `unexpected package name in ${filename}: expected ${describeValue(policy.package)} (the package the policy pins${policy.sources?.package === undefined ? "" : `, from ${policy.sources.package}`}), found ${describeValue(pkg["name"])}; fix: pass the artifact directory of a ${policy.package} build, or pin the package this tarball is`);
   }
   if (pkg["version"] !== version) {
-    fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describeValue(pkg["version"])}; expected version ${version}`);
+    fail("TARBALL_VERSION_MISMATCH", `${filename} metadata has version ${describeValue(pkg["version"])}; expected version ${version} (the release's version); fix: rebuild the tarball with npm pack from the release commit, whose package.json says ${version}`);
   }
   return { artifact: { filename, sha256: tarball.sha256, size: tarball.size }, tarball };
 }

@@ -18,7 +18,7 @@ import { crc32, createInflateRaw, inflateRawSync } from "node:zlib";
 import { parseStrictJson, type JsonObject } from "./canonical-json.js";
 import { ReleaseContractError, type ReleaseContractErrorCode } from "./errors.js";
 import { closeAsync, fstatAsync, openAsync, readAsync, readWhole } from "./fs-async.js";
-import { resolveTarLimits, StrictTarParser, type TarballMember, type TarLimits } from "./tar-ustar.js";
+import { resolveTarLimits, StrictTarParser, tarballError, type TarballMember, type TarLimits } from "./tar-ustar.js";
 
 export type { TarballMember, TarLimits } from "./tar-ustar.js";
 
@@ -72,7 +72,7 @@ export interface NpmTarball {
 }
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
-  throw new ReleaseContractError(code, message);
+  throw tarballError(code, message);
 }
 
 /** Check the 10-byte gzip header (RFC 1952 section 2.3): deflate, no flags. */
@@ -115,7 +115,7 @@ function keeper(options: ReadNpmTarballOptions): { kept: Map<string, Buffer>; on
   const onData = (member: TarballMember, chunk: Buffer) => {
     const isPackageJson = member.path === "package.json" || BUNDLED_PACKAGE_JSON_RE.test(member.path);
     if (!isPackageJson && options.keep?.(member.path) !== true) return;
-    if (isPackageJson && member.size > MAX_PACKAGE_JSON_BYTES) fail("TARBALL_TOO_LARGE", `package/${member.path} has ${member.size} bytes, more than ${MAX_PACKAGE_JSON_BYTES}`);
+    if (isPackageJson && member.size > MAX_PACKAGE_JSON_BYTES) fail("TARBALL_TOO_LARGE", `package/${member.path} has ${member.size} bytes, more than ${MAX_PACKAGE_JSON_BYTES}; fix: make that package.json smaller (a package.json is a few KiB; move data into files of the package), then rebuild with npm pack`);
     total += chunk.length;
     if (!isPackageJson && total > budget) fail("TARBALL_TOO_LARGE", `the members kept for checking exceed ${budget} bytes`);
     const entry = parts.get(member.path) ?? { chunks: [], bytes: 0 };
@@ -181,7 +181,7 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
   try {
     packageJson = parseStrictJson(pj, { rejectIntegralFloats: false });
   } catch (error) {
-    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: package/package.json is not strict JSON: ${(error as Error).message}`);
+    fail("TARBALL_UNREADABLE", `cannot read metadata from ${path}: package/package.json is not strict JSON: ${(error as Error).message}; fix: make package.json strict JSON (no duplicate keys, no comments or trailing commas), then rebuild with npm pack`);
   }
   return { members, packageJson, kept, unpackedSize: members.reduce((n, m) => n + m.size, 0), sha256: hash.digest("hex"), size };
 }

@@ -114,7 +114,35 @@ const TYPE_NAMES: Record<string, string> = {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function fail(code: ReleaseContractErrorCode, message: string): never {
-  throw new ReleaseContractError(code, message);
+  throw tarballError(code, message);
+}
+
+/** An archive `npm pack` would not write, or that was changed after it: the one fix of every such refusal. */
+const MALFORMED_FIX =
+  "use the tarball exactly as `npm pack` wrote it (rebuild it with `npm pack`; an edited, truncated, re-compressed or hand-made archive is refused); a release whose own tarball fails this check cannot be installed safely: do not install it, and tell its publisher";
+
+/** What the user does about each `TARBALL_*` refusal of the npm tarball reader (this module and `npm-tarball.ts`). */
+const TARBALL_FIX: Partial<Record<ReleaseContractErrorCode, string>> = {
+  TARBALL_GZIP_INVALID: MALFORMED_FIX,
+  TARBALL_TRAILING_DATA: MALFORMED_FIX,
+  TARBALL_HEADER_INVALID: MALFORMED_FIX,
+  TARBALL_ENTRY_TYPE: MALFORMED_FIX,
+  TARBALL_PAX_INVALID: MALFORMED_FIX,
+  TARBALL_PATH_UNSAFE: MALFORMED_FIX,
+  TARBALL_DUPLICATE_MEMBER: MALFORMED_FIX,
+  TARBALL_METADATA_MISSING: MALFORMED_FIX,
+  TARBALL_TOO_LARGE:
+    "the bounds stop decompression bombs: make the package smaller (package.json `files`, `.npmignore`), or, calling the library, raise the bound (`limits` of readNpmTarballFile or StrictTarParser, `maxKeptBytes`)",
+  TARBALL_UNREADABLE: "pass the path of the .tgz file `npm pack` wrote, a regular file you can read, and leave it unchanged while it is read",
+};
+
+/**
+ * The error of a `TARBALL_*` refusal: `message`, followed by `; fix: ...` from the one table of fixes unless the
+ * message names its own. Used by this module and `npm-tarball.ts`.
+ */
+export function tarballError(code: ReleaseContractErrorCode, message: string): ReleaseContractError {
+  const fix = TARBALL_FIX[code];
+  return new ReleaseContractError(code, fix === undefined || message.includes("; fix: ") ? message : `${message}; fix: ${fix}`);
 }
 
 /** A field of a header block as text up to its first NUL, strictly UTF-8. */

@@ -148,6 +148,10 @@ function gaveUpError(what: string, answer: HttpAnswer): PrivacyError {
  *   not https, an unreadable token response); OciError `OCI_PLAIN_HTTP_REFUSED`,
  *   `OCI_TLS_FAILED` (the registry answered plain HTTP to TLS: pass --plain-http for a loopback registry).
  */
+/** The fix of `PRIVACY_ANONYMOUS_READ`: what the expectation is, where it comes from, and what to do. */
+const ANONYMOUS_READ_FIX =
+  "; releases are read and written only in a private repository, one that refuses an anonymous reader (the privacy gate: docs/release-publish.md); fix: if the repository is yours, make the registry require credentials for every read (ghcr.io: the package's settings, Change visibility -> Private; a self-hosted registry: turn on its authentication, e.g. the distribution registry's auth section), then rerun; if it is not, ask its publisher to make it private";
+
 export async function probeAnonymousRead(
   repository: Repository,
   options: { plainHttp?: boolean; timeoutMs?: number; retry?: Partial<RetryPolicy> } = {},
@@ -166,7 +170,7 @@ export async function probeAnonymousRead(
   }
   if (first.gaveUp !== undefined) throw gaveUpError(`anonymous read probe of ${url}`, first);
   if (first.status === 200) {
-    throw new PrivacyError("PRIVACY_ANONYMOUS_READ", `the registry serves the tag list of ${repository.repository} anonymously (HTTP 200 without any credentials)`);
+    throw new PrivacyError("PRIVACY_ANONYMOUS_READ", `the registry serves the tag list of ${repository.repository} anonymously (HTTP 200 without any credentials)${ANONYMOUS_READ_FIX}`);
   }
   if (first.status === 403) return { absent: false, evidence: { url, challenge: "none", refusedAt: "challenge", status: 403 } };
   if (first.status === 404) return { absent: true, url };
@@ -232,7 +236,7 @@ async function probeBearer(repository: Repository & { kind: "registry" }, url: s
   if (retry.status === 200) {
     throw new PrivacyError(
       "PRIVACY_ANONYMOUS_READ",
-      `the registry serves the tag list of ${repository.repository} to an anonymous token (HTTP 200 after the Bearer challenge without credentials)`,
+      `the registry serves the tag list of ${repository.repository} to an anonymous token (HTTP 200 after the Bearer challenge without credentials)${ANONYMOUS_READ_FIX}`,
     );
   }
   if (retry.status === 401 || retry.status === 403) return { absent: false, evidence: { url, challenge: "bearer", refusedAt: "tags", status: retry.status } };

@@ -289,7 +289,11 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
   const visibility = metadata["visibility"];
   if (visibility !== "private") {
     const code = visibility === "public" ? "PRIVACY_PUBLIC" : visibility === "internal" ? "PRIVACY_INTERNAL" : "PRIVACY_VISIBILITY_UNVERIFIED";
-    throw new PrivacyError(code, `package visibility must be positively verified as private: ${owner}/${name} reports visibility ${describeJson(visibility)}`);
+    const fix =
+      code === "PRIVACY_VISIBILITY_UNVERIFIED"
+        ? "; fix: check that the GitHub API at this URL is GitHub's (GITHUB_API_URL) and that GH_TOKEN may read the package (read:packages), then rerun"
+        : `; fix: if the package is yours, make it private (its settings on GitHub: Packages -> ${name} -> Package settings -> Change visibility -> Private), then rerun; if it is not, ask its publisher to`;
+    throw new PrivacyError(code, `package visibility must be positively verified as private: ${owner}/${name} reports visibility ${describeJson(visibility)}${fix}`);
   }
   if ("repository" in metadata && metadata["repository"] !== null) {
     const linked = metadata["repository"];

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { execFileSync } from "node:child_process";
 import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { WHOLE_TARBALL_BYTES, WHOLE_TARBALL_UNPACKED_BYTES, readNpmTarballFile } from "../../src/contract/npm-tarball.js";
 import { createHash } from "node:crypto";
@@ -126,6 +126,20 @@ describe("constructs npm pack never writes are refused with their code", () => {
     // Read whole (the default for a small tarball) and streamed: the same code.
     await expect(readNpmTarballFile(path)).toThrowWithCode(code);
     await expect(readNpmTarballFile(path, { wholeFileBytes: 0 })).toThrowWithCode(code);
+    // Every refusal says what to do about it.
+    await expect(readNpmTarballFile(path)).rejects.toThrow(/; fix: \S/);
+  });
+
+  it("the fix of a refusal is what the user does: rebuild with npm pack (malformed), shrink or raise the bound (too large), a readable .tgz (unreadable)", async () => {
+    const notGzip = await file(tarStream(base()));
+    await expect(readNpmTarballFile(notGzip)).rejects.toThrow(
+      `${notGzip} is not gzip data; fix: use the tarball exactly as \`npm pack\` wrote it (rebuild it with \`npm pack\`; an edited, truncated, re-compressed or hand-made archive is refused); a release whose own tarball fails this check cannot be installed safely: do not install it, and tell its publisher`,
+    );
+    const bomb = await file(gzip(tarStream([...base(), fileEntry("package/zeros.bin", Buffer.alloc(2 * 1024 * 1024))])));
+    await expect(readNpmTarballFile(bomb, { limits: { maxUnpackedBytes: 1024 * 1024 } })).rejects.toThrow(/; fix: the bounds stop decompression bombs: make the package smaller \(package\.json `files`, `\.npmignore`\), or, calling the library, raise the bound/);
+    await expect(readNpmTarballFile(join(dirname(bomb), "absent.tgz"))).rejects.toThrow(/^cannot read .*absent\.tgz: ENOENT; fix: pass the path of the \.tgz file `npm pack` wrote, a regular file you can read/);
+    const duplicated = await file(gzip(tarStream([fileEntry("package/package.json", '{"name":"a","name":"b","version":"1.0.0"}')])));
+    await expect(readNpmTarballFile(duplicated)).rejects.toThrow(/is not strict JSON: .*; fix: make package\.json strict JSON \(no duplicate keys, no comments or trailing commas\), then rebuild with npm pack$/);
   });
 
   it("a tarball read whole and the same tarball streamed give the same listing, digest and kept bytes; one inflating past the whole-read bound is streamed", async () => {

@@ -296,6 +296,7 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     const d = await packTinyPackage(dir, "demo-plugin", "0.7.1");
     await rename(join(d, "demo-plugin-0.7.1.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
     await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("TARBALL_VERSION_MISMATCH");
+    await expect(inspectDistDir(d, POLICY, "0.8.0")).rejects.toThrow('demo-plugin-0.8.0.tgz metadata has version "0.7.1"; expected version 0.8.0 (the release\'s version); fix: rebuild the tarball with npm pack from the release commit, whose package.json says 0.8.0');
     await rm(dir, { recursive: true, force: true });
   });
   it("D7 another package name -> TARBALL_NAME_MISMATCH", async () => {
@@ -303,6 +304,7 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     const d = await packTinyPackage(dir, "other-plugin", "0.8.0");
     await rename(join(d, "other-plugin-0.8.0.tgz"), join(d, "demo-plugin-0.8.0.tgz"));
     await expect(() => inspectDistDir(d, POLICY, "0.8.0")).toThrowWithCode("TARBALL_NAME_MISMATCH");
+    await expect(inspectDistDir(d, POLICY, "0.8.0")).rejects.toThrow(/^unexpected package name in demo-plugin-0\.8\.0\.tgz: expected "demo-plugin" \(the package the policy pins.*\), found "other-plugin"; fix: pass the artifact directory of a demo-plugin build, or pin the package this tarball is$/);
     await rm(dir, { recursive: true, force: true });
   });
   it("D6 bytes that are not a gzip tar -> TARBALL_GZIP_INVALID", async () => {
