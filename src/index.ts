@@ -74,7 +74,7 @@ export {
   safeContext, sanitizeNameComponent, SCAN_LARGE_FILE_BYTES, SCANNED_EXTENSIONS, scanTextForInstallRisks,
   servePluginModule, SERVER_SCRIPT, serverNameShadowProblem, setLogSink, setStderrLogLevel,
   SKILL_FILE_MAX_BYTES, SKILL_NAME_PATTERN, skillNamespace, stderrLogLevel, STDIO_ENTRY_KEYS,
-  stdoutGuardPath, strArg, tool, TOOL_NAME_PATTERN, TOOL_RESULT_MAX_BYTES, toolErrorResult, toolName, UNBUILT_PLUGIN_VERSION, VALID_HOOKS,
+  stdoutGuardPath, strArg, tool, TOOL_NAME_PATTERN, TOOL_RESULT_MAX_BYTES, toolErrorResult, toolName, UNBUILT_PLUGIN_VERSION, VALID_HOOKS, VALIDATOR_META_KEY,
   validateArguments, validateFunctionSchema, validateParameters, validateServerName, validateToolName,
   withStdoutOnStderr,
 } from "./kit/index.js";

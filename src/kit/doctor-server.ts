@@ -21,7 +21,7 @@ import { redactText } from "./redaction.js";
 import { EXAMPLES_META_KEY, VALIDATOR_META_KEY } from "./plugin.js";
 import { expandPlaceholders, type PackageFinding, type StdioServerEntry } from "./portable.js";
 import { renderForModel, type ReceivedToolResult } from "./render.js";
-import { schemaKeywordProblems, supportedKeywordsText } from "./schema-keywords.js";
+import { jsonSchemaValueProblems, schemaKeywordProblems, supportedKeywordsText } from "./schema-keywords.js";
 
 /** One tool call the doctor made. */
 export interface DoctorCall {
@@ -186,13 +186,25 @@ function checkListedTool(server: string, listed: Tool, findings: PackageFinding[
 const MAX_KEYWORD_FINDINGS = 20;
 
 /**
- * The listed `inputSchema` holds only keywords the kit's argument validation
- * enforces (schema-keywords.ts), as `tool({schema})` requires: each other
- * keyword is a `SCHEMA_INVALID` error. A tool listed with
- * `_meta["hermes-plugin-kit/validator"]: "zod"` is exempt (zod checks its own schema).
+ * The listed `inputSchema` against the rules of whatever validates its
+ * arguments, read from `_meta["hermes-plugin-kit/validator"]`
+ * ({@link VALIDATOR_META_KEY}): `"kit"` (a kit tool with `params` or
+ * `schema`) holds only keywords the kit's argument validation enforces
+ * (schema-keywords.ts), as `tool({schema})` requires; `"zod"` is exempt (zod
+ * checks its own schema); a tool without the marker (a server not built with
+ * the kit) is JSON Schema validated by its own server: any keyword, but each
+ * keyword JSON Schema defines must hold a value it allows. Each problem is a
+ * `SCHEMA_INVALID` error.
  */
 function checkSchemaKeywords(listed: Tool, schema: Record<string, unknown>, error: (rule: string, message: string) => void): void {
-  if (listed._meta?.[VALIDATOR_META_KEY] === "zod" || !isObject(schema)) return;
+  const validator = listed._meta?.[VALIDATOR_META_KEY];
+  if (validator === "zod" || !isObject(schema)) return;
+  if (validator !== "kit") {
+    const problems = jsonSchemaValueProblems(schema, "inputSchema");
+    for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message} (not valid JSON Schema: the model is told a malformed constraint)`);
+    if (problems.length > MAX_KEYWORD_FINDINGS) error("SCHEMA_INVALID", `tool '${listed.name}': ... and ${problems.length - MAX_KEYWORD_FINDINGS} more inputSchema keywords with invalid values`);
+    return;
+  }
   const problems = schemaKeywordProblems(schema, "inputSchema");
   for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) {
     error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message} (the model is told a constraint nobody checks); ${supportedKeywordsText()}`);

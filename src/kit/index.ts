@@ -186,6 +186,7 @@ export {
   type RunningPlugin,
   servePluginModule,
   UNBUILT_PLUGIN_VERSION,
+  VALIDATOR_META_KEY,
 } from "./plugin.js";
 export { type PluginCapabilities, type PluginLogging, type PluginOptions } from "./plugin-options.js";
 // Hooks, slash commands and request middleware (served through the native companion).

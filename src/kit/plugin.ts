@@ -31,9 +31,14 @@ const PLUGIN_MARK = Symbol.for("hermes-plugin-kit.plugin");
 export const EXAMPLES_META_KEY = "hermes-plugin-kit/examples";
 
 /**
- * `_meta` key under which a zod tool is listed with `"zod"`: its `inputSchema`
- * may carry keywords only zod checks, so `plugin doctor` does not hold it to
- * the kit's keyword vocabulary (every other listed tool is).
+ * `_meta` key under which every kit tool is listed with what checks its
+ * arguments (`ToolDefinition.validator`): `"kit"` (a `params` or `schema`
+ * tool: its `inputSchema` holds only keywords the kit's argument validation
+ * enforces) or `"zod"` (its `inputSchema` may carry any keyword zod emits;
+ * zod checks them). `plugin doctor` reads it: a `"kit"` tool is held to the
+ * kit's keyword vocabulary (`SCHEMA_INVALID` per other keyword), a `"zod"`
+ * tool is exempt, and a tool listed without it (a server not built with the
+ * kit) is checked as plain JSON Schema (any keyword, valid values).
  */
 export const VALIDATOR_META_KEY = "hermes-plugin-kit/validator";
 
@@ -313,8 +318,8 @@ function toMcpTool(entry: ToolDefinition): Tool {
   };
   const meta: Record<string, unknown> = {};
   if (Object.keys(entry.examples).length > 0) meta[EXAMPLES_META_KEY] = structuredClone(entry.examples);
-  if (entry.validator === "zod") meta[VALIDATOR_META_KEY] = "zod";
-  if (Object.keys(meta).length > 0) listed._meta = meta;
+  meta[VALIDATOR_META_KEY] = entry.validator;
+  listed._meta = meta;
   return listed;
 }
 

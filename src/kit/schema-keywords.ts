@@ -174,37 +174,59 @@ function keywordProblem(key: string, at: string, top: boolean): string | null {
   return `${at}: '${shortText(key)}' is not a keyword the kit checks${near === undefined ? "" : `; did you mean '${near}'?`}; fix: rename or remove it`;
 }
 
+/**
+ * Which rules a walk applies: `kit` (a schema the kit's argument validation checks: only its keywords,
+ * each with a value of the right type) or `json-schema` (a schema some other validator checks, e.g. a
+ * listed tool of a server not built with the kit: any keyword, but the keywords JSON Schema defines
+ * must have values JSON Schema allows).
+ */
+type WalkMode = "kit" | "json-schema";
+
+/** JSON Schema forms the kit does not take but another validator may (draft-4 boolean bounds, the tuple form of `items`). */
+function generalValueAllowed(key: string, value: unknown): boolean {
+  if ((key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "boolean") return true;
+  return key === "items" && Array.isArray(value) && value.every(isRecord);
+}
+
 /** Collect the problems of one schema node (the parameters object when `top`) into `out`. */
-function checkNode(node: Record<string, unknown>, path: string, top: boolean, depth: number, out: SchemaKeywordProblem[]): void {
+function checkNode(node: Record<string, unknown>, path: string, top: boolean, depth: number, out: SchemaKeywordProblem[], mode: WalkMode = "kit"): void {
+  const kit = mode === "kit";
   if (depth > MAX_SCHEMA_DEPTH) {
-    out.push({ path, keyword: "", message: `${path}: the schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (the kit checks arguments ${MAX_SCHEMA_DEPTH} levels deep); fix: flatten it` });
+    // A deep schema is valid JSON Schema; only the kit's validation stops at this depth.
+    if (kit) out.push({ path, keyword: "", message: `${path}: the schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels (the kit checks arguments ${MAX_SCHEMA_DEPTH} levels deep); fix: flatten it` });
     return;
   }
   for (const [key, value] of Object.entries(node)) {
     const at = schemaPath(path, key);
-    const refused = keywordProblem(key, at, top);
+    const refused = kit ? keywordProblem(key, at, top) : null;
     if (refused !== null) {
       out.push({ path: at, keyword: key, message: refused });
       continue;
     }
     // The parameters object's own type is checked by its validators ("type must be \"object\"").
     if (top && key === "type") continue;
-    const rule = Object.hasOwn(VALUE_RULES, key) ? VALUE_RULES[key] : undefined;
-    if (rule !== undefined && !rule[1](value)) {
-      const why = (key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "boolean" ? `; ${DRAFT4_BOUND}` : "";
-      out.push({ path: at, keyword: key, message: `${at}: '${key}' must be ${rule[0]}, found ${found(key, value)} (the kit would not check it)${why}; fix: correct or remove it` });
+    if (!kit && generalValueAllowed(key, value)) {
+      if (key === "items") (value as Array<Record<string, unknown>>).forEach((item, index) => checkNode(item, `${at}[${index}]`, false, depth + 1, out, mode));
       continue;
     }
-    if (key === "items" || (key === "additionalProperties" && isRecord(value))) checkNode(value as Record<string, unknown>, at, false, depth + 1, out);
+    const rule = Object.hasOwn(VALUE_RULES, key) ? VALUE_RULES[key] : undefined;
+    if (rule !== undefined && !rule[1](value)) {
+      const why = kit && (key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "boolean" ? `; ${DRAFT4_BOUND}` : "";
+      const expected = kit ? rule[0] : `${rule[0]} (JSON Schema)`;
+      out.push({ path: at, keyword: key, message: `${at}: '${key}' must be ${expected}, found ${found(key, value)}${kit ? " (the kit would not check it)" : ""}${why}; fix: correct or remove it` });
+      continue;
+    }
+    if (key === "items" || (key === "additionalProperties" && isRecord(value))) checkNode(value as Record<string, unknown>, at, false, depth + 1, out, mode);
     else if (key === "properties") {
       for (const [name, member] of Object.entries(value as Record<string, unknown>)) {
         const memberPath = schemaPath(at, name);
-        if (name === "__proto__") out.push({ path: memberPath, keyword: "properties", message: `${memberPath}: '__proto__' cannot be an argument name; fix: rename it` });
-        else if (!isRecord(member)) out.push({ path: memberPath, keyword: "properties", message: `${memberPath}: must be a schema object, found ${valueKind(member)} (the kit would not check it); fix: give the property a schema object such as {"type": "string"}` });
-        else checkNode(member, memberPath, false, depth + 1, out);
+        if (kit && name === "__proto__") out.push({ path: memberPath, keyword: "properties", message: `${memberPath}: '__proto__' cannot be an argument name; fix: rename it` });
+        else if (!isRecord(member) && !(!kit && typeof member === "boolean")) {
+          out.push({ path: memberPath, keyword: "properties", message: `${memberPath}: must be a schema object, found ${valueKind(member)}${kit ? " (the kit would not check it)" : ""}; fix: give the property a schema object such as {"type": "string"}` });
+        } else if (isRecord(member)) checkNode(member, memberPath, false, depth + 1, out, mode);
       }
     } else if (key === "anyOf" || key === "oneOf") {
-      (value as Array<Record<string, unknown>>).forEach((branch, index) => checkNode(branch, `${at}[${index}]`, false, depth + 1, out));
+      (value as Array<Record<string, unknown>>).forEach((branch, index) => checkNode(branch, `${at}[${index}]`, false, depth + 1, out, mode));
     }
   }
 }
@@ -223,6 +245,20 @@ function checkNode(node: Record<string, unknown>, path: string, top: boolean, de
 export function schemaKeywordProblems(parameters: Record<string, unknown>, label: string): SchemaKeywordProblem[] {
   const out: SchemaKeywordProblem[] = [];
   checkNode(parameters, label, true, 0, out);
+  return out;
+}
+
+/**
+ * The problems of a parameters object some other validator checks (a listed
+ * tool of a server not built with the kit): any keyword is allowed, but each
+ * keyword JSON Schema defines that the kit knows (`type`, `enum`, `pattern`,
+ * bounds, `required`, `items`, `properties`, `additionalProperties`, `anyOf`,
+ * `oneOf`, annotations) must hold a value JSON Schema allows, at any depth
+ * (draft-4 boolean bounds and the tuple form of `items` included).
+ */
+export function jsonSchemaValueProblems(parameters: Record<string, unknown>, label: string): SchemaKeywordProblem[] {
+  const out: SchemaKeywordProblem[] = [];
+  checkNode(parameters, label, true, 0, out, "json-schema");
   return out;
 }
 

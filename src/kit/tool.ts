@@ -119,8 +119,8 @@ export interface ToolDefinition {
    * What checks the arguments: `"kit"` (params or schema: the `inputSchema`
    * holds only keywords the kit's validation enforces) or `"zod"` (zod parses
    * them after the kit's checks, so the `inputSchema` may carry any keyword zod
-   * emits; listed as `_meta["hermes-plugin-kit/validator"]: "zod"`, which
-   * `plugin doctor` reads).
+   * emits). Listed as `_meta["hermes-plugin-kit/validator"]` (`VALIDATOR_META_KEY`),
+   * which `plugin doctor` reads.
    */
   readonly validator: "kit" | "zod";
   /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object or has a key other than `signal`, `requestId`, `logger`, `meta`. */

@@ -90,7 +90,7 @@ describe("served surface and capability selection", () => {
     const client = await connect(plugin);
     const { tools } = await client.listTools();
     expect(tools.map((x) => [x.name, x.annotations?.readOnlyHint])).toEqual([["alpha", true], ["beta", true], ["gamma", false]]);
-    expect(tools[0]?._meta).toEqual({ "hermes-plugin-kit/examples": { q: "x" } });
+    expect(tools[0]?._meta).toEqual({ "hermes-plugin-kit/examples": { q: "x" }, "hermes-plugin-kit/validator": "kit" });
     expect(await client.callTool({ name: "alpha", arguments: { q: "hi" } })).toMatchObject({ structuredContent: { success: true, data: { name: "alpha", q: "hi" } } });
     expect(await client.callTool({ name: "alpha", arguments: {} })).toMatchObject({ isError: true, content: [{ text: "q is required (e.g. 'x')" }] });
     await client.close();

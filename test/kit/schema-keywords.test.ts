@@ -27,6 +27,7 @@ import {
   validateFunctionSchema,
   validateParameters,
   type DoctorReport,
+  VALIDATOR_META_KEY,
 } from "../../src/kit/index.js";
 import { captureKitLog, fixtureServerScript, manifestFor, mcpFor, tempDir, writePackage, type FixtureTool } from "./fixtures.js";
 
@@ -265,7 +266,8 @@ describe("a zod tool may carry any keyword zod checks", () => {
     expect((await t.call({ email: "a@b.co", n: 7 })).isError).toBe(true);
   });
 
-  it("is listed with _meta hermes-plugin-kit/validator: zod; a schema tool is not", async () => {
+  it("is listed with _meta hermes-plugin-kit/validator (VALIDATOR_META_KEY, exported): zod; a schema tool: kit", async () => {
+    expect(VALIDATOR_META_KEY).toBe("hermes-plugin-kit/validator");
     const plugin = definePlugin({ name: "kw-plugin", version: "1.0.0", description: "d", server: "kw", tools: [zodTool(), toolWith({ type: "string" })] });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await plugin.createServer().connect(serverSide);
@@ -274,7 +276,7 @@ describe("a zod tool may carry any keyword zod checks", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => [t.name, t._meta])).toEqual([
       ["z", { "hermes-plugin-kit/examples": { email: "a@b.co", n: 5 }, "hermes-plugin-kit/validator": "zod" }],
-      ["t", undefined],
+      ["t", { "hermes-plugin-kit/validator": "kit" }],
     ]);
     await client.close();
   });
@@ -289,9 +291,11 @@ describe("plugin doctor reports a listed schema holding a keyword the kit does n
   };
   const listed = (properties: Record<string, unknown>, top: Record<string, unknown> = {}) => ({ type: "object", properties, additionalProperties: false, ...top });
 
-  it("SCHEMA_INVALID per keyword, nested and on the parameters object, with its path and the supported keywords", async () => {
+  const kitTool = (tool: FixtureTool): FixtureTool => ({ ...tool, _meta: { [VALIDATOR_META_KEY]: "kit" } }) as FixtureTool;
+
+  it("SCHEMA_INVALID per keyword, nested and on the parameters object, with its path and the supported keywords (a tool listed validator: kit)", async () => {
     const report = await doctorPluginPackage(
-      server([{ name: "signup", inputSchema: listed({ email: { type: "string", format: "email" }, tags: { type: "array", items: { type: "string", pattern: "(" } } }, { minProperties: 1 }) }]),
+      server([kitTool({ name: "signup", inputSchema: listed({ email: { type: "string", format: "email" }, tags: { type: "array", items: { type: "string", pattern: "(" } } }, { minProperties: 1 }) })]),
       { callTools: false },
     );
     const findings = errorFindings(report);
@@ -303,10 +307,31 @@ describe("plugin doctor reports a listed schema holding a keyword the kit does n
     expect(report.ok).toBe(false);
   });
 
+  it("a server not built with the kit (no validator marker): its schema is JSON Schema, any keyword passes, only invalid values of JSON Schema keywords are SCHEMA_INVALID", async () => {
+    const foreign = await doctorPluginPackage(
+      server([
+        { name: "signup", inputSchema: listed({ email: { type: "string", format: "email" }, pair: { type: "array", items: [{ type: "string" }, { type: "integer" }] }, n: { type: "number", minimum: 0, exclusiveMinimum: true } }, { minProperties: 1, $defs: { x: { type: "string" } } }) },
+      ]),
+      { callTools: false },
+    );
+    expect(errorFindings(foreign)).toEqual([]);
+    const malformed = await doctorPluginPackage(
+      server([{ name: "broken", inputSchema: listed({ tags: { type: "array", items: { type: "strng", pattern: "(" } }, note: { type: "string", format: "email" } }) }]),
+      { callTools: false },
+    );
+    const findings = errorFindings(malformed);
+    expect(findings.map((f) => f.rule)).toEqual(["SCHEMA_INVALID", "SCHEMA_INVALID"]);
+    expect(findings[0]?.message).toBe(
+      `server 'fixture': tool 'broken': inputSchema.properties.tags.items.type: 'type' must be one of string, integer, number, boolean, array, object, null, or a non-empty list of them without repeats (JSON Schema), found "strng"; fix: correct or remove it (not valid JSON Schema: the model is told a malformed constraint)`,
+    );
+    expect(findings[1]?.message).toContain("inputSchema.properties.tags.items.pattern: 'pattern' must be a valid regular expression string (JavaScript, u flag) (JSON Schema), found an invalid regular expression");
+    expect(findings.some((f) => f.message.includes("format"))).toBe(false);
+  });
+
   it("passes a listed schema that uses only checked keywords and annotations, and a zod tool's schema", async () => {
     const report = await doctorPluginPackage(
       server([
-        { name: "fine", inputSchema: listed({ q: { type: "string", minLength: 1, pattern: "^a", description: "d", default: "a" }, n: { oneOf: [{ type: "integer", minimum: 0 }, { type: "null" }] } }, { title: "T" }) },
+        kitTool({ name: "fine", inputSchema: listed({ q: { type: "string", minLength: 1, pattern: "^a", description: "d", default: "a" }, n: { oneOf: [{ type: "integer", minimum: 0 }, { type: "null" }] } }, { title: "T" }) }),
         { name: "zodded", inputSchema: listed({ email: { type: "string", format: "email" } }), _meta: { "hermes-plugin-kit/validator": "zod" } } as FixtureTool,
       ]),
       { callTools: false },
