@@ -10,6 +10,16 @@ import { describe, expect, it } from "vitest";
 import { RegistryTarget, fetchBlobToFile, fetchManifest, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
 import { fakeRegistryScope, writeMany, type FakeRegistry } from "../support/registry-fake.js";
 
+/** The error `p` rejects with (`{code: "NO_ERROR"}` when it resolves). */
+async function failureOf(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await p;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  return { code: "NO_ERROR", message: "" };
+}
+
 const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 const MANIFEST = Buffer.from(
   '{"artifactType":"application/vnd.hermes-plugin-kit.private-bootstrap.v1","config":{"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","mediaType":"application/vnd.oci.empty.v1+json","size":2},"layers":[],"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2}\n',
@@ -59,14 +69,14 @@ describe("manifests", () => {
     });
     await expect(client(s1).resolve("v1")).toThrowWithCode("OCI_MANIFEST_TOO_LARGE");
     // What was found, the limit and where it comes from, and the fix.
-    const announced = await client(s1).resolve("v1").catch((e: unknown) => e as Error);
+    const announced = await failureOf(client(s1).resolve("v1"));
     expect(announced.message).toMatch(/is 2097152 bytes \(Content-Length\); expected at most 1048576 bytes \(1 MiB\), the ceiling this kit applies.*fix: check that the reference names a Hermes plugin release/);
     let written = 0;
     const s2 = await fake(async (_req, res) => {
       res.writeHead(200, { "content-type": MANIFEST_TYPE });
       written = await writeMany(res, 64 * 1024 * 1024);
     });
-    const streamed = await client(s2).resolve("v1").catch((e: unknown) => e as Error & { code?: string });
+    const streamed = await failureOf(client(s2).resolve("v1"));
     expect(streamed.code).toBe("OCI_MANIFEST_TOO_LARGE");
     expect(streamed.message).toMatch(/is more than 1048576 bytes \(read without a Content-Length\); expected at most .*fix: /);
     await new Promise((r) => setTimeout(r, 50));

@@ -19,6 +19,16 @@ import { runCli } from "../support/cli.js";
 import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
 import { startStandIn, type StandIn } from "../support/registry-standin.js";
 
+/** The error `p` rejects with (`{code: "NO_ERROR"}` when it resolves). */
+async function failureOf(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await p;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  return { code: "NO_ERROR", message: "" };
+}
+
 const CREDS = { username: "origin-user", password: "origin-secret-3f1" };
 const sha = (b: Buffer): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 
@@ -227,7 +237,7 @@ describe("a blob redirect whose target answers 404", () => {
     });
     const registry = await redirecting(storage);
     const t = target(registry.host, { credentials: undefined });
-    const error = await fetchBlobToFile(t, layer, path.join(work, "redirect-404.bin")).catch((e: unknown) => e as Error & { code?: string });
+    const error = await failureOf(fetchBlobToFile(t, layer, path.join(work, "redirect-404.bin")));
     expect(error.code).toBe("OCI_NOT_FOUND");
     expect(error.message).toContain(`GET on ${storage.url} (another origin, where registry ${registry.host} sent it by a redirect or upload Location) answered HTTP 404: the redirect target answered 404`);
     expect(error.message).toMatch(/fix: the registry still points at this content but .* does not serve it/);
