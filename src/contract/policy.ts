@@ -131,24 +131,32 @@ export function requireGatePins(gates: unknown, field: string): Partial<GateComm
   return gates as Partial<GateCommands>;
 }
 
+/** The one message of a `hermesPluginKit` section that is not an object (a string, a number, an array, null). */
+function kitSectionProblem(section: unknown, origin: string): string {
+  return `${origin} hermesPluginKit must be an object ({ repository, gates, ... }), found ${describeValue(section)}; fix: write the section as an object in ${origin}`;
+}
+
 /**
  * The gate commands a package.json declares: `hermesPluginKit.gates` over
  * {@link DEFAULT_GATE_COMMANDS}.
  * @param origin names the file in error messages.
- * @throws ReleaseContractError `POLICY_INVALID` naming the field; also when `pkg` is no object (a parsed
- *   package.json) or `origin` no string.
+ * @throws ReleaseContractError `POLICY_INVALID` naming the field (a `hermesPluginKit` or `gates` that is no object,
+ *   an unknown gate with the gate it meant); also when `pkg` is no object (a parsed package.json) or `origin` no string.
  */
 export function gatesDeclaredBy(pkg: unknown, origin = "package.json"): GateCommands {
   if (!isRecord(pkg)) invalid(`gatesDeclaredBy(pkg, origin): pkg must be a parsed package.json (an object), found ${describeValue(pkg)}`);
   if (typeof origin !== "string") invalid(`gatesDeclaredBy(pkg, origin): origin must name the file (a string), found ${describeValue(origin)}`);
-  const section = isRecord(pkg) ? pkg["hermesPluginKit"] : undefined;
+  const section = pkg["hermesPluginKit"];
+  // A section of another shape is refused, never read as "no section" (that would give the default gates).
+  if (section !== undefined && !isRecord(section)) invalid(kitSectionProblem(section, origin));
   const declared = isRecord(section) ? section["gates"] : undefined;
   const gates: GateCommands = { ...DEFAULT_GATE_COMMANDS };
   if (declared === undefined) return gates;
-  if (!isRecord(declared)) invalid(`${origin} hermesPluginKit.gates must be an object`);
+  if (!isRecord(declared)) invalid(`${origin} hermesPluginKit.gates must be an object of gate commands ({ ${TEST_GATES.join(", ")} }), found ${describeValue(declared)}`);
   for (const [key, value] of Object.entries(declared)) {
     if (!(TEST_GATES as readonly string[]).includes(key)) {
-      invalid(`${origin} hermesPluginKit.gates has unknown gate ${describeValue(key)} (expected one of ${TEST_GATES.join(", ")})`);
+      const near = nearestName(key, TEST_GATES);
+      invalid(`${origin} hermesPluginKit.gates has unknown gate ${describeValue(key)} (expected one of ${TEST_GATES.join(", ")})${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`);
     }
     gates[key as TestGate] = requireCommand(value, `${origin} hermesPluginKit.gates.${key}`);
   }
@@ -191,7 +199,7 @@ export function policyFromPackageJson(pkg: unknown, repositoryOverride?: string,
   const name = pkg["name"];
   if (!isNpmPackageName(name)) invalid(`${origin} name must be an npm package name, found ${describeValue(name)}`);
   const section = pkg["hermesPluginKit"];
-  if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object`);
+  if (section !== undefined && !isRecord(section)) invalid(kitSectionProblem(section, origin));
   if (section !== undefined) requireKnownKitKeys(section, origin);
   const kit = section ?? {};
   const repository = repositoryOverride ?? kit["repository"];
@@ -381,7 +389,7 @@ export function resolveConsumerExpectations(given: ConsumerPins): ConsumerExpect
     const json = pins.policyFile.json;
     // What the file names is pinned; a field it has in another shape is refused, never skipped (that would pin less).
     const section = json["hermesPluginKit"];
-    if (section !== undefined && !isRecord(section)) invalid(`${origin} hermesPluginKit must be an object, found ${describeValue(section)}`);
+    if (section !== undefined && !isRecord(section)) invalid(kitSectionProblem(section, origin));
     if (section !== undefined) requireKnownKitKeys(section, origin);
     const kit = section;
     const name = json["name"];

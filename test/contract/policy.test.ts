@@ -59,7 +59,7 @@ describe("resolveConsumerExpectations", () => {
       [{ description: "x", private: true }, 'p.json (--policy) pins nothing: expected a package.json with "name" (the package) and "hermesPluginKit" (repository, gates), found only "description", "private"; fix:'],
       [{ name: "Not A Name" }, 'p.json (--policy) name must be an npm package name, found "Not A Name"'],
       [{ name: 5, hermesPluginKit: {} }, "p.json (--policy) name must be an npm package name, found number 5"],
-      [{ name: "mine", hermesPluginKit: "ghcr.io/me/mine" }, 'p.json (--policy) hermesPluginKit must be an object, found "ghcr.io/me/mine"'],
+      [{ name: "mine", hermesPluginKit: "ghcr.io/me/mine" }, 'p.json (--policy) hermesPluginKit must be an object ({ repository, gates, ... }), found "ghcr.io/me/mine"; fix: write the section as an object in p.json (--policy)'],
       [{ name: "mine", hermesPluginKit: { repository: ["ghcr.io/me/mine"] } }, "p.json (--policy) hermesPluginKit.repository must name the registry repository (a string), found an array"],
       // A misspelled key would pin nothing, silently: refused, with the nearest key the kit reads.
       [{ name: "mine", hermesPluginKit: { gate: { unit: "evil" } } }, 'p.json (--policy) hermesPluginKit has a key the kit does not read: "gate" (it reads repository, install, gates, installTime, provenance); did you mean "gates"?'],
@@ -179,5 +179,20 @@ describe("provenanceKeyDeclaredBy: a field it does not read", () => {
     await expect(() => provenanceKeyDeclaredBy({ provenance: { keys: "keys/release.pub" } })).toThrowWithCode("POLICY_INVALID");
     expect(() => provenanceKeyDeclaredBy({ provenance: { keys: "keys/release.pub" } })).toThrow('package.json hermesPluginKit.provenance has unknown field "keys" (expected key; did you mean "key"?)');
     expect(() => provenanceKeyDeclaredBy({ provenance: { publicKeyFile: "k.pub" } })).toThrow('package.json hermesPluginKit.provenance has unknown field "publicKeyFile" (expected key)');
+  });
+});
+
+describe("gatesDeclaredBy: a hermesPluginKit section of another shape", () => {
+  it("is POLICY_INVALID, never read as no section (which would give the default gates)", async () => {
+    // Passing: no section gives the defaults; an object section gives its gates over them.
+    expect(gatesDeclaredBy({ name: "demo" })).toEqual(DEFAULT_GATE_COMMANDS);
+    expect(gatesDeclaredBy({ name: "demo", hermesPluginKit: { gates: { unit: "just test" } } }).unit).toBe("just test");
+    for (const section of [5, "ghcr.io/a/demo", ["gates"], null, true]) {
+      await expect(() => gatesDeclaredBy({ name: "demo", hermesPluginKit: section })).toThrowWithCode("POLICY_INVALID");
+      await expect(() => policyFromPackageJson({ name: "demo", hermesPluginKit: section })).toThrowWithCode("POLICY_INVALID");
+    }
+    expect(() => gatesDeclaredBy({ name: "demo", hermesPluginKit: 5 })).toThrow("package.json hermesPluginKit must be an object ({ repository, gates, ... }), found number 5; fix: write the section as an object in package.json");
+    expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: 5 } })).toThrow("package.json hermesPluginKit.gates must be an object of gate commands ({ unit, public_contract, host_contract, build_metadata }), found number 5");
+    expect(() => gatesDeclaredBy({ hermesPluginKit: { gates: { unti: "x" } } })).toThrow('package.json hermesPluginKit.gates has unknown gate "unti" (expected one of unit, public_contract, host_contract, build_metadata); did you mean "unit"?');
   });
 });
