@@ -201,13 +201,15 @@ function checkSchemaKeywords(listed: Tool, schema: Record<string, unknown>, erro
   if (validator === "zod" || !isObject(schema)) return;
   if (validator !== "kit") {
     const problems = jsonSchemaValueProblems(schema, "inputSchema");
-    for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message} (not valid JSON Schema: the model is told a malformed constraint)`);
+    for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) {
+      error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message}${problem.unsatisfiable ? "" : " (not valid JSON Schema: the model is told a malformed constraint)"}`);
+    }
     if (problems.length > MAX_KEYWORD_FINDINGS) error("SCHEMA_INVALID", `tool '${listed.name}': ... and ${problems.length - MAX_KEYWORD_FINDINGS} more inputSchema keywords with invalid values`);
     return;
   }
   const problems = schemaKeywordProblems(schema, "inputSchema");
   for (const problem of problems.slice(0, MAX_KEYWORD_FINDINGS)) {
-    error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message} (the model is told a constraint nobody checks); ${supportedKeywordsText()}`);
+    error("SCHEMA_INVALID", `tool '${listed.name}': ${problem.message}${problem.unsatisfiable ? "" : ` (the model is told a constraint nobody checks); ${supportedKeywordsText()}`}`);
   }
   if (problems.length > MAX_KEYWORD_FINDINGS) error("SCHEMA_INVALID", `tool '${listed.name}': ... and ${problems.length - MAX_KEYWORD_FINDINGS} more inputSchema keywords the kit does not check`);
 }

@@ -56,6 +56,8 @@ export interface SchemaKeywordProblem {
   keyword: string;
   /** `<path>: <what is wrong>; fix: <how>`. */
   message: string;
+  /** True for a nested `required` no value can satisfy (a name `properties` lacks under `additionalProperties: false`). */
+  unsatisfiable?: true;
 }
 
 const HANDLER = "check it in the handler";
@@ -227,8 +229,29 @@ function checkNode(node: Record<string, unknown>, path: string, top: boolean, de
       }
     } else if (key === "anyOf" || key === "oneOf") {
       (value as Array<Record<string, unknown>>).forEach((branch, index) => checkNode(branch, `${at}[${index}]`, false, depth + 1, out, mode));
+    } else if (key === "required" && !top) {
+      unsatisfiableRequired(node, at, out);
     }
   }
+}
+
+/**
+ * A nested object schema closed by `additionalProperties: false` whose `required` names a member
+ * `properties` does not declare: no value satisfies it (the parameters object's own `required` is
+ * checked by its validators, `SCHEMA_REQUIRED_UNKNOWN`).
+ */
+function unsatisfiableRequired(node: Record<string, unknown>, at: string, out: SchemaKeywordProblem[]): void {
+  if (node["additionalProperties"] !== false) return;
+  const properties = isRecord(node["properties"]) ? node["properties"] : {};
+  (node["required"] as string[]).forEach((name, index) => {
+    if (Object.hasOwn(properties, name)) return;
+    out.push({
+      path: `${at}[${index}]`,
+      keyword: "required",
+      unsatisfiable: true,
+      message: `${at}[${index}]: requires ${JSON.stringify(shortText(name))}, which properties does not declare while additionalProperties is false, so no value can satisfy the schema; fix: declare it in properties or remove it from required`,
+    });
+  });
 }
 
 /**
@@ -284,11 +307,12 @@ export function supportedKeywordsText(): string {
 /** Lines of a refusal shown at most; further problems are counted. */
 const MAX_PROBLEM_LINES = 20;
 
-/** The message of a refused schema: a header, one line per problem (at most 20), the supported vocabulary. */
+/** The message of a refused schema: a header, one line per problem (at most 20), the supported vocabulary (unless every problem is an unsatisfiable `required`). */
 export function schemaKeywordMessage(subject: string, problems: readonly SchemaKeywordProblem[]): string {
   const shown = problems.slice(0, MAX_PROBLEM_LINES).map((problem) => `  ${problem.message}`);
   const hidden = problems.length - shown.length;
   if (hidden > 0) shown.push(`  ... and ${hidden} more problem${hidden === 1 ? "" : "s"}`);
+  if (problems.every((problem) => problem.unsatisfiable === true)) return `${subject} requires members its closed objects do not declare, so every call would be refused:\n${shown.join("\n")}`;
   return (
     `${subject} has keywords the kit's argument validation does not enforce, so the model would be told constraints nobody checks:\n` +
     `${shown.join("\n")}\n` +

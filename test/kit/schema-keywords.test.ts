@@ -252,6 +252,37 @@ describe("the argument helpers' plain-object schemas hold only checked keywords 
   });
 });
 
+describe("a nested required naming a member a closed object does not declare is refused (SCHEMA_INVALID), at every depth", () => {
+  const closed = (required: string[], extra: Record<string, unknown> = {}) => ({ type: "object", properties: { b: { type: "string" } }, required, additionalProperties: false, ...extra });
+  const unsatisfiable = (at: string, name: string) =>
+    `\n  ${at}: requires "${name}", which properties does not declare while additionalProperties is false, so no value can satisfy the schema; fix: declare it in properties or remove it from required`;
+
+  it.each([
+    ["a property's object", closed(["b", "c"]), "schema.parameters.properties.a.required[1]", "c"],
+    ["array items", { type: "array", items: closed(["c"]) }, "schema.parameters.properties.a.items.required[0]", "c"],
+    ["an object in an object", { type: "object", properties: { inner: closed(["zz"]) } }, "schema.parameters.properties.a.properties.inner.required[0]", "zz"],
+    ["an anyOf branch", { anyOf: [{ type: "null" }, closed(["c"])] }, "schema.parameters.properties.a.anyOf[1].required[0]", "c"],
+    ["an additionalProperties schema", { type: "object", additionalProperties: closed(["c"]) }, "schema.parameters.properties.a.additionalProperties.required[0]", "c"],
+    ["a closed object without properties", { type: "object", required: ["c"], additionalProperties: false }, "schema.parameters.properties.a.required[0]", "c"],
+  ])("in %s", (_where, property, at, name) => {
+    const error = refusal({ parameters: { type: "object", properties: { a: property } } });
+    expect(error.code).toBe("SCHEMA_INVALID");
+    expect(error.message).toContain(unsatisfiable(at, name));
+    expect(error.message.startsWith("schema of tool 't' requires members its closed objects do not declare, so every call would be refused:\n")).toBe(true);
+  });
+
+  it("accepted when the member is declared, or the object is open", () => {
+    expect(() => tool({ name: "t", description: "d", schema: { type: "object", properties: { a: closed(["b"]) } }, handler })).not.toThrow();
+    expect(() => tool({ name: "t", description: "d", schema: { type: "object", properties: { a: { type: "object", properties: {}, required: ["c"] } } }, handler })).not.toThrow();
+  });
+
+  it("in an argument helper's plain-object schema: ARG_INVALID with its path", () => {
+    expect(() => arrayArg("ids", { items: closed(["b", "c"]) as never })).toThrowWithCode(PluginKitError, "ARG_INVALID");
+    expect(() => arrayArg("ids", { items: closed(["b", "c"]) as never })).toThrow(unsatisfiable("argument.items.required[1]", "c"));
+    expect(() => arrayArg("ids", { items: closed(["b"]) as never })).not.toThrow();
+  });
+});
+
 describe("a zod tool may carry any keyword zod checks", () => {
   const zodTool = () =>
     tool({ name: "z", description: "d", zod: z.object({ email: z.string().email(), n: z.number().multipleOf(5) }), examples: { email: "a@b.co", n: 5 }, handler: (args) => args });
@@ -316,11 +347,17 @@ describe("plugin doctor reports a listed schema holding a keyword the kit does n
     );
     expect(errorFindings(foreign)).toEqual([]);
     const malformed = await doctorPluginPackage(
-      server([{ name: "broken", inputSchema: listed({ tags: { type: "array", items: { type: "strng", pattern: "(" } }, note: { type: "string", format: "email" } }) }]),
+      server([
+        { name: "broken", inputSchema: listed({ tags: { type: "array", items: { type: "strng", pattern: "(" } }, note: { type: "string", format: "email" } }) },
+        { name: "closed", inputSchema: listed({ cfg: { type: "object", properties: {}, required: ["port"], additionalProperties: false } }) },
+      ]),
       { callTools: false },
     );
     const findings = errorFindings(malformed);
-    expect(findings.map((f) => f.rule)).toEqual(["SCHEMA_INVALID", "SCHEMA_INVALID"]);
+    expect(findings.map((f) => f.rule)).toEqual(["SCHEMA_INVALID", "SCHEMA_INVALID", "SCHEMA_INVALID"]);
+    expect(findings[2]?.message).toBe(
+      `server 'fixture': tool 'closed': inputSchema.properties.cfg.required[0]: requires "port", which properties does not declare while additionalProperties is false, so no value can satisfy the schema; fix: declare it in properties or remove it from required`,
+    );
     expect(findings[0]?.message).toBe(
       `server 'fixture': tool 'broken': inputSchema.properties.tags.items.type: 'type' must be one of string, integer, number, boolean, array, object, null, or a non-empty list of them without repeats (JSON Schema), found "strng"; fix: correct or remove it (not valid JSON Schema: the model is told a malformed constraint)`,
     );
