@@ -8,6 +8,18 @@
  * Pure: nothing here reads or writes outside its arguments.
  */
 
+/**
+ * True for an AbortSignal: an instance, or an object with a boolean `aborted` and `addEventListener` /
+ * `removeEventListener` functions (a signal of another realm or library). The one signal rule of the project:
+ * the option checks of `src/oci` (`requireOptionalSignal`) and `src/fetch` use it, so every entry point
+ * refuses what this refuses.
+ */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  const candidate = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
+  return candidate !== null && typeof candidate === "object" && typeof candidate.aborted === "boolean" && typeof candidate.addEventListener === "function" && typeof candidate.removeEventListener === "function";
+}
+
 /** True for an object whose prototype is `Object.prototype` or `null` (an object literal, `JSON.parse`). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object") return false;

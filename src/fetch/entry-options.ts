@@ -8,11 +8,10 @@
 import { ReleaseContractError } from "../contract/errors.js";
 import { describeValue, isNpmPackageName, nearestName, NPM_PACKAGE_NAME_RULE } from "../contract/grammar.js";
 import { parseRepository, type Repository } from "../contract/reference.js";
-import { describeNonPlainObject, isPlainObject, snapshotOptions } from "../contract/plain-options.js";
+import { describeNonPlainObject, isAbortSignal, isPlainObject, snapshotOptions } from "../contract/plain-options.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { resolveProvenancePolicy } from "../contract/provenance-policy.js";
 import { requireGatePins } from "../contract/policy.js";
-import { isAbortSignal } from "../oci/arguments.js";
 import type { ArtifactKind } from "./manifest-checks.js";
 import type { ProvenanceCheckOptions } from "./provenance.js";
 

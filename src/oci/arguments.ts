@@ -6,6 +6,7 @@
  * nor ignored (docs/oci.md "Arguments"). One function per rule; nothing here reads or writes anything.
  */
 import { describeValue, nearestName } from "../contract/grammar.js";
+import { isAbortSignal } from "../contract/plain-options.js";
 import { OciError } from "./errors.js";
 
 function invalid(message: string): never {
@@ -115,17 +116,6 @@ export function requireOptionalNumber(value: unknown, call: string, name: string
  */
 export function requireOptionalFunction(value: unknown, call: string, name: string, shape: string): void {
   if (value !== undefined && typeof value !== "function") invalid(`${call}: ${name} must be a function ${shape} (or absent), found ${describeValue(value)}`);
-}
-
-/**
- * True for an AbortSignal: an instance, or an object with a boolean `aborted` and `addEventListener` /
- * `removeEventListener` functions (a signal of another realm or library). The one signal rule of the project:
- * `src/fetch` option checks use it too, so every entry point refuses what this refuses.
- */
-export function isAbortSignal(value: unknown): value is AbortSignal {
-  if (value instanceof AbortSignal) return true;
-  const candidate = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
-  return candidate !== null && typeof candidate === "object" && typeof candidate.aborted === "boolean" && typeof candidate.addEventListener === "function" && typeof candidate.removeEventListener === "function";
 }
 
 /**
