@@ -100,7 +100,10 @@ export interface DemoResult {
   next_steps?: string[];
   /** Set with `keepRegistry`: the registry left running. */
   kept_registry?: { host: string; pid: number; credentials_file: string; stop: string; instructions: string[] };
-  error?: { code: string; message: string };
+  /** After a failure: the error's code (the step's own, whatever area raised it), as every command's JSON failure has it. */
+  code?: string;
+  /** After a failure: what was expected, what was found, and the fix. */
+  message?: string;
 }
 
 /** Root of this package (the directory holding package.json). */
@@ -303,7 +306,7 @@ async function requirePackageDir(packageDir: string, given: boolean): Promise<vo
  * Run the demo: the package check, the store, the maintainer half (`release
  * run`), the consumer half, then the next steps. Never throws for a failed
  * step: the result says which step failed, with what it expected and found
- * (`error`), and `ok: false`.
+ * (`code` and `message`, once each, as every command's JSON failure), and `ok: false`.
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const packageDir = resolve(options.packageDir ?? join(KIT_ROOT, "examples", "calculator"));
@@ -313,7 +316,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     // A --registry that cannot be used fails before a workspace exists (nothing to resume, nothing left behind).
     checkRegistryOption(options);
   } catch (error) {
-    return { ...result, error: errorOf(error) };
+    return { ...result, ...errorOf(error) };
   }
   const demo = await openDemo(options, packageDir, result);
   try {
@@ -333,7 +336,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     });
     result.ok = true;
   } catch (error) {
-    result.error = errorOf(error);
+    Object.assign(result, errorOf(error));
   } finally {
     const registry = demo.registry;
     // --keep-registry keeps it after a success only: a failed demo stops what it started (as an interrupted one does: demo-registry.ts).

@@ -22,7 +22,8 @@ interface DemoJson {
   receipt_file?: string;
   registry: string;
   steps: { step: string; ok: boolean; skipped?: boolean; ms: number; detail?: string }[];
-  error?: { code: string; message: string };
+  code?: string;
+  message?: string;
 }
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -45,7 +46,7 @@ async function demo(args: string[]): Promise<DemoJson> {
   const r = await runCli(["release", "demo", ...args, "--json"], { timeoutMs: DEMO_RUN_TIMEOUT_MS });
   const last = r.stdout.trim().split("\n").pop() ?? "";
   const result = JSON.parse(last) as DemoJson;
-  if (!result.ok) throw new Error(`demo failed (exit ${r.code}): ${JSON.stringify(result.error)}\n${r.stderr.slice(-2000)}`);
+  if (!result.ok) throw new Error(`demo failed (exit ${r.code}): ${JSON.stringify({ code: result.code, message: result.message })}\n${r.stderr.slice(-2000)}`);
   expect(r.code).toBe(0);
   // stdout is exactly the one JSON object; on stderr every step of the report starts and ends with its
   // elapsed time, then the consumer's next steps with this release's references.
@@ -116,6 +117,10 @@ describe("release demo --package", () => {
     expect(r.code).toBe(1);
     const result = JSON.parse(r.stdout) as DemoJson & { code: string; message: string };
     expect(result.code).toBe("DEMO_PACKAGE_MISSING");
+    // One object in the convention's shape: ok, code and message first, the code once (no nested error).
+    expect(Object.keys(result).slice(0, 3)).toEqual(["ok", "code", "message"]);
+    expect(r.stdout.match(/"code":/g)).toHaveLength(1);
+    expect(result).not.toHaveProperty("error");
     expect(result.message).toContain(`--package ${missing} is not a directory: expected the directory of an npm package (holding package.json)`);
     expect(result.message).not.toMatch(/ENOENT/);
     const text = await runCli(["release", "demo", "--package", parent, "--workspace", ws]);

@@ -45,6 +45,7 @@ describe("release run (CLI)", () => {
     expect(planned).toMatchObject({ dry_run: true, would_release: true, version: "0.8.0", tag: "v0.8.0" });
     expect(planned.checks.map((c) => `${c.check}:${c.status}`)).toEqual([
       "workspace:ok",
+      "trigger:ok",
       "origin main:ok",
       "intent:ok",
       "materialize:would",
@@ -139,10 +140,12 @@ describe("release run (CLI)", () => {
     }
   }, 120_000);
 
-  it("--dry-run after the release stops where the real run would: origin's main is no longer the trigger", async () => {
+  it("--dry-run after the release describes what the real run with that workspace does: resume the recorded trigger and intent, re-verify, write nothing", async () => {
     const r = await runCli(["release", "run", "--dry-run", "--workspace", rf.workspace, "--source", rf.repo.dir, "--json"], { env, timeoutMs: 120_000 });
-    expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "PROMOTE_REMOTE_STATE" });
+    expect(r.code, r.stderr).toBe(0);
+    const planned = JSON.parse(r.stdout) as { would_release: boolean; trigger_sha: string; trigger_from: string; tag: string; checks: { check: string; status: string; detail: string }[] };
+    expect(planned).toMatchObject({ would_release: true, trigger_sha: rf.triggerSha, trigger_from: "recorded", tag: "v0.8.0" });
+    expect(planned.checks.find((c) => c.check === "tags")?.detail).toBe("v0.8.0 and v0.8.0-receipt were bound by this run (recorded): a real run re-verifies them");
   }, 120_000);
 
   it("--quiet: the same JSON on stdout, nothing on stderr", async () => {

@@ -42,8 +42,9 @@ export function registerReleaseDemo(release: Command): void {
           ...(currentVerbosity() === "verbose" ? { gateOutput: "stderr" as const } : {}),
         });
         if (flags.json === true) {
-          // A failure carries the convention's top-level code and message besides the steps that ran.
-          printJson(result.ok ? result : { ...result, code: result.error?.code ?? "DEMO_FAILED", message: result.error?.message ?? "demo failed" });
+          // A failure is the convention's {"ok":false,"code","message"} (each once), then the steps that ran.
+          const { ok, ...rest } = result;
+          printJson(ok ? result : { ok, code: result.code ?? "DEMO_FAILED", message: result.message ?? "demo failed", ...rest });
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
           if (result.ok) printNextSteps(result.next_steps ?? []);
           return result.ok ? 0 : 1;
@@ -52,10 +53,10 @@ export function registerReleaseDemo(release: Command): void {
           // stdout carries a result only: a kept registry's instructions are a note, where to resume is in the error line.
           for (const line of result.kept_registry?.instructions ?? []) printNote(line);
           // No workspace (refused before one was made): nothing to resume.
-          const resumable = result.workspace !== "" && !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.error?.code ?? "");
+          const resumable = result.workspace !== "" && !["DEMO_WORKSPACE_MISMATCH", "DEMO_PLAIN_HTTP_REFUSED", "DEMO_PACKAGE_MISSING"].includes(result.code ?? "");
           // The step's own code, whatever area raised it, is the command's.
           const { shellWord } = await import("../../contract/grammar.js");
-          throw new HermesPluginKitError(result.error?.code ?? "DEMO_FAILED", `${result.error?.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${shellWord(result.workspace)} to resume)` : ""}`);
+          throw new HermesPluginKitError(result.code ?? "DEMO_FAILED", `${result.message ?? "demo failed"}${resumable ? ` (rerun with --workspace ${shellWord(result.workspace)} to resume)` : ""}`);
         }
         if (result.bundle_reference !== undefined) printLine(`bundle reference:  ${result.bundle_reference}`);
         if (result.receipt_reference !== undefined) printLine(`receipt reference: ${result.receipt_reference}`);
