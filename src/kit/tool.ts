@@ -16,6 +16,7 @@
  *   `password=`-style pairs, `sk-`/`AIza` keys become `***`).
  */
 import type { z } from "zod";
+import { isAbortSignal } from "../contract/plain-options.js";
 import { formatArgumentProblems, validateArguments, type ArgumentProblem } from "./arguments.js";
 import { inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "./errors.js";
 import { KitLogger } from "./logging.js";
@@ -123,7 +124,12 @@ export interface ToolDefinition {
    * which `plugin doctor` reads.
    */
   readonly validator: "kit" | "zod";
-  /** Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when `context` is not an object or has a key other than `signal`, `requestId`, `logger`, `meta`. */
+  /**
+   * Call through the kit (validation, envelope, logging). Rejects with PluginKitError `INPUT_TYPE_INVALID` when
+   * `context` is not an object, has a key other than `signal`, `requestId`, `logger`, `meta`, or one of the wrong
+   * type (`signal` not an AbortSignal, `requestId` not a string or finite number, `logger` not a `KitLogger`,
+   * `meta` not an object).
+   */
   call(args: unknown, context?: Partial<ToolContext>): Promise<ToolCallResult>;
 }
 
@@ -222,6 +228,7 @@ export function tool(options: AnyToolOptions): ToolDefinition {
       if (!isRecord(partial)) return Promise.reject(inputTypeError(`tool '${shortText(name)}' call`, "context", "an object", partial));
       try {
         requireKnownOptions(`tool '${shortText(name)}' call context`, partial, CALL_CONTEXT_KEYS);
+        checkCallContext(name, partial);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -236,6 +243,20 @@ const TOOL_OPTION_KEYS: readonly string[] = Object.freeze(["name", "description"
 
 /** Every key of a tool call's context ({@link ToolContext}) that `call` reads. */
 const CALL_CONTEXT_KEYS: readonly string[] = ["signal", "requestId", "logger", "meta"];
+
+/**
+ * The types of a caller's call context, before the handler sees it: `signal` an AbortSignal (the project's one
+ * signal rule, `isAbortSignal`), `requestId` a string or a finite number, `logger` a `KitLogger`, `meta` an object.
+ * @throws PluginKitError `INPUT_TYPE_INVALID` naming the key, what it must be and the kind found.
+ */
+function checkCallContext(name: string, partial: Record<string, unknown>): void {
+  const fn = `tool '${shortText(name)}' call`;
+  const { signal, requestId, logger, meta } = partial;
+  if (signal !== undefined && !isAbortSignal(signal)) throw inputTypeError(fn, "context.signal", "an AbortSignal (e.g. new AbortController().signal)", signal);
+  if (requestId !== undefined && typeof requestId !== "string" && !(typeof requestId === "number" && Number.isFinite(requestId))) throw inputTypeError(fn, "context.requestId", "a string or a finite number", requestId);
+  if (logger !== undefined && !(logger instanceof KitLogger)) throw inputTypeError(fn, "context.logger", "a KitLogger", logger);
+  if (meta !== undefined && !isRecord(meta)) throw inputTypeError(fn, "context.meta", "an object", meta);
+}
 
 type AnyToolOptions = ParamsToolOptions | SchemaToolOptions | ZodToolOptions<z.ZodObject>;
 

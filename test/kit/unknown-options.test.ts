@@ -169,6 +169,24 @@ describe("author-facing factories refuse unknown options as definePlugin does", 
     await expectRefused(() => echo.call({}, { signl: AbortSignal.abort() } as never), "INPUT_TYPE_INVALID", "tool 'echo_tool' call context: unknown option 'signl'", "did you mean 'signal'?");
   });
 
+  it("a tool's call context values are checked before the handler runs: signal by the project's one signal rule (INPUT_TYPE_INVALID)", async () => {
+    let seen: unknown;
+    const probe = tool({ name: "probe", description: "P.", params: {}, handler: (_args, context) => { seen = context.signal; return "ok"; } });
+    const signal = new AbortController().signal;
+    expect(await probe.call({}, { signal })).toEqual({ content: [{ type: "text", text: "ok" }] });
+    expect(seen).toBe(signal);
+    // A signal of another realm or library (the isAbortSignal shape) is accepted too.
+    const foreign = { aborted: false, addEventListener: () => undefined, removeEventListener: () => undefined };
+    expect((await probe.call({}, { signal: foreign as never })).isError).toBeUndefined();
+    seen = undefined;
+    await expectRefused(() => probe.call({}, { signal: { aborted: "no" } as never }), "INPUT_TYPE_INVALID", "tool 'probe' call: context.signal must be an AbortSignal (e.g. new AbortController().signal), found an object");
+    await expectRefused(() => probe.call({}, { signal: true as never }), "INPUT_TYPE_INVALID", "context.signal must be an AbortSignal", "found a boolean");
+    expect(seen).toBeUndefined();
+    await expectRefused(() => probe.call({}, { requestId: {} as never }), "INPUT_TYPE_INVALID", "tool 'probe' call: context.requestId must be a string or a finite number, found an object");
+    await expectRefused(() => probe.call({}, { logger: { info: () => undefined } as never }), "INPUT_TYPE_INVALID", "tool 'probe' call: context.logger must be a KitLogger, found an object");
+    await expectRefused(() => probe.call({}, { meta: "m" as never }), "INPUT_TYPE_INVALID", "tool 'probe' call: context.meta must be an object, found a string");
+  });
+
   it("definePlugin: a misspelt section key is named (hoks, capabilities.enabeld)", async () => {
     const ping = tool({ name: "ping", description: "P.", params: {}, handler: () => "pong" });
     expect(definePlugin({ name: "p", version: "1.0.0", description: "d", tools: [ping], capabilities: { groups: { all: ["ping"] }, enabled: ["all"] } }).name).toBe("p");
