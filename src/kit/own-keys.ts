@@ -6,6 +6,7 @@
  * through `Object.prototype`, and a key `__proto__` never replaces an
  * object's prototype.
  */
+import { describeNonPlainObject } from "../contract/plain-options.js";
 
 /**
  * Keys that reach an object's prototype machinery: `__proto__` (setting it
@@ -39,7 +40,8 @@ export function plainRecordProblem(value: unknown): string | null {
   if (proto !== Object.prototype && proto !== null) {
     const inherited = [];
     for (const key in value) if (!Object.hasOwn(value, key)) inherited.push(key);
-    return `found an object with another prototype${inherited.length === 0 ? "" : ` giving it ${inherited.slice(0, 5).map((key) => `'${key.slice(0, 80)}'`).join(", ")}`} (an inherited entry would be ignored)`;
+    // The project's one wording for such a value (describeNonPlainObject), then what it would have inherited.
+    return `found ${describeNonPlainObject(value)}${inherited.length === 0 ? "" : `; it inherits ${inherited.slice(0, 5).map((key) => `'${key.slice(0, 80)}'`).join(", ")}, which would be ignored`}`;
   }
   for (const key of Reflect.ownKeys(value)) {
     const shown = typeof key === "symbol" ? String(key).slice(0, 80) : `'${key.slice(0, 80)}'`;

@@ -13,14 +13,14 @@ const withGetter = (key: string, value: unknown) => Object.defineProperty({}, ke
 
 /** [name, extra options, code, message part]. */
 const refused: [string, Record<string, unknown>, string, string][] = [
-  ["hooks from a prototype", { hooks: Object.create({ pre_tool_call: fn }) }, "HOOK_INVALID", "definePlugin hooks must be a plain object (an object literal or Object.create(null)) of own enumerable entries, found an object with another prototype giving it 'pre_tool_call'"],
+  ["hooks from a prototype", { hooks: Object.create({ pre_tool_call: fn }) }, "HOOK_INVALID", "definePlugin hooks must be a plain object (an object literal or Object.create(null)) of own enumerable entries, found an object with another prototype (an inherited value is not read); it inherits 'pre_tool_call', which would be ignored"],
   ["middleware from a prototype", { middleware: Object.create({ tool_request: fn }) }, "MIDDLEWARE_INVALID", "definePlugin middleware must be a plain object"],
   ["hooks with an own __proto__ key", { hooks: JSON.parse('{"__proto__":{"a":1}}') }, "HOOK_INVALID", "found an own '__proto__' key"],
   ["hooks with a getter", { hooks: withGetter("pre_tool_call", fn) }, "HOOK_INVALID", "found an accessor (getter/setter) for 'pre_tool_call'"],
   ["hooks with a non-enumerable entry", { hooks: Object.defineProperty({}, "pre_tool_call", { value: fn, enumerable: false }) }, "HOOK_INVALID", "found a non-enumerable entry 'pre_tool_call'"],
-  ["hooks a class instance", { hooks: new (class Hooks { pre_tool_call = fn })() }, "HOOK_INVALID", "found an object with another prototype"],
+  ["hooks a class instance", { hooks: new (class Hooks { pre_tool_call = fn })() }, "HOOK_INVALID", "of own enumerable entries, found an instance of Hooks"],
   ["bridge from a prototype", { bridge: Object.create({ timeoutMs: 1000 }) }, "BRIDGE_OPTION_INVALID", "definePlugin bridge must be a plain object"],
-  ["env from a prototype", { env: Object.create({ API_KEY: "x" }) }, "PLUGIN_DEFINITION_INVALID", "env: must be a plain object (an object literal or Object.create(null)) of own enumerable entries, found an object with another prototype giving it 'API_KEY'"],
+  ["env from a prototype", { env: Object.create({ API_KEY: "x" }) }, "PLUGIN_DEFINITION_INVALID", "env: must be a plain object (an object literal or Object.create(null)) of own enumerable entries, found an object with another prototype (an inherited value is not read); it inherits 'API_KEY', which would be ignored"],
   ["env with an own __proto__ key", { env: JSON.parse('{"__proto__":"x"}') }, "PLUGIN_DEFINITION_INVALID", "env: must be a plain object"],
   ["logging from a prototype", { logging: Object.create({ envVar: "P_LOG" }) }, "LOGGING_INVALID", "logging: must be a plain object"],
   ["capabilities.groups with a getter", { capabilities: { groups: withGetter("g", ["ping"]) } }, "CAPABILITY_INVALID", "capabilities.groups: must be a plain object"],
