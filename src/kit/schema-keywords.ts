@@ -118,8 +118,15 @@ function isTypeValue(value: unknown): boolean {
   return Array.isArray(value) && value.length > 0 && value.every((t) => typeof t === "string" && JSON_TYPES.includes(t)) && new Set(value).size === value.length;
 }
 
-/** What each checked keyword's (and annotation's) value must be, with the test; keywords whose value is a schema are followed separately. */
-const VALUE_RULES: Readonly<Record<string, [expected: string, ok: (value: unknown) => boolean]>> = {
+/** What a keyword's value must be (`expected`, the "must be ..." of a message) and the test of it. */
+export type KeywordValueRule = readonly [expected: string, ok: (value: unknown) => boolean];
+
+/**
+ * What each checked keyword's (and annotation's) value must be, with the test: the one table of these rules,
+ * read by the schema checks here and by the argument helpers' option checks (schema.ts). Keywords whose value
+ * is a schema are followed separately.
+ */
+export const KEYWORD_VALUE_RULES: Readonly<Record<string, KeywordValueRule>> = {
   type: [`one of ${JSON_TYPES.join(", ")}, or a non-empty list of them without repeats`, isTypeValue],
   enum: ["a list of allowed values", Array.isArray],
   minLength: ["an integer >= 0", isCount],
@@ -211,7 +218,7 @@ function checkNode(node: Record<string, unknown>, path: string, top: boolean, de
       if (key === "items") (value as Array<Record<string, unknown>>).forEach((item, index) => checkNode(item, `${at}[${index}]`, false, depth + 1, out, mode));
       continue;
     }
-    const rule = Object.hasOwn(VALUE_RULES, key) ? VALUE_RULES[key] : undefined;
+    const rule = Object.hasOwn(KEYWORD_VALUE_RULES, key) ? KEYWORD_VALUE_RULES[key] : undefined;
     if (rule !== undefined && !rule[1](value)) {
       const why = kit && (key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "boolean" ? `; ${DRAFT4_BOUND}` : "";
       const expected = kit ? rule[0] : `${rule[0]} (JSON Schema)`;

@@ -11,7 +11,7 @@
 import { expectString, inputTypeError, isRecord, PluginKitError, shortText, valueKind } from "./errors.js";
 import { requireKnownOptions } from "./option-keys.js";
 import { ownValue } from "./own-keys.js";
-import { JSON_TYPES, isPattern, propertySchemaKeywordProblems, schemaKeywordMessage, schemaKeywordProblems } from "./schema-keywords.js";
+import { JSON_TYPES, KEYWORD_VALUE_RULES, propertySchemaKeywordProblems, schemaKeywordMessage, schemaKeywordProblems, type KeywordValueRule } from "./schema-keywords.js";
 
 const ARG_SPEC = Symbol.for("hermes-plugin-kit.arg");
 
@@ -199,33 +199,16 @@ function makeArg(fn: string, type: string | readonly string[], description: stri
   return Object.freeze(spec);
 }
 
-const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
-const isBound = (value: unknown) => typeof value === "number" && Number.isFinite(value);
-
-/** What each checked keyword's value must be, and the test. */
-const KEYWORD_VALUES: Readonly<Record<string, [expected: string, ok: (value: unknown) => boolean]>> = {
+/**
+ * What each option keyword's value must be: the schema keywords' table (schema-keywords.ts
+ * `KEYWORD_VALUE_RULES`, the single source), with the two options whose meaning differs in a helper:
+ * `required` (kit metadata, a boolean) and `properties` (argument specs or schema objects).
+ */
+const KEYWORD_VALUES: Readonly<Record<string, KeywordValueRule>> = {
+  ...KEYWORD_VALUE_RULES,
   required: ["true or false", (value) => typeof value === "boolean"],
-  enum: ["a list of allowed values", Array.isArray],
-  title: ["a string", (value) => typeof value === "string"],
-  minLength: ["an integer >= 0", isCount],
-  maxLength: ["an integer >= 0", isCount],
-  minItems: ["an integer >= 0", isCount],
-  maxItems: ["an integer >= 0", isCount],
-  minimum: ["a finite number", isBound],
-  maximum: ["a finite number", isBound],
-  exclusiveMinimum: ["a finite number", isBound],
-  exclusiveMaximum: ["a finite number", isBound],
-  pattern: ["a regular expression string (JavaScript, u flag)", isPattern],
-  anyOf: ["a non-empty list of schema objects", isSchemaList],
-  oneOf: ["a non-empty list of schema objects", isSchemaList],
   properties: ["an object of argument specs or schema objects", isRecord],
-  additionalProperties: ["true, false or a schema object", (value) => typeof value === "boolean" || isRecord(value)],
-  items: ["a schema object", isRecord],
 };
-
-function isSchemaList(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 0 && value.every(isRecord);
-}
 
 /**
  * The options of an argument helper: a plain object, only keys `fn` reads
@@ -238,7 +221,7 @@ function checkArgOptions<T>(fn: string, value: T, known: readonly string[]): ass
   if (Object.hasOwn(options, "__proto__")) throw new PluginKitError("ARG_INVALID", `${fn}: argument option '__proto__' is not a schema keyword; fix: remove it`);
   requireKnownOptions(fn, options, known, "ARG_INVALID", keywordHome);
   for (const [key, value] of Object.entries(options)) {
-    const rule = KEYWORD_VALUES[key];
+    const rule = Object.hasOwn(KEYWORD_VALUES, key) ? KEYWORD_VALUES[key] : undefined;
     if (value === undefined || rule === undefined || rule[1](value)) continue;
     const found = typeof value === "number" ? String(value) : key === "pattern" && typeof value === "string" ? JSON.stringify(value) : valueKind(value);
     throw new PluginKitError("ARG_INVALID", `${fn}: option '${key}' must be ${rule[0]}, found ${found}`);

@@ -123,11 +123,11 @@ describe("argument helpers take only the options they know (ARG_INVALID)", () =>
     ["minLength a string", () => strArg("s", { minLength: "3" } as never), "strArg: option 'minLength' must be an integer >= 0, found a string"],
     ["minLength negative", () => strArg("s", { minLength: -1 }), "strArg: option 'minLength' must be an integer >= 0, found -1"],
     ["maximum not finite", () => intArg("n", { maximum: Number.POSITIVE_INFINITY }), "intArg: option 'maximum' must be a finite number, found Infinity"],
-    ["pattern not a regular expression (it matched everything before)", () => strArg("s", { pattern: "(" }), `strArg: option 'pattern' must be a regular expression string (JavaScript, u flag), found "("`],
+    ["pattern not a regular expression (it matched everything before)", () => strArg("s", { pattern: "(" }), `strArg: option 'pattern' must be a valid regular expression string (JavaScript, u flag), found "("`],
     ["required not a boolean", () => boolArg("b", { required: "yes" } as never), "boolArg: option 'required' must be true or false, found a string"],
     ["enum not a list", () => strArg("s", { enum: "a" } as never), "strArg: option 'enum' must be a list of allowed values, found a string"],
     ["additionalProperties a string", () => objectArg("o", { additionalProperties: "no" } as never), "objectArg: option 'additionalProperties' must be true, false or a schema object, found a string"],
-    ["items not a schema", () => arrayArg("a", { items: "string" } as never), "arrayArg: option 'items' must be a schema object, found a string"],
+    ["items not a schema", () => arrayArg("a", { items: "string" } as never), "arrayArg: option 'items' must be a schema object (one schema for every item), found a string"],
   ])("an option of the wrong type is refused: %s", async (_label, fail, message) => {
     const error = await thrown(fail);
     expect(error).toThrowWithCode(PluginKitError, "ARG_INVALID");
