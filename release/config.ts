@@ -71,19 +71,19 @@ export async function readReleaseConfig(dir: string): Promise<ReleaseConfig> {
   try {
     bytes = await readFile(path);
   } catch (error) {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}; expected the package.json of the package to release; fix: run it in the package's directory (or pass --dir <its directory>)`);
   }
   let doc: unknown;
   try {
     doc = parseStrictJson(bytes, { rejectIntegralFloats: false });
   } catch (error) {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path} is not strict JSON: ${(error as Error).message}`);
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path} is not strict JSON: ${(error as Error).message}; fix: make it strict JSON (no duplicate keys, comments or trailing commas)`);
   }
   const parsed = PackageJsonSchema.safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined ? "" : issue.path.join(".");
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: field ${where || "(root)"} ${issue?.message ?? "is invalid"}`);
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `${path}: field ${where || "(root)"} ${issue?.message ?? "is invalid"}; fix: correct that field of package.json`);
   }
   const data = parsed.data;
   let policy: PackagePolicy;

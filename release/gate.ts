@@ -112,7 +112,7 @@ export function evidenceFile(evidenceDir: string, gate: TestGate): string {
 /** Require `name` to be a test gate. @throws ReleaseStepError `RELEASE_GATE_UNKNOWN`. */
 export function requireTestGate(name: string): TestGate {
   if (!(TEST_GATES as readonly string[]).includes(name)) {
-    throw new ReleaseStepError("RELEASE_GATE_UNKNOWN", `unknown gate ${JSON.stringify(name)}; expected one of ${TEST_GATES.join(", ")}`);
+    throw new ReleaseStepError("RELEASE_GATE_UNKNOWN", `unknown gate ${JSON.stringify(name)}; expected one of ${TEST_GATES.join(", ")}; fix: name one of them (e.g. release gate unit)`);
   }
   return name as TestGate;
 }
@@ -190,7 +190,7 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const command = config.policy.gates[gate];
   const sourceSha = await headCommit(dir);
   const before = await statusPorcelain(dir, false);
-  if (before.length > 0) throw new ReleaseStepError("RELEASE_TREE_DIRTY", `checkout ${dir} has tracked changes before gate ${gate}: ${before[0]}`);
+  if (before.length > 0) throw new ReleaseStepError("RELEASE_TREE_DIRTY", `checkout ${dir} has tracked changes before gate ${gate}: ${before[0]}; fix: run gates on the committed source (commit or discard the changes, e.g. git stash), so the evidence names what it tested`);
   const prove = async () => {
     if (options.expectedSha !== undefined) await proveReleaseIdentity(dir, { triggerSha: options.expectedSha, version: config.version, releaseSha: sourceSha });
   };
@@ -226,7 +226,8 @@ export async function runGate(options: GateOptions): Promise<GateRunResult> {
   const after = await headCommit(dir);
   const changed = await statusPorcelain(dir, false);
   if (after !== sourceSha || changed.length > 0) {
-    throw new ReleaseStepError("RELEASE_GATE_TREE_CHANGED", `gate ${gate} changed the checkout (HEAD ${sourceSha} -> ${after}${changed.length > 0 ? `, ${changed[0]}` : ""}); no evidence written`);
+    throw new ReleaseStepError("RELEASE_GATE_TREE_CHANGED", `gate ${gate} changed the checkout (HEAD ${sourceSha} -> ${after}${changed.length > 0 ? `, ${changed[0]}` : ""}); no evidence written; ` +
+        `fix: make the gate's command leave tracked files and HEAD alone (write build output and reports to git-ignored paths), commit that, and release the new commit`);
   }
   await prove();
   const passed = run.code === 0;

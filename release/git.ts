@@ -13,7 +13,7 @@
  * never echoes the tool's output verbatim (it may carry credentials); a short,
  * URL-credential-redacted excerpt of stderr is kept for diagnosis.
  */
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync } from "node:fs";
 import { lstat, rm } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import { InterruptedError, interruption } from "../src/contract/errors.js";
@@ -66,6 +66,22 @@ export interface ProcessResult {
   stdoutBytes: Buffer;
 }
 
+/** How to install the programs the release steps start, for the message of one that is missing. */
+const INSTALL_HINTS: Readonly<Record<string, string>> = {
+  git: "install git (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install; else https://git-scm.com/downloads)",
+  npm: "install Node.js with npm (https://nodejs.org/en/download; Debian/Ubuntu: apt-get install nodejs npm)",
+  bash: "install bash (Debian/Ubuntu: apt-get install bash)",
+  htpasswd: "install apache2-utils (Debian/Ubuntu: apt-get install apache2-utils)",
+};
+
+/** The message of a program that could not start: not found on PATH (ENOENT with an existing cwd), or why not. */
+function startFailure(program: string, label: string, errno: string, cwd: string): string {
+  if (errno === "ENOENT" && !existsSync(cwd)) return `${label} could not start: its working directory ${cwd} does not exist (ENOENT); fix: rerun from a directory that exists`;
+  if (errno === "ENOENT") return `${label} could not start: ${program} was not found on PATH (ENOENT); fix: ${INSTALL_HINTS[program] ?? `install ${program}`}, or put the directory holding it on PATH`;
+  if (errno === "EACCES") return `${label} could not start: ${program} on PATH is not executable by you (EACCES); fix: make it executable (chmod +x) or put a working ${program} first on PATH`;
+  return `${label} could not start: ${errno}; fix: check that ${program} runs (${program} --version) and that ${cwd} is a directory you can read`;
+}
+
 /** Replace `scheme://user:secret@` credentials in text with `scheme://***@`. */
 export function redactUrlCredentials(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, "$1***@");
@@ -114,7 +130,7 @@ export async function runProcess(program: string, args: readonly string[], optio
   }
   const outcome = run.outcome;
   if (outcome.kind === "aborted") throw interruption(options.signal) ?? new InterruptedError(undefined, `${label} was stopped`);
-  if (outcome.kind === "start-failed") throw new ReleaseStepError(code, `${label} could not start: ${outcome.errno}`);
+  if (outcome.kind === "start-failed") throw new ReleaseStepError(code, startFailure(program, label, outcome.errno, options.cwd));
   if (outcome.kind === "timeout") throw new ReleaseStepError(code, `${label} timed out after ${options.timeoutMs} ms`);
   if (outcome.kind === "output-limit") throw new ReleaseStepError(code, `${label} produced more than ${MAX_CAPTURE_BYTES} bytes of output`);
   const result: ProcessResult = { code: outcome.code, stdout: run.stdout.toString("utf8"), stderr: run.stderr.toString("utf8"), stdoutBytes: run.stdout };
@@ -317,7 +333,12 @@ export async function remoteMainAdvice(source: string, remoteMain: string | unde
  */
 export async function cloneAtTrigger(source: string, dir: string, trigger: string): Promise<void> {
   const originUrl = (await git(["config", "--get", "remote.origin.url"], { cwd: source, allowFailure: true })).stdout.trim();
-  if (originUrl.length === 0) throw new PipelineError("RUN_WORKSPACE_INVALID", `the source checkout ${source} has no origin remote to promote to`);
+  if (originUrl.length === 0) {
+    throw new PipelineError(
+      "RUN_WORKSPACE_INVALID",
+      `the source checkout ${source} has no origin remote to promote to: release run clones the checkout and pushes the release to its origin; fix: add one (git remote add origin <url>), push main to it (git push -u origin main), then rerun`,
+    );
+  }
   const isPath = !/^[a-z][a-z0-9+.-]*:\/\//i.test(originUrl) && !/^[^/]+:/.test(originUrl);
   const absoluteOrigin = isPath ? resolvePath(source, originUrl) : originUrl;
   if ((await lstat(dir).catch(() => null)) !== null) await rm(dir, { recursive: true, force: true });

@@ -169,7 +169,7 @@ function refuseAmbiguousBreakingMarkers(text: string, sha: string | undefined): 
       "RELEASE_BREAKING_AMBIGUOUS",
       `commit ${commitLabel(sha, text)} has an ambiguous breaking-change marker on line ${index + 1}: ${JSON.stringify(clip(line))}; ` +
         'expected a footer line starting exactly "BREAKING CHANGE: " or "BREAKING-CHANGE: " (upper case, Conventional Commits 1.0.0 items 12-16) or "!" before the header colon, ' +
-        "so the release class is not guessed. Reword the commit before it reaches the release branch; for history already there, review it and seed a new baseline tag after it",
+        "so the release class is not guessed; fix: reword the commit before it reaches the release branch; for history already there, review it and seed a new baseline tag after it",
     );
   if (subject !== undefined && BREAKING_LOOKING_SUBJECT.test(visibleSkeleton(subject))) throw at(0, lines[0] as string);
   for (let i = 1; i < lines.length; i += 1) {
@@ -194,7 +194,14 @@ function refuseAmbiguousBreakingMarkers(text: string, sha: string | undefined): 
 export function classifyCommitMessage(message: string, sha?: string): CommitClassification {
   const text = message.replace(/\r\n/g, "\n");
   const header = text.split("\n", 1)[0] ?? "";
-  const invalid = () => new ReleaseStepError("RELEASE_HISTORY_INVALID", `invalid conventional commit in release history: ${sha === undefined ? firstLine(text) : `${sha} ${firstLine(text)}`}`);
+  const invalid = () =>
+    new ReleaseStepError(
+      "RELEASE_HISTORY_INVALID",
+      `invalid conventional commit in release history: ${sha === undefined ? JSON.stringify(firstLine(text)) : `${sha} ${JSON.stringify(firstLine(text))}`}; ` +
+        `expected every commit since the baseline tag to have a Conventional Commits 1.0.0 header "<type>[(scope)][!]: <subject>" with type one of ${ALLOWED_COMMIT_TYPES.join(", ")} ` +
+        `(release history rules: docs/release-build.md, "Intent rules"); fix: reword it before it reaches the release branch (git commit --amend, or git rebase -i <baseline tag>, then push); ` +
+        `for a commit already on origin's main, review the history and tag a new baseline after it (git tag v<released version> <commit>; git push origin v<released version>)`,
+    );
   if (text.trim().length === 0) throw invalid();
   let parsed: ReturnType<CommitParser["parse"]>;
   try {
@@ -320,7 +327,8 @@ export async function resolveReverts(dir: string, commits: HistoryCommit[]): Pro
       throw new ReleaseStepError(
         "RELEASE_REVERT_UNRESOLVED",
         `revert ${commitLabel(commit.sha, commit.message)} names no commit in its history: looked for ${looked || "a reverted header or hash"}; ` +
-          'expected "This reverts commit <sha>." or "Refs: <sha>" naming an ancestor, or a Revert "<header>" title quoting an ancestor\'s subject exactly',
+          'expected "This reverts commit <sha>." or "Refs: <sha>" naming an ancestor, or a Revert "<header>" title quoting an ancestor\'s subject exactly; ' +
+          "fix: reword the revert's message to name the reverted commit (git commit --amend before it is pushed); for history already on the release branch, review it and tag a new baseline after it",
       );
     }
     commit.reverts = reverted;

@@ -58,11 +58,17 @@ export interface Baseline {
 export async function checkBaseline(dir: string, expectedPackage?: string): Promise<Baseline> {
   const dirty = await statusPorcelain(dir, true);
   if (dirty.length > 0) {
-    throw new ReleaseStepError("RELEASE_TREE_DIRTY", `working tree is dirty: expected no changes and no untracked files, found ${dirty.length} (first: ${dirty[0]})`);
+    throw new ReleaseStepError(
+      "RELEASE_TREE_DIRTY",
+      `working tree ${dir} is dirty: expected no changes and no untracked files, found ${dirty.length} (first: ${dirty[0]}); fix: commit or stash the changes (and remove or git-ignore untracked files), then rerun`,
+    );
   }
   const config = await readReleaseConfig(dir);
   if (expectedPackage !== undefined && config.name !== expectedPackage) {
-    throw new ReleaseStepError("RELEASE_PACKAGE_MISMATCH", `expected package name ${JSON.stringify(expectedPackage)}, package.json has ${JSON.stringify(config.name)}`);
+    throw new ReleaseStepError(
+      "RELEASE_PACKAGE_MISMATCH",
+      `expected package name ${JSON.stringify(expectedPackage)} (--package), package.json has ${JSON.stringify(config.name)}; fix: run it in the checkout of ${JSON.stringify(expectedPackage)}, or pass --package ${JSON.stringify(config.name)}`,
+    );
   }
   const tag = `v${config.version}`;
   const tagSha = await resolveCommit(dir, `refs/tags/${tag}`);
@@ -80,7 +86,10 @@ export async function checkBaseline(dir: string, expectedPackage?: string): Prom
   }
   const head = await headCommit(dir);
   if (!(await isAncestor(dir, tagSha, head))) {
-    throw new ReleaseStepError("RELEASE_BASELINE_NOT_ANCESTOR", `baseline tag ${tag} (${tagSha}) is not an ancestor of HEAD (${head})`);
+    throw new ReleaseStepError(
+      "RELEASE_BASELINE_NOT_ANCESTOR",
+      `baseline tag ${tag} (${tagSha}, named by package.json version ${config.version}) is not an ancestor of HEAD (${head}); fix: release from a branch that contains ${tag} (git merge or rebase onto it), or, if the tag is wrong, point it at the commit that released ${config.version}`,
+    );
   }
   return { package: config.name, version: config.version, tag, tag_sha: tagSha, source_sha: head };
 }
@@ -282,15 +291,21 @@ export async function releaseIntent(options: IntentOptions = {}): Promise<Intent
 export async function refuseExistingTag(dir: string, tag: string, remote: string | false): Promise<void> {
   const local = await resolveCommit(dir, `refs/tags/${tag}`);
   if (local !== undefined) {
-    throw new ReleaseStepError("RELEASE_TAG_EXISTS", `tag ${tag} already exists locally on commit ${local}; refusing to release it again`);
+    throw new ReleaseStepError(
+      "RELEASE_TAG_EXISTS",
+      `tag ${tag} already exists locally on commit ${local}; refusing to release it again; fix: if ${tag} was released, set package.json version to it (the baseline) so the next release is computed from there; if the tag is a leftover, delete it (git tag -d ${tag})`,
+    );
   }
   if (remote === false) return;
   if (!(await remotes(dir)).includes(remote)) {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `remote ${JSON.stringify(remote)} is not configured; cannot check whether ${tag} already exists there`);
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `remote ${JSON.stringify(remote)} is not configured; cannot check whether ${tag} already exists there; fix: add it (git remote add ${remote} <url>), pass --remote <name>, or --no-remote-check`);
   }
   const onRemote = await remoteTagCommit(dir, remote, tag);
   if (onRemote !== undefined) {
-    throw new ReleaseStepError("RELEASE_TAG_EXISTS", `tag ${tag} already exists on ${remote} at commit ${onRemote}; refusing to release it again`);
+    throw new ReleaseStepError(
+      "RELEASE_TAG_EXISTS",
+      `tag ${tag} already exists on ${remote} at commit ${onRemote}; refusing to release it again; fix: fetch it (git fetch --tags ${remote}) and set package.json version to ${tag.slice(1)} (the baseline) so the next release is computed from there`,
+    );
   }
 }
 

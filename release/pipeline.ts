@@ -76,7 +76,7 @@ export interface PipelineRunnerOptions<State extends RecordedSteps> {
  * @throws PipelineError `RUN_STEP_DIVERGED` naming the step and what changed.
  */
 export function stepDiverged(step: string, what: string): never {
-  throw new PipelineError("RUN_STEP_DIVERGED", `recorded step ${step} no longer verifies: ${what}; remove the workspace to start over`);
+  throw new PipelineError("RUN_STEP_DIVERGED", `recorded step ${step} no longer verifies: ${what}; fix: start over with a fresh --workspace (or remove this one), since a recorded step is never redone in place`);
 }
 
 /**
@@ -88,7 +88,7 @@ export function parseStepRecord<Rec extends StepRecord>(step: RecordedStep<Rec>,
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const where = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`;
-  throw new PipelineError("RUN_STATE_INVALID", `the run state's record of step ${step.name} is malformed${where}: ${issue?.message ?? "invalid"}; remove the workspace to start over`);
+  throw new PipelineError("RUN_STATE_INVALID", `the run state's record of step ${step.name} is malformed${where}: ${issue?.message ?? "invalid"}; fix: start over with a fresh --workspace (or remove this one)`);
 }
 
 /** Runs steps over one run state and collects their reports, in order. */

@@ -87,7 +87,14 @@ async function runGit(git: string, args: string[], env: ChildEnvironment, timeou
   });
   const outcome = run.outcome;
   if (outcome.kind === "aborted") throw interruption(signal) ?? new InterruptedError(undefined);
-  if (outcome.kind === "start-failed") throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle check could not run git (${outcome.errno})`);
+  if (outcome.kind === "start-failed") {
+    throw new FetchError(
+      "SOURCE_BUNDLE_GIT_FAILED",
+      outcome.errno === "ENOENT"
+        ? `source bundle check could not run git: ${git} was not found${git.includes("/") ? "" : " on PATH"} (ENOENT); the bundle's source identity is checked with git; fix: install git (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install; else https://git-scm.com/downloads), or put the directory holding it on PATH`
+        : `source bundle check could not run git (${outcome.errno}); fix: check that ${git} runs (${git} --version)`,
+    );
+  }
   return { code: outcome.kind === "exited" ? outcome.code : null, stdout: run.stdout };
 }
 
