@@ -183,7 +183,7 @@ describe("other commands' directories", () => {
     await chmod(root, 0o755);
     await chmod(ro, 0o555);
     const target = join(ro, "plugin");
-    const r = await runAsUnprivileged(["init", target]);
+    const r = await runAsUnprivileged(["init", target, "--kit", "registry"]);
     expectIoFailure(r, "IO_DIRECTORY_UNWRITABLE", ro);
     expect(r.stderr).toContain("EACCES");
     expect(existsSync(target)).toBe(false);
