@@ -164,8 +164,11 @@ export function validateServerName(server: unknown): string {
 export function serverNameShadowProblem(server: string): string | null {
   expectString("serverNameShadowProblem", "server", server);
   const slug = portableServerName(server);
-  if (BUILTIN_TOOLSET_NAMES.includes(slug) || slug.startsWith("hermes-")) {
-    return `server name '${server}' shadows the built-in Hermes toolset '${slug}' (Hermes registers a toolset alias under the server name); choose a distinctive name`;
+  if (BUILTIN_TOOLSET_NAMES.includes(slug)) {
+    return `server name '${server}' shadows the built-in Hermes toolset '${slug}' (Hermes registers a toolset alias under the server name); fix: choose a distinctive name (for init: --name <another name>)`;
+  }
+  if (slug.startsWith("hermes-")) {
+    return `server name '${server}' starts with 'hermes-', the prefix of Hermes' own platform toolsets (hermes-*), and Hermes registers a toolset alias under the server name; fix: choose a name without that prefix (for init: --name <another name>)`;
   }
   return null;
 }

@@ -73,6 +73,9 @@ describe("Hermes names (Agent Plugins v1 loader; Hermes MCP client)", () => {
     expect(() => validateServerName("terminal")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
     expect(() => validateServerName("kanban")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
     expect(() => validateServerName("hermes-cli")).toThrowWithCode(PluginKitError, "SERVER_NAME_SHADOWS_TOOLSET");
+    // A toolset's own name, and the hermes-* prefix, each say which rule they break and the fix.
+    expect(() => validateServerName("terminal")).toThrow("shadows the built-in Hermes toolset 'terminal' (Hermes registers a toolset alias under the server name); fix: choose a distinctive name");
+    expect(() => validateServerName("hermes-plugin-kit")).toThrow("server name 'hermes-plugin-kit' starts with 'hermes-', the prefix of Hermes' own platform toolsets (hermes-*), and Hermes registers a toolset alias under the server name; fix: choose a name without that prefix");
     expect(() => validateServerName("Calc")).toThrowWithCode(PluginKitError, "SERVER_NAME_INVALID");
     expect(() => validateServerName("calc-")).toThrowWithCode(PluginKitError, "SERVER_NAME_INVALID");
   });

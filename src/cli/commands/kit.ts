@@ -48,8 +48,11 @@ function registerInit(program: Command): void {
         printNote(
           result.kit.source === "tarball"
             ? `the kit: ${result.kit.file} (copied from ${result.kit.from}, ${result.kit.integrity}; chosen by ${result.kit.decidedBy}); commit vendor/ with the project, the release's npm ci installs the kit from it`
-            : `the kit: hermes-plugin-kit@${result.kit.spec} by name from your npm registry (${result.kit.decidedBy})`,
+            : `the kit: hermes-plugin-kit@${result.kit.spec} by name from your npm registry (${result.kit.decidedBy}); npm install takes whatever that registry serves under the name, and the kit's authors publish none on the public npm registry: use this only with a registry that serves the kit's own release, else init again with --kit <path of the kit's .tgz>`,
         );
+        if (result.repository.startsWith("oci-layout:")) {
+          printNote(`the store ${result.repository} is a directory on this machine: release run uses it here, but the CI workflow's PRIVATE_REPOSITORY (.github/workflows/release.yml) cannot reach it on a runner; set a registry repository there (e.g. ghcr.io/<owner>/${result.name}) before you push to GitHub`);
+        }
         // The next steps go to stderr like every command's (README "Output"); stdout is the result.
         printNote("next:");
         // No `cd` when the project is the current directory (`init .`); otherwise a path the shell reads as typed.
