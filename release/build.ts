@@ -164,7 +164,7 @@ export function filesAllowList(pkg: Record<string, unknown>): (path: string) => 
 export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactDir: string, version: string): Promise<CheckDistResult> {
   const dir = resolvePath(artifactDir);
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
-    if ((await lstat(join(dir, entry))).isSymbolicLink()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} contains a symlink: ${entry}`);
+    if ((await lstat(join(dir, entry))).isSymbolicLink()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} contains a symlink: ${entry}; fix: pass an artifact directory holding only the packed tarball (release build makes it from an empty or absent one)`);
   }
   const { artifact, tarball } = await inspectDistTarball(dir, config.policy, version, { keep: (path) => LINTED_MEMBER_RE.test(path), maxKeptBytes: MAX_UNPACKED_BYTES });
   const contents = {
@@ -173,11 +173,11 @@ export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactD
   };
   const allowed = filesAllowList(contents.packageJson);
   if (!Array.isArray(contents.packageJson["files"])) {
-    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename}: package.json must declare "files" so the published file set is explicit`);
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename}: package.json must declare "files" so the published file set is explicit; fix: add "files": [...] naming what the package ships (e.g. ["dist"]), then commit`);
   }
   const outside = tarball.members.map((m) => m.path).filter((p) => !allowed(p));
   if (outside.length > 0) {
-    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename} holds files not allowed by "files": ${outside.slice(0, 10).join(", ")}`);
+    throw new ReleaseStepError("RELEASE_DIST_CONTENTS", `${artifact.filename} holds files not allowed by "files": ${outside.slice(0, 10).join(", ")}; fix: list them in package.json "files" if they are meant to ship, or stop the pack scripts from adding them`);
   }
   const installTime = installTimeBehaviour(tarball);
   requireInstallTimeAllowed(installTime, config.policy.installTime, artifact.filename);
@@ -185,7 +185,7 @@ export async function checkDist(config: Pick<ReleaseConfig, "policy">, artifactD
   const format = (m: Message) => `${m.code}: ${formatMessage(m, lint.pkg, { color: false }) ?? m.path.join(".")}`;
   const failing = lint.messages.filter((m) => m.type !== "suggestion");
   if (failing.length > 0) {
-    throw new ReleaseStepError("RELEASE_DIST_LINT", `publint rejected ${artifact.filename}: ${failing.map(format).join("; ")}`);
+    throw new ReleaseStepError("RELEASE_DIST_LINT", `publint rejected ${artifact.filename}: ${failing.map(format).join("; ")}; fix: correct package.json as each message says (publint runs strict: warnings fail too), then commit`);
   }
   return { artifact, files: contents.files.length, install_time: installTime, suggestions: lint.messages.map(format) };
 }
@@ -201,9 +201,9 @@ async function requireEmptyArtifactDir(dir: string): Promise<void> {
     }
     throw error;
   }
-  if (st.isSymbolicLink() || !st.isDirectory()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be a directory, not a symlink or file`);
+  if (st.isSymbolicLink() || !st.isDirectory()) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be a directory, not a symlink or file; fix: pass --artifact-dir <an empty or absent directory>`);
   const entries = await readdir(dir);
-  if (entries.length > 0) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be empty before packing, found ${entries.slice(0, 5).join(", ")}`);
+  if (entries.length > 0) throw new ReleaseStepError("RELEASE_DIST_INVALID", `artifact directory ${dir} must be empty before packing, found ${entries.slice(0, 5).join(", ")}; fix: remove its contents or pass --artifact-dir <an empty or absent directory>`);
 }
 
 /**
@@ -231,7 +231,7 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   const config = await readReleaseConfig(dir);
   const version = options.version ?? config.version;
   if (version !== config.version) {
-    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `package.json version is ${config.version}, expected ${version}`);
+    throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `package.json version is ${config.version}, expected ${version} (--release-version); fix: pass the version package.json has, or build the commit that carries ${version}`);
   }
   const head = await resolveCommit(dir, "HEAD");
   const prove = async () => {
@@ -240,7 +240,7 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
       const changed = await statusPorcelain(dir, false);
       const now = await resolveCommit(dir, "HEAD");
       if (changed.length > 0 || now !== head) {
-        throw new ReleaseStepError("RELEASE_BUILD_TREE_CHANGED", `checkout ${dir} is not the committed source (HEAD ${head} -> ${now ?? "none"}${changed.length > 0 ? `, ${changed[0]}` : ""})`);
+        throw new ReleaseStepError("RELEASE_BUILD_TREE_CHANGED", `checkout ${dir} is not the committed source (HEAD ${head} -> ${now ?? "none"}${changed.length > 0 ? `, ${changed[0]}` : ""}); fix: commit or discard the changes before packing, and make the pack scripts (prepack/prepare/postpack) leave tracked files alone`);
       }
     }
   };
@@ -267,7 +267,7 @@ export async function buildRelease(options: BuildOptions = {}): Promise<BuildRes
   }
   const reported = /"filename"\s*:\s*"([^"]+)"/.exec(packed.stdout)?.[1];
   if (reported !== undefined && reported !== expected) {
-    throw new ReleaseStepError("RELEASE_DIST_INVALID", `npm pack reported ${reported}, expected ${expected}`);
+    throw new ReleaseStepError("RELEASE_DIST_INVALID", `npm pack reported ${reported}, expected ${expected} (from package.json name and version); fix: check that package.json's name and version are what npm packs (no pack script rewriting them)`);
   }
   await prove();
   const checked = await checkDist(config, artifactDir, version);

@@ -99,11 +99,11 @@ export function userNpm(source: Readonly<Record<string, string | undefined>> = p
  */
 export function requirePassableNames(names: readonly string[]): readonly string[] {
   for (const name of names) {
-    if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `--pass-env ${JSON.stringify(name)} is not an environment variable name`);
+    if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ReleaseStepError("RELEASE_CONFIG_INVALID", `--pass-env ${JSON.stringify(name)} is not an environment variable name (letters, digits and _, not starting with a digit); fix: pass names only, e.g. --pass-env REQUIRE_REGISTRY (the value comes from your environment)`);
     if (RELEASE_CREDENTIAL_VARIABLES.includes(name.toUpperCase())) {
       throw new ReleaseStepError(
         "RELEASE_CONFIG_INVALID",
-        `--pass-env ${name}: the release pipeline's credentials and credential locations never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")})`,
+        `--pass-env ${name}: the release pipeline's credentials and credential locations never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")}); fix: leave ${name} out of --pass-env; an install that needs an npm registry token finds it in your ~/.npmrc with --pass-env HOME`,
       );
     }
   }

@@ -131,7 +131,7 @@ function ownRegistry(pid: number, pidFile: string): Pick<DemoRegistry, "stop" | 
  */
 export async function startDemoRegistry(workspace: string, port: number | undefined, keep: boolean): Promise<DemoRegistry> {
   const binary = process.env["DOCKER_REGISTRY_BIN"] ?? "/usr/bin/docker-registry";
-  if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (apt-get install docker-registry apache2-utils)`);
+  if (!existsSync(binary)) throw new DemoError("DEMO_REGISTRY_UNAVAILABLE", `--start-registry needs ${binary} (Debian's docker-registry; DOCKER_REGISTRY_BIN names another path), which is not there; fix: apt-get install docker-registry apache2-utils, or leave out --start-registry (the embedded store needs nothing)`);
   const dir = join(workspace, "docker-registry");
   await makeDirectory(dir, { mode: 0o700, purpose: "demo registry directory" });
   const secretPath = join(dir, "password");
@@ -151,10 +151,10 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
     return { host: `127.0.0.1:${port}`, username, password, pid: previous, dir, ...ownRegistry(previous, pidFile) };
   }
   const htpasswd = await runProcess("htpasswd", ["-iBn", username], { cwd: dir, env: childEnvironment(BASE_ENV_NAMES), timeoutMs: 30_000, input: password, allowFailure: true });
-  if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); install apache2-utils`);
+  if (htpasswd.code !== 0) throw new DemoError("DEMO_REGISTRY_START", `htpasswd failed (exit ${htpasswd.code}); fix: install apache2-utils (apt-get install apache2-utils), which holds htpasswd`);
   await writeFile(join(dir, "htpasswd"), htpasswd.stdout.trim() + "\n", { mode: 0o600 });
   if (port === undefined || !(await portFree(port))) {
-    if (port !== undefined) throw new DemoError("DEMO_REGISTRY_START", `the workspace's registry port ${port} is busy; stop what uses it or use a new workspace`);
+    if (port !== undefined) throw new DemoError("DEMO_REGISTRY_START", `the workspace's registry port ${port} (saved in its demo-state.json) is busy; fix: stop what uses it, or use a new --workspace`);
     port = await freePort();
   }
   const config = {
@@ -169,7 +169,7 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
   const log = openSync(logFile, "a", 0o600);
   const child = spawn(binary, ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", log], detached: keep });
   closeSync(log);
-  if (child.pid === undefined) throw new DemoError("DEMO_REGISTRY_START", `docker-registry could not start (${binary})`);
+  if (child.pid === undefined) throw new DemoError("DEMO_REGISTRY_START", `docker-registry could not start (${binary}); fix: check that it runs (${binary} --version)`);
   const pid = child.pid;
   // Owned from its first moment: an exit of ours from here on (a failed start included) stops it.
   const owned = ownRegistry(pid, pidFile);
@@ -181,7 +181,7 @@ export async function startDemoRegistry(workspace: string, port: number | undefi
     if (child.exitCode !== null || Date.now() > deadline) {
       await owned.stop();
       const tail = (await readFile(logFile, "utf8").catch(() => "")).trim().slice(-300);
-      throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail}`);
+      throw new DemoError("DEMO_REGISTRY_START", `docker-registry did not start on 127.0.0.1:${port}: ${tail}; fix: see ${logFile}, or leave out --start-registry`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

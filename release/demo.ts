@@ -165,7 +165,7 @@ async function copyPackage(packageDir: string, target: string): Promise<void> {
     return;
   }
   const files = listed.stdout.split("\0").filter((f) => f.length > 0);
-  if (files.length === 0) throw new DemoError("DEMO_PACKAGE_EMPTY", `${packageDir} has no files to release`);
+  if (files.length === 0) throw new DemoError("DEMO_PACKAGE_EMPTY", `${packageDir} has no files to release (git ls-files of the package found none, or the directory is empty); fix: pass --package <the directory holding the package's package.json and sources>`);
   for (const file of files) {
     const from = join(packageDir, file);
     if (!existsSync(from)) continue;
@@ -295,10 +295,10 @@ async function requirePackageDir(packageDir: string, given: boolean): Promise<vo
     );
   }
   if (st === undefined || !st.isDirectory()) {
-    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} is not a directory: expected the directory of an npm package (holding package.json), e.g. --package examples/calculator, or --package . for hermes-plugin-kit itself`);
+    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} is not a directory: expected the directory of an npm package (holding package.json), e.g. --package examples/calculator, or --package . for hermes-plugin-kit itself; fix: pass the directory that holds your package.json`);
   }
   if (!existsSync(join(packageDir, "package.json"))) {
-    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} has no package.json: expected the directory of an npm package, e.g. --package examples/calculator`);
+    throw new DemoError("DEMO_PACKAGE_MISSING", `${from} ${packageDir} has no package.json: expected the directory of an npm package, e.g. --package examples/calculator; fix: pass the directory that holds your package.json`);
   }
 }
 
@@ -390,7 +390,7 @@ function checkRegistryOption(options: DemoOptions): void {
   if (options.registry === undefined) return;
   const repo = parseRepository(options.registry);
   if (repo.kind === "registry" && options.plainHttp === true && !isLoopbackHost(repo.host)) {
-    throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries; ${repo.host} is not one`);
+    throw new DemoError("DEMO_PLAIN_HTTP_REFUSED", `--plain-http is only for loopback registries (127.0.0.1, ::1, localhost); ${repo.host} is not one; fix: leave out --plain-http for a TLS registry, or use --start-registry for a local one`);
   }
 }
 
@@ -419,10 +419,10 @@ async function openStore(demo: DemoRun): Promise<void> {
 /** The workspace's saved demo state; it must be for the same package and store flags. @throws DemoError `DEMO_WORKSPACE_MISMATCH`. */
 async function savedDemoState(statePath: string, { options, workspace, packageDir }: DemoRun): Promise<DemoState> {
   const state = parseStrictJson(await readFile(statePath)) as unknown as DemoState;
-  if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir}; use another --workspace`);
+  if (state.package_dir !== packageDir) throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released ${state.package_dir}, not ${packageDir} (its demo-state.json says so); fix: use another --workspace for ${packageDir}`);
   const savedStart = state.registry.startsWith("start");
   if ((options.startRegistry === true && !savedStart) || (options.registry !== undefined && options.registry !== state.registry)) {
-    throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released into ${savedStart ? "a started docker-registry" : state.registry}; rerun it with the same store flags (or none) or use another --workspace`);
+    throw new DemoError("DEMO_WORKSPACE_MISMATCH", `workspace ${workspace} released into ${savedStart ? "a started docker-registry" : state.registry} (its demo-state.json says so); fix: rerun it with the same store flags (or none), or use another --workspace`);
   }
   return state;
 }
@@ -452,7 +452,7 @@ async function maintainerHalf(demo: DemoRun): Promise<Released> {
         ...(demo.registry === undefined ? {} : { credentials: { username: demo.registry.username, password: demo.registry.password } }),
         progress: out === null ? null : ({ write: (chunk: string | Uint8Array) => out.write("    " + String(chunk)) } as unknown as NodeJS.WritableStream),
       });
-      if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}`);
+      if (!r.released) throw new DemoError("DEMO_NOTHING_RELEASED", `release run released nothing: ${r.reason}; expected one release of the scratch repository's conventional commit; fix: rerun with a fresh --workspace (the scratch repository is made anew), and if it says nothing again, report it with this message`);
       return r;
     },
     (r) => `${r.version} ${r.tag}`,
@@ -492,7 +492,7 @@ async function consumerHalf(demo: DemoRun, { source, release, attestPub }: Relea
   demo.result.tarball_sha256 = await timed("consumer: tarball SHA-256 equals the receipt's artifact sha256", async () => {
     const actual = (await hashFile(tarballPath)).sha256;
     const expected = (parseStrictJson(await readFile(receiptFile))["artifacts"] as { sha256: string }[])[0]?.sha256;
-    if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}`);
+    if (actual !== expected) throw new DemoError("DEMO_TARBALL_MISMATCH", `fetched tarball hashes to ${actual}, receipt says ${String(expected)}: the store served other bytes than were released; fix: do not use this release; rerun the demo with a fresh --workspace`);
     return actual;
   });
   const lock = join(workspace, "fleet.lock.json");

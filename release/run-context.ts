@@ -204,7 +204,7 @@ export function createRunContext(inputs: RunContextInputs): RunContext {
     part: (label, fn, what) => inputs.part(label, fn, what),
     recorded: (step) => {
       const rec = inputs.recorded(step);
-      if (rec === undefined) throw new PipelineError("RUN_STATE_INVALID", `the run state has no record of step ${step.name}, which a later step needs; remove the workspace to start over`);
+      if (rec === undefined) throw new PipelineError("RUN_STATE_INVALID", `the run state has no record of step ${step.name}, which a later step needs; fix: start over with a fresh --workspace (or remove this one)`);
       return rec;
     },
     registry: () => (registry ??= runRegistry(options, env, inputs.paths, inputs.hooks)),

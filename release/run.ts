@@ -173,18 +173,18 @@ export async function readRunState(path: string): Promise<RunState | undefined> 
     bytes = await readFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new PipelineError("RUN_STATE_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
+    throw new PipelineError("RUN_STATE_INVALID", `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}; fix: make it readable by you, or start over with a fresh --workspace`);
   }
   let doc: unknown;
   try {
     doc = parseStrictJson(bytes);
   } catch (error) {
-    throw new PipelineError("RUN_STATE_INVALID", `${path} is not valid JSON: ${(error as Error).message}`);
+    throw new PipelineError("RUN_STATE_INVALID", `${path} is not valid JSON: ${(error as Error).message}; fix: start over with a fresh --workspace (or remove this one), since release run writes this file itself`);
   }
   const parsed = RunStateSchema.safeParse(doc);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new PipelineError("RUN_STATE_INVALID", `${path} is not a release run state (schema 1): ${issue === undefined ? "invalid" : `${issue.path.join(".") || "(root)"} ${issue.message}`}`);
+    throw new PipelineError("RUN_STATE_INVALID", `${path} is not a release run state (schema 1): ${issue === undefined ? "invalid" : `${issue.path.join(".") || "(root)"} ${issue.message}`}; fix: start over with a fresh --workspace (or remove this one), since release run writes this file itself`);
   }
   return parsed.data;
 }
@@ -449,7 +449,7 @@ async function openState({ options, env, ws, paths, source }: RunSetup): Promise
     const trigger = await headCommit(source);
     const date = Number(await gitText(["show", "-s", "--format=%ct", trigger], { cwd: source }));
     const runId = options.runId ?? String(Math.floor(Date.now() / 1000));
-    if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describeValue(runId)}`);
+    if (!/^[1-9][0-9]*$/.test(runId)) throw new PipelineError("RUN_STATE_INVALID", `run id must be decimal digits without a leading zero, found ${describeValue(runId)}; fix: pass --run-id <digits>, e.g. --run-id 1, or leave it out (one is chosen)`);
     const fresh: RunState = { schema: 1, source, trigger_sha: trigger, trigger_date: date, run_id: runId, run_attempt: options.runAttempt ?? 1, flags: recordRunFlags(options), steps: {} };
     await writeOutputFile(paths.state, outputJsonBytes(fresh));
     return fresh;

@@ -46,6 +46,6 @@ export const intentStep: PipelineStep<RunContext, IntentRecord, "intent"> = Obje
 /** The release the intent step decided (version, previous version, tag). @throws PipelineError `RUN_STATE_INVALID` when it decided none. */
 export function releasedIntent(ctx: RunContext): Extract<IntentRecord, { released: true }> {
   const intent = ctx.recorded(intentStep);
-  if (!intent.released) throw new PipelineError("RUN_STATE_INVALID", `the run state records nothing to release (${intent.reason}), yet a later step ran`);
+  if (!intent.released) throw new PipelineError("RUN_STATE_INVALID", `the run state records nothing to release (${intent.reason}), yet a later step ran; fix: start over with a fresh --workspace (or remove this one)`);
   return intent;
 }

@@ -68,7 +68,8 @@ async function variablesRead(): Promise<Map<string, string>> {
   return found;
 }
 
-const REFUSAL = `the release pipeline's credentials and credential locations never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")})`;
+const REFUSAL = (name: string) =>
+  `the release pipeline's credentials and credential locations never reach package commands (refused: ${RELEASE_CREDENTIAL_VARIABLES.join(", ")}); fix: leave ${name} out of --pass-env; an install that needs an npm registry token finds it in your ~/.npmrc with --pass-env HOME`;
 
 describe("which variables are credentials", () => {
   it("every variable the sources read is a listed credential or named here as none (a new read must be classified)", async () => {
@@ -95,7 +96,7 @@ describe("which variables are credentials", () => {
 describe("requirePassableNames", () => {
   it.each(RELEASE_CREDENTIAL_VARIABLES.flatMap((name) => [name, name.toLowerCase()]))("--pass-env %s: RELEASE_CONFIG_INVALID listing every refused name", (name) => {
     expect(() => requirePassableNames([name])).toThrowWithCode("RELEASE_CONFIG_INVALID");
-    expect(() => requirePassableNames(["REQUIRE_REGISTRY", name])).toThrow(`--pass-env ${name}: ${REFUSAL}`);
+    expect(() => requirePassableNames(["REQUIRE_REGISTRY", name])).toThrow(`--pass-env ${name}: ${REFUSAL(name)}`);
   });
 
   it.each(["", "A-B", "1A", "A B", "A=B", "__proto__;x"])("--pass-env %j is no variable name: RELEASE_CONFIG_INVALID", (name) => {
@@ -127,7 +128,7 @@ describe("the handed input: release gate unit --pass-env REGISTRY_TOKEN handed t
   it.each(["REGISTRY_TOKEN", "DOCKER_CONFIG", "HERMES_PLUGIN_KIT_ATTEST_KEY_FILE", "registry_token"])("--pass-env %s: exit 1, RELEASE_CONFIG_INVALID, the gate never ran", async (name) => {
     const r = await runCli(["release", "gate", "unit", "--pass-env", name], { cwd: repo.dir, env: secrets });
     expect(r.code, r.stderr).toBe(1);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "RELEASE_CONFIG_INVALID", message: `--pass-env ${name}: ${REFUSAL}` });
+    expect(JSON.parse(r.stdout)).toEqual({ ok: false, code: "RELEASE_CONFIG_INVALID", message: `--pass-env ${name}: ${REFUSAL(name)}` });
     expect(existsSync(join(repo.dir, "env.txt"))).toBe(false);
     expect(existsSync(join(repo.dir, "evidence"))).toBe(false);
   });
@@ -154,7 +155,7 @@ describe("the handed input: release gate unit --pass-env REGISTRY_TOKEN handed t
     for (const dry of [[], ["--dry-run"]]) {
       const r = await runCli(["release", "run", "--workspace", workspace, "--source", repo.dir, ...dry, "--pass-env", "REQUIRE_REGISTRY", "DOCKER_CONFIG"], { env: { ...secrets, SEMANTIC_RELEASE_ENABLED: "true" } });
       expect(r.code, r.stderr).toBe(1);
-      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "RELEASE_CONFIG_INVALID", message: `--pass-env DOCKER_CONFIG: ${REFUSAL}` });
+      expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, code: "RELEASE_CONFIG_INVALID", message: `--pass-env DOCKER_CONFIG: ${REFUSAL("DOCKER_CONFIG")}` });
     }
     const env = { ...process.env, ...secrets, SEMANTIC_RELEASE_ENABLED: "true" };
     await expect(() => runRelease({ source: repo.dir, workspace, env, progress: null, gatePassEnv: ["REGISTRY_TOKEN"] })).toThrowWithCode("RELEASE_CONFIG_INVALID");
