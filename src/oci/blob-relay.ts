@@ -21,6 +21,7 @@
 import { createHash, type Hash } from "node:crypto";
 import type net from "node:net";
 import { Readable } from "node:stream";
+import { interruption } from "../contract/errors.js";
 import { describeValue } from "../contract/grammar.js";
 import { connect, headStep, requestText, type BlobDownloadRequest, type ResponseHead } from "./blob-download.js";
 import { OciError } from "./errors.js";
@@ -91,11 +92,16 @@ export class BlobRelay {
   /**
    * Send the blob `GET` of `request` and wait for the answer's head: the plain answer becomes a relay whose
    * body keeps arriving (until its buffers are full) while the caller starts the upload.
+   * An aborted `signal` closes the connection: before the head the call rejects, after it the relay fails (its
+   * bodies error) with the abort's InterruptedError.
    * @returns the relay, or `other` with the head (undefined when the connection failed before one): nothing read.
    * @throws OciError `OCI_SIZE_MISMATCH` (a `Content-Length` other than the size), `OCI_DIGEST_MISMATCH`
-   *   (another `Docker-Content-Digest`), `OCI_RESPONSE_INVALID`, `OCI_DESCRIPTOR_INVALID` (a header with CR/LF).
+   *   (another `Docker-Content-Digest`), `OCI_RESPONSE_INVALID`, `OCI_DESCRIPTOR_INVALID` (a header with CR/LF);
+   *   InterruptedError `INTERRUPTED` (`signal` aborted before the head arrived; nothing is connected then).
    */
-  static open(request: BlobDownloadRequest, desc: Descriptor): Promise<BlobRelayAnswer> {
+  static open(request: BlobDownloadRequest, desc: Descriptor, signal?: AbortSignal): Promise<BlobRelayAnswer> {
+    const stopped = interruption(signal);
+    if (stopped !== undefined) return Promise.reject(stopped);
     const relay = new BlobRelay(desc, `OCI blob ${desc.digest}`, request.bodyTimeoutMs);
     return new Promise<BlobRelayAnswer>((resolve, reject) => {
       let settled = false;
@@ -150,6 +156,16 @@ export class BlobRelay {
           if (inBody) relay.fail(new OciError("OCI_SIZE_MISMATCH", `${relay.label}: expected ${desc.size} bytes, the source sent ${relay.received} (truncated)`));
           settle({ kind: "other", head: undefined });
         });
+      }
+      if (signal !== undefined) {
+        const onAbort = (): void => {
+          const error = interruption(signal) as Error;
+          relay.fail(error);
+          settle(error);
+          socket.destroy();
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        socket.once("close", () => signal.removeEventListener("abort", onAbort));
       }
     });
   }

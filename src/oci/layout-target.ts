@@ -16,7 +16,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { constants as fsConstants, type Stats } from "node:fs";
 import { chmod, link, lstat, open, readdir, readFile, rename, rm, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { Readable } from "node:stream";
+import { addAbortSignal, type Readable } from "node:stream";
+import { throwIfInterrupted } from "../contract/errors.js";
 import { finished, pipeline } from "node:stream/promises";
 import { canonicalJsonBytes, parseStrictJson } from "../contract/canonical-json.js";
 import { MAX_MANIFEST_BYTES, OCI_LAYOUT_FILE, OCI_MANIFEST_MEDIA_TYPE, REF_NAME_ANNOTATION } from "../contract/constants.js";
@@ -251,10 +252,15 @@ export class LayoutTarget implements Target {
   /**
    * A verifying stream of the blob or manifest `desc` (size and digest are
    * checked as the bytes pass; symlinked blob files are refused).
-   * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID`, `OCI_SIZE_MISMATCH` (file size differs).
+   * An aborted `signal` destroys the stream (its file closes; the stream fails with an `AbortError`).
+   * @throws OciError `OCI_NOT_FOUND`, `OCI_LAYOUT_INVALID`, `OCI_SIZE_MISMATCH` (file size differs);
+   *   InterruptedError `INTERRUPTED` (`signal` aborted before the file was opened).
    */
-  async fetch(desc: Descriptor): Promise<Readable> {
-    return openBlobStream(await this.presentBlobPath(desc), desc);
+  async fetch(desc: Descriptor, signal?: AbortSignal): Promise<Readable> {
+    const file = await this.presentBlobPath(desc);
+    throwIfInterrupted(signal);
+    const stream = openBlobStream(file, desc);
+    return signal === undefined ? stream : addAbortSignal(signal, stream);
   }
 
   /**
@@ -289,11 +295,19 @@ export class LayoutTarget implements Target {
   /**
    * Store `content` as the blob `desc`: streamed through the verifier into
    * `ingest/`, renamed into `blobs/sha256/` only when size and digest match.
-   * Content already present is not rewritten (the stream is discarded).
-   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH` (nothing stored).
+   * Content already present is not rewritten (the stream is discarded). An aborted `signal` stops the write and
+   * removes the partial file from `ingest/`; nothing is renamed into `blobs/` after the abort.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH` (nothing stored); InterruptedError `INTERRUPTED`
+   *   (`signal` aborted; nothing stored).
    */
-  async push(desc: Descriptor, content: Readable): Promise<void> {
+  async push(desc: Descriptor, content: Readable, signal?: AbortSignal): Promise<void> {
     checkDescriptor(desc);
+    try {
+      throwIfInterrupted(signal);
+    } catch (error) {
+      content.destroy();
+      throw error;
+    }
     if (await this.exists(desc)) {
       content.destroy();
       return;
@@ -305,14 +319,18 @@ export class LayoutTarget implements Target {
     try {
       const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
       const out = handle.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
+      const stop = signal === undefined ? [] : [{ signal }];
       try {
-        if (verified === null) await pipeline(content, out);
-        else await pipeline(content, verified, out);
+        if (verified === null) await pipeline(content, out, ...stop);
+        else await pipeline(content, verified, out, ...stop);
       } catch (error) {
         await finished(out).catch(() => undefined);
+        throwIfInterrupted(signal);
         throw error;
       }
       await makeDirectory(path.join(this.dir, "blobs", "sha256"), { mode: 0o700, purpose: "OCI layout store" });
+      // The step that makes the blob visible: never after an abort.
+      throwIfInterrupted(signal);
       await rename(temp, this.blobPath(desc.digest));
     } catch (error) {
       await rm(temp, { force: true });
@@ -321,11 +339,13 @@ export class LayoutTarget implements Target {
   }
 
   /**
-   * Point `tag` at the manifest `desc` (replacing the tag's previous entry).
-   * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND` (manifest blob absent), `OCI_LOCKED`.
+   * Point `tag` at the manifest `desc` (replacing the tag's previous entry). An aborted `signal` writes nothing:
+   * it is checked last under the index lock, right before `index.json` is replaced.
+   * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND` (manifest blob absent), `OCI_LOCKED`; InterruptedError
+   *   `INTERRUPTED` (`signal` aborted; `index.json` unchanged).
    */
-  async tag(desc: Descriptor, tag: string): Promise<void> {
-    await this.tagWith(desc, tag, false);
+  async tag(desc: Descriptor, tag: string, signal?: AbortSignal): Promise<void> {
+    await this.tagWith(desc, tag, false, signal);
   }
 
   /**
@@ -339,12 +359,14 @@ export class LayoutTarget implements Target {
     return this.tagWith(desc, tag, true);
   }
 
-  private async tagWith(desc: Descriptor, tag: string, ifAbsent: boolean): Promise<TagOutcome> {
+  private async tagWith(desc: Descriptor, tag: string, ifAbsent: boolean, signal?: AbortSignal): Promise<TagOutcome> {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
+    throwIfInterrupted(signal);
     if (!(await this.exists(desc))) throw new OciError("OCI_NOT_FOUND", `cannot tag ${desc.digest}: manifest not found in ${this.dir}`);
     let outcome: TagOutcome = "tagged";
     await this.updateIndex((manifests) => {
+      throwIfInterrupted(signal);
       const existing = tagEntries(manifests, tag);
       if (ifAbsent && existing.length > 0) {
         const named = soleEntry(existing, (entries) => {

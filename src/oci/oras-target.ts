@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { finished, pipeline } from "node:stream/promises";
+import { InterruptedError, interruption } from "../contract/errors.js";
 import { parseStrictJson } from "../contract/canonical-json.js";
 import { LAYOUT_REF_NAME } from "../contract/constants.js";
 import { describeValue, isDigest, isDiscoveryTag, tagShapeProblem } from "../contract/grammar.js";
@@ -205,8 +206,9 @@ export class OrasTarget implements Target {
    * allow-list (program lookup, home, temp, locale, proxies, CA settings):
    * credentials reach it only on stdin (`login --password-stdin`).
    */
-  private async run(args: string[], stdin?: string): Promise<RunResult> {
+  private async run(args: string[], stdin?: string, signal?: AbortSignal): Promise<RunResult> {
     const run = await runBounded(this.orasPath, args, {
+      ...(signal === undefined ? {} : { signal }),
       env: childEnvironment([...BASE_ENV_NAMES, ...NETWORK_ENV_NAMES, ...this.passEnv], { NO_COLOR: "1" }, this.env),
       timeoutMs: this.timeoutMs,
       maxOutputBytes: MAX_STDOUT_BYTES,
@@ -214,6 +216,7 @@ export class OrasTarget implements Target {
       output: "stdout",
     });
     const outcome = run.outcome;
+    if (outcome.kind === "aborted") throw interruption(signal) ?? new InterruptedError(undefined, `oras ${args[0] ?? ""} was stopped`);
     if (outcome.kind === "start-failed") {
       if (outcome.errno === "ENOENT" || outcome.errno === "EACCES") throw new OciError("OCI_TOOL_MISSING", `oras executable not found or not runnable`);
       throw new OciError("OCI_TOOL_FAILED", `oras ${args[0] ?? ""} could not start`);
@@ -231,8 +234,8 @@ export class OrasTarget implements Target {
   }
 
   /** Run a subcommand; non-zero exit -> `OCI_TOOL_FAILED` naming only the subcommand and exit code. */
-  private async must(subcommand: string, args: string[]): Promise<Buffer> {
-    const result = await this.run(args);
+  private async must(subcommand: string, args: string[], signal?: AbortSignal): Promise<Buffer> {
+    const result = await this.run(args, undefined, signal);
     if (result.code !== 0) throw new OciError("OCI_TOOL_FAILED", `oras ${subcommand} failed (exit ${result.code})`);
     return result.stdout;
   }
@@ -246,9 +249,9 @@ export class OrasTarget implements Target {
    * `{mediaType, digest, size}` (docs/oci.md, "`oras` transport").
    * @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`, `OCI_RESPONSE_INVALID`, `OCI_DIGEST_MISMATCH`.
    */
-  async resolve(tagOrDigest: string): Promise<Descriptor> {
+  async resolve(tagOrDigest: string, signal?: AbortSignal): Promise<Descriptor> {
     if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest ${describeValue(tagOrDigest)}: expected sha256:<64 lowercase hex> or a tag (${tagShapeProblem(tagOrDigest)})`);
-    const out = await this.must("manifest fetch", ["manifest", "fetch", "--descriptor", ...this.remoteFlags(), this.ref(tagOrDigest)]);
+    const out = await this.must("manifest fetch", ["manifest", "fetch", "--descriptor", ...this.remoteFlags(), this.ref(tagOrDigest)], signal);
     const found = parseOrasDescriptor(out, "manifest");
     if (isDigest(tagOrDigest) && found.digest !== tagOrDigest) {
       throw new OciError("OCI_DIGEST_MISMATCH", `oras resolved ${tagOrDigest} to ${found.digest}`);
@@ -266,7 +269,7 @@ export class OrasTarget implements Target {
    * @throws OciError `OCI_TOOL_FAILED`, `OCI_SIZE_MISMATCH` (file size differs), and stream errors
    *   `OCI_SIZE_MISMATCH` / `OCI_DIGEST_MISMATCH`.
    */
-  async fetch(desc: Descriptor): Promise<Readable> {
+  async fetch(desc: Descriptor, signal?: AbortSignal): Promise<Readable> {
     checkDescriptor(desc);
     const file = this.tempPath("fetch");
     const manifest = isManifestMediaType(desc.mediaType);
@@ -274,7 +277,7 @@ export class OrasTarget implements Target {
       ? ["manifest", "fetch", "--output", file, ...this.remoteFlags(), this.ref(desc.digest)]
       : ["blob", "fetch", "--output", file, ...this.remoteFlags(), this.ref(desc.digest)];
     try {
-      await this.must(manifest ? "manifest fetch" : "blob fetch", args);
+      await this.must(manifest ? "manifest fetch" : "blob fetch", args, signal);
       const st = await lstat(file).catch(() => null);
       if (st === null || !st.isFile()) throw new OciError("OCI_TOOL_FAILED", `oras ${manifest ? "manifest" : "blob"} fetch wrote no file`);
       if (st.size !== desc.size) throw new OciError("OCI_SIZE_MISMATCH", `OCI blob ${desc.digest}: expected ${desc.size} bytes, oras wrote ${st.size}`);
@@ -292,10 +295,10 @@ export class OrasTarget implements Target {
    * reports `desc`'s size; anything else absent.
    * @throws OciError `OCI_RESPONSE_INVALID` (not a descriptor), `OCI_DIGEST_MISMATCH` (another digest).
    */
-  async exists(desc: Descriptor): Promise<boolean> {
+  async exists(desc: Descriptor, signal?: AbortSignal): Promise<boolean> {
     checkDescriptor(desc);
     const sub = isManifestMediaType(desc.mediaType) ? "manifest" : "blob";
-    const result = await this.run([sub, "fetch", "--descriptor", ...this.remoteFlags(), this.ref(desc.digest)]);
+    const result = await this.run([sub, "fetch", "--descriptor", ...this.remoteFlags(), this.ref(desc.digest)], undefined, signal);
     if (result.code !== 0) return false;
     const found = parseOrasDescriptor(result.stdout, sub);
     if (found.digest !== desc.digest) throw new OciError("OCI_DIGEST_MISMATCH", `oras reports ${found.digest} for ${desc.digest}`);
@@ -307,7 +310,7 @@ export class OrasTarget implements Target {
    * `oras manifest push --media-type`) by digest.
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH` (nothing handed to oras), `OCI_TOOL_FAILED`.
    */
-  async push(desc: Descriptor, content: Readable): Promise<void> {
+  async push(desc: Descriptor, content: Readable, signal?: AbortSignal): Promise<void> {
     checkDescriptor(desc);
     await makeDirectory(this.workDir, { mode: 0o700, purpose: "ORAS work directory" });
     const file = this.tempPath("push");
@@ -315,31 +318,32 @@ export class OrasTarget implements Target {
       const handle = await open(file, "wx", 0o600);
       const out = handle.createWriteStream({ highWaterMark: STREAM_HIGH_WATER_MARK });
       try {
-        if (verifiesDescriptor(content, desc)) await pipeline(content, out);
-        else await pipeline(content, new DescriptorVerifier(desc, `OCI content ${desc.digest}`), out);
+        const stop = signal === undefined ? [] : [{ signal }];
+        if (verifiesDescriptor(content, desc)) await pipeline(content, out, ...stop);
+        else await pipeline(content, new DescriptorVerifier(desc, `OCI content ${desc.digest}`), out, ...stop);
       } catch (error) {
         await finished(out).catch(() => undefined);
         throw error;
       }
       if (isManifestMediaType(desc.mediaType)) {
-        await this.must("manifest push", ["manifest", "push", "--media-type", desc.mediaType, ...this.remoteFlags(), this.ref(desc.digest), file]);
+        await this.must("manifest push", ["manifest", "push", "--media-type", desc.mediaType, ...this.remoteFlags(), this.ref(desc.digest), file], signal);
       } else {
-        await this.must("blob push", ["blob", "push", ...this.remoteFlags(), this.ref(desc.digest), file]);
+        await this.must("blob push", ["blob", "push", ...this.remoteFlags(), this.ref(desc.digest), file], signal);
       }
     } finally {
       await rm(file, { force: true });
     }
     // Like RegistryTarget: the push counts only when the registry now reports the content with its size.
-    if (!(await this.exists(desc))) {
+    if (!(await this.exists(desc, signal))) {
       throw new OciError("OCI_SIZE_MISMATCH", `oras pushed ${desc.digest} (${desc.size} bytes) but the registry does not report it with that size`);
     }
   }
 
   /** `oras tag <repo>@<digest> <tag>`. @throws OciError `OCI_TAG_INVALID`, `OCI_TOOL_FAILED`. */
-  async tag(desc: Descriptor, tag: string): Promise<void> {
+  async tag(desc: Descriptor, tag: string, signal?: AbortSignal): Promise<void> {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
-    await this.must("tag", ["tag", ...this.remoteFlags(), this.ref(desc.digest), tag]);
+    await this.must("tag", ["tag", ...this.remoteFlags(), this.ref(desc.digest), tag], signal);
   }
 
   /** `oras repo tags`: one tag per line. @throws OciError `OCI_TOOL_FAILED`, `OCI_RESPONSE_INVALID`. */

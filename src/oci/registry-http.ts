@@ -11,6 +11,7 @@ import type https from "node:https";
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
 import type tls from "node:tls";
+import { interruption } from "../contract/errors.js";
 import { OciError } from "./errors.js";
 
 // `node:tls` and `node:https` load on first use: a plain-HTTP run (loopback
@@ -46,6 +47,11 @@ export interface HttpRequestOptions {
   /** Longest socket inactivity while the body streams (ms). */
   bodyTimeoutMs: number;
   agent: http.Agent;
+  /**
+   * Aborting destroys the request, and its response body while it streams (either fails with InterruptedError
+   * `INTERRUPTED`, the abort's reason when it is one); an already-aborted signal sends nothing.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Keep-alive agents for plain and TLS connections of one client. */
@@ -152,6 +158,9 @@ export const CONTINUE_TIMEOUT_MS = 1000;
  * once the response ends, since its request was never completed.
  */
 export function sendRequest(url: URL, options: HttpRequestOptions): Promise<HttpResponse> {
+  const signal = options.signal;
+  const stopped = interruption(signal);
+  if (stopped !== undefined) return Promise.reject(stopped);
   return new Promise((resolve, reject) => {
     const transport = url.protocol === "https:" ? httpsModule() : http;
     const body = options.body;
@@ -161,8 +170,10 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
     let bodyStarted = false;
     let continueTimer: NodeJS.Timeout | undefined;
     let stopBody = (): void => undefined;
+    let response: http.IncomingMessage | undefined;
     const req = transport.request(url, { method: options.method, headers, agent: options.agent }, (res) => {
       settled = true;
+      response = res;
       clearTimeout(headerTimer);
       clearTimeout(continueTimer);
       if (streamed && !req.writableFinished) {
@@ -177,14 +188,23 @@ export function sendRequest(url: URL, options: HttpRequestOptions): Promise<Http
         res.destroy(error);
         req.destroy(error);
       });
+      // The abort reaches the body while it streams; once the body is done the connection may be pooled again.
+      res.once("close", () => signal?.removeEventListener("abort", onAbort));
       resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
     });
+    const onAbort = (): void => {
+      const error = interruption(signal) as Error;
+      req.destroy(error);
+      response?.destroy(error);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
     const headerTimer = setTimeout(() => {
       req.destroy(codedError("HEADERS_TIMEOUT", "response headers timed out"));
     }, options.headersTimeoutMs);
     req.on("error", (error) => {
       clearTimeout(headerTimer);
       clearTimeout(continueTimer);
+      if (response === undefined) signal?.removeEventListener("abort", onAbort);
       if (!settled) {
         settled = true;
         reject(error);

@@ -18,6 +18,7 @@
  * OCI Distribution Spec v1.1 (auth per the Docker token specification).
  */
 import { Readable } from "node:stream";
+import { interruption, throwIfInterrupted } from "../contract/errors.js";
 import { OciError, type OciErrorCode } from "./errors.js";
 import { refusedHop, sameOrigin, schemeAllowed } from "./origin.js";
 import { parseChallenges, parseTokenResponse, type AuthChallenge, type RegistryCredentials } from "./registry-auth.js";
@@ -42,6 +43,12 @@ export interface SendOptions {
   body?: Buffer | Readable | undefined;
   /** Follow 3xx redirects (blob GET/HEAD). */
   followRedirects?: boolean;
+  /**
+   * Stop: no attempt starts after the abort, a retry wait ends, the request in flight (and its response body)
+   * is destroyed; the call rejects with InterruptedError `INTERRUPTED`. A token request other calls share is
+   * not stopped (it is waited out, then the call stops).
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** Options of {@link RegistrySession}. */
@@ -248,7 +255,9 @@ export class RegistrySession {
     let authTried = false;
     let redirects = 0;
     let attempt = 0;
+    const signal = opts.signal;
     for (;;) {
+      throwIfInterrupted(signal);
       attempt += 1;
       const own = sameOrigin(url, this.base);
       const headers: Record<string, string> = { "user-agent": "hermes-plugin-kit", ...(opts.headers ?? {}) };
@@ -257,6 +266,7 @@ export class RegistrySession {
       if (withAuth && own) {
         const auth = await this.authorization(opts.scope);
         if (auth !== undefined) headers["authorization"] = auth;
+        throwIfInterrupted(signal);
       }
       let res: HttpResponse;
       try {
@@ -267,10 +277,13 @@ export class RegistrySession {
           agent: this.agents.for(url),
           headersTimeoutMs: this.timeoutMs,
           bodyTimeoutMs: this.bodyTimeoutMs,
+          signal,
         });
       } catch (error) {
+        const stopped = interruption(signal);
+        if (stopped !== undefined) throw stopped;
         const delay = this.transportRetry(error, opts, url, attempt, unread());
-        await sleep(delay);
+        await sleep(delay, signal);
         continue;
       }
       const status = res.statusCode;
@@ -289,7 +302,7 @@ export class RegistrySession {
         continue;
       }
       if (RETRYABLE_STATUS.has(status)) {
-        await sleep(this.statusRetry(res, opts, url, attempt, unread()));
+        await sleep(this.statusRetry(res, opts, url, attempt, unread()), signal);
         continue;
       }
       if (opts.followRedirects === true && REDIRECT_STATUS.has(status)) {

@@ -216,9 +216,9 @@ export class RegistryTarget implements Target {
    * computed from the bytes and checked against `Docker-Content-Digest` and a
    * requested digest.
    */
-  private async getManifest(reference: string): Promise<{ desc: Descriptor; bytes: Buffer }> {
+  private async getManifest(reference: string, signal?: AbortSignal): Promise<{ desc: Descriptor; bytes: Buffer }> {
     const url = this.session.url(`manifests/${reference}`);
-    const res = await this.session.send({ method: "GET", url, scope: "pull", headers: { accept: MANIFEST_ACCEPT } }, [200], `manifest ${reference}`);
+    const res = await this.session.send({ method: "GET", url, scope: "pull", headers: { accept: MANIFEST_ACCEPT }, signal }, [200], `manifest ${reference}`);
     const declared = Number(headerValue(res, "content-length"));
     if (Number.isFinite(declared) && declared > MAX_MANIFEST_BYTES) {
       discard(res);
@@ -264,13 +264,14 @@ export class RegistryTarget implements Target {
    * Resolve a tag or digest to the manifest descriptor `{mediaType, digest, size}`,
    * the digest computed from the fetched bytes (must equal `Docker-Content-Digest`).
    * @throws OciError `OCI_NOT_FOUND`, `OCI_TAG_INVALID`, `OCI_DIGEST_MISMATCH`, `OCI_MANIFEST_TOO_LARGE`,
-   *   `OCI_MANIFEST_INVALID`, `OCI_AUTH_FAILED`, `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`.
+   *   `OCI_MANIFEST_INVALID`, `OCI_AUTH_FAILED`, `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`;
+   *   InterruptedError `INTERRUPTED` (`signal` aborted: the request is destroyed).
    */
-  async resolve(tagOrDigest: string): Promise<Descriptor> {
+  async resolve(tagOrDigest: string, signal?: AbortSignal): Promise<Descriptor> {
     if (!isDigest(tagOrDigest) && !isDiscoveryTag(tagOrDigest)) {
       throw new OciError("OCI_TAG_INVALID", `invalid OCI tag or digest ${describeValue(tagOrDigest)}: expected sha256:<64 lowercase hex> or a tag (${tagShapeProblem(tagOrDigest)})`);
     }
-    return (await this.getManifest(tagOrDigest)).desc;
+    return (await this.getManifest(tagOrDigest, signal)).desc;
   }
 
   /**
@@ -279,9 +280,11 @@ export class RegistryTarget implements Target {
    * reading; the body is verified while it streams (more than `size` bytes stop
    * the read at `size + 1`; early close -> `OCI_SIZE_MISMATCH`).
    * @throws OciError `OCI_NOT_FOUND`, `OCI_MANIFEST_TOO_LARGE`, `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`,
-   *   `OCI_REDIRECT_REFUSED`, `OCI_AUTH_FAILED`, `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`.
+   *   `OCI_REDIRECT_REFUSED`, `OCI_AUTH_FAILED`, `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`;
+   *   InterruptedError `INTERRUPTED` (`signal` aborted before the answer; after it, the body is destroyed and the
+   *   stream fails).
    */
-  async fetch(desc: Descriptor): Promise<Readable> {
+  async fetch(desc: Descriptor, signal?: AbortSignal): Promise<Readable> {
     checkDescriptor(desc);
     const manifest = isManifestMediaType(desc.mediaType);
     const label = `OCI ${manifest ? "manifest" : "blob"} ${desc.digest}`;
@@ -290,13 +293,13 @@ export class RegistryTarget implements Target {
         throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
       }
       const cached = this.manifestCache.get(desc.digest);
-      const bytes = cached ?? (await this.getManifest(desc.digest)).bytes;
+      const bytes = cached ?? (await this.getManifest(desc.digest, signal)).bytes;
       const verifier = new DescriptorVerifier(desc, label);
       bufferStream(bytes).pipe(verifier);
       return verifier;
     }
     const url = this.session.url(`blobs/${desc.digest}`);
-    const res = await this.session.send({ method: "GET", url, scope: "pull", followRedirects: true }, [200], label);
+    const res = await this.session.send({ method: "GET", url, scope: "pull", followRedirects: true, signal }, [200], label);
     const declared = headerValue(res, "content-length");
     if (declared !== undefined && Number(declared) !== desc.size) {
       discard(res);
@@ -352,14 +355,14 @@ export class RegistryTarget implements Target {
    * HEAD the blob (or manifest): true on 200 (with a matching `Content-Length`
    * when one is sent), false on 404.
    * @throws OciError `OCI_DIGEST_MISMATCH`, `OCI_AUTH_FAILED`, `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`,
-   *   `OCI_TIMEOUT`, `OCI_HTTP_ERROR`.
+   *   `OCI_TIMEOUT`, `OCI_HTTP_ERROR`; InterruptedError `INTERRUPTED` (`signal` aborted: the request is destroyed).
    */
-  async exists(desc: Descriptor): Promise<boolean> {
+  async exists(desc: Descriptor, signal?: AbortSignal): Promise<boolean> {
     checkDescriptor(desc);
     const manifest = isManifestMediaType(desc.mediaType);
     const url = this.session.url(`${manifest ? "manifests" : "blobs"}/${desc.digest}`);
     const headers: Record<string, string> = manifest ? { accept: MANIFEST_ACCEPT } : {};
-    const res = await this.session.exchange({ method: "HEAD", url, scope: "pull", headers, followRedirects: true }, true);
+    const res = await this.session.exchange({ method: "HEAD", url, scope: "pull", headers, followRedirects: true, signal }, true);
     discard(res);
     if (res.statusCode === 404) return false;
     if (res.statusCode !== 200) throw await this.session.statusError(res, "HEAD", url, `existence of ${desc.digest}`);
@@ -380,9 +383,10 @@ export class RegistryTarget implements Target {
    * digest (a registry that answered 201 but stored other bytes fails here).
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_NOT_FOUND`, `OCI_MANIFEST_TOO_LARGE`,
    *   `OCI_REQUEST_TOO_LARGE`, `OCI_MANIFEST_BLOB_UNKNOWN`, `OCI_AUTH_FAILED`, `OCI_RESPONSE_INVALID`,
-   *   `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`.
+   *   `OCI_RETRY_EXHAUSTED`, `OCI_RATE_LIMITED`, `OCI_TIMEOUT`, `OCI_HTTP_ERROR`; InterruptedError `INTERRUPTED`
+   *   (`signal` aborted: the request in flight is destroyed, no other starts).
    */
-  async push(desc: Descriptor, content: Readable): Promise<void> {
+  async push(desc: Descriptor, content: Readable, signal?: AbortSignal): Promise<void> {
     checkDescriptor(desc);
     const verified: Readable = verifiesDescriptor(content, desc) ? content : content.pipe(new DescriptorVerifier(desc, `OCI content ${desc.digest}`));
     if (verified !== content) content.on("error", (error) => verified.destroy(error));
@@ -399,15 +403,15 @@ export class RegistryTarget implements Target {
       const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`).catch((error: unknown) => {
         throw streamError ?? error;
       });
-      await this.putManifest(desc, bytes, desc.digest);
+      await this.putManifest(desc, bytes, desc.digest, signal);
       return;
     }
-    if (await this.exists(desc)) {
+    if (await this.exists(desc, signal)) {
       content.destroy();
       return;
     }
     try {
-      await uploadBlob(this.session, desc, verified, this.limits);
+      await uploadBlob(this.session, desc, verified, this.limits, signal);
     } catch (error) {
       await new Promise((resolve) => setImmediate(resolve));
       throw streamError ?? error;
@@ -415,7 +419,7 @@ export class RegistryTarget implements Target {
       if (!verified.destroyed && !verified.readableEnded) verified.destroy();
     }
     if (streamError !== undefined) throw streamError;
-    await confirmStored(this.session, desc, "blobs", desc.digest);
+    await confirmStored(this.session, desc, "blobs", desc.digest, undefined, signal);
   }
 
   /**
@@ -424,7 +428,7 @@ export class RegistryTarget implements Target {
    * confirms. Overwrites the tag, as {@link tag} does.
    * @throws OciError `OCI_TAG_INVALID`, `OCI_ARGUMENT_INVALID` (not a manifest media type), and {@link push}'s errors.
    */
-  async pushTagged(desc: Descriptor, content: Readable, tag: string): Promise<void> {
+  async pushTagged(desc: Descriptor, content: Readable, tag: string, signal?: AbortSignal): Promise<void> {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     if (!isManifestMediaType(desc.mediaType)) {
@@ -438,7 +442,7 @@ export class RegistryTarget implements Target {
     const verified = verifiesDescriptor(content, desc) ? content : content.pipe(new DescriptorVerifier(desc, `OCI manifest ${desc.digest}`));
     if (verified !== content) content.on("error", (error) => verified.destroy(error));
     const bytes = await readAllBounded(verified, desc.size, `OCI manifest ${desc.digest}`);
-    await this.putManifest(desc, bytes, tag);
+    await this.putManifest(desc, bytes, tag, signal);
   }
 
   /**
@@ -448,7 +452,7 @@ export class RegistryTarget implements Target {
    * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest media type, `file` not a BlobFile of `desc`, or one already read),
    *   and {@link push}'s errors.
    */
-  async pushBlobFile(desc: Descriptor, file: BlobFile | BlobRelay): Promise<void> {
+  async pushBlobFile(desc: Descriptor, file: BlobFile | BlobRelay, signal?: AbortSignal): Promise<void> {
     checkDescriptor(desc);
     const call = "RegistryTarget.pushBlobFile(desc, file)";
     if (isManifestMediaType(desc.mediaType)) throw new OciError("OCI_ARGUMENT_INVALID", `${call}: ${desc.digest} is a manifest (${desc.mediaType}); push manifests with push()`);
@@ -456,8 +460,8 @@ export class RegistryTarget implements Target {
     if (!source || file.descriptor.digest !== desc.digest || file.descriptor.size !== desc.size) {
       throw new OciError("OCI_ARGUMENT_INVALID", `${call}: file must be the BlobFile or BlobRelay of ${desc.digest} (${desc.size} bytes), found ${source ? `the ${file.constructor.name} of ${file.descriptor.digest}` : describeValue(file)}`);
     }
-    await uploadBlob(this.session, desc, file, this.limits);
-    await confirmStored(this.session, desc, "blobs", desc.digest);
+    await uploadBlob(this.session, desc, file, this.limits, signal);
+    await confirmStored(this.session, desc, "blobs", desc.digest, undefined, signal);
   }
 
   /**
@@ -466,15 +470,17 @@ export class RegistryTarget implements Target {
    * registry's origin), its body read into a few reused buffers and verified as it arrives.
    * @returns the relay (close it when done), or undefined when the answer is not the plain one (nothing read:
    *   use {@link fetch}, which authenticates, retries and maps errors).
-   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
+   * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`;
+   *   InterruptedError `INTERRUPTED` (`signal` aborted before the answer's head: the connection is closed; after it,
+   *   the relay closes its connection and its bodies fail).
    */
-  async openBlobRelay(desc: Descriptor): Promise<BlobRelay | undefined> {
+  async openBlobRelay(desc: Descriptor, signal?: AbortSignal): Promise<BlobRelay | undefined> {
     checkDescriptor(desc);
     if (isManifestMediaType(desc.mediaType)) return undefined;
     let url = this.session.url(`blobs/${desc.digest}`);
     for (let hop = 1; ; hop += 1) {
       const headers = await this.session.requestHeaders(url, "pull");
-      const answer = await BlobRelay.open({ url, headers, ca: this.session.tlsCa, ...this.session.timeouts }, desc);
+      const answer = await BlobRelay.open({ url, headers, ca: this.session.tlsCa, ...this.session.timeouts }, desc, signal);
       if (answer.kind === "relay") return answer.relay;
       const head = answer.head;
       if (head === undefined || !REDIRECT_STATUS.has(head.status)) return undefined;
@@ -483,10 +489,10 @@ export class RegistryTarget implements Target {
   }
 
   /** True when every blob (and child manifest) `bytes` names answers `HEAD` here. */
-  private async referencesPresent(bytes: Buffer, mediaType: string): Promise<boolean> {
+  private async referencesPresent(bytes: Buffer, mediaType: string, signal: AbortSignal | undefined): Promise<boolean> {
     const parsed = parseManifest(bytes, mediaType);
     for (const ref of [...(parsed.config === undefined ? [] : [parsed.config]), ...parsed.layers, ...parsed.manifests]) {
-      if (!(await this.exists({ mediaType: ref.mediaType, digest: ref.digest, size: ref.size }))) return false;
+      if (!(await this.exists({ mediaType: ref.mediaType, digest: ref.digest, size: ref.size }, signal))) return false;
     }
     return true;
   }
@@ -501,10 +507,10 @@ export class RegistryTarget implements Target {
    * @throws OciError `OCI_MANIFEST_BLOB_UNKNOWN` (a blob really absent, or the race outlasting
    *   the attempts), `OCI_DIGEST_MISMATCH`, and the HTTP errors.
    */
-  private async putManifest(desc: Descriptor, bytes: Buffer, reference: string): Promise<void> {
+  private async putManifest(desc: Descriptor, bytes: Buffer, reference: string, signal?: AbortSignal): Promise<void> {
     const url = this.session.url(`manifests/${reference}`);
     for (let attempt = 1; ; attempt += 1) {
-      const res = await this.session.exchange({ method: "PUT", url, scope: "push", headers: { "content-type": desc.mediaType }, body: bytes }, true);
+      const res = await this.session.exchange({ method: "PUT", url, scope: "push", headers: { "content-type": desc.mediaType }, body: bytes, signal }, true);
       if (res.statusCode === 201) {
         discard(res);
         const claimed = headerValue(res, "docker-content-digest");
@@ -520,12 +526,12 @@ export class RegistryTarget implements Target {
       }
       const error = await this.session.statusError(res, "PUT", url, `manifest push ${reference}`);
       if (res.statusCode !== 400 || !/MANIFEST_BLOB_UNKNOWN/.test(error.message)) throw error;
-      if (attempt >= MANIFEST_PUT_ATTEMPTS || !(await this.referencesPresent(bytes, desc.mediaType))) {
+      if (attempt >= MANIFEST_PUT_ATTEMPTS || !(await this.referencesPresent(bytes, desc.mediaType, signal))) {
         throw new OciError("OCI_MANIFEST_BLOB_UNKNOWN", error.message, { cause: error });
       }
-      await sleep(50 * 2 ** attempt);
+      await sleep(50 * 2 ** attempt, signal);
     }
-    await confirmStored(this.session, desc, "manifests", reference, MANIFEST_ACCEPT);
+    await confirmStored(this.session, desc, "manifests", reference, MANIFEST_ACCEPT, signal);
     this.remember(desc.digest, bytes);
   }
 
@@ -536,15 +542,15 @@ export class RegistryTarget implements Target {
    * no-overwrite rule.
    * @throws OciError `OCI_TAG_INVALID`, `OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`, and the HTTP errors.
    */
-  async tag(desc: Descriptor, tag: string): Promise<void> {
+  async tag(desc: Descriptor, tag: string, signal?: AbortSignal): Promise<void> {
     if (!isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
     checkDescriptor(desc);
     if (desc.size > MAX_MANIFEST_BYTES) {
       throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
     }
-    const stream = await this.fetch({ mediaType: desc.mediaType, digest: desc.digest, size: desc.size });
+    const stream = await this.fetch({ mediaType: desc.mediaType, digest: desc.digest, size: desc.size }, signal);
     const bytes = await readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);
-    await this.putManifest(desc, bytes, tag);
+    await this.putManifest(desc, bytes, tag, signal);
   }
 
   /**

@@ -194,20 +194,20 @@ function checkPushedDigest(res: HttpResponse, desc: Descriptor): void {
 }
 
 /** `POST` a new upload session: its `Location` and the registry's minimum chunk size. */
-async function startUpload(session: RegistrySession, desc: Descriptor): Promise<{ location: URL; minChunk: number }> {
+async function startUpload(session: RegistrySession, desc: Descriptor, signal: AbortSignal | undefined): Promise<{ location: URL; minChunk: number }> {
   const url = session.url("blobs/uploads/");
-  const res = await session.send({ method: "POST", url, scope: "push", headers: { "content-length": "0" } }, [202], `upload of ${desc.digest}`);
+  const res = await session.send({ method: "POST", url, scope: "push", headers: { "content-length": "0" }, signal }, [202], `upload of ${desc.digest}`);
   discard(res);
   return { location: session.nextLocation(res, url), minChunk: chunkMinLength(res) };
 }
 
 /** One monolithic `PUT ?digest=`. @returns `"refused"` when answered 413/416 before the stream was read. */
-async function putWhole(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, location: URL, limits: UploadLimits, minChunk: number): Promise<"done" | "refused"> {
+async function putWhole(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, location: URL, limits: UploadLimits, minChunk: number, signal: AbortSignal | undefined): Promise<"done" | "refused"> {
   const put = new URL(location);
   put.searchParams.append("digest", desc.digest);
   const headers = { "content-type": "application/octet-stream", "content-length": String(desc.size) };
   const body = !(source instanceof Readable) ? source.body(0, desc.size) : source;
-  const res = await session.exchange({ method: "PUT", url: put, scope: "push", headers, body }, true);
+  const res = await session.exchange({ method: "PUT", url: put, scope: "push", headers, body, signal }, true);
   if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
     discard(res);
     learnRefusal(limits, desc.size, minChunk, session.registry, res.statusCode);
@@ -232,7 +232,7 @@ function checkAcknowledged(res: HttpResponse, sent: number, desc: Descriptor): v
 }
 
 /** `PATCH` chunks from `verified`, then the closing `PUT ?digest=`. */
-async function putChunks(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, first: URL, limits: UploadLimits, minChunk: number): Promise<void> {
+async function putChunks(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, first: URL, limits: UploadLimits, minChunk: number, signal: AbortSignal | undefined): Promise<void> {
   const carry: ChunkCarry = { rest: null };
   let location = first;
   let offset = 0;
@@ -241,7 +241,7 @@ async function putChunks(session: RegistrySession, desc: Descriptor, source: Rea
     const length = Math.min(Math.max(maxBody(limits), minChunk), desc.size - offset);
     const chunk = !(source instanceof Readable) ? source.body(offset, length) : new UploadChunk(source, length, carry);
     const headers = { "content-type": "application/octet-stream", "content-length": String(length), "content-range": `${offset}-${offset + length - 1}` };
-    const res = await session.exchange({ method: "PATCH", url: location, scope: "push", headers, body: chunk }, true);
+    const res = await session.exchange({ method: "PATCH", url: location, scope: "push", headers, body: chunk, signal }, true);
     if (REFUSED_SIZE_STATUS.has(res.statusCode)) {
       discard(res);
       learnRefusal(limits, length, minChunk, session.registry, res.statusCode);
@@ -264,7 +264,7 @@ async function putChunks(session: RegistrySession, desc: Descriptor, source: Rea
   }
   const put = new URL(location);
   put.searchParams.append("digest", desc.digest);
-  const res = await session.send({ method: "PUT", url: put, scope: "push", headers: { "content-length": "0" } }, [201], `upload of ${desc.digest}`);
+  const res = await session.send({ method: "PUT", url: put, scope: "push", headers: { "content-length": "0" }, signal }, [201], `upload of ${desc.digest}`);
   discard(res);
   checkPushedDigest(res, desc);
 }
@@ -272,18 +272,19 @@ async function putChunks(session: RegistrySession, desc: Descriptor, source: Rea
 /**
  * Upload the blob `desc` whose bytes `source` streams (already verifying) or holds (a
  * {@link BlobSource} of `desc`, read from its start); see the module comment. Does not confirm: call
- * {@link confirmStored}.
+ * {@link confirmStored}. An aborted `signal` destroys the request in flight (`POST`, `PUT` or `PATCH` chunk) and
+ * starts no other.
  * @throws OciError `OCI_REQUEST_TOO_LARGE`, `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`,
- *   `OCI_RESPONSE_INVALID`, `OCI_PLAIN_HTTP_REFUSED`, and the session's HTTP errors.
+ *   `OCI_RESPONSE_INVALID`, `OCI_PLAIN_HTTP_REFUSED`, and the session's HTTP errors; InterruptedError `INTERRUPTED`.
  */
-export async function uploadBlob(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, limits: UploadLimits): Promise<void> {
-  let { location, minChunk } = await startUpload(session, desc);
+export async function uploadBlob(session: RegistrySession, desc: Descriptor, source: Readable | BlobSource, limits: UploadLimits, signal?: AbortSignal): Promise<void> {
+  let { location, minChunk } = await startUpload(session, desc, signal);
   if (desc.size <= maxBody(limits)) {
-    if ((await putWhole(session, desc, source, location, limits, minChunk)) === "done") return;
+    if ((await putWhole(session, desc, source, location, limits, minChunk, signal)) === "done") return;
     // Refused before a byte was read: a fresh session, in chunks.
-    ({ location, minChunk } = await startUpload(session, desc));
+    ({ location, minChunk } = await startUpload(session, desc, signal));
   }
-  await putChunks(session, desc, source, location, limits, minChunk);
+  await putChunks(session, desc, source, location, limits, minChunk, signal);
 }
 
 /**
@@ -295,14 +296,14 @@ export async function uploadBlob(session: RegistrySession, desc: Descriptor, sou
  * @throws OciError `OCI_NOT_FOUND` (absent after the upload), `OCI_SIZE_MISMATCH`,
  *   `OCI_DIGEST_MISMATCH`, `OCI_RESPONSE_INVALID` (no `Content-Length`), and the HTTP errors.
  */
-export async function confirmStored(session: RegistrySession, desc: Descriptor, kind: "blobs" | "manifests", reference: string, accept?: string): Promise<void> {
+export async function confirmStored(session: RegistrySession, desc: Descriptor, kind: "blobs" | "manifests", reference: string, accept?: string, signal?: AbortSignal): Promise<void> {
   const url = session.url(`${kind}/${reference}`);
   const headers: Record<string, string> = accept === undefined ? {} : { accept };
   for (let attempt = 1; ; attempt += 1) {
-    const res = await session.exchange({ method: "HEAD", url, scope: "pull", headers, followRedirects: true }, true);
+    const res = await session.exchange({ method: "HEAD", url, scope: "pull", headers, followRedirects: true, signal }, true);
     discard(res);
     if (res.statusCode === 404 && attempt < CONFIRM_ATTEMPTS) {
-      await sleep(50 * 2 ** attempt);
+      await sleep(50 * 2 ** attempt, signal);
       continue;
     }
     if (res.statusCode === 404) {

@@ -8,6 +8,7 @@
  * with a give-up verdict (the caller's error says "rate limited" for 429).
  */
 
+import { interruption } from "../contract/errors.js";
 import { requireOptionalNumber, requireOptionalString } from "./arguments.js";
 
 /** Retry budget (attempts and delays in ms). */
@@ -86,7 +87,22 @@ export function describeRetryableStatus(status: number): string {
   return status === 429 ? "rate limited (HTTP 429)" : `HTTP ${status}`;
 }
 
-/** Resolve after `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Resolve after `ms` milliseconds; an aborted `signal` ends the wait at once.
+ * @throws InterruptedError `INTERRUPTED` (`signal` aborted, before or during the wait).
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  const stopped = interruption(signal);
+  if (stopped !== undefined) return Promise.reject(stopped);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(interruption(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -6,6 +6,12 @@
  * `LayoutTarget` (a local OCI image layout used as a store), `OrasTarget`
  * (an installed `oras` CLI). `copy(src, dst, reference)` moves a verified graph
  * between any two of them.
+ *
+ * Stopping: the methods `copy` calls take an optional trailing `signal` (an AbortSignal). An implementation that
+ * honours it starts no request after the abort, destroys the one in flight (its response body or request body
+ * too), writes nothing visible after it (no blob renamed into place, no tag), and rejects with InterruptedError
+ * `INTERRUPTED`. All three built-in targets do; one that ignores it only finishes later (`copy` still stops
+ * starting work and never tags after the abort).
  */
 import type { Readable } from "node:stream";
 import type { BlobFile } from "./blob-file.js";
@@ -30,16 +36,16 @@ export interface ReadOnlyTarget {
    * `{mediaType, digest, size}` (digest computed from the manifest bytes).
    * @throws OciError `OCI_NOT_FOUND` when absent.
    */
-  resolve(tagOrDigest: string): Promise<Descriptor>;
+  resolve(tagOrDigest: string, signal?: AbortSignal): Promise<Descriptor>;
   /**
    * Open the content of `desc` (manifest or blob) as a stream that verifies
    * size and digest while the bytes pass: it errors with `OCI_SIZE_MISMATCH`
    * or `OCI_DIGEST_MISMATCH` at the end (or as soon as more than `size` bytes
    * arrive). Callers must not trust the bytes before the stream ended cleanly.
    */
-  fetch(desc: Descriptor): Promise<Readable>;
+  fetch(desc: Descriptor, signal?: AbortSignal): Promise<Readable>;
   /** Whether content with this descriptor's digest exists. */
-  exists(desc: Descriptor): Promise<boolean>;
+  exists(desc: Descriptor, signal?: AbortSignal): Promise<boolean>;
   /**
    * Optional fast path of `fetchBlobToFile`: write the blob `desc` into the
    * open file `fd` at positions 0 .. size-1, hashing every byte, and resolve
@@ -61,10 +67,10 @@ export interface ReadOnlyTarget {
    * Optional source of the registry-to-registry relay (`copy` to a target with {@link Target.pushBlobFile}):
    * the blob `desc`'s download started on a connection of its own, read into a few reused buffers and
    * verified as it arrives (`blob-relay.ts`); `undefined` (nothing read) when the answer is not the plain one
-   * (the caller then uses {@link fetch}). The caller closes it.
+   * (the caller then uses {@link fetch}). The caller closes it. An aborted `signal` closes its connection.
    * @throws OciError `OCI_SIZE_MISMATCH`, `OCI_DIGEST_MISMATCH`, `OCI_REDIRECT_REFUSED`, `OCI_RESPONSE_INVALID`.
    */
-  openBlobRelay?(desc: Descriptor): Promise<BlobRelay | undefined>;
+  openBlobRelay?(desc: Descriptor, signal?: AbortSignal): Promise<BlobRelay | undefined>;
   /** Every tag of the repository (all pages). */
   tags(): Promise<string[]>;
   /**
@@ -87,23 +93,23 @@ export interface Target extends ReadOnlyTarget {
    * Store content for `desc`; the bytes are verified against `desc` before
    * they become visible. Manifests are pushed by digest (use {@link tag} to name them).
    */
-  push(desc: Descriptor, content: Readable): Promise<void>;
+  push(desc: Descriptor, content: Readable, signal?: AbortSignal): Promise<void>;
   /**
    * Optional upload fast path: store the blob `desc` from `file` (a {@link BlobFile} or {@link BlobRelay} of
    * `desc` not read yet), each byte verified before the blob becomes visible, and confirm it is stored. Unlike
    * {@link push} it does not ask first whether the blob is there (`copy` just did).
    * @throws OciError `OCI_ARGUMENT_INVALID` (a manifest, or `file` not a BlobFile of `desc`), and {@link push}'s errors.
    */
-  pushBlobFile?(desc: Descriptor, file: BlobFile | BlobRelay): Promise<void>;
+  pushBlobFile?(desc: Descriptor, file: BlobFile | BlobRelay, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: store the manifest `desc` (its bytes in `content`, verified) and point `tag` at it in one write
    * (a registry's `PUT /v2/<name>/manifests/<tag>`, which stores the manifest by digest too). Overwrites, as
    * {@link tag} does; `copy` uses it when it tags (one request where `push` + `tag` take two or more).
    * @throws OciError `OCI_TAG_INVALID`, and {@link push}'s errors.
    */
-  pushTagged?(desc: Descriptor, content: Readable, tag: string): Promise<void>;
+  pushTagged?(desc: Descriptor, content: Readable, tag: string, signal?: AbortSignal): Promise<void>;
   /** Point `tag` at the manifest `desc` (which must already exist). Overwrites. */
-  tag(desc: Descriptor, tag: string): Promise<void>;
+  tag(desc: Descriptor, tag: string, signal?: AbortSignal): Promise<void>;
   /**
    * Optional own form of `tagIfAbsent` (see `src/oci/transfer.ts`): atomic for targets that can check and
    * write under one lock (the OCI layout store); in fewer requests for a registry (a `HEAD` of the tag, then

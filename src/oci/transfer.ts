@@ -27,6 +27,7 @@ import {
 } from "./descriptor.js";
 import { requireObjectWith, requireOptionalFunction, requireOptionalNumber, requireOptionalSignal, requireOptions, requireStringArgument } from "./arguments.js";
 import { OciError, isOciError, manifestTooLarge } from "./errors.js";
+import { sleep } from "./retry.js";
 import { parseManifest } from "./manifest.js";
 import type { BlobFile } from "./blob-file.js";
 import type { Descriptor, ReadOnlyTarget, Target } from "./target.js";
@@ -88,6 +89,10 @@ function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Des
   const verifier = new DescriptorVerifier(desc, label);
   stream.on("error", (error) => verifier.destroy(error));
   verifier.on("error", () => stream.destroy());
+  // A verifier destroyed before the end (a stopped copy) releases the source too.
+  verifier.on("close", () => {
+    if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+  });
   stream.pipe(verifier);
   return verifier;
 }
@@ -100,12 +105,40 @@ function ensureVerifying(stream: Readable, desc: Descriptor, label: string): Des
  *   `OCI_DESCRIPTOR_INVALID`, and the target's errors (`OCI_NOT_FOUND`, ...).
  */
 export async function fetchManifest(target: ReadOnlyTarget, desc: Descriptor): Promise<Buffer> {
+  return readManifest(target, desc, undefined);
+}
+
+/** {@link fetchManifest}, its request stopped by `signal` (InterruptedError `INTERRUPTED` once aborted). */
+async function readManifest(target: ReadOnlyTarget, desc: Descriptor, signal: AbortSignal | undefined): Promise<Buffer> {
   checkDescriptor(desc);
   if (desc.size > MAX_MANIFEST_BYTES) {
     throw manifestTooLarge(`OCI manifest ${desc.digest}`, `${desc.size} bytes`);
   }
-  const stream = ensureVerifying(await target.fetch(desc), desc, `OCI manifest ${desc.digest}`);
-  return readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);
+  throwIfInterrupted(signal);
+  const stream = ensureVerifying(await target.fetch(desc, signal), desc, `OCI manifest ${desc.digest}`);
+  const release = destroyOnAbort(stream, signal);
+  try {
+    return await readAllBounded(stream, desc.size, `OCI manifest ${desc.digest}`);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Destroy `stream` when `signal` aborts (a target that ignores the signal still has its stream stopped);
+ * @returns the function that stops watching (call it once the stream is done with).
+ */
+function destroyOnAbort(stream: Readable, signal: AbortSignal | undefined): () => void {
+  if (signal === undefined) return () => undefined;
+  const stop = (): void => {
+    stream.destroy(interruption(signal));
+  };
+  if (signal.aborted) {
+    stop();
+    return () => undefined;
+  }
+  signal.addEventListener("abort", stop, { once: true });
+  return () => signal.removeEventListener("abort", stop);
 }
 
 /**
@@ -218,6 +251,17 @@ export interface CopyOptions {
    * has count as done; a repeated transfer takes its bytes back first).
    */
   onProgress?: (bytes: number, totalBytes: number) => void;
+  /**
+   * Stop the copy (e.g. the run's Ctrl-C). An already-aborted signal rejects before any request. After the
+   * abort no blob, manifest or tag request starts; the requests in flight (blob downloads, relays, uploads and
+   * their `PATCH` chunks, `HEAD`s, the manifest `PUT`) are destroyed; open blob files and relay buffers are
+   * released and a partial layout write is removed (nothing new under the layout's `blobs/`, `index.json`
+   * untouched); then the call rejects with InterruptedError `INTERRUPTED` (the abort's reason, when it is one).
+   * No tag is written after the abort. A request the destination had already received whole when the abort
+   * came (a blob's closing `PUT`, the manifest `PUT`) may still take effect there: the destroy cannot take it
+   * back, and the next copy skips what is present.
+   */
+  signal?: AbortSignal;
 }
 
 /** Failures after which a blob transfer is repeated with a fresh stream (never verification failures). */
@@ -231,6 +275,8 @@ interface CopyRun {
   total: number;
   done: number;
   onProgress: ((bytes: number, totalBytes: number) => void) | undefined;
+  /** The caller's abort (see {@link CopyOptions.signal}). */
+  signal: AbortSignal | undefined;
 }
 
 function reportProgress(run: CopyRun, bytes: number): void {
@@ -261,33 +307,43 @@ async function pushCounted(run: CopyRun, source: { onBytes: ((bytes: number) => 
 /** One upload of {@link transferBlob}'s fast path: the blob file opened, pushed with its progress, closed. */
 async function pushFromFile(
   openBlobFile: (desc: Descriptor) => Promise<BlobFile>,
-  pushBlobFile: (desc: Descriptor, file: BlobFile) => Promise<void>,
+  pushBlobFile: (desc: Descriptor, file: BlobFile, signal?: AbortSignal) => Promise<void>,
   blob: Descriptor,
   run: CopyRun,
 ): Promise<void> {
   const file = await openBlobFile(blob);
   try {
-    await pushCounted(run, file, () => pushBlobFile(blob, file));
+    throwIfInterrupted(run.signal);
+    await pushCounted(run, file, () => pushBlobFile(blob, file, run.signal));
   } finally {
+    // Waits for a read in flight; its pooled buffers go with it.
     await file.close();
   }
 }
 
 async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, run: CopyRun): Promise<void> {
+  const signal = run.signal;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      if (await dst.exists(blob)) {
+      throwIfInterrupted(signal);
+      if (await dst.exists(blob, signal)) {
         reportProgress(run, blob.size);
         return;
       }
+      throwIfInterrupted(signal);
       if (typeof src.openBlobRelay === "function" && typeof dst.pushBlobFile === "function") {
         // The registry-to-registry relay: the source's body read into reused buffers, verified as it
         // arrives, each buffer's bytes sent on before it is read into again; pushBlobFile confirms.
-        const relay = await src.openBlobRelay(blob);
+        const relay = await src.openBlobRelay(blob, signal);
         if (relay !== undefined) {
+          // An abort closes the source connection; the relay's bodies then fail and its buffers are dropped.
+          const onAbort = (): void => relay.close();
+          signal?.addEventListener("abort", onAbort, { once: true });
           try {
-            await pushCounted(run, relay, () => (dst.pushBlobFile as NonNullable<Target["pushBlobFile"]>).call(dst, blob, relay));
+            throwIfInterrupted(signal);
+            await pushCounted(run, relay, () => (dst.pushBlobFile as NonNullable<Target["pushBlobFile"]>).call(dst, blob, relay, signal));
           } finally {
+            signal?.removeEventListener("abort", onAbort);
             relay.close();
           }
           return;
@@ -299,16 +355,25 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
         await pushFromFile(src.openBlobFile.bind(src), dst.pushBlobFile.bind(dst), blob, run);
         return;
       }
-      const stream = ensureVerifying(await src.fetch(blob), blob, `OCI blob ${blob.digest}`);
-      await pushCounted(run, stream, () => dst.push(blob, stream));
+      const stream = ensureVerifying(await src.fetch(blob, signal), blob, `OCI blob ${blob.digest}`);
+      const release = destroyOnAbort(stream, signal);
+      try {
+        await pushCounted(run, stream, () => dst.push(blob, stream, signal));
+      } finally {
+        release();
+        if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+      }
+      throwIfInterrupted(signal);
       // Whatever the target said, the push counts only when the target now has the blob with its size.
-      if (!(await dst.exists(blob))) {
+      if (!(await dst.exists(blob, signal))) {
         throw new OciError("OCI_NOT_FOUND", `OCI blob ${blob.digest} (${blob.size} bytes) was pushed but the destination does not have it`);
       }
       return;
     } catch (error) {
+      // After an abort every failure is the abort's (a destroyed request fails with whatever it was doing).
+      throwIfInterrupted(signal);
       if (attempt >= run.attempts || !(error instanceof OciError) || !TRANSIENT_CODES.includes(error.code)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      await sleep(100 * attempt, signal);
     }
   }
 }
@@ -321,23 +386,28 @@ async function transferBlob(src: ReadOnlyTarget, dst: Target, blob: Descriptor, 
  * number of times.
  */
 async function pushManifest(src: ReadOnlyTarget, dst: Target, desc: Descriptor, bytes: Buffer, blobs: readonly Descriptor[], run: CopyRun, tag: string | null): Promise<void> {
+  const signal = run.signal;
   for (let attempt = 1; ; attempt += 1) {
     try {
+      // No manifest write, and so no tag, starts after an abort.
+      throwIfInterrupted(signal);
       const content = ensureVerifying(bufferStream(bytes), desc, `OCI manifest ${desc.digest}`);
       if (tag !== null && typeof dst.pushTagged === "function") {
         // One write stores and tags it (a registry's PUT by tag): no HEAD first, no PUT by digest.
-        await dst.pushTagged(desc, content, tag);
+        await dst.pushTagged(desc, content, tag, signal);
         return;
       }
-      if (await dst.exists(desc)) {
+      if (await dst.exists(desc, signal)) {
         content.destroy();
         return;
       }
-      await dst.push(desc, content);
+      throwIfInterrupted(signal);
+      await dst.push(desc, content, signal);
       return;
     } catch (error) {
+      throwIfInterrupted(signal);
       if (attempt >= MANIFEST_ATTEMPTS || !isOciError(error, "OCI_MANIFEST_BLOB_UNKNOWN")) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      await sleep(100 * 2 ** attempt, signal);
       for (const blob of blobs) await transferBlob(src, dst, blob, { ...run, onProgress: undefined });
     }
   }
@@ -381,7 +451,7 @@ export async function forEachBounded<T>(items: readonly T[], limit: number, fn: 
  */
 async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, depth: number, run: CopyRun, tag: string | null): Promise<boolean> {
   if (depth > MAX_GRAPH_DEPTH) throw new OciError("OCI_MANIFEST_INVALID", `OCI index nesting deeper than ${MAX_GRAPH_DEPTH}`);
-  const manifestBytes = await fetchManifest(src, desc);
+  const manifestBytes = await readManifest(src, desc, run.signal);
   const parsed = parseManifest(manifestBytes, desc.mediaType);
   for (const child of parsed.manifests) await copyGraph(src, dst, child, depth + 1, run, null);
   const blobs: Descriptor[] = [];
@@ -403,7 +473,7 @@ async function copyGraph(src: ReadOnlyTarget, dst: Target, desc: Descriptor, dep
 }
 
 /** The keys of {@link CopyOptions}. */
-const COPY_OPTION_KEYS: readonly string[] = ["tag", "concurrency", "blobAttempts", "onProgress"];
+const COPY_OPTION_KEYS: readonly string[] = ["tag", "concurrency", "blobAttempts", "onProgress", "signal"];
 
 /**
  * Copy the manifest named by `reference` (a tag or `sha256:` digest) and every
@@ -415,7 +485,8 @@ const COPY_OPTION_KEYS: readonly string[] = ["tag", "concurrency", "blobAttempts
  * @throws OciError from either target (`OCI_NOT_FOUND`, `OCI_DIGEST_MISMATCH`,
  *   `OCI_SIZE_MISMATCH`, `OCI_MANIFEST_TOO_LARGE`, `OCI_MANIFEST_INVALID`, `OCI_TAG_INVALID`, ...);
  *   `OCI_ARGUMENT_INVALID` (before anything is read: `src`/`dst` not targets, `options` not an object of
- *   {@link CopyOptions}).
+ *   {@link CopyOptions}, `options.signal` not an AbortSignal); InterruptedError `INTERRUPTED` (`options.signal`
+ *   aborted, before any request when it already was; see {@link CopyOptions.signal}).
  */
 export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, options: CopyOptions = {}): Promise<Descriptor> {
   const call = "copy(src, dst, reference, options)";
@@ -423,10 +494,22 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   requireObjectWith(dst, call, "dst", "a Target to write to (exists, push, tag)", ["exists", "push", "tag"]);
   requireOptions(options, call, COPY_OPTION_KEYS);
   requireOptionalFunction(options.onProgress, call, "options.onProgress", "(doneBytes, totalBytes) => void");
+  requireOptionalSignal(options.signal, call);
   if (!isDigest(reference) && !isDiscoveryTag(reference)) {
     throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describeValue(reference)}`);
   }
-  const resolved = await src.resolve(reference);
+  const signal = options.signal;
+  throwIfInterrupted(signal);
+  try {
+    return await copyReference(src, dst, reference, options, signal);
+  } catch (error) {
+    // A request the abort destroyed fails with what it was doing (a truncated body, a reset): the abort's error wins.
+    throw interruption(signal) ?? error;
+  }
+}
+
+async function copyReference(src: ReadOnlyTarget, dst: Target, reference: string, options: CopyOptions, signal: AbortSignal | undefined): Promise<Descriptor> {
+  const resolved = await src.resolve(reference, signal);
   if (isDigest(reference) && resolved.digest !== reference) {
     throw new OciError("OCI_DIGEST_MISMATCH", `resolving ${reference} returned ${resolved.digest}`);
   }
@@ -435,8 +518,11 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   const attempts = Math.max(1, Math.min(options.blobAttempts ?? 3, 5));
   const tag = options.tag === undefined ? (isDigest(reference) ? null : reference) : options.tag;
   if (tag !== null && !isDiscoveryTag(tag)) throw new OciError("OCI_TAG_INVALID", `invalid OCI tag ${describeValue(tag)}: ${tagShapeProblem(tag)}`);
-  const tagged = await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress }, tag);
-  if (tag !== null && !tagged) await dst.tag(desc, tag);
+  const tagged = await copyGraph(src, dst, desc, 0, { concurrency, attempts, total: 0, done: 0, onProgress: options.onProgress, signal }, tag);
+  if (tag !== null && !tagged) {
+    throwIfInterrupted(signal);
+    await dst.tag(desc, tag, signal);
+  }
   return desc;
 }
 

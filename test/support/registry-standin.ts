@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
+import type net from "node:net";
 
 /** Options of {@link startStandIn}. */
 export interface StandInOptions {
@@ -71,6 +72,10 @@ export interface StandIn {
   requests: SeenRequest[];
   blobs: Map<string, Buffer>;
   tags: Map<string, string>;
+  /** Client connections open now (on every listener). */
+  openConnections(): number;
+  /** Requests whose answer is neither finished nor cut off by the client (a body still arriving or being sent). */
+  activeRequests(): number;
   close(): Promise<void>;
 }
 
@@ -227,11 +232,23 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
   };
 
   const servers: http.Server[] = [];
+  const connections = new Set<net.Socket>();
+  const active = new Set<http.ServerResponse>();
+  const track = (res: http.ServerResponse): void => {
+    active.add(res);
+    res.once("close", () => active.delete(res));
+  };
   const listen = async (listener: string): Promise<void> => {
     const server = http.createServer((req, res) => {
+      track(res);
       handle(req, res, listener, true).catch(() => res.destroy());
     });
+    server.on("connection", (socket: net.Socket) => {
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
+    });
     server.on("checkContinue", (req, res) => {
+      track(res);
       if (refuseSize(req) && options.refuseBeforeContinue !== false) {
         handle(req, res, listener, false).catch(() => res.destroy());
         return;
@@ -256,6 +273,8 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
     requests,
     blobs,
     tags,
+    openConnections: () => connections.size,
+    activeRequests: () => active.size,
     async close() {
       for (const server of servers) {
         server.closeAllConnections();
