@@ -9,13 +9,13 @@
  * (`~/.docker/config.json`, `~/.npmrc` with its auth token, `~/.gitconfig`,
  * `~/.ssh`, ...) is not where its tools and the package's scripts look.
  */
-import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import { shellWord } from "../src/contract/grammar.js";
 import { makeTempDirectory } from "../src/contract/directory.js";
 import { BASE_ENV_NAMES, childEnvironment, NETWORK_ENV_NAMES, type ChildEnvironment } from "../src/oci/subprocess.js";
 import { ReleaseStepError } from "./errors.js";
+import { firstOnPath } from "./gate-tools.js";
 import { runProcess } from "./git.js";
 
 /**
@@ -64,22 +64,6 @@ function isInsideNodeModules(entry: string): boolean {
  */
 export function systemPathEntries(source: Readonly<Record<string, string | undefined>> = process.env): string[] {
   return (source["PATH"] ?? "").split(delimiter).filter((p) => p !== "" && isAbsolute(p) && !isInsideNodeModules(p));
-}
-
-/** The first executable regular file `program` in `entries`, as found there (not resolved through links). */
-function firstOnPath(program: string, entries: readonly string[]): string | undefined {
-  for (const dir of entries) {
-    const candidate = join(dir, program);
-    try {
-      if (statSync(candidate).isFile()) {
-        accessSync(candidate, fsConstants.X_OK);
-        return candidate;
-      }
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /**

@@ -38,8 +38,9 @@ export function programWords(line: string): string[] {
   return simpleCommands(line).flatMap((words) => (isProgramName(words[0]) ? [words[0].text] : []));
 }
 
-function onPath(program: string, pathValue: string): string | undefined {
-  for (const dir of pathValue.split(delimiter)) {
+/** The first executable regular file `program` in the directories `entries` (empty entries skipped), as found there (not resolved through links). */
+export function firstOnPath(program: string, entries: readonly string[]): string | undefined {
+  for (const dir of entries) {
     if (dir === "") continue;
     const candidate = join(dir, program);
     try {
@@ -94,7 +95,7 @@ function findMissing(line: string, via: string, dir: string, pathValue: string, 
     const first = words[0];
     if (!isProgramName(first)) continue;
     const program = first.text;
-    if (onPath(program, pathValue) === undefined) {
+    if (firstOnPath(program, pathValue.split(delimiter)) === undefined) {
       missing.push({ tool: program, via });
       continue;
     }
