@@ -33,7 +33,7 @@ export {
   SIGSTORE_BUNDLE_V03_MEDIA_TYPE, SLSA_PROVENANCE_V1, SOURCE_BUNDLE_FILE, StageOutputSchema,
   STATIC_BUNDLE_PATHS, StrictTarParser, tarballFileName, TEST_GATES, TESTED_MANIFEST_KEYS,
   TestedArtifactSchema, testedManifestBytes, TestedManifestSchema, TestGateEvidenceSchema, TITLE_ANNOTATION,
-  TRUSTED_ROOT_MEDIA_TYPES, verifyFinalReceipt, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes, verifyManifest, verifyManifestDist,
+  TRUSTED_ROOT_MEDIA_TYPES, verifyFinalReceipt, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes, verifyReceiptReference, verifyManifest, verifyManifestDist,
   artifactManifestObject, receiptReferenceOf, receiptUnboundFields, type ArtifactLayer,
   verifyReleaseIdentity, verifyTestedManifest, WORKFLOW_NAME, WorkflowEvidenceSchema,
   writeTestedManifestFile, type ArtifactManifest, type ArtifactManifestPart, type ArtifactManifestProblem, type ArtifactManifestProfile,

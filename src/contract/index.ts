@@ -141,6 +141,7 @@ export {
   verifyFinalReceipt,
   verifyFinalReceiptBytes,
   verifyParsedFinalReceiptBytes,
+  verifyReceiptReference,
   verifyReleaseIdentity,
   verifyTestedManifest,
   type FinalReceiptExpectations,

@@ -113,7 +113,7 @@ export function checkFileRecord(record: unknown, nameKey: "filename" | "path", p
     fail("FILE_RECORD_INVALID", `release file identity is incomplete: ${label}.size must be an integer >= 1, found ${describeValue(record["size"])}`);
   }
   if (published && record["blob_digest"] !== `sha256:${record["sha256"] as string}`) {
-    fail("BLOB_DIGEST_MISMATCH", `release file blob digest mismatch: ${label}.blob_digest must be "sha256:${record["sha256"] as string}", found ${describeValue(record["blob_digest"])}`);
+    fail("BLOB_DIGEST_MISMATCH", `release file blob digest mismatch: ${label}.blob_digest must be "sha256:${record["sha256"] as string}" (its own sha256), found ${describeValue(record["blob_digest"])}${ownFieldsDisagree("release receipt")}`);
   }
 }
 
@@ -139,7 +139,7 @@ export function verifyReleaseIdentity(doc: JsonObject, expectedState: "tested" |
   checkVerifyArguments(doc, policy);
   const keys = checkDocumentHeader(doc, expectedState, policy);
   const { version, sourceSha } = checkVersionIdentity(doc, documentKind(expectedState));
-  checkGateEvidence(doc, sourceSha, policy, expectedState === "tested" ? "tested manifest (release-manifest.json)" : "release receipt (release-receipt.json)");
+  checkGateEvidence(doc, sourceSha, policy, expectedState === "tested" ? "tested manifest (release-manifest.json)" : "release receipt (release-receipt.json)", documentKind(expectedState));
   checkArtifactInventory(doc, version, expectedState === "published", policy, documentKind(expectedState));
   if (keys.includes("install_time")) checkInstallTimeRecord(doc["install_time"]);
 }
@@ -223,6 +223,19 @@ function requireKnownPolicyKeys(policy: Record<string, unknown>): void {
   if (installTime !== undefined && (!Array.isArray(installTime) || installTime.some((entry) => typeof entry !== "string"))) {
     fail("POLICY_INVALID", `the policy's installTime must be an array of strings, found ${describeValue(installTime)}`);
   }
+}
+
+/**
+ * The tail of a refusal whose cause is two fields of one document disagreeing (a version that is not one bump
+ * from its previous version, a tag or gate record naming another version or source, an artifact record that
+ * disagrees with its payload record): no pin was compared, so the document contradicts itself. The release
+ * pipeline never writes such a document, so it was edited after it was made (the bytes of a file fetched by a
+ * pinned reference are checked first, `verifyReceiptReference`) or made wrong; the fix says both.
+ * @param kind "tested manifest" or "release receipt".
+ */
+function ownFieldsDisagree(kind: string): string {
+  const fetchAgain = kind === "release receipt" ? "hermes-plugin-kit fetch --reference <receipt reference> --expect receipt --output-dir DIR" : "hermes-plugin-kit fetch --reference <bundle reference> --output-dir DIR";
+  return `; the ${kind}'s own fields disagree with each other, which the release pipeline never writes: the file was edited after it was made, or the release was made wrong; fix: do not trust this file; verify the ${kind} the release published (${fetchAgain}, by the reference you pinned), and if that one says the same, do not use this release and tell its publisher`;
 }
 
 /** What a release document of `state` is called in messages. */
@@ -312,24 +325,30 @@ function checkVersionIdentity(doc: JsonObject, kind: string): { version: string;
   for (const [field, value] of [["previous_version", previous], ["version", version]] as const) {
     if (!isStableSemver(value)) fail("SEMVER_INVALID", `release document ${field} must be a stable SemVer (MAJOR.MINOR.PATCH, no leading zeros), found ${describeValue(value)}`);
   }
-  const cls = releaseClassOf(previous, version);
+  let cls: ReleaseClass;
+  try {
+    cls = releaseClassOf(previous, version);
+  } catch (error) {
+    if (!(error instanceof ReleaseContractError) || error.code !== "RELEASE_NOT_ONE_BUMP") throw error;
+    fail("RELEASE_NOT_ONE_BUMP", `${kind} previous_version ${previous} -> version ${version} is not one SemVer bump (a release moves exactly one of major, minor, patch up by one)${ownFieldsDisagree(kind)}`);
+  }
   if (doc["tag"] !== `v${version}`) {
-    fail("RECEIPT_TAG_MISMATCH", `${kind} tag mismatch: tag must be "v${version}", found ${describeValue(doc["tag"])}`);
+    fail("RECEIPT_TAG_MISMATCH", `${kind} tag mismatch: tag must be "v${version}" (its version), found ${describeValue(doc["tag"])}${ownFieldsDisagree(kind)}`);
   }
   if (doc["release_class"] !== cls) {
-    fail("RECEIPT_CLASS_MISMATCH", `${kind} class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describeValue(doc["release_class"])}`);
+    fail("RECEIPT_CLASS_MISMATCH", `${kind} class mismatch: ${previous} -> ${version} is ${cls}, found release_class ${describeValue(doc["release_class"])}${ownFieldsDisagree(kind)}`);
   }
   const promotion = doc["promotion"];
   const expectedPromotion = promotionFor(cls);
   if (!isObject(promotion) || !sameKeys(promotion, ["automatic_candidate", "state"]) || promotion["automatic_candidate"] !== expectedPromotion.automatic_candidate || promotion["state"] !== expectedPromotion.state) {
-    fail("RECEIPT_PROMOTION_MISMATCH", `${kind} promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}`);
+    fail("RECEIPT_PROMOTION_MISMATCH", `${kind} promotion state mismatch: a ${cls} release requires ${JSON.stringify(expectedPromotion)}, found ${describeValue(promotion)}${ownFieldsDisagree(kind)}`);
   }
   return { version, sourceSha };
 }
 
 /** I11-I14: every test gate passed on this source with the policy's command, host contract and workflow evidence. */
 /** `document` names what is checked (a tested manifest or a release receipt), for the messages. */
-function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePolicy, document: string): void {
+function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePolicy, document: string, kind: string): void {
   const evidence = doc["evidence"];
   if (!isObject(evidence) || !sameKeys(evidence, EVIDENCE_KEYS)) {
     fail("EVIDENCE_INCOMPLETE", `${document} evidence is incomplete: evidence must have exactly the keys ${EVIDENCE_KEYS.join(", ")}`);
@@ -352,7 +371,7 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
       );
     }
     if (entry["source_sha"] !== sourceSha) {
-      fail("GATE_OTHER_SOURCE", `${document} gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, expected ${sourceSha}`);
+      fail("GATE_OTHER_SOURCE", `${document} gate ${gate} used another source: evidence.${gate}.source_sha is ${describeValue(entry["source_sha"])}, but the document's source_sha is ${sourceSha}${ownFieldsDisagree(kind)}`);
     }
   }
   const host = evidence["host_contract"] as Record<string, unknown>;
@@ -360,6 +379,9 @@ function checkGateEvidence(doc: JsonObject, sourceSha: string, policy: ReleasePo
     fail("GATE_HOST_CONTRACT_INVALID", `evidence.host_contract.mcp_sdk_version must be a stable SemVer, found ${describeValue(host["mcp_sdk_version"])}`);
   }
   const workflow = evidence["workflow"];
+  if (isObject(workflow) && isGitSha(workflow["source_sha"]) && workflow["source_sha"] !== sourceSha) {
+    fail("WORKFLOW_EVIDENCE_INVALID", `workflow run evidence used another source: evidence.workflow.source_sha is ${describeValue(workflow["source_sha"])}, but the document's source_sha is ${sourceSha}${ownFieldsDisagree(kind)}`);
+  }
   if (
     !isObject(workflow) ||
     !sameKeys(workflow, ["name", "run_attempt", "run_id", "source_sha"]) ||
@@ -384,7 +406,7 @@ function checkArtifactInventory(doc: JsonObject, version: string, published: boo
   checkFileRecord(artifacts[0], "filename", published, "artifacts[0]");
   const expectedName = tarballFileName(policy.package, version);
   if ((artifacts[0] as Record<string, unknown>)["filename"] !== expectedName) {
-    fail("ARTIFACT_FILENAME_MISMATCH", `${kind} artifact filenames mismatch: expected ${JSON.stringify(expectedName)}, found ${describeValue((artifacts[0] as Record<string, unknown>)["filename"])}`);
+    fail("ARTIFACT_FILENAME_MISMATCH", `${kind} artifact filenames mismatch: expected ${JSON.stringify(expectedName)} (its package and version), found ${describeValue((artifacts[0] as Record<string, unknown>)["filename"])}${ownFieldsDisagree(kind)}`);
   }
 }
 
@@ -461,28 +483,53 @@ function requirePinnedReferences(expect: FinalReceiptExpectations): void {
 }
 
 /**
- * `expect.receiptReference` against the receipt's own reference (computed from `doc`'s canonical bytes in the
- * policy's repository): the bundle reference given in its place, another repository, and other bytes are each named.
+ * The receipt file's bytes are the receipt pinned by `receiptReference` (docs/contract.md "Receipt reference": the
+ * reference is the digest of the receipt artifact's manifest, a pure function of the receipt's bytes, so this
+ * needs no registry). Checked before anything in the receipt is interpreted: bytes that are not the pinned
+ * receipt (edited after they were fetched, or another receipt) are reported as such, never as a disagreement
+ * between the fields of a receipt nobody published. Bytes that only respell the pinned receipt (its canonical
+ * form is the pinned one: reformatted, reindented) pass here and are refused by the canonical-bytes check
+ * (`RECEIPT_NOT_CANONICAL`) of {@link verifyFinalReceiptBytes}, which names the spelling. Pure.
+ * @param bytes the receipt file's bytes. @param repository the repository the receipt is verified for (the policy's
+ *   `registryRepository`). @param receiptReference the pinned receipt reference, `<repository>@sha256:<64 hex>`.
+ * @returns the reference of `bytes` in `repository` (equal to `receiptReference`, or to it once respelt canonically).
+ * @throws ReleaseContractError `RECEIPT_REFERENCE_MISMATCH`: the bundle reference given in its place, a pin in
+ *   another repository, or bytes that are not the pinned receipt (naming the pinned reference, the bytes' own, and
+ *   the fix: fetch the pinned receipt again); `REFERENCE_NOT_PINNED` and the codes of `parseReference` for a
+ *   `receiptReference` that pins no digest; `REPOSITORY_INVALID` (`repository`); `POLICY_INVALID` (`bytes` not a
+ *   Uint8Array, a `repository` or `receiptReference` that is no string).
  */
-function requireReceiptReference(doc: JsonObject, policy: ReleasePolicy, pinned: string): void {
-  const own = receiptReferenceOf(policy.registryRepository, canonicalJsonBytes(doc));
-  if (pinned === own) return;
-  if (pinned === doc["registry_reference"]) {
+export function verifyReceiptReference(bytes: Uint8Array, repository: string, receiptReference: string): string {
+  const call = "verifyReceiptReference(bytes, repository, receiptReference)";
+  if (typeof repository !== "string") fail("POLICY_INVALID", `${call}: repository must be the repository you pin (a string), found ${describeValue(repository)}`);
+  if (typeof receiptReference !== "string") fail("POLICY_INVALID", `${call}: receiptReference must be the receipt reference you pin (<repository>@sha256:<64 hex>), found ${describeValue(receiptReference)}`);
+  parseReference(receiptReference);
+  const own = receiptReferenceOf(repository, bytes);
+  if (own === receiptReference) return own;
+  // What the bytes say is read only to tell which mistake it is; nothing in them is trusted.
+  let doc: JsonObject | undefined;
+  try {
+    doc = parseStrictJson(bytes);
+  } catch {
+    doc = undefined;
+  }
+  if (doc !== undefined && receiptReferenceOf(repository, canonicalJsonBytes(doc)) === receiptReference) return receiptReference;
+  if (doc !== undefined && receiptReference === doc["registry_reference"]) {
     fail(
       "RECEIPT_REFERENCE_MISMATCH",
-      `the pinned receipt reference ${pinned} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pin it as the bundle reference (--expect-bundle-reference), and the receipt reference the release published as the receipt reference (--expect-receipt-reference)`,
+      `the pinned receipt reference ${receiptReference} is the reference of the bundle this receipt names (its registry_reference), not of the receipt; fix: pin it as the bundle reference (--expect-bundle-reference), and the receipt reference the release published as the receipt reference (--expect-receipt-reference)`,
     );
   }
-  const pinnedRepository = parseReference(pinned).repository.repository;
-  if (pinnedRepository !== policy.registryRepository) {
+  const pinnedRepository = parseReference(receiptReference).repository.repository;
+  if (pinnedRepository !== repository) {
     fail(
       "RECEIPT_REFERENCE_MISMATCH",
-      `the pinned receipt reference ${pinned} names repository ${pinnedRepository}, but this receipt is verified for ${policy.registryRepository} (its reference there is ${own}); fix: pin the receipt reference the release published in the repository you trust`,
+      `the pinned receipt reference ${receiptReference} names repository ${pinnedRepository}, but this receipt is verified for ${repository} (its reference there is ${own}); fix: pin the receipt reference the release published in the repository you trust`,
     );
   }
   fail(
     "RECEIPT_REFERENCE_MISMATCH",
-    `this receipt's reference is ${own}, not the pinned ${pinned}: its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${pinned} --expect receipt --output-dir DIR) and verify that`,
+    `this receipt's reference is ${own}, not the pinned ${receiptReference}: its bytes differ from the receipt you pinned (the file was changed after it was fetched, or is another receipt), so none of its fields was checked or trusted; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`,
   );
 }
 
@@ -507,6 +554,12 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
   requireReceiptExpectations(expect);
   // What was pinned is checked before the document: a tag there is no pin (a receipt can only ever mismatch it).
   requirePinnedReferences(expect);
+  // A pinned receipt reference binds every byte: a document that is not the pinned receipt is refused as such
+  // before any of its fields is interpreted (its fields would otherwise be blamed for disagreeing).
+  if (expect.receiptReference !== undefined) {
+    checkVerifyArguments(doc, policy);
+    verifyReceiptReference(canonicalJsonBytes(doc), policy.registryRepository, expect.receiptReference);
+  }
   verifyReleaseIdentity(doc, "published", policy);
   const ref = parseReference(doc["registry_reference"], policy.registryRepository);
   const payload = doc["payload"];
@@ -518,12 +571,12 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
   const expectedPaths = bundlePayloadPaths(policy.package, version);
   const paths = payload.map((r) => (r as Record<string, unknown>)["path"] as string);
   if (paths.some((p, i) => p !== expectedPaths[i])) {
-    fail("PAYLOAD_PATHS_MISMATCH", `final release payload paths mismatch: expected ${expectedPaths.map((p) => JSON.stringify(p)).join(", ")} in this order, found ${paths.map((p) => describeValue(p)).join(", ")}`);
+    fail("PAYLOAD_PATHS_MISMATCH", `final release payload paths mismatch: expected ${expectedPaths.map((p) => JSON.stringify(p)).join(", ")} in this order (the bundle paths of its package and version), found ${paths.map((p) => describeValue(p)).join(", ")}${ownFieldsDisagree("release receipt")}`);
   }
   const artifact = (doc["artifacts"] as Record<string, unknown>[])[0] as Record<string, unknown>;
   const record = payload.find((r) => (r as Record<string, unknown>)["path"] === `dist/${artifact["filename"] as string}`) as Record<string, unknown>;
   if (record["sha256"] !== artifact["sha256"] || record["size"] !== artifact["size"] || record["blob_digest"] !== artifact["blob_digest"]) {
-    fail("ARTIFACT_PAYLOAD_DISAGREE", `final release artifact and payload disagree for dist/${artifact["filename"] as string}`);
+    fail("ARTIFACT_PAYLOAD_DISAGREE", `final release artifact and payload disagree for dist/${artifact["filename"] as string}: artifacts[0] records sha256 ${describeValue(artifact["sha256"])}, size ${describeValue(artifact["size"])}, the payload record sha256 ${describeValue(record["sha256"])}, size ${describeValue(record["size"])}${ownFieldsDisagree("release receipt")}`);
   }
   if (expect.bundleReference !== undefined && ref.reference !== expect.bundleReference) {
     fail(
@@ -531,9 +584,7 @@ export function verifyFinalReceipt(doc: JsonObject, policy: ReleasePolicy, expec
       `receipt registry_reference ${ref.reference} is not the pinned bundle reference ${expect.bundleReference}; fix: check that you pinned the bundle reference of this release (not its receipt reference, nor another release's), and that this receipt is the one published with it`,
     );
   }
-  const receipt = schemaParse(PublishedReceiptSchema, doc, "published receipt");
-  if (expect.receiptReference !== undefined) requireReceiptReference(doc, policy, expect.receiptReference);
-  return receipt;
+  return schemaParse(PublishedReceiptSchema, doc, "published receipt");
 }
 
 function schemaParse<T>(
@@ -580,6 +631,14 @@ export function verifyFinalReceiptBytes(bytes: Uint8Array, policy: ReleasePolicy
  */
 export function verifyParsedFinalReceiptBytes(bytes: Uint8Array, doc: JsonObject, policy: ReleasePolicy, expect: FinalReceiptExpectations = {}): PublishedReceipt {
   requireReceiptBytes("verifyParsedFinalReceiptBytes(bytes, doc, policy, expect)", bytes);
+  // The file's own bytes against the pinned receipt reference first (not only `doc`'s canonical form): bytes
+  // edited after the fetch are named as not the pinned receipt, before their fields are read.
+  requireReceiptExpectations(expect);
+  requirePinnedReferences(expect);
+  if (expect.receiptReference !== undefined) {
+    checkVerifyArguments(doc, policy);
+    verifyReceiptReference(bytes, policy.registryRepository, expect.receiptReference);
+  }
   const receipt = verifyFinalReceipt(doc, policy, expect);
   if (Buffer.compare(Buffer.from(bytes), Buffer.from(canonicalJson(doc), "utf8")) !== 0) {
     const canonical = canonicalJson(doc);

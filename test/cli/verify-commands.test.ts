@@ -127,7 +127,7 @@ describe("hermes-plugin-kit verify-final-receipt", () => {
     const r = await runCli(["verify-final-receipt", "--receipt", forgedFile, ...repoFlags, "--expect-receipt-reference", receiptReference], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("[RECEIPT_REFERENCE_MISMATCH]");
-    expect(r.stderr).toContain(`its bytes differ from the receipt you pinned; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`);
+    expect(r.stderr).toContain(`its bytes differ from the receipt you pinned (the file was changed after it was fetched, or is another receipt), so none of its fields was checked or trusted; fix: do not trust this file; fetch the receipt you pinned (hermes-plugin-kit fetch --reference ${receiptReference} --expect receipt --output-dir DIR) and verify that`);
     // The bundle reference given as the receipt's: named as swapped, not as other bytes.
     const swapped = await runCli(["verify-final-receipt", "--receipt", file, ...repoFlags, "--expect-receipt-reference", receipt.registry_reference], { cwd: dir });
     expect(swapped.code).toBe(1);

@@ -260,6 +260,14 @@ const TABLE: Record<string, Row> = {
   verifyFinalReceipt: { args: () => [JSON.parse(JSON.stringify(fx.receipt)), POLICY], bad: [["null policy", () => [JSON.parse(JSON.stringify(fx.receipt)), null], P]] },
   verifyFinalReceiptBytes: { args: () => [receiptBytes(fx.receipt), POLICY], bad: [["a string for the bytes", () => ["{}", POLICY], "JSON_SYNTAX"]] },
   verifyParsedFinalReceiptBytes: { args: () => [receiptBytes(fx.receipt), JSON.parse(JSON.stringify(fx.receipt)), POLICY], bad: [["null bytes", () => [null, JSON.parse(JSON.stringify(fx.receipt)), POLICY], "JSON_SYNTAX"], ["a number policy", () => [receiptBytes(fx.receipt), JSON.parse(JSON.stringify(fx.receipt)), 5], P]] },
+  verifyReceiptReference: {
+    args: () => [receiptBytes(fx.receipt), POLICY.registryRepository, contract.receiptReferenceOf(POLICY.registryRepository, receiptBytes(fx.receipt))],
+    bad: [
+      ["a string for the bytes", () => ["{}", POLICY.registryRepository, `${POLICY.registryRepository}@sha256:${HEX}`], P],
+      ["a number repository", () => [receiptBytes(fx.receipt), 5, `${POLICY.registryRepository}@sha256:${HEX}`], P],
+      ["a tag for the reference", () => [receiptBytes(fx.receipt), POLICY.registryRepository, `${POLICY.registryRepository}:v1`], "REFERENCE_NOT_PINNED"],
+    ],
+  },
   verifyReleaseIdentity: { args: () => [JSON.parse(JSON.stringify(fx.manifest)), "tested", POLICY], bad: [["null policy", () => [JSON.parse(JSON.stringify(fx.manifest)), "tested", null], P]] },
   verifyTestedManifest: { args: () => [JSON.parse(JSON.stringify(fx.manifest)), POLICY], bad: [["a string policy", () => [JSON.parse(JSON.stringify(fx.manifest)), "x"], P]] },
   // manifest.ts

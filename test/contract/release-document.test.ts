@@ -17,7 +17,7 @@ import {
 } from "../../src/contract/index.js";
 import { describeList } from "../../src/contract/grammar.js";
 import { canonicalJson } from "../../src/contract/canonical-json.js";
-import { parseReleaseJson, receiptUnboundFields, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes } from "../../src/contract/release-document.js";
+import { parseReleaseJson, receiptUnboundFields, verifyFinalReceiptBytes, verifyParsedFinalReceiptBytes, verifyReceiptReference } from "../../src/contract/release-document.js";
 import { receiptReferenceOf } from "../../src/contract/artifact-document.js";
 import { resolveConsumerExpectations } from "../../src/contract/policy.js";
 import { BUNDLE_REFERENCE, POLICY, SOURCE_SHA, clone, packTinyPackage, passedGates, receiptFor, tempDir, testedManifestFor } from "../support/contract-fixture.js";
@@ -141,10 +141,12 @@ describe("tested manifest identity (reference 3.3, state tested)", () => {
     };
     const doc = tested();
     doc.tag = "v0.8.1";
-    expect(codeAndMessage(() => verifyTestedManifest(doc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", 'tested manifest tag mismatch: tag must be "v0.8.0", found "v0.8.1"']);
+    const disagree = (kind: string, fetch: string) =>
+      `; the ${kind}'s own fields disagree with each other, which the release pipeline never writes: the file was edited after it was made, or the release was made wrong; fix: do not trust this file; verify the ${kind} the release published (${fetch}, by the reference you pinned), and if that one says the same, do not use this release and tell its publisher`;
+    expect(codeAndMessage(() => verifyTestedManifest(doc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", `tested manifest tag mismatch: tag must be "v0.8.0" (its version), found "v0.8.1"${disagree("tested manifest", "hermes-plugin-kit fetch --reference <bundle reference> --output-dir DIR")}`]);
     const receiptDoc = published();
     receiptDoc.tag = "v0.8.1";
-    expect(codeAndMessage(() => verifyFinalReceipt(receiptDoc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", 'release receipt tag mismatch: tag must be "v0.8.0", found "v0.8.1"']);
+    expect(codeAndMessage(() => verifyFinalReceipt(receiptDoc as JsonObject, POLICY))).toEqual(["RECEIPT_TAG_MISMATCH", `release receipt tag mismatch: tag must be "v0.8.0" (its version), found "v0.8.1"${disagree("release receipt", "hermes-plugin-kit fetch --reference <receipt reference> --expect receipt --output-dir DIR")}`]);
   });
 
   it("a major release requires manual migration (0.7.0 -> 1.0.0)", async () => {
@@ -477,6 +479,34 @@ describe("the receipt's own reference pinned (expect.receiptReference, receiptUn
     expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: elsewhere })).toThrow(`names repository ghcr.io/other/demo-plugin, but this receipt is verified for ${POLICY.registryRepository} (its reference there is ${own})`);
     await expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrowWithCode("REFERENCE_NOT_PINNED");
     expect(() => verifyFinalReceiptBytes(bytesOf(good), POLICY, { receiptReference: `${POLICY.registryRepository}:v1` })).toThrow(/^the pinned receipt reference \(--expect-receipt-reference\): /);
+  });
+  it("the pinned receipt reference is checked before any field: an edited receipt is RECEIPT_REFERENCE_MISMATCH, not a field error; a respelt one RECEIPT_NOT_CANONICAL", async () => {
+    const good = receiptFor(manifest);
+    const own = receiptReferenceOf(POLICY.registryRepository, bytesOf(good));
+    expect(verifyReceiptReference(bytesOf(good), POLICY.registryRepository, own)).toBe(own);
+    // Only the top-level source_sha edited: the fields disagree (GATE_OTHER_SOURCE) unpinned, but pinned it is not the receipt.
+    const edited = clone(good as unknown as JsonObject);
+    edited["source_sha"] = "d".repeat(40);
+    await expect(() => verifyFinalReceiptBytes(bytesOf(edited), POLICY)).toThrowWithCode("GATE_OTHER_SOURCE");
+    for (const check of [
+      () => verifyFinalReceiptBytes(bytesOf(edited), POLICY, { receiptReference: own }),
+      () => verifyFinalReceipt(edited, POLICY, { receiptReference: own }),
+      () => verifyReceiptReference(bytesOf(edited), POLICY.registryRepository, own),
+    ]) {
+      await expect(check).toThrowWithCode("RECEIPT_REFERENCE_MISMATCH");
+      expect(check).toThrow(`not the pinned ${own}: its bytes differ from the receipt you pinned (the file was changed after it was fetched, or is another receipt), so none of its fields was checked or trusted; fix: do not trust this file; fetch the receipt you pinned`);
+    }
+    // A version two releases on: RELEASE_NOT_ONE_BUMP unpinned, the pin's refusal pinned.
+    const bumped = clone(good as unknown as JsonObject);
+    bumped["version"] = "0.9.1";
+    await expect(() => verifyFinalReceiptBytes(bytesOf(bumped), POLICY)).toThrowWithCode("RELEASE_NOT_ONE_BUMP");
+    await expect(() => verifyFinalReceiptBytes(bytesOf(bumped), POLICY, { receiptReference: own })).toThrowWithCode("RECEIPT_REFERENCE_MISMATCH");
+    // Bytes that are no JSON at all: still named as not the pinned receipt.
+    await expect(() => verifyReceiptReference(Buffer.from("not json"), POLICY.registryRepository, own)).toThrowWithCode("RECEIPT_REFERENCE_MISMATCH");
+    // The pinned receipt reindented: its canonical form is the pinned one, so the spelling is what is named.
+    const pretty = Buffer.from(JSON.stringify(good, null, 2) + "\n");
+    expect(verifyReceiptReference(pretty, POLICY.registryRepository, own)).toBe(own);
+    await expect(() => verifyFinalReceiptBytes(pretty, POLICY, { receiptReference: own })).toThrowWithCode("RECEIPT_NOT_CANONICAL");
   });
   it("a misspelt expectation key pins nothing, so it is refused (POLICY_INVALID): a tampered receipt cannot pass through a typo", async () => {
     const good = receiptFor(manifest);

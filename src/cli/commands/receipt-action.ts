@@ -8,7 +8,7 @@ import { receiptReferenceOf } from "../../contract/artifact-document.js";
 import { HermesPluginKitError, ReleaseContractError, type ReleaseContractErrorCode } from "../../contract/errors.js";
 import { namingFile } from "../../contract/json-file.js";
 import { policyForDocument, unpinnedRepository } from "../../contract/policy.js";
-import { parseReleaseJson, receiptUnboundFields, verifyParsedFinalReceiptBytes, type FinalReceiptExpectations } from "../../contract/release-document.js";
+import { parseReleaseJson, receiptUnboundFields, verifyParsedFinalReceiptBytes, verifyReceiptReference, type FinalReceiptExpectations } from "../../contract/release-document.js";
 import { readReleaseJsonBytesFile } from "../../contract/release-json-file.js";
 import { parseReference } from "../../contract/reference.js";
 import { consumerExpectations, gatePins, type ConsumerPolicyFlags } from "../consumer-policy.js";
@@ -58,11 +58,15 @@ export async function verifyReceiptAction(opts: VerifyReceiptOptions): Promise<v
   requirePinnedFlag("--expect-receipt-reference", opts.expectReceiptReference);
   requirePinnedFlag("--expect-bundle-reference", opts.expectBundleReference);
   const bytes = await readReleaseJsonBytesFile(opts.receipt);
-  const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   if (opts.repository === undefined && opts.policy === undefined && opts.expectBundleReference === undefined && opts.expectReceiptReference === undefined) {
+    const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
     throw unpinnedRepository({ document: `receipt ${opts.receipt}`, repository: doc["registry_repository"], fix: "pass --expect-bundle-reference (the bundle reference you pinned), --repository, or --policy <package.json>" });
   }
   const expectations = await consumerExpectations(opts, opts.expectBundleReference ?? opts.expectReceiptReference);
+  // A pinned receipt reference binds the file's bytes: bytes that are not the pinned receipt (edited after the
+  // fetch, or another receipt) are refused as such before they are parsed or any field of them is judged.
+  if (opts.expectReceiptReference !== undefined) verifyReceiptReference(bytes, expectations.repository, opts.expectReceiptReference);
+  const doc = namingFile(opts.receipt, () => parseReleaseJson(bytes));
   const policy = policyForDocument(expectations, doc);
   const expect: FinalReceiptExpectations = {
     ...(opts.expectBundleReference === undefined ? {} : { bundleReference: opts.expectBundleReference }),
