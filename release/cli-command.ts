@@ -8,6 +8,10 @@
  * `npm run` add for their child alone, does not count), else
  * `node <absolute path of this installation's CLI>`, which works from any
  * directory, a clone included.
+ *
+ * The consumer's commands ({@link consumerCliCommand}) run on the consumer's machine, not in the author's
+ * project: from an installed kit (its CLI inside a `node_modules`) they use `hermes-plugin-kit`, the CLI a
+ * consumer installs with `npm install --global` (README, step 4), never a path into the author's project.
  */
 import { existsSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
@@ -29,11 +33,11 @@ function realpathOrUndefined(file: string): string | undefined {
 }
 
 /**
- * The command a consumer types to run this kit's CLI from any directory.
+ * The command that runs this kit's CLI from any directory on this machine (the resume line of `release run`).
  * @param env its `PATH` is searched for a `hermes-plugin-kit` that is this installation.
+ * @param entry this installation's CLI entry (default {@link kitCliEntry}).
  */
-export function kitCliCommand(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const entry = kitCliEntry();
+export function kitCliCommand(env: Readonly<Record<string, string | undefined>> = process.env, entry: string | undefined = kitCliEntry()): string {
   if (entry === undefined) return "hermes-plugin-kit";
   const real = realpathOrUndefined(entry);
   for (const dir of (env["PATH"] ?? "").split(delimiter)) {
@@ -44,4 +48,19 @@ export function kitCliCommand(env: Readonly<Record<string, string | undefined>> 
     if (onPath !== undefined && onPath === real) return "hermes-plugin-kit";
   }
   return `node ${shellWord(entry)}`;
+}
+
+/**
+ * The command the printed consumer steps (`release run` and `release demo`, release/next-steps.ts) use:
+ * `hermes-plugin-kit` when the kit runs from an installed package (its CLI entry lies inside a
+ * `node_modules`: the author's project, or a global install), the CLI a consumer installs with
+ * `npm install --global` (README, step 4), since a path into the author's project means nothing on a
+ * consumer's machine; from a clone, {@link kitCliCommand} (`node <clone>/dist/src/cli/main.cjs`, or
+ * `hermes-plugin-kit` when that name on `PATH` is the clone's), as README's demo section says.
+ * @param env its `PATH` is searched as {@link kitCliCommand} does.
+ * @param entry this installation's CLI entry (default {@link kitCliEntry}).
+ */
+export function consumerCliCommand(env: Readonly<Record<string, string | undefined>> = process.env, entry: string | undefined = kitCliEntry()): string {
+  if (entry !== undefined && entry.split(/[\\/]/).includes("node_modules")) return "hermes-plugin-kit";
+  return kitCliCommand(env, entry);
 }

@@ -38,7 +38,8 @@ export interface NextStepsInput {
   provenanceKeyOrigin?: string;
   /**
    * The command that runs the CLI (default `hermes-plugin-kit`); `release run` and `release demo` pass
-   * `kitCliCommand()` (release/cli-command.ts): this installation's CLI, runnable from any directory.
+   * `consumerCliCommand()` (release/cli-command.ts): `hermes-plugin-kit` from an installed kit (the consumer's
+   * own global install, README step 4), `node <clone>/dist/src/cli/main.cjs` from a clone.
    */
   cli?: string;
 }

@@ -15,9 +15,14 @@
  * - A step may end the run early (`halt(recorded)` gives a reason: intent
  *   found nothing to release).
  * Every step is reported on the progress stream (start, end, elapsed time, a
- * heartbeat while it runs).
+ * heartbeat while it runs). A step or part stopped by the run's signal (or
+ * failing with `INTERRUPTED`) ends with `✗ <task> (1.2 s): interrupted
+ * (<signal>)` only: what was under way and how to resume are the run's
+ * answer's to say (release/run.ts), which knows the stage and the recorded
+ * run id; the abort reason's own message was written before either was known.
  */
 import type { z } from "zod";
+import { InterruptedError, interruption } from "../src/contract/errors.js";
 import { PipelineError } from "./errors.js";
 import { outputJsonBytes, writeOutputFile } from "./output.js";
 import type { Progress } from "./progress.js";
@@ -69,6 +74,8 @@ export interface PipelineRunnerOptions<State extends RecordedSteps> {
   statePath: string;
   progress: Progress;
   mark: (point: string) => void | Promise<void>;
+  /** The run's signal: a step or part that fails once it is aborted is reported as interrupted (see the module comment). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -123,7 +130,7 @@ export class PipelineRunner<State extends RecordedSteps, Name extends string = s
         outcome = { status: "ran", recorded: result };
       }
     } catch (error) {
-      task.failed(error instanceof Error ? error.message : String(error));
+      task.failed(this.failure(error));
       throw error;
     }
     this.reports.push({ step: step.name, status: outcome.status, ms: task.done(outcome.status) });
@@ -144,9 +151,16 @@ export class PipelineRunner<State extends RecordedSteps, Name extends string = s
       task.done();
       return value;
     } catch (error) {
-      task.failed(error instanceof Error ? error.message : String(error));
+      task.failed(this.failure(error));
       throw error;
     }
+  }
+
+  /** The reason on a failed task's line: `interrupted (<signal>)` for an interruption, else the error's message. */
+  private failure(error: unknown): string {
+    const stopped = interruption(this.options.signal) ?? (error instanceof InterruptedError ? error : undefined);
+    if (stopped !== undefined) return `interrupted${stopped.signal === undefined ? "" : ` (${stopped.signal})`}: what was under way and how to resume are in the run's answer (its last line)`;
+    return error instanceof Error ? error.message : String(error);
   }
 
   /** Crash point `<name>:done`, the result into the state file (atomic), crash point `<name>:recorded`. */

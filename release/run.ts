@@ -50,7 +50,7 @@ import { PipelineError } from "./errors.js";
 import { InterruptedError, interruption, throwIfInterrupted } from "../src/contract/errors.js";
 import { gitText, headCommit, noCommitReason, resolveCommit } from "./git.js";
 import { disarmedReason } from "./intent.js";
-import { kitCliCommand } from "./cli-command.js";
+import { consumerCliCommand, kitCliCommand } from "./cli-command.js";
 import { runCommandLine } from "./run-command.js";
 import { consumerNextSteps } from "./next-steps.js";
 import { outputJsonBytes, writeOutputFile } from "./output.js";
@@ -461,7 +461,7 @@ async function openState({ options, env, ws, paths, source }: RunSetup): Promise
 /** Open the state, then skip, verify or run every step of {@link RUN_ORDER} in order. */
 async function runLocked(setup: RunSetup): Promise<RunResult> {
   const state = await openState(setup);
-  const pipeline = new PipelineRunner<RunState, RunStep>({ state, statePath: setup.paths.state, progress: setup.progress, mark: (point) => setup.hooks.checkpoint!(point) });
+  const pipeline = new PipelineRunner<RunState, RunStep>({ state, statePath: setup.paths.state, progress: setup.progress, mark: (point) => setup.hooks.checkpoint!(point), ...(setup.options.signal === undefined ? {} : { signal: setup.options.signal }) });
   // The step under way, for the parts it runs.
   let current: RunStep = RUN_STEPS[0]!;
   const track = (stage: RunStage) => {
@@ -529,7 +529,7 @@ async function releasedResult(ctx: RunContext, ws: string, pipeline: PipelineRun
     receipt_sha256: published.receipt_sha256,
     ...(attestation === undefined ? {} : { attestation_reference: attestation.attestation_reference }),
     github_release: github,
-    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: kitCliCommand(ctx.env), ...provenanceNextSteps(attestation !== undefined, policy.provenanceKey, tag) }),
+    next_steps: consumerNextSteps({ repository: policy.registryRepository, bundleReference: bundle, receiptReference: published.receipt_reference, packageName: policy.package, tarball: tarball.filename, plainHttp: ctx.options.plainHttp === true, gates: policy.gates, cli: consumerCliCommand(ctx.env), ...provenanceNextSteps(attestation !== undefined, policy.provenanceKey, tag) }),
     steps: pipeline.reports,
   };
 }

@@ -51,12 +51,16 @@ export interface InterruptWatch {
  */
 export type InterruptCut = { by: "signal"; signal: InterruptSignal } | { by: "grace"; seconds: number };
 
-/** The message of an interruption cut short (`cut`): the cleanup did not finish, so something may be left. */
+/**
+ * The message of an interruption cut short (`cut`): the cleanup did not finish, so temporary files may be left.
+ * Commands the process started do not outlive it: on exit every child of `runBounded` still running gets SIGKILL
+ * (its whole process group when it has one; src/oci/subprocess.ts), so the message says they were killed.
+ */
 export function cutInterruptMessage(what: string, signal: InterruptSignal, cut: InterruptCut): string {
   const how = cut.by === "signal" ? `${cut.signal} came before it had finished stopping` : `it had not finished stopping after ${cut.seconds} s`;
   return (
-    `${what} interrupted (${signal}), and ${how}: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) ` +
-    `may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)`
+    `${what} interrupted (${signal}), and ${how}: it exited at once, before its cleanup finished, killing (SIGKILL) any command it had started that still ran; ` +
+    `temporary files it made (hpk-* under TMPDIR) may be left, and what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)`
   );
 }
 

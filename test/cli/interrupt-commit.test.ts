@@ -130,7 +130,7 @@ describe("one signal delivered twice (GNU timeout signals the process, then its 
   /** The run's watch as `runCli` installs it, answering as the command line says (`--json`: one JSON object only). */
   const withRunWatch = (text: string, json: boolean) =>
     text.replace("process.exitCode = await withInterrupts", `(await import(${url("interrupt.js")})).watchRunInterrupts({ what: "fetch", json: ${json}, only: ${json}, started: true });\n    process.exitCode = await withInterrupts`);
-  const CUT = "fetch interrupted (SIGINT), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)";
+  const CUT = "fetch interrupted (SIGINT), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished, killing (SIGKILL) any command it had started that still ran; temporary files it made (hpk-* under TMPDIR) may be left, and what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)";
 
   it("--json, a second SIGINT a press later (over 500 ms): exits 130 at once (no cleanup line) with exactly one INTERRUPTED object on stdout, saying the cleanup did not finish", async () => {
     const result = await run(withRunWatch(script(-1).replace("200))", "3000))"), true), pressTwice());
@@ -199,7 +199,7 @@ it("--json, work that has not stopped 10 s after the first SIGINT (GRACE_MS): ex
     ok: false,
     code: "INTERRUPTED",
     message:
-      "fetch interrupted (SIGINT), and it had not finished stopping after 10 s: it exited at once, before its cleanup finished: temporary files it made (hpk-* under TMPDIR) may be left and a command it started may still be running; what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)",
+      "fetch interrupted (SIGINT), and it had not finished stopping after 10 s: it exited at once, before its cleanup finished, killing (SIGKILL) any command it had started that still ran; temporary files it made (hpk-* under TMPDIR) may be left, and what it was doing did not finish (run it again; remove the leftovers once no hermes-plugin-kit command runs)",
   });
   expect(result.stderr).toBe("");
 }, 40_000);

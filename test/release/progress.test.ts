@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { kitCliCommand } from "../../release/cli-command.js";
+import { consumerCliCommand, kitCliCommand } from "../../release/cli-command.js";
 import { CLI } from "../support/cli.js";
 import { createProgress } from "../../release/progress.js";
 import { consumerNextSteps, shellWord } from "../../release/next-steps.js";
@@ -161,5 +161,30 @@ describe("kitCliCommand: the CLI form release run and release demo print (the ki
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
+  });
+});
+
+describe("consumerCliCommand: the CLI form of the consumer's printed next steps (README step 4: hermes-plugin-kit on the consumer's PATH)", () => {
+  it("from an installed kit (its CLI inside a node_modules: the author's project or a global install): hermes-plugin-kit, never a path into the author's project", () => {
+    const installed = "/home/author/my-plugin/node_modules/hermes-plugin-kit/dist/src/cli/main.cjs";
+    expect(consumerCliCommand({ PATH: "/nonexistent-bin" }, installed)).toBe("hermes-plugin-kit");
+    expect(consumerCliCommand({ PATH: "/nonexistent-bin" }, "/usr/lib/node_modules/hermes-plugin-kit/dist/src/cli/main.cjs")).toBe("hermes-plugin-kit");
+    // The resume line is for the author, on this machine: it keeps the absolute form.
+    expect(kitCliCommand({ PATH: "/nonexistent-bin" }, installed)).toBe(`node ${installed}`);
+  });
+
+  it("from a clone (this checkout): node <absolute path of its CLI>, as README's demo section says", () => {
+    expect(CLI.split("/")).not.toContain("node_modules");
+    expect(consumerCliCommand({ PATH: "/nonexistent-bin" })).toBe(`node ${CLI}`);
+    // A directory merely named like a package is no node_modules.
+    expect(consumerCliCommand({ PATH: "/nonexistent-bin" }, "/src/node_modules-like/hermes-plugin-kit/dist/src/cli/main.cjs")).toBe("node /src/node_modules-like/hermes-plugin-kit/dist/src/cli/main.cjs");
+  });
+
+  it("the steps printed with it call hermes-plugin-kit for every command", () => {
+    const steps = consumerNextSteps({ repository: "oci-layout:/tmp/store", bundleReference: "oci-layout:/tmp/store@sha256:" + "a".repeat(64), receiptReference: "oci-layout:/tmp/store@sha256:" + "b".repeat(64), packageName: "p", tarball: "p-0.2.0.tgz", cli: consumerCliCommand({ PATH: "" }, "/a/node_modules/hermes-plugin-kit/dist/src/cli/main.cjs") });
+    const commands = steps.filter((line) => !line.startsWith("#") && !line.startsWith("npm "));
+    expect(commands.length).toBeGreaterThan(3);
+    for (const line of commands) expect(line).toMatch(/^hermes-plugin-kit /);
+    expect(steps.join("\n")).not.toContain("/a/node_modules");
   });
 });

@@ -127,6 +127,14 @@ describe("release run interrupted during its install command", () => {
       expect(answer.message).toContain("hermesPluginKit.install): it was stopped with everything it started, and no later step started");
       expect(r.stderr).toMatch(/^hermes-plugin-kit: release run interrupted .*resume with the same --workspace.* \[INTERRUPTED\]$/m);
       expect(r.stderr).toContain(rf.workspace);
+      // The lines of the step and part under way say only that they were interrupted: before, they printed the
+      // CLI's abort message, written before the stage and the recorded run id were known ("before its first
+      // step", another resume command), contradicting the last line. One resume command on stderr, the last line's.
+      const failed = r.stderr.split("\n").filter((line) => line.startsWith("✗ "));
+      expect(failed.some((line) => line.startsWith("✗ install: ")) && failed.some((line) => line.startsWith("✗ gates (")), r.stderr).toBe(true);
+      for (const line of failed) expect(line).toMatch(new RegExp(`^✗ .+ \\([0-9]+\\.[0-9] s\\): interrupted \\(${signal}\\): what was under way and how to resume are in the run's answer \\(its last line\\)$`));
+      expect(r.stderr.split("resume with").length - 1, r.stderr).toBe(1);
+      expect(r.stderr).not.toContain("before its first step");
       // The hint repeats every flag that changes the run (--plain-http was missing: the trial's finding), and the
       // recorded run id and attempt (the resume left --run-attempt 2 out: the hint said nothing of it).
       // The run was armed by SEMANTIC_RELEASE_ENABLED=true: the line arms the resume too.
