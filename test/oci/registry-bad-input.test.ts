@@ -9,16 +9,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RegistryTarget, fetchBlobToFile, fetchManifest, type Descriptor, type RegistryTargetOptions } from "../../src/oci/index.js";
 import { fakeRegistryScope, writeMany, type FakeRegistry } from "../support/registry-fake.js";
+import { failureOf } from "../support/to-throw-with-code.js";
 
-/** The error `p` rejects with (`{code: "NO_ERROR"}` when it resolves). */
-async function failureOf(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await p;
-  } catch (error) {
-    return error as { code?: string; message: string };
-  }
-  return { code: "NO_ERROR", message: "" };
-}
 
 const sha = (b: Buffer | string): string => "sha256:" + createHash("sha256").update(b).digest("hex");
 const MANIFEST = Buffer.from(

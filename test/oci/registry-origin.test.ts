@@ -18,16 +18,8 @@ import { refusedHop } from "../../src/oci/origin.js";
 import { runCli } from "../support/cli.js";
 import { startFakeRegistry, type FakeRegistry } from "../support/registry-fake.js";
 import { startStandIn, type StandIn } from "../support/registry-standin.js";
+import { failureOf } from "../support/to-throw-with-code.js";
 
-/** The error `p` rejects with (`{code: "NO_ERROR"}` when it resolves). */
-async function failureOf(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await p;
-  } catch (error) {
-    return error as { code?: string; message: string };
-  }
-  return { code: "NO_ERROR", message: "" };
-}
 
 const CREDS = { username: "origin-user", password: "origin-secret-3f1" };
 const sha = (b: Buffer): string => "sha256:" + createHash("sha256").update(b).digest("hex");

@@ -93,3 +93,16 @@ export function toThrowWithCode(
   if (isThenable(result)) return settle(result).then((outcome) => judge.call(this, outcome, expectedClass, code));
   return judge.call(this, { threw: false }, expectedClass, code);
 }
+
+/**
+ * The error `p` rejects with, to inspect its code and message together (`{code: "NO_ERROR", message: ""}`
+ * when it resolves, so an assertion on the code fails with a readable difference).
+ */
+export async function failureOf(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
+  try {
+    await p;
+  } catch (error) {
+    return error as { code?: string; message: string };
+  }
+  return { code: "NO_ERROR", message: "" };
+}
