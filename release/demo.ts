@@ -31,7 +31,7 @@ import { parseStrictJson } from "../src/contract/canonical-json.js";
 import { hashFile } from "../src/contract/file-hash.js";
 import { isLoopbackHost, parseRepository } from "../src/contract/reference.js";
 import { git } from "./git.js";
-import { kitCliCommand } from "./cli-command.js";
+import { consumerCliCommand } from "./cli-command.js";
 import { consumerNextSteps, shellWord } from "./next-steps.js";
 import { createProgress, type Progress } from "./progress.js";
 import { runRelease, type RunResult } from "./run.js";
@@ -145,9 +145,11 @@ function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.
 }
 
 /** The part of `plugin doctor --json` the demo reads. */
-interface DoctorReport {
+/** The parts of `plugin doctor --json` (src/kit/doctor.ts `DoctorReport`) the demo reads ({@link doctorToolCall}). */
+export interface DemoDoctorReport {
   ok?: boolean;
-  servers?: { tools?: { name: string; calls?: { arguments: unknown; isError: boolean; modelSees: string }[] }[] }[];
+  findings?: { rule?: string; severity?: string; message?: string }[];
+  servers?: { tools?: { name: string; readOnly?: boolean; calls?: { arguments: unknown; isError: boolean; modelSees: string }[] }[] }[];
 }
 
 const COPY_SKIP = new Set(["node_modules", ".git", "coverage", "dist"]);
@@ -331,7 +333,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       tarball: released.release.tarball.filename,
       plainHttp: demo.plainHttp,
       provenanceKey: released.attestPub,
-      cli: kitCliCommand(),
+      cli: consumerCliCommand(),
       ...(demo.registry === undefined ? {} : { credentialsHint: `set -a; . ${shellWord(join(demo.registry.dir, "credentials.env"))}; set +a   # REGISTRY_USERNAME and REGISTRY_PASSWORD of the demo registry` }),
     });
     result.ok = true;
@@ -513,11 +515,39 @@ async function doctorInstalled(demo: DemoRun, installed: string, name: string): 
   }
   await demo.timed("consumer: plugin doctor on the installed plugin (starts it, calls a tool)", async () => {
     const text = await consumerCli(demo, ["plugin", "doctor", installed, "--json"]);
-    const report = parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false }) as DoctorReport;
-    if (report.ok !== true) throw new DemoError("DEMO_DOCTOR", `plugin doctor did not pass: ${text.slice(0, 300)}`);
-    const calls = (report.servers ?? []).flatMap((s) => s.tools ?? []).flatMap((t) => (t.calls ?? []).map((c) => ({ tool: t.name, ...c })));
-    const answered = calls.find((c) => c.tool === "calculate" && c.isError === false);
-    if (answered === undefined) throw new DemoError("DEMO_DOCTOR", "plugin doctor made no successful calculate call");
-    return `calculate ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
+    return doctorToolCall(parseStrictJson(text.trim().split("\n").pop() ?? "{}", { rejectIntegralFloats: false }) as DemoDoctorReport, name, installed);
   }, (detail) => detail);
+}
+
+/**
+ * The demo's verdict on `plugin doctor --json` of the installed package `name` (at `installed`): the doctor
+ * passed and made at least one successful call (`isError: false`) of a tool the plugin lists, whichever tool
+ * (the doctor calls each read-only tool with its examples, as a consumer's Hermes could). Any plugin passes
+ * this way, not only the example's `calculate`.
+ * @returns the call, `<tool> <arguments JSON> -> <what the model sees>`.
+ * @throws DemoError `DEMO_DOCTOR`: the doctor did not pass (its error findings named), or it made no
+ *   successful tool call (the tools listed and the calls made named).
+ */
+export function doctorToolCall(report: DemoDoctorReport, name: string, installed: string): string {
+  const rerun = `${consumerCliCommand()} plugin doctor ${shellWord(installed)}`;
+  if (report.ok !== true) {
+    const errors = (report.findings ?? []).filter((f) => f.severity === "error").map((f) => `${f.rule ?? "?"}: ${f.message ?? ""}`);
+    throw new DemoError(
+      "DEMO_DOCTOR",
+      `plugin doctor on the installed ${name} did not pass: ${errors.length === 0 ? "it reported ok: false" : errors.join("; ").slice(0, 600)}; expected a package that loads as Hermes loads it; fix: run ${rerun} (or npm run doctor in your plugin) and fix what it reports, then rerun the demo with a fresh --workspace`,
+    );
+  }
+  const tools = (report.servers ?? []).flatMap((s) => s.tools ?? []);
+  const calls = tools.flatMap((t) => (t.calls ?? []).map((c) => ({ tool: t.name, ...c })));
+  const answered = calls.find((c) => c.isError === false);
+  if (answered === undefined) {
+    const listed = tools.length === 0 ? "it lists no tool" : `it lists ${tools.map((t) => `${t.name}${t.readOnly === true ? " (read-only)" : ""}`).join(", ")}`;
+    const made = calls.length === 0 ? "and called none (it calls only read-only tools, with their examples)" : `and every call answered isError (${calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments)} -> ${c.modelSees}`).join("; ").slice(0, 400)})`;
+    throw new DemoError(
+      "DEMO_DOCTOR",
+      `plugin doctor made no successful tool call of the installed ${name}: ${listed}, ${made}; expected at least one tool call that answers without isError, as a consumer's Hermes would make; ` +
+        `fix: give a read-only tool (readOnly: true) examples that succeed, check with ${rerun}, then rerun the demo with a fresh --workspace`,
+    );
+  }
+  return `${answered.tool} ${JSON.stringify(answered.arguments)} -> ${answered.modelSees}`;
 }

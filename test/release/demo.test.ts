@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStrictJson } from "../../src/contract/index.js";
+import { doctorToolCall, type DemoDoctorReport } from "../../release/demo.js";
 import { CLI, runCli } from "../support/cli.js";
 import { REPO_ROOT } from "../support/release-run-fixture.js";
 import { tempDir } from "../support/contract-fixture.js";
@@ -149,6 +150,37 @@ describe("release demo --package", () => {
     );
     await expect(readFile(join(ws, "demo-state.json"))).rejects.toThrow();
   });
+});
+
+describe("release demo --package <a plugin of your own> (not the example: its tool is not calculate)", () => {
+  it("a plugin scaffolded by init is released end to end and the consumer's plugin doctor step passes with a call of its own tool; a doctor report without a successful call is DEMO_DOCTOR", async () => {
+    const parent = await tempDir("hpk-demo-own-");
+    workspaces.push(parent);
+    const pkg = join(parent, "my-greeter");
+    const init = await runCli(["init", pkg, "--kit", "registry", "--repository", `oci-layout:${join(parent, "store")}`]);
+    expect(init.code, init.stderr).toBe(0);
+    const ws = join(parent, "ws");
+    workspaces.push(ws);
+    // Before the fix: "✗ consumer: plugin doctor ...: plugin doctor made no successful calculate call" [DEMO_DOCTOR], after a whole release.
+    const result = await demo(["--package", pkg, "--workspace", ws]);
+    await checkRelease(result);
+    const doctorStep = result.steps.find((s) => s.step.startsWith("consumer: plugin doctor"));
+    expect(doctorStep).toMatchObject({ ok: true });
+    expect(doctorStep?.skipped).toBeUndefined();
+    expect(doctorStep?.detail).toMatch(/^greet \{"name":"Ada"\} -> .*Hello, Ada!/);
+    // The same installed plugin, its doctor told not to call tools: no successful call, so the demo's check refuses.
+    const installed = join(ws, "app", "node_modules", "my-greeter");
+    const noCall = await runCli(["plugin", "doctor", installed, "--no-call", "--json"]);
+    expect(noCall.code, noCall.stderr).toBe(0);
+    const report = JSON.parse(noCall.stdout.trim().split("\n").pop() ?? "{}") as DemoDoctorReport;
+    expect(() => doctorToolCall(report, "my-greeter", installed)).toThrow(expect.objectContaining({ code: "DEMO_DOCTOR" }));
+    expect(() => doctorToolCall(report, "my-greeter", installed)).toThrow(
+      /^plugin doctor made no successful tool call of the installed my-greeter: it lists greet \(read-only\), and called none \(it calls only read-only tools, with their examples\); expected at least one tool call that answers without isError, .*; fix: /,
+    );
+    // And the full report passes with the greet call, whatever the tool is named.
+    const full = JSON.parse((await runCli(["plugin", "doctor", installed, "--json"])).stdout.trim().split("\n").pop() ?? "{}") as DemoDoctorReport;
+    expect(doctorToolCall(full, "my-greeter", installed)).toMatch(/^greet \{"name":"Ada"\} -> /);
+  }, DEMO_RUN_TIMEOUT_MS + 60_000);
 });
 
 describe("release demo --registry that cannot be used", () => {
