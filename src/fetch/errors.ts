@@ -63,8 +63,29 @@ export type FetchErrorCode =
   | "FLEET_UPGRADE_NOT_NEWER"
   | "FLEET_VERSION_MISMATCH";
 
-/** A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes"). */
-export class FetchError extends HermesPluginKitError<FetchErrorCode> {}
+/**
+ * A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes").
+ * `message` names the library's options in its fix (`replace: true`); when the CLI spells that fix with its own
+ * flags (`--replace`), {@link FetchError.cliMessage} holds the message as the CLI says it.
+ */
+export class FetchError extends HermesPluginKitError<FetchErrorCode> {
+  /** The same message with the fix in CLI flags (`--replace`, `--output-dir`), when it differs; else undefined. */
+  readonly cliMessage: string | undefined;
+
+  constructor(code: FetchErrorCode, message: string, options: { cause?: unknown; cliMessage?: string } = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.cliMessage = options.cliMessage;
+  }
+}
+
+/**
+ * `error` as the CLI says it: a {@link FetchError} with a {@link FetchError.cliMessage} is thrown again with that
+ * message (same code, the library error as its cause); anything else is returned unchanged.
+ */
+export function asCliError(error: unknown): unknown {
+  if (error instanceof FetchError && error.cliMessage !== undefined) return new FetchError(error.code, error.cliMessage, { cause: error });
+  return error;
+}
 
 /** The codes of {@link PrivacyError} (docs/release-publish.md "The privacy gate"). */
 export type PrivacyErrorCode =

@@ -355,10 +355,13 @@ async function checkSameRelease(root: string, outputDir: string, files: readonly
     if (theirs === undefined) continue;
     const was = describeRelease(existing);
     const now = describeRelease(incoming);
-    throw new FetchError(
-      "INSTALL_OVERWRITE_REFUSED",
-      `refusing to mix two releases in one directory: ${outputDir} holds ${was} (${[...new Set(existing.map((c) => c.from))].join(", ")}), the files being installed are ${now} (${[...new Set(incoming.map((c) => c.from))].join(", ")}); they differ in ${mine.field} (${theirs.value} in ${theirs.from}, ${mine.value} in ${mine.from}); nothing was written; fix: fetch into a new directory, or pass --replace to swap the whole directory for ${now} after verification (CLI: another --output-dir, or --replace; library: fetchRelease({replace: true}) or replaceInstall)`,
-    );
+    // Both sides named by where they are: a file of the installed directory, and the same name in the release
+    // being installed (both are often release-manifest.json).
+    const message = (fix: string) =>
+      `refusing to mix two releases in one directory: ${outputDir} holds ${was} (${[...new Set(existing.map((c) => c.from))].join(", ")}), the files being installed are ${now} (${[...new Set(incoming.map((c) => c.from))].join(", ")}); they differ in ${mine.field} (${theirs.value} in ${join(outputDir, theirs.from)}, ${mine.value} in ${mine.from} of the ${now} being installed); nothing was written; fix: ${fix}`;
+    throw new FetchError("INSTALL_OVERWRITE_REFUSED", message(`install into a new directory (another outputDir), or swap the whole directory for ${now} after verification (fetchRelease with replace: true, or replaceInstall)`), {
+      cliMessage: message(`fetch into a new directory (another --output-dir), or pass --replace to swap the whole directory for ${now} after verification`),
+    });
   }
 }
 
@@ -393,10 +396,10 @@ async function planInstall(root: string, outputDir: string, files: readonly Inst
     if (st.isSymbolicLink() || !st.isFile()) throw await unsafeEntry(target, st, `${file.path} in ${outputDir} to be absent or a regular file`);
     const existing = (await hashFile(target, { noFollow: true })).sha256;
     if (existing !== file.sha256) {
-      throw new FetchError(
-        "INSTALL_OVERWRITE_REFUSED",
-        `refusing to overwrite different bytes: ${file.path} holds sha256 ${existing}, the verified payload is ${file.sha256} (${outputDir} holds another release: fetch into a new directory, or pass --replace to swap the whole directory after verification)`,
-      );
+      const message = (fix: string) => `refusing to overwrite different bytes: ${join(outputDir, file.path)} holds sha256 ${existing}, the verified payload's ${file.path} is ${file.sha256}: ${outputDir} holds another release, or that file was changed after it was installed; nothing was written; fix: ${fix}`;
+      throw new FetchError("INSTALL_OVERWRITE_REFUSED", message("install into a new directory (another outputDir), or swap the whole directory after verification (fetchRelease with replace: true, or replaceInstall)"), {
+        cliMessage: message("fetch into a new directory (another --output-dir), or pass --replace to swap the whole directory after verification"),
+      });
     }
     unchanged.push(file.path);
   }
@@ -554,7 +557,10 @@ export async function installPayload(outputDir: string, files: readonly InstallF
           await link(temp, target);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-            throw new FetchError("INSTALL_OVERWRITE_REFUSED", `refusing to overwrite different bytes: ${file.path} appeared while installing`);
+            const message = (fix: string) => `refusing to overwrite different bytes: ${join(outputDir, file.path)} appeared while installing (written by a process outside the install lock), and a fetch never replaces a file; what this install wrote was removed; fix: ${fix}`;
+            throw new FetchError("INSTALL_OVERWRITE_REFUSED", message("find what else writes into this directory, then install into a new directory or swap it (fetchRelease with replace: true, or replaceInstall)"), {
+              cliMessage: message("find what else writes into this directory, then fetch into a new directory (another --output-dir), or pass --replace"),
+            });
           }
           throw error;
         }
@@ -579,6 +585,11 @@ export async function installPayload(outputDir: string, files: readonly InstallF
   }
 }
 
+/** `INSTALL_REPLACE_REFUSED` naming the replace as the library calls it (`replace: true`, `replaceInstall`) and, for the CLI, as `--replace`. */
+function replaceRefused(text: (replace: string) => string): FetchError {
+  return new FetchError("INSTALL_REPLACE_REFUSED", text("replacing (fetchRelease with replace: true, or replaceInstall)"), { cliMessage: text("--replace") });
+}
+
 /**
  * What `fetch --replace` may swap (docs/fetch.md, "Replacing an installed
  * release"): a directory that does not exist, or one an earlier fetch wrote —
@@ -595,10 +606,7 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
   const root = resolve(outputDir);
   const cwd = resolve(process.cwd());
   if (cwd === root || cwd.startsWith(root === sep ? root : root + sep)) {
-    throw new FetchError(
-      "INSTALL_REPLACE_REFUSED",
-      `--replace swaps the whole output directory, but ${outputDir} is the current directory or one of its parents (${cwd}); fix: pass the directory that holds the earlier release, from outside it`,
-    );
+    throw replaceRefused((replace) => `${replace} swaps the whole output directory, but ${outputDir} is the current directory or one of its parents (${cwd}); fix: pass the directory that holds the earlier release, from outside it`);
   }
   if (st === null) return;
   const entries = await releaseEntries(root);
@@ -607,17 +615,11 @@ export async function checkReplaceTarget(outputDir: string): Promise<void> {
   const entry = name === undefined ? null : await lstatOrNull(join(root, name));
   if (name !== undefined && entry !== null) {
     const what = entry.isSymbolicLink() ? `a symlink (to ${await readlink(join(root, name)).catch(() => "?")})` : entry.isDirectory() ? "a directory" : "not a regular file";
-    throw new FetchError(
-      "INSTALL_REPLACE_REFUSED",
-      `--replace swaps a directory that holds an earlier release, but ${join(outputDir, name)} is ${what}, not a file a fetch writes (a fetch never writes through or replaces a link); fix: remove or move ${name} out of ${outputDir} if you put it there, or fetch into a new directory`,
-    );
+    throw replaceRefused((replace) => `${replace} swaps a directory that holds an earlier release, but ${join(outputDir, name)} is ${what}, not a file a fetch writes (a fetch never writes through or replaces a link); fix: remove or move ${name} out of ${outputDir} if you put it there, or fetch into a new directory`);
   }
   const foreign = foreignEntries(entries, true);
   if (foreign.length > 0) {
-    throw new FetchError(
-      "INSTALL_REPLACE_REFUSED",
-      `--replace swaps a directory that holds an earlier release, but ${outputDir} also holds ${foreign.map((name) => describeValue(name)).join(", ")}, which no release writes and the swap would delete; fix: move those out of ${outputDir}, or fetch into a new directory`,
-    );
+    throw replaceRefused((replace) => `${replace} swaps a directory that holds an earlier release, but ${outputDir} also holds ${foreign.map((name) => describeValue(name)).join(", ")}, which no release writes and the swap would delete; fix: move those out of ${outputDir}, or fetch into a new directory`);
   }
 }
 

@@ -6,6 +6,8 @@
  * attestation binds (bundle digest, tested-manifest digest, source, tag, workflow, run) agree.
  */
 import { RELEASE_MANIFEST_FILE } from "../contract/constants.js";
+import { ReleaseContractError } from "../contract/errors.js";
+import { describeValue } from "../contract/grammar.js";
 import { checkReceiptOfBundle, type BundleLayer } from "../contract/manifest.js";
 import type { ReleasePolicy } from "../contract/policy.js";
 import { parseReleaseJson, verifyTestedManifest } from "../contract/release-document.js";
@@ -34,7 +36,8 @@ export function bundleLayers(layers: CheckedReleaseManifest["layers"]): BundleLa
  * @param receiptSource how the receipt is named in errors (`receipt <path>`, `receipt <reference>`).
  * @param checked the bundle's manifest when the caller has already read and checked it (its digest must
  *   be the one `registry_reference` pins); otherwise it is read here.
- * @throws ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` (the first field that differs), the tested
+ * @throws ReleaseContractError `RECEIPT_BUNDLE_MISMATCH` (the first field that differs; also a tested manifest
+ *   naming another package or repository than the receipt), the tested
  *   manifest's codes; FetchError `FETCH_LAYER_INVENTORY` (no `release-manifest.json` layer), the
  *   manifest check codes of a fetch; OciError from the transfer.
  */
@@ -46,7 +49,19 @@ export async function requireReceiptOfBundle(target: ReadOnlyTarget, receipt: Pu
   const layer = manifest.layers.find((l) => l.title === RELEASE_MANIFEST_FILE);
   if (layer === undefined) throw new FetchError("FETCH_LAYER_INVENTORY", `bundle ${bundleReference} has no ${RELEASE_MANIFEST_FILE} layer`);
   const bytes = await readAllBounded(await target.fetch(layer.descriptor), Math.min(layer.descriptor.size, MAX_TESTED_MANIFEST_BYTES), `${RELEASE_MANIFEST_FILE} of ${bundleReference}`);
-  const tested = verifyTestedManifest(parseReleaseJson(bytes), policy);
+  const doc = parseReleaseJson(bytes);
+  // The policy here is the receipt's own package and repository: a tested manifest naming another is a receipt
+  // and bundle that disagree (RECEIPT_BUNDLE_MISMATCH), not a release of a repository the consumer did not pin.
+  for (const field of ["package", "registry_repository"] as const) {
+    const given = field === "package" ? policy.package : policy.registryRepository;
+    if (doc[field] !== given) {
+      throw new ReleaseContractError(
+        "RECEIPT_BUNDLE_MISMATCH",
+        `${receiptSource} is not the receipt of bundle ${bundleReference}: at ${field} it has ${describeValue(given)}, the bundle's tested manifest (${RELEASE_MANIFEST_FILE}) has ${describeValue(doc[field])}; fix: use the receipt published with this bundle (fetch it by the receipt reference the release printed), or the bundle its registry_reference names`,
+      );
+    }
+  }
+  const tested = verifyTestedManifest(doc, policy);
   checkReceiptOfBundle(receipt, tested, bundleReference, bundleLayers(manifest.layers), receiptSource);
 }
 

@@ -397,7 +397,7 @@ describe("fetch an upgrade into a directory holding the previous version", () =>
     const before = (await readdir(out, { recursive: true })).sort();
     const refused = fetchRelease({ reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null });
     await expect(refused).rejects.toMatchObject({ code: "INSTALL_OVERWRITE_REFUSED" });
-    await expect(refused).rejects.toThrow(/fetch into a new directory, or pass --replace/);
+    await expect(refused).rejects.toThrow(/install into a new directory \(another outputDir\), or swap the whole directory for demo-plugin 0\.9\.0 after verification \(fetchRelease with replace: true, or replaceInstall\)$/);
     expect((await readdir(out, { recursive: true })).sort()).toEqual(before);
     await fetchRelease({ reference: `${repository}@${v9.bundle.digest}`, repository, outputDir: out, openTarget: openLayout, progress: null, replace: true });
     const after = (await readdir(out, { recursive: true })).sort();
@@ -428,7 +428,7 @@ describe("one directory holds one release: a bundle and a receipt of different r
     const before = await tree(out);
     const refused = fetchInto(out, v9.receipt.digest);
     await expect(refused).rejects.toMatchObject({ code: "INSTALL_OVERWRITE_REFUSED" });
-    await expect(refused).rejects.toThrow(/holds demo-plugin 0\.8\.0 .*being installed are demo-plugin 0\.9\.0 .*differ in version \(0\.8\.0 in release-manifest\.json, 0\.9\.0 in release-receipt\.json\).*fetch into a new directory, or pass --replace.*another --output-dir/);
+    await expect(refused).rejects.toThrow(/holds demo-plugin 0\.8\.0 .*being installed are demo-plugin 0\.9\.0 .*differ in version \(0\.8\.0 in .*\/mixed-1\/release-manifest\.json, 0\.9\.0 in release-receipt\.json of the demo-plugin 0\.9\.0 being installed\).*fix: install into a new directory \(another outputDir\), or swap .*\(fetchRelease with replace: true, or replaceInstall\)$/);
     expect(await tree(out)).toEqual(before);
     // The same release's receipt is still welcome, and --replace swaps the directory for the other release.
     await fetchInto(out, v8.receipt.digest);
@@ -458,6 +458,10 @@ describe("one directory holds one release: a bundle and a receipt of different r
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/demo-plugin 0\.8\.0 .*demo-plugin 0\.9\.0 .*pass --replace .*\[INSTALL_OVERWRITE_REFUSED\]\n$/);
+    // The installed side is named by its path in the directory, the other as the release being installed; the CLI's fix names flags only.
+    expect(result.stderr).toContain(`(0.8.0 in ${join(out, "release-manifest.json")}, 0.9.0 in release-receipt.json of the demo-plugin 0.9.0 being installed)`);
+    expect(result.stderr).not.toContain("replace: true");
+    expect(result.stderr).not.toContain("replaceInstall");
     expect(await tree(out)).toEqual(before);
   });
 });

@@ -93,6 +93,12 @@ describe("installPayload", () => {
     const refused = installPayload(out, [receipt2]);
     await expect(() => refused).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");
     await expect(refused).rejects.toThrow(/holds demo 1\.0\.0 .*are demo 2\.0\.0 .*differ in version/);
+    // Each side named by where it is; the library's fix names its options, never a CLI flag.
+    await expect(refused).rejects.toThrow(
+      `they differ in version (1.0.0 in ${join(out, "release-manifest.json")}, 2.0.0 in release-receipt.json of the demo 2.0.0 being installed); nothing was written; fix: install into a new directory (another outputDir), or swap the whole directory for demo 2.0.0 after verification (fetchRelease with replace: true, or replaceInstall)`,
+    );
+    await expect(refused).rejects.toMatchObject({ cliMessage: expect.stringMatching(/; fix: fetch into a new directory \(another --output-dir\), or pass --replace to swap the whole directory for demo 2\.0\.0 after verification$/) });
+    await expect(refused).rejects.not.toThrow("--replace");
     // Same version, but the receipt records other bytes for release-manifest.json: another release too.
     const receiptOther = await source("release-receipt.json", JSON.stringify({ package: "demo", version: "1.0.0", payload: [{ path: "release-manifest.json", sha256: "c".repeat(64) }] }), "r3");
     await expect(() => installPayload(out, [receiptOther])).toThrowWithCode("INSTALL_OVERWRITE_REFUSED");

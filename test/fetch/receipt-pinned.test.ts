@@ -10,6 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LayoutTarget } from "../../src/oci/layout-target.js";
+import { writeLayout } from "../../src/oci/layout.js";
+import { copy } from "../../src/oci/transfer.js";
+import { RELEASE_ARTIFACT_TYPE } from "../../src/contract/constants.js";
+import { parseReleaseJson, verifyFinalReceiptBytes } from "../../src/contract/release-document.js";
+import { requireReceiptOfBundle } from "../../src/fetch/receipt-bundle.js";
 import { createReleaseFixture, stageFixture, type ReleaseFixture, type StagedRelease } from "../support/release-fixture.js";
 import { runCli } from "../support/cli.js";
 
@@ -99,4 +104,29 @@ describe("verify-final-receipt of a fetched receipt edited on disk", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^hermes-plugin-kit: release receipt previous_version 0\.7\.0 -> version 0\.9\.1 is not one SemVer bump \(a release moves exactly one of major, minor, patch up by one\); the release receipt's own fields disagree with each other, .*; fix: do not trust this file; .* \[RELEASE_NOT_ONE_BUMP\]\n$/);
   });
+});
+
+describe("a receipt taken with its bundle (requireReceiptOfBundle: fleet verify, verify-provenance --receipt)", () => {
+  it("a bundle whose tested manifest names another repository than the receipt is RECEIPT_BUNDLE_MISMATCH naming both, not a repository the consumer pinned", async () => {
+    const store = await LayoutTarget.open(join(root, "store"));
+    const receipt = verifyFinalReceiptBytes(staged.receiptBytes, { package: fixture.packageName, registryRepository: repository, gates: {} });
+    // Passing: the receipt and the bundle it names.
+    await expect(requireReceiptOfBundle(store, receipt, "receipt R")).resolves.toBeUndefined();
+    // A release made for another repository, copied into this store, named by a receipt of this repository.
+    const elsewhere = await createReleaseFixture({ registryRepository: "oci-layout:/srv/elsewhere" });
+    try {
+      const layout = join(root, "elsewhere-layout");
+      await writeLayout(layout, RELEASE_ARTIFACT_TYPE, elsewhere.files);
+      const copied = await copy(await LayoutTarget.open(layout), store, "payload");
+      const other = { ...receipt, registry_reference: `${repository}@${copied.digest}` };
+      const refused = requireReceiptOfBundle(store, other, "receipt R");
+      await expect(refused).rejects.toMatchObject({ code: "RECEIPT_BUNDLE_MISMATCH" });
+      await expect(requireReceiptOfBundle(store, other, "receipt R")).rejects.toThrow(
+        `receipt R is not the receipt of bundle ${repository}@${copied.digest}: at registry_repository it has ${JSON.stringify(repository)}, the bundle's tested manifest (release-manifest.json) has "oci-layout:/srv/elsewhere"; fix: use the receipt published with this bundle`,
+      );
+    } finally {
+      await elsewhere.cleanup();
+    }
+    expect(parseReleaseJson(staged.receiptBytes)["registry_repository"]).toBe(repository);
+  }, 120_000);
 });

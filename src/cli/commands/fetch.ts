@@ -55,8 +55,10 @@ export function registerFetchCommands(program: Command): void {
       const provenance = opts.provenance === true ? await provenanceCheckOf(opts) : undefined;
       const expectations = await consumerExpectations(opts, opts.reference);
       const { fetchRelease, resolveRegistryCredentials } = await import("../../fetch/fetch.js");
+      const { asCliError } = await import("../../fetch/errors.js");
       const { parseRepository } = await import("../../contract/reference.js");
       const credentials = await resolveRegistryCredentials(parseRepository(expectations.repository), process.env, credentialSourceOptions(opts));
+      // The library's fixes name its options (replace: true); the CLI says its flags (--replace).
       const result = await fetchRelease({
         reference: opts.reference,
         outputDir: opts.outputDir,
@@ -71,6 +73,8 @@ export function registerFetchCommands(program: Command): void {
         signal,
         // From the commit on, a signal changes nothing: the result is printed and decides the exit status.
         onCommit: commit,
+      }).catch((error: unknown) => {
+        throw asCliError(error);
       });
       if (result.install_time.length > 0) {
         printWarning(
