@@ -13,7 +13,7 @@ import { canonicalJson, canonicalJsonPretty } from "./canonical-json.js";
 import type { JsonObject } from "./canonical-json.js";
 import { WORKFLOW_NAME } from "./constants.js";
 import { lstatAsync, readdirAsync, writeFileAsync } from "./fs-async.js";
-import { readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
+import { notTheRecordedFile, readNpmTarballFile, type NpmTarball, type ReadNpmTarballOptions } from "./npm-tarball.js";
 import { installTimeBehaviour, requireInstallTimeAllowed } from "./install-time.js";
 import { describeList, describeValue, releaseClassOf, requireGitSha, tarballFileName } from "./grammar.js";
 import type { ReleasePolicy, TestGate } from "./policy.js";
@@ -271,7 +271,7 @@ export async function verifyManifestDist(doc: JsonObject, distDir: string, polic
   const { artifact: actual, tarball } = await inspectDistTarball(distDir, policy, manifest.version, { expected: { sha256: expected.sha256, size: expected.size, by: "the tested manifest" } });
   if (actual.filename !== expected.filename) fail("DIST_FILENAME_MISMATCH", `dist is missing ${expected.filename}`);
   // The size was compared before reading; a streamed tarball's digest is known only now.
-  if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: manifest says ${expected.sha256}, bytes hash to ${actual.sha256}`);
+  if (actual.sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${expected.filename}: the tested manifest says ${expected.sha256}, bytes hash to ${actual.sha256}${notTheRecordedFile("the tested manifest")}`);
   const found = installTimeBehaviour(tarball);
   const recorded = manifest.install_time ?? [];
   if (found.join("\n") !== recorded.join("\n")) {

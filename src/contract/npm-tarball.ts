@@ -156,7 +156,7 @@ export async function readNpmTarballFile(path: string, options: ReadNpmTarballOp
     const st = await fstatAsync(fd);
     if (!st.isFile()) fail("TARBALL_UNREADABLE", `${path} is not a regular file`);
     const expected = options.expected;
-    if (expected !== undefined && st.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${path}: ${expected.by} says ${expected.size} bytes, file has ${st.size}`);
+    if (expected !== undefined && st.size !== expected.size) fail("ARTIFACT_SIZE_MISMATCH", `size mismatch for ${path}: ${expected.by} says ${expected.size} bytes, file has ${st.size}${notTheRecordedFile(expected.by)}`);
     if (st.size < 18) fail("TARBALL_GZIP_INVALID", `${path} has ${st.size} bytes, too few for gzip data`);
     const maxBytes = resolveTarLimits(options.limits).maxUnpackedBytes + 64 * 1024 * 1024;
     const whole = st.size <= (options.wholeFileBytes ?? WHOLE_TARBALL_BYTES) ? await inflateWhole(fd, st.size, Math.min(maxBytes, WHOLE_TARBALL_UNPACKED_BYTES), path, expected) : undefined;
@@ -196,6 +196,14 @@ interface GzipLayer {
 }
 
 /**
+ * The tail of `ARTIFACT_SIZE_MISMATCH` / `ARTIFACT_SHA256_MISMATCH`: the file is not the one `by` (e.g. "the tested
+ * manifest") records, and the fix for each way that happens (`npm pack` again writes other bytes).
+ */
+export function notTheRecordedFile(by: string): string {
+  return `: this is not the file ${by} records (rebuilt, changed or replaced since it was recorded; npm pack run again writes other bytes); fix: use the file ${by} was made from, or, if this is the file that was tested, make ${by} again from it (release create-manifest); a downloaded release with this mismatch is broken: do not use it, and tell its publisher`;
+}
+
+/**
  * The gzip layer of a tarball read whole: one read, one inflate call bounded by `maxInflated`
  * bytes. Undefined when it inflates to more (the caller streams it instead, with the real bound).
  */
@@ -205,7 +213,7 @@ async function inflateWhole(fd: number, fileSize: number, maxInflated: number, p
   const hash = createHash("sha256").update(bytes);
   if (expected !== undefined) {
     const sha256 = hash.copy().digest("hex");
-    if (sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${path}: ${expected.by} says ${expected.sha256}, bytes hash to ${sha256}`);
+    if (sha256 !== expected.sha256) fail("ARTIFACT_SHA256_MISMATCH", `SHA-256 mismatch for ${path}: ${expected.by} says ${expected.sha256}, bytes hash to ${sha256}${notTheRecordedFile(expected.by)}`);
   }
   checkGzipHeader(bytes.subarray(0, 10), path);
   // The trailer's ISIZE (RFC 1952 section 2.3.1, the size mod 2^32) says when inflating whole would

@@ -246,6 +246,10 @@ describe("distribution directory (reference 3.5, 3.7)", () => {
     const m2 = clone(await testedManifestFor(d));
     m2.artifacts[0]!.size += 1;
     await expect(() => verifyManifest(m2 as unknown as JsonObject, d, POLICY)).toThrowWithCode("ARTIFACT_SIZE_MISMATCH");
+    // Each says the file is not the one recorded, and the fix for each way that happens.
+    const fix = ": this is not the file the tested manifest records (rebuilt, changed or replaced since it was recorded; npm pack run again writes other bytes); fix: use the file the tested manifest was made from, or, if this is the file that was tested, make the tested manifest again from it (release create-manifest); a downloaded release with this mismatch is broken: do not use it, and tell its publisher";
+    await expect(verifyManifest(m as unknown as JsonObject, d, POLICY)).rejects.toThrow(new RegExp(`^SHA-256 mismatch for .*demo-plugin-0\\.8\\.0\\.tgz: the tested manifest says 0{64}, bytes hash to [0-9a-f]{64}${fix.replace(/[()]/g, "\\$&")}$`));
+    await expect(verifyManifest(m2 as unknown as JsonObject, d, POLICY)).rejects.toThrow(fix);
     await rm(dir, { recursive: true, force: true });
   });
   it("D3 an extra file in dist -> DIST_UNEXPECTED_FILE", async () => {
