@@ -10,6 +10,7 @@
  *   blobs the destination has, verifying each blob on the way.
  * - `tagIfAbsent`: the registry overwrite rules (docs/release-run.md, "`release publish`": a tag is bound once and never moved).
  */
+import { setMaxListeners } from "node:events";
 import { constants as fsConstants } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import type { Readable } from "node:stream";
@@ -498,13 +499,21 @@ export async function copy(src: ReadOnlyTarget, dst: Target, reference: string, 
   if (!isDigest(reference) && !isDiscoveryTag(reference)) {
     throw new OciError("OCI_TAG_INVALID", `copy reference must be a tag or sha256 digest, found ${describeValue(reference)}`);
   }
-  const signal = options.signal;
-  throwIfInterrupted(signal);
+  throwIfInterrupted(options.signal);
+  // One listener on the caller's signal; the copy's own requests (up to 8 blobs at once, each with a request, a
+  // relay and a stream to stop) listen to an inner one, so the caller's never collects dozens of listeners.
+  const inner = options.signal === undefined ? undefined : new AbortController();
+  const forward = (): void => inner?.abort(options.signal?.reason);
+  if (inner !== undefined) setMaxListeners(64, inner.signal);
+  options.signal?.addEventListener("abort", forward, { once: true });
+  const signal = inner?.signal;
   try {
     return await copyReference(src, dst, reference, options, signal);
   } catch (error) {
     // A request the abort destroyed fails with what it was doing (a truncated body, a reset): the abort's error wins.
     throw interruption(signal) ?? error;
+  } finally {
+    options.signal?.removeEventListener("abort", forward);
   }
 }
 
