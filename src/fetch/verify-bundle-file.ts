@@ -7,11 +7,10 @@
  * embedded in `@sigstore/tuf`). Nothing is downloaded.
  */
 import { describeValue, nearestName } from "../contract/grammar.js";
-import { describeUnreadFile, readRegularFile } from "../contract/fs-async.js";
+import { closeAsync, describeUnreadFile, fstatAsync, openAsync, readAsync, readRegularFile, readWhole } from "../contract/fs-async.js";
 import { createHash } from "node:crypto";
-import { lstat, readFile } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
 import { readP256PublicKeyFile } from "../contract/key-pem.js";
-import { hashFile } from "../contract/manifest.js";
 import { ProvenanceError } from "../contract/provenance-error.js";
 import { embeddedTrustedRoot, readTrustedRootFile } from "./sigstore-trust.js";
 import { exactIdentity, MAX_SIGSTORE_BUNDLE_BYTES, parseSigstoreBundle, publicKeyHint, verifySigstoreBundle, type BundleArtifact, type ExpectedSigner } from "./sigstore-verify.js";
@@ -74,19 +73,50 @@ async function readBoundedFile(path: string, max: number, what: string): Promise
   return found.bytes;
 }
 
+/** Largest artifact of a message signature read into memory (bytes): the signature is verified over the whole bytes. */
+const MAX_MESSAGE_ARTIFACT_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The artifact argument: `sha256:<64 hex>`, or a regular file read through one descriptor. The file is opened
+ * without following a final link and without waiting on a FIFO (`O_NOFOLLOW | O_NONBLOCK`), and its type and
+ * size are the opened descriptor's (`fstat`), so a file swapped for a FIFO or a device after a check cannot
+ * block or feed the read. A message signature needs the bytes (at most {@link MAX_MESSAGE_ARTIFACT_BYTES});
+ * a DSSE bundle only their SHA-256, hashed in 1 MiB chunks.
+ */
 async function artifactOf(argument: string, needBytes: boolean): Promise<{ artifact: BundleArtifact; digest: string }> {
   const digest = /^sha256:([0-9a-f]{64})$/.exec(argument);
   if (digest !== null) return { artifact: { sha256: digest[1] as string }, digest: argument };
-  const st = await lstat(argument).catch(() => null);
-  if (st === null || !st.isFile()) {
-    throw new ProvenanceError("PROVENANCE_ARTIFACT_INVALID", `artifact ${argument} is neither a regular file nor sha256:<64 lowercase hex>`);
+  const invalid = (found: string) =>
+    new ProvenanceError("PROVENANCE_ARTIFACT_INVALID", `artifact ${argument} must be a regular file or sha256:<64 lowercase hex>, found ${found}; fix: pass the path of the artifact file itself (a link is not followed), or its sha256:<hex> (DSSE bundles)`);
+  let fd: number;
+  try {
+    fd = await openAsync(argument, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
+  } catch (error) {
+    throw invalid(describeUnreadFile({ kind: "failed", code: (error as NodeJS.ErrnoException).code ?? "EIO" }, MAX_MESSAGE_ARTIFACT_BYTES));
   }
-  if (needBytes) {
-    const bytes = await readFile(argument);
-    return { artifact: { bytes }, digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}` };
+  try {
+    const st = await fstatAsync(fd);
+    if (!st.isFile()) throw invalid(st.isDirectory() ? "a directory" : "a FIFO, socket or device");
+    if (needBytes) {
+      if (st.size > MAX_MESSAGE_ARTIFACT_BYTES) {
+        throw new ProvenanceError("PROVENANCE_ARTIFACT_INVALID", `artifact ${argument} is ${st.size} bytes; a message signature is verified over the artifact's bytes in memory, at most ${MAX_MESSAGE_ARTIFACT_BYTES}; fix: sign a DSSE attestation of its digest instead, which verifies from sha256:<hex>`);
+      }
+      const bytes = await readWhole(fd, st.size);
+      return { artifact: { bytes }, digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}` };
+    }
+    const hash = createHash("sha256");
+    const chunk = Buffer.allocUnsafe(1024 * 1024);
+    for (let offset = 0; ; ) {
+      const n = await readAsync(fd, chunk, 0, chunk.length, offset);
+      if (n === 0) break;
+      hash.update(chunk.subarray(0, n));
+      offset += n;
+    }
+    const sha256 = hash.digest("hex");
+    return { artifact: { sha256 }, digest: `sha256:${sha256}` };
+  } finally {
+    await closeAsync(fd).catch(() => undefined);
   }
-  const { sha256 } = await hashFile(argument);
-  return { artifact: { sha256 }, digest: `sha256:${sha256}` };
 }
 
 /**

@@ -141,6 +141,27 @@ describe("a statement signed with a local key", () => {
     expect(codeIn((await verify(files.bundle, ["--key", files.pub], join(dir, "absent"))).stderr)).toBe("PROVENANCE_ARTIFACT_INVALID");
   });
 
+  it("an artifact that is a FIFO, a link or a directory is PROVENANCE_ARTIFACT_INVALID from its opened descriptor, saying what was found (a FIFO never blocks the read)", async () => {
+    const fifo = join(dir, "artifact.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const link = join(dir, "artifact.link");
+    await symlink(fifo, link);
+    for (const [path, found] of [
+      [fifo, "a FIFO, socket or device"],
+      [link, "a symbolic link (ELOOP), which is not followed; pass the path of the file it points to"],
+      [dir, "a directory"],
+      [join(dir, "absent"), "no such file (ENOENT)"],
+    ] as const) {
+      const r = await verify(files.bundle, ["--key", files.pub], path);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`hermes-plugin-kit: artifact ${path} must be a regular file or sha256:<64 lowercase hex>, found ${found}; fix: pass the path of the artifact file itself (a link is not followed), or its sha256:<hex> (DSSE bundles) [PROVENANCE_ARTIFACT_INVALID]\n`);
+    }
+    // A regular file is read and hashed: not a subject of this statement, so the subject check answers.
+    const regular = join(dir, "artifact.bin");
+    await writeFile(regular, "not the bundle");
+    expect(codeIn((await verify(files.bundle, ["--key", files.pub], regular)).stderr)).toBe("PROVENANCE_SUBJECT_MISMATCH");
+  });
+
   it("a bundle path that is missing or no regular file: PROVENANCE_BUNDLE_INVALID saying what was found", async () => {
     for (const [path, found] of [
       [join(dir, "absent.json"), "no such file (ENOENT)"],
