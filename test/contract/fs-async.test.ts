@@ -40,3 +40,19 @@ describe("readRegularFile", () => {
     expect(await readRegularFile(join(dir, "missing.json"), { maxBytes: 10 })).toEqual({ kind: "failed", code: "ENOENT" });
   });
 });
+
+describe("hashFile (one descriptor: type from fstat, never blocking on a FIFO)", () => {
+  it("hashes a regular file; refuses a FIFO, a device and a directory with ARTIFACT_NOT_REGULAR before reading", async () => {
+    const { hashFile } = await import("../../src/contract/file-hash.js");
+    expect(await hashFile(join(dir, "file.json"))).toEqual({ sha256: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", size: 2 });
+    for (const [path, what] of [
+      [join(dir, "fifo"), "a FIFO, socket or device"],
+      ["/dev/null", "a FIFO, socket or device"],
+      [join(dir, "sub"), "a directory"],
+    ] as const) {
+      const hashed = hashFile(path);
+      await expect(hashed).rejects.toMatchObject({ code: "ARTIFACT_NOT_REGULAR" });
+      await expect(hashed).rejects.toThrow(`${path} is ${what}, not a regular file, so it is not hashed; fix: check what replaced the file at this path, and pass a regular file`);
+    }
+  });
+});
