@@ -54,6 +54,8 @@ export interface RegistryAccessOptions {
   progressDelayMs?: number;
   /** Test hooks. */
   hooks?: PipelineHooks;
+  /** Stops an upload (`copy`'s `signal`, docs/oci.md "Stopping a copy"): `release run` passes its run's signal (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
 }
 
 /** Resolved registry access: parsed repository, credentials, environment. */
@@ -69,6 +71,8 @@ export interface RegistryAccess {
   progress: NodeJS.WritableStream | null;
   progressLines: boolean;
   progressDelayMs: number | undefined;
+  /** The signal that stops an upload, when given. */
+  signal: AbortSignal | undefined;
 }
 
 /**
@@ -95,6 +99,7 @@ export function resolveAccess(options: RegistryAccessOptions, policy: ReleasePol
     progress: options.progress === undefined ? process.stderr : options.progress,
     progressLines: options.progressLines === true,
     progressDelayMs: options.progressDelayMs,
+    signal: options.signal,
   };
 }
 
@@ -215,7 +220,7 @@ export async function uploadArtifact(
     bar.set(bytes);
   };
   try {
-    await copy(source, checkpointedTarget(target, label, access.hooks), desc.digest, { tag: null, onProgress });
+    await copy(source, checkpointedTarget(target, label, access.hooks), desc.digest, { tag: null, onProgress, ...(access.signal === undefined ? {} : { signal: access.signal }) });
   } finally {
     bar?.finish();
   }
@@ -257,7 +262,7 @@ export function bootstrapPusher(access: RegistryAccess, tmpParent: string): () =
     const dir = join(tmpParent, `bootstrap-${randomBytes(4).toString("hex")}`);
     const layout = await writeLayout(dir, BOOTSTRAP_ARTIFACT_TYPE, new Map());
     const target = await openWriteTarget(access, true);
-    await copy(await LayoutTarget.open(dir), target, layout.manifest.digest, { tag: null });
+    await copy(await LayoutTarget.open(dir), target, layout.manifest.digest, { tag: null, ...(access.signal === undefined ? {} : { signal: access.signal }) });
     await bindTag(target, layout.manifest, BOOTSTRAP_TAG, "bootstrap tag does not match the bootstrap artifact");
   };
 }

@@ -229,6 +229,8 @@ async function runRegistry(options: RunOptions, env: RunEnv, paths: WorkspacePat
     progress: options.progress === undefined ? process.stderr : options.progress,
     env,
     hooks,
+    // An interrupt stops an upload under way (stage, promote, publish), not only the commands.
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
   return { policy, accessOptions, access: resolveAccess(accessOptions, policy) };
 }
