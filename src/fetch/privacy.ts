@@ -133,7 +133,7 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
     if (probe.absent) {
       throw new PrivacyError(
         "PRIVACY_ABSENT",
-        `anonymous read of ${repository.repository} answered 404 although the packages API reports the package: its privacy cannot be proven`,
+        `anonymous read of ${repository.repository} answered 404 although the packages API reports the package: the registry and the API disagree about it, so its privacy cannot be proven; fix: check that the registry host is the one the packages API (GITHUB_API_URL) answers for, and that the package has been pushed to it (a package the API lists may hold no image yet), then rerun`,
       );
     }
     return { kind: "github-packages", repository: repository.repository, bootstrapped: githubPackage.bootstrapped, githubPackage, anonymousRead: probe.evidence };
@@ -148,7 +148,7 @@ export async function requirePrivate(repository: Repository, options: PrivacyOpt
   if (probe.absent) {
     throw new PrivacyError(
       "PRIVACY_ABSENT",
-      `anonymous read of ${repository.repository} answered 404${bootstrapped ? " even after the bootstrap push" : ""}: the repository is absent and its privacy cannot be proven`,
+      `anonymous read of ${repository.repository} answered 404${bootstrapped ? " even after the bootstrap push" : ""}: the repository is absent and its privacy cannot be proven${bootstrapped ? "; fix: check that the registry keeps what the bootstrap push wrote (the same host and path, credentials that may push there), then rerun" : options.bootstrap === undefined ? "; fix: check the repository in the reference (host and path exactly as published) and that the release was pushed there; a repository is created by its publisher's first release (the check-private step's bootstrap push), never by a read" : ""}`,
     );
   }
   return { kind: "registry", repository: repository.repository, bootstrapped, githubPackage: null, anonymousRead: probe.evidence, note: NO_PACKAGES_API_NOTE };
@@ -275,7 +275,7 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
   if (metadata === null) {
     throw new PrivacyError(
       "PRIVACY_ABSENT",
-      `package visibility must be positively verified as private: container package ${owner}/${name} is absent${bootstrapped ? " even after the bootstrap push" : options.bootstrap === undefined ? " (reads never bootstrap)" : ""}`,
+      `package visibility must be positively verified as private: container package ${owner}/${name} is absent${bootstrapped ? " even after the bootstrap push" : options.bootstrap === undefined ? " (reads never bootstrap)" : ""}, or GH_TOKEN may not see it (GitHub answers 404 for a private package the token cannot read); fix: check the owner and package name in the repository, and that GH_TOKEN belongs to someone who may read the package (read:packages)${bootstrapped ? ", then check that the bootstrap push went to this package" : "; a package is created by its publisher's first release (the check-private step's bootstrap push), never by a read"}, then rerun`,
     );
   }
   const packageOwner = metadata["owner"];
@@ -283,7 +283,7 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
   if (metadata["name"] !== name || metadata["package_type"] !== "container" || typeof ownerLogin !== "string" || ownerLogin.toLowerCase() !== owner.toLowerCase()) {
     throw new PrivacyError(
       "PRIVACY_IDENTITY_MISMATCH",
-      `package API returned another package identity: expected container ${JSON.stringify(name)} owned by ${JSON.stringify(owner)}, found ${describeJson(metadata["package_type"])} ${describeJson(metadata["name"])} owned by ${describeJson(ownerLogin)}`,
+      `package API returned another package identity: expected container ${JSON.stringify(name)} owned by ${JSON.stringify(owner)}, found ${describeJson(metadata["package_type"])} ${describeJson(metadata["name"])} owned by ${describeJson(ownerLogin)}; its visibility says nothing about the package asked for, so privacy is unproven; fix: check that GITHUB_API_URL is GitHub's API (default https://api.github.com; nothing in between rewrites its answers) and that the repository names the package exactly (owner/package), then rerun`,
     );
   }
   const visibility = metadata["visibility"];
@@ -298,7 +298,10 @@ export async function requirePrivatePackage(repository: Repository, options: Pri
   if ("repository" in metadata && metadata["repository"] !== null) {
     const linked = metadata["repository"];
     const fullName = isObject(linked) ? linked["full_name"] : undefined;
-    throw new PrivacyError("PRIVACY_LINKED", `private package must not be linked to a source repository: ${owner}/${name} is linked to ${describeJson(fullName ?? linked)}`);
+    throw new PrivacyError(
+      "PRIVACY_LINKED",
+      `private package must not be linked to a source repository: ${owner}/${name} is linked to ${describeJson(fullName ?? linked)}, and a linked package can inherit its visibility and access from that repository, so the package's own visibility does not prove who may read it (the privacy gate: docs/release-publish.md); fix: if the package is yours, publish releases to a container package that is connected to no repository (a package is connected on its settings page on GitHub, or by an org.opencontainers.image.source label on what was pushed), then rerun; if it is not, ask its publisher to`,
+    );
   }
   return {
     apiUrl: client.apiUrl,

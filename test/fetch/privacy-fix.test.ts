@@ -78,3 +78,38 @@ describe("a GitHub package that is not private names the fix", () => {
     await expect(requirePrivateForRead(parseRepository(`${registry}/acme/widget`), { env, plainHttp: true })).resolves.toMatchObject({ kind: "github-packages" });
   });
 });
+
+describe("a GitHub package that is linked, answered for another identity, or absent names the fix", () => {
+  it.each([
+    ["linked", "PRIVACY_LINKED", /is linked to "acme\/widget", and a linked package can inherit its visibility and access from that repository, .*; fix: if the package is yours, publish releases to a container package that is connected to no repository \(.*org\.opencontainers\.image\.source label.*\), then rerun; if it is not, ask its publisher to$/],
+    ["other-name", "PRIVACY_IDENTITY_MISMATCH", /; its visibility says nothing about the package asked for, so privacy is unproven; fix: check that GITHUB_API_URL is GitHub's API \(default https:\/\/api\.github\.com; nothing in between rewrites its answers\) and that the repository names the package exactly \(owner\/package\), then rerun$/],
+    ["other-owner", "PRIVACY_IDENTITY_MISMATCH", /; fix: check that GITHUB_API_URL is GitHub's API/],
+    ["absent", "PRIVACY_ABSENT", /container package acme\/widget is absent \(reads never bootstrap\), or GH_TOKEN may not see it \(GitHub answers 404 for a private package the token cannot read\); fix: check the owner and package name in the repository, and that GH_TOKEN belongs to someone who may read the package \(read:packages\); a package is created by its publisher's first release \(the check-private step's bootstrap push\), never by a read, then rerun$/],
+  ] as const)("%s -> %s with its fix", async (state, code, message) => {
+    mode = "basic";
+    api.setOwner("acme", "User");
+    api.setPackage("acme", "widget", state);
+    const env = api.env({ [GHCR_REGISTRY_OVERRIDE_ENV]: registry });
+    const read = requirePrivateForRead(parseRepository(`${registry}/acme/widget`), { env, plainHttp: true });
+    await expect(read).rejects.toMatchObject({ code });
+    await expect(read).rejects.toThrow(message);
+    api.setPackage("acme", "widget", "private-null-repository");
+    await expect(requirePrivateForRead(parseRepository(`${registry}/acme/widget`), { env, plainHttp: true })).resolves.toMatchObject({ kind: "github-packages" });
+  });
+
+  it("a registry repository that answers 404 to the anonymous read is PRIVACY_ABSENT with the fix (reads never create it)", async () => {
+    const absent = createServer((_req, res) => {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN" }] }));
+    });
+    await new Promise<void>((resolve) => absent.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const host = `127.0.0.1:${(absent.address() as AddressInfo).port}`;
+      const read = requirePrivateForRead(parseRepository(`${host}/acme/widget`), { env: {}, plainHttp: true });
+      await expect(read).rejects.toMatchObject({ code: "PRIVACY_ABSENT" });
+      await expect(read).rejects.toThrow(`anonymous read of ${host}/acme/widget answered 404: the repository is absent and its privacy cannot be proven; fix: check the repository in the reference (host and path exactly as published) and that the release was pushed there; a repository is created by its publisher's first release (the check-private step's bootstrap push), never by a read`);
+    } finally {
+      await new Promise<void>((resolve) => absent.close(() => resolve()));
+    }
+  });
+});
