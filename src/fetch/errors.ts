@@ -64,6 +64,14 @@ export type FetchErrorCode =
   | "FLEET_VERSION_MISMATCH";
 
 /**
+ * The fix of a refusal whose cause is two files of one release disagreeing (a checksum, a layer title, the
+ * source bundle's refs or package.json against the tested manifest): no pin was compared, and a fetch verified
+ * every byte against the pinned digest, so the release was published this way.
+ */
+export const RELEASE_FILES_DISAGREE_FIX =
+  "; fix: the release's own files disagree with each other, and a fetch verifies every byte against the pinned digest, so the release was published this way: do not install it, and tell its publisher";
+
+/**
  * A fetch, install, source-bundle or fleet check failed (docs/fetch.md "Error codes").
  * `message` names the library's options in its fix (`replace: true`); when the CLI spells that fix with its own
  * flags (`--replace`), {@link FetchError.cliMessage} holds the message as the CLI says it.

@@ -39,7 +39,7 @@ import { credentialsFromDockerConfig } from "../oci/credential-store.js";
 import { incompleteCredentialsMessage, registryCredentialsFromEnv, type RegistryCredentials } from "../oci/registry-auth.js";
 import { fetchBlobToFile, fetchManifest, forEachBounded } from "../oci/transfer.js";
 import type { Descriptor, ReadOnlyTarget } from "../oci/target.js";
-import { FetchError } from "./errors.js";
+import { FetchError, RELEASE_FILES_DISAGREE_FIX } from "./errors.js";
 import { OciError } from "../oci/errors.js";
 import { checkInstallTarget, checkReplaceTarget, installPayload, replaceInstall } from "./install.js";
 import { TransferProgress } from "./progress.js";
@@ -330,7 +330,7 @@ const LAYER_CONCURRENCY = 4;
 function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptions["policy"]): ReleasePolicy {
   const pkg = overrides?.package ?? doc["package"];
   if (!isNpmPackageName(pkg)) {
-    throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describeValue(doc["package"])}, which is not an npm package name`);
+    throw new FetchError("FETCH_PACKAGE_INVALID", `the release names package ${describeValue(doc["package"])}, which is not an npm package name, so no file of it can be checked; fix: do not install this release, and tell its publisher (a release's package is its package.json name)`);
   }
   return policyForDocument(
     { repository, package: pkg, gates: overrides?.gates ?? {}, sources: { repository: "--repository", ...overrides?.sources, ...(overrides?.package === undefined ? { package: "the release's own package name" } : {}) } },
@@ -340,7 +340,7 @@ function policyFor(doc: JsonObject, repository: string, overrides: DownloadOptio
 
 async function requireRegularFile(path: string, label: string): Promise<void> {
   const st = await lstat(path).catch(() => null);
-  if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label}`);
+  if (st === null || !st.isFile()) throw new FetchError("FETCH_BLOB_MISSING", `missing or unsafe OCI blob: ${label} is no longer a regular file in the fetch's private temp directory (something removed or replaced it during the fetch); fix: check what else writes under TMPDIR, then fetch again`);
 }
 
 /** The options of a download entry point with the pinned repository filled in ({@link checkDownloadOptions}). */
@@ -665,7 +665,7 @@ async function verifyBundlePayload(
   if (titles.length !== expectedTitles.length || titles.some((t, i) => t !== expectedTitles[i])) {
     throw new FetchError(
       "FETCH_PATHS_MANIFEST_MISMATCH",
-      `OCI paths do not match the tested manifest: expected ${expectedTitles.join(", ")}, found ${titles.join(", ")} (OCI manifest ${checked.digest})`,
+      `OCI paths do not match the tested manifest: expected ${expectedTitles.join(", ")}, found ${titles.join(", ")} (OCI manifest ${checked.digest})${RELEASE_FILES_DISAGREE_FIX}`,
     );
   }
   // P2-P4: the checksum file.
@@ -677,7 +677,7 @@ async function verifyBundlePayload(
     await requireRegularFile(localFiles.get(path) as string, path);
     const actual = layerSha.get(path);
     if (actual !== sha256) {
-      throw new FetchError("PAYLOAD_SHA256_MISMATCH", `payload SHA-256 mismatch: ${path} hashes to ${actual ?? "nothing"}, the checksum file says ${sha256}`);
+      throw new FetchError("PAYLOAD_SHA256_MISMATCH", `payload SHA-256 mismatch: ${path} hashes to ${actual ?? "nothing"}, the checksum file says ${sha256}${RELEASE_FILES_DISAGREE_FIX}`);
     }
   }
   // P6: the source bundle.

@@ -683,7 +683,10 @@ async function verifyOnePlugin(plugin: FleetPlugin, options: FleetVerifyOptions,
     .map((l) => ({ path: l.title, sha256: l.descriptor.digest.slice("sha256:".length), size: l.descriptor.size, blob_digest: l.descriptor.digest }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   if (canonicalJson(layers) !== canonicalJson(receipt.payload)) {
-    throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt records`);
+    const fix = adding
+      ? "this receipt is not the one published with the bundle it names; fix: add the receipt published with that bundle (fetch it by the receipt reference the release printed); nothing was written"
+      : `the lock pins a receipt and a bundle that are not one release; fix: fleet remove --name ${plugin.name}, then fleet add --receipt <the receipt published with the bundle you trust>`;
+    throw new FetchError("FLEET_BUNDLE_MISMATCH", `plugin ${plugin.name}: the layers of the pinned bundle ${plugin.bundle_reference} are not the payload its receipt ${plugin.receipt_reference} records, so ${fix}`);
   }
   // Every other field of the receipt (gate records, evidence) is exactly what the bundle's tested manifest makes.
   await forPlugin(plugin, options.lockPath, "bundle", plugin.bundle_reference, () => requireReceiptOfBundle(bundle.target, receipt, `receipt ${plugin.receipt_reference}`, bundle.manifest), adding);

@@ -18,7 +18,7 @@ import { RELEASE_CANDIDATE_REF } from "../contract/constants.js";
 import { describeValue, isGitSha } from "../contract/grammar.js";
 import { childEnvironment, runBounded, type ChildEnvironment } from "../oci/subprocess.js";
 import { InterruptedError, interruption, throwIfInterrupted } from "../contract/errors.js";
-import { FetchError } from "./errors.js";
+import { FetchError, RELEASE_FILES_DISAGREE_FIX } from "./errors.js";
 
 /** What the bundle must prove (taken from the verified tested manifest). */
 export interface SourceBundleExpectation {
@@ -145,7 +145,7 @@ export async function verifySourceBundleFile(bundlePath: string, expect: SourceB
     for (const ref of expectedRefs) {
       const peeled = (await repo.step("rev-parse", [repo.gitDir, "rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])).toString("utf8").trim();
       if (peeled !== expect.sourceSha) {
-        throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describeValue(peeled)}, expected ${expect.sourceSha}`);
+        throw new FetchError("SOURCE_BUNDLE_SHA_MISMATCH", `source bundle used another source SHA: ${ref} peels to ${describeValue(peeled)}, the tested manifest's source_sha is ${expect.sourceSha}${RELEASE_FILES_DISAGREE_FIX}`);
       }
     }
     await checkPackageJsonAt(repo, expect);
@@ -169,7 +169,7 @@ async function initScratchRepository(scratch: string, git: string, timeoutMs: nu
   const step = async (name: string, args: string[]): Promise<Buffer> => {
     const result = await run(args);
     if (result.code !== 0) {
-      throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle git ${name} verification failed (exit ${result.code === null ? "killed" : result.code})`);
+      throw new FetchError("SOURCE_BUNDLE_GIT_FAILED", `source bundle git ${name} verification failed (exit ${result.code === null ? "killed" : result.code}): the bundle is truncated or corrupt, needs commits it does not carry, or git could not work here; fix: check that git runs and TMPDIR has room, then fetch again; if it fails the same way, the release's source bundle is broken: do not install it, and tell its publisher`);
     }
     return result.stdout;
   };
@@ -183,13 +183,13 @@ function checkBundleHeads(heads: string, expectedRefs: readonly string[]): void 
   const lines = heads.split("\n").filter((l) => l.length > 0);
   for (const line of lines) {
     const match = /^([0-9a-f]{40}) (\S+)$/.exec(line);
-    if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describeValue(line)}`);
+    if (match === null) throw new FetchError("SOURCE_BUNDLE_REFS_MISMATCH", `source bundle refs do not match the release identity: unexpected ref line ${describeValue(line)}${RELEASE_FILES_DISAGREE_FIX}`);
     refs.set(match[2] as string, match[1] as string);
   }
   if (lines.length !== 2 || refs.size !== 2 || !expectedRefs.every((r) => refs.has(r))) {
     throw new FetchError(
       "SOURCE_BUNDLE_REFS_MISMATCH",
-      `source bundle refs do not match the release identity: expected exactly ${expectedRefs.join(" and ")}, found ${[...refs.keys()].join(", ") || "none"}`,
+      `source bundle refs do not match the release identity: expected exactly ${expectedRefs.join(" and ")}, found ${[...refs.keys()].join(", ") || "none"}${RELEASE_FILES_DISAGREE_FIX}`,
     );
   }
 }
@@ -201,19 +201,19 @@ async function checkPackageJsonAt(repo: ScratchRepository, expect: SourceBundleE
   const sizeResult = await repo.run([repo.gitDir, "cat-file", "-s", "--end-of-options", object]);
   const size = Number(sizeResult.stdout.toString("utf8").trim());
   if (typeResult.code !== 0 || typeResult.stdout.toString("utf8").trim() !== "blob" || sizeResult.code !== 0 || !Number.isSafeInteger(size) || size > MAX_PACKAGE_JSON_BYTES) {
-    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle has no readable package.json (at most ${MAX_PACKAGE_JSON_BYTES} bytes) at ${expect.sourceSha}`);
+    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle has no readable package.json (at most ${MAX_PACKAGE_JSON_BYTES} bytes) at ${expect.sourceSha}${RELEASE_FILES_DISAGREE_FIX}`);
   }
   const text = await repo.step("cat-file", [repo.gitDir, "cat-file", "blob", "--end-of-options", object]);
   let pkg;
   try {
     pkg = parseStrictJson(text, { rejectIntegralFloats: false });
   } catch (error) {
-    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle package.json at ${expect.sourceSha} is not valid JSON: ${(error as Error).message}`);
+    throw new FetchError("SOURCE_BUNDLE_PACKAGE_MISMATCH", `source bundle package.json at ${expect.sourceSha} is not valid JSON: ${(error as Error).message}${RELEASE_FILES_DISAGREE_FIX}`);
   }
   if (pkg["name"] !== expect.packageName || pkg["version"] !== expect.version) {
     throw new FetchError(
       "SOURCE_BUNDLE_PACKAGE_MISMATCH",
-      `source bundle package.json at ${expect.sourceSha} names ${describeValue(pkg["name"])}@${describeValue(pkg["version"])}, expected ${describeValue(expect.packageName)}@${describeValue(expect.version)}`,
+      `source bundle package.json at ${expect.sourceSha} names ${describeValue(pkg["name"])}@${describeValue(pkg["version"])}, the tested manifest ${describeValue(expect.packageName)}@${describeValue(expect.version)}${RELEASE_FILES_DISAGREE_FIX}`,
     );
   }
 }

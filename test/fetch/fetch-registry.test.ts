@@ -341,7 +341,13 @@ describeRegistry("fetch from a real registry", () => {
 
   it("a checksum that does not match its file -> PAYLOAD_SHA256_MISMATCH", async () => {
     const variant = await variantWithChecksums(fixture, (t) => t.replace(/^[0-9a-f]{64}/, "0".repeat(64)));
-    await expectFetchFails(await stageVariant(variant), "PAYLOAD_SHA256_MISMATCH");
+    const reference = await stageVariant(variant);
+    await expectFetchFails(reference, "PAYLOAD_SHA256_MISMATCH");
+    // No pin was compared: the release's own files disagree, and the fix says what that means.
+    const { out } = await outputCase();
+    await expect(fetchRelease({ ...options(reference), outputDir: out })).rejects.toThrow(
+      /, the checksum file says 0{64}; fix: the release's own files disagree with each other, and a fetch verifies every byte against the pinned digest, so the release was published this way: do not install it, and tell its publisher$/,
+    );
   });
 
   it("D/dist a symlink to an outside directory -> INSTALL_UNSAFE_PATH; the outside directory stays empty", async () => {

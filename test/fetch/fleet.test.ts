@@ -233,10 +233,12 @@ describe("fleet verify", () => {
       const lockPath = join(work, "fleet.lock.json");
       // fleet add checks the new pin against the store as fleet verify does: refused, nothing written.
       await expect(() => addPluginToLock({ lockPath, receiptPath: lyingFile, repository })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
+      await expect(addPluginToLock({ lockPath, receiptPath: lyingFile, repository })).rejects.toThrow(/, so this receipt is not the one published with the bundle it names; fix: add the receipt published with that bundle \(fetch it by the receipt reference the release printed\); nothing was written$/);
       await expect(readFile(lockPath)).rejects.toThrow(/ENOENT/);
       // Pinned from the file alone (offline), fleet verify refuses it.
       await addPluginToLock({ lockPath, receiptPath: lyingFile, repository, offline: true });
       await expect(() => verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).toThrowWithCode("FLEET_BUNDLE_MISMATCH");
+      await expect(verifyFleetLock({ lockPath, openTarget: openLayout, progress: null })).rejects.toThrow(/, so the lock pins a receipt and a bundle that are not one release; fix: fleet remove --name @acme\/demo, then fleet add --receipt <the receipt published with the bundle you trust>$/);
     } finally {
       await variant.cleanup();
       await rm(work, { recursive: true, force: true });

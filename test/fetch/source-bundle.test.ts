@@ -11,6 +11,9 @@ import {
   type ReleaseFixture,
 } from "../support/release-fixture.js";
 
+/** The fix a disagreement between a release's own files ends with, as a regular expression. */
+const RELEASE_FIX = "; fix: the release's own files disagree with each other, and a fetch verifies every byte against the pinned digest, so the release was published this way: do not install it, and tell its publisher".replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 let fixture: ReleaseFixture;
 let scratchParent: string;
 let expectation: SourceBundleExpectation;
@@ -66,6 +69,8 @@ describe("verifySourceBundleFile", () => {
     const variant = await variantWithRefsAtOtherCommit(fixture);
     cleanups.push(variant.cleanup);
     await expect(() => verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent })).toThrowWithCode("SOURCE_BUNDLE_SHA_MISMATCH");
+    // Names the tested manifest's source and ends with the fix (the release's files disagree).
+    await expect(verifySourceBundleFile(bundleOf(variant), expectation, { tmpDir: scratchParent })).rejects.toThrow(new RegExp(`, the tested manifest's source_sha is ${expectation.sourceSha}${RELEASE_FIX}$`));
     expect(await readdir(scratchParent)).toEqual([]);
   });
 
@@ -87,6 +92,7 @@ describe("verifySourceBundleFile", () => {
     const path = join(dir, "corrupt.bundle");
     await writeFile(path, bytes);
     await expect(() => verifySourceBundleFile(path, expectation)).toThrowWithCode("SOURCE_BUNDLE_GIT_FAILED");
+    await expect(verifySourceBundleFile(path, expectation)).rejects.toThrow(/: the bundle is truncated or corrupt, needs commits it does not carry, or git could not work here; fix: check that git runs and TMPDIR has room, then fetch again; if it fails the same way, the release's source bundle is broken: do not install it, and tell its publisher$/);
   });
 
   it("refuses a file that is not a bundle", async () => {
@@ -102,6 +108,7 @@ describe("verifySourceBundleFile", () => {
     const missing = await bundleWith(["refs/heads/release-candidate"]);
     await expect(() => verifySourceBundleFile(missing, expectation)).toThrowWithCode("SOURCE_BUNDLE_REFS_MISMATCH");
     await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, tag: "v9.9.9" })).toThrowWithCode("SOURCE_BUNDLE_REFS_MISMATCH");
+    await expect(verifySourceBundleFile(extra, expectation)).rejects.toThrow(new RegExp(`${RELEASE_FIX}$`));
   });
 
   it("refuses a bundle with prerequisites (not self-contained)", async () => {
@@ -112,6 +119,7 @@ describe("verifySourceBundleFile", () => {
   it("refuses package.json with another name or version at source_sha", async () => {
     await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, version: "0.8.1" })).toThrowWithCode("SOURCE_BUNDLE_PACKAGE_MISMATCH");
     await expect(() => verifySourceBundleFile(bundleOf(fixture), { ...expectation, packageName: "other" })).toThrowWithCode("SOURCE_BUNDLE_PACKAGE_MISMATCH");
+    await expect(verifySourceBundleFile(bundleOf(fixture), { ...expectation, packageName: "other" })).rejects.toThrow(new RegExp(`, the tested manifest "other"@"${expectation.version}"${RELEASE_FIX}$`));
   });
 
   it("reports a missing git executable as SOURCE_BUNDLE_GIT_FAILED", async () => {
