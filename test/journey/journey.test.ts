@@ -136,7 +136,8 @@ describeRegistry("journey: a plugin author outside this repository and a consume
     // Step 0 clones this repository and packs it: here, this checkout's npm pack stands in for it.
     expect(blocks[0]).toMatch(/^git clone <this repository> hermes-plugin-kit && \(cd hermes-plugin-kit && npm ci && npm pack\)\nKIT_TGZ=/);
     const script = blocks.slice(1).join("\n");
-    const run = ok(await sh(script, work, { KIT_TGZ: kitTgz }), "README journey");
+    // Its own bound, near the test's: step 1 now installs the kit through npx too (424 packages), ~1 min more on a loaded machine.
+    const run = ok(await sh(script, work, { KIT_TGZ: kitTgz }, 860_000), "README journey");
     // The release: 0.1.0 -> 0.2.0 with the default npm-script gates, hermetic, and the SDK the plugin bundles.
     const release = JSON.parse(await readFile(join(work, "release.json"), "utf8")) as { released: boolean; version: string; bundle_reference: string; receipt_reference: string };
     expect(release).toMatchObject({ released: true, version: "0.2.0" });
