@@ -86,15 +86,6 @@ export class FetchError extends HermesPluginKitError<FetchErrorCode> {
   }
 }
 
-/**
- * `error` as the CLI says it: a {@link FetchError} with a {@link FetchError.cliMessage} is thrown again with that
- * message (same code, the library error as its cause); anything else is returned unchanged.
- */
-export function asCliError(error: unknown): unknown {
-  if (error instanceof FetchError && error.cliMessage !== undefined) return new FetchError(error.code, error.cliMessage, { cause: error });
-  return error;
-}
-
 /** The codes of {@link PrivacyError} (docs/release-publish.md "The privacy gate"). */
 export type PrivacyErrorCode =
   | "PRIVACY_TOKEN_MISSING"

@@ -55,7 +55,6 @@ export function registerFetchCommands(program: Command): void {
       const provenance = opts.provenance === true ? await provenanceCheckOf(opts) : undefined;
       const expectations = await consumerExpectations(opts, opts.reference);
       const { fetchRelease, resolveRegistryCredentials } = await import("../../fetch/fetch.js");
-      const { asCliError } = await import("../../fetch/errors.js");
       const { parseRepository } = await import("../../contract/reference.js");
       const credentials = await resolveRegistryCredentials(parseRepository(expectations.repository), process.env, credentialSourceOptions(opts));
       // The library's fixes name its options (replace: true); the CLI says its flags (--replace).
@@ -74,7 +73,10 @@ export function registerFetchCommands(program: Command): void {
         // From the commit on, a signal changes nothing: the result is printed and decides the exit status.
         onCommit: commit,
       }).catch((error: unknown) => {
-        throw asCliError(error);
+        // A FetchError whose fix names library options (replace: true) carries the CLI's wording (--replace).
+        const cliMessage = error instanceof Error ? (error as { cliMessage?: unknown }).cliMessage : undefined;
+        if (typeof cliMessage === "string") (error as Error).message = cliMessage;
+        throw error;
       });
       if (result.install_time.length > 0) {
         printWarning(
