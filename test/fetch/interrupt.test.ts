@@ -277,6 +277,16 @@ async function writingGit(dir: string, marker: string, ignoreTerm = false): Prom
   return dir;
 }
 
+/** A process's state letter from /proc (`R`, `S`, `Z`, ...), or `gone`. */
+function processState(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "gone";
+  } catch {
+    return "gone";
+  }
+}
+
 async function waitFor(path: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!existsSync(path)) {
@@ -439,12 +449,15 @@ describe("fetch interrupted at any point (oci-layout store): the rejection comes
       expect(lines, stdout).toHaveLength(1);
       const answer = JSON.parse(lines[0] as string) as { ok: boolean; code: string; message: string };
       expect(answer).toMatchObject({ ok: false, code: "INTERRUPTED" });
-      expect(answer.message).toMatch(/^fetch interrupted \(SIGINT\), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished: /);
+      expect(answer.message).toMatch(/^fetch interrupted \(SIGINT\), and SIGINT came before it had finished stopping: it exited at once, before its cleanup finished, killing \(SIGKILL\) any command it had started that still ran; /);
+      // As it says: the git that ignored SIGTERM did not outlive the fetch (gone, or a zombie its new parent has not reaped yet).
+      await new Promise((r) => setTimeout(r, 300));
+      expect(processState(gitPid as number), "git outlived the fetch").toMatch(/^(gone|Z)$/);
       expect(stderr).not.toContain("[INTERRUPTED]");
       expect(existsSync(out)).toBe(false);
     } finally {
       clearTimeout(killer);
-      // The fetch exited before the SIGKILL of git's process group: stop what it left running.
+      // Should git's group still run (a failed assertion above), stop it.
       if (gitPid !== undefined && gitPid > 0) {
         try {
           process.kill(-gitPid, "SIGKILL");
