@@ -168,12 +168,14 @@ describeRegistry("journey: a plugin author outside this repository and a consume
   }, 900_000);
 
   it("init without --kit pins the kit it ran from: npx --package <tgz> vendors that tarball, npx by name from the registry pins by name", async () => {
-    const vendored = ok(await sh(`npx --yes --package "$KIT_TGZ" hermes-plugin-kit init auto-vendored --repository oci-layout:$HOME/hermes-store/auto`, work, { KIT_TGZ: kitTgz }), "init from npx --package <tgz>");
+    // No global kit here: README step 4 installed one (npx would run that one, which keeps no lock: INIT_KIT_SOURCE_UNKNOWN).
+    const noGlobal = { npm_config_prefix: join(root, "no-global"), PATH: (baseEnv["PATH"] ?? "").split(delimiter).filter((p) => p !== join(root, "global", "bin")).join(delimiter) };
+    const vendored = ok(await sh(`npx --yes --package "$KIT_TGZ" hermes-plugin-kit init auto-vendored --repository oci-layout:$HOME/hermes-store/auto`, work, { KIT_TGZ: kitTgz, ...noGlobal }), "init from npx --package <tgz>");
     expect(vendored.stderr).toContain(`the kit: vendor/hermes-plugin-kit-${kitVersion}.tgz (copied from ${kitTgz}, sha512-`);
     const vendoredPkg = JSON.parse(await readFile(join(work, "auto-vendored", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
     expect(vendoredPkg.devDependencies["hermes-plugin-kit"]).toBe(`file:vendor/hermes-plugin-kit-${kitVersion}.tgz`);
     expect((await readFile(join(work, "auto-vendored", "vendor", `hermes-plugin-kit-${kitVersion}.tgz`))).equals(await readFile(kitTgz))).toBe(true);
-    const byName = ok(await sh(`npx --yes hermes-plugin-kit@${kitVersion} init by-name --repository oci-layout:$HOME/hermes-store/by-name`, work), "init from npx by name");
+    const byName = ok(await sh(`npx --yes hermes-plugin-kit@${kitVersion} init by-name --repository oci-layout:$HOME/hermes-store/by-name`, work, noGlobal), "init from npx by name");
     expect(byName.stderr).toContain(`the kit: hermes-plugin-kit@${kitVersion} by name from your npm registry (`);
     expect(byName.stderr).toContain(`installed by name from ${new URL(verdaccio!.url).origin})`);
     const byNamePkg = JSON.parse(await readFile(join(work, "by-name", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
